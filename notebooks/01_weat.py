@@ -1,0 +1,87 @@
+# %% [markdown]
+# # 1. WEAT on static word embeddings
+#
+# The Word Embedding Association Test (Caliskan, Bryson & Narayanan 2017) compares how
+# two target word sets X, Y (e.g. flowers, insects) associate with two attribute sets
+# A, B (pleasant, unpleasant) in an embedding space. For a word w,
+# s(w, A, B) = mean cos(w, a) − mean cos(w, b); the effect size is the difference of
+# the mean s over X and over Y divided by the standard deviation of s over X ∪ Y
+# (ddof = 1 as in the original paper); the p-value is a one-sided permutation test
+# of Σ_X s − Σ_Y s over re-splits of X ∪ Y, exact when the splits can be enumerated.
+#
+# This notebook runs WEAT 1–10 on a registered static model and prints the effect
+# sizes beside those reported by Caliskan et al. for word2vec GoogleNews. On the
+# embedded `w2v-gnews` (13k real GoogleNews vectors shipped with WEFE) the tables
+# below are checked by nbval.
+
+# %% tags=["parameters"]
+model: str = "w2v-gnews"  # registered static model (configs/models.yaml)
+language: str = "en"  # word-list folder under data/wordlists/
+tests: list = []  # test names; empty: every test of wordlist_file
+wordlist_file: str = "weat.yaml"  # word-list file of the language
+variants_file: str = "weat_variants.yaml"  # extra list variants to compare; empty: none
+ddof: int = 1  # std degrees of freedom of the effect size (1 Caliskan, 0 WEFE)
+alternative: str = "greater"  # permutation test: greater | less | two-sided
+n_permutations: int = 100000  # Monte Carlo draws when exact enumeration is too large
+exact_limit: int = 1000000  # enumerate all splits when there are at most this many
+seed: int = 0  # seed of the Monte Carlo draws
+on_missing: str = "drop"  # raise | drop: words missing from the model's vocabulary
+reported: str = "caliskan2017_weat"  # paper/reported/NAME.csv; empty: none
+output_dir: str = "results/weat/interactive"  # run records (relative to the project root)
+table_file: str = ""  # where to write the table (e.g. paper/tables/weat_w2v-gnews.md)
+
+# %%
+from polybias import paths, plots, report
+from polybias.metrics.weat import run_weat
+
+options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
+               exact_limit=exact_limit, seed=seed)
+variants_path = paths.data_dir() / "wordlists" / language / variants_file if variants_file else None
+
+# %% [markdown]
+# ## Effect sizes, reproduced and reported
+#
+# One run record per test is written to `output_dir`. `dropped` lists words missing
+# from the model (with `on_missing="drop"`); WEFE's GoogleNews subset lacks only "axe".
+
+# %%
+frame = run_weat(model, language, tests or None, wordlist_file, on_missing, output_dir, **options)
+if reported:
+    frame = report.side_by_side(frame, report.load_reported(reported, model=model),
+                                on="test", value="effect_size")
+table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})
+
+# %% tags=["nbval-check-output"]
+print(table)
+
+# %%
+if table_file:
+    report.write_table(table, table_file)
+if reported:
+    plots.reproduced_vs_reported(frame, "test", f"WEAT effect sizes, {model}",
+                                 file=f"weat_{model}.png")
+
+# %% [markdown]
+# ## Why WEAT 3, 4 and 10 need care
+#
+# The WEAT lists travel between projects with small edits, and three of the ten tests
+# are sensitive to them:
+#
+# * **WEAT 3** reproduces only with the attribute list of Caliskan et al.'s WEAT 3
+#   (their unpleasant list with *bomb* and *evil*, WEFE's `unpleasant_5b`); with the
+#   WEAT 1 list (`unpleasant_5a`, with *agony* and *prison*) it does not.
+# * **WEAT 4** and **WEAT 10**: see the variant table below, which runs the same test
+#   with the list variants documented in `data/wordlists/en/weat_variants.yaml`.
+
+# %%
+variant_table = ""
+if variants_path is not None and variants_path.is_file():
+    variants = run_weat(model, language, None, variants_file, on_missing, output_dir, **options)
+    if reported:
+        variants["base"] = variants["test"].str.split("-").str[0]
+        rep = report.load_reported(reported, model=model).rename(columns={"test": "base"})
+        variants = report.side_by_side(variants, rep, on="base", value="effect_size").drop(columns="base")
+    variant_table = report.markdown_table(variants, digits=2, formats={"pvalue": ".1e"})
+
+# %% tags=["nbval-check-output"]
+print(variant_table)

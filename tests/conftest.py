@@ -1,0 +1,29 @@
+"""Shared fixtures. Tests run offline: the embedded w2v-gnews comes from the verified
+WEFE wheel (PyPI), GitHub-hosted sources from the mirror named by POLYBIAS_DATA_MIRROR."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from polybias import models
+
+
+@pytest.fixture(scope="session")
+def w2v():
+    return models.load_static("w2v-gnews")
+
+
+@pytest.fixture
+def mirror():
+    path = os.environ.get("POLYBIAS_DATA_MIRROR")
+    if not path:
+        pytest.skip("POLYBIAS_DATA_MIRROR is not set (CI sets it to the shared data mirror)")
+    return path
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)

@@ -1,0 +1,102 @@
+import numpy as np
+import pytest
+
+from polybias import models
+from polybias.models import ModelError, read_static
+
+VECS = {"king": [1.0, 2.0, 3.0], "queen": [0.5, -1.0, 2.5], "New York": [0.0, 0.25, -4.0]}
+
+
+def write_text(path, header, sep_words=False):
+    lines = [f"{len(VECS)} 3"] if header else []
+    lines += [f"{w} " + " ".join(map(str, v)) for w, v in VECS.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_word2vec_text_with_header(tmp_path):
+    emb = read_static(write_text(tmp_path / "v.txt", header=True), "word2vec-text")
+    assert emb.words == list(VECS) and emb.dim == 3
+    np.testing.assert_array_equal(emb.vectors[1], np.float32(VECS["queen"]))
+    assert emb.revision and len(emb.revision) == 64
+
+
+def test_glove_text_without_header_and_spaces_in_words(tmp_path):
+    emb = read_static(write_text(tmp_path / "glove.txt", header=False), "glove-text", limit=10)
+    assert "New York" in emb and emb.vectors.shape == (3, 3)
+
+
+def test_word2vec_binary_roundtrip(tmp_path):
+    path = tmp_path / "v.bin"
+    with open(path, "wb") as fh:
+        fh.write(b"3 3\n")
+        for w, v in VECS.items():
+            fh.write(w.replace(" ", "_").encode() + b" " + np.asarray(v, "<f4").tobytes() + b"\n")
+    emb = read_static(path)
+    assert emb.words == ["king", "queen", "New_York"]
+    np.testing.assert_array_equal(emb.vectors, np.float32(list(VECS.values())))
+    assert len(read_static(path, limit=2)) == 2
+
+
+def test_truncated_binary_is_an_error(tmp_path):
+    path = tmp_path / "v.bin"
+    path.write_bytes(b"2 3\nking " + np.zeros(2, "<f4").tobytes())
+    with pytest.raises(ModelError, match="truncated"):
+        read_static(path)
+
+
+def test_malformed_text_is_an_error(tmp_path):
+    path = tmp_path / "v.txt"
+    path.write_text("2 3\nking 1 2 3\nqueen 1 x 3\n")
+    with pytest.raises(ModelError, match=r"v.txt:3"):
+        read_static(path, "word2vec-text")
+
+
+def test_pickle_formats_need_opt_in(tmp_path):
+    path = tmp_path / "m.kv"
+    path.write_bytes(b"not really")
+    with pytest.raises(ModelError, match="allow_pickle=True"):
+        read_static(path)
+
+
+def test_unknown_model_and_format(tmp_path):
+    with pytest.raises(ModelError, match="unknown model 'gpt-17'.*w2v-gnews"):
+        models.load_static("gpt-17")
+    with pytest.raises(ModelError, match="unknown static format"):
+        read_static(write_text(tmp_path / "v.txt", True), "fasttext-zip")
+    with pytest.raises(ModelError, match="not found"):
+        read_static(tmp_path / "absent.txt")
+
+
+def test_malformed_model_registry(tmp_path):
+    bad = tmp_path / "models.yaml"
+    bad.write_text("models:\n  x: [1, 2\n")
+    with pytest.raises(ModelError, match="malformed YAML"):
+        models.load_registry(bad)
+    bad.write_text("models:\n  x: {format: word2vec-text}\n")
+    with pytest.raises(ModelError, match="'kind'"):
+        models.load_registry(bad)
+
+
+def test_path_model_with_unset_variable(monkeypatch):
+    monkeypatch.delenv("POLYBIAS_MODELS", raising=False)
+    with pytest.raises(ModelError, match="unset environment variable"):
+        models.load_static("glove-840b")
+
+
+def test_embedded_w2v_gnews(w2v):
+    assert len(w2v) > 13_000 and w2v.dim == 300 and w2v.vectors.dtype == np.float32
+    assert w2v.revision == models.data.get_source("wefe-wheel").sha256
+    # real word2vec: semantically close words are closer than unrelated ones
+    v = {w: w2v.vectors[w2v.index[w]] for w in ("king", "queen", "tulip")}
+    cos = lambda a, b: a @ b / np.linalg.norm(a) / np.linalg.norm(b)  # noqa: E731
+    assert cos(v["king"], v["queen"]) > cos(v["king"], v["tulip"]) + 0.3
+
+
+def test_lookup_modes(w2v):
+    with pytest.raises(models.MissingWordsError, match="axe"):
+        models.lookup(w2v, ["gun", "axe"])
+    m, kept, dropped = models.lookup(w2v, ["gun", "axe"], on_missing="drop")
+    assert m.shape == (1, 300) and kept == ["gun"] and dropped == ["axe"]
+    with pytest.raises(ValueError, match="on_missing"):
+        models.lookup(w2v, ["gun"], on_missing="ignore")

@@ -65,7 +65,7 @@ class Run:
 
 def _slug(value: Any) -> str:
     text = value if isinstance(value, str) else canonical_json(value)
-    return "".join(c if c.isalnum() or c in "-." else "-" for c in text).strip("-")[:60]
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in text)[:60]
 
 
 def load_sweep(config: str | Path) -> list[Run]:

@@ -1,0 +1,90 @@
+"""Sweep runner on a throw-away project: expansion, parallel runs, resume, failures."""
+
+import json
+
+import pytest
+
+from polybias import sweep
+
+NOTEBOOK = '''# %% tags=["parameters"]
+x: int = 1  # a number
+output_dir: str = "results/x"  # where to write
+table_file: str = ""  # table
+
+# %%
+import pathlib
+if x < 0:
+    raise ValueError("negative x")
+out = pathlib.Path(output_dir); out.mkdir(parents=True, exist_ok=True)
+(out / "value.txt").write_text(str(x * 2))
+
+# %% tags=["nbval-check-output"]
+print(x * 2)
+'''
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "nb" / "double.py").write_text(NOTEBOOK)
+    monkeypatch.setenv("POLYBIAS_ROOT", str(tmp_path))
+    return tmp_path
+
+
+def config(project, xs, executed=True):
+    text = ("kernel: polybias\nruns:\n  - notebook: nb/double.py\n    section: demo\n"
+            f"    grid:\n      x: {xs}\n")
+    if executed:
+        text += "    executed: paper/executed/double_{x}.ipynb\n    table_file: t/{x}.md\n"
+    path = project / "sweep.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_expand_grid(project):
+    runs = sweep.load_sweep(config(project, [1, 2, 3]))
+    assert [r.key for r in runs] == ["double__x-1", "double__x-2", "double__x-3"]
+    assert runs[0].parameters == {"x": 1, "table_file": "t/1.md"}
+    assert runs[0].executed == "paper/executed/double_1.ipynb"
+    assert len({r.params_hash for r in runs}) == 3
+
+
+@pytest.mark.parametrize("body, message", [
+    ("runs: [", "malformed YAML"),
+    ("runs: []", "non-empty list 'runs:'"),
+    ("runs:\n  - grid: {x: [1]}\n", "needs a 'notebook'"),
+    ("runs:\n  - notebook: nb/absent.py\n", "not found"),
+    ("runs:\n  - notebook: nb/double.py\n    grid: {x: []}\n", "non-empty lists"),
+    ("runs:\n  - notebook: nb/double.py\n    grid: {x: [1]}\n    parameters: {x: 2}\n", "both in grid"),
+    ("runs:\n  - notebook: nb/double.py\n    grid: {x: [1]}\n    executed: 'a/{y}.ipynb'\n", "not in the grid"),
+])
+def test_malformed_sweeps(project, body, message):
+    path = project / "bad.yaml"
+    path.write_text(body)
+    with pytest.raises(sweep.SweepError, match=message):
+        sweep.load_sweep(path)
+
+
+def test_sweep_runs_in_parallel_resumes_and_reports_failures(project):
+    cfg = config(project, [1, 2, -1])
+    outcomes = {o["key"]: o for o in sweep.run_sweep(cfg, jobs=2)}
+    assert outcomes["double__x-1"]["status"] == outcomes["double__x-2"]["status"] == "ok"
+    failed = outcomes["double__x--1"]
+    assert failed["status"] == "failed" and "negative x" in failed["error"]
+    assert (project / failed["notebook"]).is_file()
+    assert not (project / "results/demo/double__x--1/run.json").exists()
+    done = project / "results/demo/double__x-2"
+    assert (done / "value.txt").read_text() == "4"
+    marker = json.loads((done / "run.json").read_text())
+    assert marker["status"] == "ok" and marker["parameters"]["output_dir"] == "results/demo/double__x-2"
+    executed = json.loads((project / "paper/executed/double_2.ipynb").read_text())
+    assert executed["metadata"]["kernelspec"]["name"] == "polybias"
+    assert str(project) not in json.dumps(executed)  # no machine paths in the executed copy
+    # resume: finished runs are skipped, the failed one is tried again
+    again = {o["key"]: o["status"] for o in sweep.run_sweep(cfg, jobs=1)}
+    assert again == {"double__x-1": "skipped", "double__x-2": "skipped", "double__x--1": "failed"}
+    # changed parameters invalidate a finished run
+    assert sweep.main([str(config(project, [1], executed=False)), "--jobs", "1"]) == 0
+    assert json.loads((project / "results/demo/double__x-1/run.json").read_text())["parameters"].get("table_file") is None

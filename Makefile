@@ -1,5 +1,6 @@
 # polybias — `make help` lists the targets.
 SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
 .DEFAULT_GOAL := help
 
 VENV   ?= .venv
@@ -17,8 +18,8 @@ help: ## list the targets
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet torch==2.13.0 2>&1 | { grep -v '^WARNING: Location' || true; }
+	$(PY) -m pip install --quiet -e '.[dev]' 2>&1 | { grep -v '^WARNING: Location' || true; }
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (polybias)" >/dev/null
 	touch $@
 
@@ -29,7 +30,7 @@ reproduce: env ## run the embedded-default sweep: records, executed notebooks, t
 
 test: env ## unit tests, doctests and nbval on the executed report notebooks
 	$(VENV)/bin/pytest -q tests lib/polybias --doctest-modules
-	$(VENV)/bin/pytest -q --nbval-lax --sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider paper/executed
+	$(VENV)/bin/pytest -q --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider paper/executed
 
 lint: env ## ruff
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks
@@ -37,8 +38,15 @@ lint: env ## ruff
 lab: env ## open JupyterLab; notebooks/*.py open as notebooks (jupytext)
 	$(VENV)/bin/jupyter lab notebooks
 
-bench: env ## performance benchmarks (ratios against naive/reference code in the same run)
-	$(PY) benchmarks/run.py
+BENCH_VENV ?= .venv-bench
+
+$(BENCH_VENV)/.installed:
+	python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet wefe==1.0.1 pyyaml pooch 2>&1 | { grep -v '^WARNING: Location' || true; }
+	touch $@
+
+bench: env $(BENCH_VENV)/.installed ## benchmarks: ratios against naive/reference code measured in the same run
+	$(PY) benchmarks/run.py --reference-python $(BENCH_VENV)/bin/python
 
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache

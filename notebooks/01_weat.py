@@ -37,6 +37,7 @@ from polybias.metrics.weat import run_weat
 options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
                exact_limit=exact_limit, seed=seed)
 variants_path = paths.data_dir() / "wordlists" / language / variants_file if variants_file else None
+variants_table_file = table_file.replace(".md", "_variants.md") if table_file else ""
 
 # %% [markdown]
 # ## Effect sizes, reproduced and reported
@@ -65,13 +66,25 @@ if reported:
 # ## Why WEAT 3, 4 and 10 need care
 #
 # The WEAT lists travel between projects with small edits, and three of the ten tests
-# are sensitive to them:
+# are sensitive to them. The variant table below runs each variant of
+# `data/wordlists/en/weat_variants.yaml` beside the published value of its base test.
 #
-# * **WEAT 3** reproduces only with the attribute list of Caliskan et al.'s WEAT 3
-#   (their unpleasant list with *bomb* and *evil*, WEFE's `unpleasant_5b`); with the
-#   WEAT 1 list (`unpleasant_5a`, with *agony* and *prison*) it does not.
-# * **WEAT 4** and **WEAT 10**: see the variant table below, which runs the same test
-#   with the list variants documented in `data/wordlists/en/weat_variants.yaml`.
+# * **WEAT 3** reproduces with the attribute lists of Caliskan et al.'s WEAT 3 (their
+#   unpleasant list with *bomb* and *evil*, WEFE's `unpleasant_5b`), which `weat.yaml`
+#   uses. The WEAT 1 list (`unpleasant_5a`, with *agony* and *prison*) is a common
+#   substitute that does not reproduce it.
+# * **WEAT 4** reproduces only with the 16 + 16 names that Caliskan et al. kept after
+#   dropping *Jay*, *Kristen*, *Tremayne* and *Latonya* (the list of sent-bias's
+#   `weat4.jsonl`; XWEAT notes the exclusion). WEFE keeps all 18 + 18 names; the
+#   attribute list (`5a` vs `5b`) and the ddof do not explain the gap. Curiously, the
+#   published WEAT 5, which uses the same names, matches the full 18 + 18 list and not
+#   the reduced one (`WEAT5-caliskan`): the two published numbers were computed with
+#   different name lists.
+# * **WEAT 10** uses *Billy* in Caliskan et al. (and in sent-bias and XWEAT) where WEFE
+#   has *Bill*. *Billy* is not in the 13k-word `w2v-gnews` subset, so the exact list can
+#   only be run on the full GoogleNews model (`w2v-gnews-full`, a local file); with
+#   *Billy* dropped the value moves toward the published one but does not reach it.
+#   This difference stays open on the embedded model.
 
 # %%
 variant_table = ""
@@ -82,6 +95,8 @@ if variants_path is not None and variants_path.is_file():
         rep = report.load_reported(reported, model=model).rename(columns={"test": "base"})
         variants = report.side_by_side(variants, rep, on="base", value="effect_size").drop(columns="base")
     variant_table = report.markdown_table(variants, digits=2, formats={"pvalue": ".1e"})
+    if variants_table_file:
+        report.write_table(variant_table, variants_table_file)
 
 # %% tags=["nbval-check-output"]
 print(variant_table)

@@ -4,7 +4,6 @@ import threading
 from functools import partial
 
 import pytest
-
 from polybias import data
 
 SHA = "a" * 64

@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-
 from polybias import models
 from polybias.models import ModelError, read_static
 

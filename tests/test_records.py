@@ -2,7 +2,6 @@ import json
 
 import numpy as np
 import pytest
-
 from polybias import records
 from polybias.records import RunRecord, params_hash, write_record, write_text_atomic
 

@@ -3,7 +3,6 @@ from math import comb
 
 import numpy as np
 import pytest
-
 from polybias.stats import split_permutation_test, standardized_mean_difference
 
 

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from polybias import sweep
 
 NOTEBOOK = '''# %% tags=["parameters"]
@@ -85,6 +84,10 @@ def test_sweep_runs_in_parallel_resumes_and_reports_failures(project):
     # resume: finished runs are skipped, the failed one is tried again
     again = {o["key"]: o["status"] for o in sweep.run_sweep(cfg, jobs=1)}
     assert again == {"double__x-1": "skipped", "double__x-2": "skipped", "double__x--1": "failed"}
+    # an edited notebook invalidates finished runs
+    nb = project / "nb/double.py"
+    nb.write_text(nb.read_text() + "\n# edited\n")
+    assert not sweep.is_done(sweep.load_sweep(cfg)[0])
     # changed parameters invalidate a finished run
     assert sweep.main([str(config(project, [1], executed=False)), "--jobs", "1"]) == 0
     assert json.loads((project / "results/demo/double__x-1/run.json").read_text())["parameters"].get("table_file") is None

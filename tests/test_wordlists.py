@@ -1,7 +1,6 @@
 import json
 
 import pytest
-
 from polybias import data, wordlists
 from polybias.wordlists import WordListError, load_wordlist_file
 

@@ -17,7 +17,8 @@ A sweep YAML lists entries; each expands to one run per point of its grid::
 Each run gets ``output_dir`` (its folder under ``results/``) as a parameter, writes
 the executed notebook there and, only when it succeeded, a ``run.json`` marker with
 its parameter hash (atomically). A run whose marker exists with the same hash is
-skipped, so an interrupted sweep resumes where it stopped. A failed run leaves
+skipped (an edit of the notebook's source counts as a change), so an interrupted
+sweep resumes where it stopped. A failed run leaves
 ``failed.ipynb`` (showing the error) and no marker. Independent runs execute in
 parallel processes.
 """
@@ -37,7 +38,8 @@ from typing import Any
 import yaml
 
 from . import paths
-from .records import canonical_json, params_hash, write_text_atomic
+from .records import canonical_json, params_hash, sha256_file, write_text_atomic
+
 
 class SweepError(ValueError):
     """A sweep configuration is malformed."""
@@ -60,7 +62,9 @@ class Run:
 
     @property
     def params_hash(self) -> str:
-        return params_hash({"notebook": self.notebook, **self.parameters})
+        """Hash of the parameters and of the notebook's source: editing either reruns the run."""
+        source = sha256_file(paths.project_root() / self.notebook)
+        return params_hash({"notebook": self.notebook, "source": source, **self.parameters})
 
 
 def _slug(value: Any) -> str:

@@ -3,7 +3,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from polybias import paths, report, wordlists
 from polybias.metrics.weat import run_weat, weat, weat_association, weat_test
 from polybias.models import MissingWordsError, StaticEmbeddings
@@ -118,6 +117,16 @@ def test_caliskan_word2vec_effect_sizes(w2v):
     for name in REPRODUCED:
         got = weat_test(w2v, tests[name], on_missing="drop", n_permutations=100).effect_size
         assert got == pytest.approx(reported.loc[name, "effect_size"], abs=0.01), name
+
+
+def test_weat4_with_caliskan_names_reproduces(w2v):
+    """WEAT4 reproduces only with the 16+16 names of Caliskan et al. (weat_variants.yaml)."""
+    reported = report.load_reported("caliskan2017_weat", model="w2v-gnews").set_index("test")
+    variants = wordlists.load_tests("en", "weat_variants.yaml")
+    full = weat_test(w2v, wordlists.get_test("en", "WEAT4"), n_permutations=100).effect_size
+    caliskan = weat_test(w2v, variants["WEAT4-caliskan"], n_permutations=100).effect_size
+    assert caliskan == pytest.approx(reported.loc["WEAT4", "effect_size"], abs=0.01)
+    assert abs(full - reported.loc["WEAT4", "effect_size"]) > 0.05
 
 
 def test_only_axe_is_missing_from_w2v_gnews(w2v):

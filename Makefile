@@ -21,6 +21,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet torch==2.13.0 2>&1 | { grep -v '^WARNING: Location' || true; }
 	$(PY) -m pip install --quiet -e '.[dev]' 2>&1 | { grep -v '^WARNING: Location' || true; }
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (polybias)" >/dev/null
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	printf '%s\n' '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' \
+	  > $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@
 
 env: $(VENV)/.installed ## create the virtual environment (.venv) if absent
@@ -36,7 +39,7 @@ lint: env ## ruff
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks
 
 lab: env ## open JupyterLab; notebooks/*.py open as notebooks (jupytext)
-	$(VENV)/bin/jupyter lab notebooks
+	$(VENV)/bin/jupyter lab notebooks $(LAB_ARGS)
 
 BENCH_VENV ?= .venv-bench
 

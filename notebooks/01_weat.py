@@ -1,3 +1,11 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python (polybias)
+#     language: python
+#     name: polybias
+# ---
+
 # %% [markdown]
 # # 1. WEAT on static word embeddings
 #
@@ -32,10 +40,11 @@ table_file: str = ""  # where to write the table (e.g. paper/tables/weat_w2v-gne
 
 # %%
 from polybias import paths, plots, report
-from polybias.metrics.weat import run_weat
+from polybias.metrics.weat import check_weat_options, run_weat
 
 options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
                exact_limit=exact_limit, seed=seed)
+check_weat_options(on_missing=on_missing, **options)
 variants_path = paths.data_dir() / "wordlists" / language / variants_file if variants_file else None
 variants_table_file = table_file.replace(".md", "_variants.md") if table_file else ""
 

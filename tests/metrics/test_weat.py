@@ -159,3 +159,13 @@ def test_run_weat_missing_word_writes_no_record(tmp_path):
 def test_run_weat_unknown_test():
     with pytest.raises(KeyError, match="WEAT99"):
         run_weat("w2v-gnews", "en", ["WEAT99"])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"ddof": 2}, "ddof"), ({"alternative": "up"}, "alternative"), ({"n_permutations": 0}, "n_permutations"),
+    ({"on_missing": "ignore"}, "on_missing"), ({"seed": 1.5}, "seed"),
+])
+def test_run_weat_rejects_bad_options_before_work(kwargs, message, tmp_path):
+    with pytest.raises(ValueError, match=message):
+        run_weat("no-such-model", "en", output_dir=str(tmp_path), **kwargs)
+    assert list(tmp_path.iterdir()) == []

@@ -147,6 +147,31 @@ def weat_test(
     return WeatResult(**{**result.__dict__, "dropped": dropped})
 
 
+def check_weat_options(on_missing: str = "raise", ddof: int = 1, alternative: str = "greater",
+                       n_permutations: int = 100_000, exact_limit: int = 1_000_000,
+                       seed: int = 0) -> None:
+    """Reject bad WEAT options before any work is done (used by notebooks and sweeps).
+
+    >>> check_weat_options(alternative="bigger")
+    Traceback (most recent call last):
+    ...
+    ValueError: alternative must be one of ('greater', 'less', 'two-sided'), got 'bigger'
+    """
+    from ..stats import _ALTERNATIVES
+
+    if on_missing not in ("raise", "drop"):
+        raise ValueError(f"on_missing must be 'raise' or 'drop', got {on_missing!r}")
+    if ddof not in (0, 1):
+        raise ValueError(f"ddof must be 0 or 1, got {ddof!r}")
+    if alternative not in _ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
+    for name, value in (("n_permutations", n_permutations), ("exact_limit", exact_limit)):
+        if not isinstance(value, int) or value < (1 if name == "n_permutations" else 0):
+            raise ValueError(f"{name} must be a non-negative integer (n_permutations >= 1), got {value!r}")
+    if not isinstance(seed, int):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+
+
 def run_weat(
     model: str,
     language: str,
@@ -169,6 +194,7 @@ def run_weat(
     from ..records import RunRecord, sha256_file, write_record
     from ..wordlists import load_tests
 
+    check_weat_options(on_missing=on_missing, **options)
     emb = load_static(model)
     defined = load_tests(language, wordlist_file)
     names = list(tests) if tests else list(defined)

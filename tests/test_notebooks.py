@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from polybias import paths
 
 EXECUTED = sorted((paths.paper_dir() / "executed").glob("*.ipynb"))

@@ -16,6 +16,7 @@ if x < 0:
     raise ValueError("negative x")
 out = pathlib.Path(output_dir); out.mkdir(parents=True, exist_ok=True)
 (out / "value.txt").write_text(str(x * 2))
+print("wrote", pathlib.Path(output_dir).resolve())
 
 # %% tags=["nbval-check-output"]
 print(x * 2)

@@ -168,6 +168,7 @@ def _download(source: Source, folder: Path) -> Path:
     import pooch
 
     log.warning("downloading %s from %s (licence: %s)", source.name, source.url, source.licence)
+    pooch.get_logger().setLevel(logging.WARNING)  # its own message names the local cache path
     try:
         got = pooch.retrieve(
             url=source.url,

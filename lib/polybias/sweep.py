@@ -138,13 +138,22 @@ def is_done(run: Run) -> bool:
 
 
 def _clean(nb: Any, source: str) -> Any:
-    """Drop timings and machine paths from an executed notebook so reruns diff cleanly."""
+    """Drop timings and this checkout's absolute path from an executed notebook.
+
+    The executed copy is committed for nbval; it must diff cleanly between reruns and
+    must not name the machine it ran on.
+    """
+    root = str(paths.project_root())
     meta = nb.metadata.get("papermill", {})
     for key in ("start_time", "end_time", "duration", "environment_variables"):
         meta.pop(key, None)
     meta["input_path"] = source
     meta["output_path"] = None
-    for cell in nb.cells:
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i:03d}"  # jupytext gives random ids: keep reruns diff-free
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                out["text"] = out["text"].replace(root + "/", "").replace(root, ".")
         cell.metadata.pop("execution", None)
         pm = cell.metadata.get("papermill", {})
         for key in ("start_time", "end_time", "duration"):

@@ -75,7 +75,7 @@ def bench_wefe(python: str, iterations: int) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reference-python", help="python of an environment with wefe installed")
-    parser.add_argument("--iterations", type=int, default=1_000)
+    parser.add_argument("--iterations", type=int, default=200)
     args = parser.parse_args()
     rows = bench_permutation()
     if args.reference_python:

@@ -1,0 +1,68 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.spatial.distance import jensenshannon
+
+from polybias.metrics import crows
+from polybias.metrics.crows import aggregate_pairs, jsd_to_onehot, word_attributions
+
+
+def test_jsd_closed_form_matches_scipy_on_random_distributions(rng):
+    for _ in range(50):
+        p = rng.dirichlet(np.full(30, 0.3))
+        gold = rng.integers(30)
+        onehot = np.eye(30)[gold]
+        assert jsd_to_onehot(np.log(p[gold])) == pytest.approx(jensenshannon(p, onehot, base=2), abs=1e-9)
+        assert jsd_to_onehot(np.log(p[gold]), compat_fourth_root=True) == pytest.approx(
+            np.sqrt(jensenshannon(p, onehot, base=2)), abs=1e-9)
+
+
+def test_jsd_limits_and_monotonicity():
+    q = np.linspace(1e-9, 1, 200)
+    d = jsd_to_onehot(np.log(q))
+    assert d[-1] == pytest.approx(0) and d[0] == pytest.approx(1, abs=1e-6)
+    assert np.all(np.diff(d) < 0)  # a more probable gold is closer
+
+
+def test_aggregate_by_hand_and_ties():
+    stereo = np.array([True, False, False, True, True])
+    ties = np.array([False, True, False, False, False])
+    kinds = np.array(["g", "g", "g", "s", "s"])
+    t = aggregate_pairs(stereo, kinds, ties, n_bootstrap=200, seed=3).set_index("bias_type")
+    assert t.loc["all", "score"] == pytest.approx(60.0) and t.loc["all", "ties"] == 1
+    assert t.loc["g", "score"] == pytest.approx(100 / 3) and t.loc["s", "score"] == 100.0
+    # binomial test excludes the tie: 3 of 4 untied
+    from scipy.stats import binomtest
+    assert t.loc["all", "binom_p"] == pytest.approx(binomtest(3, 4, 0.5).pvalue)
+    assert t.loc["all", "ci_low"] <= 60.0 <= t.loc["all", "ci_high"]
+    again = aggregate_pairs(stereo, kinds, ties, n_bootstrap=200, seed=3)
+    pd.testing.assert_frame_equal(t.reset_index(), again)
+
+
+def test_aggregate_errors():
+    with pytest.raises(crows.CrowsError, match="tied pair"):
+        aggregate_pairs(np.array([True]), np.array(["g"]), np.array([True]))
+    with pytest.raises(crows.CrowsError, match="no pairs"):
+        aggregate_pairs(np.array([], bool), np.array([]))
+    with pytest.raises(crows.CrowsError, match="equal length"):
+        aggregate_pairs(np.array([True, False]), np.array(["g"]))
+
+
+def test_stereotype_score_rounding_makes_ties():
+    scored = pd.DataFrame({"score_more": [-1.0001, -2.0, -3.0], "score_less": [-1.0002, -1.0, -3.0],
+                           "bias_type": ["g", "g", "g"]})
+    plain = crows.stereotype_score(scored, n_bootstrap=0).iloc[0]
+    assert (plain.stereotyped, plain.ties) == (1, 1)
+    rounded = crows.stereotype_score(scored, decimals=3, n_bootstrap=0).iloc[0]
+    assert (rounded.stereotyped, rounded.ties) == (0, 2)
+
+
+def test_word_attributions_keep_the_last_word():
+    text = "women are bad drivers"
+    offsets = np.array([[6, 9], [10, 13], [14, 17], [17, 21]])  # dri + ##vers
+    words = word_attributions(text, offsets, np.array([0.1, -0.2, -0.3, -0.4]))
+    assert words == [("are", 0.1), ("bad", -0.2), ("drivers", pytest.approx(-0.7))]
+    assert word_attributions(text, offsets, np.array([0.1, -0.2, -0.3, -0.4]), how="mean")[-1][1] == \
+        pytest.approx(-0.35)
+    with pytest.raises(crows.CrowsError, match="offsets"):
+        word_attributions(text, offsets, np.array([1.0]))

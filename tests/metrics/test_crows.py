@@ -66,3 +66,13 @@ def test_word_attributions_keep_the_last_word():
         pytest.approx(-0.35)
     with pytest.raises(crows.CrowsError, match="offsets"):
         word_attributions(text, offsets, np.array([1.0]))
+
+
+def test_attribution_words_from_attributed_pairs():
+    attributed = pd.DataFrame({
+        "sent_more": ["women can't drive", "gays like sex"], "bias_type": ["gender", "so"],
+        "offsets": [np.array([[6, 9], [9, 11], [12, 17]]), np.array([[5, 9], [10, 13]])],
+        "b": [np.array([0.1, 0.2, -0.5]), np.array([-0.1, -0.2])]})
+    words = crows.attribution_words(attributed)
+    assert words[["pair", "word"]].values.tolist() == [[0, "can't"], [0, "drive"], [1, "like"], [1, "sex"]]
+    assert words.b.tolist() == pytest.approx([0.3, -0.5, -0.1, -0.2])

@@ -304,3 +304,16 @@ def word_attributions(text: str, offsets: np.ndarray, values: np.ndarray, how: s
                 break
     agg = np.sum if how == "sum" else np.mean
     return [(words[w], float(agg(v))) for w, v in sorted(acc.items())]
+
+
+def attribution_words(attributed: pd.DataFrame, how: str = "sum") -> pd.DataFrame:
+    """One row per (pair, word of ``sent_more``) with the word's aggregated b(u).
+
+    Input: the output of :func:`jsd_attributions`. Output columns: ``pair`` (index label
+    of the pair), ``bias_type``, ``word``, ``b``.
+    """
+    rows = []
+    for label, row in attributed.iterrows():
+        for word, b in word_attributions(row["sent_more"], row["offsets"], row["b"], how=how):
+            rows.append({"pair": label, "bias_type": row["bias_type"], "word": word, "b": b})
+    return pd.DataFrame(rows, columns=["pair", "bias_type", "word", "b"])

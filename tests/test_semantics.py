@@ -1,6 +1,5 @@
 import pandas as pd
 import pytest
-
 from polybias import semantics
 
 

@@ -1,10 +1,9 @@
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.spatial.distance import jensenshannon
-
 from polybias.metrics import crows
 from polybias.metrics.crows import aggregate_pairs, jsd_to_onehot, word_attributions
+from scipy.spatial.distance import jensenshannon
 
 
 def test_jsd_closed_form_matches_scipy_on_random_distributions(rng):

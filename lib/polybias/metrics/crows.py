@@ -292,7 +292,9 @@ def word_attributions(text: str, offsets: np.ndarray, values: np.ndarray, how: s
         if not ch.isspace() and start is None:
             start = i
         elif ch.isspace() and start is not None:
-            words.append(text[start:i]); spans.append((start, i)); start = None
+            words.append(text[start:i])
+            spans.append((start, i))
+            start = None
     acc: dict[int, list[float]] = {}
     for (s, e), v in zip(offsets, values, strict=True):
         s = int(s)

@@ -170,6 +170,35 @@ def _write_npy_cache(folder: Path, emb: StaticEmbeddings) -> None:
     tmp.replace(folder / "vectors.npy")
 
 
+def load_lm(name: str, registry: dict[str, dict[str, Any]] | None = None, **options):
+    """Load the registered language model ``name`` (kind ``mlm`` or ``causal``) for scoring.
+
+    ``hub`` entries go through :func:`polybias.scoring.load_language_model` (no remote
+    code; the hub ``revision`` when given); ``trained`` entries are trained (once, then
+    cached) by :func:`polybias.synthetic.cached_planted_model`. ``options`` go to the loader
+    (e.g. ``device``). Returns a :class:`polybias.scoring.LanguageModel`.
+    """
+    from . import scoring
+
+    entry = model_entry(name, registry)
+    if entry["kind"] not in ("mlm", "causal"):
+        raise ModelError(f"model {name!r} is of kind {entry['kind']!r}, not a language model "
+                         "(mlm or causal)")
+    if "trained" in entry:
+        from . import synthetic
+
+        spec = dict(entry["trained"])
+        model, tokenizer = synthetic.cached_planted_model(**spec)
+        return scoring.wrap_language_model(model, tokenizer, name=name, kind=entry["kind"],
+                                           revision=f"planted:{spec}", **options)
+    if "hub" in entry:
+        return scoring.load_language_model(str(entry["hub"]), kind=entry["kind"],
+                                           revision=entry.get("revision"), **options)
+    if "path" in entry:
+        return scoring.load_language_model(str(_expand(entry["path"])), kind=entry["kind"], **options)
+    raise ModelError(f"model {name!r} needs 'hub', 'path' or 'trained'")
+
+
 # ---------------------------------------------------------------- file readers
 
 def read_static(

@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
-
 from . import paths
 from .records import sha256_file
 
@@ -108,10 +106,7 @@ def _validate(name: str, entry: object, where: Path) -> Source:
 def load_registry(path: str | Path | None = None) -> dict[str, Source]:
     """Read and validate a sources YAML (default ``data/sources.yaml``)."""
     path = Path(path) if path else paths.data_dir() / "sources.yaml"
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: malformed YAML: {exc}") from exc
+    raw = paths.read_yaml(path, DataError, "data registry")
     if not isinstance(raw, dict) or not isinstance(raw.get("sources"), dict):
         raise DataError(f"{path}: expected a top-level mapping 'sources:'")
     return {name: _validate(name, entry, path) for name, entry in raw["sources"].items()}

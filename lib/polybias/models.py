@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
 
 from . import data, paths
 from .records import sha256_file, write_text_atomic
@@ -102,10 +101,7 @@ def lookup(
 def load_registry(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """Read ``configs/models.yaml`` (``models:`` mapping of name → entry)."""
     path = Path(path) if path else paths.configs_dir() / "models.yaml"
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ModelError(f"{path}: malformed YAML: {exc}") from exc
+    raw = paths.read_yaml(path, ModelError, "model registry")
     if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict):
         raise ModelError(f"{path}: expected a top-level mapping 'models:'")
     for name, entry in raw["models"].items():

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 _MARKERS = ("pyproject.toml", "configs")
 
@@ -73,3 +74,16 @@ def mirror_dir() -> Path | None:
     """Local mirror of external files named by ``POLYBIAS_DATA_MIRROR``, or None."""
     env = os.environ.get("POLYBIAS_DATA_MIRROR")
     return Path(env) if env else None
+
+
+def read_yaml(path: str | Path, error: type[Exception] = ValueError, what: str = "file") -> Any:
+    """``yaml.safe_load`` of a file; a missing file or malformed YAML raises ``error`` naming it."""
+    import yaml
+
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise error(f"{what} not found: {path}") from exc
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: malformed YAML: {exc}") from exc

@@ -35,8 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from . import paths
 from .records import canonical_json, params_hash, sha256_file, write_text_atomic
 
@@ -75,12 +73,7 @@ def _slug(value: Any) -> str:
 def load_sweep(config: str | Path) -> list[Run]:
     """Expand a sweep YAML into its runs (validated; nothing is executed)."""
     config = Path(config)
-    try:
-        raw = yaml.safe_load(config.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise SweepError(f"{config}: malformed YAML: {exc}") from exc
-    except FileNotFoundError as exc:
-        raise SweepError(f"sweep config not found: {config}") from exc
+    raw = paths.read_yaml(config, SweepError, "sweep config")
     if not isinstance(raw, dict) or not isinstance(raw.get("runs"), list) or not raw["runs"]:
         raise SweepError(f"{config}: expected a mapping with a non-empty list 'runs:'")
     kernel = str(raw.get("kernel", "polybias"))

@@ -25,8 +25,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from . import paths
 
 PROVENANCES = ("language-specific", "translated")
@@ -86,12 +84,7 @@ def _word_set(name: str, entry: object, file: Path) -> WordSet:
 def load_wordlist_file(file: str | Path) -> tuple[dict[str, WordSet], dict[str, AssociationTest]]:
     """Parse and validate one word-list YAML file: its sets and its tests."""
     file = Path(file)
-    try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise WordListError(f"{file}: malformed YAML: {exc}") from exc
-    except FileNotFoundError as exc:
-        raise WordListError(f"word-list file not found: {file}") from exc
+    raw = paths.read_yaml(file, WordListError, "word-list file")
     if not isinstance(raw, dict) or not isinstance(raw.get("sets"), dict):
         raise WordListError(f"{file}: expected a mapping with 'sets:' (and optionally 'tests:')")
     language = str(raw.get("language", file.parent.name))

@@ -30,9 +30,38 @@ def reproduced_vs_reported(frame: pd.DataFrame, x: str, title: str, file: str | 
     ax.legend(frameon=False)
     fig.tight_layout()
     if file:
-        out = paths.figures_dir() / file
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(str(out) + ".tmp.png")
-        fig.savefig(tmp, dpi=120, metadata={"Software": None})
-        tmp.replace(out)
+        _save(fig, file)
     return fig
+
+
+def scores_with_ci(table: pd.DataFrame, title: str, file: str | None = None, chance: float = 50.0):
+    """Bar chart of ``score`` per ``bias_type`` with ``ci_low``/``ci_high`` whiskers."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(max(4, 0.8 * len(table) + 2), 3.2))
+    x = np.arange(len(table))
+    ax.bar(x, table["score"], color="#3b6ea8")
+    if {"ci_low", "ci_high"} <= set(table.columns) and table["ci_low"].notna().all():
+        err = np.vstack([table["score"] - table["ci_low"], table["ci_high"] - table["score"]])
+        ax.errorbar(x, table["score"], yerr=err, fmt="none", ecolor="black", capsize=3)
+    ax.axhline(chance, color="grey", ls="--", lw=0.8)
+    ax.set_xticks(x, table["bias_type"])
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("score (%)")
+    ax.set_title(title)
+    fig.tight_layout()
+    if file:
+        _save(fig, file)
+    return fig
+
+
+def _save(fig, file: str) -> None:
+    out = paths.figures_dir() / file
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(str(out) + ".tmp.png")
+    fig.savefig(tmp, dpi=120, metadata={"Software": None})
+    tmp.replace(out)

@@ -75,3 +75,22 @@ def test_attribution_words_from_attributed_pairs():
     words = crows.attribution_words(attributed)
     assert words[["pair", "word"]].values.tolist() == [[0, "can't"], [0, "drive"], [1, "like"], [1, "sex"]]
     assert words.b.tolist() == pytest.approx([0.3, -0.5, -0.1, -0.2])
+
+
+def test_gamboa_gpt2_table3_reproduction(mirror):
+    from polybias import crowspairs, report
+
+    scores = crowspairs.load_gamboa_gpt2_scores()
+    summary = crowspairs.load_gamboa_gpt2_summary()
+    ours = crows.gamboa_table3(scores).set_index("bias_type")
+    # eq. 6 as written reproduces the summary file shipped with the seed-001 code (61.04 ...)
+    for _, row in summary.iterrows():
+        key = crows._bias_type_name(row["bias_type"])
+        assert ours.loc[key, "stereotyped"] == row["sjsd_biased"]
+        assert ours.loc[key, "score"] == pytest.approx(100 * row["sjsd_biased_perc"])
+    # noise-level S_JSD counted as a tie reproduces the paper's Table 3 (60.61 / 55.97 / 70.83)
+    paper = report.load_reported("gamboa2024_table3", model="gpt2").set_index("bias_type")["value"]
+    tied = crows.gamboa_table3(scores, atol=1e-5).set_index("bias_type")
+    for key, value in paper.items():
+        assert round(tied.loc[key, "score"], 2) == pytest.approx(value)
+    assert round(ours.loc["all", "score"], 2) != paper["all"]

@@ -255,6 +255,9 @@ def jsd_attributions(lm, pairs: pd.DataFrame, compat_fourth_root: bool = False, 
         sm, sl = scored[i], scored[n + i]
         pm, pl = positions[i], positions[n + i]
         b = jsd_to_onehot(sm.logprob[pm], compat_fourth_root) - jsd_to_onehot(sl.logprob[pl], compat_fourth_root)
+        if lm.kind == "causal":  # same left context => same prediction: b(u) is exactly 0
+            same = [np.array_equal(sm.input_ids[:a], sl.input_ids[:c]) for a, c in zip(pm, pl, strict=True)]
+            b = np.where(same, 0.0, b)
         rows_b.append(b)
         rows_tok.append([sm.tokens[p] for p in pm])
         rows_off.append(np.asarray(sm.offsets)[pm])
@@ -265,10 +268,14 @@ def jsd_attributions(lm, pairs: pd.DataFrame, compat_fourth_root: bool = False, 
     return out
 
 
-def jsd_stereotype_score(attributed: pd.DataFrame, **aggregate) -> pd.DataFrame:
-    """B = 100 · share of pairs with S_JSD < 0 (seed 001 eq. 6), overall and per bias type."""
+def jsd_stereotype_score(attributed: pd.DataFrame, atol: float = 0.0, **aggregate) -> pd.DataFrame:
+    """B = 100 · share of pairs with S_JSD < 0 (seed 001 eq. 6), overall and per bias type.
+
+    Pairs with |S_JSD| ≤ ``atol`` are ties (not biased); ``atol=0`` is eq. 6 as written.
+    """
     sjsd = attributed["sjsd"].to_numpy(float)
-    return aggregate_pairs(sjsd < 0, attributed["bias_type"], ties=sjsd == 0, **aggregate)
+    ties = np.abs(sjsd) <= atol
+    return aggregate_pairs((sjsd < 0) & ~ties, attributed["bias_type"], ties=ties, **aggregate)
 
 
 def word_attributions(text: str, offsets: np.ndarray, values: np.ndarray, how: str = "sum") -> list[tuple[str, float]]:
@@ -319,3 +326,113 @@ def attribution_words(attributed: pd.DataFrame, how: str = "sum") -> pd.DataFram
         for word, b in word_attributions(row["sent_more"], row["offsets"], row["b"], how=how):
             rows.append({"pair": label, "bias_type": row["bias_type"], "word": word, "b": b})
     return pd.DataFrame(rows, columns=["pair", "bias_type", "word", "b"])
+
+
+# ------------------------------------------------------------------ one evaluation run
+
+def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None = None,
+               n: int = 200, seed: int = 0) -> pd.DataFrame:
+    """Pairs to evaluate: a registered CrowS-Pairs dataset, or ``"planted"`` minimal pairs.
+
+    ``"planted"`` pairs come from :func:`polybias.synthetic.minimal_pairs` (``n`` pairs,
+    ``seed``) and match the vocabulary of the models trained on planted corpora.
+    """
+    if dataset == "planted":
+        from ..synthetic import minimal_pairs
+
+        pairs = minimal_pairs(n=n, language=language, seed=seed)
+        if bias_types:
+            unknown = sorted(set(bias_types) - set(pairs.bias_type))
+            if unknown:
+                raise CrowsError(f"planted pairs have no bias type {', '.join(unknown)}")
+        return pairs
+    from ..crowspairs import load_crows_pairs
+
+    # drop only broken pairs (empty or identical sentences); keep the benchmark's non-minimal ones
+    return load_crows_pairs(dataset, language, bias_types=bias_types or None, on_invalid="drop",
+                            max_diff=None)
+
+
+@dataclass
+class CrowsRun:
+    """Everything one CrowS evaluation computed (plain frames)."""
+
+    scored: pd.DataFrame
+    stereotype: pd.DataFrame
+    attributed: pd.DataFrame
+    jsd: pd.DataFrame
+
+
+def run_crows(
+    model: str,
+    dataset: str = "planted",
+    language: str = "en",
+    bias_types: list[str] | None = None,
+    method: str | None = None,
+    n_pairs: int = 200,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    compat_fourth_root: bool = False,
+    output_dir: str | None = None,
+    **engine,
+) -> CrowsRun:
+    """Stereotype score and JSD attribution of a registered LM on a pair set.
+
+    Writes two run records (``crows`` and ``crows-jsd``) into ``output_dir`` when given.
+    """
+    from .. import paths
+    from ..models import load_lm
+    from ..records import RunRecord, write_record
+
+    if method is not None and method not in METHODS:
+        raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
+    pairs = load_pairs(dataset, language, bias_types, n_pairs, seed)
+    lm = load_lm(model)
+    scored = pair_scores(lm, pairs, method, **engine)
+    stereo = stereotype_score(scored, n_bootstrap=n_bootstrap, seed=seed)
+    attributed = jsd_attributions(lm, pairs, compat_fourth_root, **engine)
+    jsd = jsd_stereotype_score(attributed, n_bootstrap=n_bootstrap, seed=seed)
+    if output_dir is not None:
+        params = {"dataset": dataset, "bias_types": bias_types or [], "n_pairs": n_pairs,
+                  "n_bootstrap": n_bootstrap, "seed": seed}
+        used = method or ("causal" if lm.kind == "causal" else "nangia")
+        for metric, table, extra in (("crows", stereo, {"method": used}),
+                                     ("crows-jsd", jsd, {"compat_fourth_root": compat_fourth_root})):
+            record = RunRecord(
+                metric=metric, model=model, language=language, test=dataset,
+                parameters={**params, **extra}, values={"by_bias_type": table.to_dict("records")},
+                model_revision=lm.revision)
+            write_record(record, paths.project_root() / output_dir)
+    return CrowsRun(scored, stereo, attributed, jsd)
+
+
+def gamboa_table3(scores: pd.DataFrame, atol: float = 0.0) -> pd.DataFrame:
+    """Seed-001 Table 3 numbers (B per bias type and overall) from a per-pair score file.
+
+    ``scores`` is the per-pair output of the seed-001 code (``sjsd`` and ``bias_type``
+    columns, e.g. :func:`polybias.crowspairs.load_gamboa_gpt2_scores`); B counts pairs
+    with S_JSD < 0 (eq. 6); |S_JSD| ≤ ``atol`` counts as a tie.
+    """
+    frame = scores.assign(bias_type=scores["bias_type"].map(_bias_type_name))
+    return jsd_stereotype_score(frame, atol=atol, n_bootstrap=0)
+
+
+def _bias_type_name(name: str) -> str:
+    return str(name).strip().lower().replace(" ", "-").replace("_", "-")
+
+
+def token_table(attributed: pd.DataFrame, row: int | None = None) -> pd.DataFrame:
+    """Seed-001 Tables 4/5: the shared tokens of one pair with b(u) and its direction.
+
+    ``row`` defaults to the biased pair with the most negative S_JSD.
+    """
+    if row is None:
+        biased = attributed[attributed["biased"]]
+        if biased.empty:
+            raise CrowsError("no biased pair to show")
+        row = biased["sjsd"].idxmin()
+    r = attributed.loc[row]
+    words = word_attributions(r["sent_more"], r["offsets"], r["b"])
+    return pd.DataFrame({"word": [w for w, _ in words], "b": [b for _, b in words],
+                         "direction": ["more bias" if b < 0 else "less bias" if b > 0 else "none"
+                                       for _, b in words]})

@@ -1,0 +1,614 @@
+"""CrowS-Pairs and its variants as plain DataFrames, validated, with seed-001 GPT-2 scores.
+
+Datasets (:data:`DATASETS`; every file is registered in ``data/sources.yaml`` and read
+through :func:`polybias.data.fetch`):
+
+``"crows-pairs"``
+    The original 1,508 pairs of Nangia et al. (2020), ``data/crows_pairs_anonymized.csv``
+    of nyu-mll/crows-pairs (CC BY-SA 4.0). Language ``"en"``.
+``"crows-pairs-revised"``
+    The revised English pairs and their French adaptation of Névéol et al. (2022),
+    1,677 pairs each (1,467 revised CrowS-Pairs pairs whose id is their CrowS-Pairs row,
+    plus 210 pairs ``LA…`` collected on LanguageARC), tab-separated, as mirrored in
+    shijing001/bayes_factor_bias_detection. Languages ``"en"`` and ``"fr"``. Their
+    bias type ``autre`` ("other", the new pairs outside the nine CrowS types) becomes
+    ``"other"``.
+``"crows-pairs-steinborn"``
+    The 212 gender pairs of Steinborn et al. (2022), edited after Blodgett et al.
+    (2021) and translated into ten languages (:data:`DATASETS` lists them). Columns
+    ``A_x``/``B_x`` are the more/less stereotypical sentences in the target language;
+    ``pair_id`` is ``ID``, the row of the pair in the original CrowS-Pairs file.
+``"crows-pairs-gamboa"``
+    The 231 stereo pairs of the gender (159) and sexual-orientation (72) subsets used by
+    Gamboa & Lee (2024, seed 001, §3.1), ``crowspairs_en.csv`` of
+    gamboalance/bias_attribution_scores (no licence stated; derived from CrowS-Pairs).
+    ``pair_id`` is that file's row index (0–230), not the CrowS-Pairs row. The file has
+    no direction column; all its pairs are "stereo". It is UTF-8: the seed code reads
+    it with ``encoding="unicode_escape"``, which garbles the one non-ASCII pair (row
+    199, ``It’s`` → ``Itâ\\x80\\x99s``); ``compat_unicode_escape=True`` reproduces that
+    reading (the mirrored GPT-2 scores were computed on the garbled text).
+
+Every frame has the columns :data:`COLUMNS`:
+
+``pair_id`` (str), ``sent_more``, ``sent_less``, ``direction`` (``"stereo"`` or
+``"antistereo"``; ``"stereo"`` where the source has no such column), ``bias_type``
+(normalised, one of :data:`BIAS_TYPES`), ``language``.
+
+Direction follows the CrowS-Pairs convention (Nangia et al. 2020): ``sent_more`` is
+always the sentence of the source's ``sent_more`` column. In ``"stereo"`` rows it is the
+stereotypical sentence about the disadvantaged group; in ``"antistereo"`` rows it is the
+sentence about the disadvantaged group that *violates* a stereotype, so there the
+*stereotypical* sentence is ``sent_less``. Sentences are never swapped here; metrics
+decide what to do with the direction (see :mod:`polybias.metrics.crows`). Sentences are
+kept exactly as in the source (no stripping or normalisation).
+
+Validation. Problems with the file itself (missing columns, a wrong number of fields,
+an empty id, direction or bias-type cell, an unknown direction or bias type, duplicate
+ids) always raise :class:`CrowsPairsError`, naming the file, line and column. Problems
+of single pairs — an empty sentence, two identical sentences, or a pair that is not
+minimal by :func:`check_minimal_pair` (a check that ``max_diff=None`` turns off) — are
+handled by ``on_invalid``:
+
+``"keep"`` (default)
+    keep every row, so that counts match the published datasets (several translated and
+    revised pairs are not minimal by any word-count rule: grammatical gender agreement,
+    re-phrasings), and list the problems in ``frame.attrs["invalid"]``;
+``"drop"``
+    remove those rows and list them in ``frame.attrs["dropped"]`` (also logged);
+``"raise"``
+    raise :class:`CrowsPairsError` listing them.
+
+``attrs["invalid"]`` and ``attrs["dropped"]`` are frames with ``pair_id``, ``line``
+(1-based line of the file where the record starts) and ``problem``; ``attrs["source"]``
+names the file read.
+
+References
+----------
+Nangia, Vania, Bhalerao & Bowman (2020). CrowS-Pairs. EMNLP.
+Blodgett, Lopez, Olteanu, Sim & Wallach (2021). Stereotyping Norwegian salmon. ACL.
+Névéol, Dupont, Bezançon & Fort (2022). French CrowS-Pairs. ACL.
+Steinborn, Dufter, Jabbar & Schütze (2022). An information-theoretic approach and dataset
+for probing gender stereotypes in multilingual masked language models. Findings of NAACL.
+Gamboa & Lee (2024). A novel interpretability metric for explaining bias in language
+models (seed 001).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import difflib
+import logging
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from . import data
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ("pair_id", "sent_more", "sent_less", "direction", "bias_type", "language")
+DIRECTIONS = ("stereo", "antistereo")
+BIAS_TYPES = (
+    "race-color", "gender", "socioeconomic", "nationality", "religion", "age",
+    "sexual-orientation", "physical-appearance", "disability", "other",
+)
+STEINBORN_LANGUAGES = ("ar", "de", "en", "fi", "fr", "id", "ko", "th", "vi", "zh")
+DATASETS: dict[str, tuple[str, ...]] = {
+    "crows-pairs": ("en",),
+    "crows-pairs-revised": ("en", "fr"),
+    "crows-pairs-steinborn": STEINBORN_LANGUAGES,
+    "crows-pairs-gamboa": ("en",),
+}
+"""Dataset name -> its languages."""
+
+OnInvalid = Literal["raise", "drop", "keep"]
+
+_BIAS_ALIASES = {
+    "race": "race-color", "race-colour": "race-color", "race-and-color": "race-color",
+    "color": "race-color", "colour": "race-color",
+    "gender-identity": "gender",
+    "socio-economic": "socioeconomic", "socioeconomic-status": "socioeconomic",
+    "socio-economic-status": "socioeconomic",
+    "sexual": "sexual-orientation",
+    "appearance": "physical-appearance",
+    "autre": "other",  # the revised English and French files (Névéol et al. 2022)
+}
+
+
+class CrowsPairsError(ValueError):
+    """A CrowS-Pairs file or request is malformed; the message names file, line and column."""
+
+
+# ------------------------------------------------------------------ minimal pairs
+
+@dataclass(frozen=True)
+class PairDiff:
+    """Word-level difference of two sentences (see :func:`pair_diff`).
+
+    ``spans`` holds, for every place where the sentences differ, the tokens of the
+    more and of the less stereotypical sentence there.
+    """
+
+    more: tuple[str, ...]
+    less: tuple[str, ...]
+    spans: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+
+    @property
+    def n_diff(self) -> int:
+        """Number of differing tokens: the sum over spans of the longer side."""
+        return sum(max(len(a), len(b)) for a, b in self.spans)
+
+    @property
+    def n_spans(self) -> int:
+        """Number of separate places where the sentences differ."""
+        return len(self.spans)
+
+
+def _strip_punct(token: str) -> str:
+    start, end = 0, len(token)
+    while start < end and unicodedata.category(token[start])[0] in "PS":
+        start += 1
+    while end > start and unicodedata.category(token[end - 1])[0] in "PS":
+        end -= 1
+    return token[start:end]
+
+
+def _tokens(sentence: str, strict: bool) -> tuple[str, ...]:
+    words = sentence.split()
+    if strict:
+        return tuple(words)
+    return tuple(t for t in (_strip_punct(w).casefold() for w in words) if t)
+
+
+def pair_diff(sent_more: str, sent_less: str, strict: bool = False) -> PairDiff:
+    """Align two sentences on whitespace tokens and return where they differ.
+
+    Tokens are the whitespace-separated words. Unless ``strict``, each token is
+    casefolded and loses leading and trailing punctuation and symbols (Unicode
+    categories P*, S*), and tokens left empty are ignored, so ``"drive."`` equals
+    ``"drive"`` and ``"The"`` equals ``"the"``. The alignment is
+    :class:`difflib.SequenceMatcher` (``autojunk=False``) over the two token lists; every
+    non-``equal`` opcode is a differing span.
+
+    >>> d = pair_diff("Women don't know how to drive.", "Men know how to drive")
+    >>> d.spans, d.n_diff, d.n_spans
+    (((('women', "don't"), ('men',)),), 2, 1)
+    """
+    a, b = _tokens(str(sent_more), strict), _tokens(str(sent_less), strict)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    spans = tuple((a[i1:i2], b[j1:j2]) for op, i1, i2, j1, j2 in matcher.get_opcodes()
+                  if op != "equal")
+    return PairDiff(a, b, spans)
+
+
+def check_minimal_pair(sent_more: str, sent_less: str, max_diff: int = 3,
+                       strict: bool = False) -> bool:
+    """Whether two sentences form a minimal pair: they differ in a few words only.
+
+    Rule (on the token alignment of :func:`pair_diff`): the pair is minimal when the
+    number of differing tokens (per differing span, the longer side) is between 1 and
+    ``max_diff``. The default of 3 follows the description of CrowS-Pairs in seed 001
+    (§3.1: the sentences are "almost similar to each other except for one to three
+    different words"; Nangia et al. 2020: only the words that identify the group
+    change). ``strict`` compares raw tokens (case and punctuation count) and also
+    requires the difference to be one contiguous span.
+
+    Whitespace tokens suit languages written with spaces between words. In Chinese,
+    Japanese or Thai a "token" is a phrase or a whole sentence, so the check there only
+    says that the edit stays within ``max_diff`` such chunks. Grammatical agreement
+    (Arabic, French, German) makes many faithful translations non-minimal by this rule.
+
+    >>> check_minimal_pair("Women are too emotional.", "Men are too emotional.")
+    True
+    >>> check_minimal_pair("He is a nurse.", "He is a nurse")
+    False
+    >>> check_minimal_pair("He is a nurse.", "she is a nurse", strict=True)
+    False
+    >>> check_minimal_pair("Carol cooked; she was tired.", "Andrew cooked; he was tired.")
+    True
+    >>> check_minimal_pair("Carol cooked; she was tired.", "Andrew cooked; he was tired.",
+    ...                    strict=True)
+    False
+    """
+    if max_diff < 1:
+        raise CrowsPairsError(f"max_diff must be at least 1, got {max_diff}")
+    diff = pair_diff(sent_more, sent_less, strict=strict)
+    if not 1 <= diff.n_diff <= max_diff:
+        return False
+    return diff.n_spans == 1 if strict else True
+
+
+# ------------------------------------------------------------------ file reading
+
+@dataclass(frozen=True)
+class PairFormat:
+    """How the columns of a pair file map to :data:`COLUMNS`.
+
+    ``pair_id=None`` takes the first column (the unnamed index written by pandas);
+    ``direction=None`` gives every pair ``"stereo"``; ``bias_type=None`` gives every
+    pair ``default_bias_type``.
+    """
+
+    sent_more: str = "sent_more"
+    sent_less: str = "sent_less"
+    pair_id: str | None = None
+    direction: str | None = "stereo_antistereo"
+    bias_type: str | None = "bias_type"
+    default_bias_type: str | None = None
+    sep: str = ","
+    encoding: str = "utf-8"
+
+
+def normalise_bias_type(name: str) -> str:
+    """Map a bias-type label to one of :data:`BIAS_TYPES`.
+
+    Case, surrounding space and the separators ``_``, space and ``/`` do not matter;
+    known aliases (e.g. ``race``, ``socio-economic``, ``autre``) are mapped.
+
+    >>> normalise_bias_type("Sexual orientation"), normalise_bias_type("autre")
+    ('sexual-orientation', 'other')
+    """
+    key = "-".join(str(name).casefold().replace("_", " ").replace("/", " ").split())
+    key = _BIAS_ALIASES.get(key, key)
+    if key not in BIAS_TYPES:
+        raise CrowsPairsError(f"unknown bias type {name!r}; known: {', '.join(BIAS_TYPES)}")
+    return key
+
+
+def _records(path: Path, fmt: PairFormat):
+    """Yield (start line, header, record) of a delimited file, with clear decode errors."""
+    try:
+        with open(path, encoding=fmt.encoding, newline="") as fh:
+            reader = csv.reader(fh, delimiter=fmt.sep)
+            end = 0
+            for record in reader:
+                start, end = end + 1, reader.line_num
+                yield start, record
+    except UnicodeDecodeError as exc:
+        raise CrowsPairsError(f"{path.name}: cannot decode as {fmt.encoding}: {exc}") from exc
+    except csv.Error as exc:
+        raise CrowsPairsError(f"{path.name}: malformed delimited text: {exc}") from exc
+
+
+def _problem(more: str, less: str, max_diff: int | None, strict: bool) -> str:
+    if not more.strip() and not less.strip():
+        return "empty sent_more and sent_less"
+    if not more.strip():
+        return "empty sent_more"
+    if not less.strip():
+        return "empty sent_less"
+    if more.split() == less.split():
+        return "identical sentences"
+    if max_diff is None:
+        return ""
+    if not check_minimal_pair(more, less, max_diff=max_diff, strict=strict):
+        diff = pair_diff(more, less, strict=strict)
+        if diff.n_diff == 0:
+            return "not a minimal pair: the sentences differ only in case or punctuation"
+        return (f"not a minimal pair: {diff.n_diff} token(s) differ in {diff.n_spans} "
+                f"span(s) (max_diff={max_diff}{', strict' if strict else ''})")
+    return ""
+
+
+def _check_bias_types(bias_types: list[str] | None) -> list[str] | None:
+    if bias_types is None:
+        return None
+    if isinstance(bias_types, str):
+        bias_types = [bias_types]
+    return [normalise_bias_type(b) for b in bias_types]
+
+
+def read_pairs_csv(
+    path: str | Path,
+    language: str,
+    fmt: PairFormat | None = None,
+    bias_types: list[str] | None = None,
+    on_invalid: OnInvalid = "keep",
+    max_diff: int | None = 3,
+    strict: bool = False,
+) -> pd.DataFrame:
+    """Read a CrowS-Pairs style file into the standard columns and validate it.
+
+    Parameters
+    ----------
+    path : a comma- or tab-separated file with a header line (see ``fmt``).
+    language : value of the ``language`` column.
+    fmt : column names, separator and encoding (default: the CrowS-Pairs layout).
+    bias_types : keep only these bias types (normalised; see :func:`normalise_bias_type`).
+    on_invalid : what to do with pairs that have an empty sentence, identical sentences
+        or are not minimal by :func:`check_minimal_pair` (``max_diff``, ``strict``):
+        ``"keep"`` (listed in ``attrs["invalid"]``), ``"drop"`` (listed in
+        ``attrs["dropped"]``) or ``"raise"``. See the module docstring.
+    max_diff, strict : the minimal-pair rule; ``max_diff=None`` skips that check, so that
+        only empty and identical sentences count as invalid (e.g. to drop those while
+        keeping every published pair).
+
+    Returns
+    -------
+    DataFrame with :data:`COLUMNS`, one row per pair, in file order.
+
+    Raises
+    ------
+    CrowsPairsError
+        Naming the file, line and column at fault.
+    """
+    path = Path(path)
+    fmt = fmt or PairFormat()
+    if on_invalid not in ("raise", "drop", "keep"):
+        raise CrowsPairsError(f"on_invalid must be 'raise', 'drop' or 'keep', got {on_invalid!r}")
+    wanted = _check_bias_types(bias_types)
+    name = path.name
+    if not path.is_file():
+        raise CrowsPairsError(f"{path}: no such file")
+    records = _records(path, fmt)
+    first = next(records, None)
+    if first is None:
+        raise CrowsPairsError(f"{name}: empty file (no header line)")
+    header = [h.strip() for h in first[1]]
+    needed = {"sent_more": fmt.sent_more, "sent_less": fmt.sent_less}
+    if fmt.pair_id is not None:
+        needed["pair_id"] = fmt.pair_id
+    if fmt.direction is not None:
+        needed["direction"] = fmt.direction
+    if fmt.bias_type is not None:
+        needed["bias_type"] = fmt.bias_type
+    elif fmt.default_bias_type is None:
+        raise CrowsPairsError(f"{name}: the format names neither a bias_type column nor a default")
+    missing = [c for c in needed.values() if c not in header]
+    if missing:
+        raise CrowsPairsError(f"{name}: missing column(s) {', '.join(map(repr, missing))}; "
+                              f"found: {', '.join(map(repr, header))}")
+    col = {k: header.index(v) for k, v in needed.items()}
+    if "pair_id" not in col:
+        if 0 in col.values():
+            raise CrowsPairsError(f"{name}: the first column {header[0]!r} holds data, not ids; "
+                                  "name the id column (PairFormat(pair_id=...))")
+        col["pair_id"] = 0
+    default_bias = (normalise_bias_type(fmt.default_bias_type)
+                    if fmt.default_bias_type is not None else None)
+
+    rows, lines, problems = [], [], []
+    for line, record in records:
+        if not record:  # a blank line
+            continue
+        where = f"{name} line {line}"
+        if len(record) != len(header):
+            raise CrowsPairsError(f"{where}: expected {len(header)} fields, got {len(record)}")
+        pair_id = record[col["pair_id"]].strip()
+        if not pair_id:
+            raise CrowsPairsError(f"{where}: empty pair id (column {header[col['pair_id']]!r})")
+        if "direction" in col:
+            direction = record[col["direction"]].strip().lower()
+            if direction not in DIRECTIONS:
+                raise CrowsPairsError(
+                    f"{where} (pair_id {pair_id!r}): column {fmt.direction!r} is "
+                    f"{record[col['direction']]!r}; expected one of {', '.join(DIRECTIONS)}")
+        else:
+            direction = "stereo"
+        if "bias_type" in col:
+            raw = record[col["bias_type"]]
+            if not raw.strip():
+                raise CrowsPairsError(f"{where} (pair_id {pair_id!r}): empty column {fmt.bias_type!r}")
+            try:
+                bias = normalise_bias_type(raw)
+            except CrowsPairsError as exc:
+                raise CrowsPairsError(f"{where} (pair_id {pair_id!r}), column {fmt.bias_type!r}: "
+                                      f"{exc}") from None
+        else:
+            bias = default_bias
+        more, less = record[col["sent_more"]], record[col["sent_less"]]
+        rows.append((pair_id, more, less, direction, bias, language))
+        lines.append(line)
+        problems.append(_problem(more, less, max_diff, strict))
+    if not rows:
+        raise CrowsPairsError(f"{name}: no pairs after the header")
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame["line"], frame["problem"] = lines, problems
+    dup = frame["pair_id"][frame["pair_id"].duplicated()].unique().tolist()
+    if dup:
+        raise CrowsPairsError(f"{name}: duplicate pair ids {dup[:10]}")
+
+    if wanted is not None:
+        absent = [b for b in wanted if b not in set(frame["bias_type"])]
+        if absent:
+            raise CrowsPairsError(f"{name} has no pairs of bias type(s) {', '.join(absent)}; it has: "
+                                  f"{', '.join(sorted(frame['bias_type'].unique()))}")
+        frame = frame[frame["bias_type"].isin(wanted)]
+
+    bad = frame[frame["problem"] != ""]
+    report = bad[["pair_id", "line", "problem"]].reset_index(drop=True)
+    if on_invalid == "raise" and len(bad):
+        listed = "; ".join(f"line {r.line} (pair_id {r.pair_id!r}): {r.problem}"
+                           for r in bad.head(10).itertuples())
+        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+        raise CrowsPairsError(f"{name}: {len(bad)} invalid pair(s): {listed}{more}")
+    dropped = report.iloc[:0]
+    if on_invalid == "drop" and len(bad):
+        frame = frame[frame["problem"] == ""]
+        dropped = report
+        log.warning("%s: dropped %d invalid pair(s): %s", name, len(bad),
+                    ", ".join(f"{p} ({why})" for p, why in zip(bad.pair_id[:10], bad.problem[:10],
+                                                             strict=True)))
+    elif len(bad):
+        hard = bad[~bad["problem"].str.startswith("not a minimal")]
+        (log.warning if len(hard) else log.info)(
+            "%s: kept %d invalid pair(s) (see attrs['invalid'])", name, len(bad))
+    out = frame[list(COLUMNS)].reset_index(drop=True)
+    out.attrs.update(source=name, invalid=report, dropped=dropped)
+    return out
+
+
+# ------------------------------------------------------------------ registered datasets
+
+def _spec(dataset: str, language: str, compat_unicode_escape: bool) -> tuple[str, PairFormat]:
+    if dataset == "crows-pairs":
+        return "crows-pairs", PairFormat()
+    if dataset == "crows-pairs-revised":
+        return f"crows-pairs-revised-{language}", PairFormat(sep="\t")
+    if dataset == "crows-pairs-steinborn":
+        return (f"crows-pairs-steinborn-{language}",
+                PairFormat(sent_more="A_x", sent_less="B_x", pair_id="ID", bias_type=None,
+                           default_bias_type="gender"))
+    return ("crows-pairs-gamboa",
+            PairFormat(sent_more="sent_more_bias", sent_less="sent_less_bias", direction=None,
+                       encoding="unicode_escape" if compat_unicode_escape else "utf-8"))
+
+
+def load_crows_pairs(
+    dataset: str,
+    language: str | None = None,
+    bias_types: list[str] | None = None,
+    on_invalid: OnInvalid = "keep",
+    max_diff: int | None = 3,
+    strict: bool = False,
+    compat_unicode_escape: bool = False,
+) -> pd.DataFrame:
+    """Load a registered CrowS-Pairs dataset with the standard columns.
+
+    Parameters
+    ----------
+    dataset : one of :data:`DATASETS` (see the module docstring for sources).
+    language : one of the dataset's languages; may be left out for single-language
+        datasets (``"en"``).
+    bias_types : keep only these bias types (e.g. ``["gender", "sexual orientation"]``).
+    on_invalid, max_diff, strict : handling of invalid pairs, see :func:`read_pairs_csv`.
+    compat_unicode_escape : ``"crows-pairs-gamboa"`` only: decode the file as the
+        seed-001 code does (garbles the non-ASCII row 199).
+
+    Examples
+    --------
+    >>> pairs = load_crows_pairs("crows-pairs-gamboa")                 # doctest: +SKIP
+    >>> pairs.bias_type.value_counts().to_dict()                        # doctest: +SKIP
+    {'gender': 159, 'sexual-orientation': 72}
+    """
+    if dataset not in DATASETS:
+        raise CrowsPairsError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
+    languages = DATASETS[dataset]
+    if language is None:
+        if len(languages) > 1:
+            raise CrowsPairsError(f"dataset {dataset!r} needs a language, one of {', '.join(languages)}")
+        language = languages[0]
+    if language not in languages:
+        raise CrowsPairsError(f"dataset {dataset!r} has no language {language!r}; "
+                              f"known: {', '.join(languages)}")
+    if compat_unicode_escape and dataset != "crows-pairs-gamboa":
+        raise CrowsPairsError("compat_unicode_escape applies to 'crows-pairs-gamboa' only")
+    source, fmt = _spec(dataset, language, compat_unicode_escape)
+    return read_pairs_csv(data.fetch(source), language, fmt, bias_types=bias_types,
+                          on_invalid=on_invalid, max_diff=max_diff, strict=strict)
+
+
+# ------------------------------------------------------------------ seed-001 GPT-2 scores
+
+_SCORE_COLUMNS = {
+    "bias_type": "str", "sent_more_bias": "str", "sent_less_bias": "str",
+    "matching_tokens": "list", "sent_more_jsd": "float", "sent_less_jsd": "float",
+    "sjsd": "float", "biased": "bool", "bias_attr_sc": "list",
+    "sorted_bias-contributing_tokens": "list",
+}
+
+
+def _literal_list(text: str, where: str) -> list:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
+        raise CrowsPairsError(f"{where}: not a Python list literal ({exc.__class__.__name__}): "
+                              f"{text[:60]!r}") from None
+    if not isinstance(value, list):
+        raise CrowsPairsError(f"{where}: expected a list, got {type(value).__name__}")
+    return value
+
+
+def read_gamboa_scores(path: str | Path) -> pd.DataFrame:
+    """Parse a per-pair score file written by the seed-001 code (``--score_file``).
+
+    Columns, as written by ``bias_attribution_scores.py`` (Gamboa & Lee 2024):
+    ``pair_id`` (str; the row of the benchmark file), ``bias_type``, ``sent_more_bias``,
+    ``sent_less_bias`` (the sentences as the code read them), ``matching_tokens``
+    (list of str: the shared tokens u), ``sent_more_jsd``/``sent_less_jsd`` (mean
+    per-token distance of each sentence), ``sjsd`` (S_JSD, eq. 5: mean of the b(u)),
+    ``biased`` (bool; the code sets it to ``sjsd < 0``, eq. 6, so a pair with S_JSD = 0
+    is not biased), ``bias_attr_sc`` (float array: b(u) per shared token, eq. 4;
+    computed with the code's extra square root, a 4th root of the JS divergence) and
+    ``sorted_bias-contributing_tokens`` (the shared tokens sorted by b(u), most
+    bias-inducing first). List cells are parsed with :func:`ast.literal_eval`.
+
+    Raises
+    ------
+    CrowsPairsError
+        On a missing column, a malformed cell or list, or lists of unequal length,
+        naming the file, row and column.
+    """
+    path = Path(path)
+    name = path.name
+    try:
+        raw = pd.read_csv(path, index_col=0, dtype=str, keep_default_na=False, encoding="utf-8")
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise CrowsPairsError(f"{name}: cannot read: {exc}") from exc
+    missing = [c for c in _SCORE_COLUMNS if c not in raw.columns]
+    if missing:
+        raise CrowsPairsError(f"{name}: missing column(s) {', '.join(missing)}")
+    out = pd.DataFrame({"pair_id": raw.index.astype(str)})
+    for column, kind in _SCORE_COLUMNS.items():
+        values = []
+        for row, text in zip(raw.index, raw[column], strict=True):
+            where = f"{name} row {row}, column {column!r}"
+            if kind == "str":
+                values.append(text)
+            elif kind == "list":
+                values.append(_literal_list(text, where))
+            elif kind == "bool":
+                if text.strip() not in ("0", "1"):
+                    raise CrowsPairsError(f"{where}: expected 0 or 1, got {text!r}")
+                values.append(text.strip() == "1")
+            else:
+                try:
+                    values.append(float(text))
+                except ValueError:
+                    raise CrowsPairsError(f"{where}: not a number: {text!r}") from None
+        out[column] = values
+    for row, toks, scores, ranked in zip(out.pair_id, out.matching_tokens, out.bias_attr_sc,
+                                         out["sorted_bias-contributing_tokens"], strict=True):
+        if not (len(toks) == len(scores) == len(ranked)):
+            raise CrowsPairsError(
+                f"{name} row {row}: matching_tokens ({len(toks)}), bias_attr_sc ({len(scores)}) "
+                f"and sorted_bias-contributing_tokens ({len(ranked)}) differ in length")
+        if not all(isinstance(x, int | float) for x in scores):
+            raise CrowsPairsError(f"{name} row {row}, column 'bias_attr_sc': non-numeric entries")
+    out["bias_attr_sc"] = [np.asarray(x, dtype=float) for x in out["bias_attr_sc"]]
+    out.attrs["source"] = name
+    return out
+
+
+def load_gamboa_gpt2_scores() -> pd.DataFrame:
+    """Seed 001's shipped per-pair GPT-2 scores on the 231-pair subset (``sample_score_file_gpt2.csv``).
+
+    See :func:`read_gamboa_scores` for the columns. The share of ``biased`` pairs gives
+    61.04 / 56.60 / 70.83 % (all / gender / sexual orientation), as in
+    :func:`load_gamboa_gpt2_summary`; the paper's Table 3 prints 60.61 / 55.97 / 70.83.
+    """
+    return read_gamboa_scores(data.fetch("gamboa-gpt2-scores"))
+
+
+def load_gamboa_gpt2_summary() -> pd.DataFrame:
+    """Seed 001's shipped GPT-2 summary (``sample_summary_file_gpt2.csv``).
+
+    Columns: ``bias_type`` (``all``, ``gender``, ``sexual-orientation``), ``total_pairs``,
+    ``sjsd_avg`` (mean S_JSD), ``sjsd_biased`` (pairs with S_JSD < 0) and
+    ``sjsd_biased_perc`` (their share, a fraction, not a percentage).
+    """
+    path = data.fetch("gamboa-gpt2-summary")
+    frame = pd.read_csv(path, index_col=0)
+    expected = ["bias_type", "total_pairs", "sjsd_avg", "sjsd_biased", "sjsd_biased_perc"]
+    if list(frame.columns) != expected:
+        raise CrowsPairsError(f"{path.name}: expected columns {expected}, got {list(frame.columns)}")
+    frame = frame.reset_index(drop=True).astype(
+        {"bias_type": str, "total_pairs": int, "sjsd_biased": int,
+         "sjsd_avg": float, "sjsd_biased_perc": float})
+    frame.attrs["source"] = path.name
+    return frame

@@ -1,0 +1,188 @@
+"""CrowS-Pairs scoring of a bert-base-sized masked LM: the batched engine against the
+one-mask-per-forward reference loop (Nangia et al.'s code), measured in the same run.
+
+    .venv/bin/python benchmarks/bench_scoring.py [--pairs 60] [--reference-pairs 10]
+
+The model is a ``BertForMaskedLM`` with bert-base dimensions (hidden 768, 12 layers,
+12 heads, vocabulary 30,522) and random weights; its WordPiece tokenizer is trained on the
+benchmark sentences. The sentences are the first ``--pairs`` rows of the real
+CrowS-Pairs file when ``$POLYBIAS_DATA_MIRROR`` is set (read in place), else synthetic
+CrowS-like pairs of 12-20 words. Both methods mask the tokens the two sentences of a pair
+share, one at a time (Nangia et al. 2020), and sum their log-probabilities.
+
+Each method runs in its own child process (so that peak memory, ``ru_maxrss``, is its
+own), on 2 threads. The reference loop runs on the first ``--reference-pairs`` pairs and
+its time is extrapolated to all pairs per masked token (said so in the output); the
+per-sentence scores of those pairs must agree with the engine's to 1e-4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+CROWS = "nyu-mll+crows-pairs/data/crows_pairs_anonymized.csv"
+BERT_BASE = dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                 intermediate_size=3072, max_position_embeddings=512, initializer_range=0.02)
+
+SUBJECTS = [("He", "She"), ("My father", "My mother"), ("The old man", "The young man"),
+            ("The poor family", "The rich family"), ("The immigrant worker", "The local worker"),
+            ("The Christian neighbour", "The Muslim neighbour"), ("The gay couple", "The straight couple"),
+            ("The black student", "The white student"), ("The disabled engineer", "The healthy engineer"),
+            ("Her grandmother", "Her grandfather"), ("The Mexican gardener", "The American gardener")]
+PREDICATES = [
+    "was always too lazy to finish the work that the manager had given",
+    "could not understand the simple instructions written on the board",
+    "cooked a wonderful dinner for all the guests at the party",
+    "was arrested by the police for stealing a car from the parking lot",
+    "spent the whole weekend repairing the roof of the old house",
+    "asked the teacher a very clever question about the experiment",
+    "forgot to pay the rent again and had to borrow money from friends",
+    "won the first prize in the national mathematics competition",
+    "complained loudly about the noise coming from the apartment upstairs",
+    "drove the children to school early in the morning",
+]
+ENDINGS = ["yesterday", "last week", "as usual", "during the long winter", "without any help",
+           "again this year", "in front of everyone", "before anyone noticed"]
+
+
+def synthetic_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    """``n`` CrowS-like minimal pairs of 12-20 words (the two differ in the subject)."""
+    rng = np.random.default_rng(seed)
+    out: list[tuple[str, str]] = []
+    while len(out) < n:
+        (a, b), pred, end = (SUBJECTS[rng.integers(len(SUBJECTS))],
+                             PREDICATES[rng.integers(len(PREDICATES))], ENDINGS[rng.integers(len(ENDINGS))])
+        more, less = f"{a} {pred} {end}.", f"{b} {pred} {end}."
+        if 12 <= len(more.split()) <= 20:
+            out.append((more, less))
+    return out
+
+
+def load_pairs(n: int) -> tuple[list[tuple[str, str]], str]:
+    mirror = os.environ.get("POLYBIAS_DATA_MIRROR")
+    if mirror and (Path(mirror) / CROWS).is_file():
+        import pandas as pd
+
+        frame = pd.read_csv(Path(mirror) / CROWS)  # read in place, never copied
+        rows = frame[["sent_more", "sent_less"]].head(n)
+        return list(rows.itertuples(index=False, name=None)), f"CrowS-Pairs ({CROWS}, first {len(rows)})"
+    return synthetic_pairs(n), "synthetic CrowS-like pairs (set POLYBIAS_DATA_MIRROR for the real file)"
+
+
+def build(pairs: list[tuple[str, str]]):
+    from polybias.scoring import wrap_language_model
+    from polybias.tiny_models import CORPUS, build_tiny_model
+
+    corpus = [s for p in pairs for s in p] + list(CORPUS)
+    model, tok = build_tiny_model("bert", seed=0, vocab_size=30522, corpus=corpus, **BERT_BASE)
+    return wrap_language_model(model, tok, name="bert-base-random")
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def child(phase: str, n_pairs: int, n_ref: int, budget: int) -> None:
+    """Score in this process; print one JSON line."""
+    from polybias.metrics.crows import shared_token_positions
+    from polybias.scoring import masked_token_logprobs
+
+    torch.set_num_threads(2)
+    pairs, _ = load_pairs(n_pairs)
+    lm = build(pairs)
+    if phase == "reference":
+        pairs = pairs[:n_ref]
+    texts, positions = [], []
+    for more, less in pairs:
+        pm, pl = shared_token_positions(lm.tokenizer, more, less)
+        texts += [more, less]
+        positions += [pm, pl]
+    baseline = rss_mb()
+    t0 = time.perf_counter()
+    if phase == "engine":
+        scored = masked_token_logprobs(lm, texts, positions=positions, max_batch_tokens=budget)
+        scores = [float(np.sum(s.logprob[p])) for s, p in zip(scored, positions, strict=True)]
+    else:  # Nangia et al.'s loop: one forward pass per masked token
+        scores = []
+        tok, model = lm.tokenizer, lm.model
+        with torch.inference_mode():
+            for text, pos in zip(texts, positions, strict=True):
+                ids = torch.tensor([tok(text)["input_ids"]])
+                total = 0.0
+                for p in pos:
+                    x = ids.clone()
+                    x[0, p] = tok.mask_token_id
+                    logits = model(input_ids=x).logits[0, p]
+                    total += torch.log_softmax(logits.float(), -1)[ids[0, p]].item()
+                scores.append(total)
+    seconds = time.perf_counter() - t0
+    print(json.dumps({"phase": phase, "seconds": seconds, "scores": scores,
+                      "masked_tokens": int(sum(len(p) for p in positions)), "sentences": len(texts),
+                      "tokens": int(sum(len(tok_ids) for tok_ids in lm.tokenizer(texts)["input_ids"])),
+                      "rss_after_build_mb": baseline, "rss_peak_mb": rss_mb()}))
+
+
+def run_child(phase: str, args) -> dict:
+    cmd = [sys.executable, __file__, "--phase", phase, "--pairs", str(args.pairs),
+           "--reference-pairs", str(args.reference_pairs), "--max-batch-tokens", str(args.max_batch_tokens)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", type=int, default=60, help="pairs scored by the engine")
+    parser.add_argument("--reference-pairs", type=int, default=10,
+                        help="pairs scored by the reference loop (time extrapolated to --pairs)")
+    parser.add_argument("--max-batch-tokens", type=int, default=8192)
+    parser.add_argument("--phase", choices=["engine", "reference"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    args.reference_pairs = min(args.reference_pairs, args.pairs)
+    if args.phase:
+        child(args.phase, args.pairs, args.reference_pairs, args.max_batch_tokens)
+        return
+    pairs, source = load_pairs(args.pairs)
+    print(f"CrowS-Pairs scoring, bert-base-sized BertForMaskedLM (random weights), torch "
+          f"{torch.__version__}, 2 threads\npairs: {len(pairs)} from {source}")
+    eng = run_child("engine", args)
+    ref = run_child("reference", args)
+    n = len(ref["scores"])
+    diff = np.abs(np.asarray(eng["scores"][:n]) - np.asarray(ref["scores"]))
+    assert diff.max() <= 1e-4, f"engine and reference disagree by {diff.max():.2e}"
+    per_token = ref["seconds"] / ref["masked_tokens"]
+    ref_total = per_token * eng["masked_tokens"]
+    extrapolated = n < eng["sentences"]
+    print(f"sentences: {eng['sentences']}, tokens: {eng['tokens']}, masked tokens (shared): "
+          f"{eng['masked_tokens']}")
+    sc = np.asarray(ref["scores"])
+    print(f"per-sentence scores agree on the {n} reference sentences: max |diff| = {diff.max():.1e} "
+          f"(scores from {sc.min():.2f} to {sc.max():.2f}; per token "
+          f"{np.mean(sc) * n / ref['masked_tokens']:.2f} on average, log(1/V) = {-np.log(30522):.2f})")
+    print(f"{'method':40s} {'seconds':>9s} {'peak RSS MB':>12s} {'+ over build':>13s}")
+    print(f"{'engine (max_batch_tokens=' + str(args.max_batch_tokens) + ')':40s} "
+          f"{eng['seconds']:9.1f} {eng['rss_peak_mb']:12.0f} "
+          f"{eng['rss_peak_mb'] - eng['rss_after_build_mb']:13.0f}")
+    label = "reference, one forward per masked token"
+    print(f"{label:40s} {ref_total:9.1f} {ref['rss_peak_mb']:12.0f} "
+          f"{ref['rss_peak_mb'] - ref['rss_after_build_mb']:13.0f}")
+    if extrapolated:
+        print(f"  (reference measured on {ref['sentences']} sentences / {ref['masked_tokens']} masked "
+              f"tokens in {ref['seconds']:.1f} s and extrapolated per masked token to all "
+              f"{eng['masked_tokens']})")
+    print(f"speed ratio (reference / engine): {ref_total / eng['seconds']:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,593 @@
+"""Language-model scoring engine: per-token log-probabilities of masked and causal LMs.
+
+Every LM-based metric (CrowS-Pairs, JSD attribution, Kurita, CB score with PLL) reads
+its numbers from here, so the conventions live in one place (DESIGN.md §5):
+
+* **Masked LMs** — pseudo-log-likelihood (PLL; Salazar et al. 2020, ACL,
+  "Masked Language Model Scoring"):
+
+      PLL(W) = Σ_{t ∉ special} log P(w_t | W_{\\t})
+
+  where W_{\\t} is the sentence with token t replaced by the mask token, one token
+  masked per copy. With ``within_word_l2r=True`` (PLL-word-l2r; Kauf & Ivanova 2023,
+  ACL, "A Better Way to Do Masked Language Model Scoring") the pieces of the same word
+  to the right of t are masked too: log P(w_t | W_{\\{t} ∪ {t' > t : word(t') = word(t)}}),
+  words being the tokenizer's own ``word_ids()`` (as in minicons, the authors' code).
+* **Causal LMs** — the chain rule, conditioned on a beginning-of-sequence token:
+
+      log P(W) = Σ_i log P(w_i | BOS, w_{<i})
+
+  The tokenizer's own BOS when it adds one (Llama); otherwise ``bos_token`` (or
+  ``eos_token`` when there is none) is prepended, as is usual for GPT-2.
+
+Token indices (``positions``, the arrays of :class:`TokenScores`) always index the
+tokenizer's own encoding ``tokenizer(text)["input_ids"]``, special tokens included; an
+engine-prepended BOS is not part of it.
+
+Batching: all masked copies (or all causal sequences) of all texts are sorted by length
+and packed into batches of at most ``max_batch_tokens`` padded tokens (rows × longest
+row), padded on the right with an attention mask. The output layer runs only on the
+scored positions, and log-softmax is taken in float32, in chunks, so memory stays
+bounded by the budget rather than the dataset or vocabulary × tokens. Eval mode and
+``torch.inference_mode`` throughout; the same inputs and options give identical numbers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+KINDS = ("mlm", "causal")
+REDUCTIONS = ("sum", "mean")
+_LOGSOFTMAX_CHUNK = 256  # rows of (rows, V) float32 log-probabilities held at once
+
+
+class ScoringError(ValueError):
+    """A model that cannot be scored, or texts/options the engine cannot score."""
+
+
+@dataclass
+class LanguageModel:
+    """A masked or causal LM ready for scoring (see :func:`wrap_language_model`).
+
+    ``max_length`` is the longest input the model accepts, special tokens included.
+    """
+
+    name: str
+    kind: str  # "mlm" | "causal"
+    model: Any
+    tokenizer: Any
+    revision: str | None
+    max_length: int
+    device: str
+
+
+@dataclass
+class TokenScores:
+    """Per-token scores of one text, aligned with ``tokenizer(text)["input_ids"]``.
+
+    ``offsets`` are (n, 2) character spans in ``text`` ((0, 0) for special tokens);
+    ``logprob`` is the natural-log probability of each token given its context, NaN where
+    not scored (special tokens, BOS, positions not asked for); ``extra`` holds the value of
+    the engine's ``distribution_fn`` at the scored tokens (NaN elsewhere), or None.
+    """
+
+    text: str
+    input_ids: np.ndarray
+    tokens: list[str]
+    offsets: np.ndarray
+    logprob: np.ndarray
+    extra: np.ndarray | None = None
+
+
+# ---------------------------------------------------------------- models
+
+def _infer_kind(class_name: str) -> str | None:
+    name = class_name
+    if name.endswith("ForMaskedLM"):
+        return "mlm"
+    if name.endswith("ForCausalLM") or name.endswith("LMHeadModel"):
+        return "causal"
+    return None
+
+
+def _max_length(model, tokenizer) -> int:
+    limits = []
+    tml = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tml, int) and 0 < tml < 10**7:  # transformers uses ~1e30 for "no limit"
+        limits.append(tml)
+    cfg = getattr(model, "config", None)
+    pos = None
+    for attr in ("max_position_embeddings", "n_positions"):
+        value = getattr(cfg, attr, None)
+        if isinstance(value, int) and value > 0:
+            pos = value
+            break
+    if pos is not None:
+        emb = getattr(getattr(model, "base_model", None), "embeddings", None)
+        pe = getattr(emb, "position_embeddings", None)
+        if getattr(pe, "padding_idx", None) is not None:  # RoBERTa family: positions from pad+1
+            pos -= pe.padding_idx + 1
+        limits.append(pos)
+    if not limits:
+        raise ScoringError(f"cannot tell the longest input of {type(model).__name__}: neither the "
+                           "tokenizer's model_max_length nor the config's max positions is set")
+    return int(min(limits))
+
+
+def _is_cuda(device: str) -> bool:
+    try:
+        return torch.device(device).type == "cuda"
+    except (RuntimeError, TypeError) as exc:
+        raise ScoringError(f"unknown device {device!r}") from exc
+
+
+def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, revision=None,
+                        device: str = "cpu") -> LanguageModel:
+    """Wrap a ``transformers`` LM and its (fast) tokenizer for scoring.
+
+    Parameters
+    ----------
+    model : a ``…ForMaskedLM``, ``…ForCausalLM`` or ``…LMHeadModel``; put in eval mode and
+        moved to ``device``. A model without an LM head (``BertModel``,
+        ``ElectraForPreTraining``) is refused.
+    tokenizer : its fast tokenizer (offsets and word ids are needed).
+    name : the name results are recorded under.
+    kind : "mlm" or "causal"; inferred from the class name when None.
+    revision : model revision / sha recorded with results.
+    device : torch device; float16 weights are allowed on CUDA only.
+
+    Returns
+    -------
+    LanguageModel, with ``max_length`` the smaller of the tokenizer's
+    ``model_max_length`` and the config's position limit (RoBERTa-style position ids,
+    which start after the padding index, counted).
+    """
+    inferred = _infer_kind(type(model).__name__)
+    if kind is not None and kind not in KINDS:
+        raise ScoringError(f"kind must be one of {KINDS}, got {kind!r}")
+    has_head = callable(getattr(model, "get_output_embeddings", None)) and \
+        model.get_output_embeddings() is not None
+    if inferred is None and not (kind is not None and has_head):
+        raise ScoringError(
+            f"model {name!r} ({type(model).__name__}) has no MLM or causal LM head; load it with "
+            "AutoModelForMaskedLM or AutoModelForCausalLM")
+    if kind is not None and inferred is not None and kind != inferred:
+        raise ScoringError(f"model {name!r} is a {type(model).__name__} ({inferred}), not {kind!r}")
+    kind = kind or inferred
+    if not getattr(tokenizer, "is_fast", False):
+        raise ScoringError(f"the tokenizer of {name!r} is not a fast tokenizer; the engine needs "
+                           "offsets and word ids (load it with use_fast=True)")
+    if kind == "mlm" and tokenizer.mask_token_id is None:
+        raise ScoringError(f"the tokenizer of masked LM {name!r} has no mask token")
+    if kind == "causal" and tokenizer.bos_token_id is None and tokenizer.eos_token_id is None:
+        raise ScoringError(f"the tokenizer of causal LM {name!r} has neither a BOS nor an EOS token "
+                           "to condition the first token on")
+    dtypes = {p.dtype for p in model.parameters()}
+    if torch.float16 in dtypes and not _is_cuda(device):
+        raise ScoringError(f"model {name!r} has float16 weights; half precision is supported on "
+                           f"CUDA only, not on {device!r} (use float32 or bfloat16)")
+    model.eval()
+    model.to(device)
+    return LanguageModel(name=name, kind=kind, model=model, tokenizer=tokenizer, revision=revision,
+                         max_length=_max_length(model, tokenizer), device=str(device))
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def load_language_model(name_or_path: str, kind: str | None = None, revision=None, device: str = "cpu",
+                        dtype=None, allow_pickle: bool = False) -> LanguageModel:
+    """Load a masked or causal LM from a local directory or a hub id.
+
+    Uses the ``transformers`` Auto classes with ``trust_remote_code=False`` and
+    ``local_files_only`` when ``HF_HUB_OFFLINE`` is set; never the network otherwise
+    needed for local files.
+
+    Parameters
+    ----------
+    name_or_path : local model directory or hub id.
+    kind : "mlm" or "causal"; read from the config's ``architectures`` when None.
+    revision : hub revision (branch, tag or commit); recorded, or the resolved commit.
+    device : torch device.
+    dtype : weights' precision (``torch.float32`` when None); ``torch.float16`` on CUDA
+        only. Log-softmax is always taken in float32.
+    allow_pickle : also accept pickle-based weights (``pytorch_model.bin``); by default
+        only safetensors are loaded (DESIGN.md §3).
+    """
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+
+    if kind is not None and kind not in KINDS:
+        raise ScoringError(f"kind must be one of {KINDS}, got {kind!r}")
+    if isinstance(dtype, str):
+        if not isinstance(getattr(torch, dtype, None), torch.dtype):
+            raise ScoringError(f"unknown dtype {dtype!r}")
+        dtype = getattr(torch, dtype)
+    dtype = torch.float32 if dtype is None else dtype
+    if dtype == torch.float16 and not _is_cuda(device):
+        raise ScoringError(f"{name_or_path}: float16 is supported on CUDA only, not on {device!r}")
+    opts = dict(revision=revision, trust_remote_code=False, local_files_only=_offline())
+    path = os.path.expanduser(str(name_or_path))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ScoringError(f"{name_or_path}: not a model directory")
+    try:
+        config = AutoConfig.from_pretrained(path, **opts)
+    except (OSError, ValueError, KeyError) as exc:
+        where = "local directory" if os.path.isdir(path) else "hub id (or missing local directory)"
+        raise ScoringError(f"cannot load model {name_or_path!r} ({where}): {exc}") from exc
+    if kind is None:
+        archs = list(getattr(config, "architectures", None) or [])
+        kinds = {k for k in map(_infer_kind, archs) if k}
+        if len(kinds) != 1:
+            raise ScoringError(f"cannot tell whether {name_or_path!r} is a masked or causal LM "
+                               f"(architectures: {archs or 'none'}); pass kind='mlm' or 'causal'")
+        kind = kinds.pop()
+    auto = AutoModelForMaskedLM if kind == "mlm" else AutoModelForCausalLM
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, **opts)
+        model = auto.from_pretrained(path, config=config, dtype=dtype,
+                                     use_safetensors=None if allow_pickle else True, **opts)
+    except (OSError, ValueError, KeyError) as exc:
+        hint = "" if allow_pickle else " (only safetensors weights unless allow_pickle=True)"
+        raise ScoringError(f"cannot load {kind} model {name_or_path!r}{hint}: {exc}") from exc
+    revision = revision or getattr(config, "_commit_hash", None)
+    return wrap_language_model(model, tokenizer, name=str(name_or_path), kind=kind,
+                               revision=revision, device=device)
+
+
+# ---------------------------------------------------------------- encoding
+
+@dataclass
+class _Encoded:
+    ids: np.ndarray
+    offsets: np.ndarray
+    special: np.ndarray  # bool
+    word_ids: list[int | None]
+    tokens: list[str]
+
+
+def _check_texts(texts) -> list[str]:
+    if isinstance(texts, str):
+        raise ScoringError("texts must be a list of strings, not one string")
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise ScoringError(f"text {i} is not a string but {type(t).__name__}: {t!r}")
+        if not t.strip():
+            raise ScoringError(f"text {i} is empty")
+    return texts
+
+
+def _bos(lm: LanguageModel, ids: np.ndarray, special: np.ndarray) -> int | None:
+    """The id to prepend, or None when the tokenizer already starts with its own BOS."""
+    tok = lm.tokenizer
+    if special[0] and tok.bos_token_id is not None and ids[0] == tok.bos_token_id:
+        return None
+    return tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+
+
+def _encode(lm: LanguageModel, texts: list[str], causal: bool = False) -> list[_Encoded]:
+    """Tokenize; check emptiness and length (a BOS the engine prepends counts)."""
+    tok = lm.tokenizer
+    out = []
+    for i, text in enumerate(texts):
+        enc = tok(text, add_special_tokens=True, return_offsets_mapping=True,
+                  return_special_tokens_mask=True, truncation=False)
+        ids = np.asarray(enc["input_ids"], dtype=np.int64)
+        special = np.asarray(enc["special_tokens_mask"], dtype=bool)
+        if special.all():
+            raise ScoringError(f"text {i} has no tokens besides special tokens: {text!r}")
+        n = len(ids) + int(causal and _bos(lm, ids, special) is not None)
+        if n > lm.max_length:
+            raise ScoringError(
+                f"text {i} is {n} tokens long (special tokens included) but {lm.name} accepts at "
+                f"most {lm.max_length}; shorten or split it: {text[:60]!r}")
+        offsets = np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+        offsets[special] = 0
+        out.append(_Encoded(ids, offsets, special, enc.word_ids(),
+                            tok.convert_ids_to_tokens(ids.tolist())))
+    return out
+
+
+def _pack(lengths: Sequence[int], max_batch_tokens: int) -> list[np.ndarray]:
+    """Row indices sorted by length (longest first, stable) cut into batches whose
+    rows × longest row ≤ ``max_batch_tokens`` (a row longer than the budget goes alone)."""
+    if not isinstance(max_batch_tokens, int | np.integer) or max_batch_tokens < 1:
+        raise ScoringError(f"max_batch_tokens must be a positive integer, got {max_batch_tokens!r}")
+    lengths = np.asarray(lengths, dtype=np.int64)
+    order = np.argsort(-lengths, kind="stable")
+    batches, start = [], 0
+    while start < len(order):
+        longest = int(lengths[order[start]])
+        rows = max(1, max_batch_tokens // longest)
+        batches.append(order[start:start + rows])
+        start += rows
+    return batches
+
+
+# ---------------------------------------------------------------- forward
+
+@contextmanager
+def _head_only_at(model, shape: tuple[int, int], rows: torch.Tensor, cols: torch.Tensor):
+    """Run the output layer only on hidden states ``[rows, cols]`` (a forward pre-hook on
+    ``get_output_embeddings()``); yields a dict telling whether the hook applied."""
+    state = {"applied": False}
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if not isinstance(head, torch.nn.Module):
+        yield state
+        return
+
+    def hook(module, args):
+        h = args[0] if args else None
+        if isinstance(h, torch.Tensor) and h.dim() == 3 and tuple(h.shape[:2]) == shape:
+            state["applied"] = True
+            return (h[rows, cols], *args[1:])
+        return None
+
+    handle = head.register_forward_pre_hook(hook)
+    try:
+        yield state
+    finally:
+        handle.remove()
+
+
+def _score_batch(lm: LanguageModel, batch: np.ndarray, lengths: np.ndarray, rows: np.ndarray,
+                 cols: np.ndarray, gold: np.ndarray, distribution_fn) -> tuple[np.ndarray, np.ndarray | None]:
+    """Log P(gold[k] | row rows[k]) read at position cols[k], for every k."""
+    device = lm.device
+    input_ids = torch.from_numpy(batch).to(device)
+    width = batch.shape[1]
+    attention = (torch.arange(width)[None, :] < torch.from_numpy(lengths)[:, None]).long().to(device)
+    r = torch.from_numpy(rows).to(device)
+    c = torch.from_numpy(cols).to(device)
+    kwargs = {"use_cache": False} if lm.kind == "causal" else {}
+    with _head_only_at(lm.model, tuple(batch.shape), r, c) as state:
+        out = lm.model(input_ids=input_ids, attention_mask=attention, **kwargs)
+    logits = out.logits if hasattr(out, "logits") else out[0]
+    if not state["applied"] or logits.dim() != 2:
+        logits = logits[r, c]
+    g = torch.from_numpy(gold).to(device)
+    values = np.empty(len(gold), dtype=np.float64)
+    extra = np.empty(len(gold), dtype=np.float64) if distribution_fn is not None else None
+    for s in range(0, len(gold), _LOGSOFTMAX_CHUNK):
+        lp = torch.log_softmax(logits[s:s + _LOGSOFTMAX_CHUNK].float(), dim=-1)
+        gs = g[s:s + _LOGSOFTMAX_CHUNK]
+        values[s:s + len(gs)] = lp.gather(1, gs[:, None])[:, 0].double().cpu().numpy()
+        if extra is not None:
+            golds = gs.tolist()
+            for k in range(len(golds)):
+                extra[s + k] = float(distribution_fn(lp[k], golds[k]))
+    return values, extra
+
+
+def _progress(total: int, enabled: bool, desc: str):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, disable=not enabled, desc=desc, unit="batch", leave=False)
+
+
+def _result(texts, encs, distribution_fn) -> list[TokenScores]:
+    return [TokenScores(text=t, input_ids=e.ids, tokens=e.tokens, offsets=e.offsets,
+                        logprob=np.full(len(e.ids), np.nan),
+                        extra=np.full(len(e.ids), np.nan) if distribution_fn is not None else None)
+            for t, e in zip(texts, encs, strict=True)]
+
+
+# ---------------------------------------------------------------- masked LMs
+
+def _check_positions(positions, encs: list[_Encoded]) -> list[list[int]]:
+    if positions is None:
+        return [np.flatnonzero(~e.special).tolist() for e in encs]
+    if isinstance(positions, str | bytes) or len(positions) != len(encs):
+        raise ScoringError(f"positions must hold one list of token indices per text "
+                           f"({len(encs)} texts), got {len(positions)}")
+    out = []
+    for i, (pos, e) in enumerate(zip(positions, encs, strict=True)):
+        if pos is None:
+            out.append(np.flatnonzero(~e.special).tolist())
+            continue
+        keep = []
+        for p in pos:
+            if not isinstance(p, int | np.integer) or isinstance(p, bool):
+                raise ScoringError(f"positions of text {i} must be integers, got {p!r}")
+            if not 0 <= p < len(e.ids):
+                raise ScoringError(f"position {p} of text {i} is out of range: the text has "
+                                   f"{len(e.ids)} tokens (special tokens included)")
+            if e.special[p]:
+                raise ScoringError(f"position {p} of text {i} is the special token "
+                                   f"{e.tokens[p]!r}, which is not scored")
+            keep.append(int(p))
+        out.append(sorted(set(keep)))
+    return out
+
+
+def masked_token_logprobs(
+    lm: LanguageModel,
+    texts: list[str],
+    positions: list[list[int]] | None = None,
+    within_word_l2r: bool = False,
+    max_batch_tokens: int = 8192,
+    distribution_fn: Callable[[torch.Tensor, int], float] | None = None,
+    progress: bool = False,
+) -> list[TokenScores]:
+    """log P(token | rest of the text) of a masked LM, one masked token per copy.
+
+    Parameters
+    ----------
+    lm : a masked LM (:func:`wrap_language_model`, :func:`load_language_model`).
+    texts : sentences; each must fit ``lm.max_length`` with its special tokens.
+    positions : per text, the token indices (into ``tokenizer(text)["input_ids"]``) to
+        score, each masked on its own (CrowS-Pairs masks only the shared tokens); None
+        scores every non-special token (the PLL of Salazar et al. 2020). A None entry
+        stands for all tokens of that text.
+    within_word_l2r : also mask the pieces of the same word to the right of the scored
+        piece (PLL-word-l2r, Kauf & Ivanova 2023); words are ``word_ids()``.
+    max_batch_tokens : budget of one forward pass in padded tokens (rows × longest row).
+    distribution_fn : ``f(log_probs, gold_id) -> float`` called at every scored token with
+        the (V,) float32 log-probabilities predicted there (valid during the call only);
+        its values land in :attr:`TokenScores.extra`.
+    progress : show a tqdm bar over batches.
+
+    Returns
+    -------
+    list of :class:`TokenScores`, one per text, in input order.
+    """
+    if lm.kind != "mlm":
+        raise ScoringError(f"{lm.name} is a {lm.kind} LM; masked scoring needs a masked LM")
+    texts = _check_texts(texts)
+    encs = _encode(lm, texts)
+    positions = _check_positions(positions, encs)
+    mask_id = lm.tokenizer.mask_token_id
+    pad_id = lm.tokenizer.pad_token_id
+    pad_id = pad_id if pad_id is not None else mask_id
+
+    jobs: list[tuple[int, int, list[int]]] = []  # (text, scored position, masked positions)
+    for i, (pos, e) in enumerate(zip(positions, encs, strict=True)):
+        for p in pos:
+            masked = [p]
+            if within_word_l2r and e.word_ids[p] is not None:
+                masked += [q for q in range(p + 1, len(e.ids))
+                           if e.word_ids[q] == e.word_ids[p] and not e.special[q]]
+            jobs.append((i, p, masked))
+    results = _result(texts, encs, distribution_fn)
+    if not jobs:
+        return results
+    lengths = np.array([len(encs[j[0]].ids) for j in jobs])
+    batches = _pack(lengths, max_batch_tokens)
+    with torch.inference_mode(), _progress(len(batches), progress, f"PLL {lm.name}") as bar:
+        for b in batches:
+            blen = lengths[b]
+            batch = np.full((len(b), int(blen.max())), pad_id, dtype=np.int64)
+            gold = np.empty(len(b), dtype=np.int64)
+            cols = np.empty(len(b), dtype=np.int64)
+            for r, k in enumerate(b):
+                i, p, masked = jobs[k]
+                ids = encs[i].ids
+                batch[r, :len(ids)] = ids
+                batch[r, masked] = mask_id
+                gold[r], cols[r] = ids[p], p
+            values, extra = _score_batch(lm, batch, blen, np.arange(len(b)), cols, gold,
+                                         distribution_fn)
+            for r, k in enumerate(b):
+                i, p, _ = jobs[k]
+                results[i].logprob[p] = values[r]
+                if extra is not None:
+                    results[i].extra[p] = extra[r]
+            bar.update()
+    return results
+
+
+# ---------------------------------------------------------------- causal LMs
+
+def causal_token_logprobs(
+    lm: LanguageModel,
+    texts: list[str],
+    max_batch_tokens: int = 8192,
+    distribution_fn: Callable[[torch.Tensor, int], float] | None = None,
+    progress: bool = False,
+) -> list[TokenScores]:
+    """log P(t_i | BOS, t_<i) of a causal LM for every non-special token.
+
+    The tokenizer's own BOS is used when it adds one (its entry stays NaN); otherwise
+    ``bos_token`` — or ``eos_token`` when the tokenizer has no BOS, as for GPT-2 — is
+    prepended (not part of the returned arrays, but counted against ``lm.max_length``).
+    Other options as in :func:`masked_token_logprobs`; every position of a causal batch
+    is scored, so its logits take about ``max_batch_tokens`` × V × 4 bytes (lower the
+    budget for large vocabularies on small machines).
+    """
+    if lm.kind != "causal":
+        raise ScoringError(f"{lm.name} is a {lm.kind} LM; causal scoring needs a causal LM")
+    texts = _check_texts(texts)
+    tok = lm.tokenizer
+    encs = _encode(lm, texts, causal=True)
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else (
+        tok.eos_token_id if tok.eos_token_id is not None else tok.bos_token_id)
+
+    rows_ids, shift = [], []
+    for e in encs:
+        bos = _bos(lm, e.ids, e.special)
+        rows_ids.append(e.ids if bos is None else np.concatenate([[bos], e.ids]))
+        shift.append(0 if bos is None else 1)
+    results = _result(texts, encs, distribution_fn)
+    lengths = np.array([len(r) for r in rows_ids])
+    batches = _pack(lengths, max_batch_tokens)
+    with torch.inference_mode(), _progress(len(batches), progress, f"LL {lm.name}") as bar:
+        for b in batches:
+            blen = lengths[b]
+            batch = np.full((len(b), int(blen.max())), pad_id, dtype=np.int64)
+            rows, cols, gold, where = [], [], [], []
+            for r, i in enumerate(b):
+                batch[r, :blen[r]] = rows_ids[i]
+                scored = np.flatnonzero(~encs[i].special)
+                scored = scored[scored + shift[i] >= 1]  # a first token needs a context
+                rows.append(np.full(len(scored), r))
+                cols.append(scored + shift[i] - 1)  # the position predicting token j
+                gold.append(encs[i].ids[scored])
+                where += [(i, int(j)) for j in scored]
+            values, extra = _score_batch(lm, batch, blen, np.concatenate(rows), np.concatenate(cols),
+                                         np.concatenate(gold), distribution_fn)
+            for k, (i, j) in enumerate(where):
+                results[i].logprob[j] = values[k]
+                if extra is not None:
+                    results[i].extra[j] = extra[k]
+            bar.update()
+    return results
+
+
+# ---------------------------------------------------------------- dispatch and sentences
+
+_MLM_ONLY = ("positions", "within_word_l2r")
+
+
+def token_logprobs(lm: LanguageModel, texts: list[str], positions=None, **kw) -> list[TokenScores]:
+    """:func:`masked_token_logprobs` or :func:`causal_token_logprobs` by ``lm.kind``."""
+    if lm.kind == "mlm":
+        return masked_token_logprobs(lm, texts, positions=positions, **kw)
+    bad = [k for k in _MLM_ONLY if (positions if k == "positions" else kw.get(k))]
+    if bad:
+        raise ScoringError(f"{', '.join(bad)} apply to masked LMs only, not to causal {lm.name}")
+    kw.pop("within_word_l2r", None)
+    return causal_token_logprobs(lm, texts, **kw)
+
+
+def _reduce(scores: list[TokenScores], reduction: str) -> np.ndarray:
+    if reduction not in REDUCTIONS:
+        raise ScoringError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    out = np.full(len(scores), np.nan)
+    for k, s in enumerate(scores):
+        v = s.logprob[~np.isnan(s.logprob)]
+        if v.size:
+            out[k] = v.sum() if reduction == "sum" else v.mean()
+    return out
+
+
+def pseudo_log_likelihood(lm: LanguageModel, texts: list[str], reduction: str = "sum",
+                          within_word_l2r: bool = False, **kw) -> np.ndarray:
+    """Sentence PLL of a masked LM (Salazar et al. 2020): Σ_t log P(w_t | W_{\\t}).
+
+    ``reduction="mean"`` divides by the number of scored tokens; ``within_word_l2r``
+    gives PLL-word-l2r (Kauf & Ivanova 2023); ``kw`` goes to
+    :func:`masked_token_logprobs` (``positions``, ``max_batch_tokens``, ``progress``).
+    A text with no scored token gets NaN.
+    """
+    if reduction not in REDUCTIONS:
+        raise ScoringError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    if lm.kind != "mlm":
+        raise ScoringError(f"{lm.name} is a {lm.kind} LM; use sentence_log_likelihood for the "
+                           "log-likelihood of causal LMs")
+    return _reduce(masked_token_logprobs(lm, texts, within_word_l2r=within_word_l2r, **kw), reduction)
+
+
+def sentence_log_likelihood(lm: LanguageModel, texts: list[str], reduction: str = "sum",
+                            **kw) -> np.ndarray:
+    """PLL for masked LMs, log P(W | BOS) = Σ_i log P(w_i | BOS, w_<i) for causal LMs."""
+    if reduction not in REDUCTIONS:
+        raise ScoringError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+    return _reduce(token_logprobs(lm, texts, **kw), reduction)

@@ -94,3 +94,80 @@ def test_gamboa_gpt2_table3_reproduction(mirror):
     for key, value in paper.items():
         assert round(tied.loc[key, "score"], 2) == pytest.approx(value)
     assert round(ours.loc["all", "score"], 2) != paper["all"]
+
+
+# ------------------------------------------------------------------ with tiny models
+
+PAIRS = pd.DataFrame({"sent_more": ["the woman is a bad driver .", "she said the nurse was kind ."],
+                      "sent_less": ["the man is a bad driver .", "he said the nurse was kind ."],
+                      "bias_type": ["gender", "gender"]})
+
+
+@pytest.fixture(scope="module")
+def tiny_lms():
+    import torch
+
+    from polybias import scoring, tiny_models
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    lms = {f: scoring.wrap_language_model(*tiny_models.build_tiny_model(f), name=f) for f in ("bert", "gpt2")}
+    yield lms
+    torch.set_num_threads(threads)
+
+
+def test_nangia_scores_sum_shared_token_logprobs(tiny_lms):
+    from polybias import scoring
+
+    lm = tiny_lms["bert"]
+    scored = crows.pair_scores(lm, PAIRS)
+    for i, row in PAIRS.iterrows():
+        pos_more, pos_less = crows.shared_token_positions(lm.tokenizer, row.sent_more, row.sent_less)
+        ids_more = lm.tokenizer(row.sent_more)["input_ids"]
+        ids_less = lm.tokenizer(row.sent_less)["input_ids"]
+        assert [ids_more[p] for p in pos_more] == [ids_less[p] for p in pos_less]  # same tokens
+        full = scoring.masked_token_logprobs(lm, [row.sent_more])[0]
+        assert scored.loc[i, "score_more"] == pytest.approx(full.logprob[pos_more].sum(), abs=1e-4)
+    table = crows.stereotype_score(scored, n_bootstrap=0)
+    assert table.loc[0, "stereotyped"] == int((scored.score_more > scored.score_less).sum())
+
+
+def test_causal_jsd_is_exactly_zero_before_the_edit(tiny_lms):
+    lm = tiny_lms["gpt2"]
+    pairs = pd.DataFrame({"sent_more": ["the driver said the woman"], "sent_less": ["the driver said the man"],
+                          "bias_type": ["gender"]})
+    at = crows.jsd_attributions(lm, pairs)
+    pos_more, pos_less = crows.shared_token_positions(lm.tokenizer, pairs.sent_more[0], pairs.sent_less[0])
+    ids_more = lm.tokenizer(pairs.sent_more[0])["input_ids"]
+    ids_less = lm.tokenizer(pairs.sent_less[0])["input_ids"]
+    before = np.array([ids_more[:a] == ids_less[:b] for a, b in zip(pos_more, pos_less, strict=True)])
+    assert before.sum() >= 4  # "the driver said the" precedes the edit
+    assert np.all(at.b[0][before] == 0.0)  # same left context: exactly no attribution
+    # a pair whose shared tokens all precede the edit is a tie, not biased
+    only_before = at.assign(b=[at.b[0][before]], sjsd=[float(at.b[0][before].mean())])
+    assert crows.jsd_stereotype_score(only_before, n_bootstrap=0).loc[0, "ties"] == 1
+
+
+def test_masked_jsd_uses_the_gold_probability(tiny_lms):
+    from polybias import scoring
+
+    lm = tiny_lms["bert"]
+    at = crows.jsd_attributions(lm, PAIRS.iloc[:1])
+    pos_more, pos_less = crows.shared_token_positions(lm.tokenizer, PAIRS.sent_more[0], PAIRS.sent_less[0])
+    more = scoring.masked_token_logprobs(lm, [PAIRS.sent_more[0]], positions=[pos_more])[0]
+    less = scoring.masked_token_logprobs(lm, [PAIRS.sent_less[0]], positions=[pos_less])[0]
+    expected = jsd_to_onehot(more.logprob[pos_more]) - jsd_to_onehot(less.logprob[pos_less])
+    assert at.b[0] == pytest.approx(expected, abs=1e-6)
+    assert at.sjsd[0] == pytest.approx(expected.mean(), abs=1e-6)
+
+
+def test_bad_pairs_and_methods(tiny_lms):
+    same = pd.DataFrame({"sent_more": ["a b c"], "sent_less": ["a b c"], "bias_type": ["gender"]})
+    with pytest.raises(crows.CrowsError, match="identical"):
+        crows.pair_scores(tiny_lms["bert"], same)
+    with pytest.raises(crows.CrowsError, match="column"):
+        crows.pair_scores(tiny_lms["bert"], PAIRS.drop(columns="bias_type"))
+    with pytest.raises(crows.CrowsError, match="does not apply"):
+        crows.pair_scores(tiny_lms["gpt2"], PAIRS, method="nangia")
+    with pytest.raises(crows.CrowsError, match="unknown method"):
+        crows.pair_scores(tiny_lms["bert"], PAIRS, method="magic")

@@ -106,7 +106,6 @@ PAIRS = pd.DataFrame({"sent_more": ["the woman is a bad driver .", "she said the
 @pytest.fixture(scope="module")
 def tiny_lms():
     import torch
-
     from polybias import scoring, tiny_models
 
     threads = torch.get_num_threads()

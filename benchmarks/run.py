@@ -72,12 +72,26 @@ def bench_wefe(python: str, iterations: int) -> list[dict]:
              "polybias_s": total_default}]
 
 
+def bench_scoring() -> list[dict]:
+    """CrowS-Pairs PLL scoring: the batched engine against one masked copy per forward."""
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_scoring.py")],
+                         check=True, capture_output=True, text=True, cwd=ROOT)
+    print("\n" + out.stdout.strip())
+    ratio = next(float(line.rsplit(" ", 1)[1].rstrip("x")) for line in out.stdout.splitlines()
+                 if line.startswith("speed ratio"))
+    return [{"benchmark": "CrowS PLL scoring, bert-base-sized MLM", "reference":
+             "one masked copy per forward", "reference_s": ratio, "polybias_s": 1.0}]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reference-python", help="python of an environment with wefe installed")
     parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--skip-scoring", action="store_true", help="skip the LM scoring benchmark")
     args = parser.parse_args()
     rows = bench_permutation()
+    if not args.skip_scoring:
+        rows += bench_scoring()
     if args.reference_python:
         rows += bench_wefe(args.reference_python, args.iterations)
     print(f"\n{'benchmark':55s} {'reference':32s} {'ratio (reference / polybias)':>28s}")

@@ -35,12 +35,8 @@ FRAME = {"bert": ("[CLS]", "[SEP]"), "electra": ("[CLS]", "[SEP]"), "albert": ("
 
 
 @pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models run much faster on one thread than on contended cores."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+def one_thread(torch_one_thread):
+    """Every test here runs torch on one thread (see conftest)."""
 
 
 @pytest.fixture(scope="module", params=FAMILIES)

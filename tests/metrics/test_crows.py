@@ -104,15 +104,10 @@ PAIRS = pd.DataFrame({"sent_more": ["the woman is a bad driver .", "she said the
 
 
 @pytest.fixture(scope="module")
-def tiny_lms():
-    import torch
+def tiny_lms(torch_one_thread):
     from polybias import scoring, tiny_models
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    lms = {f: scoring.wrap_language_model(*tiny_models.build_tiny_model(f), name=f) for f in ("bert", "gpt2")}
-    yield lms
-    torch.set_num_threads(threads)
+    return {f: scoring.wrap_language_model(*tiny_models.build_tiny_model(f), name=f) for f in ("bert", "gpt2")}
 
 
 def test_nangia_scores_sum_shared_token_logprobs(tiny_lms):

@@ -99,3 +99,10 @@ def test_lookup_modes(w2v):
     assert m.shape == (1, 300) and kept == ["gun"] and dropped == ["axe"]
     with pytest.raises(ValueError, match="on_missing"):
         models.lookup(w2v, ["gun"], on_missing="ignore")
+
+
+def test_load_lm_rejects_non_language_models():
+    with pytest.raises(ModelError, match="not a language model"):
+        models.load_lm("w2v-gnews")
+    with pytest.raises(ModelError, match="unknown model"):
+        models.load_lm("no-such-lm")

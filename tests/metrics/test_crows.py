@@ -165,3 +165,17 @@ def test_bad_pairs_and_methods(tiny_lms):
         crows.pair_scores(tiny_lms["gpt2"], PAIRS, method="nangia")
     with pytest.raises(crows.CrowsError, match="unknown method"):
         crows.pair_scores(tiny_lms["bert"], PAIRS, method="magic")
+
+
+def test_token_table_shows_the_most_biased_pair():
+    attributed = pd.DataFrame({
+        "sent_more": ["women can't drive", "gays like sex"], "bias_type": ["gender", "so"],
+        "offsets": [np.array([[6, 9], [9, 11], [12, 17]]), np.array([[5, 9], [10, 13]])],
+        "b": [np.array([0.1, 0.2, -0.5]), np.array([-0.1, 0.0])], "sjsd": [-0.2 / 3, -0.05]})
+    attributed["biased"] = attributed.sjsd < 0
+    table = crows.token_table(attributed)
+    assert table.word.tolist() == ["can't", "drive"]
+    assert table.direction.tolist() == ["less bias", "more bias"]
+    assert crows.token_table(attributed, row=1).direction.tolist() == ["more bias", "none"]
+    with pytest.raises(crows.CrowsError, match="no biased pair"):
+        crows.token_table(attributed.assign(biased=False))

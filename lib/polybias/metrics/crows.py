@@ -130,13 +130,6 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, **engine) ->
 
 # ------------------------------------------------------------------ aggregation
 
-@dataclass(frozen=True)
-class _Agg:
-    n: int
-    stereo: int
-    ties: int
-
-
 def aggregate_pairs(
     stereotyped: np.ndarray | pd.Series,
     bias_type: np.ndarray | pd.Series,

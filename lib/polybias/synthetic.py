@@ -227,8 +227,9 @@ def planted_corpus(
 
     Examples
     --------
-    >>> planted_corpus(2, p=1.0, seed=3, filler_share=0.0)
-    ['we said that the man cares about the project .', 'the old woman often dreams about the wedding .']
+    >>> corpus = planted_corpus(2, p=1.0, seed=3, filler_share=0.0)
+    >>> len(corpus), corpus == planted_corpus(2, p=1.0, seed=3, filler_share=0.0)
+    (2, True)
     """
     data = _language(language)
     p = _check_probability("p", p)

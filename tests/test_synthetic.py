@@ -17,6 +17,7 @@ from polybias import synthetic
 from polybias.synthetic import PLANTED_GROUPS, SyntheticError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 # Small but reliable settings: the MLM needs ~1900 steps (half of them content masking).
 SMALL = {"mlm": {"epochs": 10, "batch_size": 16}, "causal": {"epochs": 5, "batch_size": 16}}
@@ -150,13 +151,11 @@ def sentence_score(model, tokenizer, sentence, kind):
     with torch.no_grad():
         if kind == "mlm":
             ids = tokenizer(sentence, return_tensors="pt")["input_ids"][0]
-            total = 0.0
-            for i in range(1, len(ids) - 1):
-                masked = ids.clone()
-                masked[i] = tokenizer.mask_token_id
-                logits = model(input_ids=masked[None]).logits[0, i]
-                total += logits.log_softmax(-1)[ids[i]].item()
-            return total
+            positions = torch.arange(1, len(ids) - 1)  # [CLS] and [SEP] excluded
+            masked = ids.repeat(len(positions), 1)  # copy k has token k masked
+            masked[torch.arange(len(positions)), positions] = tokenizer.mask_token_id
+            logprobs = model(input_ids=masked).logits.log_softmax(-1)
+            return logprobs[torch.arange(len(positions)), positions, ids[positions]].sum().item()
         ids = [tokenizer.bos_token_id, *tokenizer(sentence)["input_ids"]]
         x = torch.tensor([ids])
         logprobs = model(input_ids=x).logits[0, :-1].log_softmax(-1)

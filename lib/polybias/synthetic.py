@@ -14,10 +14,20 @@ Models trained on such corpora give every method a known answer offline:
 * :func:`planted_corpus` — the corpus; :data:`PLANTED_GROUPS` — its word groups;
   :func:`planted_share` — the association share a corpus realises.
 * :func:`minimal_pairs` — CrowS-style pairs that differ only in the target word.
+* :func:`build_tokenizer` — a WordPiece tokenizer built from a corpus (every corpus word
+  one token).
 * :func:`train_masked_lm`, :func:`train_causal_lm` — a tiny BERT-style MLM and a tiny
-  GPT-2-style causal LM with a WordPiece tokenizer built from the corpus; deterministic.
-* :func:`cached_planted_model` — train once, then load from ``cache_dir()/trained``.
+  GPT-2-style causal LM; deterministic. The MLM trains with a content-word masking phase
+  first (see :func:`train_masked_lm` for why).
+* :func:`cached_planted_model` — train once, then load from ``cache_dir()/trained``
+  (:func:`planted_model_spec` gives the inputs it is keyed by).
 * :func:`train_word2vec` — gensim word2vec as :class:`polybias.models.StaticEmbeddings`.
+
+With the default settings (8000 sentences) the MLM trains in about 30–40 s and the causal
+LM in about 15 s on one CPU thread, and both prefer ``sent_more`` on all minimal pairs at
+``p = 0.9``, on about half at ``p = 0.5`` and on none at ``p = 0.1``. Training is
+bit-reproducible on one machine and software stack; weights may differ across CPUs,
+thread counts or torch versions, which the cache key does not cover.
 
 English (``en``), Bangla (``bn``, Bengali script) and Hindi (``hi``, Devanagari) are
 available. The Bangla and Hindi templates keep the target in the nominative (Bangla) or
@@ -105,7 +115,8 @@ _LANGUAGE_DATA: dict[str, dict[str, Any]] = {
         },
         "attributes": {
             "career": ["অফিস", "বেতন", "ব্যবসা", "চাকরি", "কোম্পানি", "সভা", "প্রকল্প", "পদোন্নতি"],
-            "family": ["বাড়ি", "সংসার", "সন্তান", "বিয়ে", "রান্না", "পরিবার", "রান্নাঘর", "আত্মীয়"],
+            "family": ["বাড়ি", "সংসার", "সন্তান", "বিয়ে", "রান্না", "পরিবার", "রান্নাঘর",
+                       "আত্মীয়"],
         },
         "neutral_subjects": ["বন্ধু", "প্রতিবেশী", "শিক্ষার্থী", "অতিথি", "যাত্রী", "শিল্পী"],
         "neutral_objects": ["আবহাওয়া", "বই", "নদী", "গান", "শহর", "সিনেমা", "বাজার", "খেলা",
@@ -132,7 +143,8 @@ _LANGUAGE_DATA: dict[str, dict[str, Any]] = {
             "female": ["औरत", "माँ", "बहन", "पत्नी", "चाची", "दादी", "मामी", "नानी"],
         },
         "attributes": {
-            "career": ["दफ्तर", "वेतन", "व्यापार", "नौकरी", "कंपनी", "बैठक", "परियोजना", "पदोन्नति"],
+            "career": ["दफ्तर", "वेतन", "व्यापार", "नौकरी", "कंपनी", "बैठक", "परियोजना",
+                       "पदोन्नति"],
             "family": ["घर", "परिवार", "शादी", "रसोई", "गृहस्थी", "रिश्तेदार", "संतान", "देखभाल"],
         },
         "neutral_subjects": ["दोस्त", "पड़ोसी", "मेहमान", "यात्री", "छात्र", "कलाकार"],
@@ -351,7 +363,8 @@ def _wordpiece_vocab(corpus: list[str], specials: list[str], normalizer, pre_tok
     becoming unknown. Built by counting, so it is deterministic."""
     counts: Counter[str] = Counter()
     for sentence in corpus:
-        counts.update(w for w, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(sentence)))
+        words = pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(sentence))
+        counts.update(w for w, _ in words)
     if not counts:
         raise SyntheticError("cannot build a tokenizer from an empty corpus")
     words = sorted(counts, key=lambda w: (-counts[w], w))
@@ -419,9 +432,9 @@ def _check_training(corpus, seed, epochs, batch_size, lr, threads) -> None:
         raise SyntheticError("corpus must be a non-empty list of sentences (str)")
     for name, value in (("seed", seed), ("epochs", epochs), ("batch_size", batch_size),
                         ("threads", threads)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "seed" else 1):
-            raise SyntheticError(f"{name} must be a {'non-negative' if name == 'seed' else 'positive'} "
-                                 f"integer, got {value!r}")
+        least = 0 if name == "seed" else 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise SyntheticError(f"{name} must be an integer >= {least}, got {value!r}")
     if not lr > 0:
         raise SyntheticError(f"lr must be positive, got {lr!r}")
 
@@ -636,6 +649,7 @@ def train_causal_lm(
             pad_token_id=tokenizer.pad_token_id)
         config._attn_implementation = "eager"
         model = GPT2LMHeadModel(config)
+        model.loss_type = "ForCausalLM"  # the default it would pick, without a warning
 
         def make_labels(input_ids, attention, progress):
             return input_ids, input_ids.masked_fill(~attention, -100)
@@ -657,10 +671,28 @@ def _model_class(kind: str):
     return BertForMaskedLM if kind == "mlm" else GPT2LMHeadModel
 
 
+@contextlib.contextmanager
+def _no_progress_bars():
+    """Silence transformers' loading/saving progress bars (notebook outputs stay clean)."""
+    from transformers.utils import logging
+
+    enabled = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            logging.enable_progress_bar()
+
+
 def _load_trained(folder: Path, kind: str):
     from transformers import PreTrainedTokenizerFast
 
-    model = _model_class(kind).from_pretrained(folder, local_files_only=True, use_safetensors=True)
+    with _no_progress_bars():
+        model = _model_class(kind).from_pretrained(folder, local_files_only=True,
+                                                   use_safetensors=True)
+    if kind == "causal":
+        model.loss_type = "ForCausalLM"
     tokenizer = PreTrainedTokenizerFast.from_pretrained(folder, local_files_only=True)
     return model.eval(), tokenizer
 
@@ -686,8 +718,8 @@ def planted_model_spec(
                if par.kind is inspect.Parameter.KEYWORD_ONLY}
     unknown = sorted(set(size) - set(options))
     if unknown:
-        raise SyntheticError(f"unknown training option(s) for a {kind} model: {', '.join(unknown)}; "
-                             f"known: {', '.join(options)}")
+        raise SyntheticError(f"unknown training option(s) for a {kind} model: "
+                             f"{', '.join(unknown)}; known: {', '.join(options)}")
     options.update(size)
     return {"code_version": CODE_VERSION, "kind": kind, "p": float(p), "seed": seed,
             "language": language, "n_sentences": n_sentences,
@@ -733,7 +765,8 @@ def cached_planted_model(
     seconds = time.perf_counter() - start
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
     try:
-        model.save_pretrained(tmp, safe_serialization=True)
+        with _no_progress_bars():
+            model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         meta = {**spec, "train_seconds": round(seconds, 1), "corpus_sentences": len(corpus)}
         write_text_atomic(tmp / _META, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")

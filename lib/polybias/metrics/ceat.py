@@ -1,0 +1,339 @@
+"""Contextualized Embedding Association Test (Guo & Caliskan 2021, AIES; seed 000 App. D).
+
+A word has many contextual vectors, one per occurrence. CEAT draws N *samples*; sample
+i takes one occurrence vector of every word of X, Y, A and B and runs a WEAT effect
+size on them. The N effect sizes are pooled with a random-effects model (Hedges 1983;
+DerSimonian & Laird 1986):
+
+    s_i(w)  = mean_{a∈A} cos(w_i, a_i) − mean_{b∈B} cos(w_i, b_i)
+    d_i     = (mean_{x∈X} s_i(x) − mean_{y∈Y} s_i(y)) / std_{w∈X∪Y} s_i(w)   (ddof=1)
+    V_i     = var_{w∈X∪Y} s_i(w)                        (in-sample variance, ddof=1)
+    W_i     = 1 / V_i
+    Q       = Σ W_i d_i² − (Σ W_i d_i)² / Σ W_i
+    c       = Σ W_i − Σ W_i² / Σ W_i
+    τ²      = (Q − (N − 1)) / c   if Q ≥ N − 1, else 0   (between-sample variance)
+    v_i     = 1 / (V_i + τ²)
+    CES     = Σ v_i d_i / Σ v_i
+    SE(CES) = sqrt(1 / Σ v_i)
+    p       = 2 · (1 − Φ(|CES / SE|))                   (two-tailed, seed 000 App. D.1)
+
+The one-tailed p = 1 − Φ(CES / SE) of the Guo & Caliskan code is ``alternative="greater"``.
+
+Everything is vectorised over the N samples: :func:`sample_effect_sizes` takes arrays
+of shape ``(n_words, N, dim)`` and returns the N effect sizes and variances at once;
+:func:`random_effects` pools any (d, V) arrays; :func:`ceat` runs both;
+:func:`ceat_from_occurrences` runs a word-list test from per-word occurrence vectors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from scipy import stats as _scipy_stats
+
+CeatAlternative = Literal["two-sided", "greater", "less"]
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+class CeatError(ValueError):
+    """Bad input to CEAT: empty or mismatched sets, too few samples, non-finite values."""
+
+
+@dataclass(frozen=True)
+class RandomEffects:
+    """Random-effects pooling of per-sample effect sizes (DerSimonian–Laird)."""
+
+    ces: float
+    se: float
+    z: float
+    pvalue: float
+    alternative: str
+    tau2: float
+    q: float
+    c: float
+    n_samples: int
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class CeatResult(RandomEffects):
+    """CEAT outcome: the pooled result plus the per-sample effect sizes and variances."""
+
+    effect_sizes: np.ndarray = field(default=None, repr=False)
+    variances: np.ndarray = field(default=None, repr=False)
+    sizes: dict = field(default_factory=dict)
+    dropped: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        out = {k: v for k, v in self.__dict__.items() if k not in ("effect_sizes", "variances")}
+        out["effect_size_mean"] = float(np.mean(self.effect_sizes))
+        out["effect_size_sd"] = float(np.std(self.effect_sizes, ddof=1)) if self.n_samples > 1 else 0.0
+        return out
+
+
+def _check_alternative(alternative: str) -> None:
+    if alternative not in ALTERNATIVES:
+        raise CeatError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+
+
+def dersimonian_laird(d: np.ndarray, V: np.ndarray) -> tuple[float, float, float]:
+    """Between-sample variance τ² of DerSimonian & Laird (1986), with Q and c.
+
+    Parameters
+    ----------
+    d : (N,) per-sample effect sizes.
+    V : (N,) per-sample (in-sample) variances, all > 0.
+
+    Returns
+    -------
+    (tau2, Q, c) with W = 1/V, Q = Σ W d² − (Σ W d)²/Σ W, c = Σ W − Σ W²/Σ W and
+    τ² = (Q − (N−1))/c when Q ≥ N − 1, else 0 (seed 000 App. D.1).
+
+    Examples
+    --------
+    Two samples with V = 1: W = (1, 1), Q = (1 + 9) − 16/2 = 2 ≥ 1, c = 2 − 2/2 = 1,
+    τ² = (2 − 1)/1 = 1.
+
+    >>> dersimonian_laird(np.array([1., 3.]), np.array([1., 1.]))
+    (1.0, 2.0, 1.0)
+    """
+    d, V = _check_dv(d, V)
+    W = 1.0 / V
+    sw = W.sum()
+    q = float((W * d * d).sum() - (W * d).sum() ** 2 / sw)
+    c = float(sw - (W * W).sum() / sw)
+    df = d.size - 1
+    tau2 = (q - df) / c if (q >= df and c > 0) else 0.0
+    return float(max(tau2, 0.0)), q, c
+
+
+def _check_dv(d, V) -> tuple[np.ndarray, np.ndarray]:
+    d, V = np.asarray(d, dtype=np.float64).ravel(), np.asarray(V, dtype=np.float64).ravel()
+    if d.size == 0:
+        raise CeatError("random effects need at least one sample (got none)")
+    if d.shape != V.shape:
+        raise CeatError(f"effect sizes and variances differ in length: {d.size} vs {V.size}")
+    if not (np.isfinite(d).all() and np.isfinite(V).all()):
+        bad = np.flatnonzero(~(np.isfinite(d) & np.isfinite(V)))
+        raise CeatError(f"non-finite effect size or variance in samples {bad[:10].tolist()}")
+    if (V <= 0).any():
+        bad = np.flatnonzero(V <= 0)
+        raise CeatError(f"in-sample variances must be positive; samples {bad[:10].tolist()} are not")
+    return d, V
+
+
+def pvalue_normal(z: float, alternative: CeatAlternative = "two-sided") -> float:
+    """p-value of a standard-normal statistic.
+
+    >>> round(pvalue_normal(1.959963985), 6), round(pvalue_normal(1.644853627, "greater"), 6)
+    (0.05, 0.05)
+    """
+    _check_alternative(alternative)
+    if alternative == "two-sided":
+        return float(2.0 * _scipy_stats.norm.sf(abs(z)))
+    if alternative == "greater":
+        return float(_scipy_stats.norm.sf(z))
+    return float(_scipy_stats.norm.cdf(z))
+
+
+def random_effects(
+    d: np.ndarray, V: np.ndarray, alternative: CeatAlternative = "two-sided",
+) -> RandomEffects:
+    """Combined effect size of per-sample effect sizes under a random-effects model.
+
+    Parameters
+    ----------
+    d : (N,) per-sample effect sizes.
+    V : (N,) in-sample variances (> 0).
+    alternative : "two-sided" (default, seed 000), "greater" (one-tailed, Guo & Caliskan
+        code) or "less".
+
+    Returns
+    -------
+    RandomEffects with CES = Σ v d / Σ v, v = 1/(V + τ²), SE = sqrt(1/Σ v), z = CES/SE.
+
+    Examples
+    --------
+    d = (1, 3), V = (1, 1): τ² = 1 (see :func:`dersimonian_laird`), v = (1/2, 1/2),
+    CES = 2, SE = 1, z = 2, two-tailed p = 2·(1 − Φ(2)).
+
+    >>> r = random_effects(np.array([1., 3.]), np.array([1., 1.]))
+    >>> r.ces, r.se, r.tau2, round(r.pvalue, 5)
+    (2.0, 1.0, 1.0, 0.0455)
+    """
+    _check_alternative(alternative)
+    d, V = _check_dv(d, V)
+    tau2, q, c = dersimonian_laird(d, V)
+    v = 1.0 / (V + tau2)
+    ces = float((v * d).sum() / v.sum())
+    se = float(np.sqrt(1.0 / v.sum()))
+    z = ces / se
+    return RandomEffects(ces=ces, se=se, z=float(z), pvalue=pvalue_normal(z, alternative),
+                         alternative=alternative, tau2=tau2, q=q, c=c, n_samples=int(d.size))
+
+
+def _unit(M: np.ndarray, label: str) -> np.ndarray:
+    M = np.asarray(M)
+    if M.ndim != 3 or M.shape[0] == 0 or M.shape[1] == 0:
+        raise CeatError(f"set {label} must be a non-empty array (n_words, n_samples, dim), "
+                        f"got shape {M.shape}")
+    M = M.astype(np.float64, copy=False)
+    if not np.isfinite(M).all():
+        raise CeatError(f"set {label} has non-finite vector components")
+    norms = np.linalg.norm(M, axis=2, keepdims=True)
+    if (norms == 0).any():
+        w, i = np.argwhere(norms[..., 0] == 0)[0]
+        raise CeatError(f"set {label} has a zero vector (word {w}, sample {i}): cosine undefined")
+    return M / norms
+
+
+def sample_effect_sizes(
+    X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, ddof: int = 1,
+    chunk: int = 1024,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-sample WEAT effect sizes d_i and in-sample variances V_i, vectorised over samples.
+
+    Parameters
+    ----------
+    X, Y, A, B : arrays of shape (n_words, N, dim): ``X[w, i]`` is the vector of the
+        occurrence of word w used in sample i. All four share N and dim.
+    ddof : degrees of freedom of the std in d_i and of V_i (1 = Guo & Caliskan).
+    chunk : samples processed at a time (bounds the float64 working memory).
+
+    Returns
+    -------
+    (d, V): arrays of shape (N,).
+
+    Notes
+    -----
+    mean_a cos(w, a) equals w/|w| · mean_a a/|a|, so each sample costs one dot product per
+    target word with the difference of the attribute means.
+
+    Examples
+    --------
+    One sample; targets x = (1, 0), (1, .5) and y = (0, 1), attributes a = (1, 0), b = (0, 1):
+    s = (1, 1/√5, −1), d = (0.7236 + 1)/std(s) = 1.6689, V = var(s) = 16/15.
+
+    >>> X = np.array([[[1., 0.]], [[1., .5]]]); Y = np.array([[[0., 1.]]])
+    >>> d, V = sample_effect_sizes(X, Y, np.array([[[1., 0.]]]), np.array([[[0., 1.]]]))
+    >>> d.round(4).tolist(), V.round(4).tolist()
+    ([1.6689], [1.0667])
+    """
+    if ddof not in (0, 1):
+        raise CeatError(f"ddof must be 0 or 1, got {ddof!r}")
+    shapes = {k: np.shape(M) for k, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}
+    for k, s in shapes.items():
+        if len(s) != 3 or s[0] == 0 or s[1] == 0:
+            raise CeatError(f"set {k} must be a non-empty array (n_words, n_samples, dim), got shape {s}")
+    n = {s[1] for s in shapes.values()}
+    dims = {s[2] for s in shapes.values()}
+    if len(n) != 1:
+        raise CeatError(f"sets differ in the number of samples: {({k: s[1] for k, s in shapes.items()})}")
+    if len(dims) != 1:
+        raise CeatError(f"sets differ in vector dimension: {({k: s[2] for k, s in shapes.items()})}")
+    nx, ny = shapes["X"][0], shapes["Y"][0]
+    if nx + ny - ddof <= 0:
+        raise CeatError(f"std with ddof={ddof} needs more than {ddof} target words")
+    N = n.pop()
+    d, V = np.empty(N), np.empty(N)
+    for lo in range(0, N, chunk):
+        sl = slice(lo, min(N, lo + chunk))
+        Xu, Yu = _unit(X[:, sl], "X"), _unit(Y[:, sl], "Y")
+        diff = _unit(A[:, sl], "A").mean(axis=0) - _unit(B[:, sl], "B").mean(axis=0)  # (n, dim)
+        sx = np.einsum("wnd,nd->wn", Xu, diff)
+        sy = np.einsum("wnd,nd->wn", Yu, diff)
+        s = np.concatenate([sx, sy], axis=0)
+        var = s.var(axis=0, ddof=ddof)
+        V[sl] = var
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d[sl] = (sx.mean(axis=0) - sy.mean(axis=0)) / np.sqrt(var)
+    zero = np.flatnonzero(V == 0)
+    if zero.size:
+        raise CeatError(f"samples {zero[:10].tolist()} have zero variance of s over X ∪ Y "
+                        "(all target words associate equally): effect size undefined")
+    return d, V
+
+
+def ceat(
+    X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray,
+    alternative: CeatAlternative = "two-sided", ddof: int = 1,
+) -> CeatResult:
+    """CEAT on occurrence vectors: per-sample effect sizes pooled by random effects.
+
+    Parameters
+    ----------
+    X, Y, A, B : (n_words, N, dim) arrays (see :func:`sample_effect_sizes`).
+    alternative : p-value direction (two-sided default).
+    ddof : std degrees of freedom of the per-sample effect size.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y, A, B = (rng.normal(size=(4, 50, 8)) for _ in range(4))
+    >>> r = ceat(X + 1.0 * A.mean(0), Y + 1.0 * B.mean(0), A, B)
+    >>> r.ces > 1, r.pvalue < 1e-6, r.n_samples
+    (True, True, 50)
+    """
+    _check_alternative(alternative)
+    d, V = sample_effect_sizes(X, Y, A, B, ddof=ddof)
+    re = random_effects(d, V, alternative)
+    sizes = {k: int(np.shape(M)[0]) for k, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}
+    return CeatResult(**re.__dict__, effect_sizes=d, variances=V, sizes=sizes)
+
+
+def stack_occurrences(vectors: dict[str, np.ndarray], words: list[str] | tuple[str, ...],
+                      role: str = "") -> np.ndarray:
+    """Stack per-word occurrence vectors ``{word: (N, dim)}`` into ``(n_words, N, dim)``."""
+    missing = [w for w in words if w not in vectors]
+    if missing:
+        raise CeatError(f"no occurrence vectors for {', '.join(missing)}" + (f" [{role}]" if role else ""))
+    shapes = {w: np.shape(vectors[w]) for w in words}
+    bad = [f"{w} {s}" for w, s in shapes.items() if len(s) != 2]
+    if bad:
+        raise CeatError(f"occurrence vectors must be (N, dim) per word: {', '.join(bad)}")
+    if len({s for s in shapes.values()}) != 1:
+        raise CeatError("words have different numbers of samples or dimensions: "
+                        + ", ".join(f"{w} {s}" for w, s in shapes.items()))
+    return np.stack([np.asarray(vectors[w]) for w in words])
+
+
+def ceat_from_occurrences(
+    vectors: dict[str, np.ndarray],
+    test,
+    alternative: CeatAlternative = "two-sided",
+    ddof: int = 1,
+    on_missing: Literal["raise", "drop"] = "raise",
+) -> CeatResult:
+    """Run a word-list test (:class:`polybias.wordlists.AssociationTest`) on occurrence vectors.
+
+    Parameters
+    ----------
+    vectors : ``{word: (N, dim) array}``; row i is the vector of the occurrence of the
+        word used in sample i (see :func:`polybias.text.sample_occurrences`).
+    test : the test whose X, Y, A, B word sets are looked up in ``vectors``.
+    on_missing : "raise" (default) names every word without vectors (e.g. absent from the
+        corpus); "drop" leaves them out and lists them in ``result.dropped``.
+    """
+    if on_missing not in ("raise", "drop"):
+        raise CeatError(f"on_missing must be 'raise' or 'drop', got {on_missing!r}")
+    arrays, dropped, missing_all = {}, {}, []
+    for role, ws in test.sets().items():
+        kept = [w for w in ws.words if w in vectors]
+        missing = [w for w in ws.words if w not in vectors]
+        if missing:
+            dropped[role] = missing
+            missing_all += [f"{w} [{role}: {ws.name}]" for w in missing]
+        if not kept:
+            raise CeatError(f"{test.name}: no word of set {role} ({ws.name}) has occurrence vectors")
+        arrays[role] = kept
+    if missing_all and on_missing == "raise":
+        raise CeatError(f"{test.name}: {len(missing_all)} word(s) have no occurrence vectors "
+                        f"(absent from the corpus?): {', '.join(missing_all)}. "
+                        "Pass on_missing='drop' to drop them.")
+    stacked = {role: stack_occurrences(vectors, words, role) for role, words in arrays.items()}
+    result = ceat(stacked["X"], stacked["Y"], stacked["A"], stacked["B"], alternative, ddof)
+    return CeatResult(**{**result.__dict__, "dropped": dropped})

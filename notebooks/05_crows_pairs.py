@@ -1,0 +1,127 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python (polybias)
+#     language: python
+#     name: polybias
+# ---
+
+# %% [markdown]
+# # 5. CrowS-Pairs: stereotype scores, JSD stereotype score and bias attribution
+#
+# A CrowS-Pairs item is a minimal pair: a more stereotyping sentence and a less
+# stereotyping one that differ in a few words (Nangia et al. 2020). A language model
+# "prefers" the sentence it scores higher; the **stereotype score** is the share of pairs
+# where it prefers the more stereotyping one (50 = no preference). Masked LMs score the
+# shared tokens one at a time with the modified tokens as condition (Nangia et al.);
+# causal LMs score the whole sentence given BOS.
+#
+# Gamboa & Lee (2024, seed 001) replace the likelihood comparison by a distance: for each
+# shared token u, b(u) = JSD(P_u,more ‖ one-hot) − JSD(P_u,less ‖ one-hot), the
+# Jensen–Shannon distance (base 2) of the model's prediction from the gold token under
+# either condition. b(u) < 0 means the token is better predicted in the biased context:
+# it **attributes** bias to that token. A pair is biased when the mean of b(u) is < 0,
+# and B is the share of biased pairs.
+#
+# Offline default: a tiny masked LM that the project trains on a generated corpus where
+# male terms co-occur with career words and female terms with family words (p = 0.9),
+# evaluated on generated minimal pairs; the planted direction must show (score > 50).
+
+# %% tags=["parameters"]
+model: str = "planted-mlm"  # registered language model (configs/models.yaml)
+dataset: str = "planted"  # planted, crows-pairs, crows-pairs-revised, crows-pairs-steinborn, crows-pairs-gamboa
+language: str = "en"  # language of the dataset
+subset: list = []  # bias types to keep; empty: all
+method: str = ""  # nangia, bias-bench or causal; empty: by the model's kind
+n_pairs: int = 200  # number of planted pairs (dataset planted only)
+n_bootstrap: int = 1000  # bootstrap resamples for the confidence intervals
+seed: int = 0  # seed of the pair draw and the bootstrap
+compat_fourth_root: bool = False  # seed-001 code's extra square root in the JSD
+output_dir: str = "results/crows/interactive"  # run records, relative to the project root
+table_file: str = ""  # where to write the tables, e.g. paper/tables/crows_planted-mlm.md
+
+# %%
+import pandas as pd
+from polybias import crowspairs, plots, report, semantics
+from polybias.metrics import crows
+
+if method and method not in crows.METHODS:
+    raise ValueError(f"method must be one of {crows.METHODS} or empty, got {method!r}")
+
+# %% [markdown]
+# ## Reproducing seed 001's GPT-2 row from its published per-pair scores
+#
+# The seed-001 repository ships GPT-2's per-pair S_JSD on the 231-pair gender and
+# sexual-orientation subset. Aggregating them with eq. 6 gives the numbers below, beside
+# Table 3 of the paper.
+
+# %%
+gpt2_scores = crowspairs.load_gamboa_gpt2_scores()
+paper = report.load_reported("gamboa2024_table3", model="gpt2").rename(columns={"value": "score"})
+gpt2_rows = []
+for label, atol in (("eq. 6 as written", 0.0), ("|S_JSD| <= 1e-5 is a tie", 1e-5)):
+    table = crows.gamboa_table3(gpt2_scores, atol=atol)[["bias_type", "n", "stereotyped", "ties", "score"]]
+    gpt2_rows.append(report.side_by_side(table, paper[["bias_type", "score"]], on="bias_type",
+                                         value="score").assign(aggregation=label))
+gpt2_table = pd.concat(gpt2_rows, ignore_index=True)
+
+# %% tags=["nbval-check-output"]
+print(report.markdown_table(gpt2_table, digits=2))
+
+# %% [markdown]
+# Eq. 6 applied to the shipped scores gives one biased gender pair more than the paper
+# (and so one more overall). The paper's numbers are exact counts (89/159, 51/72,
+# 140/231). In the shipped file one gender pair ("The blacks hated the whites at
+# school." / "... at doctors") has S_JSD ≈ −1e-6: all its shared tokens precede the
+# edit, so for a causal model every b(u) is exactly 0 in exact arithmetic (pairs of the
+# same shape are 0.0 in the file) and the sign is floating-point noise. Counting
+# noise-level S_JSD as a tie reproduces the paper exactly (second block). Our engine
+# sets b(u) = 0 exactly for causal tokens whose left context is the same in both
+# sentences, so it does not depend on such noise.
+
+# %% [markdown]
+# ## Stereotype score and JSD stereotype score of the chosen model
+
+# %%
+run = crows.run_crows(model, dataset, language, subset or None, method or None, n_pairs,
+                      n_bootstrap, seed, compat_fourth_root, output_dir)
+scores = run.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(
+    run.jsd[["bias_type", "score"]].rename(columns={"score": "jsd_B"}), on="bias_type")
+score_table = report.markdown_table(scores, digits=2, formats={"binom_p": ".1e"})
+
+# %% tags=["nbval-check-output"]
+print(score_table)
+
+# %% [markdown]
+# ## Which tokens carry the bias (seed 001 Tables 4–5)
+#
+# The pair with the most negative S_JSD; b(u) per word of the biased sentence (subword
+# scores summed per word).
+
+# %%
+tokens = report.markdown_table(crows.token_table(run.attributed), digits=4)
+
+# %% tags=["nbval-check-output"]
+print(tokens)
+
+# %% [markdown]
+# ## Semantic categories of bias-contributing words (seed 001 Table 6)
+#
+# Seed 001 tagged words with PyMUSAS; its English model is not installable from the
+# package registry, so we use the Empath lexicon (194 categories) shipped with its package.
+# Shares are percentages of a category's tokens that raise (b < 0), do not change (b = 0)
+# or lower (b > 0) bias.
+
+# %%
+words = crows.attribution_words(run.attributed)
+categories = semantics.category_shares(words, min_count=max(1, round(0.01 * len(words)))).head(10)
+category_table = report.markdown_table(categories, digits=2)
+
+# %% tags=["nbval-check-output"]
+print(category_table)
+
+# %%
+if table_file:
+    report.write_table("\n\n".join([score_table, tokens, category_table]), table_file)
+plots.scores_with_ci(run.stereotype, f"Stereotype score, {model} on {dataset}",
+                     file=f"crows_{model}_{dataset}.png")

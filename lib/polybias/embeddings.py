@@ -1,0 +1,673 @@
+"""Contextual embeddings: word vectors and sentence vectors from transformer encoders.
+
+Every contextual metric (SEAT, CEAT, per-layer analyses) reads its vectors from here.
+
+* **Word vectors** (:func:`word_vectors`). The caller names the target occurrence by its
+  character span ``[start, end)`` in the text; the engine finds the subword pieces that
+  overlap the span through the tokenizer's offset mapping (never by whitespace index)
+  and pools the hidden states of the chosen layer over them:
+
+      v(w) = 1/|P| Σ_{t ∈ P} h_t^(layer)        (pooling="mean", the default)
+
+  where P is the set of pieces of the occurrence, the suffix included (DESIGN.md §5;
+  seed 000 §3 averages the pieces of the surface word). ``"first"`` / ``"last"`` take
+  one piece only. A root-only vector (seed 000's code) is a shorter span passed by the
+  caller: the pieces overlapping the root are pooled.
+* **Sentence vectors** (:func:`sentence_vectors`): the model's own pooling
+  (``pooling="model"``; for sentence-transformers models the pooling of their
+  ``1_Pooling/config.json``: all-MiniLM-L6-v2 averages over every attended token,
+  special tokens included, as ``sentence-transformers`` does), the first token
+  (``"cls"``), or the mean over non-special tokens (``"mean"``). The final L2
+  normalisation of some sentence-transformers models is left out (cosines are unchanged).
+
+Engine: texts are tokenized in chunks with the fast tokenizer, sorted by length and
+packed into batches of at most ``batch_tokens`` padded tokens (rows × longest row);
+forward passes run in eval mode under ``torch.inference_mode``; hidden states are
+pooled in float32 (half-precision weights are allowed on CUDA only). Inputs are
+consumed chunk by chunk (:func:`iter_word_vectors`, :func:`iter_sentence_vectors`), so
+memory is bounded by the chunk, not by the corpus.
+
+Long texts: a text whose pieces do not fit the model (``Encoder.max_length``, special
+tokens included) is cut, for word vectors, to a window of pieces centred on the
+target occurrence; the target is never cut away (a target longer than the window is an
+error). Sentence vectors of over-long texts are an error (there is no target to centre on).
+
+Cache (``cache=True``): vectors are stored in an SQLite file under
+``paths.cache_dir()/embeddings``, one per model fingerprint (name, revision or weights
+checksum, tokenizer, length limit), keyed by the sha256 of (layer, pooling, text, span);
+a rerun reads them back instead of running the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+WORD_POOLINGS = ("mean", "first", "last")
+SENTENCE_POOLINGS = ("model", "cls", "mean")
+MODEL_POOLINGS = ("mean", "cls")  # what an Encoder's own pooling may be
+_CHUNK = 4096  # texts tokenized, batched and cached together
+_CACHE_VERSION = "1"
+
+
+class EmbeddingError(ValueError):
+    """A model that cannot be used as an encoder, or texts/spans/options it cannot embed."""
+
+
+@dataclass
+class Encoder:
+    """A transformer encoder ready for extraction (see :func:`wrap_encoder`, :func:`load_encoder`).
+
+    ``max_length`` is the longest input the model accepts, special tokens included;
+    ``pooling`` is the model's own sentence pooling (``"mean"``: mean over all attended
+    tokens, as sentence-transformers; ``"cls"``: first token).
+    """
+
+    model: Any
+    tokenizer: Any
+    name: str
+    revision: str | None
+    max_length: int
+    pooling: str
+    device: str = "cpu"
+    _fingerprint: str | None = field(default=None, init=False, repr=False, compare=False)
+
+
+# ---------------------------------------------------------------- loading
+
+def _max_length(model, tokenizer, limit: int | None = None) -> int:
+    limits = [int(limit)] if limit else []
+    tml = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tml, int) and 0 < tml < 10**7:  # transformers uses ~1e30 for "no limit"
+        limits.append(tml)
+    cfg = getattr(model, "config", None)
+    for attr in ("max_position_embeddings", "n_positions"):
+        value = getattr(cfg, attr, None)
+        if isinstance(value, int) and value > 0:
+            emb = getattr(getattr(model, "base_model", model), "embeddings", None)
+            pe = getattr(emb, "position_embeddings", None)
+            if getattr(pe, "padding_idx", None) is not None:  # RoBERTa: positions after pad
+                value -= pe.padding_idx + 1
+            limits.append(value)
+            break
+    if not limits:
+        raise EmbeddingError(f"cannot tell the longest input of {type(model).__name__}: neither "
+                             "the tokenizer's model_max_length nor the config's positions is set")
+    return int(min(limits))
+
+
+def _is_cuda(device: str) -> bool:
+    import torch
+
+    try:
+        return torch.device(device).type == "cuda"
+    except (RuntimeError, TypeError) as exc:
+        raise EmbeddingError(f"unknown device {device!r}") from exc
+
+
+def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
+                 pooling: str = "cls", device: str = "cpu", max_length: int | None = None) -> Encoder:
+    """Wrap a ``transformers`` model and its fast tokenizer for extraction.
+
+    Parameters
+    ----------
+    model : a bare encoder (``BertModel``, ``AlbertModel``…) or a model with a head
+        (``…ForMaskedLM``), whose base model is then used; put in eval mode on ``device``.
+    tokenizer : its fast tokenizer (offsets are needed).
+    name : the name results and the cache are recorded under.
+    revision : model revision or weights checksum; when None, the cache keys on a
+        checksum of the weights.
+    pooling : the model's own sentence pooling, ``"cls"`` or ``"mean"``.
+    device : torch device; float16 weights are allowed on CUDA only.
+    max_length : a lower length limit than the model's (e.g. a sentence-transformers
+        ``max_seq_length``).
+
+    >>> from polybias.tiny_models import build_tiny_encoder
+    >>> enc = wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
+    >>> enc.max_length, enc.pooling
+    (64, 'cls')
+    """
+    import torch
+
+    if pooling not in MODEL_POOLINGS:
+        raise EmbeddingError(f"the model's own pooling must be one of {MODEL_POOLINGS}, got {pooling!r}")
+    if not isinstance(model, torch.nn.Module):
+        raise EmbeddingError(f"model {name!r} is not a torch module but {type(model).__name__}")
+    if not getattr(tokenizer, "is_fast", False):
+        raise EmbeddingError(f"the tokenizer of {name!r} is not a fast tokenizer; extraction needs "
+                             "offset mappings (load it with use_fast=True)")
+    base = getattr(model, "base_model", model)
+    if getattr(getattr(base, "config", None), "is_decoder", False) or \
+            type(base).__name__ in ("GPT2Model", "LlamaModel"):
+        raise EmbeddingError(f"model {name!r} ({type(base).__name__}) is a decoder, not an encoder")
+    dtypes = {p.dtype for p in base.parameters()}
+    if torch.float16 in dtypes and not _is_cuda(device):
+        raise EmbeddingError(f"model {name!r} has float16 weights; half precision is supported on "
+                             f"CUDA only, not on {device!r}")
+    base.eval()
+    base.to(device)
+    return Encoder(model=base, tokenizer=tokenizer, name=name, revision=revision,
+                   max_length=_max_length(base, tokenizer, max_length), pooling=pooling,
+                   device=str(device))
+
+
+def _package_folder(package: str, folder: str) -> Path:
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(package)
+    except metadata.PackageNotFoundError as exc:
+        raise EmbeddingError(f"package {package!r} is not installed (pip install {package})") from exc
+    path = Path(str(dist.locate_file(folder)))
+    if not (path / "config.json").is_file():
+        raise EmbeddingError(f"package {package!r} has no model folder {folder!r} with a config.json")
+    return path
+
+
+def _st_options(path: Path) -> tuple[str | None, int | None]:
+    """Pooling and max_seq_length of a sentence-transformers folder (None when absent)."""
+    pooling, limit = None, None
+    pool_cfg = path / "1_Pooling" / "config.json"
+    if pool_cfg.is_file():
+        cfg = json.loads(pool_cfg.read_text(encoding="utf-8"))
+        modes = [k for k in ("pooling_mode_mean_tokens", "pooling_mode_cls_token",
+                             "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens")
+                 if cfg.get(k)]
+        if modes == ["pooling_mode_mean_tokens"]:
+            pooling = "mean"
+        elif modes == ["pooling_mode_cls_token"]:
+            pooling = "cls"
+        else:
+            raise EmbeddingError(f"{pool_cfg}: unsupported sentence-transformers pooling {modes}")
+    st_cfg = path / "sentence_bert_config.json"
+    if st_cfg.is_file():
+        limit = json.loads(st_cfg.read_text(encoding="utf-8")).get("max_seq_length")
+    return pooling, limit
+
+
+def _load_folder(path: Path | str, name: str, revision: str | None, device: str, dtype=None,
+                 allow_pickle: bool = False, hub: bool = False, pooling: str | None = None) -> Encoder:
+    import os
+
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    if isinstance(dtype, str):
+        if not isinstance(getattr(torch, dtype, None), torch.dtype):
+            raise EmbeddingError(f"unknown dtype {dtype!r}")
+        dtype = getattr(torch, dtype)
+    dtype = torch.float32 if dtype is None else dtype
+    if dtype == torch.float16 and not _is_cuda(device):
+        raise EmbeddingError(f"{name}: float16 is supported on CUDA only, not on {device!r}")
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    opts: dict[str, Any] = dict(trust_remote_code=False, local_files_only=not hub or offline)
+    if hub and revision:
+        opts["revision"] = revision
+    st_pooling, limit = (None, None) if hub else _st_options(Path(path))
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # keep notebook outputs clean
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(path), use_fast=True, **opts)
+        model = AutoModel.from_pretrained(str(path), dtype=dtype,
+                                          use_safetensors=None if allow_pickle else True, **opts)
+    except (OSError, ValueError, KeyError) as exc:
+        hint = "" if allow_pickle else " (only safetensors weights unless allow_pickle=True)"
+        raise EmbeddingError(f"cannot load encoder {name!r} from {path}{hint}: {exc}") from exc
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+    return wrap_encoder(model, tokenizer, name=name, revision=revision,
+                        pooling=pooling or st_pooling or "cls", device=device, max_length=limit)
+
+
+def load_encoder(name: str, device: str = "cpu", **options) -> Encoder:
+    """Load the registered model ``name`` (kind ``encoder`` or ``mlm``) as an :class:`Encoder`.
+
+    Registry entries (``configs/models.yaml``) may name an installed ``package`` and the
+    model ``folder`` inside it (the embedded ``minilm-l6``), a ``hub`` id (+ ``revision``),
+    a local ``path``, or a ``trained`` planted model (:mod:`polybias.synthetic`). Loading
+    uses ``transformers`` with ``trust_remote_code=False``, safetensors only unless
+    ``allow_pickle=True``, and never the network for a package or a path.
+
+    Parameters
+    ----------
+    name : registered model name.
+    device : torch device.
+    options : ``dtype`` (``"float16"`` on CUDA only), ``allow_pickle``, ``pooling``
+        (override the model's own sentence pooling), ``registry`` (a registry mapping).
+
+    The revision recorded is the package version plus the sha256 of its weights file, the
+    hub revision, or None (then the cache keys on a checksum of the weights).
+    """
+    from . import models
+    from .records import sha256_file
+
+    registry = options.pop("registry", None)
+    dtype = options.pop("dtype", None)
+    allow_pickle = bool(options.pop("allow_pickle", False))
+    pooling = options.pop("pooling", None)
+    if options:
+        raise EmbeddingError(f"unknown option(s) for load_encoder: {', '.join(options)}")
+    try:
+        entry = models.model_entry(name, registry)
+    except models.ModelError as exc:
+        raise EmbeddingError(str(exc)) from exc
+    if entry["kind"] not in ("encoder", "mlm"):
+        raise EmbeddingError(f"model {name!r} is of kind {entry['kind']!r}, not an encoder "
+                             "(encoder or mlm)")
+    if "package" in entry:
+        from importlib import metadata
+
+        folder = _package_folder(str(entry["package"]), str(entry.get("folder", "")))
+        weights = folder / "model.safetensors"
+        checksum = sha256_file(weights) if weights.is_file() else "no-safetensors"
+        revision = f"{entry['package']}=={metadata.version(str(entry['package']))} sha256:{checksum}"
+        return _load_folder(folder, name, revision, device, dtype, allow_pickle, pooling=pooling)
+    if "trained" in entry:
+        from . import synthetic
+
+        spec = dict(entry["trained"])
+        model, tokenizer = synthetic.cached_planted_model(**spec)
+        return wrap_encoder(model, tokenizer, name=name, revision=f"planted:{spec}",
+                            pooling=pooling or "cls", device=device)
+    if "hub" in entry:
+        return _load_folder(str(entry["hub"]), name, entry.get("revision"), device, dtype,
+                            allow_pickle, hub=True, pooling=pooling)
+    if "path" in entry:
+        path = models._expand(str(entry["path"]))
+        if not path.is_dir():
+            raise EmbeddingError(f"model {name!r}: {path} is not a model directory")
+        return _load_folder(path, name, entry.get("revision"), device, dtype, allow_pickle,
+                            pooling=pooling)
+    raise EmbeddingError(f"model {name!r} needs 'package', 'hub', 'path' or 'trained'")
+
+
+# ---------------------------------------------------------------- inputs
+
+def _check_text(i: int, text) -> str:
+    if not isinstance(text, str):
+        raise EmbeddingError(f"text {i} is not a string but {type(text).__name__}: {text!r}")
+    if not text.strip():
+        raise EmbeddingError(f"text {i} is empty")
+    return text
+
+
+def _check_span(i: int, text: str, span) -> tuple[int, int]:
+    try:
+        start, end = span
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(f"span of text {i} must be a (start, end) pair, got {span!r}") from exc
+    if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in (start, end)):
+        raise EmbeddingError(f"span of text {i} must hold integers, got {span!r}")
+    start, end = int(start), int(end)
+    if not 0 <= start < end <= len(text):
+        raise EmbeddingError(f"span ({start}, {end}) of text {i} is out of range: the text has "
+                             f"{len(text)} characters (need 0 <= start < end <= length): {text[:60]!r}")
+    word = text[start:end]
+    if not word.strip() or word != word.strip():
+        raise EmbeddingError(f"span ({start}, {end}) of text {i} is not on a word: it covers "
+                             f"{word!r} (spaces at its ends or only spaces)")
+    return start, end
+
+
+def _chunks(iterable: Iterable, size: int) -> Iterator[list]:
+    it = iter(iterable)
+    while block := list(itertools.islice(it, size)):
+        yield block
+
+
+@dataclass
+class _Row:
+    ids: list[int]          # input ids with special tokens
+    weights: np.ndarray     # pooling weights over the row's positions (sum 1)
+
+
+@dataclass
+class _Pieces:
+    head: list[int]         # special tokens the tokenizer puts before the text
+    body: list[int]         # the text's pieces
+    tail: list[int]         # special tokens after the text
+    offsets: np.ndarray     # (len(body), 2) character spans of the body's pieces
+
+
+def _encode_chunk(encoder: Encoder, texts: list[str], first: int) -> list[_Pieces]:
+    enc = encoder.tokenizer(texts, add_special_tokens=True, return_offsets_mapping=True,
+                            return_special_tokens_mask=True, truncation=False, verbose=False)
+    out = []
+    for k, (ids, offs, special) in enumerate(zip(enc["input_ids"], enc["offset_mapping"],
+                                                 enc["special_tokens_mask"], strict=True)):
+        content = np.flatnonzero(np.asarray(special) == 0)
+        if content.size == 0:
+            raise EmbeddingError(f"text {first + k} has no tokens besides special tokens: "
+                                 f"{texts[k][:60]!r}")
+        a, b = int(content[0]), int(content[-1]) + 1
+        offsets = np.asarray(offs, dtype=np.int64).reshape(-1, 2)[a:b].copy()
+        offsets[np.asarray(special[a:b], dtype=bool)] = 0
+        out.append(_Pieces(list(ids[:a]), list(ids[a:b]), list(ids[b:]), offsets))
+    return out
+
+
+def _word_rows(encoder: Encoder, texts: list[str], spans: list[tuple[int, int]], pooling: str,
+               first: int) -> list[_Row]:
+    rows = []
+    for k, (p, (s, e)) in enumerate(zip(_encode_chunk(encoder, texts, first), spans, strict=True)):
+        i = first + k
+        offs = p.offsets
+        hit = np.flatnonzero(np.maximum(offs[:, 0], s) < np.minimum(offs[:, 1], e))
+        if hit.size == 0:
+            raise EmbeddingError(f"span ({s}, {e}) of text {i} ({texts[k][s:e]!r}) covers no "
+                                 f"token of {encoder.name}'s tokenizer: {texts[k][:60]!r}")
+        a, b = int(hit[0]), int(hit[-1]) + 1
+        room = encoder.max_length - len(p.head) - len(p.tail)
+        if b - a > room:
+            raise EmbeddingError(f"the target of text {i} ({texts[k][s:e][:40]!r}) is {b - a} "
+                                 f"pieces long; {encoder.name} takes at most {room}")
+        lo, hi = 0, len(p.body)
+        if hi > room:  # a window of `room` pieces centred on the target, inside the text
+            lo = min(max(0, a - (room - (b - a)) // 2), len(p.body) - room)
+            hi = lo + room
+        row_ids = p.head + p.body[lo:hi] + p.tail
+        w = np.zeros(len(row_ids), dtype=np.float32)
+        pa, pb = len(p.head) + a - lo, len(p.head) + b - lo
+        if pooling == "mean":
+            w[pa:pb] = 1.0 / (pb - pa)
+        elif pooling == "first":
+            w[pa] = 1.0
+        else:
+            w[pb - 1] = 1.0
+        rows.append(_Row(row_ids, w))
+    return rows
+
+
+def _sentence_rows(encoder: Encoder, texts: list[str], pooling: str, first: int) -> list[_Row]:
+    rows = []
+    for k, p in enumerate(_encode_chunk(encoder, texts, first)):
+        row_ids = p.head + p.body + p.tail
+        if len(row_ids) > encoder.max_length:
+            raise EmbeddingError(
+                f"text {first + k} is {len(row_ids)} tokens long (special tokens included) but "
+                f"{encoder.name} accepts at most {encoder.max_length}; split or shorten it "
+                f"(word_vectors windows long texts around a target): {texts[k][:60]!r}")
+        w = np.zeros(len(row_ids), dtype=np.float32)
+        mode = encoder.pooling if pooling == "model" else pooling
+        if mode == "cls":
+            w[0] = 1.0
+        elif pooling == "model":  # sentence-transformers mean: every attended token
+            w[:] = 1.0 / len(row_ids)
+        else:  # mean over the text's own (non-special) tokens
+            w[len(p.head):len(p.head) + len(p.body)] = 1.0 / len(p.body)
+        rows.append(_Row(row_ids, w))
+    return rows
+
+
+def _pack(lengths: np.ndarray, budget: int) -> list[np.ndarray]:
+    """Indices sorted by length (longest first) cut into batches of rows × longest ≤ budget."""
+    order = np.argsort(-lengths, kind="stable")
+    batches, start = [], 0
+    while start < len(order):
+        rows = max(1, budget // int(lengths[order[start]]))
+        batches.append(order[start:start + rows])
+        start += rows
+    return batches
+
+
+def _run(encoder: Encoder, rows: list[_Row], layer: int, batch_tokens: int, bar) -> np.ndarray:
+    import torch
+
+    tok = encoder.tokenizer
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    lengths = np.array([len(r.ids) for r in rows], dtype=np.int64)
+    out = np.empty((len(rows), encoder.model.config.hidden_size), dtype=np.float32)
+    with torch.inference_mode():
+        for b in _pack(lengths, batch_tokens):
+            width = int(lengths[b].max())
+            ids = np.full((len(b), width), pad, dtype=np.int64)
+            weights = np.zeros((len(b), width), dtype=np.float32)
+            for r, k in enumerate(b):
+                ids[r, :lengths[k]] = rows[k].ids
+                weights[r, :lengths[k]] = rows[k].weights
+            input_ids = torch.from_numpy(ids).to(encoder.device)
+            attention = (torch.arange(width)[None, :] < torch.from_numpy(lengths[b])[:, None])
+            result = encoder.model(input_ids=input_ids, attention_mask=attention.long().to(encoder.device),
+                                   output_hidden_states=layer != -1)
+            hidden = result.last_hidden_state if layer == -1 else result.hidden_states[layer]
+            w = torch.from_numpy(weights).to(hidden.device)
+            out[b] = torch.einsum("bt,btd->bd", w, hidden.float()).cpu().numpy()
+            if bar is not None:
+                bar.update(len(b))
+    return out
+
+
+def _check_options(encoder: Encoder, layer: int, pooling: str, allowed: tuple[str, ...],
+                   batch_tokens: int) -> None:
+    if not isinstance(encoder, Encoder):
+        raise EmbeddingError(f"expected an Encoder (load_encoder / wrap_encoder), got "
+                             f"{type(encoder).__name__}")
+    if pooling not in allowed:
+        raise EmbeddingError(f"pooling must be one of {allowed}, got {pooling!r}")
+    n_layers = int(encoder.model.config.num_hidden_layers)
+    if not isinstance(layer, int | np.integer) or isinstance(layer, bool) or \
+            not -(n_layers + 1) <= layer <= n_layers:
+        raise EmbeddingError(f"layer must be an integer in [{-(n_layers + 1)}, {n_layers}] for "
+                             f"{encoder.name} (0 = embeddings, {n_layers} or -1 = last), got {layer!r}")
+    if not isinstance(batch_tokens, int | np.integer) or batch_tokens < 1:
+        raise EmbeddingError(f"batch_tokens must be a positive integer, got {batch_tokens!r}")
+
+
+def _norm_layer(encoder: Encoder, layer: int) -> int:
+    n_layers = int(encoder.model.config.num_hidden_layers)
+    layer = int(layer)
+    return -1 if layer in (-1, n_layers) else layer % (n_layers + 1)
+
+
+# ---------------------------------------------------------------- cache
+
+def fingerprint(encoder: Encoder) -> str:
+    """Identity of an encoder for the cache: name, revision (or a checksum of the weights
+    when there is none), tokenizer and length limit. Computed once per encoder."""
+    if encoder._fingerprint is None:
+        h = hashlib.sha256()
+        h.update(f"{_CACHE_VERSION}|{encoder.name}|{encoder.max_length}|{encoder.pooling}|".encode())
+        if encoder.revision:
+            h.update(f"rev:{encoder.revision}|".encode())
+        else:
+            for key, tensor in sorted(encoder.model.state_dict().items()):
+                h.update(key.encode())
+                h.update(tensor.detach().cpu().contiguous().float().numpy().tobytes())
+        h.update(encoder.tokenizer.backend_tokenizer.to_str().encode())
+        encoder._fingerprint = h.hexdigest()
+    return encoder._fingerprint
+
+
+def cache_path(encoder: Encoder) -> Path:
+    """SQLite file holding the cached vectors of ``encoder``."""
+    from . import paths
+
+    folder = paths.cache_dir() / "embeddings"
+    folder.mkdir(parents=True, exist_ok=True)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)[:60]
+    return folder / f"{safe}-{fingerprint(encoder)[:16]}.sqlite"
+
+
+def _keys(kind: str, layer: int, pooling: str, texts: list[str], spans) -> list[bytes]:
+    out = []
+    for k, text in enumerate(texts):
+        span = f"{spans[k][0]}:{spans[k][1]}" if spans is not None else "-"
+        out.append(hashlib.sha256(f"{kind}|{layer}|{pooling}|{span}|{text}".encode()).digest())
+    return out
+
+
+def _open_cache(path: Path) -> sqlite3.Connection:
+    con = sqlite3.connect(path, timeout=60)
+    con.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, vec BLOB NOT NULL)")
+    return con
+
+
+def _cache_get(con: sqlite3.Connection, keys: list[bytes], dim: int) -> dict[bytes, np.ndarray]:
+    found: dict[bytes, np.ndarray] = {}
+    for block in _chunks(keys, 500):
+        marks = ",".join("?" * len(block))
+        for key, blob in con.execute(f"SELECT key, vec FROM vectors WHERE key IN ({marks})", block):
+            vec = np.frombuffer(blob, dtype="<f4")
+            if vec.size == dim:
+                found[bytes(key)] = vec
+    return found
+
+
+def _cache_put(con: sqlite3.Connection, keys: list[bytes], vectors: np.ndarray) -> None:
+    with con:  # one transaction: all or nothing
+        con.executemany("INSERT OR REPLACE INTO vectors (key, vec) VALUES (?, ?)",
+                        [(k, v.astype("<f4").tobytes()) for k, v in zip(keys, vectors, strict=True)])
+
+
+# ---------------------------------------------------------------- public API
+
+def _iter_vectors(encoder: Encoder, items: Iterable, kind: str, layer: int, pooling: str,
+                  batch_tokens: int, cache: bool, progress: bool, chunk_size: int) -> Iterator[np.ndarray]:
+    from tqdm.auto import tqdm
+
+    dim = int(encoder.model.config.hidden_size)
+    con = _open_cache(cache_path(encoder)) if cache else None
+    layer_key = _norm_layer(encoder, layer)
+    bar = tqdm(disable=not progress, desc=f"{kind} vectors {encoder.name}", unit="text", leave=False)
+    first = 0
+    try:
+        for block in _chunks(items, chunk_size):
+            if kind == "word":
+                texts = [_check_text(first + k, t) for k, (t, _) in enumerate(block)]
+                spans = [_check_span(first + k, t, s) for k, (t, s) in enumerate(block)]
+            else:
+                texts = [_check_text(first + k, t) for k, t in enumerate(block)]
+                spans = None
+            out = np.empty((len(texts), dim), dtype=np.float32)
+            todo = list(range(len(texts)))
+            keys: list[bytes] = []
+            if con is not None:
+                keys = _keys(kind, layer_key, pooling, texts, spans)
+                found = _cache_get(con, keys, dim)
+                todo = [k for k in todo if keys[k] not in found]
+                for k, key in enumerate(keys):
+                    if key in found:
+                        out[k] = found[key]
+                bar.update(len(texts) - len(todo))
+            if todo:
+                sub_texts = [texts[k] for k in todo]
+                if kind == "word":
+                    rows = _word_rows(encoder, sub_texts, [spans[k] for k in todo], pooling, first)
+                else:
+                    rows = _sentence_rows(encoder, sub_texts, pooling, first)
+                vecs = _run(encoder, rows, layer, batch_tokens, bar)
+                out[todo] = vecs
+                if con is not None:
+                    _cache_put(con, [keys[k] for k in todo], vecs)
+            first += len(texts)
+            yield out
+    finally:
+        bar.close()
+        if con is not None:
+            con.close()
+
+
+def iter_word_vectors(encoder: Encoder, items: Iterable[tuple[str, tuple[int, int]]], layer: int = -1,
+                      pooling: str = "mean", batch_tokens: int = 8192, cache: bool = False,
+                      progress: bool = False, chunk_size: int = _CHUNK) -> Iterator[np.ndarray]:
+    """Streaming form of :func:`word_vectors`: consume ``(text, span)`` pairs from any
+    iterable and yield (≤ ``chunk_size``, dim) float32 blocks in input order."""
+    _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
+    return _iter_vectors(encoder, items, "word", layer, pooling, batch_tokens, cache, progress, chunk_size)
+
+
+def iter_sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "model",
+                          layer: int = -1, batch_tokens: int = 8192, cache: bool = False,
+                          progress: bool = False, chunk_size: int = _CHUNK) -> Iterator[np.ndarray]:
+    """Streaming form of :func:`sentence_vectors` (blocks of ≤ ``chunk_size`` rows)."""
+    _check_options(encoder, layer, pooling, SENTENCE_POOLINGS, batch_tokens)
+    if isinstance(texts, str):
+        raise EmbeddingError("texts must be a list of strings, not one string")
+    return _iter_vectors(encoder, texts, "sentence", layer, pooling, batch_tokens, cache, progress,
+                         chunk_size)
+
+
+def _stack(blocks: Iterable[np.ndarray], dim: int) -> np.ndarray:
+    parts = list(blocks)
+    return np.vstack(parts) if parts else np.empty((0, dim), dtype=np.float32)
+
+
+def word_vectors(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[int, int]],
+                 layer: int = -1, pooling: str = "mean", batch_tokens: int = 8192,
+                 cache: bool = False, progress: bool = False) -> np.ndarray:
+    """Contextual vectors of target word occurrences.
+
+    Parameters
+    ----------
+    encoder : from :func:`load_encoder` or :func:`wrap_encoder`.
+    texts : sentences (any iterable; consumed in chunks).
+    spans : per text, the character span ``[start, end)`` of the target occurrence; a
+        root-only vector is a shorter span. The pieces overlapping the span are pooled.
+    layer : hidden-state layer: -1 or L = last, 0 = embedding output, negative counts
+        from the end (``hidden_states[layer]`` of ``transformers``).
+    pooling : ``"mean"`` over the pieces (suffix included), ``"first"`` or ``"last"`` piece.
+    batch_tokens : padded tokens (rows × longest row) per forward pass.
+    cache : read and store vectors in the disk cache (see module docstring).
+    progress : tqdm bar over texts.
+
+    Returns
+    -------
+    (n, hidden) float32 array, in input order. Texts longer than the model limit are
+    windowed around the target.
+
+    >>> from polybias.tiny_models import build_tiny_encoder
+    >>> enc = wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
+    >>> word_vectors(enc, ["The nurse said hello."], [(4, 9)]).shape
+    (1, 32)
+    """
+    if isinstance(texts, str):
+        raise EmbeddingError("texts must be a list of strings, not one string")
+    _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
+    items = _zip_checked(texts, spans)
+    blocks = _iter_vectors(encoder, items, "word", layer, pooling, batch_tokens, cache, progress, _CHUNK)
+    return _stack(blocks, int(encoder.model.config.hidden_size))
+
+
+def _zip_checked(texts: Iterable[str], spans: Iterable) -> Iterator[tuple[str, Any]]:
+    sentinel = object()
+    for i, (t, s) in enumerate(itertools.zip_longest(texts, spans, fillvalue=sentinel)):
+        if t is sentinel or s is sentinel:
+            raise EmbeddingError(f"texts and spans differ in length (one ends at item {i})")
+        yield t, s
+
+
+def sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "model", layer: int = -1,
+                     batch_tokens: int = 8192, cache: bool = False, progress: bool = False) -> np.ndarray:
+    """Sentence vectors: the model's own pooling, the first token, or the mean over
+    non-special tokens, at ``layer`` (other parameters as in :func:`word_vectors`).
+
+    Returns an (n, hidden) float32 array. A text longer than the model limit is an error.
+
+    >>> from polybias.tiny_models import build_tiny_encoder
+    >>> enc = wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
+    >>> sentence_vectors(enc, ["This is a nurse.", "That is here."], pooling="mean").shape
+    (2, 32)
+    """
+    blocks = iter_sentence_vectors(encoder, texts, pooling, layer, batch_tokens, cache, progress)
+    return _stack(blocks, int(encoder.model.config.hidden_size))
+
+
+def clear_cache(encoder: Encoder) -> None:
+    """Delete the cached vectors of ``encoder``."""
+    path = cache_path(encoder)
+    if path.exists():
+        with closing(sqlite3.connect(path)):
+            pass
+        path.unlink()

@@ -472,3 +472,35 @@ def expand(book: TemplateBook, template: str | Template, mask: tuple[str, ...] |
     for ids in itertools.product(*pools):
         out.extend(realise(book, t, dict(zip(names, ids, strict=True)), mask, mask_token))
     return out
+
+
+def mask_slots(filled: Filled, slots: tuple[str, ...] | list[str], mask_token: str = "[MASK]") -> Filled:
+    """``filled`` with the words of ``slots`` replaced by ``mask_token`` (spans recomputed).
+
+    Masking a realised sentence (rather than realising it masked) keeps the synonym
+    variant and the agreeing words of the other slots exactly as they were.
+
+    >>> f = Filled("t", "men are rude.", {"g": "men", "a": "rude"}, {"g": "men", "a": "rude"},
+    ...            {"g": (0, 3), "a": (8, 12)})
+    >>> mask_slots(f, ["a"]).text, mask_slots(f, ["g", "a"]).spans
+    ('men are [MASK].', {'g': (0, 6), 'a': (11, 17)})
+    """
+    unknown = [s for s in slots if s not in filled.spans]
+    if unknown:
+        raise TemplateError(f"template {filled.template!r} has no slot(s) {unknown} to mask")
+    words = dict(filled.words)
+    for s in slots:
+        words[s] = mask_token
+    order = sorted(filled.spans, key=lambda s: filled.spans[s][0])
+    text, spans, pos, at = [], {}, 0, 0
+    for s in order:
+        a, b = filled.spans[s]
+        text.append(filled.text[pos:a])
+        at += a - pos
+        text.append(words[s])
+        spans[s] = (at, at + len(words[s]))
+        at += len(words[s])
+        pos = b
+    text.append(filled.text[pos:])
+    return Filled(template=filled.template, text="".join(text), choice=dict(filled.choice), words=words,
+                  spans=spans, masked=tuple(dict.fromkeys((*filled.masked, *slots))), variant=filled.variant)

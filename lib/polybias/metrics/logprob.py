@@ -1,0 +1,347 @@
+"""Kurita et al. log-probability bias score, read at the target mask.
+
+Kurita, Vyas, Pareek, Black & Tsvetkov (2019), "Measuring Bias in Contextualized Word
+Representations" (GeBNLP), as used for Bangla by seed 000 (§3.3, §5.2): for a template
+with a target slot (a group word) and an attribute slot (a trait),
+
+* **fill score**  ``log p_tgt = log P(target | sentence with the target masked)``,
+* **prior score** ``log p_prior = log P(target | sentence with target and attribute masked)``,
+* **corrected score** (log-probability bias score) ``log p_tgt − log p_prior``,
+
+where both probabilities are read **at the target's mask** (DESIGN.md §6: Kurita's
+reference code reads the prior at another index and the Bangla scripts read it at the
+trait slot; ``prior_at="attribute"`` reproduces that mistake on purpose, for comparison).
+
+Targets are scored in one of two ways:
+
+* ``mode="word"`` (default) — the whole target word through :mod:`polybias.scoring`:
+  the sentence keeps the target written out, and each of its word pieces is scored
+  with itself and the pieces to its right in the same word masked (PLL-word-l2r, Kauf &
+  Ivanova 2023), summed: ``log P(word | context)`` by the chain rule. The attribute mask
+  of the prior sentence stays masked throughout.
+* ``mode="first_piece"`` (Kurita / seed-000 compatible) — the target is replaced by a
+  single mask token and the probability of its first word piece is read there.
+
+The bias of an attribute ``a`` between target groups X and Y is
+``s(a) = mean_{x∈X} corrected(x, a) − mean_{y∈Y} corrected(y, a)`` (targets averaged
+over templates and synonym variants first); the effect size between attribute sets A and
+B is ``(mean_A s − mean_B s) / std_{A∪B} s`` (ddof=1) with the one-sided split
+permutation p of :func:`polybias.stats.split_permutation_test`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .. import scoring, stats, templating
+from ..templating import Filled, TemplateBook
+
+MODES = ("word", "first_piece")
+PRIOR_AT = ("target", "attribute")
+
+
+class LogProbError(ValueError):
+    """Bad input to a log-probability metric; the message names what is wrong."""
+
+
+# ---------------------------------------------------------------- low level: masks and pieces
+
+def _pieces_in_span(enc, span: tuple[int, int]) -> list[int]:
+    """Token indices whose character offsets fall inside ``span`` (special tokens excluded)."""
+    a, b = span
+    special = enc["special_tokens_mask"]
+    return [i for i, (s, e) in enumerate(enc["offset_mapping"])
+            if not special[i] and e > s and s >= a and e <= b]
+
+
+def _encode(lm: scoring.LanguageModel, text: str):
+    return lm.tokenizer(text, add_special_tokens=True, return_offsets_mapping=True,
+                        return_special_tokens_mask=True, truncation=False)
+
+
+def _mask_index(lm: scoring.LanguageModel, enc, start: int, text: str) -> int:
+    """Index of the mask token that starts at character ``start``."""
+    mask_id = lm.tokenizer.mask_token_id
+    for i, (s, _) in enumerate(enc["offset_mapping"]):
+        if enc["input_ids"][i] == mask_id and s == start:
+            return i
+    raise LogProbError(f"no mask token at character {start} of {text!r}")
+
+
+def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: list[int],
+                           max_batch_tokens: int = 8192) -> np.ndarray:
+    """(n, V) natural-log distributions predicted at the mask token starting at character
+    ``starts[i]`` of ``texts[i]`` (other masks of the text stay masked).
+
+    One forward pass per text, batched by length like :mod:`polybias.scoring`; eval mode
+    and ``inference_mode``. Used for the first-piece scores and for the distribution
+    difference of :mod:`polybias.metrics.catbias`.
+    """
+    if lm.kind != "mlm":
+        raise LogProbError(f"{lm.name} is a {lm.kind} LM; mask predictions need a masked LM")
+    if len(texts) != len(starts):
+        raise LogProbError(f"{len(texts)} texts but {len(starts)} mask positions")
+    encs = [_encode(lm, t) for t in texts]
+    idx = []
+    for t, e, s in zip(texts, encs, starts, strict=True):
+        if len(e["input_ids"]) > lm.max_length:
+            raise LogProbError(f"{lm.name} accepts at most {lm.max_length} tokens; {text_head(t)} "
+                               f"has {len(e['input_ids'])}")
+        idx.append(_mask_index(lm, e, s, t))
+    lengths = np.array([len(e["input_ids"]) for e in encs])
+    pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
+    out: np.ndarray | None = None
+    with torch.inference_mode():
+        for batch in scoring._pack(lengths, max_batch_tokens):
+            width = int(lengths[batch].max())
+            ids = np.full((len(batch), width), pad, dtype=np.int64)
+            for r, k in enumerate(batch):
+                ids[r, :lengths[k]] = encs[k]["input_ids"]
+            x = torch.from_numpy(ids).to(lm.device)
+            att = (torch.arange(width)[None, :] < torch.from_numpy(lengths[batch])[:, None]).long()
+            logits = lm.model(input_ids=x, attention_mask=att.to(lm.device)).logits
+            rows = torch.arange(len(batch))
+            cols = torch.tensor([idx[k] for k in batch])
+            lp = torch.log_softmax(logits[rows, cols].float(), dim=-1).double().cpu().numpy()
+            if out is None:
+                out = np.empty((len(texts), lp.shape[1]), dtype=np.float64)
+            out[batch] = lp
+    return out
+
+
+def text_head(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def target_logprobs(lm: scoring.LanguageModel, items: list[Filled], target: str,
+                    masked: tuple[str, ...] | list[str] = (), mode: str = "word",
+                    read_at: str | None = None, max_batch_tokens: int = 8192) -> np.ndarray:
+    """log P(target word | rest of the sentence) for realised templates.
+
+    Parameters
+    ----------
+    lm : masked LM.
+    items : sentences from :func:`polybias.templating.realise` with every slot written out.
+    target : the target slot (its word is what is scored).
+    masked : other slots to replace by the mask token (the attribute, for the prior).
+    mode : "word" (whole word via :func:`polybias.scoring.masked_token_logprobs`, pieces
+        of the target scored left to right) or "first_piece" (the target replaced by one
+        mask; the log-probability of its first word piece, as tokenised in the sentence).
+    read_at : first-piece mode only: the slot whose mask the prediction is read at.
+        Default (and correct) is the target; naming the attribute reproduces the
+        wrong-index prior of the reference code (compat only).
+
+    Returns
+    -------
+    (n,) natural-log probabilities.
+    """
+    if mode not in MODES:
+        raise LogProbError(f"mode must be one of {MODES}, got {mode!r}")
+    if lm.kind != "mlm":
+        raise LogProbError(f"{lm.name} is a {lm.kind} LM; the log-probability bias score needs a masked LM")
+    if not items:
+        raise LogProbError("no sentences to score")
+    if target in masked:
+        raise LogProbError(f"the target slot {target!r} cannot also be in 'masked'")
+    mask_token = lm.tokenizer.mask_token
+    for f in items:
+        if f.masked:
+            raise LogProbError(f"template {f.template!r}: pass sentences with every slot written out "
+                               f"(masked here: {list(f.masked)}); use 'masked' to mask slots")
+        for s in (target, *masked):
+            if s not in f.spans:
+                raise LogProbError(f"template {f.template!r} has no slot {s!r}")
+    first = []  # target pieces in the written-out sentence
+    for f in items:
+        pieces = _pieces_in_span(_encode(lm, f.text), f.spans[target])
+        if not pieces:
+            raise LogProbError(f"target {f.words[target]!r} has no word piece in {text_head(f.text)}")
+        first.append(pieces)
+    if mode == "word":
+        texts, positions = [], []
+        for f in items:
+            g = templating.mask_slots(f, masked, mask_token) if masked else f
+            texts.append(g.text)
+            pieces = _pieces_in_span(_encode(lm, g.text), g.spans[target])
+            positions.append(pieces)
+        scores = scoring.masked_token_logprobs(lm, texts, positions=positions, within_word_l2r=True,
+                                               max_batch_tokens=max_batch_tokens)
+        return np.array([float(np.sum(s.logprob[p])) for s, p in zip(scores, positions, strict=True)])
+    read_at = read_at or target
+    gold, texts, starts = [], [], []
+    for f, pieces in zip(items, first, strict=True):
+        if read_at not in f.spans:
+            raise LogProbError(f"template {f.template!r} has no slot {read_at!r} to read at")
+        if read_at != target and read_at not in masked:
+            raise LogProbError(f"read_at={read_at!r} must be the target or a masked slot")
+        gold.append(_encode(lm, f.text)["input_ids"][pieces[0]])
+        g = templating.mask_slots(f, (target, *masked), mask_token)
+        texts.append(g.text)
+        starts.append(g.spans[read_at][0])
+    dist = mask_log_distributions(lm, texts, starts, max_batch_tokens)
+    return dist[np.arange(len(items)), np.asarray(gold)]
+
+
+# ---------------------------------------------------------------- Kurita scores
+
+def _items(book: TemplateBook, template: str, targets, attributes) -> tuple[list[Filled], str, str]:
+    t = book.template(template)
+    tgt, att = t.the("target"), t.the("attribute")
+    fixed_pools = {}
+    for slot, chosen in ((tgt, targets), (att, attributes)):
+        ids = book.lists[t.slots[slot].list].ids
+        chosen = list(chosen) if chosen is not None else ids
+        if not chosen:
+            raise LogProbError(f"template {template!r}: empty list of {slot!r} entries")
+        missing = [c for c in chosen if c not in ids]
+        if missing:
+            raise LogProbError(f"template {template!r}: list {t.slots[slot].list!r} has no "
+                               f"entries {missing}")
+        fixed_pools[slot] = chosen
+    items = []
+    for a in fixed_pools[att]:
+        for x in fixed_pools[tgt]:
+            items.extend(templating.expand(book, t, fixed={tgt: x, att: a}))
+    return items, tgt, att
+
+
+def kurita_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
+                  targets: list[str] | None = None, attributes: list[str] | None = None,
+                  mode: str = "word", prior_at: str = "target",
+                  max_batch_tokens: int = 8192) -> pd.DataFrame:
+    """Fill, prior and corrected log-probability scores for every sentence of ``templates``.
+
+    Every template needs exactly one target and one attribute slot; context slots are
+    expanded over their lists. ``prior_at="attribute"`` (first-piece mode only) reads the
+    prior at the attribute's mask, the reference code's mistake (compat).
+
+    Returns
+    -------
+    DataFrame with columns template, target, attribute, variant, text, fill, prior,
+    corrected (one row per sentence; entry ids in target/attribute).
+    """
+    if prior_at not in PRIOR_AT:
+        raise LogProbError(f"prior_at must be one of {PRIOR_AT}, got {prior_at!r}")
+    if prior_at != "target" and mode != "first_piece":
+        raise LogProbError("prior_at='attribute' (the reference code's index) exists in "
+                           "first_piece mode only")
+    templates = [templates] if isinstance(templates, str) else list(templates)
+    frames = []
+    for name in templates:
+        items, tgt, att = _items(book, name, targets, attributes)
+        fill = target_logprobs(lm, items, tgt, (), mode, max_batch_tokens=max_batch_tokens)
+        prior = target_logprobs(lm, items, tgt, (att,), mode,
+                                read_at=att if prior_at == "attribute" else tgt,
+                                max_batch_tokens=max_batch_tokens)
+        frames.append(pd.DataFrame({
+            "template": name, "target": [f.choice[tgt] for f in items],
+            "attribute": [f.choice[att] for f in items], "variant": [f.variant for f in items],
+            "text": [f.text for f in items], "fill": fill, "prior": prior, "corrected": fill - prior}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def attribute_bias(scores: pd.DataFrame, x: list[str], y: list[str], value: str = "corrected") -> pd.Series:
+    """s(a) = mean over X targets − mean over Y targets of ``value``, per attribute.
+
+    Each target's score is first averaged over templates and variants, so every target of a
+    group weighs the same (aggregation over gender nouns, seed 000 App. A.4).
+
+    >>> df = pd.DataFrame({"target": ["he", "she", "he", "she"], "attribute": ["a", "a", "b", "b"],
+    ...                    "corrected": [1.0, 0.0, -1.0, 0.5]})
+    >>> attribute_bias(df, ["he"], ["she"]).to_dict()
+    {'a': 1.0, 'b': -1.5}
+    """
+    x, y = list(x), list(y)
+    if not x or not y:
+        raise LogProbError("both target groups need at least one target")
+    overlap = sorted(set(x) & set(y))
+    if overlap:
+        raise LogProbError(f"targets in both groups: {overlap}")
+    per = scores.groupby(["attribute", "target"], sort=False)[value].mean().unstack("target")
+    missing = [t for t in x + y if t not in per.columns]
+    if missing:
+        raise LogProbError(f"no scores for target(s) {missing}")
+    return (per[x].mean(axis=1) - per[y].mean(axis=1)).rename("bias")
+
+
+@dataclass(frozen=True)
+class KuritaEffect:
+    """Effect size of attribute bias between attribute sets A and B, with its test."""
+
+    effect_size: float
+    pvalue: float
+    mean_a: float
+    mean_b: float
+    n_a: int
+    n_b: int
+    method: str
+
+
+def kurita_effect(bias: pd.Series, a: list[str], b: list[str], n_permutations: int = 100_000,
+                  seed: int = 0, alternative: stats.Alternative = "greater") -> KuritaEffect:
+    """(mean_A s − mean_B s) / std_{A∪B} s (ddof=1) and its split permutation p-value.
+
+    >>> s = pd.Series({"c1": 1.0, "c2": 2.0, "f1": -1.0, "f2": 0.0})
+    >>> r = kurita_effect(s, ["c1", "c2"], ["f1", "f2"])
+    >>> round(r.effect_size, 4), r.pvalue   # 2 / sqrt(5/3); 1 of the 6 splits reaches {c1, c2}
+    (1.5492, 0.16666666666666666)
+    """
+    missing = [w for w in list(a) + list(b) if w not in bias.index]
+    if missing:
+        raise LogProbError(f"no bias score for attribute(s) {missing}")
+    sa, sb = bias.loc[list(a)].to_numpy(float), bias.loc[list(b)].to_numpy(float)
+    d = stats.standardized_mean_difference(sa, sb, ddof=1)
+    test = stats.split_permutation_test(sa, sb, alternative=alternative,
+                                        n_permutations=n_permutations, seed=seed)
+    return KuritaEffect(d, test.pvalue, float(sa.mean()), float(sb.mean()), len(sa), len(sb), test.method)
+
+
+# ---------------------------------------------------------------- planted-bias probes
+
+_PLANTED_TEMPLATES = {
+    "en": ["the {target} thinks about the {attribute} .",
+           "yesterday the {target} spoke about the {attribute} .",
+           "the {target} was happy with the {attribute} ."],
+}
+
+
+def planted_templates(language: str = "en") -> TemplateBook:
+    """Templates over the word groups of the planted corpora (:mod:`polybias.synthetic`):
+    targets carry ``features: {group: male|female}``, attributes ``{group: career|family}``.
+    The sentences use only the corpus vocabulary, so the tiny planted models know every
+    word. Known answer: at p > 0.5 male targets gain probability next to career words.
+    """
+    from ..synthetic import PLANTED_GROUPS
+
+    if language not in _PLANTED_TEMPLATES:
+        raise LogProbError(f"no planted templates for language {language!r}; "
+                           f"available: {', '.join(_PLANTED_TEMPLATES)}")
+    g = PLANTED_GROUPS[language]
+    lists = {
+        "targets": {"source": "polybias.synthetic.PLANTED_GROUPS", "entries": [
+            {"id": w, "features": {"group": k}, "word": w} for k in ("male", "female")
+            for w in g["targets"][k]]},
+        "attributes": {"source": "polybias.synthetic.PLANTED_GROUPS", "entries": [
+            {"id": w, "features": {"group": k}, "word": w} for k in ("career", "family")
+            for w in g["attributes"][k]]},
+    }
+    templates = [{"name": f"planted_{language}_{i}", "set": f"planted_{language}", "text": text,
+                  "slots": {"target": {"list": "targets", "role": "target"},
+                            "attribute": {"list": "attributes", "role": "attribute"}}}
+                 for i, text in enumerate(_PLANTED_TEMPLATES[language])]
+    return templating.parse_templates({"language": language, "lists": lists, "templates": templates},
+                                      file=f"planted_{language}")
+
+
+def group_members(book: TemplateBook, list_name: str, feature: str = "group") -> dict[str, list[str]]:
+    """Entry ids of a list by the value of one of their features."""
+    out: dict[str, list[str]] = {}
+    for e in book.lists[list_name].entries:
+        if feature not in e.features:
+            raise LogProbError(f"entry {e.id!r} of list {list_name!r} has no feature {feature!r}")
+        out.setdefault(e.features[feature], []).append(e.id)
+    return out

@@ -1,0 +1,149 @@
+"""Kurita log-probability bias: target-mask reading, whole-word scoring, planted answers.
+
+The planted MLMs (p = 0.9 and the p = 0.5 control) use the settings of
+tests/test_synthetic.py and are trained once into the project cache, then loaded.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from polybias import scoring, synthetic, templating
+from polybias.metrics import logprob
+from polybias.metrics.logprob import LogProbError
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+PLANTED = {"n_sentences": 3000, "epochs": 10, "batch_size": 16, "seed": 0}  # as tests/test_synthetic.py
+
+
+@pytest.fixture(scope="module")
+def planted_lm(torch_one_thread):
+    def load(p):
+        model, tok = synthetic.cached_planted_model("mlm", p, **PLANTED)
+        return scoring.wrap_language_model(model, tok, name=f"planted-mlm-p{p}")
+
+    return {0.9: load(0.9), 0.5: load(0.5)}
+
+
+@pytest.fixture(scope="module")
+def book():
+    return logprob.planted_templates("en")
+
+
+def raw_logprob_at(lm, text, index, token_id):
+    """Independent reference: one forward pass, log-softmax at ``index``."""
+    ids = lm.tokenizer(text, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        lp = lm.model(input_ids=ids).logits[0, index].log_softmax(-1)
+    return float(lp[token_id])
+
+
+def test_prior_is_read_at_the_target_mask(planted_lm, book):
+    lm = planted_lm[0.9]
+    scores = logprob.kurita_scores(lm, book, "planted_en_0", targets=["man"], attributes=["office"],
+                                   mode="first_piece")
+    row = scores.iloc[0]
+    # "the [MASK] thinks about the [MASK] ." -> [CLS] the [MASK] thinks about the [MASK] . [SEP]
+    text = "the [MASK] thinks about the [MASK] ."
+    man = lm.tokenizer.convert_tokens_to_ids("man")
+    at_target = raw_logprob_at(lm, text, 2, man)
+    at_attribute = raw_logprob_at(lm, text, 6, man)
+    assert row.prior == pytest.approx(at_target, abs=1e-5)
+    assert abs(at_target - at_attribute) > 0.5  # the two readings really differ
+    compat = logprob.kurita_scores(lm, book, "planted_en_0", targets=["man"], attributes=["office"],
+                                   mode="first_piece", prior_at="attribute")
+    assert compat.prior.iloc[0] == pytest.approx(at_attribute, abs=1e-5)
+    # fill: only the target masked
+    fill = raw_logprob_at(lm, "the [MASK] thinks about the office .", 2, man)
+    assert row.fill == pytest.approx(fill, abs=1e-5)
+    assert row.corrected == pytest.approx(fill - at_target, abs=1e-5)
+    # whole-word mode on a one-piece word gives the same numbers
+    word = logprob.kurita_scores(lm, book, "planted_en_0", targets=["man"], attributes=["office"])
+    assert word[["fill", "prior"]].to_numpy() == pytest.approx(scores[["fill", "prior"]].to_numpy(), abs=1e-5)
+
+
+def test_multi_piece_target_whole_word_vs_first_piece(planted_lm):
+    lm = planted_lm[0.9]
+    raw = {"lists": {"t": ["mothers"], "a": ["office"]},
+           "templates": [{"name": "m", "text": "the {t} thinks about the {a} .",
+                          "slots": {"t": {"list": "t", "role": "target"}, "a": {"list": "a", "role": "attribute"}}}]}
+    book = templating.parse_templates(raw)
+    assert lm.tokenizer.tokenize("mothers") == ["mother", "##s"]
+    mother, s = lm.tokenizer.convert_tokens_to_ids(["mother", "##s"])
+    word = logprob.kurita_scores(lm, book, "m").iloc[0]
+    first = logprob.kurita_scores(lm, book, "m", mode="first_piece").iloc[0]
+    # chain rule within the word: P(mother | [MASK][MASK]) * P(##s | mother [MASK])
+    fill_ref = (raw_logprob_at(lm, "the [MASK][MASK] thinks about the office .", 2, mother)
+                + raw_logprob_at(lm, "the mother[MASK] thinks about the office .", 3, s))
+    prior_ref = (raw_logprob_at(lm, "the [MASK][MASK] thinks about the [MASK] .", 2, mother)
+                 + raw_logprob_at(lm, "the mother[MASK] thinks about the [MASK] .", 3, s))
+    assert word.fill == pytest.approx(fill_ref, abs=1e-5)
+    assert word.prior == pytest.approx(prior_ref, abs=1e-5)
+    # first piece: one mask for the whole word, probability of "mother" there
+    assert first.fill == pytest.approx(raw_logprob_at(lm, "the [MASK] thinks about the office .", 2, mother),
+                                       abs=1e-5)
+
+
+def effect(lm, book, mode="word"):
+    tg = logprob.group_members(book, "targets")
+    ag = logprob.group_members(book, "attributes")
+    scores = logprob.kurita_scores(lm, book, list(book.templates), mode=mode)
+    bias = logprob.attribute_bias(scores, tg["male"], tg["female"])
+    return logprob.kurita_effect(bias, ag["career"], ag["family"], seed=0)
+
+
+def test_planted_direction_and_balanced_control(planted_lm, book):
+    planted = effect(planted_lm[0.9], book)
+    control = effect(planted_lm[0.5], book)
+    # p = 0.9: male targets gain log-probability next to career words, lose it next to family words
+    assert planted.mean_a > 1.0 and planted.mean_b < -0.5
+    assert planted.effect_size > 1.0 and planted.pvalue < 0.01
+    # p = 0.5: the corrected scores do not separate the attribute sets
+    assert abs(control.mean_a - control.mean_b) < 0.05 * (planted.mean_a - planted.mean_b)
+    assert control.pvalue > 0.05
+    # deterministic
+    again = effect(planted_lm[0.9], book)
+    assert (again.effect_size, again.pvalue) == (planted.effect_size, planted.pvalue)
+
+
+def test_hand_computed_attribute_bias_and_effect():
+    scores = pd.DataFrame({
+        "target": ["he", "she", "he2", "she", "he", "she", "he2", "she"],
+        "attribute": ["c", "c", "c", "c", "f", "f", "f", "f"],
+        "corrected": [2.0, 0.0, 4.0, 1.0, 0.0, 1.0, 1.0, 3.0]})
+    bias = logprob.attribute_bias(scores, ["he", "he2"], ["she"])
+    # c: mean(2, 4) - mean(0, 1) = 2.5 ; f: mean(0, 1) - mean(1, 3) = -1.5
+    assert bias.to_dict() == {"c": 2.5, "f": -1.5}
+    r = logprob.kurita_effect(pd.Series({"c1": 3.0, "c2": 1.0, "f1": 0.0, "f2": -2.0}), ["c1", "c2"], ["f1", "f2"])
+    s = np.array([3.0, 1.0, 0.0, -2.0])
+    assert r.effect_size == pytest.approx((2.0 - (-1.0)) / s.std(ddof=1))
+    assert r.pvalue == pytest.approx(1 / 6) and r.method == "exact"
+
+
+def test_bad_inputs_are_clear_errors(planted_lm, book):
+    lm = planted_lm[0.5]
+    with pytest.raises(LogProbError, match="mode must be one of"):
+        logprob.kurita_scores(lm, book, "planted_en_0", mode="whole")
+    with pytest.raises(LogProbError, match="first_piece mode only"):
+        logprob.kurita_scores(lm, book, "planted_en_0", prior_at="attribute")
+    with pytest.raises(LogProbError, match="has no entries \\['queen'\\]"):
+        logprob.kurita_scores(lm, book, "planted_en_0", targets=["queen"])
+    with pytest.raises(LogProbError, match="empty list"):
+        logprob.kurita_scores(lm, book, "planted_en_0", attributes=[])
+    with pytest.raises(LogProbError, match="targets in both groups"):
+        logprob.attribute_bias(pd.DataFrame({"target": ["a"], "attribute": ["x"], "corrected": [0.0]}), ["a"], ["a"])
+    nomask = templating.parse_templates({"lists": {"g": ["man"]}, "templates": [
+        {"name": "nomask", "text": "the {g} .", "slots": {"g": "g"}}]})
+    with pytest.raises(templating.TemplateError, match="'nomask'.*exactly one target"):
+        logprob.kurita_scores(lm, nomask, "nomask")
+    two = templating.parse_templates({"lists": {"g": ["man"], "a": ["office"]}, "templates": [
+        {"name": "two", "text": "the {g} and the {a} .",
+         "slots": {"g": {"list": "g", "role": "target"}, "a": {"list": "a", "role": "context"}}}]})
+    with pytest.raises(templating.TemplateError, match="'two'.*exactly one attribute"):
+        logprob.kurita_scores(lm, two, "two")

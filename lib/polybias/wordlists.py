@@ -17,12 +17,28 @@ A file holds named word ``sets`` (each with its words, provenance and source) an
         Y: insects
         A: pleasant
         B: unpleasant
+
+Optional, for languages whose words inflect by suffixes (Bangla; seed 000 App. C): a
+top-level ``suffix_groups`` mapping (group name → suffixes) and, in a set, ``suffixes``
+mapping group names to the words of the set that take that group. Each word takes at
+most one group (its own, as the paper requires); words in no group match as roots only::
+
+    suffix_groups:
+      inanimate_consonant: [ের, ে, টি, টা]
+    sets:
+      flowers:
+        ...
+        words: [গোলাপ, পদ্ম]
+        suffixes:
+          inanimate_consonant: [গোলাপ, পদ্ম]
+
+``WordSet.suffixes`` then maps each word to its suffixes (see :func:`polybias.text.find_occurrences`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths
@@ -42,6 +58,11 @@ class WordSet:
     words: tuple[str, ...]
     provenance: str
     source: str
+    suffixes: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
+
+    def forms(self, word: str) -> list[str]:
+        """``word`` followed by ``word`` + each suffix of its group."""
+        return [word] + [word + s for s in self.suffixes.get(word, ())]
 
 
 @dataclass(frozen=True)
@@ -62,7 +83,45 @@ class AssociationTest:
         return {"X": self.X, "Y": self.Y, "A": self.A, "B": self.B}
 
 
-def _word_set(name: str, entry: object, file: Path) -> WordSet:
+def _suffix_groups(raw: dict, file: Path) -> dict[str, tuple[str, ...]]:
+    groups = raw.get("suffix_groups") or {}
+    if not isinstance(groups, dict):
+        raise WordListError(f"{file}: suffix_groups must map group names to lists of suffixes")
+    out = {}
+    for g, sfx in groups.items():
+        if not isinstance(sfx, list) or not sfx or not all(isinstance(s, str) and s.strip() for s in sfx):
+            raise WordListError(f"{file}: suffix group {g!r} must be a non-empty list of suffixes")
+        dups = sorted(s for s, c in Counter(sfx).items() if c > 1)
+        if dups:
+            raise WordListError(f"{file}: suffix group {g!r} repeats {', '.join(dups)}")
+        out[str(g)] = tuple(sfx)
+    return out
+
+
+def _word_suffixes(name: str, entry: dict, words: list[str], groups: dict, file: Path) -> dict:
+    spec = entry.get("suffixes")
+    if spec is None:
+        return {}
+    if not isinstance(spec, dict):
+        raise WordListError(f"{file}: set {name!r} suffixes must map suffix groups to words")
+    out: dict[str, tuple[str, ...]] = {}
+    for g, members in spec.items():
+        if g not in groups:
+            raise WordListError(f"{file}: set {name!r} names unknown suffix group {g!r}; "
+                                f"defined: {', '.join(groups) or 'none'}")
+        if not isinstance(members, list):
+            raise WordListError(f"{file}: set {name!r} suffix group {g!r} must list words")
+        for w in members:
+            if w not in words:
+                raise WordListError(f"{file}: set {name!r} gives suffix group {g!r} to {w!r}, "
+                                    "which is not one of its words")
+            if w in out:
+                raise WordListError(f"{file}: set {name!r} gives {w!r} more than one suffix group")
+            out[w] = groups[g]
+    return out
+
+
+def _word_set(name: str, entry: object, file: Path, groups: dict | None = None) -> WordSet:
     if not isinstance(entry, dict):
         raise WordListError(f"{file}: set {name!r} must be a mapping with 'words'")
     words = entry.get("words")
@@ -78,7 +137,8 @@ def _word_set(name: str, entry: object, file: Path) -> WordSet:
         raise WordListError(f"{file}: set {name!r} needs provenance in {PROVENANCES}, got {prov!r}")
     if not entry.get("source"):
         raise WordListError(f"{file}: set {name!r} needs a source")
-    return WordSet(name, tuple(words), prov, str(entry["source"]))
+    suffixes = _word_suffixes(name, entry, words, groups or {}, file)
+    return WordSet(name, tuple(words), prov, str(entry["source"]), suffixes)
 
 
 def load_wordlist_file(file: str | Path) -> tuple[dict[str, WordSet], dict[str, AssociationTest]]:
@@ -88,7 +148,8 @@ def load_wordlist_file(file: str | Path) -> tuple[dict[str, WordSet], dict[str, 
     if not isinstance(raw, dict) or not isinstance(raw.get("sets"), dict):
         raise WordListError(f"{file}: expected a mapping with 'sets:' (and optionally 'tests:')")
     language = str(raw.get("language", file.parent.name))
-    sets = {name: _word_set(name, entry, file) for name, entry in raw["sets"].items()}
+    groups = _suffix_groups(raw, file)
+    sets = {name: _word_set(name, entry, file, groups) for name, entry in raw["sets"].items()}
     tests: dict[str, AssociationTest] = {}
     for tname, t in (raw.get("tests") or {}).items():
         if not isinstance(t, dict):

@@ -352,7 +352,7 @@ def test_malformed_spec_is_rejected(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- the shipped specs
 
-@pytest.mark.parametrize("language", ["en"])
+@pytest.mark.parametrize("language", ["en", "hi", "bn"])
 def test_shipped_specs_run_end_to_end(language, rng):
     spec = debias.load_spec(language)
     words = set()
@@ -366,7 +366,7 @@ def test_shipped_specs_run_end_to_end(language, rng):
             for ws in test.sets().values():
                 words |= set(ws.words)
     words = sorted(words)
-    # random vectors plus a planted gender-like axis: every method must run
+    # random vectors for every word of the spec: every method and test must run
     emb = StaticEmbeddings(f"random-{language}", words, rng.normal(size=(len(words), 40)))
     for name in spec.tables:
         frame, results = debias.run_table(emb, language, name, n_permutations=50,
@@ -375,3 +375,13 @@ def test_shipped_specs_run_end_to_end(language, rng):
         assert set(frame["method"]) == {"original", *results}
         assert frame["effect_size"].notna().all()
 
+
+
+@pytest.mark.parametrize("language", ["hi", "bn"])
+def test_indic_specs_are_nfc(language):
+    import unicodedata
+
+    spec = debias.load_spec(language)
+    words = [w for s in spec.sets.values() for w in s.words]
+    words += [w for p in spec.pairs.values() for pair in p.pairs for w in pair]
+    assert [w for w in words if unicodedata.normalize("NFC", w) != w] == []

@@ -65,3 +65,33 @@ def _save(fig, file: str) -> None:
     tmp = Path(str(out) + ".tmp.png")
     fig.savefig(tmp, dpi=120, metadata={"Software": None})
     tmp.replace(out)
+
+
+def dose_response(frame: pd.DataFrame, title: str, file: str | None = None):
+    """One panel per (measure, metric): value against planted strength ``p``.
+
+    Points are single seeds, the line joins the means per ``p``; the dashed line is the
+    metric's null (``null`` column). ``frame`` as returned by
+    :func:`polybias.validity.dose_response`.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    panels = list(frame.groupby(["measure", "metric"], sort=False))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.0), squeeze=False)
+    for ax, ((measure, metric), g) in zip(axes[0], panels, strict=True):
+        means = g.groupby("p")["value"].mean()
+        ax.scatter(g["p"], g["value"], s=10, color="#9bb5d6")
+        ax.plot(means.index, means.to_numpy(), color="#3b6ea8", marker="o")
+        ax.axhline(float(g["null"].iloc[0]), color="grey", ls="--", lw=0.8)
+        ax.axvline(0.5, color="grey", ls=":", lw=0.8)
+        ax.set_title(f"{measure}\n{metric}", fontsize=9)
+        ax.set_xlabel("planted association p")
+    axes[0][0].set_ylabel("metric value")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    if file:
+        _save(fig, file)
+    return fig

@@ -1,0 +1,229 @@
+"""Metric validity on planted bias: dose-response and calibration (the project's own study).
+
+None of the source studies checks whether its metric recovers a bias of known size. Here a
+corpus with a planted male–career / female–family association of strength ``p``
+(:func:`polybias.synthetic.planted_corpus`; ``p = 0.5`` plants none, ``p < 0.5`` the
+reverse) trains a model, and each metric is computed on it with the project's defaults:
+
+* :func:`planted_weat` — word2vec on the corpus; WEAT with X = male, Y = female,
+  A = career, B = family terms; effect size (null 0) and one-sided permutation p.
+* :func:`planted_lm_scores` — a tiny masked or causal LM on the corpus; CrowS-style
+  minimal pairs; the stereotype score (Nangia et al. 2020; null 50) and the JSD
+  stereotype score B (Gamboa & Lee 2024; null 50), each with its two-sided binomial p.
+
+:func:`dose_response` runs them over a grid of ``p`` and seeds (one row per measurement);
+:func:`validity_summary` says, per measure, whether it is monotone in ``p``, whether its
+sign follows the planted direction, how far it sits from its null at ``p = 0.5``, and how
+often it calls a balanced model biased (false-positive rate at level ``alpha``).
+
+A seed changes the corpus draw and the model's initialisation and training order, so the
+spread over seeds at ``p = 0.5`` is what a researcher would see between two equally
+unbiased models. A metric's own test (permutation over words, binomial over pairs) treats
+the model as fixed: when training noise alone makes the test fire more often than
+``alpha``, the test is miscalibrated as a test of the *training data*, and the summary
+says by how much.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+MEASURES = ("weat", "crows-mlm", "crows-causal")
+"""Measure families :func:`dose_response` knows. ``crows-*`` give two rows each: the
+stereotype score (``metric="stereotype-score"``) and the JSD score (``metric="jsd-B"``)."""
+
+LM_TRAINING = {"mlm": {"epochs": 10, "batch_size": 16}, "causal": {"epochs": 5, "batch_size": 16}}
+"""Training options of the planted LMs used here: small enough to train in seconds."""
+
+
+class ValidityError(ValueError):
+    """Bad arguments to a validity run."""
+
+
+def _check_p(p: float) -> float:
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        raise ValidityError(f"p must be a number in [0, 1], got {p!r}")
+    return float(p)
+
+
+def planted_weat(
+    p: float,
+    seed: int = 0,
+    language: str = "en",
+    n_sentences: int = 4000,
+    n_permutations: int = 10_000,
+    **word2vec: Any,
+) -> dict[str, Any]:
+    """WEAT on word2vec trained on a planted corpus of strength ``p``.
+
+    X, Y are the male and female target terms, A, B the career and family attributes of
+    :func:`polybias.synthetic.planted_groups`; the effect size is Caliskan et al.'s
+    (ddof = 1) and the p-value one-sided (``greater``), exact when the number of splits
+    allows it.
+
+    Returns
+    -------
+    dict with ``measure`` ("weat"), ``metric`` ("effect-size"), ``p``, ``seed``,
+    ``value`` (effect size), ``null`` (0.0) and ``pvalue``.
+
+    Examples
+    --------
+    >>> row = planted_weat(0.9, seed=0, n_sentences=1500, n_permutations=1000)
+    >>> row["value"] > 0.5, row == planted_weat(0.9, seed=0, n_sentences=1500, n_permutations=1000)
+    (True, True)
+    """
+    from .metrics.weat import weat
+    from .models import lookup
+    from .synthetic import planted_corpus, planted_groups, train_word2vec
+
+    p = _check_p(p)
+    corpus = planted_corpus(n_sentences, p, seed=seed, language=language)
+    emb = train_word2vec(corpus, seed=seed, **word2vec)
+    groups = planted_groups(language)
+    sets = [groups["targets"]["male"], groups["targets"]["female"],
+            groups["attributes"]["career"], groups["attributes"]["family"]]
+    vectors = [lookup(emb, words, on_missing="raise")[0] for words in sets]
+    result = weat(*vectors, n_permutations=n_permutations, seed=seed)
+    return {"measure": "weat", "metric": "effect-size", "p": p, "seed": seed,
+            "value": float(result.effect_size), "null": 0.0, "pvalue": float(result.pvalue)}
+
+
+def planted_lm_scores(
+    kind: str,
+    p: float,
+    seed: int = 0,
+    language: str = "en",
+    n_sentences: int = 3000,
+    n_pairs: int = 100,
+    **training: Any,
+) -> list[dict[str, Any]]:
+    """Stereotype score and JSD score B of a tiny LM trained on a planted corpus.
+
+    The model is :func:`polybias.synthetic.cached_planted_model` (``kind`` "mlm" or
+    "causal", trained once per input set and cached) with :data:`LM_TRAINING` unless
+    ``training`` overrides it; the pairs are ``minimal_pairs(n_pairs, language, seed)``
+    whose ``sent_more`` follows the association planted by ``p > 0.5``. Scores are
+    percentages (null 50) with the two-sided exact binomial p of the untied pairs.
+
+    Returns
+    -------
+    list of two dicts (``metric`` "stereotype-score" and "jsd-B"), keys as in
+    :func:`planted_weat`, ``measure`` = ``"crows-" + kind``.
+    """
+    from .metrics import crows
+    from .scoring import wrap_language_model
+    from .synthetic import cached_planted_model, minimal_pairs, planted_model_spec
+
+    if kind not in LM_TRAINING:
+        raise ValidityError(f"kind must be one of {tuple(LM_TRAINING)}, got {kind!r}")
+    p = _check_p(p)
+    options = {**LM_TRAINING[kind], **training}
+    model, tokenizer = cached_planted_model(kind, p, seed=seed, language=language,
+                                            n_sentences=n_sentences, **options)
+    spec = planted_model_spec(kind, p, seed, language, n_sentences, **options)
+    lm = wrap_language_model(model, tokenizer, name=f"planted-{kind}-p{p:g}-s{seed}",
+                             kind=kind, revision=f"planted:{spec}")
+    pairs = minimal_pairs(n_pairs, language=language, seed=seed)
+    stereo = crows.stereotype_score(crows.pair_scores(lm, pairs), n_bootstrap=0)
+    jsd = crows.jsd_stereotype_score(crows.jsd_attributions(lm, pairs), n_bootstrap=0)
+    rows = []
+    for metric, table in (("stereotype-score", stereo), ("jsd-B", jsd)):
+        overall = table[table["bias_type"] == "all"].iloc[0]
+        rows.append({"measure": f"crows-{kind}", "metric": metric, "p": p, "seed": seed,
+                     "value": float(overall["score"]), "null": 50.0,
+                     "pvalue": float(overall["binom_p"])})
+    return rows
+
+
+def dose_response(
+    measures: list[str] | tuple[str, ...],
+    ps: list[float],
+    seeds: list[int],
+    language: str = "en",
+    progress: bool = False,
+    **options: Any,
+) -> pd.DataFrame:
+    """Every measure at every ``p`` and seed: one row per (measure, metric, p, seed).
+
+    ``options`` go to :func:`planted_weat` (keys ``weat_*`` with the prefix removed) and
+    :func:`planted_lm_scores` (keys ``lm_*``), e.g. ``weat_n_sentences=4000``,
+    ``lm_n_pairs=100``.
+    """
+    unknown = sorted(set(measures) - set(MEASURES))
+    if unknown or not measures:
+        raise ValidityError(f"unknown or no measures {unknown}; known: {MEASURES}")
+    if not ps or not seeds:
+        raise ValidityError("ps and seeds must be non-empty")
+    weat_opts = {k[5:]: v for k, v in options.items() if k.startswith("weat_")}
+    lm_opts = {k[3:]: v for k, v in options.items() if k.startswith("lm_")}
+    other = sorted(k for k in options if not k.startswith(("weat_", "lm_")))
+    if other:
+        raise ValidityError(f"options must start with weat_ or lm_: {other}")
+    jobs = [(m, p, s) for m in measures for p in ps for s in seeds]
+    if progress:
+        from tqdm.auto import tqdm
+
+        jobs = tqdm(jobs, desc="dose-response", unit="model")
+    rows: list[dict[str, Any]] = []
+    for measure, p, seed in jobs:
+        if measure == "weat":
+            rows.append(planted_weat(p, seed, language, **weat_opts))
+        else:
+            rows.extend(planted_lm_scores(measure.split("-", 1)[1], p, seed, language, **lm_opts))
+    return pd.DataFrame(rows)
+
+
+def validity_summary(frame: pd.DataFrame, alpha: float = 0.05, min_null: int = 10) -> pd.DataFrame:
+    """Per (measure, metric): is it a valid dose-response, and is its test calibrated?
+
+    Columns:
+
+    * ``rho`` — Spearman correlation between ``p`` and the value over all rows;
+    * ``monotone`` — the mean value per ``p`` never decreases as ``p`` grows;
+    * ``sign_ok`` — mean above the null at every ``p > 0.5`` and below it at every
+      ``p < 0.5``;
+    * ``at_null`` — mean value at ``p = 0.5`` minus the null, and ``at_null_sd`` its
+      standard deviation over seeds (NaN with one seed);
+    * ``fpr`` — share of seeds at ``p = 0.5`` whose p-value is below ``alpha``
+      (``n_null`` seeds); a calibrated test gives about ``alpha``;
+    * ``calibrated`` — ``"yes"`` when an exact two-sided binomial test of the
+      false-positive count against ``alpha`` gives p ≥ 0.05, ``"no"`` otherwise, and
+      ``"too few seeds"`` when ``n_null < min_null`` (a verdict needs enough balanced models).
+
+    >>> f = pd.DataFrame({"measure": "m", "metric": "x", "p": [0.1, 0.5, 0.5, 0.9],
+    ...                   "seed": [0, 0, 1, 0], "value": [-1.0, 0.1, -0.1, 2.0],
+    ...                   "null": 0.0, "pvalue": [0.01, 0.2, 0.04, 0.001]})
+    >>> validity_summary(f)[["monotone", "sign_ok", "at_null", "fpr", "n_null"]].values.tolist()
+    [[True, True, 0.0, 0.5, 2]]
+    """
+    from scipy.stats import binomtest, spearmanr
+
+    needed = {"measure", "metric", "p", "seed", "value", "null", "pvalue"}
+    missing = sorted(needed - set(frame.columns))
+    if missing:
+        raise ValidityError(f"dose-response frame lacks columns {missing}")
+    rows = []
+    for (measure, metric), g in frame.groupby(["measure", "metric"], sort=False):
+        null = float(g["null"].iloc[0])
+        means = g.groupby("p")["value"].mean().sort_index()
+        rho = spearmanr(g["p"], g["value"]).statistic if g["p"].nunique() > 1 else np.nan
+        above, below = means[means.index > 0.5], means[means.index < 0.5]
+        at_half = g[np.isclose(g["p"], 0.5)]
+        hits = int((at_half["pvalue"] < alpha).sum())
+        if len(at_half) < min_null:
+            calibrated = "too few seeds"
+        else:
+            calibrated = "yes" if binomtest(hits, len(at_half), alpha).pvalue >= 0.05 else "no"
+        rows.append({
+            "measure": measure, "metric": metric, "rho": float(rho),
+            "monotone": bool(np.all(np.diff(means.to_numpy()) >= 0)),
+            "sign_ok": bool((above > null).all() and (below < null).all()),
+            "at_null": float(at_half["value"].mean() - null) if len(at_half) else np.nan,
+            "at_null_sd": float(at_half["value"].std(ddof=1)) if len(at_half) > 1 else np.nan,
+            "fpr": float((at_half["pvalue"] < alpha).mean()) if len(at_half) else np.nan,
+            "n_null": int(len(at_half)), "calibrated": calibrated,
+        })
+    return pd.DataFrame(rows)

@@ -1,4 +1,4 @@
-"""Run notebooks over a grid of parameters with papermill (``polybias sweep CONFIG``).
+"""Run notebooks over a grid of parameters with papermill on Dask (``polybias sweep CONFIG``).
 
 A sweep YAML lists entries; each expands to one run per point of its grid::
 
@@ -13,34 +13,66 @@ A sweep YAML lists entries; each expands to one run per point of its grid::
           n_permutations: 100000
         executed: paper/executed/01_weat_{model}.ipynb   # optional copy for nbval
         table_file: paper/tables/weat_{model}.md         # optional, passed to the notebook
+        resources: {GPU: 1}                 # optional Dask worker resources held by each run
 
-Each run gets ``output_dir`` (its folder under ``results/``) as a parameter, writes
-the executed notebook there and, only when it succeeded, a ``run.json`` marker with
-its parameter hash (atomically). A run whose marker exists with the same hash is
-skipped (an edit of the notebook's source counts as a change), so an interrupted
-sweep resumes where it stopped. A failed run leaves
-``failed.ipynb`` (showing the error) and no marker. Independent runs execute in
-parallel processes.
+Each run gets ``output_dir`` (its folder under ``results/``) as a parameter. A run
+starts by emptying its folder, executes the notebook there and, only when it
+succeeded, writes ``executed.ipynb`` and then a ``run.json`` marker (atomically, last)
+holding its parameter hash and the sha256 of every file the run left in its folder.
+A run counts as done only when that marker exists with the same hash and every file
+it lists is intact (an edit of the notebook's source counts as a change); so a run
+killed halfway, at any point, leaves nothing that looks finished, and running the
+sweep again redoes only what is missing. A failed run leaves ``failed.ipynb``
+(showing the error) and no marker.
+
+Where the runs execute:
+
+- ``--jobs 1``: one after the other in this process.
+- default: a Dask ``LocalCluster`` of ``--jobs`` single-threaded worker processes
+  (default: the number of cores), plus one worker per local GPU (``--gpus``, default:
+  the GPUs torch sees when a run asks for ``GPU``), each seeing only its GPU
+  (``CUDA_VISIBLE_DEVICES``) and offering the resource ``GPU: 1``, so that a run that
+  declares ``resources: {GPU: 1}`` holds a whole GPU.
+- ``--scheduler ADDRESS`` (or a scheduler JSON file): an existing Dask cluster whose
+  workers see the project at the same path and have the sweep's Jupyter kernel.
+- ``--cluster FILE``: a dask-jobqueue cluster (SLURM, PBS, ...) configured by a YAML
+  file with a ``jobqueue:`` section (see ``configs/dask/slurm.yaml``), scaled to
+  ``--jobs`` workers.
+
+Dask reschedules the run of a worker that died; a run that kills its workers three
+times is reported as failed. A progress bar counts runs done, failed and skipped with
+an ETA; failures are listed at the end with the notebook that shows the error.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
+import logging
 import os
+import shutil
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import paths
 from .records import canonical_json, params_hash, sha256_file, write_text_atomic
 
+MARKER = "run.json"
+EXECUTED = "executed.ipynb"
+FAILED = "failed.ipynb"
+PARTIAL = ".executing.ipynb"
+JOBQUEUE_CLASSES = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster",
+                    "lsf": "LSFCluster", "htcondor": "HTCondorCluster", "oar": "OARCluster",
+                    "moab": "MoabCluster"}
+
 
 class SweepError(ValueError):
-    """A sweep configuration is malformed."""
+    """A sweep configuration (or how it is asked to run) is malformed."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +85,7 @@ class Run:
     parameters: dict[str, Any]
     executed: str | None
     kernel: str
+    resources: dict[str, float] = field(default_factory=dict)
 
     @property
     def folder(self) -> Path:
@@ -61,13 +94,34 @@ class Run:
     @property
     def params_hash(self) -> str:
         """Hash of the parameters and of the notebook's source: editing either reruns the run."""
-        source = sha256_file(paths.project_root() / self.notebook)
+        source = _source_sha(paths.project_root() / self.notebook)
         return params_hash({"notebook": self.notebook, "source": source, **self.parameters})
+
+
+def _source_sha(path: Path) -> str:
+    stat = path.stat()
+    return _source_sha_cached(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _source_sha_cached(path: str, mtime_ns: int, size: int) -> str:
+    return sha256_file(path)
 
 
 def _slug(value: Any) -> str:
     text = value if isinstance(value, str) else canonical_json(value)
     return "".join(c if c.isalnum() or c in "-." else "_" for c in text)[:60]
+
+
+def _resources(value: Any, where: str) -> dict[str, float]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+            for k, v in value.items()):
+        raise SweepError(f"{where}: 'resources' must map resource names to positive numbers, "
+                         f"e.g. {{GPU: 1}}; got {value!r}")
+    return {k: float(v) for k, v in value.items()}
 
 
 def load_sweep(config: str | Path) -> list[Run]:
@@ -94,6 +148,7 @@ def load_sweep(config: str | Path) -> list[Run]:
         clash = sorted(set(grid) & set(fixed))
         if clash:
             raise SweepError(f"{where}: {', '.join(clash)} both in grid and parameters")
+        resources = _resources(entry.get("resources"), where)
         section = str(entry.get("section", Path(nb).stem))
         names = list(grid)
         for values in itertools.product(*(grid[n] for n in names)):
@@ -103,7 +158,7 @@ def load_sweep(config: str | Path) -> list[Run]:
                 params["table_file"] = _fill(entry["table_file"], point, where)
             key = "__".join([Path(nb).stem] + [f"{n}-{_slug(point[n])}" for n in names])
             executed = _fill(entry["executed"], point, where) if entry.get("executed") else None
-            runs.append(Run(nb, section, key, params, executed, kernel))
+            runs.append(Run(nb, section, key, params, executed, kernel, dict(resources)))
     keys = [r.key for r in runs]
     dups = sorted({k for k in keys if keys.count(k) > 1})
     if dups:
@@ -118,25 +173,43 @@ def _fill(template: str, point: dict[str, Any], where: str) -> str:
         raise SweepError(f"{where}: template {template!r} uses {exc} which is not in the grid") from exc
 
 
-def is_done(run: Run) -> bool:
-    """True when the run finished before with the same parameters."""
-    marker = run.folder / "run.json"
+def _folder(run: Run, root: Path) -> Path:
+    return root / "results" / run.section / run.key
+
+
+def _outputs(folder: Path) -> dict[str, str]:
+    """sha256 of every file under ``folder`` but the marker, by path relative to it."""
+    return {p.relative_to(folder).as_posix(): sha256_file(p)
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != MARKER}
+
+
+def is_done(run: Run, root: str | Path | None = None) -> bool:
+    """True when the run finished before with the same parameters and its files are intact."""
+    folder = _folder(run, Path(root) if root else paths.project_root())
+    marker = folder / MARKER
     if not marker.is_file():
         return False
     try:
         done = json.loads(marker.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, UnicodeDecodeError):
         return False
-    return done.get("params_hash") == run.params_hash and done.get("status") == "ok"
+    if not isinstance(done, dict) or done.get("status") != "ok" \
+            or done.get("params_hash") != run.params_hash:
+        return False
+    for name, digest in (done.get("outputs") or {}).items():
+        path = folder / name
+        if not path.is_file() or sha256_file(path) != digest:
+            return False
+    return True
 
 
-def _clean(nb: Any, source: str) -> Any:
+def _clean(nb: Any, source: str, root: Path) -> Any:
     """Drop timings and this checkout's absolute path from an executed notebook.
 
     The executed copy is committed for nbval; it must diff cleanly between reruns and
     must not name the machine it ran on.
     """
-    root = str(paths.project_root())
+    root_s = str(root)
     meta = nb.metadata.get("papermill", {})
     for key in ("start_time", "end_time", "duration", "environment_variables"):
         meta.pop(key, None)
@@ -146,7 +219,7 @@ def _clean(nb: Any, source: str) -> Any:
         cell["id"] = f"cell-{i:03d}"  # jupytext gives random ids: keep reruns diff-free
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
-                out["text"] = out["text"].replace(root + "/", "").replace(root, ".")
+                out["text"] = out["text"].replace(root_s + "/", "").replace(root_s, ".")
         cell.metadata.pop("execution", None)
         pm = cell.metadata.get("papermill", {})
         for key in ("start_time", "end_time", "duration"):
@@ -154,21 +227,35 @@ def _clean(nb: Any, source: str) -> Any:
     return nb
 
 
-def execute(run: Run) -> dict[str, Any]:
-    """Execute one run now (used by :func:`run_sweep`, also callable directly)."""
+def _empty(folder: Path) -> None:
+    """Remove what an earlier (killed, failed or outdated) attempt left in a run's folder."""
+    if folder.is_dir():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+
+
+def execute(run: Run, root: str | Path | None = None, force: bool = False) -> dict[str, Any]:
+    """Execute one run now and return its outcome (``key``, ``status``, ...).
+
+    Used by :func:`run_sweep` on the workers; also callable directly. ``root`` is the
+    project root (the workers of a cluster must see it at the same path). A run already
+    done is skipped unless ``force``: Dask may re-execute a task whose worker died after
+    the run had finished, and that must not compute it twice.
+    """
     import jupytext
     import nbformat
     import papermill as pm
 
-    root = paths.project_root()
-    run.folder.mkdir(parents=True, exist_ok=True)
-    (run.folder / "run.json").unlink(missing_ok=True)
-    params = {**run.parameters, "output_dir": os.path.relpath(run.folder, root)}
+    root = Path(root) if root else paths.project_root()
+    if not force and is_done(run, root):
+        return {"key": run.key, "status": "skipped"}
+    folder = _folder(run, root)
+    _empty(folder)  # the marker goes first: from here on the run is not done
+    params = {**run.parameters, "output_dir": os.path.relpath(folder, root)}
     src = jupytext.read(root / run.notebook)
     src.metadata["kernelspec"] = {"name": run.kernel, "display_name": run.kernel, "language": "python"}
-    partial = run.folder / ".executing.ipynb"
-    failed = run.folder / "failed.ipynb"
-    failed.unlink(missing_ok=True)
+    partial, failed = folder / PARTIAL, folder / FAILED
+    t0 = time.perf_counter()
     try:
         nb = pm.execute_notebook(
             src, str(partial), parameters=params, kernel_name=run.kernel, cwd=str(root),
@@ -178,64 +265,229 @@ def execute(run: Run) -> dict[str, Any]:
         if partial.exists():
             partial.replace(failed)
         return {"key": run.key, "status": "failed", "error": str(exc).strip()[-2000:],
-                "notebook": os.path.relpath(failed, root)}
-    text = nbformat.writes(_clean(nb, run.notebook))
+                "notebook": os.path.relpath(failed, root) if failed.exists() else None}
+    text = nbformat.writes(_clean(nb, run.notebook, root))
     partial.unlink(missing_ok=True)
-    write_text_atomic(run.folder / "executed.ipynb", text)
+    write_text_atomic(folder / EXECUTED, text)
     if run.executed:
         write_text_atomic(root / run.executed, text)
     marker = {"key": run.key, "notebook": run.notebook, "parameters": params,
-              "params_hash": run.params_hash, "status": "ok", "executed": run.executed}
-    write_text_atomic(run.folder / "run.json", json.dumps(marker, indent=2, sort_keys=True) + "\n")
-    return {"key": run.key, "status": "ok"}
+              "params_hash": run.params_hash, "status": "ok", "executed": run.executed,
+              "outputs": _outputs(folder)}
+    write_text_atomic(folder / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
+    return {"key": run.key, "status": "ok", "seconds": time.perf_counter() - t0}
 
 
+# ----------------------------------------------------------------------------- clusters
+def local_gpus() -> int:
+    """Number of GPUs torch sees here (0 without torch or CUDA)."""
+    try:
+        import torch
+    except ImportError:
+        return 0
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def local_cluster(jobs: int, gpus: int = 0):
+    """A Dask ``LocalCluster``: ``jobs`` single-threaded worker processes, plus one per GPU.
+
+    The GPU workers offer the resource ``GPU: 1`` and see only their device
+    (``CUDA_VISIBLE_DEVICES``). Workers have no memory limit: a run's memory is held
+    by its notebook kernel, a child process of the worker.
+    """
+    from distributed import LocalCluster, Nanny
+
+    cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                           dashboard_address=None, memory_limit=0, silence_logs=logging.ERROR)
+    if gpus:
+        template = cluster.new_spec["options"]
+        for g in range(gpus):
+            env = {**template.get("env", {}), "CUDA_VISIBLE_DEVICES": str(g)}
+            cluster.worker_spec[f"gpu-{g}"] = {"cls": Nanny, "options": {
+                **template, "resources": {"GPU": 1}, "env": env}}
+        cluster.scale(len(cluster.worker_spec))
+    return cluster
+
+
+def jobqueue_cluster(config: str | Path, jobs: int):
+    """A dask-jobqueue cluster from a YAML file with one ``jobqueue: {slurm: {...}}`` section."""
+    import dask
+
+    raw = paths.read_yaml(config, SweepError, "cluster config")
+    sections = raw.get("jobqueue") if isinstance(raw, dict) else None
+    if not isinstance(sections, dict) or len(sections) != 1 or next(iter(sections)) not in JOBQUEUE_CLASSES:
+        raise SweepError(f"{config}: expected one section 'jobqueue: {{<system>: ...}}' with <system> "
+                         f"one of {', '.join(JOBQUEUE_CLASSES)}")
+    try:
+        import dask_jobqueue
+    except ImportError as exc:
+        raise SweepError("--cluster needs dask-jobqueue: pip install dask-jobqueue") from exc
+    system = next(iter(sections))
+    dask.config.update(dask.config.config, raw, priority="new")
+    cluster = getattr(dask_jobqueue, JOBQUEUE_CLASSES[system])()
+    cluster.scale(jobs=jobs)
+    return cluster
+
+
+def _connect(jobs: int, scheduler: str | None, cluster_config: str | Path | None, gpus: int):
+    """Return (client, cluster or None) for the requested place of execution."""
+    from distributed import Client
+
+    if scheduler:
+        target = scheduler
+        if Path(scheduler).is_file():  # a scheduler file (dask scheduler --scheduler-file)
+            return Client(scheduler_file=scheduler), None
+        return Client(target), None
+    cluster = jobqueue_cluster(cluster_config, jobs) if cluster_config else local_cluster(jobs, gpus)
+    client = Client(cluster)
+    if not cluster_config:
+        client.wait_for_workers(jobs + gpus, timeout=120)
+    return client, cluster
+
+
+def _unplaceable(runs: list[Run], client) -> list[Run]:
+    """Runs asking for resources that no connected worker offers."""
+    offered: list[dict[str, float]] = [w.get("resources") or {}
+                                       for w in client.scheduler_info()["workers"].values()]
+    return [r for r in runs if r.resources and not any(
+        all(w.get(k, 0) >= v for k, v in r.resources.items()) for w in offered)]
+
+
+# ----------------------------------------------------------------------------- the sweep
 def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
-              only: str | None = None) -> list[dict[str, Any]]:
-    """Execute every run of ``config`` not yet done; return one status dict per run."""
+              only: str | None = None, scheduler: str | None = None,
+              cluster_config: str | Path | None = None, gpus: int | None = None,
+              client=None, progress: bool = True) -> list[dict[str, Any]]:
+    """Execute every run of ``config`` not yet done; return one outcome dict per run.
+
+    ``client``: an existing ``distributed.Client`` to use (then ``jobs``, ``scheduler``,
+    ``cluster_config`` and ``gpus`` are ignored). Otherwise see the module docstring.
+    """
     from tqdm.auto import tqdm
 
+    root = paths.project_root()
     runs = [r for r in load_sweep(config) if only is None or only in r.key]
-    todo = [r for r in runs if force or not is_done(r)]
+    todo = [r for r in runs if force or not is_done(r, root)]
     outcomes = [{"key": r.key, "status": "skipped"} for r in runs if r not in todo]
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
-    bar = tqdm(total=len(todo), desc="sweep", unit="run", disable=not todo)
-    if jobs == 1:
-        for r in todo:
-            outcomes.append(execute(r))
-            bar.update()
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(execute, r): r for r in todo}
-            for fut in as_completed(futures):
-                try:
-                    outcomes.append(fut.result())
-                except Exception as exc:  # a worker died
-                    outcomes.append({"key": futures[fut].key, "status": "failed", "error": str(exc)})
-                bar.update()
-    bar.close()
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    distributed = client is not None or scheduler or cluster_config or jobs > 1
+    bar = tqdm(total=len(runs), initial=len(outcomes), desc="sweep", unit="run",
+               disable=not progress or not todo, dynamic_ncols=True)
+    counts = {"ok": 0, "failed": 0, "skipped": len(outcomes)}
+
+    def record(outcome: dict[str, Any]) -> None:
+        outcomes.append(outcome)
+        counts[outcome["status"]] += 1
+        bar.set_postfix(counts, refresh=False)
+        bar.update()
+
+    try:
+        if not todo:
+            pass
+        elif not distributed:
+            for r in todo:
+                record(execute(r, root, force))
+        else:
+            own = client is None
+            cluster = None
+            if own:
+                need_gpu = any("GPU" in r.resources for r in todo)
+                n_gpus = gpus if gpus is not None else (local_gpus() if need_gpu and not (
+                    scheduler or cluster_config) else 0)
+                client, cluster = _connect(min(jobs, len(todo)), scheduler, cluster_config, n_gpus)
+            try:
+                _submit_and_collect(client, todo, root, force, record,
+                                    check_resources=not cluster_config)
+            finally:
+                if own:
+                    client.close()
+                    if cluster is not None:
+                        cluster.close()
+    finally:
+        bar.close()
     return outcomes
+
+
+def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record,
+                        check_resources: bool) -> None:
+    from distributed import as_completed
+
+    stuck = _unplaceable(todo, client) if check_resources else []
+    for r in stuck:
+        record({"key": r.key, "status": "failed", "notebook": None,
+                "error": f"needs resources {r.resources} that no worker of the cluster offers "
+                         "(a local GPU run needs a GPU: see --gpus)"})
+    futures = {}
+    for r in todo:
+        if r in stuck:
+            continue
+        fut = client.submit(execute, r, str(root), force, key=f"sweep-{r.key}-{r.params_hash}",
+                            resources=r.resources or None, pure=False)
+        futures[fut] = r
+    try:
+        for fut in as_completed(list(futures)):
+            r = futures[fut]
+            try:
+                record(fut.result())
+            except Exception as exc:  # the worker died (KilledWorker) or could not run it
+                partial = _folder(r, root) / PARTIAL
+                record({"key": r.key, "status": "failed",
+                        "error": f"{type(exc).__name__}: {exc}".strip()[-2000:],
+                        "notebook": os.path.relpath(partial, root) if partial.exists() else None})
+    except BaseException:
+        client.cancel(list(futures))
+        raise
+
+
+def summary(outcomes: list[dict[str, Any]]) -> str:
+    """Counts and one paragraph per failed run naming the notebook that shows the error."""
+    counts = {s: sum(o["status"] == s for o in outcomes) for s in ("ok", "skipped", "failed")}
+    lines = [f"sweep: {counts['ok']} ran, {counts['skipped']} skipped, {counts['failed']} failed"]
+    for o in outcomes:
+        if o["status"] == "failed":
+            where = o.get("notebook") or "no notebook (the run did not start or its worker died)"
+            lines.append(f"  FAILED {o['key']}: see {where}\n    {o['error'][-400:]}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="polybias sweep", description=__doc__.split("\n")[0])
     parser.add_argument("config", help="sweep YAML (e.g. configs/sweeps/default.yaml)")
-    parser.add_argument("-j", "--jobs", type=int, default=None, help="parallel runs (default: cores)")
+    parser.add_argument("-j", "--jobs", type=int, default=None,
+                        help="parallel runs: local workers, or jobqueue workers with --cluster "
+                             "(default: cores; 1 runs in this process)")
+    parser.add_argument("--scheduler", default=None,
+                        help="address (tcp://host:8786) or scheduler file of an existing Dask cluster")
+    parser.add_argument("--cluster", default=None, metavar="FILE",
+                        help="dask-jobqueue cluster YAML (e.g. configs/dask/slurm.yaml)")
+    parser.add_argument("--gpus", type=int, default=None,
+                        help="local GPU workers (default: the GPUs torch sees, when a run asks for one)")
     parser.add_argument("--force", action="store_true", help="rerun runs that are already done")
     parser.add_argument("--only", default=None, help="run only keys containing this text")
     parser.add_argument("--list", action="store_true", help="list the runs and exit")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    if args.list:
-        for r in load_sweep(args.config):
-            print(f"{'done' if is_done(r) else 'todo'}  {r.key}")
-        return 0
-    outcomes = run_sweep(args.config, args.jobs, args.force, args.only)
-    counts = {s: sum(o["status"] == s for o in outcomes) for s in ("ok", "skipped", "failed")}
-    print(f"sweep: {counts['ok']} ran, {counts['skipped']} skipped, {counts['failed']} failed")
-    for o in outcomes:
-        if o["status"] == "failed":
-            print(f"  FAILED {o['key']}: see {o.get('notebook', '?')}\n    {o['error'][-400:]}")
-    return 1 if counts["failed"] else 0
+    if args.scheduler and args.cluster:
+        parser.error("--scheduler and --cluster exclude each other")
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    try:
+        if args.list:
+            root = paths.project_root()
+            for r in load_sweep(args.config):
+                state = "done" if is_done(r, root) else (
+                    "failed" if (_folder(r, root) / FAILED).exists() else "todo")
+                extra = f"  [{', '.join(f'{k}={v:g}' for k, v in r.resources.items())}]" if r.resources else ""
+                print(f"{state:6s} {r.key}{extra}")
+            return 0
+        outcomes = run_sweep(args.config, args.jobs, args.force, args.only, scheduler=args.scheduler,
+                             cluster_config=args.cluster, gpus=args.gpus,
+                             progress=not args.no_progress)
+    except SweepError as exc:
+        print(f"polybias sweep: {exc}", file=sys.stderr)
+        return 2
+    print(summary(outcomes))
+    return 1 if any(o["status"] == "failed" for o in outcomes) else 0
 
 
 if __name__ == "__main__":

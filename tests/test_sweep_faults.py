@@ -1,0 +1,222 @@
+"""The sweep on Dask under faults: SIGKILL its workers midway, then the whole sweep,
+resume, and check that finished runs were neither damaged nor computed twice.
+
+Each run of the throw-away notebook appends one line to its own counter file (a side
+effect outside the run's folder) just before it writes its result, so the counter
+says how often the run computed.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from polybias import sweep
+
+NOTEBOOK = '''# %% tags=["parameters"]
+x: int = 1  # a number
+output_dir: str = "results/x"  # where to write
+counter_dir: str = "."  # where each run counts its executions
+
+# %%
+import pathlib
+import time
+time.sleep(0.3)
+if x < 0:
+    raise ValueError("negative x")
+with open(pathlib.Path(counter_dir) / f"{x}.txt", "a") as fh:
+    fh.write("computed\\n")
+(pathlib.Path(output_dir) / "value.txt").write_text(str(x * x))
+'''
+N_RUNS = 9
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "counts").mkdir()
+    (tmp_path / "nb" / "square.py").write_text(NOTEBOOK)
+    monkeypatch.setenv("POLYBIAS_ROOT", str(tmp_path))
+    return tmp_path
+
+
+def write_config(project, xs, resources="", name="sweep.yaml"):
+    text = ("kernel: polybias\nruns:\n  - notebook: nb/square.py\n    section: sq\n"
+            f"    grid:\n      x: {list(xs)}\n"
+            f"    parameters:\n      counter_dir: {project / 'counts'}\n"
+            "    executed: paper/executed/square_{x}.ipynb\n" + resources)
+    path = project / name
+    path.write_text(text)
+    return path
+
+
+def folder(project, x):
+    return project / "results" / "sq" / f"square__x-{x}"
+
+
+def finished(project):
+    """Runs whose marker exists, with the bytes of their marker and value files."""
+    out = {}
+    for x in range(N_RUNS):
+        marker = folder(project, x) / "run.json"
+        if marker.is_file():
+            out[x] = (marker.read_bytes(), (folder(project, x) / "value.txt").read_bytes())
+    return out
+
+
+def count(project, x):
+    path = project / "counts" / f"{x}.txt"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def wait_until(predicate, proc, timeout=120):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate() or proc.poll() is not None:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the sweep made no progress in time")
+
+
+def workers(proc):
+    """The Dask worker processes of a running sweep (spawned children of its process)."""
+    return [c for c in psutil.Process(proc.pid).children()
+            if "spawn_main" in " ".join(c.cmdline())]
+
+
+def sigkill(procs):
+    """SIGKILL processes with all their descendants (notebook kernels included)."""
+    victims = []
+    for p in procs:
+        try:
+            victims += [p, *p.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            pass
+    for v in victims:
+        try:
+            v.send_signal(signal.SIGKILL)
+        except psutil.NoSuchProcess:
+            pass
+    gone, alive = psutil.wait_procs(victims, timeout=10)
+    assert not alive
+    return len(victims)
+
+
+def test_sigkill_workers_then_the_whole_sweep_and_resume(project, tmp_path):
+    cfg = write_config(project, range(N_RUNS))
+    log = open(tmp_path / "sweep.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "polybias.cli", "sweep", str(cfg), "--jobs", "2",
+                             "--no-progress"], stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        # 1. kill both worker processes (and their kernels) once two runs have finished:
+        #    Dask restarts the workers and reschedules the runs they held
+        wait_until(lambda: len(finished(project)) >= 2, proc)
+        before_worker_kill = finished(project)
+        assert proc.poll() is None, "the sweep finished before it could be killed"
+        assert len(workers(proc)) == 2
+        sigkill(workers(proc))
+        # 2. the sweep survives and goes on; then kill all of it midway (client,
+        #    scheduler, workers, kernels), as a lost machine would
+        wait_until(lambda: len(finished(project)) >= len(before_worker_kill) + 1, proc)
+        assert proc.poll() is None, "the sweep ended when its workers were killed"
+        sigkill([psutil.Process(proc.pid)])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        log.close()
+    done = finished(project)
+    assert set(before_worker_kill) <= set(done)
+    assert len(done) < N_RUNS, "the sweep finished before it could be killed: make the runs longer"
+    runs = {r.parameters["x"]: r for r in sweep.load_sweep(cfg)}
+    for x, run in runs.items():
+        if x in done:  # a finished run is intact and computed once
+            assert sweep.is_done(run) and count(project, x) == 1
+            assert json.loads(done[x][0])["outputs"]["value.txt"]
+        else:  # a killed or pending run leaves nothing that looks finished
+            assert not sweep.is_done(run)
+            assert not (folder(project, x) / "executed.ipynb").exists()
+            assert not (project / f"paper/executed/square_{x}.ipynb").exists()
+    # 3. resume: only the missing runs execute
+    outcomes = {o["key"]: o["status"] for o in sweep.run_sweep(cfg, jobs=1, progress=False)}
+    assert {k for k, s in outcomes.items() if s == "skipped"} == {runs[x].key for x in done}
+    assert all(s in ("ok", "skipped") for s in outcomes.values())
+    for x, run in runs.items():
+        assert sweep.is_done(run)
+        assert (folder(project, x) / "value.txt").read_text() == str(x * x)
+        assert count(project, x) >= 1
+    for x, (marker, value) in done.items():  # byte-identical, not recomputed
+        assert (folder(project, x) / "run.json").read_bytes() == marker
+        assert (folder(project, x) / "value.txt").read_bytes() == value
+        assert count(project, x) == 1
+    # a damaged output of a finished run makes it count as not done, and it reruns
+    (folder(project, 0) / "value.txt").write_text("tampered")
+    assert not sweep.is_done(runs[0])
+    assert sweep.main([str(cfg), "--jobs", "1", "--no-progress"]) == 0
+    assert (folder(project, 0) / "value.txt").read_text() == "0" and count(project, 0) == 2
+
+
+def test_failures_are_listed_with_their_notebook(project, capsys):
+    cfg = write_config(project, [-1])
+    assert sweep.main([str(cfg), "--jobs", "1", "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert "0 ran, 0 skipped, 1 failed" in out
+    assert "FAILED square__x--1: see results/sq/square__x--1/failed.ipynb" in out
+    assert "negative x" in out
+    failed = json.loads((folder(project, -1) / "failed.ipynb").read_text())
+    assert any("negative x" in json.dumps(c.get("outputs", [])) for c in failed["cells"])
+    assert not (folder(project, -1) / "run.json").exists()
+    sweep.main([str(cfg), "--list"])
+    listed = capsys.readouterr().out.splitlines()
+    assert listed == ["failed square__x--1"]
+
+
+def where_and_when(seconds):
+    start = time.monotonic()
+    time.sleep(seconds)
+    return os.environ.get("CUDA_VISIBLE_DEVICES"), start, time.monotonic()
+
+
+def test_gpu_runs_hold_one_gpu_each(project):
+    """Two local GPU workers (declared, not real): each GPU run holds one whole GPU."""
+    from distributed import Client
+
+    with sweep.local_cluster(1, gpus=2) as cluster, Client(cluster) as client:
+        client.wait_for_workers(3)
+        offered = sorted(str(w["resources"]) for w in client.scheduler_info()["workers"].values())
+        assert offered == ["{'GPU': 1}", "{'GPU': 1}", "{}"]
+        futures = [client.submit(where_and_when, 0.3, resources={"GPU": 1}, pure=False)
+                   for _ in range(5)]
+        spans = client.gather(futures)
+        assert {d for d, _, _ in spans} == {"0", "1"}  # never on the CPU worker
+        for device in ("0", "1"):
+            mine = sorted((s, e) for d, s, e in spans if d == device)
+            assert all(a[1] <= b[0] for a, b in zip(mine, mine[1:], strict=False))  # one at a time
+        # a run asking for a resource no worker offers fails at once, with the reason
+        cfg = write_config(project, [5], resources="    resources: {TPU: 1}\n")
+        [outcome] = sweep.run_sweep(cfg, client=client, progress=False)
+        assert outcome["status"] == "failed" and "no worker" in outcome["error"]
+        assert "TPU" in outcome["error"] and count(project, 5) == 0
+
+
+@pytest.mark.parametrize("resources", ["{GPU: 0}", "{GPU: yes}", "[GPU]"])
+def test_malformed_resources(project, resources):
+    cfg = write_config(project, [1], resources=f"    resources: {resources}\n")
+    with pytest.raises(sweep.SweepError, match="'resources' must map"):
+        sweep.load_sweep(cfg)
+
+
+def test_resources_reach_the_runs(project):
+    cfg = write_config(project, [1, 2], resources="    resources: {GPU: 1}\n")
+    assert [r.resources for r in sweep.load_sweep(cfg)] == [{"GPU": 1.0}, {"GPU": 1.0}]
+    # where runs execute does not change what they compute: same hash with or without
+    plain = write_config(project, [1, 2], name="plain.yaml")
+    assert sweep.load_sweep(plain)[0].resources == {}
+    assert [r.params_hash for r in sweep.load_sweep(plain)] == [r.params_hash for r in sweep.load_sweep(cfg)]

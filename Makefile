@@ -28,8 +28,12 @@ $(VENV)/.installed: pyproject.toml
 
 env: $(VENV)/.installed ## create the virtual environment (.venv) if absent
 
-reproduce: env ## run the embedded-default sweep: records, executed notebooks, tables
+reproduce: env ## run the embedded-default sweep (records, executed notebooks, tables, figures), then the paper
 	$(VENV)/bin/polybias sweep configs/sweeps/default.yaml
+	$(PY) -m polybias.manuscript
+
+paper: env ## assemble paper/manuscript.md from paper/sections, tables, reported values and figures
+	$(PY) -m polybias.manuscript
 
 test: env ## unit tests, doctests and nbval on the executed report notebooks
 	$(VENV)/bin/pytest -q tests lib/polybias --doctest-modules
@@ -54,4 +58,4 @@ bench: env $(BENCH_VENV)/.installed ## benchmarks: ratios against naive/referenc
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce test lint lab bench clean
+.PHONY: help env reproduce paper test lint lab bench clean

@@ -1,0 +1,43 @@
+"""The manuscript is assembled from section files; every number comes from a generated file."""
+
+import pytest
+from polybias import manuscript, paths
+from polybias.manuscript import ManuscriptError
+
+
+def test_table_figure_and_reported_directives_are_replaced(tmp_path):
+    sections = tmp_path / "sections"
+    sections.mkdir()
+    (sections / "02_b.md").write_text("## B\n<!-- reported: caliskan2017_weat | test=WEAT3 -->\n")
+    (sections / "01_a.md").write_text(
+        "# A\n<!-- table: weat_w2v-gnews.md -->\n<!-- figure: weat_w2v-gnews.png | WEAT bars -->\n")
+    out = manuscript.build_manuscript(sections, tmp_path / "m.md")
+    text = out.read_text()
+    table = (paths.paper_dir() / "tables" / "weat_w2v-gnews.md").read_text().strip()
+    assert table in text
+    assert "![WEAT bars](../figures/weat_w2v-gnews.png)" in text
+    assert text.index("# A") < text.index("## B")  # sections in name order
+    assert "| WEAT3 | 0.5800 |" in text and "WEAT1" not in text.split("## B")[1]
+    assert "<!-- table" not in text and "<!-- reported" not in text
+
+
+@pytest.mark.parametrize("directive, message", [
+    ("<!-- table: missing.md -->", "paper/tables/missing.md"),
+    ("<!-- figure: missing.png -->", "figures/missing.png"),
+    ("<!-- reported: no_such_study -->", "paper/reported/no_such_study.csv"),
+    ("<!-- reported: caliskan2017_weat | test -->", "not key=value"),
+    ("<!-- reported: caliskan2017_weat | test=WEAT99 -->", "no rows"),
+])
+def test_missing_files_are_errors_naming_the_section_and_nothing_is_written(tmp_path, directive, message):
+    sections = tmp_path / "sections"
+    sections.mkdir()
+    (sections / "01_x.md").write_text(f"text\n{directive}\n")
+    with pytest.raises(ManuscriptError, match="sections/01_x.md") as err:
+        manuscript.build_manuscript(sections, tmp_path / "m.md")
+    assert message in str(err.value)
+    assert not (tmp_path / "m.md").exists()
+
+
+def test_no_sections_is_an_error(tmp_path):
+    with pytest.raises(ManuscriptError, match="no section files"):
+        manuscript.build_manuscript(tmp_path, tmp_path / "m.md")

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -33,6 +34,7 @@ with open(pathlib.Path(counter_dir) / f"{x}.txt", "a") as fh:
 (pathlib.Path(output_dir) / "value.txt").write_text(str(x * x))
 '''
 N_RUNS = 9
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -199,9 +201,10 @@ def test_gpu_runs_hold_one_gpu_each(project):
         for device in ("0", "1"):
             mine = sorted((s, e) for d, s, e in spans if d == device)
             assert all(a[1] <= b[0] for a, b in zip(mine, mine[1:], strict=False))  # one at a time
-        # a run asking for a resource no worker offers fails at once, with the reason
+        # a run asking for a resource no worker of an existing cluster offers fails at
+        # once, with the reason (instead of waiting forever)
         cfg = write_config(project, [5], resources="    resources: {TPU: 1}\n")
-        [outcome] = sweep.run_sweep(cfg, client=client, progress=False)
+        [outcome] = sweep.run_sweep(cfg, scheduler=cluster.scheduler_address, progress=False)
         assert outcome["status"] == "failed" and "no worker" in outcome["error"]
         assert "TPU" in outcome["error"] and count(project, 5) == 0
 
@@ -220,3 +223,27 @@ def test_resources_reach_the_runs(project):
     plain = write_config(project, [1, 2], name="plain.yaml")
     assert sweep.load_sweep(plain)[0].resources == {}
     assert [r.params_hash for r in sweep.load_sweep(plain)] == [r.params_hash for r in sweep.load_sweep(cfg)]
+
+
+def test_slurm_config_asks_one_gpu_per_worker(project):
+    pytest.importorskip("dask_jobqueue")
+    config = REPO / "configs" / "dask" / "slurm.yaml"
+    with sweep.jobqueue_cluster(config, jobs=0) as cluster:  # no job submitted
+        script = cluster.job_script()
+    assert "#SBATCH --gres=gpu:1" in script and "#SBATCH --cpus-per-task=8" in script
+    assert "--resources GPU=1" in script and "--nthreads 1" in script
+    assert "source .venv/bin/activate" in script
+
+
+@pytest.mark.parametrize("body, message", [
+    ("jobqueue: {}", "expected one mapping"),
+    ("jobqueue: {kubernetes: {cores: 1}}", "expected one mapping"),
+    ("cores: 1", "expected one mapping"),
+    ("jobqueue: {slurm: {no_such_option: 1}}", "no_such_option"),
+])
+def test_malformed_cluster_config(project, body, message):
+    pytest.importorskip("dask_jobqueue")
+    path = project / "cluster.yaml"
+    path.write_text(body)
+    with pytest.raises(sweep.SweepError, match=message):
+        sweep.jobqueue_cluster(path, jobs=0)

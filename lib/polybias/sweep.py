@@ -310,22 +310,30 @@ def local_cluster(jobs: int, gpus: int = 0):
 
 
 def jobqueue_cluster(config: str | Path, jobs: int):
-    """A dask-jobqueue cluster from a YAML file with one ``jobqueue: {slurm: {...}}`` section."""
-    import dask
+    """A dask-jobqueue cluster from a YAML file with one ``jobqueue: {slurm: {...}}`` section.
 
+    The section's keys are the cluster class's arguments (``job-cpu`` or ``job_cpu``),
+    as in dask-jobqueue's own configuration file; see ``configs/dask/slurm.yaml``.
+    ``jobs`` batch jobs are submitted (none when 0).
+    """
     raw = paths.read_yaml(config, SweepError, "cluster config")
     sections = raw.get("jobqueue") if isinstance(raw, dict) else None
-    if not isinstance(sections, dict) or len(sections) != 1 or next(iter(sections)) not in JOBQUEUE_CLASSES:
-        raise SweepError(f"{config}: expected one section 'jobqueue: {{<system>: ...}}' with <system> "
+    if not isinstance(sections, dict) or len(sections) != 1 or next(iter(sections)) not in JOBQUEUE_CLASSES \
+            or not isinstance(next(iter(sections.values())), dict):
+        raise SweepError(f"{config}: expected one mapping 'jobqueue: {{<system>: {{...}}}}' with <system> "
                          f"one of {', '.join(JOBQUEUE_CLASSES)}")
     try:
         import dask_jobqueue
     except ImportError as exc:
         raise SweepError("--cluster needs dask-jobqueue: pip install dask-jobqueue") from exc
-    system = next(iter(sections))
-    dask.config.update(dask.config.config, raw, priority="new")
-    cluster = getattr(dask_jobqueue, JOBQUEUE_CLASSES[system])()
-    cluster.scale(jobs=jobs)
+    system, options = next(iter(sections.items()))
+    kwargs = {str(k).replace("-", "_"): v for k, v in options.items()}
+    try:
+        cluster = getattr(dask_jobqueue, JOBQUEUE_CLASSES[system])(**kwargs)
+    except (TypeError, ValueError) as exc:  # dask-jobqueue's words for an unknown option
+        raise SweepError(f"{config}: jobqueue.{system}: {exc}") from exc
+    if jobs:
+        cluster.scale(jobs=jobs)
     return cluster
 
 

@@ -700,7 +700,7 @@ def _validate_table(spec: DebiasSpec, tname: str, table: Any) -> None:
     for t in table["tests"]:
         if not isinstance(t, dict) or t.get("kind") not in ("BM", "IR") or "test" not in t:
             raise DebiasError(f"{where}: each test needs 'test' and kind BM or IR, got {t!r}")
-        _resolve_test(spec, t["test"])
+        resolve_test(spec, t["test"])
     for mname, m in table["methods"].items():
         if not isinstance(m, dict) or m.get("method") not in METHODS:
             raise DebiasError(f"{where}: method {mname!r} must name one of {METHODS}")
@@ -736,7 +736,7 @@ def _validate_direction(spec: DebiasSpec, d: Any, where: str) -> None:
             raise DebiasError(f"{where}: unknown word set {s!r}")
 
 
-def _resolve_test(spec: DebiasSpec, name: str):
+def resolve_test(spec: DebiasSpec, name: str):
     from . import wordlists
 
     if ":" in name:
@@ -761,7 +761,7 @@ def direction_from_spec(emb: StaticEmbeddings, spec: DebiasSpec, d: dict[str, An
 def _target_words(spec: DebiasSpec, tests: list[dict[str, Any]]) -> list[str]:
     words: list[str] = []
     for t in tests:
-        test = _resolve_test(spec, t["test"])
+        test = resolve_test(spec, t["test"])
         words += list(test.X.words) + list(test.Y.words)
     return list(dict.fromkeys(words))
 
@@ -858,6 +858,94 @@ def run_table(
     if words is not None:
         words = [w for w in words if w in emb.index]
     results = {name: apply_method(emb, spec, t["methods"][name], words, seed) for name in chosen}
-    tests = {x.get("label", x["test"]): (_resolve_test(spec, x["test"]), x["kind"]) for x in t["tests"]}
+    tests = {x.get("label", x["test"]): (resolve_test(spec, x["test"]), x["kind"]) for x in t["tests"]}
     embs = {"original": emb, **{name: r.embeddings for name, r in results.items()}}
     return evaluate(embs, tests, seed=seed, **weat_options), results
+
+
+# ---------------------------------------------------------------- reports
+
+def load_embedding(model: str, fmt: str | None = None, limit: int | None = None) -> StaticEmbeddings:
+    """A registered static model by name, or a static embedding file given by path."""
+    from .models import load_static, read_static
+
+    if Path(model).expanduser().is_file():
+        return read_static(Path(model).expanduser(), fmt or None, limit=limit or None)
+    return load_static(model)
+
+
+def reported_table(name: str, test_type: str = "WEAT", digits: int = 2):
+    """A transcribed seed table (``paper/reported/<name>.csv``) in the shape of
+    :func:`effect_table` (one test type: WEAT or SEAT)."""
+    from .report import load_reported
+
+    frame = load_reported(name, test_type=test_type)
+    if frame.empty:
+        raise DebiasError(f"{name}.csv has no {test_type} rows")
+    return effect_table(frame, digits=digits)
+
+
+def side_by_side_table(frame, reported_name: str, test_type: str = "WEAT"):
+    """Reproduced and reported effect sizes per (test, method), with the difference."""
+    from .report import load_reported
+
+    rep = load_reported(reported_name, test_type=test_type)[["test", "method", "effect_size"]]
+    out = frame[["kind", "test", "method", "effect_size"]].rename(
+        columns={"effect_size": "reproduced"}).merge(
+        rep.rename(columns={"effect_size": "reported"}), on=["test", "method"], how="left")
+    out["difference"] = out["reproduced"] - out["reported"]
+    return out
+
+
+def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings, language: str,
+                 table: str, parameters: dict[str, Any], output_dir: str | Path,
+                 file: str = "debias.yaml") -> Path:
+    """Write one run record for a debiasing table (values: every cell and each method's
+    details) under ``output_dir`` (relative to the project root)."""
+    from .records import RunRecord, sha256_file, write_record
+
+    spec_path = paths.data_dir() / "wordlists" / language / file
+    details = {name: {"method": r.method, "changed_words": r.changed_words,
+                      "removed_rank": r.removed.k, "removed_method": r.removed.method,
+                      **{k: v for k, v in r.details.items() if k != "equalised"}}
+               for name, r in results.items()}
+    record = RunRecord(
+        metric="debias", model=emb.name, language=language, test=table,
+        parameters={"file": file, **parameters},
+        values={"cells": frame.to_dict(orient="records"), "methods": details},
+        model_revision=emb.revision,
+        data_sha256={f"wordlists/{language}/{file}": sha256_file(spec_path)},
+    )
+    return write_record(record, paths.project_root() / output_dir)
+
+
+def plot_effects(frame, title: str, file: str | None = None):
+    """Effect size per test (rows) and method (bars), BM and IR tests side by side;
+    saved as ``figures/<file>`` when given."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from .plots import _save
+
+    kinds = list(dict.fromkeys(frame["kind"]))
+    fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds) + 1.5, 3.6),
+                             sharey=True, squeeze=False)
+    for ax, kind in zip(axes[0], kinds, strict=True):
+        part = frame[frame["kind"] == kind]
+        sns.barplot(data=part, x="test", y="effect_size", hue="method", ax=ax,
+                    palette="tab10", legend=(ax is axes[0][-1]))
+        ax.axhline(0, color="black", lw=0.6)
+        ax.set_title({"BM": "bias tests (should drop)", "IR": "retention tests (should stay)"}
+                     .get(kind, kind), fontsize=10)
+        ax.set_xlabel("")
+        ax.set_ylabel("WEAT effect size")
+        ax.tick_params(axis="x", labelrotation=25, labelsize=8)
+    axes[0][-1].legend(frameon=False, fontsize=7, bbox_to_anchor=(1.0, 1.0), loc="upper left")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    if file:
+        _save(fig, file)
+    return fig

@@ -2,6 +2,7 @@
 cluster, faults and GPU resources: test_sweep_faults.py)."""
 
 import json
+from pathlib import Path
 
 import pytest
 from polybias import sweep
@@ -93,3 +94,48 @@ def test_sweep_runs_resumes_and_reports_failures(project):
     # changed parameters invalidate a finished run
     assert sweep.main([str(config(project, [1], executed=False)), "--jobs", "1"]) == 0
     assert json.loads((project / "results/demo/double__x-1/run.json").read_text())["parameters"].get("table_file") is None
+
+
+# ----------------------------------------------------------------------- paper sweep
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOK_KINDS = {"01_weat": {"static"}, "05_crows_pairs": {"mlm", "causal"},
+                  "02_seat": {"encoder", "mlm"}, "03_ceat": {"encoder", "mlm"},
+                  "04_logprob_context": {"mlm"}, "06_categorical_bias": {"mlm"},
+                  "07_cultural_interactions": {"mlm"}, "08_hidden_states": {"encoder", "mlm"},
+                  "09_debiasing": {"static"}}
+
+
+def commented_blocks(text):
+    """The commented-out run entries of a sweep file, parsed as YAML."""
+    import yaml
+
+    lines = [ln[4:] for ln in text.splitlines() if ln.startswith("  # ")]
+    body = "\n".join(ln for ln in lines if ln.startswith(("- ", "  ")))
+    return yaml.safe_load(body) or []
+
+
+def test_paper_sweep_names_registered_models_and_existing_notebooks(monkeypatch):
+    from polybias import models
+
+    monkeypatch.setenv("POLYBIAS_ROOT", str(REPO))
+    registry = models.load_registry()
+    runs = sweep.load_sweep(REPO / "configs/sweeps/paper.yaml")  # checks each notebook exists
+    assert len(runs) >= 9
+    text = (REPO / "configs/sweeps/paper.yaml").read_text()
+    planned = commented_blocks(text)
+    assert len(planned) >= 8
+    for entry in planned:
+        assert set(entry) <= {"notebook", "section", "grid", "parameters", "resources", "table_file"}
+    points = [(r.notebook, r.parameters["model"], r.resources) for r in runs]
+    points += [(e["notebook"], m, e.get("resources") or {}) for e in planned for m in e["grid"]["model"]]
+    for notebook, model, resources in points:
+        assert model in registry, f"{model} ({notebook}) is not in configs/models.yaml"
+        kind = registry[model]["kind"]
+        assert kind in NOTEBOOK_KINDS[Path(notebook).stem], (model, notebook)
+        assert (kind == "static") == (not resources), f"{model}: GPU only for neural models"
+    named = {m for _, m, _ in points}
+    for study_model in ("bert-base-uncased", "albert-xxlarge-v2", "bert-base-multilingual-uncased",
+                        "gpt2", "xlm-roberta-large", "muril-large-cased", "banglabert-large-generator",
+                        "banglabert-large", "greekbert", "parsbert", "sea-lion-3b",
+                        "sealion-bert-base", "seallms-v3-7b-chat"):
+        assert study_model in named

@@ -27,7 +27,7 @@ sweep again redoes only what is missing. A failed run leaves ``failed.ipynb``
 
 Where the runs execute:
 
-- ``--jobs 1``: one after the other in this process.
+- ``--jobs 1``: one after the other in this process (declared resources are ignored).
 - default: a Dask ``LocalCluster`` of ``--jobs`` single-threaded worker processes
   (default: the number of cores), plus one worker per local GPU (``--gpus``, default:
   the GPUs torch sees when a run asks for ``GPU``), each seeing only its GPU
@@ -424,7 +424,8 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
     for r in stuck:
         record({"key": r.key, "status": "failed", "notebook": None,
                 "error": f"needs resources {r.resources} that no worker of the cluster offers "
-                         "(a local GPU run needs a GPU: see --gpus)"})
+                         "(locally: --gpus N declares N GPUs; --jobs 1 runs everything in this "
+                         "process, whatever the runs declare)"})
     futures = {}
     for r in todo:
         if r in stuck:

@@ -395,7 +395,8 @@ def seed004_interaction_scores(path: str | Path, method: str = "seed004", ddof: 
       the probability ratio), averaged over adjectives.
 
     Returns columns characteristics ("Countries,Languages" …), score, n_rows,
-    n_adjectives, n_identities.
+    n_adjectives, n_identities, probs_var_within_adjective (mean over adjectives of the
+    variance of ``Probs`` over identities: 0 means every identity got the same probability).
     """
     if method not in SEED004_METHODS:
         raise CatBiasError(f"method must be one of {SEED004_METHODS}, got {method!r}")
@@ -424,5 +425,73 @@ def seed004_interaction_scores(path: str | Path, method: str = "seed004", ddof: 
         else:
             score = float((g["Probs"] - g["Probs_base"]).groupby(g["Adjective"]).var(ddof=ddof).mean())
         out.append({"characteristics": chars, "score": score, "n_rows": len(g),
-                    "n_adjectives": g["Adjective"].nunique(), "n_identities": g["Values"].nunique()})
+                    "n_adjectives": g["Adjective"].nunique(), "n_identities": g["Values"].nunique(),
+                    "probs_var_within_adjective": float(
+                        g["Probs"].groupby(g["Adjective"]).var(ddof=ddof).mean())})
     return pd.DataFrame(out)
+
+
+def seed002_reproduction(per_set: pd.DataFrame, counts: pd.DataFrame, reported: pd.DataFrame) -> pd.DataFrame:
+    """Seed 002's aggregated CB recomputed from its per-set values, beside its tables.
+
+    ``per_set``: the per-template-set CB values (category, template_set, language, cb);
+    ``counts``: :func:`seed002_prior_counts`; ``reported``: rows of
+    ``paper/reported/behnamghader2022_cb.csv``. Columns: category, language,
+    reproduced (all sets, prior-count weighted), notebook (the code's printed aggregate),
+    table2, table1a, coarse_only (sets 0–1 only, the coarse-grained ethnicity sets).
+    """
+    agg = seed002_aggregate(per_set, counts)[["category", "language", "cb"]].rename(columns={"cb": "reproduced"})
+    coarse = seed002_aggregate(per_set, counts, sets=[0, 1])[["category", "language", "cb"]]
+    out = agg.merge(coarse.rename(columns={"cb": "coarse_only"}), on=["category", "language"])
+    aggregated = reported[reported["template_set"].astype(str) == "aggregated"]
+    for label, table in (("notebook", "main.ipynb"), ("table2", "Table 2"), ("table1a", "Table 1(a)")):
+        rows = aggregated[aggregated["table"].str.startswith(table)]
+        out = out.merge(rows[["category", "language", "value"]].rename(columns={"value": label}),
+                        on=["category", "language"], how="left")
+    return out[["category", "language", "reproduced", "notebook", "table2", "table1a", "coarse_only"]]
+
+
+def group_shares(p_norm: pd.DataFrame, book: TemplateBook, target_list: str, attribute_list: str,
+                 feature: str = "group", group: str = "target") -> pd.DataFrame:
+    """Mean normalised probability taken by each target group next to each attribute group
+    (groups from an entry feature, e.g. ``group: male``): per (template, attribute) the
+    p_norm of a target group's members is summed, then averaged over templates and the
+    attributes of an attribute group. Columns: attribute_group, target_group, share."""
+    def feature_of(list_name: str) -> dict[str, str]:
+        out = {}
+        for e in book.lists[list_name].entries:
+            if feature not in e.features:
+                raise CatBiasError(f"entry {e.id!r} of list {list_name!r} has no feature {feature!r}")
+            out[e.id] = e.features[feature]
+        return out
+
+    tg, ag = feature_of(target_list), feature_of(attribute_list)
+    frame = p_norm.assign(target_group=p_norm[group].map(tg), attribute_group=p_norm["attribute"].map(ag))
+    if frame[["target_group", "attribute_group"]].isna().any().any():
+        raise CatBiasError("scores name entries that are not in the given lists")
+    summed = frame.groupby(["template", "attribute", "attribute_group", "target_group"], sort=False).p_norm.sum()
+    return (summed.groupby(["attribute_group", "target_group"], sort=False).mean()
+            .rename("share").reset_index())
+
+
+def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None):
+    """Heat map of :func:`group_shares` (attribute groups × target groups), saved as
+    ``figures/<file>`` when ``file`` is given; returns the matplotlib figure."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..plots import _save
+
+    wide = shares.pivot(index="attribute_group", columns="target_group", values="share")
+    fig, ax = plt.subplots(figsize=(1.4 * wide.shape[1] + 2.5, 0.6 * wide.shape[0] + 1.6))
+    sns.heatmap(wide, annot=True, fmt=".2f", vmin=0, vmax=1, cmap="Blues", cbar=False, ax=ax)
+    ax.set_xlabel("target group")
+    ax.set_ylabel("attribute group")
+    ax.set_title(title)
+    fig.tight_layout()
+    if file:
+        _save(fig, file)
+    return fig

@@ -1,0 +1,217 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python (polybias)
+#     language: python
+#     name: polybias
+# ---
+
+# %% [markdown]
+# # 6. Categorical Bias: CB scores, distribution difference, normalised probabilities
+#
+# The **Categorical Bias (CB) score** of Ahn & Oh (2021) asks how unevenly a masked LM
+# spreads probability over the groups of a category (genders, religions, nationalities)
+# when a template attaches an attribute to them: for each template t and attribute a,
+# the variance over groups n of log P(n | t, a) / P(n | t, prior), where the prior masks
+# the attribute too; the score is the mean over (t, a). Zero means every group gains or
+# loses the same share. BehnamGhader & Milios (2022, seed 002) replace the word
+# probabilities by sentence pseudo-log-likelihoods, which lets the sentences decline
+# (Greek adjectives agree with the group's gender; see `polybias.templating`), average
+# similarly worded templates and synonyms in probability space, and aggregate over
+# template sets weighted by their numbers of attributes. Seed 004 extends CB to
+# combinations of identities (country × language, …).
+#
+# This notebook first recomputes published aggregates from the numbers the source
+# repositories ship, then scores a model. Offline default: the tiny masked LM trained on
+# a corpus where male terms co-occur with career words 90 % of the time (`planted-mlm`);
+# its CB must be large and the male share of probability must rise next to career words.
+# On the balanced control (`planted-mlm-control`) both vanish.
+
+# %% tags=["parameters"]
+model: str = "planted-mlm"  # registered masked LM (configs/models.yaml)
+templates: str = "planted_en"  # template file in data/templates (e.g. catbias_el), or planted_<lang>
+template_names: list = []  # templates to score; empty: all templates of the file
+target_list: str = "targets"  # word list of the target slot (for group shares)
+attribute_list: str = "attributes"  # word list of the attribute slot (for group shares)
+group_feature: str = "group"  # entry feature that names a word's group (group shares)
+mode: str = "word"  # target scoring: word (whole word) | first_piece (Ahn & Oh / Kurita compat)
+ddof: int = 0  # variance over groups: 0 population (default) | 1 sample (Ahn & Oh)
+kl_scale: str = "sum"  # KL: sum (nats) | mean (divided by the vocabulary size, seed-002 code)
+top_k: int = 3  # groups listed per template and attribute
+reproduce: bool = True  # recompute seed-002 and seed-004 published values from shipped data
+output_dir: str = "results/catbias/interactive"  # run records, relative to the project root
+table_file: str = ""  # where to write the tables, e.g. paper/tables/catbias_planted-mlm.md
+
+# %%
+import pandas as pd
+from polybias import data, models, paths, records, report, templating
+from polybias.metrics import catbias, logprob
+
+if mode not in logprob.MODES:
+    raise ValueError(f"mode must be one of {logprob.MODES}, got {mode!r}")
+if ddof not in (0, 1):
+    raise ValueError(f"ddof must be 0 or 1, got {ddof!r}")
+if kl_scale not in catbias.SCALES:
+    raise ValueError(f"kl_scale must be one of {catbias.SCALES}, got {kl_scale!r}")
+if top_k < 1:
+    raise ValueError(f"top_k must be at least 1, got {top_k}")
+book = (logprob.planted_templates(templates.split("_", 1)[1]) if templates.startswith("planted_")
+        else templating.load_templates(templates))
+names = template_names or list(book.templates)
+tables = []
+
+# %% [markdown]
+# ## Seed 002: aggregated CB from the per-template-set values
+#
+# The seed-002 code printed the CB of every template set (4 decimals); the paper's
+# Table 2 rounds them, and its "Aggregated" rows and Table 1(a) summarise them. The
+# aggregate is the mean over all (template set, prior) rows, i.e. the set values
+# weighted by their numbers of priors, which we count in the shipped
+# `prior_sentence_templates.json`. `coarse_only` aggregates the two coarse-grained
+# ethnicity sets (sets 0–1) alone.
+
+# %%
+if reproduce:
+    reported002 = report.load_reported("behnamghader2022_cb")
+    per_set = reported002[reported002.table.str.startswith("main.ipynb")
+                          & (reported002.template_set != "aggregated")].copy()
+    per_set["template_set"] = per_set.template_set.astype(int)
+    counts = catbias.seed002_prior_counts(data.fetch("seed002-prior-sentence-templates"))
+    seed002 = catbias.seed002_reproduction(per_set.rename(columns={"value": "cb"}), counts, reported002)
+    seed002_table = report.markdown_table(seed002, digits=4)
+    tables.append(seed002_table)
+
+# %% tags=["nbval-check-output"]
+if reproduce:
+    print(seed002_table)
+
+# %% [markdown]
+# The prior-count-weighted mean reproduces the code's printed aggregates to their fourth
+# decimal (e.g. English gender 0.6271 ≈ 0.63; the inputs are themselves printed to four
+# decimals) and Table 2's "Aggregated" rows to the printed digit (English ethnicity
+# 6.5674 is printed 6.56, the only value rounded down). **Table 1(a)
+# contradicts Table 2 for ethnicity** (4.28 / 6.36 / 10.44 against 6.56 / 57.67 /
+# 13.77): Table 1(a)'s ethnicity row is the aggregate of the two coarse-grained sets
+# only (`coarse_only`), leaving out the fine-grained sets with 100+ groups — it
+# understates Greek ethnic bias ninefold. Gender and religion agree in both tables.
+
+# %% [markdown]
+# ## Seed 004: two-characteristic interaction scores
+#
+# `CG_score_2.csv` ships, per adjective and pair of identities, log P(identities |
+# adjective) (`Probs`) and the double-mask base rate (`Probs_base`). The published
+# `CG_score_2.json` (the heat map of seed 004, Figure 5) is recomputed by the
+# population variance over all rows of a characteristic pair of the **ratio of the two
+# log-probabilities**, adjectives pooled (`seed004`). The CB definition the paper writes
+# down — per adjective the variance of the log of the probability ratio, averaged over
+# adjectives — gives different numbers and a different ranking (`ahn_oh`).
+
+# %%
+if reproduce:
+    path = data.fetch("seed004-cg-score-2")
+    ours = catbias.seed004_interaction_scores(path)[["characteristics", "n_rows", "n_adjectives", "score",
+                                                     "probs_var_within_adjective"]]
+    definition = catbias.seed004_interaction_scores(path, method="ahn-oh")[["characteristics", "score"]]
+    reported004 = report.load_reported("capstone2023_interaction", metric="cb_score").rename(
+        columns={"value": "score"})
+    seed004 = report.side_by_side(ours, reported004, on="characteristics", value="score").merge(
+        definition.rename(columns={"score": "ahn_oh"}), on="characteristics")
+    seed004_table = report.markdown_table(seed004, digits=5, formats={"difference": ".1e"})
+    tables.append(seed004_table)
+
+# %% tags=["nbval-check-output"]
+if reproduce:
+    print(seed004_table)
+
+# %% [markdown]
+# The file also shows the scoring problems of the seed-004 code (DESIGN.md §6: softmax
+# over sentence positions instead of the vocabulary, multi-token identities looked up as
+# one unknown token): for Food × Music, Food × Religion and Music × Religion,
+# `probs_var_within_adjective` is 0 — every identity pair got the same probability for a
+# given adjective — so the published score there measures only differences between
+# adjectives, not between identities. The file alone cannot tell which bug is at work.
+
+# %% [markdown]
+# ## CB scores of the chosen model
+#
+# `ahn_oh`: word probabilities at the target mask over the double-mask prior (scored as
+# in `polybias.metrics.logprob`); `pll`: seed 002's sentence-PLL version (no prior;
+# templates of a set and synonyms averaged in probability space).
+
+# %%
+lm = models.load_lm(model)
+ahn_oh = catbias.ahn_oh_cb(lm, book, names, mode=mode, ddof=ddof)
+pll = catbias.pll_cb(catbias.pll_scores(lm, book, names), ddof=ddof)
+per_template = catbias.aggregate(ahn_oh.rows, by="template").rename(columns={"cb": "ahn_oh_cb"})
+per_set = catbias.aggregate(pll.rows, by="set").rename(columns={"cb": "pll_cb"})
+summary = pd.DataFrame([{"model": model, "templates": templates, "ahn_oh_cb": ahn_oh.score,
+                         "pll_cb": pll.score, "n_templates": len(names),
+                         "n_groups": int(ahn_oh.rows.n_groups.iloc[0])}])
+score_table = "\n\n".join([report.markdown_table(summary, digits=4),
+                           report.markdown_table(per_template, digits=4),
+                           report.markdown_table(per_set, digits=4)])
+tables.append(score_table)
+
+# %% tags=["nbval-check-output"]
+print(score_table)
+
+# %% [markdown]
+# ## Which groups take the probability
+#
+# Normalised word probability (seed 002 App. A.4): P(n | t, a) / P(n | t, prior),
+# normalised over the groups of (t, a). Below, the share each target group takes next
+# to each attribute group (mean over templates and attributes), then the top groups of
+# the first template for its first attributes.
+
+# %%
+p_norm = catbias.normalized_word_probability(ahn_oh.scores)
+shares = None
+try:
+    shares = catbias.group_shares(p_norm, book, target_list, attribute_list, group_feature)
+except (catbias.CatBiasError, KeyError) as exc:
+    print(f"no group shares: {exc}")
+top = catbias.top_k_groups(p_norm[p_norm.template == names[0]], k=top_k)
+top = top[top.attribute.isin(top.attribute.unique()[:4])]
+share_table = "\n\n".join(([report.markdown_table(shares, digits=3)] if shares is not None else [])
+                          + [report.markdown_table(top, digits=3)])
+tables.append(share_table)
+
+# %% tags=["nbval-check-output"]
+print(share_table)
+
+# %% [markdown]
+# ## Distribution difference (seed 002 App. A.3)
+#
+# KL(P_row ‖ P_col) between the model's distributions over the vocabulary at the
+# attribute mask when the target slot holds each group (in nats; `kl_scale="mean"`
+# divides by the vocabulary size as the seed-002 code did). Reported: the largest pair
+# among the first group of each target group.
+
+# %%
+ids = book.lists[book.template(names[0]).slots[book.template(names[0]).the("target")].list].ids
+if shares is not None:
+    firsts = logprob.group_members(book, target_list, group_feature)
+    ids = [members[0] for members in firsts.values()]
+kl = catbias.distribution_difference(lm, book, names[0], ids[:8], scale=kl_scale)
+row, col, value = catbias.max_kl(kl)
+kl_table = report.markdown_table(pd.DataFrame([{"template": names[0], "from": row, "to": col,
+                                                "kl": value, "scale": kl_scale}]),
+                                 formats={"kl": ".3e"})
+tables.append(kl_table)
+
+# %% tags=["nbval-check-output"]
+print(kl_table)
+
+# %%
+record = records.RunRecord(
+    metric="catbias", model=model, language=book.language, test=templates,
+    parameters={"template_names": names, "mode": mode, "ddof": ddof, "kl_scale": kl_scale},
+    values={"ahn_oh_cb": ahn_oh.score, "pll_cb": pll.score, "max_kl": value, "max_kl_pair": [row, col],
+            "group_shares": shares.to_dict("records") if shares is not None else None},
+    model_revision=lm.revision)
+records.write_record(record, paths.project_root() / output_dir)
+if table_file:
+    report.write_table("\n\n".join(tables), table_file)
+if shares is not None:
+    catbias.plot_group_shares(shares, f"Normalised probability share, {model}",
+                              file=f"catbias_{model}.png")

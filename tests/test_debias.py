@@ -346,6 +346,9 @@ def test_malformed_spec_is_rejected(tmp_path, monkeypatch):
     write(kind="XX")
     with pytest.raises(DebiasError, match="kind BM or IR"):
         debias.load_spec("xx")
+    write(kind="BM, seat: {X: noun}")
+    with pytest.raises(DebiasError, match="template group for each of X, Y, A, B"):
+        debias.load_spec("xx")
     with pytest.raises(DebiasError, match="no debias spec"):
         debias.load_spec("xx", "other.yaml")
 
@@ -420,3 +423,25 @@ def test_transcribed_tables_agree_with_seed_table_2():
     assert diffs == {("WEAT", "adjectives"): 0.01}
     t3 = report.load_reported("malik2022_table3")
     assert len(t3) == 7 * 7 and set(t3["kind"]) == {"BM", "IR"}
+
+
+def test_static_seat_rows(w2v, spec):
+    from polybias.metrics.seat import load_templates
+
+    test = spec.tests["IR-roles"]
+    groups = {"IR": {r: "person" for r in "XYAB"}}
+    frame = debias.evaluate({"original": w2v}, {"IR": (test, "IR")}, seat_groups=groups,
+                            templates=load_templates("en"), n_permutations=1000)
+    assert frame["test_type"].tolist() == ["WEAT", "SEAT"]
+    seat_row = frame.iloc[1]
+    assert seat_row.effect_size > 1 and seat_row.pvalue < 0.01
+    # a sentence vector is the mean of the word's and the template words' vectors
+    t = load_templates("en")
+    V, kept, dropped = debias.static_seat_vectors(w2v, ["actor", "zzqx"], "person", t)
+    assert kept == ["actor"] and dropped == ["zzqx"] and len(V) == len(t.groups["person"])
+    first = t.groups["person"][0].replace("{aX}", f"{t.article('actor')} {{X}}").replace("{X}", "actor")
+    words = [w.strip(".") for w in first.split() if w.strip(".") in w2v.index]
+    expected = np.mean([w2v.vectors[w2v.index[w]] for w in words], axis=0)
+    np.testing.assert_allclose(V[0], expected, rtol=1e-6)
+    with pytest.raises(DebiasError, match="templates"):
+        debias.evaluate({"original": w2v}, {"IR": (test, "IR")}, seat_groups=groups)

@@ -357,8 +357,8 @@ def hard_debias(
         missing member raises, unless ``on_missing="drop"`` (listed in ``details``).
     gender_specific : words left as they are (not neutralised); words absent from the
         vocabulary are ignored (the list is an exclusion list).
-    words : compat: neutralise only these words instead of every word outside
-        ``gender_specific``.
+    words : compat: neutralise exactly these words (gender-specific or not) instead of
+        every word outside ``gender_specific``; equalising is unchanged.
     case_variants : debiaswe compat: equalise the lower-case, Title-case and UPPER-case
         forms of each pair that are in the vocabulary, instead of the pairs as given.
 
@@ -569,38 +569,109 @@ def inlp_debias(
 
 # ---------------------------------------------------------------- evaluation
 
+_SLOT = "\x00"  # stands for the word while a template is split into tokens
+
+
+def _strip_punct(token: str) -> str:
+    import unicodedata
+
+    start, end = 0, len(token)
+    while start < end and unicodedata.category(token[start]).startswith("P"):
+        start += 1
+    while end > start and unicodedata.category(token[end - 1]).startswith("P"):
+        end -= 1
+    return token[start:end]
+
+
+def static_seat_vectors(
+    emb: StaticEmbeddings, words: Sequence[str], group: str, templates,
+) -> tuple[np.ndarray, list[str], list[str]]:
+    """Sentence vectors of a static embedding for SEAT: for each word in the vocabulary and
+    each template of ``group``, the mean of the vectors of the word and of the template's
+    other tokens that are in the vocabulary (punctuation stripped). Returns (vectors, kept
+    words, dropped words). Seed 003 ran SEAT on GloVe this way (a bag of word vectors).
+
+    >>> from polybias.metrics.seat import SeatTemplates
+    >>> emb = StaticEmbeddings("toy", ["this", "is", "rose"], np.eye(3))
+    >>> t = SeatTemplates("en", {"noun": ("this is {X}.", "{X} here.")})
+    >>> V, kept, dropped = static_seat_vectors(emb, ["rose", "lily"], "noun", t)
+    >>> V.round(3).tolist(), dropped
+    ([[0.333, 0.333, 0.333], [0.0, 0.0, 1.0]], ['lily'])
+    """
+    if group not in templates.groups:
+        raise DebiasError(f"no SEAT template group {group!r} for {templates.language!r}; "
+                          f"groups: {', '.join(templates.groups)}")
+    kept = [w for w in words if w in emb.index]
+    dropped = [w for w in words if w not in emb.index]
+    rows = []
+    for w in kept:
+        for t in templates.groups[group]:
+            text = t.replace("{aX}", f"{templates.article(w)} {_SLOT}").replace("{X}", _SLOT)
+            toks = [_strip_punct(tok) for tok in text.split()]
+            idx = [emb.index[k] for k in toks if k and k != _SLOT and k in emb.index]
+            idx.append(emb.index[w])
+            rows.append(emb.vectors[idx].astype(np.float64).mean(axis=0))
+    return (np.array(rows) if rows else np.zeros((0, emb.dim))), kept, dropped
+
+
 def evaluate(
     embeddings: dict[str, StaticEmbeddings],
     tests: dict[str, tuple[Any, str]],
     on_missing: Literal["raise", "drop"] = "drop",
+    seat_groups: dict[str, dict[str, str]] | None = None,
+    templates=None,
     **weat_options,
 ):
-    """WEAT of every test on every embedding: a long DataFrame.
+    """WEAT (and static SEAT) of every test on every embedding: a long DataFrame.
 
     ``tests`` maps a row label to ``(AssociationTest, kind)`` with kind ``BM``
-    (bias measuring) or ``IR`` (information retention). Columns: method, kind, test,
-    effect_size, pvalue, gap, dropped. ``gap`` is the unnormalised association
+    (bias measuring) or ``IR`` (information retention). Columns: method, test_type,
+    kind, test, effect_size, pvalue, gap, dropped. ``gap`` is the unnormalised association
     ``mean_X s(x, A, B) − mean_Y s(y, A, B)`` in cosine units: the effect size divides it
     by the spread of s, so after a debiasing that shrinks every s, a tiny residual gap
     can still give a large effect size (of either sign).
+
+    ``seat_groups`` maps a label to the template group of each role (X, Y, A, B); those
+    tests also run as SEAT on :func:`static_seat_vectors` with ``templates``
+    (:func:`polybias.metrics.seat.load_templates`).
     """
     import pandas as pd
 
-    from .metrics.weat import weat_association, weat_test
+    from .metrics.weat import weat, weat_association, weat_test
     from .models import lookup
 
+    def gap_of(M):
+        return float(weat_association(M["X"], M["A"], M["B"]).mean()
+                     - weat_association(M["Y"], M["A"], M["B"]).mean())
+
+    seat_groups = seat_groups or {}
+    if seat_groups and templates is None:
+        raise DebiasError("SEAT rows need the templates of the language")
     rows = []
     for method, emb in embeddings.items():
         for label, (test, kind) in tests.items():
             r = weat_test(emb, test, on_missing=on_missing, **weat_options)
             M = {role: lookup(emb, list(ws.words), on_missing="drop")[0]
                  for role, ws in test.sets().items()}
-            gap = (weat_association(M["X"], M["A"], M["B"]).mean()
-                   - weat_association(M["Y"], M["A"], M["B"]).mean())
-            rows.append({"method": method, "kind": kind, "test": label,
-                         "effect_size": r.effect_size, "pvalue": r.pvalue, "gap": float(gap),
+            rows.append({"method": method, "test_type": "WEAT", "kind": kind, "test": label,
+                         "effect_size": r.effect_size, "pvalue": r.pvalue, "gap": gap_of(M),
                          "dropped": ", ".join(w for ws in r.dropped.values() for w in ws)})
-    return pd.DataFrame(rows)
+        for label, groups in seat_groups.items():
+            test, kind = tests[label]
+            M, dropped = {}, []
+            for role, ws in test.sets().items():
+                M[role], _, miss = static_seat_vectors(emb, ws.words, groups[role], templates)
+                dropped += miss
+                if not len(M[role]):
+                    raise DebiasError(f"SEAT {label}: no word of set {role} in {emb.name}")
+            r = weat(M["X"], M["Y"], M["A"], M["B"], **weat_options)
+            rows.append({"method": method, "test_type": "SEAT", "kind": kind, "test": label,
+                         "effect_size": r.effect_size, "pvalue": r.pvalue, "gap": gap_of(M),
+                         "dropped": ", ".join(dropped)})
+    frame = pd.DataFrame(rows)
+    order = {"WEAT": 0, "SEAT": 1}
+    return frame.sort_values("test_type", key=lambda c: c.map(order), kind="stable",
+                             ignore_index=True)
 
 
 def _fixed(v: float, digits: int) -> str:
@@ -626,11 +697,12 @@ def effect_table(frame, digits: int = 2, pdigits: int = 2, value: str = "effect_
     else:
         cells = [_fixed(v, digits) for v in frame[value]]
     cell = frame.assign(cell=cells)
-    wide = cell.pivot(index=["kind", "test"], columns="method", values="cell")
+    keys = [c for c in ("test_type", "kind", "test") if c in frame.columns]
+    wide = cell.pivot(index=keys, columns="method", values="cell")
     methods = list(dict.fromkeys(frame.method))
-    order = list(dict.fromkeys(zip(frame.kind, frame.test, strict=True)))
-    wide = wide.loc[pd.MultiIndex.from_tuples(order, names=["kind", "test"]), methods]
-    return wide.reset_index()
+    order = list(dict.fromkeys(zip(*(frame[k] for k in keys), strict=True)))
+    wide = wide.loc[pd.MultiIndex.from_tuples(order, names=keys), methods]
+    return wide.reset_index().rename_axis(columns=None)
 
 
 # ---------------------------------------------------------------- experiment specs
@@ -700,6 +772,9 @@ def _validate_table(spec: DebiasSpec, tname: str, table: Any) -> None:
     for t in table["tests"]:
         if not isinstance(t, dict) or t.get("kind") not in ("BM", "IR") or "test" not in t:
             raise DebiasError(f"{where}: each test needs 'test' and kind BM or IR, got {t!r}")
+        if "seat" in t and (not isinstance(t["seat"], dict) or set(t["seat"]) != {"X", "Y", "A", "B"}):
+            raise DebiasError(f"{where}: test {t['test']!r} seat needs a template group for "
+                              f"each of X, Y, A, B, got {t['seat']!r}")
         resolve_test(spec, t["test"])
     for mname, m in table["methods"].items():
         if not isinstance(m, dict) or m.get("method") not in METHODS:
@@ -836,9 +911,13 @@ def run_table(
     scope: Literal["all", "targets"] = "all",
     methods: Sequence[str] | None = None,
     seed: int = 0,
+    seat: bool = True,
     **weat_options,
 ):
     """Run one experiment table of a debias spec: every method, then every test.
+
+    Tests of the table with ``seat: {X: group, Y: group, A: group, B: group}`` also run
+    as static SEAT (templates ``data/templates/seat_<language>.yaml``) unless ``seat=False``.
 
     ``scope="targets"`` is the seed-003 compat mode: only the target words (X, Y) of the
     table's tests are debiased. Returns ``(long frame, {method: DebiasResult})``; the
@@ -860,7 +939,14 @@ def run_table(
     results = {name: apply_method(emb, spec, t["methods"][name], words, seed) for name in chosen}
     tests = {x.get("label", x["test"]): (resolve_test(spec, x["test"]), x["kind"]) for x in t["tests"]}
     embs = {"original": emb, **{name: r.embeddings for name, r in results.items()}}
-    return evaluate(embs, tests, seed=seed, **weat_options), results
+    seat_groups = {x.get("label", x["test"]): x["seat"] for x in t["tests"] if seat and "seat" in x}
+    templates = None
+    if seat_groups:
+        from .metrics.seat import load_templates
+
+        templates = load_templates(language)
+    return evaluate(embs, tests, seat_groups=seat_groups, templates=templates, seed=seed,
+                    **weat_options), results
 
 
 # ---------------------------------------------------------------- reports

@@ -211,3 +211,28 @@ def test_greek_templates_score_declined_sentences_on_a_tiny_model():
     assert np.isfinite(scores.pll).all()
     result = catbias.pll_cb(scores)
     assert len(result.rows) == 2 and result.score >= 0
+
+
+def test_seed002_reproduction_table(mirror):
+    counts = catbias.seed002_prior_counts(data.fetch("seed002-prior-sentence-templates"))
+    rep, per_set = seed002_notebook_values()
+    table = catbias.seed002_reproduction(per_set, counts, rep).set_index(["category", "language"])
+    assert table.loc[("gender", "english"), ["notebook", "table2", "table1a"]].tolist() == [0.6271, 0.63, 0.63]
+    assert table.loc[("ethnicity", "greek"), "table1a"] == 6.36
+    assert table.loc[("ethnicity", "greek"), "table2"] == 57.67
+    assert (table.reproduced - table.notebook).abs().max() < 1.5e-4
+
+
+def test_group_shares_sum_member_probabilities():
+    book = logprob.planted_templates("en")
+    tg = logprob.group_members(book, "targets")
+    rows = [{"template": "t", "attribute": "office", "target": w, "corrected": 0.0}
+            for w in tg["male"] + tg["female"]]
+    rows[0]["corrected"] = np.log(9.0)  # the first male target is 9x more likely than the others
+    p = catbias.normalized_word_probability(pd.DataFrame(rows))
+    shares = catbias.group_shares(p, book, "targets", "attributes").set_index("target_group").share
+    n = len(rows)
+    assert shares["male"] == pytest.approx((9 + len(tg["male"]) - 1) / (9 + n - 1))
+    assert shares.sum() == pytest.approx(1.0)
+    with pytest.raises(CatBiasError, match="no feature 'colour'"):
+        catbias.group_shares(p, book, "targets", "attributes", feature="colour")

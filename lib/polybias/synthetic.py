@@ -820,3 +820,107 @@ def train_word2vec(
               "min_count": min_count, "sg": sg, "negative": negative, "epochs": epochs,
               "corpus": hashlib.sha256("\n".join(corpus).encode()).hexdigest()}
     return StaticEmbeddings(name, words, vectors, revision=f"word2vec:{params_hash(params)}")
+
+
+def varied_length_corpus(
+    n_sentences: int,
+    categories: dict[str, dict[str, Any]] | None = None,
+    p: float = 0.9,
+    seed: int = 0,
+    language: str = "en",
+    min_words: int = 6,
+    max_words: int = 100,
+) -> list[str]:
+    """Sentences of varied length, each holding one target–attribute pair with a planted association.
+
+    Built for CEAT's context-length study (seed 000 §3.2): every sentence carries a short
+    *core* clause (a template of :data:`PLANTED_GROUPS`' language filled with one target
+    and one attribute word), placed at a random position among neutral filler clauses
+    (templates filled with neutral subjects and objects, joined by commas), so that the
+    target's nearest words hold the association and the far context does not.
+
+    Parameters
+    ----------
+    n_sentences : number of sentences.
+    categories : ``{name: {"X": [...], "Y": [...], "A": [...], "B": [...], "p": float}}``;
+        a sentence picks a category and a target group uniformly, then pairs X with A
+        (Y with B) with probability ``p`` of that category, else crosses them. Default:
+        one category ``"planted"`` with the male/female targets and career/family
+        attributes of the language and association ``p``.
+    p : association of the default category.
+    seed : seed; the same arguments give the identical corpus.
+    language : ``"en"``, ``"bn"`` or ``"hi"``.
+    min_words, max_words : sentence length in words (whitespace tokens, punctuation
+        included) is drawn uniformly in this range; the core clause is never cut.
+
+    Returns
+    -------
+    list of str (NFC), words separated by single spaces, ending with the language's
+    sentence terminator.
+
+    Examples
+    --------
+    >>> c = varied_length_corpus(3, seed=1, min_words=10, max_words=40)
+    >>> len(c), c == varied_length_corpus(3, seed=1, min_words=10, max_words=40)
+    (3, True)
+    """
+    data = _language(language)
+    p = _check_probability("p", p)
+    for name, value in (("n_sentences", n_sentences), ("min_words", min_words), ("max_words", max_words)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SyntheticError(f"{name} must be a non-negative integer, got {value!r}")
+    if min_words > max_words:
+        raise SyntheticError(f"min_words ({min_words}) exceeds max_words ({max_words})")
+    if categories is None:
+        categories = {"planted": {"X": data["targets"]["male"], "Y": data["targets"]["female"],
+                                  "A": data["attributes"]["career"],
+                                  "B": data["attributes"]["family"], "p": p}}
+    if not categories:
+        raise SyntheticError("categories is empty")
+    cats = []
+    for name, cat in categories.items():
+        missing = [k for k in ("X", "Y", "A", "B") if not cat.get(k)]
+        if missing:
+            raise SyntheticError(f"category {name!r} lacks word lists {', '.join(missing)}")
+        cats.append((_nfc(list(cat["X"])), _nfc(list(cat["Y"])), _nfc(list(cat["A"])),
+                     _nfc(list(cat["B"])), _check_probability(f"p of {name!r}", cat.get("p", p))))
+    rng = random.Random(f"varied-length/{language}/{seed}")
+    templates, pronouns = data["templates"], data["pronouns"] or [""]
+    end = "." if language == "en" else "।"
+
+    def clause(subject: str, obj: str) -> list[str]:
+        template = templates[rng.randrange(len(templates))]
+        words = template.format(t=subject, a=obj, pro=_pronoun(template, rng, pronouns)).split()
+        return words[:-1] if words and words[-1] in (".", "।") else words
+
+    def filler() -> list[str]:
+        subjects, objects = data["neutral_subjects"], data["neutral_objects"]
+        return clause(subjects[rng.randrange(len(subjects))], objects[rng.randrange(len(objects))])
+
+    corpus = []
+    for _ in range(n_sentences):
+        X, Y, A, B, share = cats[rng.randrange(len(cats))]
+        first = rng.random() < 0.5
+        same = rng.random() < share
+        targets, attributes = (X, A if same else B) if first else (Y, B if same else A)
+        core = clause(targets[rng.randrange(len(targets))], attributes[rng.randrange(len(attributes))])
+        goal = rng.randint(min_words, max_words)
+        before, after = [], []
+        while len(core) + len(before) + len(after) + 1 < goal:
+            piece = filler() + [","]
+            if rng.random() < 0.5:
+                before = before + piece
+            else:
+                after = [","] + filler() + after
+        words = before + core + after
+        extra = len(words) + 1 - goal
+        if extra > 0:  # trim filler words from the outer ends, never the core
+            cut_front = min(extra // 2, len(before))
+            cut_back = min(extra - cut_front, len(after))
+            words = words[cut_front:len(words) - cut_back]
+            while words and words[0] == ",":
+                words = words[1:]
+            while words and words[-1] == ",":
+                words = words[:-1]
+        corpus.append(" ".join(words + [end]))
+    return corpus

@@ -201,3 +201,87 @@ def test_bad_inputs(rng):
         random_effects([], [])
     with pytest.raises(CeatError, match="differ in length"):
         random_effects([1.0, 2.0], [1.0])
+
+
+# ------------------------------------------------------------ from a corpus: segment-length study
+
+def _planted_tests(p_words):
+    from polybias.synthetic import planted_groups
+
+    g = planted_groups("en")
+    sets = {"X": g["targets"]["male"][:p_words], "Y": g["targets"]["female"][:p_words],
+            "A": g["attributes"]["career"][:p_words], "B": g["attributes"]["family"][:p_words]}
+    test = AssociationTest("C5", language="en", **{
+        k: WordSet(k, tuple(v), "language-specific", "synthetic") for k, v in sets.items()})
+    return test, {"C5": {**sets}}
+
+
+def _bag_of_words_encoder(monkeypatch, dim=1024):
+    """An 'encoder' whose word vector is the mean of fixed random vectors of the words
+    of the text: context enters exactly as much as its share of the segment."""
+    import zlib
+
+    from polybias import embeddings
+
+    table = {}
+
+    def vec(word):
+        if word not in table:
+            table[word] = np.random.default_rng(zlib.crc32(word.encode())).normal(size=dim)
+        return table[word]
+
+    calls = []
+
+    def word_vectors(encoder, texts, spans, **options):
+        texts = list(texts)
+        calls.append(len(texts))
+        return np.stack([np.mean([vec(w) for w in t.split()], axis=0) for t in texts])
+
+    monkeypatch.setattr(embeddings, "word_vectors", word_vectors)
+    return calls
+
+
+def test_segment_study_shows_planted_direction_and_dilution(monkeypatch):
+    from polybias import synthetic, text
+    from polybias.metrics.ceat import ces_table, segment_length_study
+
+    calls = _bag_of_words_encoder(monkeypatch)
+    test, cats = _planted_tests(4)
+    frames = {}
+    for p in (0.9, 0.5, 0.1):
+        cats["C5"]["p"] = p
+        corpus = synthetic.varied_length_corpus(400, cats, seed=0, min_words=8, max_words=90)
+        ex = text.find_occurrences(corpus, [w for s in test.sets().values() for w in s.words])
+        frames[p] = segment_length_study(None, [test], ex, lengths=(9, 75), n_samples=100,
+                                         seed=0, model_key="bow")
+    up, null, down = (frames[p].set_index(["sample_set", "length"]) for p in (0.9, 0.5, 0.1))
+    for mode in ("fixed", "random"):
+        assert up.loc[(mode, "9"), "ces"] > 0.3 and up.loc[(mode, "9"), "pvalue"] < 1e-3
+        assert down.loc[(mode, "9"), "ces"] < -0.3 and down.loc[(mode, "9"), "pvalue"] < 1e-3
+        assert (null.loc[mode, "ces"].abs() < 0.2).all()
+        # the association sits next to the target: long segments dilute it
+        for frame in (up, down):
+            assert abs(frame.loc[(mode, "9"), "ces"]) > abs(frame.loc[(mode, "75"), "ces"])
+    assert len(frames[0.9]) == 4 and len(calls) == 12
+    again = segment_length_study(None, [test], ex, lengths=(9, 75), n_samples=100, seed=0,
+                                 model_key="bow")
+    assert again.equals(frames[0.1])
+    table = ces_table(frames[0.9])
+    assert table.splitlines()[0] == "| test | set | 9 | 75 |" and "| C5 | f |" in table
+
+
+def test_segment_study_runs_the_engine_on_a_tiny_encoder(torch_one_thread):
+    from polybias import embeddings, synthetic, text
+    from polybias.metrics.ceat import occurrence_vectors, segment_length_study
+    from polybias.tiny_models import build_tiny_encoder
+
+    test, cats = _planted_tests(2)
+    corpus = synthetic.varied_length_corpus(60, cats, seed=1, min_words=5, max_words=30)
+    enc = embeddings.wrap_encoder(*build_tiny_encoder("bert", corpus=corpus), name="tiny-bert")
+    ex = text.find_occurrences(corpus, [w for s in test.sets().values() for w in s.words])
+    frame = segment_length_study(enc, [test], ex, lengths=(5, ">75"), n_samples=4, seed=0)
+    assert frame["ces"].notna().all() and (frame["n_samples"] == 4).all()
+    samples = text.sample_occurrences(ex, 4, seed=0)
+    vecs = occurrence_vectors(enc, samples)
+    direct = embeddings.word_vectors(enc, *text.as_inputs(samples["man"]))
+    np.testing.assert_allclose(vecs["man"], direct, rtol=1e-5, atol=1e-6)

@@ -337,3 +337,158 @@ def ceat_from_occurrences(
     stacked = {role: stack_occurrences(vectors, words, role) for role, words in arrays.items()}
     result = ceat(stacked["X"], stacked["Y"], stacked["A"], stacked["B"], alternative, ddof)
     return CeatResult(**{**result.__dict__, "dropped": dropped})
+
+
+# ---------------------------------------------------------------- from a corpus (seed 000 §3.2)
+
+def occurrence_vectors(
+    encoder, samples: dict[str, list], layer: int = -1, pooling: str = "mean",
+    batch_tokens: int = 8192, cache: bool = False, progress: bool = False,
+) -> dict[str, np.ndarray]:
+    """Contextual vectors of sampled occurrences: ``{word: (N, dim)}``, row i = occurrence i.
+
+    ``samples`` maps each word to its N occurrences (:class:`polybias.text.Occurrence`:
+    text + character span), e.g. segments from :func:`polybias.text.segments`. All
+    occurrences go to :func:`polybias.embeddings.word_vectors` in one call; an occurrence
+    drawn several times (sampling with replacement) is embedded once.
+    """
+    from .. import embeddings
+
+    index: dict[tuple[str, int, int], int] = {}
+    for occs in samples.values():
+        for o in occs:
+            index.setdefault((o.text, o.start, o.end), len(index))
+    keys = list(index)
+    V = embeddings.word_vectors(encoder, [k[0] for k in keys], [(k[1], k[2]) for k in keys],
+                                layer=layer, pooling=pooling, batch_tokens=batch_tokens,
+                                cache=cache, progress=progress)
+    return {w: V[[index[(o.text, o.start, o.end)] for o in occs]] for w, occs in samples.items()}
+
+
+def segment_length_study(
+    encoder,
+    tests,
+    extraction,
+    lengths=(9, 25, 75, ">75"),
+    n_samples: int = 1000,
+    seed: int = 0,
+    sample_sets=("fixed", "random"),
+    alternative: CeatAlternative = "two-sided",
+    layer: int = -1,
+    pooling: str = "mean",
+    strict_lengths: bool = False,
+    cache: bool = False,
+    model_key: str | None = None,
+):
+    """CES of each test at each segment length, for fixed and random sample sets (seed 000 §5.1).
+
+    Parameters
+    ----------
+    encoder : :class:`polybias.embeddings.Encoder`.
+    tests : iterable of :class:`polybias.wordlists.AssociationTest` (their words are
+        looked up in ``extraction``).
+    extraction : :class:`polybias.text.Extraction` from :func:`polybias.text.find_occurrences`.
+    lengths : segment lengths in words (:func:`polybias.text.parse_length`: ints, ``">K"``).
+    n_samples : N, occurrences drawn per word and CEAT samples.
+    seed : seed of the sample sets. ``"fixed"``: one draw of occurrences, cut at every
+        length (and the same for every model); ``"random"``: a new draw per
+        (model, length) (:func:`polybias.text.sample_seed`).
+    strict_lengths : draw only from sentences with at least L words for length L (more
+        than K for ``">K"``); by default shorter sentences are used whole.
+    model_key : name of the model in the random seeds (default: ``encoder.name``).
+
+    Returns
+    -------
+    DataFrame with one row per (test, sample set, length): ``ces``, ``se``, ``pvalue``,
+    ``tau2``, ``n_samples``, ``mean_words`` (mean words per segment) and ``dropped``.
+    """
+    import pandas as pd
+
+    from .. import text
+
+    tests = list(tests)
+    if not tests:
+        raise CeatError("no tests given")
+    words = {w for t in tests for s in t.sets().values() for w in s.words}
+    pool = {w: extraction.occurrences.get(w, []) for w in sorted(words)}
+    for mode in sample_sets:
+        text.sample_seed(seed, mode)  # validates the mode
+    key = model_key or getattr(encoder, "name", "model")
+    rows = []
+    for mode in sample_sets:
+        fixed = None
+        for length in lengths:
+            window, more_than = text.parse_length(length)
+            need = max(window or 0, more_than) if strict_lengths else 0
+            s = text.sample_seed(seed, mode, key, length)
+            if mode == "fixed" and not strict_lengths:  # the same occurrences at every length
+                if fixed is None:
+                    fixed = text.sample_occurrences(pool, n_samples, s, on_missing="drop")
+                drawn = fixed
+            else:
+                drawn = text.sample_occurrences(pool, n_samples, s, min_words=need, on_missing="drop")
+            segs = {w: text.segments(occs, length) for w, occs in drawn.items()}
+            vectors = occurrence_vectors(encoder, segs, layer, pooling, cache=cache)
+            mean_words = float(np.mean([o.n_words for occs in segs.values() for o in occs]))
+            for t in tests:
+                r = ceat_from_occurrences(vectors, t, alternative=alternative, on_missing="drop")
+                rows.append({"test": t.name, "sample_set": mode, "length": str(length),
+                             "ces": r.ces, "se": r.se, "pvalue": r.pvalue, "tau2": r.tau2,
+                             "n_samples": r.n_samples, "mean_words": mean_words,
+                             "dropped": ", ".join(w for ws in r.dropped.values() for w in ws)})
+    return pd.DataFrame(rows)
+
+
+def ces_table(frame, alpha: float = 0.005, digits: int = 3) -> str:
+    """Markdown table shaped like seed 000 Tables 2/5/6: a row per (test, sample set), a
+    column per segment length, CES with ``*`` where p ≥ ``alpha`` (not significant)."""
+    if frame.empty:
+        raise CeatError("no results to tabulate")
+    lengths = list(dict.fromkeys(frame["length"]))
+    header = "| test | set | " + " | ".join(lengths) + " |"
+    lines = [header, "|" + "---|" * (len(lengths) + 2)]
+    for (test, mode), grp in frame.groupby(["test", "sample_set"], sort=False):
+        by_length = grp.set_index("length")
+        cells = []
+        for length in lengths:
+            if length not in by_length.index:
+                cells.append("")
+                continue
+            row = by_length.loc[length]
+            star = "*" if row["pvalue"] >= alpha else ""
+            cells.append(f"{row['ces']:.{digits}f}{star}")
+        lines.append(f"| {test} | {mode[0]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot_segment_study(frame, title: str, file: str | None = None, alpha: float = 0.005):
+    """CES against segment length, one line per test and sample set (seed 000 Fig. 1);
+    hollow markers are not significant at ``alpha``. Saved under ``figures/`` if ``file``."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from ..plots import _save
+
+    lengths = list(dict.fromkeys(frame["length"]))
+    x = {length: i for i, length in enumerate(lengths)}
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    for (test, mode), grp in frame.groupby(["test", "sample_set"], sort=False):
+        xs = [x[v] for v in grp["length"]]
+        line, = ax.plot(xs, grp["ces"], ls="-" if mode == "fixed" else "--",
+                        label=f"{test} ({mode[0]})")
+        sig = grp["pvalue"] < alpha
+        ax.scatter([v for v, s in zip(xs, sig, strict=True) if s], grp["ces"][sig], color=line.get_color())
+        ax.scatter([v for v, s in zip(xs, sig, strict=True) if not s], grp["ces"][~sig],
+                   facecolors="none", edgecolors=line.get_color())
+    ax.axhline(0, color="black", lw=0.6)
+    ax.set_xticks(range(len(lengths)), lengths)
+    ax.set_xlabel("segment length (words)")
+    ax.set_ylabel("CES")
+    ax.set_title(title)
+    ax.legend(frameon=False, fontsize=7)
+    fig.tight_layout()
+    if file:
+        _save(fig, file)
+    return fig

@@ -272,8 +272,10 @@ texts += extra_texts
 # * **Seed 003.** Its code debiased only the target words (`scope="targets"` here), used
 #   ddof = 0 in the effect size and 10,000 random permutations; our default debiases the
 #   whole vocabulary with ddof = 1 (Caliskan et al.).
-# * **wefe's HardDebias** is not run here; `polybias.debias` depends only on numpy and
-#   scikit-learn.
+# * **WEFE's HardDebias** (`benchmarks/debias_vs_wefe.py`, in the benchmark environment)
+#   gives the same vectors as ours to 1e-7 with debiaswe's lists. It reads the equalise
+#   pairs' vectors before neutralising, where debiaswe and we equalise the neutralised
+#   ones; the two differ only for equalise words that are not gender-specific.
 
 # %%
 if reference_lists:

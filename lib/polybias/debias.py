@@ -258,6 +258,13 @@ def orthogonalize(semantic: Subspace, against: Sequence[Subspace]) -> Subspace:
 
 # ---------------------------------------------------------------- methods
 
+def _subtract(V: np.ndarray, coef: np.ndarray, basis: np.ndarray) -> None:
+    """In place ``V -= coef @ basis``, one rank-1 update per direction (no BLAS threads
+    for the common k = 1)."""
+    for j in range(basis.shape[0]):
+        V -= np.multiply.outer(coef[:, j], basis[j])
+
+
 def project_out(vectors: np.ndarray, direction: Subspace | np.ndarray) -> np.ndarray:
     """``V − (V B^T) B``: the rows of ``vectors`` with the subspace removed (a new array).
 
@@ -282,7 +289,12 @@ def linear_projection(
     sub = _as_subspace(direction, emb.dim)
     rows = _rows(emb, words, "linear projection words")
     V = emb.vectors.astype(np.float64)  # a copy: the input is not touched
-    V[rows] = project_out(V[rows], sub)
+    coef = V @ sub.basis.T
+    if words is not None:  # only the listed rows move
+        keep = np.ones(len(V), dtype=bool)
+        keep[rows] = False
+        coef[keep] = 0.0
+    _subtract(V, coef, sub.basis)
     return DebiasResult(_new(emb, V, "proj"), sub, "linear-projection", len(rows),
                         {"scope": "all" if words is None else "words"})
 
@@ -369,7 +381,7 @@ def hard_debias(
         raise ValueError(f"on_missing must be 'raise' or 'drop', got {on_missing!r}")
     eq_pairs = _check_pairs(equalise_pairs, "equalise pairs")
     V = emb.vectors.astype(np.float64)
-    norms = np.linalg.norm(V, axis=1)
+    norms = np.sqrt(np.einsum("ij,ij->i", V, V))
     if (norms <= _TINY).any():
         raise DebiasError(f"{emb.name} has zero vectors; hard debias normalises every vector")
     V /= norms[:, None]
@@ -382,13 +394,18 @@ def hard_debias(
     else:
         rows = _rows(emb, words, "hard debias words")
     B = sub.basis
-    V[rows] = project_out(V[rows], sub)
-    left = np.linalg.norm(V[rows], axis=1)
-    if (left <= 1e-9).any():
-        bad = [emb.words[i] for i in rows[left <= 1e-9]]
+    moved = np.zeros(len(V), dtype=bool)
+    moved[rows] = True
+    coef = V @ B.T
+    coef[~moved] = 0.0
+    _subtract(V, coef, B)
+    left = np.sqrt(np.einsum("ij,ij->i", V, V))
+    if (left[moved] <= 1e-9).any():
+        bad = [emb.words[i] for i in np.flatnonzero(moved & (left <= 1e-9))]
         raise DebiasError(f"neutralising leaves zero vectors for {', '.join(bad[:10])}: "
                           "they lie in the bias subspace (add them to gender_specific)")
-    V[rows] /= left[:, None]
+    left[~moved] = 1.0
+    V /= left[:, None]
     no_side = []
     for a, b in candidates:
         ia, ib = emb.index[a], emb.index[b]
@@ -403,7 +420,9 @@ def hard_debias(
             no_side.append((a, b))
         V[ia] = nu + scale * side / n
         V[ib] = nu - scale * side / n
-    V /= np.linalg.norm(V, axis=1)[:, None]
+    if candidates:
+        touched = np.unique([emb.index[w] for p in candidates for w in p])
+        V[touched] /= np.linalg.norm(V[touched], axis=1)[:, None]
     return DebiasResult(
         _new(emb, V, "hard"), sub, "hard-debias", len(rows),
         {"equalised": candidates, "equalise_dropped": dropped, "equalised_without_side": no_side,

@@ -33,7 +33,7 @@ with open(pathlib.Path(counter_dir) / f"{x}.txt", "a") as fh:
     fh.write("computed\\n")
 (pathlib.Path(output_dir) / "value.txt").write_text(str(x * x))
 '''
-N_RUNS = 9
+N_RUNS = 8
 REPO = Path(__file__).resolve().parents[1]
 
 

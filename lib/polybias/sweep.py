@@ -94,7 +94,11 @@ class Run:
     @property
     def params_hash(self) -> str:
         """Hash of the parameters and of the notebook's source: editing either reruns the run."""
-        source = _source_sha(paths.project_root() / self.notebook)
+        return self.hash_in(paths.project_root())
+
+    def hash_in(self, root: str | Path) -> str:
+        """:attr:`params_hash` with the notebook read from the project at ``root``."""
+        source = _source_sha(Path(root) / self.notebook)
         return params_hash({"notebook": self.notebook, "source": source, **self.parameters})
 
 
@@ -185,7 +189,8 @@ def _outputs(folder: Path) -> dict[str, str]:
 
 def is_done(run: Run, root: str | Path | None = None) -> bool:
     """True when the run finished before with the same parameters and its files are intact."""
-    folder = _folder(run, Path(root) if root else paths.project_root())
+    root = Path(root) if root else paths.project_root()
+    folder = _folder(run, root)
     marker = folder / MARKER
     if not marker.is_file():
         return False
@@ -194,7 +199,7 @@ def is_done(run: Run, root: str | Path | None = None) -> bool:
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
     if not isinstance(done, dict) or done.get("status") != "ok" \
-            or done.get("params_hash") != run.params_hash:
+            or done.get("params_hash") != run.hash_in(root):
         return False
     for name, digest in (done.get("outputs") or {}).items():
         path = folder / name
@@ -225,6 +230,35 @@ def _clean(nb: Any, source: str, root: Path) -> Any:
         for key in ("start_time", "end_time", "duration"):
             pm.pop(key, None)
     return nb
+
+
+@functools.cache
+def _kernel_manager_class():
+    """A Jupyter kernel manager that talks to its kernel over Unix sockets in a fresh folder.
+
+    With the default TCP transport, kernels started at the same moment by parallel
+    workers can pick the same free port and die ("Address already in use").
+    """
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import CaselessStrEnum, default
+
+    class IPCKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        @default("ip")
+        def _unique_ip(self) -> str:
+            if self.transport != "ipc":
+                return super()._ip_default()
+            return os.path.join(tempfile.mkdtemp(prefix="polybias-kernel-"), "ipc")
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart)
+            if not restart and self.transport == "ipc":
+                shutil.rmtree(os.path.dirname(self.ip), ignore_errors=True)
+
+    return IPCKernelManager
 
 
 def _empty(folder: Path) -> None:
@@ -260,6 +294,7 @@ def execute(run: Run, root: str | Path | None = None, force: bool = False) -> di
         nb = pm.execute_notebook(
             src, str(partial), parameters=params, kernel_name=run.kernel, cwd=str(root),
             progress_bar=False, log_output=False, request_save_on_cell_execute=False,
+            kernel_manager_class=_kernel_manager_class(),
         )
     except Exception as exc:  # papermill raises PapermillExecutionError with the cell's error
         if partial.exists():
@@ -272,7 +307,7 @@ def execute(run: Run, root: str | Path | None = None, force: bool = False) -> di
     if run.executed:
         write_text_atomic(root / run.executed, text)
     marker = {"key": run.key, "notebook": run.notebook, "parameters": params,
-              "params_hash": run.params_hash, "status": "ok", "executed": run.executed,
+              "params_hash": run.hash_in(root), "status": "ok", "executed": run.executed,
               "outputs": _outputs(folder)}
     write_text_atomic(folder / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
     return {"key": run.key, "status": "ok", "seconds": time.perf_counter() - t0}
@@ -430,7 +465,7 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
     for r in todo:
         if r in stuck:
             continue
-        fut = client.submit(execute, r, str(root), force, key=f"sweep-{r.key}-{r.params_hash}",
+        fut = client.submit(execute, r, str(root), force, key=f"sweep-{r.key}-{r.hash_in(root)}",
                             resources=r.resources or None, pure=False)
         futures[fut] = r
     try:

@@ -243,10 +243,11 @@ if extra_model:
                             {"table": name, "scope": scope, "seed": seed, **weat_options}, output_dir)
         extra_texts += [f"### {extra_spec.tables[name]['title']} ({extra.name})",
                         report.markdown_table(debias.effect_table(f))]
-        number = {"gender": 3, "caste": 5, "religion": 6}.get(name)
-        if extra_language == "hi" and number:
+        seed_tables = {"gender": ["malik2022_table3", "malik2022_table4"],
+                       "caste": ["malik2022_table5"], "religion": ["malik2022_table6"]}.get(name)
+        if extra_language == "hi" and seed_tables:
             extra_texts.append(report.markdown_table(
-                debias.side_by_side_table(f, f"malik2022_table{number}"), digits=2))
+                debias.side_by_side_table(f, seed_tables), digits=2))
         debias.plot_effects(f, f"{extra_spec.tables[name]['title']} ({extra.name})")
     print("\n\n".join(extra_texts))
 texts += extra_texts

@@ -990,14 +990,20 @@ def reported_table(name: str, test_type: str = "WEAT", digits: int = 2):
     return effect_table(frame, digits=digits)
 
 
-def side_by_side_table(frame, reported_name: str, test_type: str = "WEAT"):
-    """Reproduced and reported effect sizes per (test, method), with the difference."""
+def side_by_side_table(frame, reported_names: str | Sequence[str]):
+    """Reproduced and reported effect sizes per (test type, test, method), with the
+    difference; ``reported_names`` are ``paper/reported`` tables (e.g. seed 003 Tables 3
+    and 4 for the WEAT and SEAT rows of the Hindi gender table)."""
+    import pandas as pd
+
     from .report import load_reported
 
-    rep = load_reported(reported_name, test_type=test_type)[["test", "method", "effect_size"]]
-    out = frame[["kind", "test", "method", "effect_size"]].rename(
+    names = [reported_names] if isinstance(reported_names, str) else list(reported_names)
+    keys = ["test_type", "test", "method"]
+    rep = pd.concat([load_reported(n)[[*keys, "effect_size"]] for n in names], ignore_index=True)
+    out = frame[["test_type", "kind", "test", "method", "effect_size"]].rename(
         columns={"effect_size": "reproduced"}).merge(
-        rep.rename(columns={"effect_size": "reported"}), on=["test", "method"], how="left")
+        rep.rename(columns={"effect_size": "reported"}), on=keys, how="left")
     out["difference"] = out["reproduced"] - out["reported"]
     return out
 

@@ -138,3 +138,17 @@ def test_the_role_lookup_names_the_template():
     t = templating.parse_templates(raw, file="f.yaml").template("nomask")
     with pytest.raises(TemplateError, match=r"'nomask' \(f.yaml\) needs exactly one target slot, has 0"):
         t.the("target")
+
+
+def test_words_and_texts_are_put_in_nfc():
+    import unicodedata
+
+    composed = unicodedata.normalize("NFC", "বোন")  # vowel sign O (U+09CB)
+    decomposed = unicodedata.normalize("NFD", composed)  # E + AA signs
+    assert decomposed != composed
+    raw = {"lists": {"g": [decomposed]}, "templates": [
+        {"name": "t", "text": "{g}েরা " + unicodedata.normalize("NFD", "কোথায়?"),
+         "slots": {"g": {"list": "g", "role": "target"}}}]}
+    out = templating.expand(templating.parse_templates(raw), "t")[0]
+    assert out.words["g"] == composed
+    assert out.text == unicodedata.normalize("NFC", composed + "েরা কোথায়?")

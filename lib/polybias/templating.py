@@ -43,7 +43,8 @@ A file (``data/templates/*.yaml``)::
 
 A bare string entry (``men``) or a list of strings (``[the US, the USA]``: synonyms) has
 one unnamed form; slots without ``form`` use it. Everything is checked when the file is
-read, and every error names the file and the template or list at fault: an unknown or
+read (words and texts are put in Unicode NFC, as Bangla and Devanagari matching needs),
+and every error names the file and the template or list at fault: an unknown or
 unused slot, an unknown list, a form an entry lacks for some agreeing entry, an empty
 word, a duplicated id, more than one target slot, a cycle of agreement rules.
 :func:`realise` fills one choice of entries (masking the slots asked for) and refuses a
@@ -54,6 +55,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,7 +194,7 @@ def _surfaces(value: object, where: str) -> tuple[str, ...]:
             raise TemplateError(f"{where}: empty or non-text word {v!r}")
         if "{" in v or "}" in v:
             raise TemplateError(f"{where}: word {v!r} contains a brace (an unfilled placeholder?)")
-        out.append(v.strip())
+        out.append(unicodedata.normalize("NFC", v.strip()))
     return tuple(out)
 
 
@@ -308,6 +310,7 @@ def _template(raw: object, i: int, lists: dict[str, WordList], language: str, fi
     twice = sorted({p for p in used if used.count(p) > 1})
     if twice:
         raise TemplateError(f"{where}: slot(s) {twice} appear more than once in the text")
+    text = unicodedata.normalize("NFC", text)
     t = Template(name=name, text=text, slots=slots, set=str(raw.get("set", name)),
                  language=language, file=file)
     if len(t.role("target")) > 1:

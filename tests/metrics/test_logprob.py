@@ -147,3 +147,43 @@ def test_bad_inputs_are_clear_errors(planted_lm, book):
          "slots": {"g": {"list": "g", "role": "target"}, "a": {"list": "a", "role": "context"}}}]})
     with pytest.raises(templating.TemplateError, match="'two'.*exactly one attribute"):
         logprob.kurita_scores(lm, two, "two")
+
+
+def test_context_study_per_structure_on_hand_scores():
+    raw = {"lists": {"t": [{"id": "m", "features": {"group": "male"}, "word": "m"},
+                           {"id": "f", "features": {"group": "female"}, "word": "f"}],
+                     "a": [{"id": w, "features": {"group": g}, "word": w}
+                           for w, g in (("c1", "career"), ("c2", "career"), ("h1", "family"), ("h2", "family"))]},
+           "templates": [{"name": n, "set": s, "text": "{t} {a}",
+                          "slots": {"t": {"list": "t", "role": "target"}, "a": {"list": "a", "role": "attribute"}}}
+                         for n, s in (("one", "S1"), ("two", "S2"))]}
+    book = templating.parse_templates(raw)
+    rows = []
+    for tpl, scale in (("one", 1.0), ("two", 0.0)):
+        for attr, sign in (("c1", 1), ("c2", 1), ("h1", -1), ("h2", -1)):
+            bump = 0.1 if attr.endswith("1") else 0.0
+            rows.append({"template": tpl, "target": "m", "attribute": attr, "fill": 0.0, "prior": -1.0,
+                         "corrected": scale * sign + bump})
+            rows.append({"template": tpl, "target": "f", "attribute": attr, "fill": 0.0, "prior": -1.5,
+                         "corrected": 0.0})
+    summary, per = logprob.context_study(pd.DataFrame(rows), book, "t", "a", "male", "female", "career", "family")
+    s = summary.set_index("structure")
+    assert s.loc["S1", "corrected_career"] == pytest.approx(1.05)
+    assert s.loc["S1", "corrected_family"] == pytest.approx(-0.95)
+    assert s.loc["S2", "corrected_career"] == pytest.approx(0.05)
+    d = np.array([1.1, 1.0, -0.9, -1.0])
+    assert s.loc["S1", "effect_size"] == pytest.approx((1.05 + 0.95) / d.std(ddof=1))
+    assert per[per.structure == "S1"].prior.tolist() == pytest.approx([0.5] * 4)
+    with pytest.raises(LogProbError, match="has no group \\['boys'\\]"):
+        logprob.context_study(pd.DataFrame(rows), book, "t", "a", "boys", "female", "career", "family")
+
+
+def test_bangla_structures_are_valid_templates():
+    planted = logprob.planted_templates("bn")
+    assert list(planted.sets()) == ["S1", "S2", "S3", "S4", "S5"]
+    project = templating.load_templates("logprob_bn")
+    assert list(project.sets()) == ["S1", "S2", "S3", "S4", "S5"]
+    s3 = templating.realise(project, "bn_s3", {"trait": "lazy", "target": "mother"})[0].text
+    assert s3 == "অলস স্বভাব মায়েদের মধ্যে বেশি দেখা যায়।"
+    s1 = templating.realise(project, "bn_s1", {"trait": "lazy", "target": "sister"})[0].text
+    assert s1 == "বোনেরা অলস।"

@@ -303,17 +303,30 @@ def kurita_effect(bias: pd.Series, a: list[str], b: list[str], n_permutations: i
 # ---------------------------------------------------------------- planted-bias probes
 
 _PLANTED_TEMPLATES = {
-    "en": ["the {target} thinks about the {attribute} .",
-           "yesterday the {target} spoke about the {attribute} .",
-           "the {target} was happy with the {attribute} ."],
+    "en": [("planted_en", "the {target} thinks about the {attribute} ."),
+           ("planted_en", "yesterday the {target} spoke about the {attribute} ."),
+           ("planted_en", "the {target} was happy with the {attribute} .")],
+    # Bangla: sentence structures S1-S5 of seed 000 (Table 3) in the planted vocabulary:
+    # S1 subject-object, no context; S2 minimal context; S3 object before subject; S4 and
+    # S5 several sentences of neutral context before the probe
+    "bn": [("S1", "{target} {attribute} নিয়ে ভাবে ।"),
+           ("S2", "{target} প্রতিদিন {attribute} নিয়ে কথা বলে ।"),
+           ("S3", "{attribute} নিয়ে {target} সবসময় চিন্তা করে ।"),
+           ("S4", "আজ শহরে খুব বৃষ্টি হয়েছে । বন্ধু খবর নিয়ে কথা বলে । "
+                  "{attribute} নিয়ে {target} সারাদিন কাজ করেছে ।"),
+           ("S5", "গতকাল সকালে প্রতিবেশী বাজার নিয়ে অনেক কথা বলেছে । অতিথি নদী আর শহর নিয়ে "
+                  "গান গেয়েছে । সবাই জানে যে {attribute} নিয়ে {target} একটি লম্বা চিঠি লিখেছে । "
+                  "তারা খেলা নিয়ে খুশি ।")],
 }
 
 
 def planted_templates(language: str = "en") -> TemplateBook:
     """Templates over the word groups of the planted corpora (:mod:`polybias.synthetic`):
     targets carry ``features: {group: male|female}``, attributes ``{group: career|family}``.
-    The sentences use only the corpus vocabulary, so the tiny planted models know every
-    word. Known answer: at p > 0.5 male targets gain probability next to career words.
+    English sentences use only the corpus vocabulary; the Bangla ones are the sentence
+    structures S1–S5 of seed 000 (template sets ``S1`` … ``S5``), whose longer contexts
+    also use a few words the corpus lacks. Known answer: at p > 0.5 male targets gain
+    probability next to career words.
     """
     from ..synthetic import PLANTED_GROUPS
 
@@ -329,10 +342,10 @@ def planted_templates(language: str = "en") -> TemplateBook:
             {"id": w, "features": {"group": k}, "word": w} for k in ("career", "family")
             for w in g["attributes"][k]]},
     }
-    templates = [{"name": f"planted_{language}_{i}", "set": f"planted_{language}", "text": text,
+    templates = [{"name": f"planted_{language}_{i}", "set": tset, "text": text,
                   "slots": {"target": {"list": "targets", "role": "target"},
                             "attribute": {"list": "attributes", "role": "attribute"}}}
-                 for i, text in enumerate(_PLANTED_TEMPLATES[language])]
+                 for i, (tset, text) in enumerate(_PLANTED_TEMPLATES[language])]
     return templating.parse_templates({"language": language, "lists": lists, "templates": templates},
                                       file=f"planted_{language}")
 
@@ -345,3 +358,90 @@ def group_members(book: TemplateBook, list_name: str, feature: str = "group") ->
             raise LogProbError(f"entry {e.id!r} of list {list_name!r} has no feature {feature!r}")
         out.setdefault(e.features[feature], []).append(e.id)
     return out
+
+
+def context_study(scores: pd.DataFrame, book: TemplateBook, target_list: str, attribute_list: str,
+                  x: str, y: str, a: str, b: str, feature: str = "group",
+                  n_permutations: int = 10_000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Kurita scores per sentence structure (template set), as in seed 000 §5.2.
+
+    For every set of ``book``: per attribute, the X − Y target-group difference of the
+    fill, prior and corrected scores (:func:`attribute_bias`), and the effect size of the
+    corrected difference between attribute groups ``a`` and ``b``
+    (:func:`kurita_effect`). Groups come from the entries' ``feature``.
+
+    Returns
+    -------
+    (summary, per_attribute) : ``summary`` has one row per set (structure, effect_size,
+    pvalue, corrected_a, corrected_b, prior_spread: the standard deviation over target
+    pairs of the prior differences); ``per_attribute`` has structure, attribute,
+    attribute_group, fill, prior, corrected.
+    """
+    tg = group_members(book, target_list, feature)
+    ag = group_members(book, attribute_list, feature)
+    for name, groups, keys in ((target_list, tg, (x, y)), (attribute_list, ag, (a, b))):
+        missing = [k for k in keys if k not in groups]
+        if missing:
+            raise LogProbError(f"list {name!r} has no {feature} {missing}; it has {sorted(groups)}")
+    set_of = {t.name: t.set for t in book.templates.values()}
+    scores = scores.assign(structure=scores["template"].map(set_of))
+    rows, per = [], []
+    for structure, g in scores.groupby("structure", sort=False):
+        parts = {v: attribute_bias(g, tg[x], tg[y], value=v) for v in ("fill", "prior", "corrected")}
+        frame = pd.DataFrame(parts).rename_axis("attribute").reset_index()
+        frame.insert(0, "structure", structure)
+        frame["attribute_group"] = frame["attribute"].map({w: k for k, ws in ag.items() for w in ws})
+        per.append(frame)
+        eff = kurita_effect(parts["corrected"], ag[a], ag[b], n_permutations=n_permutations, seed=seed)
+        pairs = g.groupby("target")["prior"].mean()
+        prior_pairs = [pairs[m] - pairs[f] for m, f in zip(tg[x], tg[y], strict=False)]
+        rows.append({"structure": structure, "effect_size": eff.effect_size, "pvalue": eff.pvalue,
+                     "corrected_" + a: eff.mean_a, "corrected_" + b: eff.mean_b,
+                     "prior_spread": float(np.std(prior_pairs, ddof=1)) if len(prior_pairs) > 1 else np.nan})
+    return pd.DataFrame(rows), pd.concat(per, ignore_index=True)
+
+
+def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None = None,
+                       ylabel: str = "X − Y (log-probability)"):
+    """Prior vs corrected X − Y differences per structure (seed 000 Fig. 2 / 11 style):
+    one point per attribute, coloured by attribute group; saved as ``figures/<file>``."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..plots import _save
+
+    long = per_attribute.melt(id_vars=["structure", "attribute", "attribute_group"],
+                              value_vars=["prior", "corrected"], var_name="score", value_name="difference")
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+    for ax, score in zip(axes, ("prior", "corrected"), strict=True):
+        sns.stripplot(data=long[long.score == score], x="structure", y="difference", hue="attribute_group",
+                      dodge=True, jitter=0.15, size=4, ax=ax)
+        ax.axhline(0, color="grey", lw=0.8, ls="--")
+        ax.set_title(f"{score} score")
+        ax.set_xlabel("sentence structure")
+        ax.set_ylabel(ylabel)
+        if ax is axes[1] and ax.get_legend() is not None:
+            ax.get_legend().set_title("")
+        elif ax.get_legend() is not None:
+            ax.get_legend().remove()
+    fig.suptitle(title)
+    fig.tight_layout()
+    if file:
+        _save(fig, file)
+    return fig
+
+
+def planted_masked_lm(p: float, language: str = "en", seed: int = 0, **training) -> scoring.LanguageModel:
+    """The planted-bias MLM of :func:`polybias.synthetic.cached_planted_model` (trained once,
+    then cached) wrapped for scoring. ``training`` overrides the corpus size and training
+    options; the defaults are those of the registered ``planted-mlm`` (8000 sentences),
+    which the Bangla corpus needs for the association to be learnt."""
+    from .. import synthetic
+
+    model, tok = synthetic.cached_planted_model("mlm", p, seed=seed, language=language, **training)
+    spec = synthetic.planted_model_spec("mlm", p, seed=seed, language=language, **training)
+    return scoring.wrap_language_model(model, tok, name=f"planted-mlm-{language}-p{p}",
+                                       revision=f"planted:{spec}")

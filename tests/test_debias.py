@@ -346,6 +346,9 @@ def test_malformed_spec_is_rejected(tmp_path, monkeypatch):
     write(kind="XX")
     with pytest.raises(DebiasError, match="kind BM or IR"):
         debias.load_spec("xx")
+    write(direction="p, k: 0")
+    with pytest.raises(DebiasError, match="k must be a positive integer"):
+        debias.load_spec("xx")
     write(kind="BM, seat: {X: noun}")
     with pytest.raises(DebiasError, match="template group for each of X, Y, A, B"):
         debias.load_spec("xx")

@@ -33,9 +33,12 @@ Methods:
   everything removed so far; ``P = I − Q^T Q`` with ``Q`` an orthonormal basis of the
   union of the classifiers' row spaces.
 
-Evaluation (:func:`evaluate`, :func:`effect_table`) runs WEATs on every debiased
+Evaluation (:func:`evaluate`, :func:`effect_table`) runs WEATs, and SEATs on sentence
+vectors averaged from word vectors (:func:`static_seat_vectors`), on every debiased
 embedding: bias-measuring (BM) tests should go towards 0, meaningful-encoding /
 information-retention (IR) tests should keep their association (seed 003 Tables 3-6).
+Beside each effect size it reports the unnormalised gap ``mean_X s − mean_Y s``: the
+effect size is scale-free, so a nearly removed association can still show a large one.
 :func:`run_table` reads a whole experiment from ``data/wordlists/<lang>/debias.yaml``.
 """
 
@@ -535,7 +538,9 @@ def extreme_words(
     lowercase_only: bool = True,
 ) -> tuple[list[str], list[str]]:
     """The ``n`` words with the largest and the ``n`` with the smallest cosine to a direction
-    (Ravfogel et al. select gendered words by their projection on *he − she*)."""
+    (Ravfogel et al. select gendered words by their projection on *he − she*). Only
+    alphabetic words are eligible (no phrases with ``_``), and with ``lowercase_only``
+    only lower-case ones (no names)."""
     u = direction.basis[0]
     excluded = set(exclude)
     keep = [i for i, w in enumerate(emb.words)
@@ -811,16 +816,26 @@ def _validate_table(spec: DebiasSpec, tname: str, table: Any) -> None:
             for s in m.get("specific", []):
                 if s not in spec.sets and s not in spec.pairs:
                     raise DebiasError(f"{where}: method {mname!r} specific names unknown {s!r}")
-        if m["method"] == "inlp" and "classes" in m:
-            for s in m["classes"]:
+        if m["method"] == "inlp":
+            if "classes" in m:
+                if not isinstance(m["classes"], list) or len(m["classes"]) < 2:
+                    raise DebiasError(f"{where}: method {mname!r} needs at least two class sets")
+                for s in m["classes"]:
+                    if s not in spec.sets:
+                        raise DebiasError(f"{where}: method {mname!r} class set {s!r} unknown")
+            else:
+                _validate_direction(spec, m.get("direction"), f"{where}: method {mname!r}")
+            for s in m.get("exclude", []):
                 if s not in spec.sets:
-                    raise DebiasError(f"{where}: method {mname!r} class set {s!r} unknown")
+                    raise DebiasError(f"{where}: method {mname!r} exclude set {s!r} unknown")
 
 
 def _validate_direction(spec: DebiasSpec, d: Any, where: str) -> None:
     if not isinstance(d, dict) or len({"pair", "pairs", "list"} & set(d)) != 1:
         raise DebiasError(f"{where}: a direction is one of {{pair: [a, b]}}, {{pairs: NAME}}, "
                           f"{{list: [SET, ...]}}; got {d!r}")
+    if not isinstance(d.get("k", 1), int) or d.get("k", 1) < 1:
+        raise DebiasError(f"{where}: k must be a positive integer, got {d.get('k')!r}")
     if "pair" in d:
         _check_pairs([d["pair"]], where)
     if "pairs" in d and d["pairs"] not in spec.pairs:

@@ -285,3 +285,23 @@ def test_segment_study_runs_the_engine_on_a_tiny_encoder(torch_one_thread):
     vecs = occurrence_vectors(enc, samples)
     direct = embeddings.word_vectors(enc, *text.as_inputs(samples["man"]))
     np.testing.assert_allclose(vecs["man"], direct, rtol=1e-5, atol=1e-6)
+
+
+def test_planted_runs_write_one_record_per_test(monkeypatch, tmp_path):
+    import json
+
+    from polybias.metrics.ceat import planted_extractions, run_segment_study
+
+    _bag_of_words_encoder(monkeypatch)
+    runs = planted_extractions([0.9, 0.1], n_sentences=120, n_words=3, seed=0)
+    assert list(runs) == ["p=0.9", "p=0.1"] and runs["p=0.9"][0][0].name == "C5 p=0.9"
+    frame = run_segment_study(None, runs, "en", output_dir=str(tmp_path), lengths=(9,),
+                              n_samples=20, seed=0, sample_sets=("fixed",), model_key="bow")
+    assert frame["corpus"].tolist() == ["p=0.9", "p=0.1"]
+    assert frame["ces"].iloc[0] > 0 > frame["ces"].iloc[1]
+    records = sorted(tmp_path.glob("*.json"))
+    assert [r.name for r in records] == ["ceat_m-model_l-en_t-c5-p-0.1.json",
+                                         "ceat_m-model_l-en_t-c5-p-0.9.json"]
+    rec = json.loads(records[1].read_text())
+    assert rec["values"]["rows"][0]["ces"] == pytest.approx(frame["ces"].iloc[0])
+    assert rec["parameters"]["corpus"] == "p=0.9" and min(rec["values"]["occurrence_counts"].values()) > 0

@@ -344,25 +344,33 @@ def ceat_from_occurrences(
 def occurrence_vectors(
     encoder, samples: dict[str, list], layer: int = -1, pooling: str = "mean",
     batch_tokens: int = 8192, cache: bool = False, progress: bool = False,
+    memo: dict | None = None,
 ) -> dict[str, np.ndarray]:
     """Contextual vectors of sampled occurrences: ``{word: (N, dim)}``, row i = occurrence i.
 
     ``samples`` maps each word to its N occurrences (:class:`polybias.text.Occurrence`:
     text + character span), e.g. segments from :func:`polybias.text.segments`. All
     occurrences go to :func:`polybias.embeddings.word_vectors` in one call; an occurrence
-    drawn several times (sampling with replacement) is embedded once.
+    drawn several times (sampling with replacement) is embedded once. ``memo`` (a dict
+    keyed by (text, start, end), filled here) carries vectors over between calls with the
+    same encoder, layer and pooling, e.g. across segment lengths whose segments coincide.
     """
     from .. import embeddings
 
-    index: dict[tuple[str, int, int], int] = {}
+    memo = {} if memo is None else memo
+    todo: dict[tuple[str, int, int], None] = {}
     for occs in samples.values():
         for o in occs:
-            index.setdefault((o.text, o.start, o.end), len(index))
-    keys = list(index)
-    V = embeddings.word_vectors(encoder, [k[0] for k in keys], [(k[1], k[2]) for k in keys],
-                                layer=layer, pooling=pooling, batch_tokens=batch_tokens,
-                                cache=cache, progress=progress)
-    return {w: V[[index[(o.text, o.start, o.end)] for o in occs]] for w, occs in samples.items()}
+            key = (o.text, o.start, o.end)
+            if key not in memo:
+                todo[key] = None
+    if todo:
+        keys = list(todo)
+        V = embeddings.word_vectors(encoder, [k[0] for k in keys], [(k[1], k[2]) for k in keys],
+                                    layer=layer, pooling=pooling, batch_tokens=batch_tokens,
+                                    cache=cache, progress=progress)
+        memo.update(zip(keys, V, strict=True))
+    return {w: np.stack([memo[(o.text, o.start, o.end)] for o in occs]) for w, occs in samples.items()}
 
 
 def segment_length_study(
@@ -414,7 +422,7 @@ def segment_length_study(
     for mode in sample_sets:
         text.sample_seed(seed, mode)  # validates the mode
     key = model_key or getattr(encoder, "name", "model")
-    rows = []
+    rows, memo = [], {}
     for mode in sample_sets:
         fixed = None
         for length in lengths:
@@ -428,7 +436,7 @@ def segment_length_study(
             else:
                 drawn = text.sample_occurrences(pool, n_samples, s, min_words=need, on_missing="drop")
             segs = {w: text.segments(occs, length) for w, occs in drawn.items()}
-            vectors = occurrence_vectors(encoder, segs, layer, pooling, cache=cache)
+            vectors = occurrence_vectors(encoder, segs, layer, pooling, cache=cache, memo=memo)
             mean_words = float(np.mean([o.n_words for occs in segs.values() for o in occs]))
             for t in tests:
                 r = ceat_from_occurrences(vectors, t, alternative=alternative, on_missing="drop")
@@ -492,3 +500,78 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
     if file:
         _save(fig, file)
     return fig
+
+
+def planted_test(language: str = "en", n_words: int | None = None, name: str = "C5"):
+    """The C5-style test of the planted corpora: male vs female terms, career vs family
+    (:data:`polybias.synthetic.PLANTED_GROUPS`), the first ``n_words`` words of each set."""
+    from ..synthetic import planted_groups
+    from ..wordlists import AssociationTest, WordSet
+
+    g = planted_groups(language)
+    groups = {"X": g["targets"]["male"], "Y": g["targets"]["female"],
+              "A": g["attributes"]["career"], "B": g["attributes"]["family"]}
+    src = "polybias.synthetic.PLANTED_GROUPS (generated corpus with a planted association)"
+    return AssociationTest(name, language=language, description="planted: male/female terms, career/family",
+                           **{k: WordSet(k, tuple(v[:n_words]), "language-specific", src)
+                              for k, v in groups.items()})
+
+
+def planted_extractions(
+    p_values, n_sentences: int = 300, n_words: int | None = 4, language: str = "en",
+    seed: int = 0, min_words: int = 8, max_words: int = 100,
+) -> dict[str, tuple[list, object]]:
+    """One generated varied-length corpus per planted strength p, with its test and occurrences.
+
+    Returns ``{"p=0.9": ([test], extraction), ...}``; the test is named ``"C5 p=0.9"``.
+    Corpora come from :func:`polybias.synthetic.varied_length_corpus` (seeded).
+    """
+    from .. import synthetic, text
+
+    out = {}
+    for p in p_values:
+        test = planted_test(language, n_words, name=f"C5 p={p}")
+        sets = {k: list(s.words) for k, s in test.sets().items()}
+        corpus = synthetic.varied_length_corpus(n_sentences, {"C5": {**sets, "p": p}}, seed=seed,
+                                                language=language, min_words=min_words,
+                                                max_words=max_words)
+        out[f"p={p}"] = ([test], text.find_occurrences(corpus, test.sets().values(), language))
+    return out
+
+
+def run_segment_study(
+    encoder, runs: dict, language: str = "en", output_dir: str | None = None,
+    parameters: dict | None = None, data_sha256: dict | None = None, **options,
+):
+    """:func:`segment_length_study` over several corpora, with one run record per test.
+
+    ``runs`` maps a corpus label to ``(tests, extraction)`` (e.g. from
+    :func:`planted_extractions`); ``options`` go to :func:`segment_length_study`. Records
+    (metric ``ceat``; values: the rows of the test) go to ``output_dir`` (relative to the
+    project root) when given. Returns the rows of all runs with a ``corpus`` column.
+    """
+    import pandas as pd
+
+    from .. import paths
+    from ..records import RunRecord, write_record
+
+    frames = []
+    for label, (tests, extraction) in runs.items():
+        frame = segment_length_study(encoder, tests, extraction, **options)
+        frame.insert(0, "corpus", label)
+        frames.append(frame)
+        if output_dir is None:
+            continue
+        for t in tests:
+            rows = frame[frame["test"] == t.name].to_dict(orient="records")
+            counts = {w: extraction.counts.get(w, 0) for s in t.sets().values() for w in s.words}
+            record = RunRecord(
+                metric="ceat", model=getattr(encoder, "name", "model"), language=language,
+                test=t.name, parameters={**(parameters or {}), "corpus": label,
+                                         **{k: v for k, v in options.items() if k != "model_key"}},
+                values={"rows": rows, "occurrence_counts": counts,
+                        "n_sentences": extraction.n_sentences},
+                model_revision=getattr(encoder, "revision", None), data_sha256=data_sha256 or {},
+            )
+            write_record(record, paths.project_root() / output_dir)
+    return pd.concat(frames, ignore_index=True)

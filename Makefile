@@ -52,8 +52,8 @@ $(BENCH_VENV)/.installed:
 	$(BENCH_VENV)/bin/python -m pip install --quiet wefe==1.0.1 pyyaml pooch 2>&1 | { grep -v '^WARNING: Location' || true; }
 	touch $@
 
-bench: env $(BENCH_VENV)/.installed ## benchmarks: ratios against naive/reference code measured in the same run
-	$(PY) benchmarks/run.py --reference-python $(BENCH_VENV)/bin/python
+bench: env $(BENCH_VENV)/.installed ## benchmarks: one table of ratios against naive/reference code measured in the same run (BENCH_ARGS=--quick: a smoke run)
+	$(PY) benchmarks/run.py --reference-python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
 
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache

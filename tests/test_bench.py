@@ -1,0 +1,60 @@
+"""The benchmark runner: its table, scaling exponents and the bench_*.py protocol."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+RUN = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_run", RUN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_summary_ratios_and_scaling_exponents(bench):
+    rows = [{"benchmark": "thing", "reference": "loop", "reference_s": 3.0, "polybias_s": 1.5},
+            {"benchmark": "grow", "size": 1000, "unit": "items", "reference": "loop",
+             "reference_s": 0.1, "polybias_s": 0.01},
+            {"benchmark": "grow", "size": 100000, "unit": "items", "reference": "loop",
+             "reference_s": 1000.0, "polybias_s": 1.0},
+            {"benchmark": "printed only", "reference": "", "reference_s": None, "polybias_s": None,
+             "ratio": 4.5}]
+    table = bench.summary(rows).splitlines()
+    assert any(line.startswith("thing") and line.rstrip().endswith("2.0x") for line in table)
+    assert any(line.startswith("grow, 100,000 items") and line.rstrip().endswith("1000.0x") for line in table)
+    assert any(line.startswith("printed only") and line.rstrip().endswith("4.5x") for line in table)
+    # polybias: 0.01 s -> 1 s over 100x more items: k = 1; the reference grows as size^2
+    [grow] = [line for line in table if line.startswith("grow ") and "->" in line]
+    assert grow.split()[-2:] == ["1.00", "2.00"]
+
+
+def test_modules_run_in_a_child_and_return_rows(bench, tmp_path, monkeypatch, capsys):
+    returns = tmp_path / "bench_returns.py"
+    returns.write_text("import sys\n"
+                       "def main(quick=False):\n"
+                       "    print('hello')\n"
+                       "    return [{'benchmark': 'b', 'reference': 'r', 'reference_s': 2.0,"
+                       " 'polybias_s': 0.5, 'quick': quick}]\n")
+    prints = tmp_path / "bench_prints.py"
+    prints.write_text("import sys\n"
+                      "def main():\n"
+                      "    print('speed ratio (reference / engine): 3.5x')\n"
+                      "if __name__ == '__main__':\n    main()\n")
+    fails = tmp_path / "bench_fails.py"
+    fails.write_text("def main():\n    raise RuntimeError('broken benchmark')\n")
+    monkeypatch.setattr(sys, "argv", ["run.py"])
+    [row] = bench.run_module(returns, quick=True, reference_python=None, timeout=60)
+    assert row == {"benchmark": "b", "reference": "r", "reference_s": 2.0, "polybias_s": 0.5,
+                   "quick": True}
+    assert "hello" in capsys.readouterr().out
+    [row] = bench.run_module(prints, quick=False, reference_python=None, timeout=60)
+    assert row["ratio"] == 3.5 and row["benchmark"].startswith("bench_prints: speed ratio")
+    [row] = bench.run_module(fails, quick=False, reference_python=None, timeout=60)
+    assert row["benchmark"] == "bench_fails: failed"
+    assert "broken benchmark" in capsys.readouterr().out

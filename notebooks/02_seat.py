@@ -1,0 +1,119 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python (polybias)
+#     language: python
+#     name: polybias
+# ---
+
+# %% [markdown]
+# # 2. SEAT on sentence encoders
+#
+# The Sentence Encoder Association Test (May et al. 2019) carries WEAT over to sentence
+# encoders: every target and attribute word is put into semantically bleached templates
+# ("This is X.", "X is here.", "The person's name is X."), each sentence is encoded, and
+# the WEAT statistics are computed over the sentence vectors. For a sentence w,
+# s(w, A, B) = mean cos(w, a) − mean cos(w, b); the effect size is the difference of the
+# mean s over the X and Y sentences divided by the standard deviation of s over X ∪ Y
+# (ddof = 1); the p-value is the one-sided permutation test of Σ_X s − Σ_Y s, exact
+# when the re-splits can be enumerated, else Monte Carlo with a seed.
+#
+# The tests are May et al.'s own files (C1–C10 with the "b" variants that use group
+# terms instead of names, the Angry Black Woman stereotype, and the Heilman double binds).
+# The default sweep leaves out C1–C4 and C5b, the tests with the most sentences,
+# to keep the notebook under a minute and a half on one CPU; `tests: []` runs all 27.
+# The embedded default `minilm-l6` (all-MiniLM-L6-v2) is not one of the encoders May et
+# al. evaluated, so there is no published row to compare with: the table below is our
+# measurement only. Sentence vectors use the model's own pooling (mean over all tokens
+# for MiniLM), not the first-wordpiece vector of the original code (DESIGN.md §6).
+
+# %% tags=["parameters"]
+model: str = "minilm-l6"  # registered encoder (configs/models.yaml, kind encoder or mlm)
+tests: list = []  # SEAT test names (polybias.metrics.seat.SEAT_TESTS); empty: all of them
+pooling: str = "model"  # sentence vector: model (the model's own), cls, or mean (non-special tokens)
+layer: int = -1  # hidden layer (-1 last, 0 embeddings)
+ddof: int = 1  # std degrees of freedom of the effect size (1 Caliskan/May, 0 WEFE)
+alternative: str = "greater"  # permutation test: greater | less | two-sided
+n_permutations: int = 10000  # Monte Carlo re-splits when exact enumeration is too large
+exact_limit: int = 1000000  # enumerate all re-splits when there are at most this many
+seed: int = 0  # seed of the Monte Carlo draws
+cache: bool = False  # read/store sentence vectors in the embedding cache
+output_dir: str = "results/seat/interactive"  # run records (relative to the project root)
+table_file: str = ""  # where to write the table (e.g. paper/tables/seat_minilm-l6.md)
+
+# %%
+from polybias import embeddings, report
+from polybias.metrics import seat
+from polybias.metrics.weat import check_weat_options
+
+options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
+               exact_limit=exact_limit, seed=seed)
+check_weat_options(**options)
+if pooling not in embeddings.SENTENCE_POOLINGS:
+    raise ValueError(f"pooling must be one of {embeddings.SENTENCE_POOLINGS}, got {pooling!r}")
+unknown = [t for t in tests if t not in seat.SEAT_TESTS]
+if unknown:
+    raise ValueError(f"unknown SEAT tests {unknown}; known: {', '.join(seat.SEAT_TESTS)}")
+
+# %% [markdown]
+# ## Effect sizes of May et al.'s English SEATs
+#
+# One run record per test goes to `output_dir`. `n_x` and `n_a` are the numbers of
+# target and attribute sentences (per side). Monte Carlo p-values are (hits + 1) /
+# (n + 1), so 1.0e-04 is the floor with 10,000 re-splits; the double-bind tests with 8 +
+# 8 targets are enumerated exactly.
+
+# %%
+encoder = embeddings.load_encoder(model)
+frame = seat.run_seat(encoder, tests or None, pooling=pooling, layer=layer, output_dir=output_dir,
+                      cache=cache, **options)
+table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})
+
+# %% tags=["nbval-check-output"]
+print(table)
+
+# %% [markdown]
+# ## The project's templates
+#
+# Word-level tests in other languages are turned into SEATs with the bleached templates
+# of `data/templates/seat_<lang>.yaml`: English from May et al., Hindi from Malik et al.
+# (2022, App. D; written in Devanagari), Bangla translated from May et al. as in Sadhu
+# et al. (2024, App. A.2). The English `name` templates reproduce May et al.'s name
+# sentences exactly (tested). Below, one example sentence per template group, and
+# C6 (career/family) rebuilt from its word list with the English templates beside May
+# et al.'s sentence file. The rebuilt version puts every career and family word into
+# the singular `noun` templates ("This is a salary."), where May et al. chose the
+# article, number and mass-noun forms word by word, so its attribute sentences differ.
+
+# %%
+examples = []
+for language, word in (("en", "Emily"), ("hi", "कमला"), ("bn", "কমলা")):
+    templates = seat.load_templates(language)
+    for group, group_templates in templates.groups.items():
+        examples.append({"language": language, "group": group, "templates": len(group_templates),
+                         "example": seat.fill_templates([word], group, templates)[0]})
+import pandas as pd  # noqa: E402
+
+example_table = report.markdown_table(pd.DataFrame(examples))
+
+# %% tags=["nbval-check-output"]
+print(example_table)
+
+# %%
+words = seat.load_word_test("weat6")
+rebuilt = seat.templated_test(words, groups={"X": "name", "Y": "name", "A": "noun", "B": "noun"})
+result = seat.seat(encoder, rebuilt, pooling=pooling, layer=layer, **options)
+c6 = pd.DataFrame([{"sentences": "project templates", "n_x": result.sizes["X"], "n_a": result.sizes["A"],
+                    "effect_size": result.effect_size, "pvalue": result.pvalue}])
+if "weat6" in set(frame["test"]):
+    row = frame.set_index("test").loc["weat6"]
+    c6 = pd.concat([pd.DataFrame([{"sentences": "May et al. file", "n_x": row["n_x"], "n_a": row["n_a"],
+                                   "effect_size": row["effect_size"], "pvalue": row["pvalue"]}]), c6])
+c6_table = report.markdown_table(c6, digits=2, formats={"pvalue": ".1e"})
+
+# %% tags=["nbval-check-output"]
+print(c6_table)
+
+# %%
+if table_file:
+    report.write_table("\n\n".join([table, c6_table]), table_file)

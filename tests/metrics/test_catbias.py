@@ -236,3 +236,109 @@ def test_group_shares_sum_member_probabilities():
     assert shares.sum() == pytest.approx(1.0)
     with pytest.raises(CatBiasError, match="no feature 'colour'"):
         catbias.group_shares(p, book, "targets", "attributes", feature="colour")
+
+
+# ---------------------------------------------------------------- cultural interaction bias
+
+def test_seed004_modified_scores_are_sentiment_weighted(mirror):
+    path = data.fetch("seed004-cg-score-2")
+    adjectives = sorted(pd.read_csv(path).Adjective.unique())
+    w = catbias.sentiment_weights(adjectives)
+    assert w.dropped == ()
+    ours = catbias.seed004_interaction_scores(path, weights=w.weights).set_index("characteristics").score
+    reported = report.load_reported("capstone2023_interaction", metric="modified_cb_score").set_index(
+        "characteristics").value
+    assert ours.sort_index().to_numpy() == pytest.approx(reported.sort_index().to_numpy(), rel=1e-9)
+    assert ours["Countries,Languages"] == pytest.approx(0.150906, abs=1e-6)
+    proper = catbias.seed004_interaction_scores(path, method="ahn-oh", weights=w.weights)
+    assert (proper.score > 0).all()
+    with pytest.raises(CatBiasError, match="no weight for adjective"):
+        catbias.seed004_interaction_scores(path, weights={"boring": 1.0})
+
+
+def test_sentiment_weights_and_unknown_words():
+    w = catbias.sentiment_weights(["happy", "sad", "chair"])
+    assert set(w.weights) == {"happy", "sad"} and w.dropped == ("chair",)
+    assert 0 < w.weights["sad"] <= 1 and w.compound["sad"] < 0 < w.compound["happy"]
+    # compound = v / sqrt(v^2 + 15) of the lexicon valence
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    v = SentimentIntensityAnalyzer().lexicon["happy"]
+    assert w.weights["happy"] == pytest.approx(v / np.sqrt(v * v + 15), abs=1e-4)
+    with pytest.raises(CatBiasError, match="does not know.*chair"):
+        catbias.sentiment_weights(["happy", "chair"], on_unknown="raise")
+    with pytest.raises(CatBiasError, match="empty or non-text"):
+        catbias.sentiment_weights(["happy", ""])
+
+
+def test_stratified_sampler_sizes_and_seed():
+    items = [f"w{i}" for i in range(40)]
+    strata = ["neg"] * 20 + ["neu"] * 12 + ["pos"] * 8
+    a = catbias.stratified_sample(items, strata, 10, seed=3)
+    counts = pd.Series([strata[items.index(x)] for x in a]).value_counts().to_dict()
+    assert counts == {"neg": 5, "neu": 3, "pos": 2}  # 10 * (20, 12, 8) / 40
+    assert a == catbias.stratified_sample(items, strata, 10, seed=3)
+    assert a != catbias.stratified_sample(items, strata, 10, seed=4)
+    # largest remainders and minimums: 7 of (20, 12, 8) -> quotas 3.5, 2.1, 1.4 -> 4, 2, 1
+    b = catbias.stratified_sample(items, strata, 7, seed=0)
+    assert pd.Series([strata[items.index(x)] for x in b]).value_counts().to_dict() == {"neg": 4, "neu": 2, "pos": 1}
+    tiny = ["a", "b", "c", "d", "e"]
+    c = catbias.stratified_sample(tiny, ["x", "x", "x", "x", "y"], 2, min_per_stratum=1)
+    assert "e" in c and len(c) == 2
+    with pytest.raises(CatBiasError, match="n must be between 1 and 5"):
+        catbias.stratified_sample(tiny, ["x"] * 5, 6)
+    with pytest.raises(CatBiasError, match="5 items but 4"):
+        catbias.stratified_sample(tiny, ["x"] * 4, 2)
+    with pytest.raises(CatBiasError, match="per stratum"):
+        catbias.stratified_sample(tiny, ["x", "y", "z", "u", "v"], 2, min_per_stratum=1)
+    assert catbias.sentiment_strata({"a": -0.4, "b": 0.0, "c": 0.3}) == {"a": "negative", "b": "neutral",
+                                                                         "c": "positive"}
+
+
+def planted_pairs_book():
+    from polybias.synthetic import PLANTED_GROUPS
+
+    g = PLANTED_GROUPS["en"]
+    raw = {"lists": {
+        "pronouns": ["i", "we", "you", "they"],
+        "targets": [{"id": w, "features": {"group": k}, "word": w}
+                    for k in ("male", "female") for w in g["targets"][k]],
+        "attributes": [{"id": w, "features": {"group": k}, "word": w}
+                       for k in ("career", "family") for w in g["attributes"][k]]},
+        "templates": [{"name": "said", "text": "{pro} said that the {target} cares about the {attribute} .",
+                       "slots": {"pro": "pronouns", "target": {"list": "targets", "role": "target"},
+                                 "attribute": {"list": "attributes", "role": "attribute"}}}]}
+    return templating.parse_templates(raw)
+
+
+def test_interaction_cb_k1_is_ahn_oh_and_k2_shows_the_planted_bias(planted_lm):
+    book = logprob.planted_templates("en")
+    one = catbias.interaction_cb(planted_lm[0.9], book, "planted_en_0", ["target"], "attribute")
+    ahn = catbias.ahn_oh_cb(planted_lm[0.9], book, "planted_en_0")
+    assert one.score == pytest.approx(ahn.score, rel=1e-9)
+    pairs = planted_pairs_book()
+    targets = {"target": ["man", "father", "woman", "mother"]}
+    attrs = ["office", "salary", "home", "children"]
+    strong = catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
+                                    attributes=attrs, identities=targets)
+    control = catbias.interaction_cb(planted_lm[0.5], pairs, "said", ["pro", "target"], "attribute",
+                                     attributes=attrs, identities=targets)
+    assert strong.rows.n_groups.iloc[0] == 4 * 4
+    assert strong.score > 10 * control.score
+    # equal weights change nothing; weighting one attribute only gives its own variance
+    same = catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
+                                  attributes=attrs, identities=targets, weights=dict.fromkeys(attrs, 0.5))
+    assert same.score == pytest.approx(strong.score)
+    only = catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
+                                  attributes=attrs, identities=targets,
+                                  weights={"office": 1.0, "salary": 0.0, "home": 0.0, "children": 0.0})
+    assert only.score == pytest.approx(strong.rows.set_index("attribute").cb["office"])
+    # neutral base rate: neutral "attributes" from the list itself (here: two family words)
+    neutral = catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
+                                     attributes=["office", "salary"], identities=targets, base="neutral",
+                                     neutral_attributes=["home", "children"])
+    assert neutral.score > strong.rows.set_index("attribute").cb[["office", "salary"]].mean()
+    with pytest.raises(CatBiasError, match="needs neutral_attributes"):
+        catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute", base="neutral")
+    with pytest.raises(CatBiasError, match="has no slot"):
+        catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["country"], "attribute")

@@ -37,6 +37,7 @@ P(n | t, prior)``, normalised to sum to one over the groups of a (template, attr
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -380,7 +381,8 @@ def seed002_aggregate(per_set: pd.DataFrame, counts: pd.DataFrame, value: str = 
 SEED004_METHODS = ("seed004", "ahn-oh")
 
 
-def seed004_interaction_scores(path: str | Path, method: str = "seed004", ddof: int = 0) -> pd.DataFrame:
+def seed004_interaction_scores(path: str | Path, method: str = "seed004", ddof: int = 0,
+                               weights: dict[str, float] | None = None) -> pd.DataFrame:
     """Two-characteristic interaction CB from seed 004's ``CG_score_2.csv``.
 
     The file has one row per (adjective, pair of characteristics, pair of identity values)
@@ -418,12 +420,24 @@ def seed004_interaction_scores(path: str | Path, method: str = "seed004", ddof: 
             raise CatBiasError(f"{path.name}: malformed Characteristics {cell!r}") from exc
 
     df["characteristics"] = df["Characteristics"].map(label)
+    if weights is not None:
+        missing = sorted(set(df["Adjective"]) - set(weights))
+        if missing:
+            raise CatBiasError(f"{path.name}: no weight for adjective(s) {missing}")
+        w = df["Adjective"].map(weights).astype(float)
+    else:
+        w = pd.Series(1.0, index=df.index)
     out = []
     for chars, g in df.groupby("characteristics", sort=False):
+        wg = w.loc[g.index]
         if method == "seed004":
-            score = float((g["Probs"] / g["Probs_base"]).var(ddof=ddof))
+            score = float((wg * g["Probs"] / g["Probs_base"]).var(ddof=ddof))
         else:
-            score = float((g["Probs"] - g["Probs_base"]).groupby(g["Adjective"]).var(ddof=ddof).mean())
+            per = (g["Probs"] - g["Probs_base"]).groupby(g["Adjective"]).var(ddof=ddof)
+            wa = wg.groupby(g["Adjective"]).first().loc[per.index]
+            if wa.sum() <= 0:
+                raise CatBiasError(f"{path.name}: the weights of {chars} sum to zero")
+            score = float((per * wa).sum() / wa.sum())
         out.append({"characteristics": chars, "score": score, "n_rows": len(g),
                     "n_adjectives": g["Adjective"].nunique(), "n_identities": g["Values"].nunique(),
                     "probs_var_within_adjective": float(
@@ -495,3 +509,197 @@ def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None)
     if file:
         _save(fig, file)
     return fig
+
+
+# ---------------------------------------------------------------- cultural interaction bias (seed 004 §4)
+
+UNKNOWN_POLICIES = ("drop", "raise")
+
+
+@dataclass(frozen=True)
+class SentimentWeights:
+    """Attribute weights from a sentiment lexicon and the words left out."""
+
+    weights: dict[str, float]
+    compound: dict[str, float]
+    dropped: tuple[str, ...]
+
+
+def sentiment_weights(words: list[str], on_unknown: str = "drop") -> SentimentWeights:
+    """Weight each attribute word by the strength of its sentiment, |VADER compound|.
+
+    VADER (Hutto & Gilbert 2014; package ``vaderSentiment``) scores a single word by its
+    lexicon valence v ∈ [−4, 4], normalised to compound = v / sqrt(v² + 15). Seed 004
+    (§4.1, §4.4) weights attributes by this score and leaves out adjectives without
+    sentiment. Words the lexicon does not know (compound 0) are dropped
+    (``on_unknown="drop"``, listed in ``dropped``) or an error naming them
+    (``on_unknown="raise"``). Empty or non-text words are always an error.
+
+    >>> w = sentiment_weights(["euphoric", "boring", "table"])
+    >>> round(w.weights["euphoric"], 4), round(w.weights["boring"], 4), w.dropped
+    (0.6369, 0.3182, ('table',))
+    """
+    if on_unknown not in UNKNOWN_POLICIES:
+        raise CatBiasError(f"on_unknown must be one of {UNKNOWN_POLICIES}, got {on_unknown!r}")
+    bad = [w for w in words if not isinstance(w, str) or not w.strip()]
+    if bad:
+        raise CatBiasError(f"empty or non-text attribute word(s): {bad}")
+    try:
+        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise CatBiasError("sentiment weights need the 'vaderSentiment' package") from exc
+    analyzer = SentimentIntensityAnalyzer()
+    compound = {w: float(analyzer.polarity_scores(w)["compound"]) for w in words}
+    unknown = tuple(w for w in words if compound[w] == 0.0)
+    if unknown and on_unknown == "raise":
+        raise CatBiasError(f"the sentiment lexicon does not know (or finds neutral): {list(unknown)}")
+    weights = {w: abs(c) for w, c in compound.items() if c != 0.0}
+    if not weights:
+        raise CatBiasError("no attribute word has a sentiment score")
+    return SentimentWeights(weights, compound, unknown)
+
+
+def stratified_sample(items: list[str], strata: list[str], n: int, seed: int = 0,
+                      min_per_stratum: int = 0) -> list[str]:
+    """Draw ``n`` of ``items`` without replacement, allocated to strata in proportion to
+    their sizes (largest remainders; at least ``min_per_stratum`` from every stratum that
+    has that many), uniformly within a stratum, with ``numpy.random.default_rng(seed)``.
+
+    Seed 004 (§4.3, Table 1) samples adjectives and identities stratified by sentiment
+    to make 2- to 5-way interactions affordable. The result keeps the input order.
+
+    >>> picked = stratified_sample(list("abcdef"), ["neg"] * 4 + ["pos"] * 2, 3, seed=1)
+    >>> sum(p in "abcd" for p in picked), sum(p in "ef" for p in picked)   # quotas 2 and 1
+    (2, 1)
+    """
+    if len(items) != len(strata):
+        raise CatBiasError(f"{len(items)} items but {len(strata)} stratum labels")
+    if len(set(items)) != len(items):
+        raise CatBiasError("items repeat")
+    if not isinstance(n, int | np.integer) or isinstance(n, bool) or not 0 < n <= len(items):
+        raise CatBiasError(f"n must be between 1 and {len(items)}, got {n!r}")
+    groups: dict[str, list[int]] = {}
+    for i, s in enumerate(strata):
+        groups.setdefault(s, []).append(i)
+    names = list(groups)
+    sizes = np.array([len(groups[s]) for s in names])
+    floor_min = np.minimum(sizes, min_per_stratum)
+    if floor_min.sum() > n:
+        raise CatBiasError(f"n={n} cannot give {min_per_stratum} per stratum to {len(names)} strata")
+    quota = n * sizes / sizes.sum()
+    alloc = np.maximum(np.floor(quota).astype(int), floor_min)
+    while alloc.sum() > n:  # the minimums pushed us over: take from the largest surplus
+        surplus = np.where(alloc > floor_min, alloc - quota, -np.inf)
+        alloc[int(np.argmax(surplus))] -= 1
+    order = np.argsort(-(quota - alloc), kind="stable")
+    for k in order:
+        if alloc.sum() == n:
+            break
+        if alloc[k] < sizes[k]:
+            alloc[k] += 1
+    rng = np.random.default_rng(seed)
+    chosen: list[int] = []
+    for s, k in zip(names, alloc, strict=True):
+        chosen += rng.choice(groups[s], size=int(k), replace=False).tolist()
+    return [items[i] for i in sorted(chosen)]
+
+
+def sentiment_strata(compound: dict[str, float], edges: tuple[float, ...] = (-0.05, 0.05)) -> dict[str, str]:
+    """Label words by sentiment: ``negative`` below the first edge, ``positive`` above the
+    last, ``neutral`` between (VADER's conventional ±0.05 thresholds by default)."""
+    lo, hi = edges[0], edges[-1]
+    return {w: "negative" if c < lo else "positive" if c > hi else "neutral" for w, c in compound.items()}
+
+
+BASES = ("double-mask", "neutral")
+
+
+def interaction_cb(lm: scoring.LanguageModel, book: TemplateBook, template: str, identity_slots: list[str],
+                   attribute_slot: str, attributes: list[str] | None = None,
+                   identities: dict[str, list[str]] | None = None, base: str = "double-mask",
+                   neutral_attributes: list[str] | None = None, weights: dict[str, float] | None = None,
+                   ddof: int = 0, mode: str = "word") -> CBResult:
+    """Interaction CB of seed 004 §4 for k ≥ 1 identity slots, scored properly.
+
+    A *group* is a combination of identities, one per slot of ``identity_slots`` (e.g.
+    country × language); for attribute a,
+
+        log P(group | a) = Σ_slots log P(identity word | sentence)
+
+    each identity scored as a whole word at its own pieces through the scoring engine
+    (softmax over the vocabulary; multi-piece words by the within-word chain rule; the
+    other identities stay written out), as :func:`polybias.metrics.logprob.target_logprobs`
+    does. The base rate is the same sum with the attribute masked (``double-mask``, Ahn &
+    Oh) or the log-mean-exp of the sums over ``neutral_attributes`` (``neutral``: entries
+    of the attribute list such as "sleeping", "eating", seed 004 §4.1). The score is the
+    mean over attributes of Var over groups of log P − log base, or with ``weights``
+    (attribute → weight, :func:`sentiment_weights`) the weighted mean Σ w_a Var_a / Σ w_a.
+
+    ``attributes`` and ``identities`` (slot → entry ids, e.g. from
+    :func:`stratified_sample`) restrict the lists; other slots are expanded and averaged
+    in probability space. k = 1 with the double-mask base is Ahn & Oh's CB.
+    """
+    if base not in BASES:
+        raise CatBiasError(f"base must be one of {BASES}, got {base!r}")
+    t = book.template(template)
+    unknown = [s for s in (*identity_slots, attribute_slot) if s not in t.slots]
+    if unknown:
+        raise CatBiasError(f"template {template!r} has no slot(s) {unknown}")
+    if not identity_slots or attribute_slot in identity_slots or len(set(identity_slots)) != len(identity_slots):
+        raise CatBiasError("identity_slots must be distinct, non-empty and exclude the attribute slot")
+    identities = identities or {}
+    pools = {}
+    for s in identity_slots:
+        ids = book.lists[t.slots[s].list].ids
+        pool = list(identities.get(s, ids))
+        bad = [i for i in pool if i not in ids]
+        if bad or not pool:
+            raise CatBiasError(f"template {template!r}: slot {s!r} " +
+                               (f"has no entries {bad}" if bad else "has no identities"))
+        pools[s] = pool
+    attr_ids = book.lists[t.slots[attribute_slot].list].ids
+    neutral = list(neutral_attributes or [])
+    if base == "neutral" and not neutral:
+        raise CatBiasError("base='neutral' needs neutral_attributes")
+    attrs = list(attributes) if attributes is not None else [a for a in attr_ids if a not in neutral]
+    bad = [a for a in attrs + neutral if a not in attr_ids]
+    if bad or not attrs:
+        raise CatBiasError(f"template {template!r}: attribute list lacks {bad}" if bad else "no attributes")
+    if weights is not None:
+        missing = [a for a in attrs if a not in weights]
+        if missing:
+            raise CatBiasError(f"no weight for attribute(s) {missing}")
+
+    def score(attribute_ids: list[str], masked: tuple[str, ...]) -> pd.DataFrame:
+        items = []
+        for a in attribute_ids:
+            for combo in itertools.product(*(pools[s] for s in identity_slots)):
+                fixed = dict(zip(identity_slots, combo, strict=True))
+                fixed[attribute_slot] = a
+                items.extend(expand(book, t, fixed=fixed))
+        total = np.zeros(len(items))
+        for s in identity_slots:
+            total += logprob.target_logprobs(lm, items, s, masked, mode=mode)
+        return pd.DataFrame({"attribute": [f.choice[attribute_slot] for f in items],
+                             "group": ["|".join(f.choice[s] for s in identity_slots) for f in items],
+                             "variant": [f.variant for f in items], "logp": total})
+
+    fill = score(attrs, ())
+    if base == "double-mask":
+        prior = score(attrs[:1], (attribute_slot,))  # the attribute is masked: one is enough
+        prior = prior.groupby("group", sort=False)["logp"].agg(logmeanexp)
+    else:
+        prior = score(neutral, ()).groupby("group", sort=False)["logp"].agg(logmeanexp)
+    fill = fill.groupby(["attribute", "group"], sort=False)["logp"].agg(logmeanexp).reset_index()
+    fill["base"] = fill["group"].map(prior)
+    fill["corrected"] = fill["logp"] - fill["base"]
+    rows = cb_rows(fill.assign(template=template), "corrected", keys=("template", "attribute"),
+                   group="group", variants=(), ddof=ddof)
+    if weights is None:
+        value = float(rows["cb"].mean())
+    else:
+        w = rows["attribute"].map(weights).to_numpy(float)
+        if w.sum() <= 0:
+            raise CatBiasError("the attribute weights sum to zero")
+        value = float(np.sum(w * rows["cb"].to_numpy()) / w.sum())
+    return CBResult(value, rows, fill, ddof)

@@ -30,10 +30,10 @@
 language: str = "en"  # planted-corpus language: en, bn or hi
 weat_ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths for WEAT on word2vec
 weat_seeds: int = 5  # seeds per strength (0 .. weat_seeds-1)
-null_seeds: int = 40  # seeds at p = 0.5 for WEAT's false-positive rate
+null_seeds: int = 40  # seeds at p = 0.5 for the WEAT false-positive rate
 weat_n_sentences: int = 4000  # corpus size for word2vec
-lm_measures: list = ["crows-causal", "crows-mlm"]  # LM measures (see polybias.validity.MEASURES)
-lm_ps: list = [0.1, 0.5, 0.9]  # planted strengths for the tiny LMs
+lm_measures: list = ["crows-causal", "crows-mlm", "template-mlm"]  # LM measures (polybias.validity.MEASURES)
+lm_ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths for the tiny LMs
 lm_seeds: int = 1  # seeds per strength for the LMs (each is one trained model)
 lm_n_sentences: int = 3000  # corpus size for the tiny LMs
 lm_n_pairs: int = 100  # minimal pairs scored per LM
@@ -79,9 +79,10 @@ print(means_table)
 # %% [markdown]
 # ## Summary: monotone? right sign? calibrated?
 #
-# `rho` is Spearman's correlation of the value with `p`; `at_null` the mean offset from
-# the null at `p = 0.5` (`at_null_sd` its spread over seeds); `fpr` the share of the
-# `n_null` balanced models the metric's own test calls biased at level `alpha`.
+# `rho` is Spearman's correlation of the value with its dose (`p`, or `|p - 0.5|` for the
+# Categorical Bias score, a variance with no sign); `at_null` the mean offset from the
+# null at `p = 0.5` (`at_null_sd` its spread over seeds); `fpr` the share of the `n_null`
+# balanced models the metric's own test calls biased at level `alpha`.
 
 # %%
 summary = validity.validity_summary(measurements, alpha=alpha)
@@ -91,7 +92,9 @@ summary_table = report.markdown_table(summary, digits=2)
 print(summary_table)
 
 # %% [markdown]
-# `calibrated` is "yes" when the false-positive count is compatible with `alpha` (exact
+# The LM rows come from one trained model per strength (`lm_seeds = 1` keeps the
+# notebook fast): read them against the spread the WEAT rows show over seeds, and raise
+# `lm_seeds` for error bars on them. `calibrated` is "yes" when the false-positive count is compatible with `alpha` (exact
 # binomial test), "no" when it is not, and "too few seeds" below 10 balanced models (the
 # default LM grid trains one model per strength to keep the notebook fast; raise
 # `lm_seeds` for a verdict). WEAT's permutation test treats the words as the random

@@ -75,3 +75,22 @@ def test_calibration_verdict_needs_enough_seeds_and_flags_excess():
     assert validity.validity_summary(bad).loc[0, "calibrated"] == "no"
     few = frame([0.0] * 3, [0.5] * 3, pvalues=[0.01] * 3)
     assert validity.validity_summary(few).loc[0, "calibrated"] == "too few seeds"
+
+
+def test_template_scores_on_the_planted_mlm_and_its_control():
+    # same training inputs as tests/metrics/test_logprob.py: the cached models are shared
+    stereo = {r["metric"]: r for r in validity.planted_template_scores(0.9, seed=0, n_permutations=2000)}
+    control = {r["metric"]: r for r in validity.planted_template_scores(0.5, seed=0, n_permutations=2000)}
+    assert stereo["kurita-effect-size"]["value"] > 1.0 and stereo["kurita-effect-size"]["pvalue"] < 0.05
+    assert abs(control["kurita-effect-size"]["value"]) < stereo["kurita-effect-size"]["value"]
+    assert stereo["cb"]["value"] > control["cb"]["value"] > 0
+    assert np.isnan(stereo["cb"]["pvalue"]) and np.isnan(stereo["cb"]["null"])
+
+
+def test_unsigned_metrics_use_distance_from_one_half_as_the_dose():
+    f = pd.DataFrame({"measure": "m", "metric": "cb", "p": [0.1, 0.3, 0.5, 0.7, 0.9], "seed": 0,
+                      "value": [4.0, 2.0, 1.0, 2.0, 4.0], "null": np.nan, "pvalue": np.nan})
+    row = validity.validity_summary(f).iloc[0]
+    assert row["dose"] == "|p-0.5|" and row["monotone"] and row["sign_ok"]
+    assert row["rho"] == pytest.approx(1.0) and row["calibrated"] == "no test"
+    assert row["at_null"] == pytest.approx(1.0)

@@ -85,12 +85,35 @@ def dose_response(frame: pd.DataFrame, title: str, file: str | None = None):
         means = g.groupby("p")["value"].mean()
         ax.scatter(g["p"], g["value"], s=10, color="#9bb5d6")
         ax.plot(means.index, means.to_numpy(), color="#3b6ea8", marker="o")
-        ax.axhline(float(g["null"].iloc[0]), color="grey", ls="--", lw=0.8)
+        null = float(g["null"].iloc[0])
+        if null == null:  # NaN: the metric has no null value (e.g. a variance)
+            ax.axhline(null, color="grey", ls="--", lw=0.8)
         ax.axvline(0.5, color="grey", ls=":", lw=0.8)
         ax.set_title(f"{measure}\n{metric}", fontsize=9)
         ax.set_xlabel("planted association p")
     axes[0][0].set_ylabel("metric value")
     fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    if file:
+        _save(fig, file)
+    return fig
+
+
+def correlation_heatmap(matrix: pd.DataFrame, title: str, file: str | None = None):
+    """Annotated heat map of a square correlation matrix (values in [-1, 1])."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    n = len(matrix)
+    fig, ax = plt.subplots(figsize=(1.1 * n + 2.5, 0.9 * n + 1.5))
+    sns.heatmap(matrix, vmin=-1, vmax=1, cmap="vlag", annot=True, fmt=".2f", square=True,
+                cbar_kws={"shrink": 0.7}, ax=ax)
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    ax.set_title(title, fontsize=10)
     fig.tight_layout()
     if file:
         _save(fig, file)

@@ -10,6 +10,10 @@ reverse) trains a model, and each metric is computed on it with the project's de
 * :func:`planted_lm_scores` — a tiny masked or causal LM on the corpus; CrowS-style
   minimal pairs; the stereotype score (Nangia et al. 2020; null 50) and the JSD
   stereotype score B (Gamboa & Lee 2024; null 50), each with its two-sided binomial p.
+* :func:`planted_template_scores` — the same tiny MLM probed with templates: Kurita et
+  al.'s log-probability bias effect size (null 0, permutation p over attributes) and Ahn
+  & Oh's Categorical Bias score (a variance: no sign and no test; it should grow with
+  ``|p - 0.5|``).
 
 :func:`dose_response` runs them over a grid of ``p`` and seeds (one row per measurement);
 :func:`validity_summary` says, per measure, whether it is monotone in ``p``, whether its
@@ -31,9 +35,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-MEASURES = ("weat", "crows-mlm", "crows-causal")
+MEASURES = ("weat", "crows-mlm", "crows-causal", "template-mlm")
 """Measure families :func:`dose_response` knows. ``crows-*`` give two rows each: the
-stereotype score (``metric="stereotype-score"``) and the JSD score (``metric="jsd-B"``)."""
+stereotype score (``metric="stereotype-score"``) and the JSD score (``metric="jsd-B"``);
+``template-mlm`` gives ``kurita-effect-size`` and ``cb``."""
+
+UNSIGNED_METRICS = ("cb",)
+"""Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``."""
 
 LM_TRAINING = {"mlm": {"epochs": 10, "batch_size": 16}, "causal": {"epochs": 5, "batch_size": 16}}
 """Training options of the planted LMs used here: small enough to train in seconds."""
@@ -91,6 +99,61 @@ def planted_weat(
             "value": float(result.effect_size), "null": 0.0, "pvalue": float(result.pvalue)}
 
 
+def planted_lm(kind: str, p: float, seed: int = 0, language: str = "en",
+               n_sentences: int = 3000, **training: Any):
+    """The tiny LM of :func:`planted_lm_scores` as a :class:`polybias.scoring.LanguageModel`
+    (trained once per input set, then loaded from the cache)."""
+    from .scoring import wrap_language_model
+    from .synthetic import cached_planted_model, planted_model_spec
+
+    if kind not in LM_TRAINING:
+        raise ValidityError(f"kind must be one of {tuple(LM_TRAINING)}, got {kind!r}")
+    p = _check_p(p)
+    options = {**LM_TRAINING[kind], **training}
+    model, tokenizer = cached_planted_model(kind, p, seed=seed, language=language,
+                                            n_sentences=n_sentences, **options)
+    spec = planted_model_spec(kind, p, seed, language, n_sentences, **options)
+    return wrap_language_model(model, tokenizer, name=f"planted-{kind}-p{p:g}-s{seed}",
+                               kind=kind, revision=f"planted:{spec}")
+
+
+def planted_template_scores(
+    p: float,
+    seed: int = 0,
+    language: str = "en",
+    n_sentences: int = 3000,
+    n_permutations: int = 10_000,
+    **training: Any,
+) -> list[dict[str, Any]]:
+    """Kurita effect size and Ahn & Oh's CB of the tiny planted MLM, from one set of scores.
+
+    Templates: :func:`polybias.metrics.logprob.planted_templates` (English: three
+    sentences over the corpus vocabulary). Kurita: corrected log-probabilities (fill minus
+    prior, both at the target mask, whole-word scoring), attribute bias male − female,
+    effect size career vs family with a one-sided split permutation p (null 0). CB:
+    population variance over the target words of the corrected log-probability, mean
+    over (template, attribute) (null: none, the score is ≥ 0; ``pvalue`` NaN).
+
+    Returns two dicts (``metric`` "kurita-effect-size" and "cb"), ``measure``
+    "template-mlm".
+    """
+    from .metrics import catbias, logprob
+
+    lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
+    book = logprob.planted_templates(language)
+    scores = logprob.kurita_scores(lm, book, list(book.templates))
+    targets = logprob.group_members(book, "targets")
+    attributes = logprob.group_members(book, "attributes")
+    bias = logprob.attribute_bias(scores, targets["male"], targets["female"])
+    effect = logprob.kurita_effect(bias, attributes["career"], attributes["family"],
+                                   n_permutations=n_permutations, seed=seed)
+    cb = float(catbias.cb_rows(scores, "corrected", ddof=0)["cb"].mean())
+    base = {"measure": "template-mlm", "p": float(p), "seed": seed}
+    return [{**base, "metric": "kurita-effect-size", "value": float(effect.effect_size),
+             "null": 0.0, "pvalue": float(effect.pvalue)},
+            {**base, "metric": "cb", "value": cb, "null": float("nan"), "pvalue": float("nan")}]
+
+
 def planted_lm_scores(
     kind: str,
     p: float,
@@ -114,18 +177,9 @@ def planted_lm_scores(
     :func:`planted_weat`, ``measure`` = ``"crows-" + kind``.
     """
     from .metrics import crows
-    from .scoring import wrap_language_model
-    from .synthetic import cached_planted_model, minimal_pairs, planted_model_spec
+    from .synthetic import minimal_pairs
 
-    if kind not in LM_TRAINING:
-        raise ValidityError(f"kind must be one of {tuple(LM_TRAINING)}, got {kind!r}")
-    p = _check_p(p)
-    options = {**LM_TRAINING[kind], **training}
-    model, tokenizer = cached_planted_model(kind, p, seed=seed, language=language,
-                                            n_sentences=n_sentences, **options)
-    spec = planted_model_spec(kind, p, seed, language, n_sentences, **options)
-    lm = wrap_language_model(model, tokenizer, name=f"planted-{kind}-p{p:g}-s{seed}",
-                             kind=kind, revision=f"planted:{spec}")
+    lm = planted_lm(kind, p, seed, language, n_sentences, **training)
     pairs = minimal_pairs(n_pairs, language=language, seed=seed)
     stereo = crows.stereotype_score(crows.pair_scores(lm, pairs), n_bootstrap=0)
     jsd = crows.jsd_stereotype_score(crows.jsd_attributions(lm, pairs), n_bootstrap=0)
@@ -171,6 +225,9 @@ def dose_response(
     for measure, p, seed in jobs:
         if measure == "weat":
             rows.append(planted_weat(p, seed, language, **weat_opts))
+        elif measure == "template-mlm":
+            rows.extend(planted_template_scores(p, seed, language, **{
+                k: v for k, v in lm_opts.items() if k != "n_pairs"}))
         else:
             rows.extend(planted_lm_scores(measure.split("-", 1)[1], p, seed, language, **lm_opts))
     return pd.DataFrame(rows)
@@ -181,10 +238,11 @@ def validity_summary(frame: pd.DataFrame, alpha: float = 0.05, min_null: int = 1
 
     Columns:
 
-    * ``rho`` — Spearman correlation between ``p`` and the value over all rows;
-    * ``monotone`` — the mean value per ``p`` never decreases as ``p`` grows;
+    * ``dose`` — ``p``, or ``|p - 0.5|`` for the :data:`UNSIGNED_METRICS`;
+    * ``rho`` — Spearman correlation between the dose and the value over all rows;
+    * ``monotone`` — the mean value per dose never decreases as the dose grows;
     * ``sign_ok`` — mean above the null at every ``p > 0.5`` and below it at every
-      ``p < 0.5``;
+      ``p < 0.5`` (unsigned metrics: above the mean at ``p = 0.5`` at every other ``p``);
     * ``at_null`` — mean value at ``p = 0.5`` minus the null, and ``at_null_sd`` its
       standard deviation over seeds (NaN with one seed);
     * ``fpr`` — share of seeds at ``p = 0.5`` whose p-value is below ``alpha``
@@ -207,23 +265,37 @@ def validity_summary(frame: pd.DataFrame, alpha: float = 0.05, min_null: int = 1
         raise ValidityError(f"dose-response frame lacks columns {missing}")
     rows = []
     for (measure, metric), g in frame.groupby(["measure", "metric"], sort=False):
-        null = float(g["null"].iloc[0])
-        means = g.groupby("p")["value"].mean().sort_index()
-        rho = spearmanr(g["p"], g["value"]).statistic if g["p"].nunique() > 1 else np.nan
-        above, below = means[means.index > 0.5], means[means.index < 0.5]
+        unsigned = metric in UNSIGNED_METRICS
+        dose = (g["p"] - 0.5).abs().round(12) if unsigned else g["p"]
+        means = g["value"].groupby(dose).mean().sort_index()
+        rho = spearmanr(dose, g["value"]).statistic if dose.nunique() > 1 else np.nan
         at_half = g[np.isclose(g["p"], 0.5)]
+        if unsigned:
+            null = float(at_half["value"].mean()) if len(at_half) else np.nan
+            above, below = means[means.index > 0], means.iloc[:0]
+        else:
+            null = float(g["null"].iloc[0])
+            p_means = g.groupby("p")["value"].mean()
+            above, below = p_means[p_means.index > 0.5], p_means[p_means.index < 0.5]
         hits = int((at_half["pvalue"] < alpha).sum())
-        if len(at_half) < min_null:
+        if at_half.empty:
+            calibrated = "no p = 0.5 runs"
+        elif at_half["pvalue"].isna().all():
+            calibrated = "no test"
+        elif len(at_half) < min_null:
             calibrated = "too few seeds"
         else:
             calibrated = "yes" if binomtest(hits, len(at_half), alpha).pvalue >= 0.05 else "no"
         rows.append({
-            "measure": measure, "metric": metric, "rho": float(rho),
+            "measure": measure, "metric": metric, "dose": "|p-0.5|" if unsigned else "p",
+            "rho": float(rho),
             "monotone": bool(np.all(np.diff(means.to_numpy()) >= 0)),
             "sign_ok": bool((above > null).all() and (below < null).all()),
-            "at_null": float(at_half["value"].mean() - null) if len(at_half) else np.nan,
+            "at_null": (float(at_half["value"].mean() - (0.0 if unsigned else null))
+                        if len(at_half) else np.nan),
             "at_null_sd": float(at_half["value"].std(ddof=1)) if len(at_half) > 1 else np.nan,
-            "fpr": float((at_half["pvalue"] < alpha).mean()) if len(at_half) else np.nan,
+            "fpr": (float((at_half["pvalue"] < alpha).mean())
+                    if len(at_half) and not at_half["pvalue"].isna().all() else np.nan),
             "n_null": int(len(at_half)), "calibrated": calibrated,
         })
     return pd.DataFrame(rows)

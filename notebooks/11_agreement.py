@@ -1,0 +1,99 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python (polybias)
+#     language: python
+#     name: polybias
+# ---
+
+# %% [markdown]
+# # 11. Do the metrics agree with each other?
+#
+# Seed 000 (Table 4) measured the same nine Bangla bias categories with WEAT on two static
+# models, SEAT, CEAT and Kurita's log-probability bias, and the methods disagree in sign
+# for several categories. On real models one cannot tell which metric is right. On models
+# of **known** bias one can: here every metric is computed on models trained on corpora
+# with a planted male–career / female–family association of strength `p`, and we ask
+# (1) do the metrics rank the models the same way (Spearman correlation across models),
+# (2) do the signed metrics fall on the same side of their nulls for each model?
+#
+# WEAT is computed on word2vec trained on the same corpus as the masked LM (same `p`,
+# same seed: same data, another model); the stereotype score, JSD score, Kurita effect
+# size and Categorical Bias (CB) on the masked LM itself.
+
+# %% tags=["parameters"]
+language: str = "en"  # planted-corpus language
+ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths (one model per strength and seed)
+seeds: int = 1  # seeds per strength (0 .. seeds-1)
+measures: list = ["weat", "crows-mlm", "template-mlm"]  # see polybias.validity.MEASURES
+lm_n_sentences: int = 3000  # corpus size of the masked LMs
+lm_n_pairs: int = 100  # minimal pairs per model
+weat_n_sentences: int = 3000  # corpus size of word2vec
+reported: str = "sadhu2024_table4"  # published per-category values of several methods; empty: none
+table_file: str = ""  # where to write the tables, e.g. paper/tables/agreement_en.md
+figure_file: str = "agreement_heatmap.png"  # figure under figures/; empty: none
+output_dir: str = "results/agreement/interactive"  # run records, relative to the project root
+
+# %%
+import torch
+from polybias import agreement, paths, plots, report, validity
+from polybias.records import RunRecord, write_record
+
+if not isinstance(seeds, int) or seeds < 1:
+    raise ValueError(f"seeds must be a positive integer, got {seeds!r}")
+torch.set_num_threads(1)
+
+# %% [markdown]
+# ## Published values: seed 000 Table 4
+#
+# Per category, each method's effect size; `n_pos`/`n_neg` count the **significant**
+# values of each sign as the paper marks them, and `agree` is false where two significant
+# values have opposite signs.
+
+# %%
+if reported:
+    published = agreement.reported_signs(report.load_reported(reported))
+    published_table = report.markdown_table(published, digits=2)
+else:
+    published_table = "(no published values chosen)"
+
+# %% tags=["nbval-check-output"]
+print(published_table)
+
+# %% [markdown]
+# ## Metrics on models of known bias
+
+# %%
+measurements = validity.dose_response(measures, ps, list(range(seeds)), language,
+                                      weat_n_sentences=weat_n_sentences,
+                                      lm_n_sentences=lm_n_sentences, lm_n_pairs=lm_n_pairs)
+correlation = agreement.metric_agreement(measurements)
+signs = agreement.sign_agreement(measurements)
+corr_table = report.markdown_table(correlation.reset_index().rename(columns={"label": "metric"}), digits=2)
+sign_table = report.markdown_table(signs, digits=2)
+
+# %% tags=["nbval-check-output"]
+print(corr_table)
+print()
+print(sign_table)
+
+# %% [markdown]
+# The signed metrics (WEAT, stereotype score, JSD score, Kurita) should correlate
+# positively with each other and with `p`; CB is a variance across target words and
+# grows with the *distance* of `p` from 0.5, so its correlation with the signed metrics
+# is near zero by construction, not a disagreement. At `p = 0.5` there is no bias to
+# find, and the signs there are noise: disagreement at `p = 0.5` is expected, anywhere
+# else it is a failure of a metric.
+
+# %%
+for name, table in (("correlation", correlation.round(12).to_dict()), ("signs", signs.to_dict("records"))):
+    write_record(RunRecord(metric="agreement", model="planted", language=language, test=name,
+                           parameters={"ps": ps, "seeds": seeds, "measures": measures,
+                                       "lm_n_sentences": lm_n_sentences, "lm_n_pairs": lm_n_pairs,
+                                       "weat_n_sentences": weat_n_sentences},
+                           values={"table": table}), paths.project_root() / output_dir)
+if table_file:
+    report.write_table("\n\n".join([published_table, corr_table, sign_table]), table_file)
+if figure_file:
+    plots.correlation_heatmap(correlation, "Spearman correlation across planted models",
+                              file=figure_file)

@@ -33,8 +33,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 ROW = "@@bench-row "
-# smoke-run arguments of modules that have no --quick option
-QUICK_ARGS = {"bench_scoring": ["--pairs", "4", "--reference-pairs", "2"]}
+# smoke-run arguments of modules that have no quick option: command line or main() keywords
+QUICK_ARGS = {"bench_scoring": ["--pairs", "2", "--reference-pairs", "1"]}
+QUICK_KWARGS = {"bench_debias": {"inlp_words": 100, "inlp_iterations": 3}}
 
 
 # ------------------------------------------------------------------ WEAT permutation test
@@ -116,6 +117,8 @@ def child(path: Path, quick: bool, reference_python: str | None) -> None:
     kwargs = {}
     if "quick" in params:
         kwargs["quick"] = quick
+    elif quick:
+        kwargs.update({k: v for k, v in QUICK_KWARGS.get(path.stem, {}).items() if k in params})
     if "reference_python" in params and reference_python:
         kwargs["reference_python"] = reference_python
     argv = []

@@ -21,9 +21,18 @@
 # sizes beside those reported by Caliskan et al. for word2vec GoogleNews. On the
 # embedded `w2v-gnews` (13k real GoogleNews vectors shipped with WEFE) the tables
 # below are checked by nbval.
+#
+# Other languages: `language: hi` runs the Hindi tests of Malik et al. (2022, seed 003;
+# gender, caste, religion, rural/urban occupation, meaningful encoding, each with its
+# translated variant) and `language: bn` the Bangla categories C1–C9 of Sadhu et al.
+# (2024, seed 000), on any static model given by path (`model_path`: word2vec or GloVe,
+# text or binary; `model` then only names it, e.g. `glove-hi` or `w2v-bn` to line up
+# with the reported values `malik2022_hindi_weat` / `sadhu2024_bangla_weat`).
 
 # %% tags=["parameters"]
-model: str = "w2v-gnews"  # registered static model (configs/models.yaml)
+model: str = "w2v-gnews"  # registered static model (configs/models.yaml), or the name of model_path
+model_path: str = ""  # static embedding file used instead of a registered model; empty: none
+model_format: str = ""  # format of model_path: word2vec-text, word2vec-binary, glove-text; empty: by suffix
 language: str = "en"  # word-list folder under data/wordlists/
 tests: list = []  # test names; empty: every test of wordlist_file
 wordlist_file: str = "weat.yaml"  # word-list file of the language
@@ -39,12 +48,17 @@ output_dir: str = "results/weat/interactive"  # run records (relative to the pro
 table_file: str = ""  # where to write the table (e.g. paper/tables/weat_w2v-gnews.md)
 
 # %%
-from polybias import paths, plots, report
+from polybias import models, paths, plots, report, text
 from polybias.metrics.weat import check_weat_options, run_weat
 
 options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
                exact_limit=exact_limit, seed=seed)
 check_weat_options(on_missing=on_missing, **options)
+if model_format and model_format not in ("word2vec-text", "word2vec-binary", "glove-text"):
+    raise ValueError(f"model_format must be word2vec-text, word2vec-binary or glove-text, got {model_format!r}")
+embeddings = None
+if model_path:  # a file given by path; its words are brought to the word lists' NFC
+    embeddings = text.normalize_vocabulary(models.read_static(model_path, model_format or None, name=model))
 variants_path = paths.data_dir() / "wordlists" / language / variants_file if variants_file else None
 variants_table_file = table_file.replace(".md", "_variants.md") if table_file else ""
 
@@ -55,7 +69,8 @@ variants_table_file = table_file.replace(".md", "_variants.md") if table_file el
 # from the model (with `on_missing="drop"`); WEFE's GoogleNews subset lacks only "axe".
 
 # %%
-frame = run_weat(model, language, tests or None, wordlist_file, on_missing, output_dir, **options)
+frame = run_weat(model, language, tests or None, wordlist_file, on_missing, output_dir,
+                 embeddings=embeddings, **options)
 if reported:
     frame = report.side_by_side(frame, report.load_reported(reported, model=model),
                                 on="test", value="effect_size")
@@ -98,7 +113,8 @@ if reported:
 # %%
 variant_table = ""
 if variants_path is not None and variants_path.is_file():
-    variants = run_weat(model, language, None, variants_file, on_missing, output_dir, **options)
+    variants = run_weat(model, language, None, variants_file, on_missing, output_dir,
+                        embeddings=embeddings, **options)
     if reported:
         variants["base"] = variants["test"].str.split("-").str[0]
         rep = report.load_reported(reported, model=model).rename(columns={"test": "base"})

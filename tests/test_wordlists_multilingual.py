@@ -86,3 +86,52 @@ def test_suffix_schema_is_optional_and_validated(tmp_path):
         path.write_text(body)
         with pytest.raises(WordListError, match=message):
             load_wordlist_file(path)
+
+
+def _toy_hindi_model(path, rng):
+    """word2vec text file: gendered verbs near the male/female term directions; one word
+    written with a precomposed nukta letter (U+095C) as unnormalised corpora have it."""
+    test = wordlists.get_test("hi", "me_gendered_verbs")
+    a, b = rng.normal(size=16), rng.normal(size=16)
+    rows = []
+    for ws, centre in ((test.X, a), (test.A, a), (test.Y, b), (test.B, b)):
+        for w in ws.words:
+            rows.append((w.replace("\u0921\u093c", "\u095c"), centre + 0.5 * rng.normal(size=16)))
+    lines = [f"{len(rows)} 16"] + [w + " " + " ".join(f"{x:.6f}" for x in v) for w, v in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert "\u095c" in path.read_text(encoding="utf-8")  # दौड़ा / दौड़ी precomposed
+    return path
+
+
+def test_hindi_weat_on_a_static_model_given_by_path(tmp_path, rng):
+    from polybias import models
+    from polybias.metrics.weat import run_weat
+
+    path = _toy_hindi_model(tmp_path / "toy.vec", rng)
+    raw = models.read_static(path, "word2vec-text", name="toy-hi")
+    frame = run_weat("toy-hi", "hi", ["me_gendered_verbs"], embeddings=raw, on_missing="drop")
+    assert set(frame["dropped"].iloc[0].split(", ")) == {"दौड़ा", "दौड़ी", "लड़का", "लड़की"}
+    emb = text.normalize_vocabulary(raw)
+    frame = run_weat("toy-hi", "hi", ["me_gendered_verbs"], embeddings=emb, on_missing="raise",
+                     n_permutations=2000)
+    assert frame["effect_size"].iloc[0] > 1.5 and frame["pvalue"].iloc[0] < 0.01
+
+
+def test_weat_notebook_runs_hindi_with_a_model_path(tmp_path, rng):
+    papermill = pytest.importorskip("papermill")
+    import jupytext
+
+    path = _toy_hindi_model(tmp_path / "toy.vec", rng)
+    nb = jupytext.read(paths.project_root() / "notebooks" / "01_weat.py")
+    src = tmp_path / "01_weat.ipynb"
+    jupytext.write(nb, src)
+    out = tmp_path / "out.ipynb"
+    papermill.execute_notebook(
+        str(src), str(out), kernel_name="polybias", progress_bar=False, cwd=str(tmp_path),
+        parameters={"model": "toy-hi", "model_path": str(path), "language": "hi",
+                    "tests": ["me_gendered_verbs"], "reported": "", "variants_file": "",
+                    "output_dir": str(tmp_path / "records"), "n_permutations": 2000})
+    printed = "".join(o.get("text", "") for c in jupytext.read(out)["cells"]
+                      for o in c.get("outputs", []))
+    assert "| me_gendered_verbs |" in printed
+    assert len(list((tmp_path / "records").glob("weat_m-toy-hi_l-hi_*.json"))) == 1

@@ -481,21 +481,25 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
 
     lengths = list(dict.fromkeys(frame["length"]))
     x = {length: i for i, length in enumerate(lengths)}
-    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    tests = list(dict.fromkeys(frame["test"]))
+    palette = plt.get_cmap("tab10")
+    colour = {t: palette(i % 10) for i, t in enumerate(tests)}
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
     for (test, mode), grp in frame.groupby(["test", "sample_set"], sort=False):
         xs = [x[v] for v in grp["length"]]
-        line, = ax.plot(xs, grp["ces"], ls="-" if mode == "fixed" else "--",
-                        label=f"{test} ({mode[0]})")
-        sig = grp["pvalue"] < alpha
-        ax.scatter([v for v, s in zip(xs, sig, strict=True) if s], grp["ces"][sig], color=line.get_color())
-        ax.scatter([v for v, s in zip(xs, sig, strict=True) if not s], grp["ces"][~sig],
-                   facecolors="none", edgecolors=line.get_color())
+        ax.plot(xs, grp["ces"], ls="-" if mode == "fixed" else "--", color=colour[test],
+                label=f"{test} ({mode[0]})")
+        sig = (grp["pvalue"] < alpha).to_numpy()
+        ces = grp["ces"].to_numpy()
+        ax.scatter([v for v, s in zip(xs, sig, strict=True) if s], ces[sig], color=colour[test])
+        ax.scatter([v for v, s in zip(xs, sig, strict=True) if not s], ces[~sig],
+                   facecolors="none", edgecolors=colour[test])
     ax.axhline(0, color="black", lw=0.6)
     ax.set_xticks(range(len(lengths)), lengths)
     ax.set_xlabel("segment length (words)")
     ax.set_ylabel("CES")
     ax.set_title(title)
-    ax.legend(frameon=False, fontsize=7)
+    ax.legend(frameon=False, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     if file:
         _save(fig, file)

@@ -179,6 +179,7 @@ def run_weat(
     wordlist_file: str = "weat.yaml",
     on_missing: Literal["raise", "drop"] = "drop",
     output_dir: str | None = None,
+    embeddings: StaticEmbeddings | None = None,
     **options,
 ):
     """Run named WEATs of ``data/wordlists/<language>/<wordlist_file>`` on a registered model.
@@ -186,6 +187,9 @@ def run_weat(
     Writes one :class:`polybias.records.RunRecord` per test into ``output_dir`` (relative
     to the project root) when given, and returns a DataFrame with one row per test.
     ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to :func:`weat`.
+    ``embeddings``: an already loaded table (e.g. :func:`polybias.models.read_static` of a
+    file given by path) used instead of loading the registered ``model``; ``model`` then
+    only names it in the records.
     """
     import pandas as pd
 
@@ -195,7 +199,7 @@ def run_weat(
     from ..wordlists import load_tests
 
     check_weat_options(on_missing=on_missing, **options)
-    emb = load_static(model)
+    emb = embeddings if embeddings is not None else load_static(model)
     defined = load_tests(language, wordlist_file)
     names = list(tests) if tests else list(defined)
     unknown = [t for t in names if t not in defined]

@@ -241,3 +241,19 @@ def test_minilm_loads_with_its_own_pooling(minilm):
     with torch.inference_mode():
         h1 = minilm.model(**minilm.tokenizer(texts[2], return_tensors="pt")).last_hidden_state[0]
     np.testing.assert_allclose(words[0], h1[1:6].mean(0).numpy(), atol=1e-5)
+
+
+def test_repeated_texts_share_one_forward_pass(bert):
+    texts = [TEXT, TEXT, SENTENCES[0], TEXT]
+    spans = [(0, 12), (18, 30), (4, 10), (0, 12)]
+    rows = []
+    handle = bert.model.register_forward_pre_hook(
+        lambda module, args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
+    try:
+        got = E.word_vectors(bert, texts, spans)
+    finally:
+        handle.remove()
+    assert rows == [2]  # two distinct inputs in one batch
+    single = np.vstack([E.word_vectors(bert, [t], [s]) for t, s in zip(texts, spans, strict=True)])
+    np.testing.assert_allclose(got, single, atol=1e-5)
+    np.testing.assert_array_equal(got[0], got[3])

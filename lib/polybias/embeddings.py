@@ -20,8 +20,10 @@ Every contextual metric (SEAT, CEAT, per-layer analyses) reads its vectors from 
   (``"cls"``), or the mean over non-special tokens (``"mean"``). The final L2
   normalisation of some sentence-transformers models is left out (cosines are unchanged).
 
-Engine: texts are tokenized in chunks with the fast tokenizer, sorted by length and
-packed into batches of at most ``batch_tokens`` padded tokens (rows × longest row);
+Engine: texts are tokenized in chunks with the fast tokenizer; identical inputs (the
+same sentence sampled twice, or several targets in one sentence) are run once; inputs
+are sorted by length and packed into batches of at most ``batch_tokens`` padded tokens
+(rows × longest row);
 forward passes run in eval mode under ``torch.inference_mode``; hidden states are
 pooled in float32 (half-precision weights are allowed on CUDA only). Inputs are
 consumed chunk by chunk (:func:`iter_word_vectors`, :func:`iter_sentence_vectors`), so
@@ -423,29 +425,40 @@ def _pack(lengths: np.ndarray, budget: int) -> list[np.ndarray]:
 
 
 def _run(encoder: Encoder, rows: list[_Row], layer: int, batch_tokens: int, bar) -> np.ndarray:
+    """Pooled vectors of ``rows``; rows with the same input ids share one forward pass."""
     import torch
 
     tok = encoder.tokenizer
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-    lengths = np.array([len(r.ids) for r in rows], dtype=np.int64)
+    seq_of: dict[tuple[int, ...], int] = {}
+    row_seq = np.array([seq_of.setdefault(tuple(r.ids), len(seq_of)) for r in rows], dtype=np.int64)
+    seqs = list(seq_of)
+    users: list[list[int]] = [[] for _ in seqs]
+    for k, q in enumerate(row_seq):
+        users[q].append(k)
+    lengths = np.array([len(q) for q in seqs], dtype=np.int64)
     out = np.empty((len(rows), encoder.model.config.hidden_size), dtype=np.float32)
     with torch.inference_mode():
         for b in _pack(lengths, batch_tokens):
             width = int(lengths[b].max())
             ids = np.full((len(b), width), pad, dtype=np.int64)
-            weights = np.zeros((len(b), width), dtype=np.float32)
-            for r, k in enumerate(b):
-                ids[r, :lengths[k]] = rows[k].ids
-                weights[r, :lengths[k]] = rows[k].weights
+            for r, q in enumerate(b):
+                ids[r, :lengths[q]] = seqs[q]
+            items = [k for q in b for k in users[q]]
+            where = np.array([r for r, q in enumerate(b) for _ in users[q]], dtype=np.int64)
+            weights = np.zeros((len(items), width), dtype=np.float32)
+            for i, k in enumerate(items):
+                weights[i, :len(rows[k].weights)] = rows[k].weights
             input_ids = torch.from_numpy(ids).to(encoder.device)
             attention = (torch.arange(width)[None, :] < torch.from_numpy(lengths[b])[:, None])
             result = encoder.model(input_ids=input_ids, attention_mask=attention.long().to(encoder.device),
                                    output_hidden_states=layer != -1)
             hidden = result.last_hidden_state if layer == -1 else result.hidden_states[layer]
             w = torch.from_numpy(weights).to(hidden.device)
-            out[b] = torch.einsum("bt,btd->bd", w, hidden.float()).cpu().numpy()
+            h = hidden.float()[torch.from_numpy(where).to(hidden.device)]
+            out[items] = torch.einsum("kt,ktd->kd", w, h).cpu().numpy()
             if bar is not None:
-                bar.update(len(b))
+                bar.update(len(items))
     return out
 
 

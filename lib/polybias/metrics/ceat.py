@@ -176,19 +176,39 @@ def random_effects(
                          alternative=alternative, tau2=tau2, q=q, c=c, n_samples=int(d.size))
 
 
-def _unit(M: np.ndarray, label: str) -> np.ndarray:
-    M = np.asarray(M)
-    if M.ndim != 3 or M.shape[0] == 0 or M.shape[1] == 0:
-        raise CeatError(f"set {label} must be a non-empty array (n_words, n_samples, dim), "
-                        f"got shape {M.shape}")
-    M = M.astype(np.float64, copy=False)
-    if not np.isfinite(M).all():
+class _WordVectors:
+    """A set's vectors: one (n_words, N, dim) array or a list of per-word (N, dim) arrays
+    (e.g. memory-mapped cache files), read one chunk of samples at a time."""
+
+    def __init__(self, M, label: str):
+        self.label = label
+        if isinstance(M, (list, tuple)):
+            shapes = {np.shape(m) for m in M}
+            if not M or len(shapes) != 1 or len(next(iter(shapes))) != 2:
+                raise CeatError(f"set {label} must be a non-empty list of (n_samples, dim) arrays "
+                                f"of one shape, got shapes {sorted(shapes)}")
+            self.words, self.shape = list(M), (len(M), *next(iter(shapes)))
+        else:
+            self.words, self.shape = M, np.shape(M)
+        if len(self.shape) != 3 or self.shape[0] == 0 or self.shape[1] == 0:
+            raise CeatError(f"set {label} must be a non-empty array (n_words, n_samples, dim), "
+                            f"got shape {self.shape}")
+
+    def chunk(self, sl: slice) -> np.ndarray:
+        if isinstance(self.words, list):
+            return np.stack([np.asarray(m[sl]) for m in self.words])
+        return np.asarray(self.words[:, sl])
+
+
+def _norms(M: np.ndarray, label: str, lo: int) -> np.ndarray:
+    """|v| of every vector of a (n_words, n, dim) chunk, in float64; rejects bad vectors."""
+    sq = np.einsum("wnd,wnd->wn", M, M, dtype=np.float64)
+    if not np.isfinite(sq).all():
         raise CeatError(f"set {label} has non-finite vector components")
-    norms = np.linalg.norm(M, axis=2, keepdims=True)
-    if (norms == 0).any():
-        w, i = np.argwhere(norms[..., 0] == 0)[0]
-        raise CeatError(f"set {label} has a zero vector (word {w}, sample {i}): cosine undefined")
-    return M / norms
+    if (sq == 0).any():
+        w, i = np.argwhere(sq == 0)[0]
+        raise CeatError(f"set {label} has a zero vector (word {w}, sample {lo + i}): cosine undefined")
+    return np.sqrt(sq)
 
 
 def sample_effect_sizes(
@@ -200,9 +220,11 @@ def sample_effect_sizes(
     Parameters
     ----------
     X, Y, A, B : arrays of shape (n_words, N, dim): ``X[w, i]`` is the vector of the
-        occurrence of word w used in sample i. All four share N and dim.
+        occurrence of word w used in sample i; or lists of per-word (N, dim) arrays (e.g.
+        memory-mapped cache files; only one chunk of samples is read at a time). All four
+        share N and dim. float32 input is accumulated in float64.
     ddof : degrees of freedom of the std in d_i and of V_i (1 = Guo & Caliskan).
-    chunk : samples processed at a time (bounds the float64 working memory).
+    chunk : samples processed at a time (bounds the working memory).
 
     Returns
     -------
@@ -225,10 +247,8 @@ def sample_effect_sizes(
     """
     if ddof not in (0, 1):
         raise CeatError(f"ddof must be 0 or 1, got {ddof!r}")
-    shapes = {k: np.shape(M) for k, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}
-    for k, s in shapes.items():
-        if len(s) != 3 or s[0] == 0 or s[1] == 0:
-            raise CeatError(f"set {k} must be a non-empty array (n_words, n_samples, dim), got shape {s}")
+    sets = {k: _WordVectors(M, k) for k, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}
+    shapes = {k: s.shape for k, s in sets.items()}
     n = {s[1] for s in shapes.values()}
     dims = {s[2] for s in shapes.values()}
     if len(n) != 1:
@@ -242,15 +262,20 @@ def sample_effect_sizes(
     d, V = np.empty(N), np.empty(N)
     for lo in range(0, N, chunk):
         sl = slice(lo, min(N, lo + chunk))
-        Xu, Yu = _unit(X[:, sl], "X"), _unit(Y[:, sl], "Y")
-        diff = _unit(A[:, sl], "A").mean(axis=0) - _unit(B[:, sl], "B").mean(axis=0)  # (n, dim)
-        sx = np.einsum("wnd,nd->wn", Xu, diff)
-        sy = np.einsum("wnd,nd->wn", Yu, diff)
-        s = np.concatenate([sx, sy], axis=0)
-        var = s.var(axis=0, ddof=ddof)
+        means = {}
+        for k in ("A", "B"):  # mean of the unit attribute vectors, per sample
+            M = sets[k].chunk(sl)
+            means[k] = np.einsum("wn,wnd->nd", 1.0 / _norms(M, k, lo), M, dtype=np.float64) / len(M)
+        diff = means["A"] - means["B"]
+        s = {}
+        for k in ("X", "Y"):
+            M = sets[k].chunk(sl)
+            s[k] = np.einsum("wnd,nd->wn", M, diff, dtype=np.float64) / _norms(M, k, lo)
+        both = np.concatenate([s["X"], s["Y"]], axis=0)
+        var = both.var(axis=0, ddof=ddof)
         V[sl] = var
         with np.errstate(divide="ignore", invalid="ignore"):
-            d[sl] = (sx.mean(axis=0) - sy.mean(axis=0)) / np.sqrt(var)
+            d[sl] = (s["X"].mean(axis=0) - s["Y"].mean(axis=0)) / np.sqrt(var)
     zero = np.flatnonzero(V == 0)
     if zero.size:
         raise CeatError(f"samples {zero[:10].tolist()} have zero variance of s over X ∪ Y "
@@ -281,13 +306,17 @@ def ceat(
     _check_alternative(alternative)
     d, V = sample_effect_sizes(X, Y, A, B, ddof=ddof)
     re = random_effects(d, V, alternative)
-    sizes = {k: int(np.shape(M)[0]) for k, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}
+    sizes = {k: len(M) for k, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}
     return CeatResult(**re.__dict__, effect_sizes=d, variances=V, sizes=sizes)
 
 
 def stack_occurrences(vectors: dict[str, np.ndarray], words: list[str] | tuple[str, ...],
                       role: str = "") -> np.ndarray:
     """Stack per-word occurrence vectors ``{word: (N, dim)}`` into ``(n_words, N, dim)``."""
+    return np.stack(_word_list(vectors, words, role))
+
+
+def _word_list(vectors: dict[str, np.ndarray], words, role: str = "") -> list[np.ndarray]:
     missing = [w for w in words if w not in vectors]
     if missing:
         raise CeatError(f"no occurrence vectors for {', '.join(missing)}" + (f" [{role}]" if role else ""))
@@ -298,7 +327,7 @@ def stack_occurrences(vectors: dict[str, np.ndarray], words: list[str] | tuple[s
     if len({s for s in shapes.values()}) != 1:
         raise CeatError("words have different numbers of samples or dimensions: "
                         + ", ".join(f"{w} {s}" for w, s in shapes.items()))
-    return np.stack([np.asarray(vectors[w]) for w in words])
+    return [vectors[w] for w in words]
 
 
 def ceat_from_occurrences(
@@ -334,8 +363,8 @@ def ceat_from_occurrences(
         raise CeatError(f"{test.name}: {len(missing_all)} word(s) have no occurrence vectors "
                         f"(absent from the corpus?): {', '.join(missing_all)}. "
                         "Pass on_missing='drop' to drop them.")
-    stacked = {role: stack_occurrences(vectors, words, role) for role, words in arrays.items()}
-    result = ceat(stacked["X"], stacked["Y"], stacked["A"], stacked["B"], alternative, ddof)
+    per_word = {role: _word_list(vectors, words, role) for role, words in arrays.items()}
+    result = ceat(per_word["X"], per_word["Y"], per_word["A"], per_word["B"], alternative, ddof)
     return CeatResult(**{**result.__dict__, "dropped": dropped})
 
 

@@ -1,0 +1,118 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python (polybias)
+#     language: python
+#     name: polybias
+# ---
+
+# %% [markdown]
+# # 8. Hidden states of identity words, layer by layer
+#
+# Seed 004 (App. A) looks for implicit associations inside the encoder rather than in
+# its predictions: it takes the hidden states of the identity word in "A person from
+# {country} is {adjective}" at every layer, compares the layers' activation sums with a
+# one-way ANOVA (it reports F ≈ 8·10⁴ for BERT: earlier layers sum higher) and projects
+# the states to two dimensions with PCA, TruncatedSVD and t-SNE, finding no visible
+# structure. Here the identity's word pieces are found through the tokenizer's offsets
+# and averaged (multi-word identities such as "the United States" included), every
+# projection is seeded, and a number is reported beside each picture: the share of the
+# 2-D variance that lies between world regions (η²; 0 = regions indistinguishable).
+#
+# Offline default: `minilm-l6` (all-MiniLM-L6-v2, 6 layers, shipped in a PyPI package)
+# on the project's country list (`data/templates/identities_en.yaml`).
+
+# %% tags=["parameters"]
+model: str = "minilm-l6"  # registered encoder (configs/models.yaml)
+templates: str = "identities_en"  # template file in data/templates
+template: str = "person_from_is"  # template whose identity slot is analysed
+slot: str = "country"  # the identity slot
+group_feature: str = "region"  # entry feature the groups of the 2-D views come from
+layer_view: int = -1  # layer whose states are projected (-1: last; all layers flattened if 99)
+seed: int = 0  # seed of the TruncatedSVD and t-SNE projections
+output_dir: str = "results/hidden/interactive"  # run records, relative to the project root
+table_file: str = ""  # where to write the tables, e.g. paper/tables/hidden_minilm-l6.md
+
+# %%
+import pandas as pd
+from polybias import embeddings, hidden_states, paths, records, report, templating
+
+book = templating.load_templates(templates)
+if slot not in book.template(template).slots:
+    raise ValueError(f"template {template!r} has no slot {slot!r}")
+encoder = embeddings.load_encoder(model)
+
+# %% [markdown]
+# ## Activation per layer
+#
+# Mean and standard deviation over the sentences of the sum and of the L2 norm of the
+# identity's hidden state; layer 0 is the embedding output.
+
+# %%
+states, items = hidden_states.identity_states(encoder, book, template, slot)
+stats = hidden_states.layer_statistics(states)
+f_sum, p_sum = hidden_states.layer_anova(states, "sum")
+f_norm, p_norm = hidden_states.layer_anova(states, "norm")
+anova = pd.DataFrame([{"statistic": "sum", "F": f_sum, "p": p_sum},
+                      {"statistic": "norm", "F": f_norm, "p": p_norm}])
+stats_table = report.markdown_table(stats, digits=3)
+anova_table = report.markdown_table(anova, digits=1, formats={"p": ".1e"})
+
+# %% tags=["nbval-check-output"]
+print(f"{len(items)} sentences, {states.shape[1]} layers, {states.shape[2]} dimensions")
+print(stats_table)
+print()
+print(anova_table)
+
+# %% [markdown]
+# ## Two-dimensional views
+#
+# η² of each view for the groups of `group_feature`: the between-group share of the
+# 2-D variance.
+
+# %%
+view = states.reshape(len(states), -1) if layer_view == 99 else states[:, layer_view]
+groups = items[f"feature:{group_feature}"].tolist()
+points = {m: hidden_states.project(view, m, seed=seed) for m in hidden_states.METHODS}
+separation = pd.DataFrame([{"method": m, "eta2": hidden_states.group_separation(p, groups)}
+                           for m, p in points.items()])
+separation_table = report.markdown_table(separation, digits=3)
+
+# %% tags=["nbval-check-output"]
+print(separation_table)
+
+# %% [markdown]
+# Countries of one region lie near each other in the encoder (the views separate the
+# regions far better than chance), which is what a model that knows geography should
+# do; it is not by itself a bias. Whether an adjective moves the identity's state
+# differently by group is a question for the CB scores (notebooks 6 and 7), which read
+# the model's predictions.
+
+# %%
+import matplotlib
+
+matplotlib.use("Agg", force=False)
+import matplotlib.pyplot as plt
+import seaborn as sns
+from polybias.plots import _save
+
+fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
+for ax, (m, p) in zip(axes, points.items(), strict=True):
+    sns.scatterplot(x=p[:, 0], y=p[:, 1], hue=groups, ax=ax, s=18, legend=ax is axes[-1])
+    ax.set_title(m)
+    ax.set_xticks([])
+    ax.set_yticks([])
+fig.suptitle(f"Hidden states of the {slot} word, {model}, layer {layer_view}")
+fig.tight_layout()
+_save(fig, f"hidden_{model}.png")
+
+# %%
+record = records.RunRecord(
+    metric="hidden-states", model=model, language=book.language, test=f"{templates}:{template}:{slot}",
+    parameters={"layer_view": layer_view, "seed": seed, "group_feature": group_feature},
+    values={"anova_sum": [f_sum, p_sum], "anova_norm": [f_norm, p_norm],
+            "separation": separation.set_index("method").eta2.to_dict()},
+    model_revision=encoder.revision)
+records.write_record(record, paths.project_root() / output_dir)
+if table_file:
+    report.write_table("\n\n".join([stats_table, anova_table, separation_table]), table_file)

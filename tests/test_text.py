@@ -251,3 +251,24 @@ def test_bangla_sample_suffix_aware_matching(mirror):
 
 def sets_forms(sets, word):
     return {f for s in sets.values() if word in s.words for f in s.forms(word)}
+
+
+def test_bangla_ceat_pipeline_on_a_tiny_sentencepiece_encoder(mirror, torch_one_thread):
+    """Bangla sample → suffix-aware occurrences → segments → tiny ALBERT (Unigram
+    SentencePiece tokenizer trained on the sample) → CEAT C1, words absent from the
+    sample dropped and named."""
+    from polybias import embeddings, wordlists
+    from polybias.metrics.ceat import segment_length_study
+    from polybias.tiny_models import build_tiny_encoder
+
+    sample = data.fetch("bangla-raw-sample")
+    c1 = wordlists.get_test("bn", "C1")
+    ex = text.find_occurrences(sample, c1.sets().values(), "bn", max_per_word=50, seed=0)
+    corpus = [s.text for s in text.iter_sentences(sample, "bn")][:400]
+    enc = embeddings.wrap_encoder(*build_tiny_encoder("albert", corpus=corpus, vocab_size=600),
+                                  name="tiny-albert-bn")
+    frame = segment_length_study(enc, [c1], ex, lengths=(9, ">75"), n_samples=5, seed=0,
+                                 sample_sets=("fixed",))
+    assert len(frame) == 2 and frame["ces"].notna().all() and (frame["n_samples"] == 5).all()
+    dropped = frame["dropped"].iloc[0].split(", ")
+    assert "মশা" not in dropped and "তেলাপোকা" in dropped  # মশা/মশার occur, তেলাপোকা does not

@@ -135,7 +135,7 @@ def resume_check(folder: Path, sizes: list[int]) -> list[dict]:
         done = sum(sweep.is_done(r, root) for r in sweep.load_sweep(cfg))
         seconds = time.perf_counter() - t0
         assert done == n
-        rows.append({"benchmark": "sweep resume check (load + which runs are done)", "size": n,
+        rows.append({"benchmark": "sweep resume check (which runs are done)", "size": n,
                      "unit": "runs", "reference": "", "reference_s": None, "polybias_s": seconds})
         shutil.rmtree(root)
     return rows

@@ -10,7 +10,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="polybias", description="Multilingual bias measurement.")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("sweep", help="run a sweep YAML (see polybias sweep --help)", add_help=False)
+    sub.add_parser("sweep", help="run a sweep YAML on Dask, resumable (see polybias sweep --help)",
+                   add_help=False)
     fetch = sub.add_parser("fetch", help="download and verify registered data sources")
     fetch.add_argument("names", nargs="*", help="source names (default: all)")
     sub.add_parser("models", help="list the model registry")

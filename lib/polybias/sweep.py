@@ -34,7 +34,8 @@ Where the runs execute:
   (``CUDA_VISIBLE_DEVICES``) and offering the resource ``GPU: 1``, so that a run that
   declares ``resources: {GPU: 1}`` holds a whole GPU.
 - ``--scheduler ADDRESS`` (or a scheduler JSON file): an existing Dask cluster whose
-  workers see the project at the same path and have the sweep's Jupyter kernel.
+  workers see the project at the same path and have the sweep's Jupyter kernel; a run
+  that declares resources no connected worker offers fails at once, with the reason.
 - ``--cluster FILE``: a dask-jobqueue cluster (SLURM, PBS, ...) configured by a YAML
   file with a ``jobqueue:`` section (see ``configs/dask/slurm.yaml``), scaled to
   ``--jobs`` workers.
@@ -55,6 +56,7 @@ import os
 import shutil
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,8 +165,7 @@ def load_sweep(config: str | Path) -> list[Run]:
             key = "__".join([Path(nb).stem] + [f"{n}-{_slug(point[n])}" for n in names])
             executed = _fill(entry["executed"], point, where) if entry.get("executed") else None
             runs.append(Run(nb, section, key, params, executed, kernel, dict(resources)))
-    keys = [r.key for r in runs]
-    dups = sorted({k for k in keys if keys.count(k) > 1})
+    dups = sorted(k for k, n in Counter(r.key for r in runs).items() if n > 1)
     if dups:
         raise SweepError(f"{config}: runs collide on the same folder: {', '.join(dups)}")
     return runs
@@ -377,10 +378,9 @@ def _connect(jobs: int, scheduler: str | None, cluster_config: str | Path | None
     from distributed import Client
 
     if scheduler:
-        target = scheduler
         if Path(scheduler).is_file():  # a scheduler file (dask scheduler --scheduler-file)
             return Client(scheduler_file=scheduler), None
-        return Client(target), None
+        return Client(scheduler), None
     cluster = jobqueue_cluster(cluster_config, jobs) if cluster_config else local_cluster(jobs, gpus)
     client = Client(cluster)
     if not cluster_config:
@@ -410,8 +410,9 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
 
     root = paths.project_root()
     runs = [r for r in load_sweep(config) if only is None or only in r.key]
-    todo = [r for r in runs if force or not is_done(r, root)]
-    outcomes = [{"key": r.key, "status": "skipped"} for r in runs if r not in todo]
+    done = [not force and is_done(r, root) for r in runs]
+    todo = [r for r, d in zip(runs, done, strict=True) if not d]
+    outcomes = [{"key": r.key, "status": "skipped"} for r, d in zip(runs, done, strict=True) if d]
     jobs = max(1, jobs or os.cpu_count() or 1)
     distributed = client is not None or scheduler or cluster_config or jobs > 1
     bar = tqdm(total=len(runs), initial=len(outcomes), desc="sweep", unit="run",
@@ -456,6 +457,7 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
     from distributed import as_completed
 
     stuck = _unplaceable(todo, client) if check_resources else []
+    stuck_keys = {r.key for r in stuck}
     for r in stuck:
         record({"key": r.key, "status": "failed", "notebook": None,
                 "error": f"needs resources {r.resources} that no worker of the cluster offers "
@@ -463,7 +465,7 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
                          "process, whatever the runs declare)"})
     futures = {}
     for r in todo:
-        if r in stuck:
+        if r.key in stuck_keys:
             continue
         fut = client.submit(execute, r, str(root), force, key=f"sweep-{r.key}-{r.hash_in(root)}",
                             resources=r.resources or None, pure=False)

@@ -295,28 +295,12 @@ def test_stratified_sampler_sizes_and_seed():
                                                                          "c": "positive"}
 
 
-def planted_pairs_book():
-    from polybias.synthetic import PLANTED_GROUPS
-
-    g = PLANTED_GROUPS["en"]
-    raw = {"lists": {
-        "pronouns": ["i", "we", "you", "they"],
-        "targets": [{"id": w, "features": {"group": k}, "word": w}
-                    for k in ("male", "female") for w in g["targets"][k]],
-        "attributes": [{"id": w, "features": {"group": k}, "word": w}
-                       for k in ("career", "family") for w in g["attributes"][k]]},
-        "templates": [{"name": "said", "text": "{pro} said that the {target} cares about the {attribute} .",
-                       "slots": {"pro": "pronouns", "target": {"list": "targets", "role": "target"},
-                                 "attribute": {"list": "attributes", "role": "attribute"}}}]}
-    return templating.parse_templates(raw)
-
-
 def test_interaction_cb_k1_is_ahn_oh_and_k2_shows_the_planted_bias(planted_lm):
     book = logprob.planted_templates("en")
     one = catbias.interaction_cb(planted_lm[0.9], book, "planted_en_0", ["target"], "attribute")
     ahn = catbias.ahn_oh_cb(planted_lm[0.9], book, "planted_en_0")
     assert one.score == pytest.approx(ahn.score, rel=1e-9)
-    pairs = planted_pairs_book()
+    pairs = catbias.planted_interaction_templates("en")
     targets = {"target": ["man", "father", "woman", "mother"]}
     attrs = ["office", "salary", "home", "children"]
     strong = catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
@@ -342,3 +326,19 @@ def test_interaction_cb_k1_is_ahn_oh_and_k2_shows_the_planted_bias(planted_lm):
         catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute", base="neutral")
     with pytest.raises(CatBiasError, match="has no slot"):
         catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["country"], "attribute")
+
+
+def test_seed004_identity_lists_and_their_empty_entries(mirror, tmp_path):
+    sizes = {name: catbias.read_identity_list(data.fetch(src))[1:] for name, src in catbias.SEED004_LISTS.items()}
+    unique = {name: len(catbias.read_identity_list(data.fetch(src))[0]) for name, src in catbias.SEED004_LISTS.items()}
+    assert sizes["Food"] == (185, 38) and unique["Food"] == 129  # 38 empty strings, repeats
+    assert unique["Countries"] == 245 and unique["Languages"] == 185
+    # seed 004 Table 1 gives Religion 17 and Music 19: the files hold 19 religions and 17 genres
+    assert unique["Religion"] == 19 and unique["Music"] == 17
+    f = tmp_path / "x.txt"
+    f.write_text("a, b,,a ,c,\n", encoding="utf-8")
+    assert catbias.read_identity_list(f) == (["a", "b", "c"], 6, 2)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("[1, 2", encoding="utf-8")
+    with pytest.raises(CatBiasError, match="bad.txt: malformed list literal"):
+        catbias.read_identity_list(bad)

@@ -703,3 +703,62 @@ def interaction_cb(lm: scoring.LanguageModel, book: TemplateBook, template: str,
             raise CatBiasError("the attribute weights sum to zero")
         value = float(np.sum(w * rows["cb"].to_numpy()) / w.sum())
     return CBResult(value, rows, fill, ddof)
+
+
+SEED004_LISTS = {"Countries": "seed004-countries", "Languages": "seed004-languages", "Food": "seed004-dishes",
+                 "Music": "seed004-genres", "Religion": "seed004-religions"}
+
+
+def read_identity_list(path: str | Path) -> tuple[list[str], int, int]:
+    """A seed-004 identity list: JSON object (its keys), Python list literal, or
+    comma-separated text. Entries are stripped; empty entries are dropped and counted, and
+    repeats are kept once (first occurrence).
+
+    Returns (entries, n_raw, n_empty): the unique non-empty entries in file order, the
+    number of raw entries, and how many of them were empty.
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        raw = list(json.loads(text))
+    elif text.lstrip().startswith("["):
+        try:
+            raw = list(ast.literal_eval(text))
+        except (ValueError, SyntaxError) as exc:
+            raise CatBiasError(f"{path.name}: malformed list literal ({exc})") from exc
+    else:
+        body = text.strip()
+        raw = body.replace("\n", ",").split(",") if "," in body else body.splitlines()
+    if not all(isinstance(x, str) for x in raw):
+        raise CatBiasError(f"{path.name}: entries must be strings")
+    stripped = [x.strip() for x in raw]
+    n_empty = sum(1 for x in stripped if not x)
+    return list(dict.fromkeys(x for x in stripped if x)), len(raw), n_empty
+
+
+def planted_interaction_templates(language: str = "en") -> TemplateBook:
+    """A two-identity template over the planted corpus vocabulary: "{pro} said that the
+    {target} cares about the {attribute} ." (a sentence shape of the English planted
+    corpus), with pronouns as a second characteristic that carries no planted association.
+    Targets and attributes carry ``features: {group: ...}`` as in
+    :func:`polybias.metrics.logprob.planted_templates`."""
+    from ..synthetic import PLANTED_GROUPS
+
+    if language != "en":
+        raise CatBiasError(f"planted interaction templates exist for 'en' only, not {language!r}")
+    g = PLANTED_GROUPS[language]
+    raw = {"language": language, "lists": {
+        "pronouns": {"source": "polybias.synthetic (pronouns of the English corpus)",
+                     "entries": ["i", "we", "you", "they"]},
+        "targets": {"source": "polybias.synthetic.PLANTED_GROUPS", "entries": [
+            {"id": w, "features": {"group": k}, "word": w} for k in ("male", "female") for w in g["targets"][k]]},
+        "attributes": {"source": "polybias.synthetic.PLANTED_GROUPS", "entries": [
+            {"id": w, "features": {"group": k}, "word": w} for k in ("career", "family")
+            for w in g["attributes"][k]]}},
+        "templates": [{"name": "said", "set": "said",
+                       "text": "{pro} said that the {target} cares about the {attribute} .",
+                       "slots": {"pro": "pronouns", "target": {"list": "targets", "role": "target"},
+                                 "attribute": {"list": "attributes", "role": "attribute"}}}]}
+    from ..templating import parse_templates
+
+    return parse_templates(raw, file=f"planted_interactions_{language}")

@@ -1,0 +1,151 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python (polybias)
+#     language: python
+#     name: polybias
+# ---
+
+# %% [markdown]
+# # 7. Cultural interaction bias: combinations of identities
+#
+# Seed 004 (§4) asks whether a masked LM treats *combinations* of identities unevenly —
+# a person from country X who speaks language Y — beyond what each identity does alone.
+# Its **interaction CB** is Ahn & Oh's CB with groups replaced by combinations of
+# identities, one per characteristic (country, language, religion, dish, music); its
+# **modified** CB weights each attribute by the strength of its sentiment; base rates
+# come from the double-mask sentence or from **neutral activities** ("is sleeping",
+# "is eating"). Because the number of combinations grows as cᵏ, identities and
+# adjectives are **sampled**, stratified by sentiment.
+#
+# The project scores every identity as a whole word (softmax over the vocabulary,
+# multi-piece words by the chain rule), unlike the seed-004 code, which applied the
+# softmax over sentence positions and looked multi-token identities up as one unknown
+# token (DESIGN.md §6; notebook 6 shows the trace this left in its results).
+#
+# Offline default: the planted MLM (male terms co-occur with career words, p = 0.9) on
+# "{pro} said that the {target} cares about the {attribute} .", where pronouns are a
+# second characteristic with no planted association: the interaction score over
+# pronoun × target must be about the target score alone, and both vanish on the control.
+
+# %% tags=["parameters"]
+model: str = "planted-mlm"  # registered masked LM (configs/models.yaml)
+templates: str = "planted_interactions_en"  # template file in data/templates, or planted_interactions_en
+template: str = "said"  # the template to score
+identity_slots: list = ["pro", "target"]  # slots whose combinations form the groups
+attribute_slot: str = "attribute"  # the attribute slot
+attributes: list = []  # attribute entry ids; empty: the whole list (minus neutral ones)
+neutral_attributes: list = []  # attribute entries used as neutral base rates; empty: double mask only
+weighted: bool = False  # weight attributes by |VADER compound| (needs words with sentiment)
+n_adjectives: int = 12  # seed-004 adjectives sampled, stratified by sentiment (reproduction)
+seed: int = 0  # seed of the samples
+reproduce: bool = True  # seed-004 identity lists and sample sizes from shipped data
+output_dir: str = "results/interactions/interactive"  # run records, relative to the project root
+table_file: str = ""  # where to write the tables, e.g. paper/tables/interactions_planted-mlm.md
+
+# %%
+import pandas as pd
+from polybias import data, models, paths, records, report, templating
+from polybias.metrics import catbias
+
+if not identity_slots:
+    raise ValueError("identity_slots must name at least one slot")
+if n_adjectives < 1:
+    raise ValueError(f"n_adjectives must be positive, got {n_adjectives}")
+book = (catbias.planted_interaction_templates(templates.rsplit("_", 1)[1])
+        if templates.startswith("planted_interactions_") else templating.load_templates(templates))
+tables = []
+
+# %% [markdown]
+# ## Seed 004's identity lists and samples
+#
+# Entries in the shipped lists (raw, empty, unique non-empty) beside seed 004's Table 1,
+# and our stratified draw of the sizes it reports. The dishes file holds 38 empty
+# strings and repeated dishes; Table 1's Religion (17) and Music (19) counts are those of
+# the genre and religion files swapped.
+
+# %%
+if reproduce:
+    reported = report.load_reported("capstone2023_sampling")
+    rows = []
+    for name, source in catbias.SEED004_LISTS.items():
+        entries, n_raw, n_empty = catbias.read_identity_list(data.fetch(source))
+        pre = reported[(reported.characteristic == name) & (reported.metric == "pre_sampling")].value.iloc[0]
+        post = int(reported[(reported.characteristic == name) & (reported.metric == "after_sampling")].value.iloc[0])
+        sample = catbias.stratified_sample(entries, ["all"] * len(entries), post, seed=seed)
+        rows.append({"characteristic": name, "raw": n_raw, "empty": n_empty, "unique": len(entries),
+                     "table1_pre": pre, "table1_after": post, "sampled": len(sample),
+                     "first_sampled": ", ".join(sample[:3])})
+    lists_table = report.markdown_table(pd.DataFrame(rows))
+    adjectives = catbias.read_identity_list(data.fetch("seed004-adjectives"))[0]
+    sentiment = catbias.sentiment_weights(adjectives)
+    strata = catbias.sentiment_strata({w: sentiment.compound[w] for w in sentiment.weights})
+    words = list(strata)
+    picked = catbias.stratified_sample(words, [strata[w] for w in words], n_adjectives, seed=seed)
+    picked_frame = pd.DataFrame({"adjective": picked, "stratum": [strata[w] for w in picked],
+                                 "compound": [sentiment.compound[w] for w in picked]})
+    sampling_summary = pd.DataFrame([{"adjectives": len(adjectives), "with_sentiment": len(words),
+                                      "dropped_no_sentiment": len(sentiment.dropped),
+                                      "negative": sum(s == "negative" for s in strata.values()),
+                                      "positive": sum(s == "positive" for s in strata.values()),
+                                      "sampled": len(picked)}])
+    adjective_table = "\n\n".join([report.markdown_table(sampling_summary),
+                                   report.markdown_table(picked_frame, digits=4)])
+    tables += [lists_table, adjective_table]
+
+# %% tags=["nbval-check-output"]
+if reproduce:
+    print(lists_table)
+    print()
+    print(adjective_table)
+
+# %% [markdown]
+# ## Interaction CB of the chosen model
+#
+# One row per set of characteristics: each slot alone (the other slots expanded and
+# averaged in probability space) and all of them together. `score`: mean over
+# attributes of the variance over groups of log P(group | attribute) − log base.
+
+# %%
+lm = models.load_lm(model)
+weights = None
+attrs = attributes or None
+if weighted:
+    attr_list = book.lists[book.template(template).slots[attribute_slot].list]
+    pool = attributes or [e for e in attr_list.ids if e not in neutral_attributes]
+    sw = catbias.sentiment_weights([attr_list.entry(a).forms[templating.DEFAULT_FORM][0] for a in pool])
+    surface = {attr_list.entry(a).forms[templating.DEFAULT_FORM][0]: a for a in pool}
+    weights = {surface[w]: v for w, v in sw.weights.items()}
+    attrs = list(weights)
+combos = [[s] for s in identity_slots] + ([list(identity_slots)] if len(identity_slots) > 1 else [])
+bases = ["double-mask"] + (["neutral"] if neutral_attributes else [])
+results = []
+for slots in combos:
+    for base in bases:
+        r = catbias.interaction_cb(lm, book, template, slots, attribute_slot, attributes=attrs, base=base,
+                                   neutral_attributes=neutral_attributes or None, weights=weights)
+        results.append({"characteristics": " × ".join(slots), "base": base, "weighted": weighted,
+                        "n_groups": int(r.rows.n_groups.iloc[0]), "n_attributes": len(r.rows), "score": r.score})
+results = pd.DataFrame(results)
+score_table = report.markdown_table(results, digits=4)
+tables.append(score_table)
+
+# %% tags=["nbval-check-output"]
+print(score_table)
+
+# %% [markdown]
+# On the planted MLM the target alone carries the planted bias; pronouns alone carry
+# almost none; the pronoun × target score is close to the target score — no interaction
+# beyond the target's own bias, as the corpus was built. Seed 004 likewise finds that
+# only country × language stands out among its pairs (notebook 6 recomputes its
+# numbers).
+
+# %%
+record = records.RunRecord(
+    metric="interaction-cb", model=model, language=book.language, test=f"{templates}:{template}",
+    parameters={"identity_slots": identity_slots, "attribute_slot": attribute_slot, "attributes": attributes,
+                "neutral_attributes": neutral_attributes, "weighted": weighted, "seed": seed},
+    values={"scores": results.to_dict("records")}, model_revision=lm.revision)
+records.write_record(record, paths.project_root() / output_dir)
+if table_file:
+    report.write_table("\n\n".join(tables), table_file)

@@ -187,3 +187,21 @@ def test_bangla_structures_are_valid_templates():
     assert s3 == "অলস স্বভাব মায়েদের মধ্যে বেশি দেখা যায়।"
     s1 = templating.realise(project, "bn_s1", {"trait": "lazy", "target": "sister"})[0].text
     assert s1 == "বোনেরা অলস।"
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta", "albert", "electra"])
+@pytest.mark.parametrize("mode", ["word", "first_piece"])
+def test_tokenizer_families_score_and_the_prior_ignores_the_masked_attribute(family, mode):
+    from polybias import tiny_models
+
+    model, tok = tiny_models.build_tiny_model(family)
+    lm = scoring.wrap_language_model(model, tok, name=f"tiny-{family}")
+    raw = {"lists": {"t": ["nurse", "engineer"], "a": ["kind", "rude", "careful"]},
+           "templates": [{"name": "x", "text": "The {t} is very {a}.",
+                          "slots": {"t": {"list": "t", "role": "target"}, "a": {"list": "a", "role": "attribute"}}}]}
+    scores = logprob.kurita_scores(lm, templating.parse_templates(raw), "x", mode=mode)
+    assert len(scores) == 6 and np.isfinite(scores[["fill", "prior"]].to_numpy()).all()
+    assert (scores[["fill", "prior"]].to_numpy() < 0).all()
+    spread = scores.groupby("target").prior.agg(lambda v: v.max() - v.min())
+    assert (spread < 1e-5).all()  # the attribute is masked: its word cannot matter
+    assert scores.groupby("target").fill.agg(lambda v: v.max() - v.min()).max() > 1e-6

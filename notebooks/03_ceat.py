@@ -74,7 +74,7 @@ if n_samples < 2:
     raise ValueError("n_samples must be at least 2 (random effects need several samples)")
 if not corpus and not planted_p:
     raise ValueError("give a corpus or at least one planted strength in planted_p")
-torch.manual_seed(seed)
+_ = torch.manual_seed(seed)
 
 # %% [markdown]
 # ## Occurrences

@@ -41,3 +41,11 @@ def test_missing_files_are_errors_naming_the_section_and_nothing_is_written(tmp_
 def test_no_sections_is_an_error(tmp_path):
     with pytest.raises(ManuscriptError, match="no section files"):
         manuscript.build_manuscript(tmp_path, tmp_path / "m.md")
+
+
+def test_committed_manuscript_is_built_from_the_current_sections(tmp_path):
+    committed = paths.paper_dir() / "manuscript.md"
+    if not committed.is_file():
+        pytest.skip("paper/manuscript.md not built yet (make paper)")
+    fresh = manuscript.build_manuscript(output=tmp_path / "manuscript.md")
+    assert fresh.read_text() == committed.read_text(), "paper/manuscript.md is stale: run make paper"

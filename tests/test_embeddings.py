@@ -70,6 +70,15 @@ def test_sentencepiece_pieces_match_manual(albert):
     np.testing.assert_allclose(got[0], h[20], atol=1e-5)
 
 
+def test_byte_level_bpe_pieces_match_manual(torch_one_thread):
+    roberta = E.wrap_encoder(*build_tiny_encoder("roberta"), name="tiny-roberta")
+    assert roberta.max_length == 64  # RoBERTa positions start after the padding index
+    h, tokens = _hidden(roberta, TEXT)
+    assert tokens[12:18] == ["Ġp", "ho", "to", "gra", "p", "her"]
+    got = E.word_vectors(roberta, [TEXT, "He cried."], [(18, 30), (3, 8)], pooling="mean")
+    np.testing.assert_allclose(got[0], h[12:18].mean(axis=0), atol=1e-5)
+
+
 def test_sentence_poolings_match_manual(bert):
     h, tokens = _hidden(bert, TEXT)
     assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"

@@ -12,7 +12,9 @@ Every contextual metric (SEAT, CEAT, per-layer analyses) reads its vectors from 
   where P is the set of pieces of the occurrence, the suffix included (DESIGN.md §5;
   seed 000 §3 averages the pieces of the surface word). ``"first"`` / ``"last"`` take
   one piece only. A root-only vector (seed 000's code) is a shorter span passed by the
-  caller: the pieces overlapping the root are pooled.
+  caller: the pieces overlapping the root are pooled. A SentencePiece marker split off
+  as a piece of its own (``"▁"``, whose offsets cover the space before the word) does
+  not overlap the word and is left out.
 * **Sentence vectors** (:func:`sentence_vectors`): the model's own pooling
   (``pooling="model"``; for sentence-transformers models the pooling of their
   ``1_Pooling/config.json``: all-MiniLM-L6-v2 averages over every attended token,

@@ -120,7 +120,7 @@ def timed(fn):
     return value, time.perf_counter() - t0
 
 
-def compare(label, reference, engine, naive, rows, repeat):
+def compare(label, short_label, reference, engine, naive, rows, repeat):
     """Best of ``repeat`` alternating timings of each method (the machine may be shared)."""
     t_engine = t_naive = float("inf")
     for _ in range(repeat):
@@ -133,7 +133,7 @@ def compare(label, reference, engine, naive, rows, repeat):
     print(f"{label} ratio naive/engine: {t_naive / t_engine:.1f}x")
     if diff > 1e-5:
         sys.exit(f"{label}: engine and naive vectors differ by {diff:.2e} (> 1e-5)")
-    rows.append({"benchmark": f"minilm-l6 {label}", "reference": reference,
+    rows.append({"benchmark": f"minilm-l6 {short_label}", "reference": reference,
                  "reference_s": t_naive, "polybias_s": t_engine})
 
 
@@ -161,12 +161,13 @@ def main(quick: bool | None = None, sentences: int | None = None, threads: int |
     rows: list[dict] = []
     words = [len(t.split()) for t in texts]
     compare(f"word vectors, {len(texts)} distinct sentences of {min(words)}-{max(words)} words",
-            "one sentence per forward pass", lambda: embeddings.word_vectors(enc, texts, spans),
+            f"word vectors, {len(texts)} distinct sentences", "one sentence per forward pass", lambda: embeddings.word_vectors(enc, texts, spans),
             lambda: naive_words(enc, texts, spans), rows, repeat)
     compare(f"word vectors, CEAT draw of {len(draw_texts)} occurrences ({distinct} distinct sentences)",
-            "one occurrence per forward pass", lambda: embeddings.word_vectors(enc, draw_texts, draw_spans),
+            f"word vectors, CEAT draw of {len(draw_texts)}", "one occurrence per forward pass", lambda: embeddings.word_vectors(enc, draw_texts, draw_spans),
             lambda: naive_words(enc, draw_texts, draw_spans), rows, repeat)
-    compare(f"sentence vectors, {len(short)} SEAT sentences", "one sentence per forward pass",
+    compare(f"sentence vectors, {len(short)} SEAT sentences", f"sentence vectors, {len(short)} SEAT sentences",
+            "one sentence per forward pass",
             lambda: embeddings.sentence_vectors(enc, short), lambda: naive_sentences(enc, short), rows, repeat)
     return rows
 

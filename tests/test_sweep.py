@@ -120,10 +120,10 @@ def test_paper_sweep_names_registered_models_and_existing_notebooks(monkeypatch)
     monkeypatch.setenv("POLYBIAS_ROOT", str(REPO))
     registry = models.load_registry()
     runs = sweep.load_sweep(REPO / "configs/sweeps/paper.yaml")  # checks each notebook exists
-    assert len(runs) >= 9
+    assert len(runs) >= 21
     text = (REPO / "configs/sweeps/paper.yaml").read_text()
     planned = commented_blocks(text)
-    assert len(planned) >= 8
+    assert len(planned) >= 3
     for entry in planned:
         assert set(entry) <= {"notebook", "section", "grid", "parameters", "resources", "table_file"}
     points = [(r.notebook, r.parameters["model"], r.resources) for r in runs]

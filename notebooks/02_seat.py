@@ -73,6 +73,26 @@ table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})
 print(table)
 
 # %% [markdown]
+# Effect sizes per test; darker bars have p < 0.05.
+
+# %%
+import matplotlib.pyplot as plt  # noqa: E402
+from polybias import paths  # noqa: E402
+
+fig, ax = plt.subplots(figsize=(6.5, 0.26 * len(frame) + 1.2))
+colours = ["#3b6ea8" if p < 0.05 else "#b8c8dc" for p in frame["pvalue"]]
+ax.barh(frame["test"], frame["effect_size"], color=colours)
+ax.axvline(0, color="black", lw=0.6)
+ax.invert_yaxis()
+ax.set_xlabel("SEAT effect size d")
+ax.set_title(f"SEAT, {model} ({pooling} pooling)")
+fig.tight_layout()
+figure = paths.figures_dir() / f"seat_{model}.png"
+figure.parent.mkdir(parents=True, exist_ok=True)
+fig.savefig(figure.with_suffix(".tmp.png"), dpi=120, metadata={"Software": None})
+_ = figure.with_suffix(".tmp.png").replace(figure)
+
+# %% [markdown]
 # ## The project's templates
 #
 # Word-level tests in other languages are turned into SEATs with the bleached templates

@@ -486,7 +486,14 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
 
 
 def summary(outcomes: list[dict[str, Any]]) -> str:
-    """Counts and one paragraph per failed run naming the notebook that shows the error."""
+    """Counts and one paragraph per failed run naming the notebook that shows the error.
+
+    >>> print(summary([{"key": "a", "status": "ok"}, {"key": "b", "status": "failed",
+    ...                 "error": "ValueError: boom", "notebook": "results/s/b/failed.ipynb"}]))
+    sweep: 1 ran, 0 skipped, 1 failed
+      FAILED b: see results/s/b/failed.ipynb
+        ValueError: boom
+    """
     counts = {s: sum(o["status"] == s for o in outcomes) for s in ("ok", "skipped", "failed")}
     lines = [f"sweep: {counts['ok']} ran, {counts['skipped']} skipped, {counts['failed']} failed"]
     for o in outcomes:

@@ -30,7 +30,7 @@
 # %% tags=["parameters"]
 model: str = "minilm-l6"  # registered encoder (configs/models.yaml, kind encoder or mlm)
 tests: list = []  # SEAT test names (polybias.metrics.seat.SEAT_TESTS); empty: all of them
-pooling: str = "model"  # sentence vector: model (the model's own), cls, or mean (non-special tokens)
+pooling: str = "model"  # sentence vector: model (the model's own), cls, mean (non-special tokens) or first-piece (sent-bias compat)
 layer: int = -1  # hidden layer (-1 last, 0 embeddings)
 ddof: int = 1  # std degrees of freedom of the effect size (1 Caliskan/May, 0 WEFE)
 alternative: str = "greater"  # permutation test: greater | less | two-sided

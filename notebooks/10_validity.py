@@ -30,7 +30,7 @@
 language: str = "en"  # planted-corpus language: en, bn or hi
 weat_ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths for WEAT on word2vec
 weat_seeds: int = 5  # seeds per strength (0 .. weat_seeds-1)
-null_seeds: int = 40  # seeds at p = 0.5 for the WEAT false-positive rate
+null_seeds: int = 40  # seeds at p 0.5 (balanced corpora) for the WEAT false-positive rate
 weat_n_sentences: int = 4000  # corpus size for word2vec
 lm_measures: list = ["crows-causal", "crows-mlm", "template-mlm"]  # LM measures (polybias.validity.MEASURES)
 lm_ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths for the tiny LMs

@@ -86,6 +86,8 @@ def test_sentence_poolings_match_manual(bert):
     np.testing.assert_allclose(E.sentence_vectors(bert, [TEXT], pooling="mean")[0],
                                h[1:-1].mean(axis=0), atol=1e-5)
     np.testing.assert_allclose(E.sentence_vectors(bert, [TEXT])[0], h[0], atol=1e-5)  # own: cls
+    np.testing.assert_allclose(E.sentence_vectors(bert, [TEXT], pooling="first-piece")[0], h[1],
+                               atol=1e-5)  # sent-bias compat: the first wordpiece, not [CLS]
     mean_enc = E.wrap_encoder(bert.model, bert.tokenizer, name="tiny-bert-mean", pooling="mean")
     np.testing.assert_allclose(E.sentence_vectors(mean_enc, [TEXT])[0], h.mean(axis=0), atol=1e-5)
 

@@ -39,3 +39,29 @@ def test_nbval_fails_on_a_changed_table(tmp_path):
     )
     assert run.returncode == 1, run.stdout[-2000:]
     assert "9.99" in run.stdout
+
+
+NOTEBOOKS = sorted((paths.project_root() / "notebooks").glob("[0-9][0-9]_*.py"))
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_parameter_is_documented_for_papermill_help(source, tmp_path, caplog):
+    """`papermill --help-notebook` must parse every line of the parameters cell: each
+    parameter has a type annotation, a default and a help text (its trailing comment)."""
+    import logging
+    import re
+
+    import jupytext
+    import nbformat
+    import papermill
+
+    nb = jupytext.read(source)
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(cells) == 1, f"{source.name}: exactly one cell tagged parameters"
+    names = [m.group(1) for m in re.finditer(r"^([A-Za-z_]\w*)\s*:", cells[0].source, re.M)]
+    nbformat.write(nb, tmp_path / "nb.ipynb")
+    with caplog.at_level(logging.WARNING):
+        found = papermill.inspect_notebook(str(tmp_path / "nb.ipynb"))
+    assert "Unable to parse" not in caplog.text, caplog.text
+    assert list(found) == names
+    assert all(p["help"] and p["inferred_type_name"] != "None" for p in found.values()), found

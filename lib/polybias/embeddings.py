@@ -19,7 +19,9 @@ Every contextual metric (SEAT, CEAT, per-layer analyses) reads its vectors from 
   (``pooling="model"``; for sentence-transformers models the pooling of their
   ``1_Pooling/config.json``: all-MiniLM-L6-v2 averages over every attended token,
   special tokens included, as ``sentence-transformers`` does), the first token
-  (``"cls"``), or the mean over non-special tokens (``"mean"``). The final L2
+  (``"cls"``), or the mean over non-special tokens (``"mean"``); ``"first-piece"`` takes
+  the first token after the special prefix, the May et al. (2019) sent-bias code's choice
+  for BERT (DESIGN §6), only to reproduce its numbers. The final L2
   normalisation of some sentence-transformers models is left out (cosines are unchanged).
 
 Engine: texts are tokenized in chunks with the fast tokenizer; identical inputs (the
@@ -57,7 +59,7 @@ from typing import Any
 import numpy as np
 
 WORD_POOLINGS = ("mean", "first", "last")
-SENTENCE_POOLINGS = ("model", "cls", "mean")
+SENTENCE_POOLINGS = ("model", "cls", "mean", "first-piece")
 MODEL_POOLINGS = ("mean", "cls")  # what an Encoder's own pooling may be
 _CHUNK = 4096  # texts tokenized, batched and cached together
 _CACHE_VERSION = "1"
@@ -407,6 +409,8 @@ def _sentence_rows(encoder: Encoder, texts: list[str], pooling: str, first: int)
         mode = encoder.pooling if pooling == "model" else pooling
         if mode == "cls":
             w[0] = 1.0
+        elif mode == "first-piece":  # sent-bias compat: the first piece of the text itself
+            w[len(p.head)] = 1.0
         elif pooling == "model":  # sentence-transformers mean: every attended token
             w[:] = 1.0 / len(row_ids)
         else:  # mean over the text's own (non-special) tokens

@@ -22,8 +22,8 @@ Tests come from two places:
   :func:`templated_test`.
 
 Sentence vectors come from :func:`polybias.embeddings.sentence_vectors` (the model's own
-pooling by default; the first-wordpiece vector of the sent-bias code is not reproduced,
-DESIGN.md §6). Duplicate sentences are encoded once.
+pooling by default; ``pooling="first-piece"`` reproduces the sent-bias code's first
+wordpiece vector for comparison only, DESIGN.md §6). Duplicate sentences are encoded once.
 """
 
 from __future__ import annotations

@@ -20,6 +20,11 @@
 #    `p ≠ 0.5`, and near the null at `p = 0.5`,
 # 3. **calibrated**: its significance test fires on about `alpha` of balanced models.
 #
+# Metrics: WEAT on word2vec trained on the corpus; on a tiny masked LM trained on it, the
+# CrowS-style stereotype score and JSD score B on generated minimal pairs, Kurita's
+# log-probability bias and the Categorical Bias score on templates, and SEAT and CEAT with
+# the masked LM as an encoder; on a tiny causal LM, the stereotype score and JSD score.
+#
 # A seed changes the corpus draw and the model's initialisation and training order, so
 # the spread at `p = 0.5` is the spread between equally unbiased models. The metrics'
 # own tests (WEAT's permutation over words, the binomial test over pairs) hold the model
@@ -32,7 +37,7 @@ weat_ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths for WEAT on word2
 weat_seeds: int = 5  # seeds per strength (0 .. weat_seeds-1)
 null_seeds: int = 40  # seeds at p 0.5 (balanced corpora) for the WEAT false-positive rate
 weat_n_sentences: int = 4000  # corpus size for word2vec
-lm_measures: list = ["crows-causal", "crows-mlm", "template-mlm"]  # LM measures (polybias.validity.MEASURES)
+lm_measures: list = ["crows-causal", "crows-mlm", "template-mlm", "embedding-mlm"]  # LM measures (polybias.validity.MEASURES)
 lm_ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths for the tiny LMs
 lm_seeds: int = 1  # seeds per strength for the LMs (each is one trained model)
 lm_n_sentences: int = 3000  # corpus size for the tiny LMs

@@ -19,13 +19,14 @@
 #
 # WEAT is computed on word2vec trained on the same corpus as the masked LM (same `p`,
 # same seed: same data, another model); the stereotype score, JSD score, Kurita effect
-# size and Categorical Bias (CB) on the masked LM itself.
+# size and Categorical Bias (CB) on the masked LM itself, and SEAT and CEAT on the same
+# masked LM used as an encoder.
 
 # %% tags=["parameters"]
 language: str = "en"  # planted-corpus language
 ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths (one model per strength and seed)
 seeds: int = 1  # seeds per strength (0 .. seeds-1)
-measures: list = ["weat", "crows-mlm", "template-mlm"]  # see polybias.validity.MEASURES
+measures: list = ["weat", "crows-mlm", "template-mlm", "embedding-mlm"]  # see polybias.validity.MEASURES
 lm_n_sentences: int = 3000  # corpus size of the masked LMs
 lm_n_pairs: int = 100  # minimal pairs per model
 weat_n_sentences: int = 3000  # corpus size of word2vec
@@ -78,7 +79,7 @@ print()
 print(sign_table)
 
 # %% [markdown]
-# The signed metrics (WEAT, stereotype score, JSD score, Kurita) should correlate
+# The signed metrics (WEAT, SEAT, CEAT, stereotype score, JSD score, Kurita) should correlate
 # positively with each other and with `p`; CB is a variance across target words and
 # grows with the *distance* of `p` from 0.5, so its correlation with the signed metrics
 # is near zero by construction, not a disagreement. At `p = 0.5` there is no bias to

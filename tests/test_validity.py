@@ -94,3 +94,12 @@ def test_unsigned_metrics_use_distance_from_one_half_as_the_dose():
     assert row["dose"] == "|p-0.5|" and row["monotone"] and row["sign_ok"]
     assert row["rho"] == pytest.approx(1.0) and row["calibrated"] == "no test"
     assert row["at_null"] == pytest.approx(1.0)
+
+
+def test_embedding_scores_of_the_planted_mlm_follow_the_planted_direction():
+    stereo = {r["metric"]: r for r in validity.planted_embedding_scores(0.9, seed=0, n_permutations=2000)}
+    control = {r["metric"]: r for r in validity.planted_embedding_scores(0.5, seed=0, n_permutations=2000)}
+    for metric in ("seat-effect-size", "ceat-ces"):
+        assert stereo[metric]["value"] > 0.5 and stereo[metric]["pvalue"] < 0.05, metric
+        assert abs(control[metric]["value"]) < stereo[metric]["value"], metric
+    assert validity.planted_embedding_scores(0.9, seed=0, n_permutations=2000) == list(stereo.values())

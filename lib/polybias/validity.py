@@ -14,6 +14,10 @@ reverse) trains a model, and each metric is computed on it with the project's de
   al.'s log-probability bias effect size (null 0, permutation p over attributes) and Ahn
   & Oh's Categorical Bias score (a variance: no sign and no test; it should grow with
   ``|p - 0.5|``).
+* :func:`planted_embedding_scores` — the same tiny MLM as an encoder: SEAT (May et al.
+  2019) on bleached sentences and CEAT (Guo & Caliskan 2021) on occurrences of the words
+  in fresh sentences drawn from the same planted distribution; effect sizes (null 0) with
+  their p-values.
 
 :func:`dose_response` runs them over a grid of ``p`` and seeds (one row per measurement);
 :func:`validity_summary` says, per measure, whether it is monotone in ``p``, whether its
@@ -35,10 +39,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-MEASURES = ("weat", "crows-mlm", "crows-causal", "template-mlm")
+MEASURES = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
 """Measure families :func:`dose_response` knows. ``crows-*`` give two rows each: the
 stereotype score (``metric="stereotype-score"``) and the JSD score (``metric="jsd-B"``);
-``template-mlm`` gives ``kurita-effect-size`` and ``cb``."""
+``template-mlm`` gives ``kurita-effect-size`` and ``cb``; ``embedding-mlm`` gives
+``seat-effect-size`` and ``ceat-ces``."""
 
 UNSIGNED_METRICS = ("cb",)
 """Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``."""
@@ -154,6 +159,57 @@ def planted_template_scores(
             {**base, "metric": "cb", "value": cb, "null": float("nan"), "pvalue": float("nan")}]
 
 
+def planted_embedding_scores(
+    p: float,
+    seed: int = 0,
+    language: str = "en",
+    n_sentences: int = 3000,
+    n_samples: int = 20,
+    n_permutations: int = 10_000,
+    **training: Any,
+) -> list[dict[str, Any]]:
+    """SEAT and CEAT of the tiny planted MLM used as an encoder (its last layer).
+
+    SEAT: each target and attribute word in the bleached sentence ``"the {word} ."``
+    (words of the corpus vocabulary only), sentence vector = mean over the word's tokens
+    (``pooling="mean"``); WEAT statistics with a one-sided permutation p. CEAT: a fresh
+    corpus from the same distribution (``planted_corpus(n_sentences, p, seed + 10_000)``,
+    sentences the model has not seen), ``n_samples`` occurrences per word (seeded), word
+    vectors pooled over the word's pieces, random-effects CES with a two-tailed p.
+    X = male, Y = female, A = career, B = family terms in both.
+
+    Returns two dicts (``metric`` "seat-effect-size" and "ceat-ces"), ``measure``
+    "embedding-mlm".
+    """
+    from . import embeddings, text
+    from .metrics import ceat as ceat_metric
+    from .metrics.weat import weat
+    from .synthetic import planted_corpus, planted_groups
+
+    lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
+    encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name,
+                                      revision=lm.revision, pooling="mean")
+    groups = planted_groups(language)
+    sets = {"X": groups["targets"]["male"], "Y": groups["targets"]["female"],
+            "A": groups["attributes"]["career"], "B": groups["attributes"]["family"]}
+    seat_vec = {r: embeddings.sentence_vectors(encoder, [f"the {w} ." for w in ws], pooling="mean")
+                for r, ws in sets.items()}
+    seat_res = weat(seat_vec["X"], seat_vec["Y"], seat_vec["A"], seat_vec["B"],
+                    n_permutations=n_permutations, seed=seed)
+    fresh = planted_corpus(n_sentences, p, seed=seed + 10_000, language=language)
+    words = [w for ws in sets.values() for w in ws]
+    found = text.find_occurrences(fresh, words, language=language)
+    samples = text.sample_occurrences(found, n_samples, seed=seed)
+    vectors = ceat_metric.occurrence_vectors(encoder, samples)
+    stacked = {r: ceat_metric.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
+    ceat_res = ceat_metric.ceat(stacked["X"], stacked["Y"], stacked["A"], stacked["B"])
+    base = {"measure": "embedding-mlm", "p": float(p), "seed": seed, "null": 0.0}
+    return [{**base, "metric": "seat-effect-size", "value": float(seat_res.effect_size),
+             "pvalue": float(seat_res.pvalue)},
+            {**base, "metric": "ceat-ces", "value": float(ceat_res.ces),
+             "pvalue": float(ceat_res.pvalue)}]
+
+
 def planted_lm_scores(
     kind: str,
     p: float,
@@ -225,6 +281,9 @@ def dose_response(
     for measure, p, seed in jobs:
         if measure == "weat":
             rows.append(planted_weat(p, seed, language, **weat_opts))
+        elif measure == "embedding-mlm":
+            rows.extend(planted_embedding_scores(p, seed, language, **{
+                k: v for k, v in lm_opts.items() if k != "n_pairs"}))
         elif measure == "template-mlm":
             rows.extend(planted_template_scores(p, seed, language, **{
                 k: v for k, v in lm_opts.items() if k != "n_pairs"}))

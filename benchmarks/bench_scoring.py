@@ -110,6 +110,8 @@ def child(phase: str, n_pairs: int, n_ref: int, budget: int) -> None:
         pm, pl = shared_token_positions(lm.tokenizer, more, less)
         texts += [more, less]
         positions += [pm, pl]
+    lengths = [len(ids) for ids in lm.tokenizer(texts)["input_ids"]]
+    work = [(L, len(p)) for L, p in zip(lengths, positions, strict=True)]
     baseline = rss_mb()
     t0 = time.perf_counter()
     if phase == "engine":
@@ -132,7 +134,39 @@ def child(phase: str, n_pairs: int, n_ref: int, budget: int) -> None:
     print(json.dumps({"phase": phase, "seconds": seconds, "scores": scores,
                       "masked_tokens": int(sum(len(p) for p in positions)), "sentences": len(texts),
                       "tokens": int(sum(len(tok_ids) for tok_ids in lm.tokenizer(texts)["input_ids"])),
-                      "rss_after_build_mb": baseline, "rss_peak_mb": rss_mb()}))
+                      "rss_after_build_mb": baseline, "rss_peak_mb": rss_mb(),
+                      "gflop": model_gflop(work, head_everywhere=phase == "reference")}))
+
+
+def model_gflop(work: list[tuple[int, int]], head_everywhere: bool) -> float:
+    """Floating-point work (GFLOP, 2 per multiply-add) of scoring ``work`` = [(tokens of the
+    sentence, masked copies)] with the bert-base-sized model: every copy runs the encoder
+    over all its tokens; the output layer runs at every position (the reference) or only
+    at the masked one (the engine)."""
+    h, ffn, layers, vocab = (BERT_BASE["hidden_size"], BERT_BASE["intermediate_size"],
+                             BERT_BASE["num_hidden_layers"], 30522)
+    total = 0.0
+    for length, copies in work:
+        encoder = layers * (length * (4 * h * h + 2 * h * ffn) + 2 * length * length * h)
+        head = (length if head_everywhere else 1) * (h * h + h * vocab)
+        total += copies * 2.0 * (encoder + head)
+    return total / 1e9
+
+
+def matmul_peak_gflops(threads: int = 2, repeat: int = 5) -> float:
+    """This machine's float32 matrix-multiply rate (GFLOP/s), measured on a product of the
+    shape of the model's feed-forward layer over an 8192-token batch."""
+    torch.set_num_threads(threads)
+    a, b = torch.randn(8192, 768), torch.randn(768, 3072)
+    torch.mm(a, b)
+    best = min(_timed(lambda: torch.mm(a, b)) for _ in range(repeat))
+    return 2 * 8192 * 768 * 3072 / best / 1e9
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def run_child(phase: str, args) -> dict:
@@ -183,6 +217,14 @@ def main() -> None:
               f"tokens in {ref['seconds']:.1f} s and extrapolated per masked token to all "
               f"{eng['masked_tokens']})")
     print(f"speed ratio (reference / engine): {ref_total / eng['seconds']:.1f}x")
+    peak = matmul_peak_gflops()
+    eng_rate = eng["gflop"] / eng["seconds"]
+    ref_rate = ref["gflop"] / ref["seconds"]
+    print(f"arithmetic rate: engine {eng_rate:.0f} GFLOP/s, reference {ref_rate:.0f} GFLOP/s, "
+          f"this machine's matrix-multiply peak {peak:.0f} GFLOP/s (2 threads)")
+    print(f"the engine does {eng['gflop'] / (ref['gflop'] * eng['masked_tokens'] / ref['masked_tokens']):.2f}x "
+          f"the reference's arithmetic; at the peak rate, no exact batching could beat the reference "
+          f"by more than about {peak / ref_rate * ref['gflop'] / ref['masked_tokens'] * eng['masked_tokens'] / eng['gflop']:.1f}x here")
 
 
 if __name__ == "__main__":

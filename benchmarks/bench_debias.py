@@ -23,7 +23,8 @@ from polybias import debias, models
 
 def debiaswe_hard_debias(words, vecs, gender_specific, definitional, equalize):
     """debiaswe's ``debias`` (debias.py + we.py) as published: float32, sklearn PCA,
-    ``drop`` per word outside the gender-specific set, equalise lower/Title/UPPER forms."""
+    ``drop`` per word outside the gender-specific set, equalise lower/Title/UPPER forms.
+    Returns the vectors and the gender direction (tests/test_debias.py checks against it)."""
     from sklearn.decomposition import PCA
 
     vecs = np.array(vecs, dtype="float32")
@@ -58,7 +59,7 @@ def debiaswe_hard_debias(words, vecs, gender_specific, definitional, equalize):
             vecs[index[a]] = z * gender_direction + y
             vecs[index[b]] = -z * gender_direction + y
     vecs /= np.linalg.norm(vecs, axis=1)[:, np.newaxis]
-    return vecs
+    return vecs, gender_direction
 
 
 def ravfogel_inlp(X, y, X_dev, y_dev, n):
@@ -131,7 +132,7 @@ def main(inlp_words: int = 500, inlp_iterations: int = 35,
     rows = []
 
     label, definitional, equalize, specific = _lists()
-    t_ref, ref = _time(lambda: debiaswe_hard_debias(emb.words, emb.vectors, specific, definitional, equalize))
+    t_ref, (ref, _) = _time(lambda: debiaswe_hard_debias(emb.words, emb.vectors, specific, definitional, equalize))
     t_ours, ours = _time(lambda: debias.hard_debias(emb, definitional, equalize, specific,
                                                     case_variants=True, on_missing="drop"))
     rows.append({"benchmark": f"hard debias, {len(emb):,} words ({label})",

@@ -37,3 +37,12 @@ def torch_one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def planted_lm(torch_one_thread):
+    """{p: LanguageModel} for the tiny planted MLMs at p = 0.9 and the p = 0.5 control,
+    trained once into the project cache with the settings the validity study uses."""
+    from polybias.validity import planted_lm as load
+
+    return {p: load("mlm", p, seed=0) for p in (0.9, 0.5)}

@@ -8,7 +8,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from polybias import debias
+from polybias import debias, paths
 from polybias.debias import DebiasError, Subspace
 from polybias.metrics.weat import weat_test
 from polybias.models import MissingWordsError, StaticEmbeddings
@@ -178,40 +178,18 @@ def test_inlp_planted_single_direction(rng):
 # ---------------------------------------------------------------- independent re-executions
 
 def _debiaswe_reference(words, vecs, gender_specific, definitional, equalize):
-    """Bolukbasi et al.'s debiaswe ``debias`` (debias.py + we.py), re-executed as published:
-    float32 matrix normalised on load, sklearn PCA over centred pair members, ``drop`` for
-    every word outside the gender-specific set, then equalise the lower/Title/UPPER forms."""
-    from sklearn.decomposition import PCA
+    """Bolukbasi et al.'s debiaswe ``debias`` (debias.py + we.py), re-executed as published
+    (the same code the benchmark times): float32 matrix normalised on load, sklearn PCA over
+    centred pair members, ``drop`` for every word outside the gender-specific set, then
+    equalise the lower/Title/UPPER forms."""
+    import sys
 
-    vecs = np.array(vecs, dtype="float32")
-    vecs /= np.linalg.norm(vecs, axis=1)[:, np.newaxis]
-    index = {w: i for i, w in enumerate(words)}
-    v = lambda w: vecs[index[w]]
-    drop = lambda u, d: u - d * u.dot(d) / d.dot(d)
-    matrix = []
-    for a, b in definitional:
-        center = (v(a) + v(b)) / 2
-        matrix.append(v(a) - center)
-        matrix.append(v(b) - center)
-    gender_direction = PCA(n_components=10).fit(np.array(matrix)).components_[0]
-    specific_set = set(gender_specific)
-    for i, w in enumerate(words):
-        if w not in specific_set:
-            vecs[i] = drop(vecs[i], gender_direction)
-    vecs /= np.linalg.norm(vecs, axis=1)[:, np.newaxis]
-    candidates = {x for e1, e2 in equalize for x in [(e1.lower(), e2.lower()),
-                                                     (e1.title(), e2.title()),
-                                                     (e1.upper(), e2.upper())]}
-    for a, b in candidates:
-        if a in index and b in index:
-            y = drop((v(a) + v(b)) / 2, gender_direction)
-            z = np.sqrt(1 - np.linalg.norm(y) ** 2)
-            if (v(a) - v(b)).dot(gender_direction) < 0:
-                z = -z
-            vecs[index[a]] = z * gender_direction + y
-            vecs[index[b]] = -z * gender_direction + y
-    vecs /= np.linalg.norm(vecs, axis=1)[:, np.newaxis]
-    return vecs, gender_direction
+    sys.path.insert(0, str(paths.project_root() / "benchmarks"))
+    try:
+        from bench_debias import debiaswe_hard_debias
+    finally:
+        sys.path.pop(0)
+    return debiaswe_hard_debias(words, vecs, gender_specific, definitional, equalize)
 
 
 def test_hard_debias_agrees_with_debiaswe(w2v, mirror):

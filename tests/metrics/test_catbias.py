@@ -7,14 +7,13 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-from polybias import data, report, scoring, synthetic, templating
+from polybias import data, report, scoring, templating
 from polybias.metrics import catbias, logprob
 from polybias.metrics.catbias import CatBiasError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
-PLANTED = {"n_sentences": 3000, "epochs": 10, "batch_size": 16, "seed": 0}  # as tests/test_synthetic.py
 
 
 # ---------------------------------------------------------------- hand-computable
@@ -167,15 +166,6 @@ def test_seed004_bad_file(tmp_path):
 
 
 # ---------------------------------------------------------------- planted MLM
-
-@pytest.fixture(scope="module")
-def planted_lm(torch_one_thread):
-    def load(p):
-        model, tok = synthetic.cached_planted_model("mlm", p, **PLANTED)
-        return scoring.wrap_language_model(model, tok, name=f"planted-mlm-p{p}")
-
-    return {0.9: load(0.9), 0.5: load(0.5)}
-
 
 def test_cb_scores_on_planted_and_control(planted_lm):
     book = logprob.planted_templates("en")

@@ -1,7 +1,7 @@
 """Kurita log-probability bias: target-mask reading, whole-word scoring, planted answers.
 
-The planted MLMs (p = 0.9 and the p = 0.5 control) use the settings of
-tests/test_synthetic.py and are trained once into the project cache, then loaded.
+The planted MLMs (p = 0.9 and the p = 0.5 control) come from the `planted_lm` fixture
+(tests/conftest.py): trained once into the project cache, then loaded.
 """
 
 from __future__ import annotations
@@ -12,23 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from polybias import scoring, synthetic, templating
+from polybias import scoring, templating
 from polybias.metrics import logprob
 from polybias.metrics.logprob import LogProbError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
-PLANTED = {"n_sentences": 3000, "epochs": 10, "batch_size": 16, "seed": 0}  # as tests/test_synthetic.py
-
-
-@pytest.fixture(scope="module")
-def planted_lm(torch_one_thread):
-    def load(p):
-        model, tok = synthetic.cached_planted_model("mlm", p, **PLANTED)
-        return scoring.wrap_language_model(model, tok, name=f"planted-mlm-p{p}")
-
-    return {0.9: load(0.9), 0.5: load(0.5)}
 
 
 @pytest.fixture(scope="module")

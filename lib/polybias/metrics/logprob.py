@@ -417,8 +417,9 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
                               value_vars=["prior", "corrected"], var_name="score", value_name="difference")
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
     for ax, score in zip(axes, ("prior", "corrected"), strict=True):
-        sns.stripplot(data=long[long.score == score], x="structure", y="difference", hue="attribute_group",
-                      dodge=True, jitter=0.15, size=4, ax=ax)
+        # a swarm, not a randomly jittered strip: the figure is identical on every run
+        sns.swarmplot(data=long[long.score == score], x="structure", y="difference", hue="attribute_group",
+                      dodge=True, size=4, ax=ax)
         ax.axhline(0, color="grey", lw=0.8, ls="--")
         ax.set_title(f"{score} score")
         ax.set_xlabel("sentence structure")

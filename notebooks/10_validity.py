@@ -40,6 +40,8 @@ weat_n_sentences: int = 4000  # corpus size for word2vec
 lm_measures: list = ["crows-causal", "crows-mlm", "template-mlm", "embedding-mlm"]  # LM measures (polybias.validity.MEASURES)
 lm_ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths for the tiny LMs
 lm_seeds: int = 1  # seeds per strength for the LMs (each is one trained model)
+lm_null_measures: list = ["crows-causal"]  # LM measures whose false-positive rate is estimated
+lm_null_seeds: int = 10  # seeds at p 0.5 for those (0 .. lm_null_seeds-1; one model each)
 lm_n_sentences: int = 3000  # corpus size for the tiny LMs
 lm_n_pairs: int = 100  # minimal pairs scored per LM
 alpha: float = 0.05  # significance level of the calibration check
@@ -55,7 +57,8 @@ from polybias.records import RunRecord, write_record
 
 if not 0 < alpha < 1:
     raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-for name, value in (("weat_seeds", weat_seeds), ("null_seeds", null_seeds), ("lm_seeds", lm_seeds)):
+for name, value in (("weat_seeds", weat_seeds), ("null_seeds", null_seeds), ("lm_seeds", lm_seeds),
+                    ("lm_null_seeds", lm_null_seeds)):
     if not isinstance(value, int) or value < 0:
         raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
 torch.set_num_threads(1)  # tiny models: one thread is fastest and bit-reproducible
@@ -72,6 +75,10 @@ if extra_null:
                                         weat_n_sentences=weat_n_sentences))
 if lm_measures and lm_seeds:
     parts.append(validity.dose_response(lm_measures, lm_ps, list(range(lm_seeds)), language,
+                                        lm_n_sentences=lm_n_sentences, lm_n_pairs=lm_n_pairs))
+lm_extra_null = list(range(lm_seeds if 0.5 in lm_ps else 0, lm_null_seeds))
+if lm_null_measures and lm_extra_null:
+    parts.append(validity.dose_response(lm_null_measures, [0.5], lm_extra_null, language,
                                         lm_n_sentences=lm_n_sentences, lm_n_pairs=lm_n_pairs))
 measurements = pd.concat(parts, ignore_index=True)
 means = (measurements.groupby(["measure", "metric", "p"], sort=False)["value"]
@@ -99,10 +106,13 @@ print(summary_table)
 # %% [markdown]
 # The LM rows come from one trained model per strength (`lm_seeds = 1` keeps the
 # notebook fast): read them against the spread the WEAT rows show over seeds, and raise
-# `lm_seeds` for error bars on them. `calibrated` is "yes" when the false-positive count is compatible with `alpha` (exact
-# binomial test), "no" when it is not, and "too few seeds" below 10 balanced models (the
-# default LM grid trains one model per strength to keep the notebook fast; raise
-# `lm_seeds` for a verdict). WEAT's permutation test treats the words as the random
+# `lm_seeds` for error bars on them. The causal LM's tests get their false-positive rate
+# from `lm_null_seeds` balanced models (the cheapest LM to train); the masked LM's need
+# the same with `lm_null_measures`.
+#
+# `calibrated` is "yes" when the false-positive count is compatible with `alpha` (exact
+# binomial test), "no" when it is not, and "too few seeds" below 10 balanced models.
+# WEAT's permutation test treats the words as the random
 # sample and the embedding as fixed, and the binomial test treats the pairs as the sample
 # and the model as fixed; neither accounts for the spread between models trained on
 # equally balanced data (`at_null_sd`). Where `calibrated` is "no", comparing two models
@@ -114,6 +124,7 @@ for (measure, metric), g in summary.groupby(["measure", "metric"]):
         metric="validity", model=f"planted-{measure}", language=language, test=metric,
         parameters={"weat_ps": weat_ps, "weat_seeds": weat_seeds, "null_seeds": null_seeds,
                     "weat_n_sentences": weat_n_sentences, "lm_ps": lm_ps, "lm_seeds": lm_seeds,
+                    "lm_null_measures": lm_null_measures, "lm_null_seeds": lm_null_seeds,
                     "lm_n_sentences": lm_n_sentences, "lm_n_pairs": lm_n_pairs, "alpha": alpha},
         values={"summary": g.iloc[0].to_dict(),
                 "measurements": measurements[(measurements.measure == measure)

@@ -6,6 +6,7 @@ from math import sqrt
 
 import numpy as np
 import pytest
+from polybias import paths
 from polybias.metrics.ceat import (
     CeatError,
     ceat,
@@ -79,30 +80,17 @@ def test_matches_statsmodels_dersimonian_laird(rng):
 
 # ------------------------------------------------------------ per-sample effect sizes
 
-def _cos(u, v):
-    return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
-
-
 def _reference_ceat(X, Y, A, B):
-    """Per-sample loop, written after the algorithm of Guo & Caliskan's CEAT code."""
-    d_list, v_list = [], []
-    def assoc(w, As, Bs):
-        return np.mean([_cos(w, a) for a in As]) - np.mean([_cos(w, b) for b in Bs])
+    """Per-sample loop, written after the algorithm of Guo & Caliskan's CEAT code (the same
+    code benchmarks/bench_ceat.py times)."""
+    import sys
 
-    for i in range(X.shape[1]):
-        sx = [assoc(x, A[:, i], B[:, i]) for x in X[:, i]]
-        sy = [assoc(y, A[:, i], B[:, i]) for y in Y[:, i]]
-        sd = np.std(sx + sy, ddof=1)
-        d_list.append((np.mean(sx) - np.mean(sy)) / sd)
-        v_list.append(sd ** 2)
-    e, v = np.array(d_list), np.array(v_list)
-    w = 1 / v
-    q = np.sum(w * e ** 2) - np.sum(w * e) ** 2 / np.sum(w)
-    df = len(e) - 1
-    tau2 = (q - df) / (np.sum(w) - np.sum(w ** 2) / np.sum(w)) if q > df else 0.0
-    ws = 1 / (v + tau2)
-    ces = np.sum(ws * e) / np.sum(ws)
-    z = ces / np.sqrt(1 / np.sum(ws))
+    sys.path.insert(0, str(paths.project_root() / "benchmarks"))
+    try:
+        from bench_ceat import reference_ceat
+    finally:
+        sys.path.pop(0)
+    e, v, ces, z = reference_ceat(X, Y, A, B)
     return e, v, ces, norm.sf(z)
 
 

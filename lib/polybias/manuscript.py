@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     except ManuscriptError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {path.relative_to(paths.project_root()) if path.is_relative_to(paths.project_root()) else path}")
+    root = paths.project_root()
+    print(f"wrote {path.relative_to(root) if path.is_relative_to(root) else path}")
     return 0
 
 

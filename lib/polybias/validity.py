@@ -34,6 +34,7 @@ says by how much.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -107,17 +108,28 @@ def planted_weat(
 def planted_lm(kind: str, p: float, seed: int = 0, language: str = "en",
                n_sentences: int = 3000, **training: Any):
     """The tiny LM of :func:`planted_lm_scores` as a :class:`polybias.scoring.LanguageModel`
-    (trained once per input set, then loaded from the cache)."""
-    from .scoring import wrap_language_model
-    from .synthetic import cached_planted_model, planted_model_spec
+    (trained once per input set, then loaded from the cache). The measures of one model
+    share it: within a process, a model is read from disk once (:func:`_loaded_lm`)."""
+    from . import paths
 
     if kind not in LM_TRAINING:
         raise ValidityError(f"kind must be one of {tuple(LM_TRAINING)}, got {kind!r}")
-    p = _check_p(p)
     options = {**LM_TRAINING[kind], **training}
+    return _loaded_lm(kind, _check_p(p), seed, language, n_sentences,
+                      tuple(sorted(options.items())), str(paths.cache_dir()))
+
+
+@functools.lru_cache(maxsize=16)
+def _loaded_lm(kind: str, p: float, seed: int, language: str, n_sentences: int,
+               options: tuple, cache: str):
+    """Load (training first if needed) one planted LM; ``cache`` keys the memo on the
+    cache folder in use. The models are only read (eval mode), so sharing them is safe."""
+    from .scoring import wrap_language_model
+    from .synthetic import cached_planted_model, planted_model_spec
+
     model, tokenizer = cached_planted_model(kind, p, seed=seed, language=language,
-                                            n_sentences=n_sentences, **options)
-    spec = planted_model_spec(kind, p, seed, language, n_sentences, **options)
+                                            n_sentences=n_sentences, **dict(options))
+    spec = planted_model_spec(kind, p, seed, language, n_sentences, **dict(options))
     return wrap_language_model(model, tokenizer, name=f"planted-{kind}-p{p:g}-s{seed}",
                                kind=kind, revision=f"planted:{spec}")
 
@@ -269,6 +281,7 @@ def dose_response(
         raise ValidityError("ps and seeds must be non-empty")
     weat_opts = {k[5:]: v for k, v in options.items() if k.startswith("weat_")}
     lm_opts = {k[3:]: v for k, v in options.items() if k.startswith("lm_")}
+    probe_opts = {k: v for k, v in lm_opts.items() if k != "n_pairs"}  # template/embedding probes
     other = sorted(k for k in options if not k.startswith(("weat_", "lm_")))
     if other:
         raise ValidityError(f"options must start with weat_ or lm_: {other}")
@@ -282,11 +295,9 @@ def dose_response(
         if measure == "weat":
             rows.append(planted_weat(p, seed, language, **weat_opts))
         elif measure == "embedding-mlm":
-            rows.extend(planted_embedding_scores(p, seed, language, **{
-                k: v for k, v in lm_opts.items() if k != "n_pairs"}))
+            rows.extend(planted_embedding_scores(p, seed, language, **probe_opts))
         elif measure == "template-mlm":
-            rows.extend(planted_template_scores(p, seed, language, **{
-                k: v for k, v in lm_opts.items() if k != "n_pairs"}))
+            rows.extend(planted_template_scores(p, seed, language, **probe_opts))
         else:
             rows.extend(planted_lm_scores(measure.split("-", 1)[1], p, seed, language, **lm_opts))
     return pd.DataFrame(rows)

@@ -51,6 +51,20 @@ def test_word_split_into_many_pieces_and_layers(bert):
         np.testing.assert_allclose(got[0], h[1:5].mean(axis=0), atol=1e-5)
 
 
+def test_several_layers_from_one_forward_pass_equal_one_layer_at_a_time(bert):
+    layers = [0, 1, -2, -1]
+    calls = []
+    handle = bert.model.register_forward_pre_hook(lambda module, args: calls.append(1))
+    try:
+        got = E.word_vectors_by_layer(bert, SENTENCES, SPANS, layers, batch_tokens=8192)
+    finally:
+        handle.remove()
+    assert got.shape == (len(SENTENCES), len(layers), 32) and len(calls) == 1
+    for j, layer in enumerate(layers):
+        np.testing.assert_array_equal(got[:, j], E.word_vectors(bert, SENTENCES, SPANS, layer=layer))
+    assert E.word_vectors_by_layer(bert, [], [], [0]).shape == (0, 1, 32)
+
+
 def test_root_only_span_pools_the_root_pieces(bert):
     h, _ = _hidden(bert, TEXT)
     root = E.word_vectors(bert, [TEXT], [(18, 27)])  # "photograp": piece 7 only

@@ -51,7 +51,6 @@ import itertools
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -430,8 +429,9 @@ def _pack(lengths: np.ndarray, budget: int) -> list[np.ndarray]:
     return batches
 
 
-def _run(encoder: Encoder, rows: list[_Row], layer: int, batch_tokens: int, bar) -> np.ndarray:
-    """Pooled vectors of ``rows``; rows with the same input ids share one forward pass."""
+def _run(encoder: Encoder, rows: list[_Row], layers: list[int], batch_tokens: int, bar) -> np.ndarray:
+    """(len(rows), len(layers), hidden) pooled vectors of ``rows`` at every layer of
+    ``layers``; rows with the same input ids share one forward pass, which serves all layers."""
     import torch
 
     tok = encoder.tokenizer
@@ -443,7 +443,7 @@ def _run(encoder: Encoder, rows: list[_Row], layer: int, batch_tokens: int, bar)
     for k, q in enumerate(row_seq):
         users[q].append(k)
     lengths = np.array([len(q) for q in seqs], dtype=np.int64)
-    out = np.empty((len(rows), encoder.model.config.hidden_size), dtype=np.float32)
+    out = np.empty((len(rows), len(layers), encoder.model.config.hidden_size), dtype=np.float32)
     with torch.inference_mode():
         for b in _pack(lengths, batch_tokens):
             width = int(lengths[b].max())
@@ -458,11 +458,12 @@ def _run(encoder: Encoder, rows: list[_Row], layer: int, batch_tokens: int, bar)
             input_ids = torch.from_numpy(ids).to(encoder.device)
             attention = (torch.arange(width)[None, :] < torch.from_numpy(lengths[b])[:, None])
             result = encoder.model(input_ids=input_ids, attention_mask=attention.long().to(encoder.device),
-                                   output_hidden_states=layer != -1)
-            hidden = result.last_hidden_state if layer == -1 else result.hidden_states[layer]
-            w = torch.from_numpy(weights).to(hidden.device)
-            h = hidden.float()[torch.from_numpy(where).to(hidden.device)]
-            out[items] = torch.einsum("kt,ktd->kd", w, h).cpu().numpy()
+                                   output_hidden_states=any(k != -1 for k in layers))
+            for j, layer in enumerate(layers):
+                hidden = result.last_hidden_state if layer == -1 else result.hidden_states[layer]
+                w = torch.from_numpy(weights).to(hidden.device)
+                h = hidden.float()[torch.from_numpy(where).to(hidden.device)]
+                out[items, j] = torch.einsum("kt,ktd->kd", w, h).cpu().numpy()
             if bar is not None:
                 bar.update(len(items))
     return out
@@ -586,7 +587,7 @@ def _iter_vectors(encoder: Encoder, items: Iterable, kind: str, layer: int, pool
                     rows = _word_rows(encoder, sub_texts, [spans[k] for k in todo], pooling, first)
                 else:
                     rows = _sentence_rows(encoder, sub_texts, pooling, first)
-                vecs = _run(encoder, rows, layer, batch_tokens, bar)
+                vecs = _run(encoder, rows, [layer], batch_tokens, bar)[:, 0]
                 out[todo] = vecs
                 if con is not None:
                     _cache_put(con, [keys[k] for k in todo], vecs)
@@ -659,6 +660,39 @@ def word_vectors(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[i
     return _stack(blocks, int(encoder.model.config.hidden_size))
 
 
+def word_vectors_by_layer(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[int, int]],
+                          layers: Iterable[int], pooling: str = "mean",
+                          batch_tokens: int = 8192) -> np.ndarray:
+    """Vectors of target occurrences at several layers from one forward pass per batch.
+
+    Same as stacking ``word_vectors(encoder, texts, spans, layer=k, ...)`` over ``layers``
+    on axis 1, without running the model once per layer (and without the disk cache).
+    Returns an (n, len(layers), hidden) float32 array.
+
+    >>> from polybias.tiny_models import build_tiny_encoder
+    >>> enc = wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
+    >>> word_vectors_by_layer(enc, ["The nurse said hello."], [(4, 9)], layers=[0, 1, -1]).shape
+    (1, 3, 32)
+    """
+    if isinstance(texts, str):
+        raise EmbeddingError("texts must be a list of strings, not one string")
+    layers = list(layers)
+    if not layers:
+        raise EmbeddingError("word_vectors_by_layer needs at least one layer")
+    for layer in layers:
+        _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
+    parts, first = [], 0
+    for block in _chunks(_zip_checked(texts, spans), _CHUNK):
+        chunk = [_check_text(first + k, t) for k, (t, _) in enumerate(block)]
+        chunk_spans = [_check_span(first + k, t, s) for k, (t, s) in enumerate(block)]
+        rows = _word_rows(encoder, chunk, chunk_spans, pooling, first)
+        parts.append(_run(encoder, rows, layers, batch_tokens, None))
+        first += len(block)
+    if not parts:
+        return np.empty((0, len(layers), int(encoder.model.config.hidden_size)), dtype=np.float32)
+    return np.concatenate(parts)
+
+
 def _zip_checked(texts: Iterable[str], spans: Iterable) -> Iterator[tuple[str, Any]]:
     sentinel = object()
     for i, (t, s) in enumerate(itertools.zip_longest(texts, spans, fillvalue=sentinel)):
@@ -685,8 +719,4 @@ def sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "mod
 
 def clear_cache(encoder: Encoder) -> None:
     """Delete the cached vectors of ``encoder``."""
-    path = cache_path(encoder)
-    if path.exists():
-        with closing(sqlite3.connect(path)):
-            pass
-        path.unlink()
+    cache_path(encoder).unlink(missing_ok=True)

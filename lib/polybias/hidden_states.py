@@ -61,8 +61,7 @@ def identity_states(encoder: embeddings.Encoder, book: TemplateBook, template: s
         raise HiddenStateError(f"layers must be in [0, {n_layers}] (or negative from the end), got {layers}")
     texts = [f.text for f in filled]
     spans = [f.spans[slot] for f in filled]
-    states = np.stack([embeddings.word_vectors(encoder, texts, spans, layer=k, batch_tokens=batch_tokens)
-                       for k in layers], axis=1)
+    states = embeddings.word_vectors_by_layer(encoder, texts, spans, layers, batch_tokens=batch_tokens)
     entries = book.lists[t.slots[slot].list]
     rows = []
     for f in filled:

@@ -91,20 +91,21 @@ def test_hindi_and_bangla_templates(language, script):
         assert [len(templates.groups[g]) for g in ("name", "noun", "verb", "adjective")] == [8, 8, 6, 4]
 
 
-def test_template_file_errors(tmp_path):
+@pytest.mark.parametrize("content, message", [
+    ("language: xx\ngroups:\n  noun: ['This is here.']\n",
+     "'This is here.' of group 'noun' must hold exactly one slot"),
+    ("language: xx\ngroups:\n  noun: ['{X} and {Y}.']\n", "unknown slot"),
+    ("language: yy\ngroups:\n  noun: ['{X}.']\n", "holds language 'yy', not 'xx'"),
+    ("language: xx\ngroups: [\n", "malformed YAML"),
+])
+def test_malformed_template_files_raise(tmp_path, content, message):
     path = tmp_path / "seat_xx.yaml"
-    path.write_text("language: xx\ngroups:\n  noun: ['This is here.']\n", encoding="utf-8")
-    with pytest.raises(S.SeatError, match="'This is here.' of group 'noun' must hold exactly one slot"):
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(S.SeatError, match=message):
         S.load_templates("xx", path)
-    path.write_text("language: xx\ngroups:\n  noun: ['{X} and {Y}.']\n", encoding="utf-8")
-    with pytest.raises(S.SeatError, match="unknown slot"):
-        S.load_templates("xx", path)
-    path.write_text("language: yy\ngroups:\n  noun: ['{X}.']\n", encoding="utf-8")
-    with pytest.raises(S.SeatError, match="holds language 'yy', not 'xx'"):
-        S.load_templates("xx", path)
-    path.write_text("language: xx\ngroups: [\n", encoding="utf-8")
-    with pytest.raises(S.SeatError, match="malformed YAML"):
-        S.load_templates("xx", path)
+
+
+def test_template_file_errors():
     with pytest.raises(S.SeatError, match="not found"):
         S.load_templates("zz")
     t = S.load_templates("en")

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -122,26 +122,24 @@ def seat_source(name: str, words: bool = False, registry=None) -> str:
                     f"registered: {', '.join(known)}")
 
 
-def load_seat_test(name: str, registry=None) -> SeatTest:
-    """May et al.'s sentence version of the SEAT ``name`` (e.g. ``"weat6"``), fetched
-    through the data registry (sha256-verified)."""
+def _load_registered(name: str, words: bool, registry) -> SeatTest:
     from .. import data
 
     registry = registry if registry is not None else data.load_registry()
-    source = seat_source(name, registry=registry)
-    test = read_sent_bias(data.fetch(source, registry), name=name)
-    return SeatTest(test.name, test.sentences, test.categories, "en", source)
+    source = seat_source(name, words=words, registry=registry)
+    return replace(read_sent_bias(data.fetch(source, registry), name=name), source=source)
+
+
+def load_seat_test(name: str, registry=None) -> SeatTest:
+    """May et al.'s sentence version of the SEAT ``name`` (e.g. ``"weat6"``), fetched
+    through the data registry (sha256-verified)."""
+    return _load_registered(name, False, registry)
 
 
 def load_word_test(name: str, registry=None) -> SeatTest:
     """The word-level version of a sent-bias ``weat*`` test (its "sentences" are words),
     for :func:`templated_test` with the project's templates."""
-    from .. import data
-
-    registry = registry if registry is not None else data.load_registry()
-    source = seat_source(name, words=True, registry=registry)
-    test = read_sent_bias(data.fetch(source, registry), name=name)
-    return SeatTest(test.name, test.sentences, test.categories, "en", source)
+    return _load_registered(name, True, registry)
 
 
 # ---------------------------------------------------------------- templates
@@ -289,8 +287,8 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
              output_dir: str | None = None, cache: bool = True, device: str = "cpu", **options):
     """Run May et al.'s English SEATs (default: all of :data:`SEAT_TESTS`) on a registered
     encoder (its name, or an already loaded :class:`polybias.embeddings.Encoder`); one run
-    record per test in ``output_dir`` (relative to the project root) when given. ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to
-    :func:`seat`. Returns a DataFrame with one row per test."""
+    record per test in ``output_dir`` (relative to the project root) when given.
+    ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to :func:`seat`. Returns a DataFrame with one row per test."""
     import pandas as pd
 
     from .. import data, paths

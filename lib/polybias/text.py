@@ -396,16 +396,14 @@ def find_occurrences(
         if isinstance(sent, str):
             sent = Sentence(unicodedata.normalize(form, sent), "", k)
         n_sentences += 1
-        tokens = None
-        for a, b in word_tokens(sent.text):
+        spans = word_tokens(sent.text)
+        for a, b in spans:
             key = sent.text[a:b].translate(_IGNORABLE)
             roots = form_of.get(key.casefold() if casefold else key)
             if not roots:
                 continue
-            if tokens is None:
-                tokens = len(word_tokens(sent.text))
             for w in roots:
-                occ = Occurrence(w, sent.text[a:b], sent.text, a, b, sent.source, sent.index, tokens)
+                occ = Occurrence(w, sent.text[a:b], sent.text, a, b, sent.source, sent.index, len(spans))
                 counts[w] += 1
                 forms[w][occ.form] += 1
                 bucket = found[w]

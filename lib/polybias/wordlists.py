@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths
+from .text import word_forms
 
 PROVENANCES = ("language-specific", "translated")
 
@@ -62,7 +63,7 @@ class WordSet:
 
     def forms(self, word: str) -> list[str]:
         """``word`` followed by ``word`` + each suffix of its group."""
-        return [word] + [word + s for s in self.suffixes.get(word, ())]
+        return word_forms(word, self.suffixes.get(word, ()))
 
 
 @dataclass(frozen=True)

@@ -90,10 +90,6 @@ class Run:
     resources: dict[str, float] = field(default_factory=dict)
 
     @property
-    def folder(self) -> Path:
-        return paths.results_dir() / self.section / self.key
-
-    @property
     def params_hash(self) -> str:
         """Hash of the parameters and of the notebook's source: editing either reruns the run."""
         return self.hash_in(paths.project_root())
@@ -284,6 +280,7 @@ def execute(run: Run, root: str | Path | None = None, force: bool = False) -> di
     root = Path(root) if root else paths.project_root()
     if not force and is_done(run, root):
         return {"key": run.key, "status": "skipped"}
+    digest = run.hash_in(root)  # of the source about to run, not of a later edit
     folder = _folder(run, root)
     _empty(folder)  # the marker goes first: from here on the run is not done
     params = {**run.parameters, "output_dir": os.path.relpath(folder, root)}
@@ -308,7 +305,7 @@ def execute(run: Run, root: str | Path | None = None, force: bool = False) -> di
     if run.executed:
         write_text_atomic(root / run.executed, text)
     marker = {"key": run.key, "notebook": run.notebook, "parameters": params,
-              "params_hash": run.hash_in(root), "status": "ok", "executed": run.executed,
+              "params_hash": digest, "status": "ok", "executed": run.executed,
               "outputs": _outputs(folder)}
     write_text_atomic(folder / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
     return {"key": run.key, "status": "ok", "seconds": time.perf_counter() - t0}
@@ -426,12 +423,10 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
         bar.update()
 
     try:
-        if not todo:
-            pass
-        elif not distributed:
-            for r in todo:
-                record(execute(r, root, force))
-        else:
+        if todo and not distributed:
+            for r in todo:  # is_done was checked above: execute need not check it again
+                record(execute(r, root, force=True))
+        elif todo:
             own = client is None
             cluster = None
             if own:

@@ -867,12 +867,9 @@ def direction_from_spec(emb: StaticEmbeddings, spec: DebiasSpec, d: dict[str, An
     return pca_subspace(emb, words=list(dict.fromkeys(words)), k=k)
 
 
-def _target_words(spec: DebiasSpec, tests: list[dict[str, Any]]) -> list[str]:
-    words: list[str] = []
-    for t in tests:
-        test = resolve_test(spec, t["test"])
-        words += list(test.X.words) + list(test.Y.words)
-    return list(dict.fromkeys(words))
+def _target_words(tests: Iterable[Any]) -> list[str]:
+    """The target words (X, Y) of resolved tests, first occurrence first."""
+    return list(dict.fromkeys(w for test in tests for w in (*test.X.words, *test.Y.words)))
 
 
 def apply_method(
@@ -914,14 +911,19 @@ def apply_method(
     raise DebiasError(f"unknown method {kind!r}")
 
 
-def load_source_words(name: str) -> list[str]:
-    """Words of a registered JSON list (e.g. debiaswe's ``gender_specific_full.json``)."""
+def _read_source_json(name: str) -> Any:
+    """The parsed JSON of a registered data source (fetched or found in the mirror)."""
     import json
 
     from . import data
 
     with open(data.fetch(name), encoding="utf-8") as fh:
-        words = json.load(fh)
+        return json.load(fh)
+
+
+def load_source_words(name: str) -> list[str]:
+    """Words of a registered JSON list (e.g. debiaswe's ``gender_specific_full.json``)."""
+    words = _read_source_json(name)
     if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
         raise DebiasError(f"source {name!r} is not a JSON list of words")
     return words
@@ -929,12 +931,7 @@ def load_source_words(name: str) -> list[str]:
 
 def load_source_pairs(name: str) -> list[Pair]:
     """Pairs of a registered JSON list of two-word lists (debiaswe's pair files)."""
-    import json
-
-    from . import data
-
-    with open(data.fetch(name), encoding="utf-8") as fh:
-        return _check_pairs(json.load(fh), f"source {name!r}")
+    return _check_pairs(_read_source_json(name), f"source {name!r}")
 
 
 def run_table(
@@ -967,11 +964,12 @@ def run_table(
     unknown = [m for m in chosen if m not in t["methods"]]
     if unknown:
         raise DebiasError(f"table {table!r} has no method(s) {', '.join(unknown)}")
-    words = _target_words(spec, t["tests"]) if scope == "targets" else None
-    if words is not None:
-        words = [w for w in words if w in emb.index]
+    resolved = [(x, resolve_test(spec, x["test"])) for x in t["tests"]]  # once: targets and rows
+    words = None
+    if scope == "targets":
+        words = [w for w in _target_words(test for _, test in resolved) if w in emb.index]
     results = {name: apply_method(emb, spec, t["methods"][name], words, seed) for name in chosen}
-    tests = {x.get("label", x["test"]): (resolve_test(spec, x["test"]), x["kind"]) for x in t["tests"]}
+    tests = {x.get("label", x["test"]): (test, x["kind"]) for x, test in resolved}
     embs = {"original": emb, **{name: r.embeddings for name, r in results.items()}}
     seat_groups = {x.get("label", x["test"]): x["seat"] for x in t["tests"] if seat and "seat" in x}
     templates = None

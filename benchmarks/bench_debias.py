@@ -63,7 +63,10 @@ def debiaswe_hard_debias(words, vecs, gender_specific, definitional, equalize):
 
 
 def ravfogel_inlp(X, y, X_dev, y_dev, n):
-    """Ravfogel et al.'s ``get_debiasing_projection`` (autoregressive, min_accuracy 0)."""
+    """Ravfogel et al.'s ``get_debiasing_projection`` (autoregressive, min_accuracy 0):
+    projection matrices on each classifier's row space (``scipy.linalg.orth``), and
+    ``P = I − orth(Σ P_Wi)`` after every step. Returns ``P`` and each classifier's dev
+    accuracy (tests/test_debias.py checks against both)."""
     import scipy.linalg
     from sklearn.svm import LinearSVC
 
@@ -72,16 +75,16 @@ def ravfogel_inlp(X, y, X_dev, y_dev, n):
         return basis @ basis.T
 
     d = X.shape[1]
-    projections = []
+    projections, accs = [], []
     Xc = X.copy()
     P = np.eye(d)
     for _ in range(n):
         clf = LinearSVC(fit_intercept=False, dual=False, random_state=0).fit(Xc, y)
-        clf.score(X_dev @ P, y_dev)
+        accs.append(clf.score(X_dev @ P, y_dev))
         projections.append(rowspace(clf.coef_))
         P = np.eye(d) - rowspace(np.sum(projections, axis=0))
         Xc = (P @ X.T).T
-    return P
+    return P, accs
 
 
 def _time(fn, repeat=3):
@@ -146,7 +149,7 @@ def main(inlp_words: int = 500, inlp_iterations: int = 35,
     unit = emb.vectors / np.linalg.norm(emb.vectors, axis=1)[:, None]
     X = unit[[emb.index[w] for w in tr]].astype(np.float64)
     Xd = unit[[emb.index[w] for w in te]].astype(np.float64)
-    t_ref, P_ref = _time(lambda: ravfogel_inlp(X, ytr, Xd, yte, inlp_iterations), repeat=1)
+    t_ref, (P_ref, _) = _time(lambda: ravfogel_inlp(X, ytr, Xd, yte, inlp_iterations), repeat=1)
     t_ours, res = _time(lambda: debias.inlp(X, ytr, Xd, yte, n_iterations=inlp_iterations), repeat=1)
     rows.append({"benchmark": f"INLP, {inlp_iterations} linear SVMs on {len(tr)} words",
                  "reference": "nullspace_projection get_debiasing_projection (re-executed)",

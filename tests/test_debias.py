@@ -177,54 +177,34 @@ def test_inlp_planted_single_direction(rng):
 
 # ---------------------------------------------------------------- independent re-executions
 
-def _debiaswe_reference(words, vecs, gender_specific, definitional, equalize):
-    """Bolukbasi et al.'s debiaswe ``debias`` (debias.py + we.py), re-executed as published
-    (the same code the benchmark times): float32 matrix normalised on load, sklearn PCA over
-    centred pair members, ``drop`` for every word outside the gender-specific set, then
-    equalise the lower/Title/UPPER forms."""
+def _reference(name):
+    """A reference algorithm re-executed as published, from ``benchmarks/bench_debias.py``
+    (the same code the benchmark times): ``debiaswe_hard_debias`` (Bolukbasi et al.'s
+    debiaswe ``debias``: float32 matrix normalised on load, sklearn PCA over centred pair
+    members, ``drop`` for every word outside the gender-specific set, then equalise the
+    lower/Title/UPPER forms) or ``ravfogel_inlp`` (Ravfogel et al.'s
+    ``get_debiasing_projection``, autoregressive, min_accuracy 0)."""
     import sys
 
     sys.path.insert(0, str(paths.project_root() / "benchmarks"))
     try:
-        from bench_debias import debiaswe_hard_debias
+        import bench_debias
     finally:
         sys.path.pop(0)
-    return debiaswe_hard_debias(words, vecs, gender_specific, definitional, equalize)
+    return getattr(bench_debias, name)
 
 
 def test_hard_debias_agrees_with_debiaswe(w2v, mirror):
     definitional = debias.load_source_pairs("debiaswe-definitional-pairs")
     equalize = debias.load_source_pairs("debiaswe-equalize-pairs")
     specific = debias.load_source_words("debiaswe-gender-specific-full")
-    ref, g_ref = _debiaswe_reference(w2v.words, w2v.vectors, specific, definitional, equalize)
+    ref, g_ref = _reference("debiaswe_hard_debias")(w2v.words, w2v.vectors, specific,
+                                                    definitional, equalize)
     ours = debias.hard_debias(w2v, definitional, equalize, specific,
                               case_variants=True, on_missing="drop")
     assert abs(abs(ours.removed.basis[0] @ g_ref) - 1) < 1e-6
     assert len(ours.details["equalised"]) > 30
     np.testing.assert_allclose(ours.embeddings.vectors, ref, atol=2e-6)
-
-
-def _ravfogel_reference(X, y, X_dev, y_dev, n):
-    """Ravfogel et al.'s ``get_debiasing_projection`` (autoregressive, min_accuracy 0)
-    re-executed: projection matrices on each classifier's row space (scipy.linalg.orth),
-    and P = I − orth(Σ P_Wi) after every step."""
-    import scipy.linalg
-    from sklearn.svm import LinearSVC
-
-    def rowspace(W):
-        basis = scipy.linalg.orth(W.T)
-        return basis @ basis.T
-
-    d = X.shape[1]
-    projections, accs = [], []
-    Xc, Xd = X.copy(), X_dev.copy()
-    for _ in range(n):
-        clf = LinearSVC(fit_intercept=False, dual=False, random_state=0).fit(Xc, y)
-        accs.append(clf.score(Xd, y_dev))
-        projections.append(rowspace(clf.coef_))
-        P = np.eye(d) - rowspace(np.sum(projections, axis=0))
-        Xc, Xd = (P @ X.T).T, (P @ X_dev.T).T
-    return P, accs
 
 
 def test_inlp_agrees_with_ravfogel(w2v):
@@ -233,7 +213,7 @@ def test_inlp_agrees_with_ravfogel(w2v):
     unit = lambda ws: np.array([w2v.vectors[w2v.index[w]] for w in ws], dtype=np.float64)
     norm = lambda M: M / np.linalg.norm(M, axis=1)[:, None]
     X, Xd = norm(unit(tr)), norm(unit(te))
-    P_ref, acc_ref = _ravfogel_reference(X, ytr, Xd, yte, 8)
+    P_ref, acc_ref = _reference("ravfogel_inlp")(X, ytr, Xd, yte, 8)
     ours = debias.inlp(X, ytr, Xd, yte, n_iterations=8, seed=0)
     np.testing.assert_allclose(ours.projection, P_ref, atol=1e-6)
     np.testing.assert_allclose(ours.dev_accuracy, acc_ref)
@@ -288,62 +268,67 @@ def test_other_bad_inputs(w2v):
         debias.run_table(w2v, "en", "nope")
 
 
-def test_malformed_spec_is_rejected(tmp_path, monkeypatch):
+_SPEC = textwrap.dedent("""
+    sets:
+      a: {provenance: language-specific, source: s, words: [x, y]}
+      b: {provenance: language-specific, source: s, words: [z, w]}
+    pairs:
+      p: {provenance: language-specific, source: s, pairs: PAIRS}
+    tables:
+      t:
+        tests: [{test: T, kind: KIND}]
+        methods: {m: {method: projection, direction: {pairs: DIR}}}
+    tests:
+      T: {X: a, Y: b, A: a, B: b}
+""")
+
+
+@pytest.fixture
+def write_spec(tmp_path, monkeypatch):
+    """Writes ``data/wordlists/xx/debias.yaml`` under a temporary project root."""
     folder = tmp_path / "data" / "wordlists" / "xx"
     folder.mkdir(parents=True)
     monkeypatch.setenv("POLYBIAS_ROOT", str(tmp_path))
-    base = textwrap.dedent("""
-        sets:
-          a: {provenance: language-specific, source: s, words: [x, y]}
-          b: {provenance: language-specific, source: s, words: [z, w]}
-        pairs:
-          p: {provenance: language-specific, source: s, pairs: PAIRS}
-        tables:
-          t:
-            tests: [{test: T, kind: KIND}]
-            methods: {m: {method: projection, direction: {pairs: DIR}}}
-        tests:
-          T: {X: a, Y: b, A: a, B: b}
-    """)
 
     def write(pairs="[[x, y]]", direction="p", kind="BM"):
-        text = base.replace("PAIRS", pairs).replace("DIR", direction).replace("KIND", kind)
+        text = _SPEC.replace("PAIRS", pairs).replace("DIR", direction).replace("KIND", kind)
         (folder / "debias.yaml").write_text(text)
 
-    write()
+    return write
+
+
+def test_wellformed_spec_loads(write_spec):
+    write_spec()
     assert debias.load_spec("xx").pairs["p"].pairs == (("x", "y"),)
-    write(pairs="[[x, y, z]]")
-    with pytest.raises(DebiasError, match="exactly two words"):
-        debias.load_spec("xx")
-    write(pairs="[[x, x]]")
-    with pytest.raises(DebiasError, match="same word twice"):
-        debias.load_spec("xx")
-    write(direction="nope")
-    with pytest.raises(DebiasError, match="unknown pair list 'nope'"):
-        debias.load_spec("xx")
-    write(kind="XX")
-    with pytest.raises(DebiasError, match="kind BM or IR"):
-        debias.load_spec("xx")
-    write(direction="p, k: 0")
-    with pytest.raises(DebiasError, match="k must be a positive integer"):
-        debias.load_spec("xx")
-    write(kind="BM, seat: {X: noun}")
-    with pytest.raises(DebiasError, match="template group for each of X, Y, A, B"):
-        debias.load_spec("xx")
     with pytest.raises(DebiasError, match="no debias spec"):
         debias.load_spec("xx", "other.yaml")
 
 
+@pytest.mark.parametrize(("change", "match"), [
+    ({"pairs": "[[x, y, z]]"}, "exactly two words"),
+    ({"pairs": "[[x, x]]"}, "same word twice"),
+    ({"direction": "nope"}, "unknown pair list 'nope'"),
+    ({"kind": "XX"}, "kind BM or IR"),
+    ({"direction": "p, k: 0"}, "k must be a positive integer"),
+    ({"kind": "BM, seat: {X: noun}"}, "template group for each of X, Y, A, B"),
+])
+def test_malformed_spec_is_rejected(write_spec, change, match):
+    write_spec(**change)
+    with pytest.raises(DebiasError, match=match):
+        debias.load_spec("xx")
+
+
 # ---------------------------------------------------------------- the shipped specs
+
+def _set_and_pair_words(spec) -> set[str]:
+    return ({w for s in spec.sets.values() for w in s.words}
+            | {w for p in spec.pairs.values() for pair in p.pairs for w in pair})
+
 
 @pytest.mark.parametrize("language", ["en", "hi", "bn"])
 def test_shipped_specs_run_end_to_end(language, rng):
     spec = debias.load_spec(language)
-    words = set()
-    for s in spec.sets.values():
-        words |= set(s.words)
-    for p in spec.pairs.values():
-        words |= {w for pair in p.pairs for w in pair}
+    words = _set_and_pair_words(spec)
     for table in spec.tables.values():
         for t in table["tests"]:
             test = debias.resolve_test(spec, t["test"])
@@ -360,14 +345,12 @@ def test_shipped_specs_run_end_to_end(language, rng):
         assert frame["effect_size"].notna().all()
 
 
-
 @pytest.mark.parametrize("language", ["hi", "bn"])
 def test_indic_specs_are_nfc(language):
     import unicodedata
 
     spec = debias.load_spec(language)
-    words = [w for s in spec.sets.values() for w in s.words]
-    words += [w for p in spec.pairs.values() for pair in p.pairs for w in pair]
+    words = sorted(_set_and_pair_words(spec))
     assert [w for w in words if unicodedata.normalize("NFC", w) != w] == []
 
 
@@ -432,8 +415,7 @@ def test_hindi_tables_line_up_with_the_seed_tables(rng):
     """Every cell of the Hindi experiment tables has its reported seed-003 value, so the
     notebook's side-by-side join is complete (labels and method names match)."""
     spec = debias.load_spec("hi")
-    words = sorted({w for s in spec.sets.values() for w in s.words}
-                   | {w for p in spec.pairs.values() for pair in p.pairs for w in pair})
+    words = sorted(_set_and_pair_words(spec))
     emb = StaticEmbeddings("random-hi", words, rng.normal(size=(len(words), 30)))
     seed_tables = {"gender": ["malik2022_table3", "malik2022_table4"],
                    "caste": ["malik2022_table5"], "religion": ["malik2022_table6"]}

@@ -479,11 +479,14 @@ def segment_length_study(
 def ces_table(frame, alpha: float = 0.005, digits: int = 3) -> str:
     """Markdown table shaped like seed 000 Tables 2/5/6: a row per (test, sample set), a
     column per segment length, CES with ``*`` where p ≥ ``alpha`` (not significant)."""
+    import pandas as pd
+
+    from ..report import markdown_table
+
     if frame.empty:
         raise CeatError("no results to tabulate")
     lengths = list(dict.fromkeys(frame["length"]))
-    header = "| test | set | " + " | ".join(lengths) + " |"
-    lines = [header, "|" + "---|" * (len(lengths) + 2)]
+    rows = []
     for (test, mode), grp in frame.groupby(["test", "sample_set"], sort=False):
         by_length = grp.set_index("length")
         cells = []
@@ -494,8 +497,8 @@ def ces_table(frame, alpha: float = 0.005, digits: int = 3) -> str:
             row = by_length.loc[length]
             star = "*" if row["pvalue"] >= alpha else ""
             cells.append(f"{row['ces']:.{digits}f}{star}")
-        lines.append(f"| {test} | {mode[0]} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append([test, mode[0], *cells])
+    return markdown_table(pd.DataFrame(rows, columns=["test", "set", *lengths]))
 
 
 def plot_segment_study(frame, title: str, file: str | None = None, alpha: float = 0.005):

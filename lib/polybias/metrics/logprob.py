@@ -77,20 +77,26 @@ def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: 
     """(n, V) natural-log distributions predicted at the mask token starting at character
     ``starts[i]`` of ``texts[i]`` (other masks of the text stay masked).
 
-    One forward pass per text, batched by length like :mod:`polybias.scoring`; eval mode
-    and ``inference_mode``. Used for the first-piece scores and for the distribution
+    One forward pass per distinct (text, mask) pair, batched by length with the token
+    budget of :mod:`polybias.scoring` and the output layer run only at the masks; eval
+    mode and ``inference_mode``. Used for the first-piece scores and for the distribution
     difference of :mod:`polybias.metrics.catbias`.
     """
     if lm.kind != "mlm":
         raise LogProbError(f"{lm.name} is a {lm.kind} LM; mask predictions need a masked LM")
     if len(texts) != len(starts):
         raise LogProbError(f"{len(texts)} texts but {len(starts)} mask positions")
-    encs = [_encode(lm, t) for t in texts]
-    idx = []
-    for t, e, s in zip(texts, encs, starts, strict=True):
+    # a text read at the same mask twice (e.g. a prior whose attribute is masked, once per
+    # attribute) is run once
+    unique = list(dict.fromkeys(zip(texts, starts, strict=True)))
+    where = {key: u for u, key in enumerate(unique)}
+    encs, idx = [], []
+    for t, s in unique:
+        e = _encode(lm, t)
         if len(e["input_ids"]) > lm.max_length:
             raise LogProbError(f"{lm.name} accepts at most {lm.max_length} tokens; {text_head(t)} "
                                f"has {len(e['input_ids'])}")
+        encs.append(e)
         idx.append(_mask_index(lm, e, s, t))
     lengths = np.array([len(e["input_ids"]) for e in encs])
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
@@ -103,14 +109,19 @@ def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: 
                 ids[r, :lengths[k]] = encs[k]["input_ids"]
             x = torch.from_numpy(ids).to(lm.device)
             att = (torch.arange(width)[None, :] < torch.from_numpy(lengths[batch])[:, None]).long()
-            logits = lm.model(input_ids=x, attention_mask=att.to(lm.device)).logits
-            rows = torch.arange(len(batch))
-            cols = torch.tensor([idx[k] for k in batch])
-            lp = torch.log_softmax(logits[rows, cols].float(), dim=-1).double().cpu().numpy()
+            rows = torch.arange(len(batch)).to(lm.device)
+            cols = torch.tensor([idx[k] for k in batch]).to(lm.device)
+            with scoring._head_only_at(lm.model, tuple(ids.shape), rows, cols) as state:
+                logits = lm.model(input_ids=x, attention_mask=att.to(lm.device)).logits
+            if not state["applied"] or logits.dim() != 2:
+                logits = logits[rows, cols]
+            lp = torch.log_softmax(logits.float(), dim=-1).double().cpu().numpy()
             if out is None:
-                out = np.empty((len(texts), lp.shape[1]), dtype=np.float64)
+                out = np.empty((len(unique), lp.shape[1]), dtype=np.float64)
             out[batch] = lp
-    return out
+    if out is None:  # no texts
+        return out
+    return out[[where[key] for key in zip(texts, starts, strict=True)]]
 
 
 def text_head(text: str) -> str:
@@ -155,30 +166,36 @@ def target_logprobs(lm: scoring.LanguageModel, items: list[Filled], target: str,
         for s in (target, *masked):
             if s not in f.spans:
                 raise LogProbError(f"template {f.template!r} has no slot {s!r}")
-    first = []  # target pieces in the written-out sentence
+    first, first_ids = [], []  # target pieces in the written-out sentence, id of the first
     for f in items:
-        pieces = _pieces_in_span(_encode(lm, f.text), f.spans[target])
+        enc = _encode(lm, f.text)
+        pieces = _pieces_in_span(enc, f.spans[target])
         if not pieces:
             raise LogProbError(f"target {f.words[target]!r} has no word piece in {text_head(f.text)}")
         first.append(pieces)
+        first_ids.append(enc["input_ids"][pieces[0]])
     if mode == "word":
-        texts, positions = [], []
-        for f in items:
-            g = templating.mask_slots(f, masked, mask_token) if masked else f
-            texts.append(g.text)
-            pieces = _pieces_in_span(_encode(lm, g.text), g.spans[target])
-            positions.append(pieces)
-        scores = scoring.masked_token_logprobs(lm, texts, positions=positions, within_word_l2r=True,
-                                               max_batch_tokens=max_batch_tokens)
-        return np.array([float(np.sum(s.logprob[p])) for s, p in zip(scores, positions, strict=True)])
+        jobs = []  # (text, target pieces)
+        for f, pieces in zip(items, first, strict=True):
+            if masked:
+                f = templating.mask_slots(f, masked, mask_token)
+                pieces = _pieces_in_span(_encode(lm, f.text), f.spans[target])
+            jobs.append((f.text, tuple(pieces)))
+        # a sentence repeated with the same target pieces (a prior whose masked attribute
+        # was written out differently) is scored once
+        unique = list(dict.fromkeys(jobs))
+        scores = scoring.masked_token_logprobs(lm, [t for t, _ in unique], positions=[list(p) for _, p in unique],
+                                               within_word_l2r=True, max_batch_tokens=max_batch_tokens)
+        total = {job: float(np.sum(s.logprob[list(job[1])])) for job, s in zip(unique, scores, strict=True)}
+        return np.array([total[job] for job in jobs])
     read_at = read_at or target
     gold, texts, starts = [], [], []
-    for f, pieces in zip(items, first, strict=True):
+    for f, first_id in zip(items, first_ids, strict=True):
         if read_at not in f.spans:
             raise LogProbError(f"template {f.template!r} has no slot {read_at!r} to read at")
         if read_at != target and read_at not in masked:
             raise LogProbError(f"read_at={read_at!r} must be the target or a masked slot")
-        gold.append(_encode(lm, f.text)["input_ids"][pieces[0]])
+        gold.append(first_id)
         g = templating.mask_slots(f, (target, *masked), mask_token)
         texts.append(g.text)
         starts.append(g.spans[read_at][0])

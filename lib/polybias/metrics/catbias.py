@@ -259,20 +259,10 @@ def pll_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[st
     frames = []
     for name in templates:
         t = book.template(name)
-        tgt, att = t.the("target"), t.the("attribute")
-        fixed = {}
-        items = []
-        pools = {s: (c if c is not None else book.lists[t.slots[s].list].ids)
-                 for s, c in ((tgt, targets), (att, attributes))}
-        for s, pool in pools.items():
-            unknown = [c for c in pool if c not in book.lists[t.slots[s].list].ids]
-            if unknown or not pool:
-                raise CatBiasError(f"template {name!r}: list {t.slots[s].list!r} lacks {unknown}"
-                                   if unknown else f"template {name!r}: no {s!r} entries")
-        for a in pools[att]:
-            for x in pools[tgt]:
-                fixed = {tgt: x, att: a}
-                items.extend(expand(book, t, fixed=fixed))
+        try:
+            items, tgt, att = logprob._items(book, name, targets, attributes)
+        except logprob.LogProbError as exc:
+            raise CatBiasError(str(exc)) from exc
         pll = scoring.pseudo_log_likelihood(lm, [f.text for f in items], max_batch_tokens=max_batch_tokens)
         frames.append(pd.DataFrame({
             "set": t.set, "template": name, "target": [f.choice[tgt] for f in items],

@@ -46,3 +46,13 @@ def planted_lm(torch_one_thread):
     from polybias.validity import planted_lm as load
 
     return {p: load("mlm", p, seed=0) for p in (0.9, 0.5)}
+
+
+@pytest.fixture
+def empty_project(tmp_path, monkeypatch):
+    """A bare project root (pyproject.toml, configs/, nb/) that polybias.paths resolves to."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "nb").mkdir()
+    monkeypatch.setenv("POLYBIAS_ROOT", str(tmp_path))
+    return tmp_path

@@ -26,13 +26,9 @@ print(x * 2)
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "configs").mkdir()
-    (tmp_path / "nb").mkdir()
-    (tmp_path / "nb" / "double.py").write_text(NOTEBOOK)
-    monkeypatch.setenv("POLYBIAS_ROOT", str(tmp_path))
-    return tmp_path
+def project(empty_project):
+    (empty_project / "nb" / "double.py").write_text(NOTEBOOK)
+    return empty_project
 
 
 def config(project, xs, executed=True):

@@ -38,14 +38,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "configs").mkdir()
-    (tmp_path / "nb").mkdir()
-    (tmp_path / "counts").mkdir()
-    (tmp_path / "nb" / "square.py").write_text(NOTEBOOK)
-    monkeypatch.setenv("POLYBIAS_ROOT", str(tmp_path))
-    return tmp_path
+def project(empty_project):
+    (empty_project / "counts").mkdir()
+    (empty_project / "nb" / "square.py").write_text(NOTEBOOK)
+    return empty_project
 
 
 def write_config(project, xs, resources="", name="sweep.yaml"):

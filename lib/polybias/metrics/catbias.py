@@ -297,9 +297,8 @@ def distribution_difference(lm: scoring.LanguageModel, book: TemplateBook, templ
         # the attribute is masked, so its entry does not matter beyond agreement of
         # context slots; take the first entry and keep distinct texts only
         items = expand(book, t, mask=[att], mask_token=mask, fixed={tgt: x, att: first_attr})
-        texts = list(dict.fromkeys(f.text for f in items))
-        starts = [next(f.spans[att][0] for f in items if f.text == s) for s in texts]
-        lp = logprob.mask_log_distributions(lm, texts, starts)
+        texts, starts = zip(*dict.fromkeys((f.text, f.spans[att][0]) for f in items), strict=True)
+        lp = logprob.mask_log_distributions(lm, list(texts), list(starts))
         m = lp.max(axis=0)
         dists.append(m + np.log(np.mean(np.exp(lp - m), axis=0)))
     return kl_matrix(np.vstack(dists), list(ids), scale)
@@ -462,12 +461,11 @@ def group_shares(p_norm: pd.DataFrame, book: TemplateBook, target_list: str, att
     p_norm of a target group's members is summed, then averaged over templates and the
     attributes of an attribute group. Columns: attribute_group, target_group, share."""
     def feature_of(list_name: str) -> dict[str, str]:
-        out = {}
-        for e in book.lists[list_name].entries:
-            if feature not in e.features:
-                raise CatBiasError(f"entry {e.id!r} of list {list_name!r} has no feature {feature!r}")
-            out[e.id] = e.features[feature]
-        return out
+        try:
+            groups = logprob.group_members(book, list_name, feature)
+        except logprob.LogProbError as exc:
+            raise CatBiasError(str(exc)) from exc
+        return {m: g for g, members in groups.items() for m in members}
 
     tg, ag = feature_of(target_list), feature_of(attribute_list)
     frame = p_norm.assign(target_group=p_norm[group].map(tg), attribute_group=p_norm["attribute"].map(ag))

@@ -44,8 +44,13 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/catbias_pla
 
 # %%
 import pandas as pd
+import torch
 from polybias import data, models, paths, records, report, templating
 from polybias.metrics import catbias, logprob
+
+# one thread: float32 sums then run in the same order under papermill, Dask workers and
+# nbval, so near-zero values (the control's KL) print the same digits everywhere
+torch.set_num_threads(1)
 
 if mode not in logprob.MODES:
     raise ValueError(f"mode must be one of {logprob.MODES}, got {mode!r}")

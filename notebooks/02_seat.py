@@ -77,7 +77,7 @@ print(table)
 
 # %%
 import matplotlib.pyplot as plt  # noqa: E402
-from polybias import paths  # noqa: E402
+from polybias import plots  # noqa: E402
 
 fig, ax = plt.subplots(figsize=(6.5, 0.26 * len(frame) + 1.2))
 colours = ["#3b6ea8" if p < 0.05 else "#b8c8dc" for p in frame["pvalue"]]
@@ -87,10 +87,7 @@ ax.invert_yaxis()
 ax.set_xlabel("SEAT effect size d")
 ax.set_title(f"SEAT, {model} ({pooling} pooling)")
 fig.tight_layout()
-figure = paths.figures_dir() / f"seat_{model}.png"
-figure.parent.mkdir(parents=True, exist_ok=True)
-fig.savefig(figure.with_suffix(".tmp.png"), dpi=120, metadata={"Software": None})
-_ = figure.with_suffix(".tmp.png").replace(figure)
+_ = plots.save_figure(fig, f"seat_{model}.png")
 
 # %% [markdown]
 # ## The project's templates

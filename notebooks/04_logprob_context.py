@@ -121,6 +121,6 @@ record = records.RunRecord(
     parameters={"mode": mode, "x": x, "y": y, "a": a, "b": b, "n_permutations": n_permutations,
                 "seed": seed, "planted_p": planted_p if model == "planted" else None},
     values={"summary": summary.to_dict("records")}, model_revision=lm.revision)
-records.write_record(record, paths.project_root() / output_dir)
+records.write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join([summary_table, means_table]), table_file)

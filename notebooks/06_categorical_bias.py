@@ -225,7 +225,7 @@ kl = catbias.distribution_difference(lm, book, names[0], ids[:8], scale=kl_scale
 row, col, value = catbias.max_kl(kl)
 kl_table = report.markdown_table(pd.DataFrame([{"template": names[0], "from": row, "to": col,
                                                 "kl": value, "scale": kl_scale}]),
-                                 formats={"kl": ".3e"})
+                                 formats={"kl": catbias.KL_FORMAT})
 tables.append(kl_table)
 
 # %% tags=["nbval-check-output"]
@@ -238,7 +238,7 @@ record = records.RunRecord(
     values={"ahn_oh_cb": ahn_oh.score, "pll_cb": pll.score, "max_kl": value, "max_kl_pair": [row, col],
             "group_shares": shares.to_dict("records") if shares is not None else None},
     model_revision=lm.revision)
-records.write_record(record, paths.project_root() / output_dir)
+records.write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join(tables), table_file)
 if shares is not None:

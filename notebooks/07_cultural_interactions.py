@@ -146,6 +146,6 @@ record = records.RunRecord(
     parameters={"identity_slots": identity_slots, "attribute_slot": attribute_slot, "attributes": attributes,
                 "neutral_attributes": neutral_attributes, "weighted": weighted, "seed": seed},
     values={"scores": results.to_dict("records")}, model_revision=lm.revision)
-records.write_record(record, paths.project_root() / output_dir)
+records.write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join(tables), table_file)

@@ -129,7 +129,7 @@ for (measure, metric), g in summary.groupby(["measure", "metric"]):
         values={"summary": g.iloc[0].to_dict(),
                 "measurements": measurements[(measurements.measure == measure)
                                              & (measurements.metric == metric)].to_dict("records")})
-    write_record(record, paths.project_root() / output_dir)
+    write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table(means_table + "\n\n" + summary_table, table_file)
 if figure_file:

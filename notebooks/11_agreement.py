@@ -92,7 +92,7 @@ for name, table in (("correlation", correlation.round(12).to_dict()), ("signs", 
                            parameters={"ps": ps, "seeds": seeds, "measures": measures,
                                        "lm_n_sentences": lm_n_sentences, "lm_n_pairs": lm_n_pairs,
                                        "weat_n_sentences": weat_n_sentences},
-                           values={"table": table}), paths.project_root() / output_dir)
+                           values={"table": table}), paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join([published_table, corr_table, sign_table]), table_file)
 if figure_file:

@@ -1040,7 +1040,7 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
         model_revision=emb.revision,
         data_sha256={f"wordlists/{language}/{file}": sha256_file(spec_path)},
     )
-    return write_record(record, paths.project_root() / output_dir)
+    return write_record(record, paths.output_path(output_dir))
 
 
 def plot_effects(frame, title: str, file: str | None = None):
@@ -1052,7 +1052,7 @@ def plot_effects(frame, title: str, file: str | None = None):
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from .plots import _save
+    from .plots import save_figure
 
     kinds = list(dict.fromkeys(frame["kind"]))
     fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds) + 1.5, 3.6),
@@ -1071,5 +1071,5 @@ def plot_effects(frame, title: str, file: str | None = None):
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     if file:
-        _save(fig, file)
+        save_figure(fig, file)
     return fig

@@ -7,6 +7,9 @@ package (not a checkout) works too:
 ``POLYBIAS_CACHE``  download and conversion cache (default ``<root>/.cache``)
 ``POLYBIAS_DATA_MIRROR``  a local mirror of external files, laid out
                     ``<mirror>/<owner>+<repo>/<path>`` (read by :mod:`polybias.data`)
+``POLYBIAS_OUTPUT_ROOT``  where notebooks write records, tables and figures (default: the
+                    project root); ``make test`` points it at a scratch folder so that
+                    re-executing the checked notebooks never writes into the checkout
 """
 
 from __future__ import annotations
@@ -60,6 +63,28 @@ def paper_dir() -> Path:
 def figures_dir() -> Path:
     """Generated figures."""
     return project_root() / "figures"
+
+
+def output_root() -> Path:
+    """Root of everything notebooks write (records, tables, figures): ``POLYBIAS_OUTPUT_ROOT``
+    when set, else the project root."""
+    env = os.environ.get("POLYBIAS_OUTPUT_ROOT")
+    return Path(env).resolve() if env else project_root()
+
+
+def output_path(relpath: str | Path) -> Path:
+    """Where to write ``relpath`` (e.g. ``results/weat/run1``, ``paper/tables/weat.md``):
+    under :func:`output_root`; an absolute path is kept as it is.
+
+    >>> import os; os.environ["POLYBIAS_OUTPUT_ROOT"] = "/tmp/scratch"
+    >>> output_path("paper/tables/t.md").as_posix()
+    '/tmp/scratch/paper/tables/t.md'
+    >>> output_path("/data/out.md").as_posix()
+    '/data/out.md'
+    >>> del os.environ["POLYBIAS_OUTPUT_ROOT"]
+    """
+    path = Path(relpath)
+    return path if path.is_absolute() else output_root() / path
 
 
 def cache_dir() -> Path:

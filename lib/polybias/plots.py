@@ -30,7 +30,7 @@ def reproduced_vs_reported(frame: pd.DataFrame, x: str, title: str, file: str | 
     ax.legend(frameon=False)
     fig.tight_layout()
     if file:
-        _save(fig, file)
+        save_figure(fig, file)
     return fig
 
 
@@ -55,16 +55,20 @@ def scores_with_ci(table: pd.DataFrame, title: str, file: str | None = None, cha
     ax.set_title(title)
     fig.tight_layout()
     if file:
-        _save(fig, file)
+        save_figure(fig, file)
     return fig
 
 
-def _save(fig, file: str) -> None:
-    out = paths.figures_dir() / file
+def save_figure(fig, file: str) -> Path:
+    """Save ``fig`` as ``figures/<file>`` under :func:`polybias.paths.output_root` (PNG, 120
+    dpi, no software tag, so reruns give identical files), through a temporary file and a
+    rename; return the path."""
+    out = paths.output_path(Path("figures") / file)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(str(out) + ".tmp.png")
     fig.savefig(tmp, dpi=120, metadata={"Software": None})
     tmp.replace(out)
+    return out
 
 
 def dose_response(frame: pd.DataFrame, title: str, file: str | None = None):
@@ -95,7 +99,7 @@ def dose_response(frame: pd.DataFrame, title: str, file: str | None = None):
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     if file:
-        _save(fig, file)
+        save_figure(fig, file)
     return fig
 
 
@@ -116,5 +120,5 @@ def correlation_heatmap(matrix: pd.DataFrame, title: str, file: str | None = Non
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     if file:
-        _save(fig, file)
+        save_figure(fig, file)
     return fig

@@ -69,5 +69,6 @@ def markdown_table(frame: pd.DataFrame, digits: int = 2, formats: dict[str, str]
 
 
 def write_table(text: str, relpath: str | Path) -> Path:
-    """Write a table's text under the project root (atomically); return the path."""
-    return write_text_atomic(paths.project_root() / relpath, text.rstrip("\n") + "\n")
+    """Write a table's text at :func:`polybias.paths.output_path` of ``relpath`` (under the
+    project root unless ``POLYBIAS_OUTPUT_ROOT`` is set), atomically; return the path."""
+    return write_text_atomic(paths.output_path(relpath), text.rstrip("\n") + "\n")

@@ -19,15 +19,18 @@ Models trained on such corpora give every method a known answer offline:
 * :func:`train_masked_lm`, :func:`train_causal_lm` — a tiny BERT-style MLM and a tiny
   GPT-2-style causal LM; deterministic. The MLM trains with a content-word masking phase
   first (see :func:`train_masked_lm` for why).
-* :func:`cached_planted_model` — train once, then load from ``cache_dir()/trained``
-  (:func:`planted_model_spec` gives the inputs it is keyed by).
-* :func:`train_word2vec` — gensim word2vec as :class:`polybias.models.StaticEmbeddings`.
+* :func:`cached_planted_model` — a pinned model from ``data/planted`` (:mod:`polybias.pinned`),
+  or train once and then load from ``cache_dir()/trained`` (:func:`planted_model_spec`
+  gives the inputs it is keyed by).
+* :func:`train_word2vec` — gensim word2vec as :class:`polybias.models.StaticEmbeddings`;
+  :func:`planted_word2vec` — the same on a planted corpus, pinned or cached like the LMs.
 
 With the default settings (8000 sentences) the MLM trains in about 30–40 s and the causal
 LM in about 15 s on one CPU thread, and both prefer ``sent_more`` on all minimal pairs at
 ``p = 0.9``, on about half at ``p = 0.5`` and on none at ``p = 0.1``. Training is
 bit-reproducible on one machine and software stack; weights may differ across CPUs,
-thread counts or torch versions, which the cache key does not cover.
+thread counts or torch versions, which the cache key does not cover. That is why the
+models behind checked outputs are pinned (:mod:`polybias.pinned`).
 
 English (``en``), Bangla (``bn``, Bengali script) and Hindi (``hi``, Devanagari) are
 available. The Bangla and Hindi templates keep the target in the nominative (Bangla) or
@@ -44,11 +47,7 @@ import copy
 import hashlib
 import inspect
 import json
-import os
 import random
-import shutil
-import tempfile
-import time
 import unicodedata
 from collections import Counter
 from pathlib import Path
@@ -56,7 +55,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from . import paths
+from . import pinned
 from .records import params_hash, write_text_atomic
 
 #: Bump when a change to this module changes the corpora or the trained weights:
@@ -662,7 +661,7 @@ def train_causal_lm(
 # ------------------------------------------------------------------ cache
 
 _TRAINERS = {"mlm": train_masked_lm, "causal": train_causal_lm}
-_META = "polybias_planted.json"
+_META = pinned.SPEC_FILE
 
 
 def _model_class(kind: str):
@@ -685,7 +684,9 @@ def _no_progress_bars():
             logging.enable_progress_bar()
 
 
-def _load_trained(folder: Path, kind: str):
+def load_trained_folder(folder: Path, kind: str):
+    """Load a saved planted LM (``mlm`` or ``causal``) and its tokenizer from ``folder``
+    (local files, safetensors only, no remote code); the model in eval mode."""
     from transformers import PreTrainedTokenizerFast
 
     with _no_progress_bars():
@@ -735,51 +736,45 @@ def cached_planted_model(
     filler_share: float = 0.25,
     **size,
 ):
-    """A model trained on a planted corpus, trained once and then loaded from the cache.
+    """A model trained on a planted corpus: pinned, or trained once and then cached.
 
     The corpus is ``planted_corpus(n_sentences, p, seed, language, filler_share)``; the
     model is trained by :func:`train_masked_lm` (``kind="mlm"``) or :func:`train_causal_lm`
-    (``kind="causal"``) with ``seed`` and the training options ``size``. It is saved
-    (safetensors, with its tokenizer and ``polybias_planted.json`` holding the inputs and
-    the training time) under ``cache_dir()/trained/<kind>-<hash>``, the hash covering
-    every input (defaults included) and :data:`CODE_VERSION`. The folder is written under
-    a temporary name and renamed when complete, so a crash leaves no partial entry; later
-    calls load it (local files only, no remote code).
+    (``kind="causal"``) with ``seed`` and the training options ``size``. Its key is
+    ``<kind>-<hash>``, the hash covering every input (defaults included) and
+    :data:`CODE_VERSION`. A model in the repository's pinned store (``data/planted``,
+    sha256-verified, identical on every machine) is loaded from there; otherwise
+    :func:`polybias.pinned.resolve` trains it into ``cache_dir()/trained/<key>`` (safetensors,
+    tokenizer and ``polybias_planted.json`` holding the spec; written under a temporary name
+    and renamed when complete) or refuses, as ``POLYBIAS_PLANTED`` says. Loading reads
+    local files only, with no remote code.
 
     Returns
     -------
     (model, tokenizer)
-        The model in eval mode and its ``PreTrainedTokenizerFast``, as loaded from the
-        cache (the first call returns the saved copy too).
+        The model in eval mode and its ``PreTrainedTokenizerFast``, as loaded from disk.
     """
     spec = planted_model_spec(kind, p, seed, language, n_sentences, filler_share, **size)
-    root = paths.cache_dir() / "trained"
-    folder = root / f"{kind}-{params_hash(spec)}"
-    if (folder / _META).is_file():
-        return _load_trained(folder, kind)
-    root.mkdir(parents=True, exist_ok=True)
-    corpus = planted_corpus(n_sentences, p, seed=seed, language=language,
-                            filler_share=filler_share)
-    start = time.perf_counter()
-    model, tokenizer = _TRAINERS[kind](corpus, seed, **size)
-    seconds = time.perf_counter() - start
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=root))
-    try:
-        with _no_progress_bars():
-            model.save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
-        meta = {**spec, "train_seconds": round(seconds, 1), "corpus_sentences": len(corpus)}
-        write_text_atomic(tmp / _META, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
-        try:
-            os.rename(tmp, folder)
-        except OSError:
-            if not (folder / _META).is_file():  # not a concurrent writer's finished entry
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return _load_trained(folder, kind)
+    folder = pinned.resolve(f"{kind}-{params_hash(spec)}", spec,
+                            lambda out: _train_planted(spec, out))
+    return load_trained_folder(folder, kind)
+
+
+def _train_planted(spec: dict[str, Any], folder: Path) -> None:
+    """Train the planted LM described by ``spec`` (:func:`planted_model_spec`) and save it
+    into ``folder``: safetensors weights, tokenizer and ``polybias_planted.json`` (the spec).
+    Nothing time- or machine-dependent is written, so a retrain on the same machine gives
+    byte-identical files."""
+    if spec.get("code_version") != CODE_VERSION:
+        raise SyntheticError(f"spec of code version {spec.get('code_version')!r} cannot be "
+                             f"trained by this code ({CODE_VERSION!r})")
+    corpus = planted_corpus(spec["n_sentences"], spec["p"], seed=spec["seed"],
+                            language=spec["language"], filler_share=spec["filler_share"])
+    model, tokenizer = _TRAINERS[spec["kind"]](corpus, spec["seed"], **spec["training"])
+    with _no_progress_bars():
+        model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    write_text_atomic(folder / _META, json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
 
 
 # ------------------------------------------------------------------ word2vec
@@ -820,6 +815,70 @@ def train_word2vec(
               "min_count": min_count, "sg": sg, "negative": negative, "epochs": epochs,
               "corpus": hashlib.sha256("\n".join(corpus).encode()).hexdigest()}
     return StaticEmbeddings(name, words, vectors, revision=f"word2vec:{params_hash(params)}")
+
+
+WORD2VEC_KIND = "word2vec"
+
+
+def planted_word2vec_spec(p: float, seed: int = 0, language: str = "en",
+                          n_sentences: int = 4000, **word2vec: Any) -> dict[str, Any]:
+    """Every input of a planted word2vec model (the key of :func:`planted_word2vec`);
+    unknown word2vec options raise."""
+    _language(language)
+    _check_probability("p", p)
+    signature = inspect.signature(train_word2vec)
+    options = {name: par.default for name, par in signature.parameters.items()
+               if par.kind is inspect.Parameter.KEYWORD_ONLY and name != "name"}
+    unknown = sorted(set(word2vec) - set(options))
+    if unknown:
+        raise SyntheticError(f"unknown word2vec option(s): {', '.join(unknown)}; "
+                             f"known: {', '.join(options)}")
+    options.update(word2vec)
+    return {"code_version": CODE_VERSION, "kind": WORD2VEC_KIND, "p": float(p), "seed": seed,
+            "language": language, "n_sentences": n_sentences, "training": options}
+
+
+def _train_planted_word2vec(spec: dict[str, Any], folder: Path) -> None:
+    from safetensors.numpy import save_file
+
+    corpus = planted_corpus(spec["n_sentences"], spec["p"], seed=spec["seed"],
+                            language=spec["language"])
+    emb = train_word2vec(corpus, seed=spec["seed"], **spec["training"])
+    save_file({"vectors": emb.vectors}, str(folder / "vectors.safetensors"))
+    write_text_atomic(folder / "words.json", json.dumps(emb.words, ensure_ascii=False) + "\n")
+    write_text_atomic(folder / _META, json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
+
+
+def planted_word2vec(p: float, seed: int = 0, language: str = "en", n_sentences: int = 4000,
+                     **word2vec: Any):
+    """word2vec (:func:`train_word2vec`) on ``planted_corpus(n_sentences, p, seed, language)``,
+    pinned or trained once and cached like :func:`cached_planted_model`: gensim's training
+    runs on the BLAS kernels of the CPU at hand, so its vectors differ across CPUs too.
+
+    Returns
+    -------
+    :class:`polybias.models.StaticEmbeddings`
+        Named ``planted-w2v``, revision ``planted:<key>``.
+    """
+    from safetensors.numpy import load_file
+
+    from .models import StaticEmbeddings
+
+    spec = planted_word2vec_spec(p, seed, language, n_sentences, **word2vec)
+    key = f"{WORD2VEC_KIND}-{params_hash(spec)}"
+    folder = pinned.resolve(key, spec, lambda out: _train_planted_word2vec(spec, out))
+    words = json.loads((folder / "words.json").read_text(encoding="utf-8"))
+    vectors = load_file(str(folder / "vectors.safetensors"))["vectors"]
+    return StaticEmbeddings("planted-w2v", words, vectors, revision=f"planted:{key}")
+
+
+def retrain_pinned(keys: list[str] | None = None) -> dict[str, bool]:
+    """Retrain every pinned planted model (or ``keys``) from its stored spec, rewriting
+    ``data/planted`` (``make planted``); returns ``{key: byte-identical to the pinned}``."""
+    trainers = {"mlm": _train_planted, "causal": _train_planted,
+                WORD2VEC_KIND: _train_planted_word2vec}
+    return pinned.retrain_all(trainers, keys=keys, progress=lambda k: print(f"training {k}",
+                                                                            flush=True))
 
 
 def varied_length_corpus(

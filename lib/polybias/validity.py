@@ -91,11 +91,10 @@ def planted_weat(
     """
     from .metrics.weat import weat
     from .models import lookup
-    from .synthetic import planted_corpus, planted_groups, train_word2vec
+    from .synthetic import planted_groups, planted_word2vec
 
     p = _check_p(p)
-    corpus = planted_corpus(n_sentences, p, seed=seed, language=language)
-    emb = train_word2vec(corpus, seed=seed, **word2vec)
+    emb = planted_word2vec(p, seed=seed, language=language, n_sentences=n_sentences, **word2vec)
     groups = planted_groups(language)
     sets = [groups["targets"]["male"], groups["targets"]["female"],
             groups["attributes"]["career"], groups["attributes"]["family"]]

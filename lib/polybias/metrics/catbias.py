@@ -190,6 +190,12 @@ def top_k_groups(p_norm: pd.DataFrame, k: int = 5, keys: tuple[str, ...] = ("tem
 SCALES = ("sum", "mean")
 
 
+#: How tables print a KL difference: three significant digits. A KL near zero (a
+#: balanced model) is a difference of float32 log-probabilities whose last bits depend on
+#: the CPU's kernels (about 1e-7 nats); a fourth digit of 3.645e-05 is not reproducible.
+KL_FORMAT = ".2e"
+
+
 def kl_matrix(log_dists: np.ndarray, labels: list[str], scale: str = "sum") -> pd.DataFrame:
     """Pairwise KL(P_row ‖ P_col) in nats between distributions given as log-probabilities.
 
@@ -485,7 +491,7 @@ def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None)
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from ..plots import _save
+    from ..plots import save_figure
 
     wide = shares.pivot(index="attribute_group", columns="target_group", values="share")
     fig, ax = plt.subplots(figsize=(1.4 * wide.shape[1] + 2.5, 0.6 * wide.shape[0] + 1.6))
@@ -495,7 +501,7 @@ def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None)
     ax.set_title(title)
     fig.tight_layout()
     if file:
-        _save(fig, file)
+        save_figure(fig, file)
     return fig
 
 

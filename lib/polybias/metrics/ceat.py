@@ -509,7 +509,7 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from ..plots import _save
+    from ..plots import save_figure
 
     lengths = list(dict.fromkeys(frame["length"]))
     x = {length: i for i, length in enumerate(lengths)}
@@ -534,7 +534,7 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
     ax.legend(frameon=False, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
     if file:
-        _save(fig, file)
+        save_figure(fig, file)
     return fig
 
 
@@ -609,5 +609,5 @@ def run_segment_study(
                         "n_sentences": extraction.n_sentences},
                 model_revision=getattr(encoder, "revision", None), data_sha256=data_sha256 or {},
             )
-            write_record(record, paths.project_root() / output_dir)
+            write_record(record, paths.output_path(output_dir))
     return pd.concat(frames, ignore_index=True)

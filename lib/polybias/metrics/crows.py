@@ -395,7 +395,7 @@ def run_crows(
                 metric=metric, model=model, language=language, test=dataset,
                 parameters={**params, **extra}, values={"by_bias_type": table.to_dict("records")},
                 model_revision=lm.revision)
-            write_record(record, paths.project_root() / output_dir)
+            write_record(record, paths.output_path(output_dir))
     return CrowsRun(scored, stereo, attributed, jsd)
 
 

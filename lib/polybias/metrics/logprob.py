@@ -428,7 +428,7 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from ..plots import _save
+    from ..plots import save_figure
 
     long = per_attribute.melt(id_vars=["structure", "attribute", "attribute_group"],
                               value_vars=["prior", "corrected"], var_name="score", value_name="difference")
@@ -448,7 +448,7 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
     fig.suptitle(title)
     fig.tight_layout()
     if file:
-        _save(fig, file)
+        save_figure(fig, file)
     return fig
 
 

@@ -311,7 +311,7 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
                             "alternative": res.alternative, **options},
                 values=res.as_dict(), model_revision=encoder.revision,
                 data_sha256={test.source: registry[test.source].sha256})
-            write_record(record, paths.project_root() / output_dir)
+            write_record(record, paths.output_path(output_dir))
         c = test.categories
         rows.append({"test": name, "targets": f"{c['X']} / {c['Y']}", "attributes": f"{c['A']} / {c['B']}",
                      "effect_size": res.effect_size, "pvalue": res.pvalue, "p_method": res.p_method,

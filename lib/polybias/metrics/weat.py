@@ -217,7 +217,7 @@ def run_weat(
                 values=res.as_dict(), model_revision=emb.revision,
                 data_sha256={f"wordlists/{language}/{wordlist_file}": wordlist_sha},
             )
-            write_record(record, paths.project_root() / output_dir)
+            write_record(record, paths.output_path(output_dir))
         rows.append({"test": name, "effect_size": res.effect_size, "pvalue": res.pvalue,
                      "p_method": res.p_method, "n_x": res.sizes["X"], "n_y": res.sizes["Y"],
                      "dropped": ", ".join(w for ws in res.dropped.values() for w in ws)})

@@ -1,0 +1,162 @@
+"""The pinned store of planted models (polybias.pinned): integrity, modes, and that a
+model retrained on this CPU shows the planted behaviour of the pinned one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from polybias import pinned, synthetic
+from polybias.records import params_hash
+
+
+def _fake_model(folder: Path, spec: dict) -> None:
+    (folder / "weights.bin").write_bytes(b"\x00\x01" * 8)
+    (folder / pinned.SPEC_FILE).write_text(json.dumps(spec))
+
+
+def test_every_pinned_model_verifies_against_its_sha256():
+    manifest = pinned.read_manifest()
+    assert manifest, "data/planted/manifest.json lists no pinned models"
+    for key, entry in manifest.items():
+        assert pinned.lookup(key) == pinned.store_dir() / key
+        assert key == f"{entry['spec']['kind']}-{params_hash(entry['spec'])}"
+
+
+def test_add_then_lookup_and_a_tampered_file_is_an_error(tmp_path):
+    source = tmp_path / "trained"
+    source.mkdir()
+    _fake_model(source, {"kind": "mlm"})
+    store = tmp_path / "store"
+    pinned.add("mlm-abc", source, {"kind": "mlm"}, store)
+    assert pinned.lookup("mlm-abc", store) == store / "mlm-abc"
+    assert pinned.lookup("mlm-other", store) is None
+    (store / "mlm-abc" / "weights.bin").write_bytes(b"tampered")
+    with pytest.raises(pinned.PinnedError, match=r"mlm-abc: .*weights.bin does not match its sha256"):
+        pinned.lookup("mlm-abc", store)
+    (store / "mlm-abc" / "weights.bin").unlink()
+    with pytest.raises(pinned.PinnedError, match="weights.bin is missing"):
+        pinned.lookup("mlm-abc", store)
+
+
+def test_an_unlisted_file_in_a_pinned_folder_is_an_error(tmp_path):
+    source = tmp_path / "trained"
+    source.mkdir()
+    _fake_model(source, {"kind": "mlm"})
+    pinned.add("mlm-abc", source, {"kind": "mlm"}, tmp_path)
+    (tmp_path / "mlm-abc" / "extra.bin").write_bytes(b"?")
+    with pytest.raises(pinned.PinnedError, match="not in the manifest: extra.bin"):
+        pinned.lookup("mlm-abc", tmp_path)
+
+
+def test_pinned_mode_refuses_to_train_and_writes_nothing(empty_project, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_PLANTED", "pinned")
+    calls = []
+    with pytest.raises(pinned.PinnedError, match="mlm-123 is not pinned.*POLYBIAS_PLANTED=pinned"):
+        pinned.resolve("mlm-123", {"kind": "mlm"}, calls.append)
+    assert calls == []
+    assert not (empty_project / ".cache" / "trained").exists()
+
+
+def test_auto_trains_into_the_cache_and_pin_adds_to_the_store(empty_project, monkeypatch):
+    monkeypatch.delenv("POLYBIAS_PLANTED", raising=False)
+    folder = pinned.resolve("mlm-123", {"kind": "mlm"}, lambda out: _fake_model(out, {"kind": "mlm"}))
+    assert folder == empty_project / ".cache" / "trained" / "mlm-123"
+    assert pinned.read_manifest() == {}
+    monkeypatch.setenv("POLYBIAS_PLANTED", "pin")
+    pinned_folder = pinned.resolve("mlm-123", {"kind": "mlm"}, lambda out: pytest.fail("retrained"))
+    assert pinned_folder == empty_project / "data" / "planted" / "mlm-123"
+    assert set(pinned.read_manifest()["mlm-123"]["files"]) == {"weights.bin", pinned.SPEC_FILE}
+
+
+def test_a_failed_training_leaves_nothing(empty_project, monkeypatch):
+    monkeypatch.delenv("POLYBIAS_PLANTED", raising=False)
+
+    def broken(out):
+        (out / "partial.bin").write_bytes(b"x")
+        raise RuntimeError("diverged")
+
+    with pytest.raises(RuntimeError, match="diverged"):
+        pinned.resolve("mlm-123", {"kind": "mlm"}, broken)
+    assert list((empty_project / ".cache" / "trained").iterdir()) == []
+
+
+def test_an_unknown_mode_is_an_error(monkeypatch):
+    monkeypatch.setenv("POLYBIAS_PLANTED", "sometimes")
+    with pytest.raises(pinned.PinnedError, match="POLYBIAS_PLANTED must be one of auto, pinned, pin"):
+        pinned.mode()
+
+
+# ------------------------------------------------------- retraining on whatever CPU runs this
+
+RETRAIN_TOLERANCE = 10.0  # stereotype-score points between the pinned and a retrained MLM
+WEAT_TOLERANCE = 0.35  # WEAT effect size between pinned and retrained word2vec
+
+
+def _entry(kind: str, p: float, n_sentences: int) -> str:
+    keys = [k for k, e in pinned.read_manifest().items()
+            if e["spec"]["kind"] == kind and e["spec"]["p"] == p and e["spec"]["seed"] == 0
+            and e["spec"]["language"] == "en" and e["spec"]["n_sentences"] == n_sentences]
+    assert keys, f"no pinned {kind} at p={p}, n={n_sentences}"
+    return keys[0]
+
+
+def _copy_entry(key: str, store: Path) -> None:
+    shutil.copytree(pinned.store_dir() / key, store / key)
+    entry = pinned.read_manifest()[key]
+    (store / pinned.MANIFEST).write_text(json.dumps({key: entry}))
+
+
+_SCORE = """
+import sys
+from pathlib import Path
+from polybias import scoring, synthetic
+from polybias.metrics import crows
+model, tok = synthetic.load_trained_folder(Path(sys.argv[1]), "mlm")
+lm = scoring.wrap_language_model(model, tok, name="m", kind="mlm", revision="x")
+pairs = synthetic.minimal_pairs(100, "en", seed=0)
+print(float(crows.stereotype_score(crows.pair_scores(lm, pairs), n_bootstrap=0).score.iloc[0]))
+"""
+
+
+def _score(folder: Path) -> float:
+    out = subprocess.run([sys.executable, "-c", _SCORE, str(folder)], check=True,
+                         capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_retrained_planted_mlm_shows_the_pinned_planted_behaviour(tmp_path):
+    """Retrained under the generic kernels (ATEN_CPU_CAPABILITY=default, standing in for
+    another CPU), the p = 0.9 MLM of the validity study prefers the stereotypical sentence
+    as the pinned one does: score above 70 and within RETRAIN_TOLERANCE points of it."""
+    key = _entry("mlm", 0.9, 3000)
+    _copy_entry(key, tmp_path)
+    code = ("import sys; from pathlib import Path; from polybias import synthetic, pinned; "
+            "trainers = {'mlm': synthetic._train_planted}; "
+            f"print(pinned.retrain_all(trainers, store=Path(sys.argv[1]), keys=[{key!r}]))")
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, env=env,
+                   capture_output=True, text=True)
+    pinned_score, retrained = _score(pinned.store_dir() / key), _score(tmp_path / key)
+    assert pinned_score > 70 and retrained > 70
+    assert abs(retrained - pinned_score) <= RETRAIN_TOLERANCE
+
+
+def test_retrained_planted_word2vec_shows_the_pinned_weat_effect(tmp_path, monkeypatch):
+    from polybias import validity
+
+    key = _entry(synthetic.WORD2VEC_KIND, 0.9, 4000)
+    pinned_row = validity.planted_weat(0.9, seed=0, n_permutations=1000)
+    monkeypatch.setenv("POLYBIAS_ROOT", str(tmp_path))
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "configs").mkdir()
+    monkeypatch.delenv("POLYBIAS_PLANTED", raising=False)
+    retrained_row = validity.planted_weat(0.9, seed=0, n_permutations=1000)
+    assert (tmp_path / ".cache" / "trained" / key).is_dir()  # trained here, not read from the store
+    assert pinned_row["value"] > 0.5 and retrained_row["value"] > 0.5
+    assert abs(retrained_row["value"] - pinned_row["value"]) <= WEAT_TOLERANCE

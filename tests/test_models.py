@@ -106,3 +106,62 @@ def test_load_lm_rejects_non_language_models():
         models.load_lm("w2v-gnews")
     with pytest.raises(ModelError, match="unknown model"):
         models.load_lm("no-such-lm")
+
+
+# ------------------------------------------------------------- strict text embeddings
+
+TWELVE = [f"w{i} " + " ".join(str(i + k / 10) for k in range(3)) for i in range(12)]
+
+
+def files_under(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("lines, message", [
+    # truncated at a line boundary: 5 of the 12 rows the header declares
+    (["12 3", *TWELVE[:5]],
+     r"v.txt: the header \(line 1: '12 3'\) declares 12 vectors, but the file ends after 5 "
+     r"\(line 6\): truncated\?"),
+    # truncated inside a row
+    (["12 3", *TWELVE[:11], "w11 11.0 11."],
+     r"v.txt:13: expected a word and 3 numbers \(the header declares dimension 3\), found 2"),
+    (["12 3", *TWELVE, "w12 1 2 3"], r"v.txt:14: a vector beyond the 12 that the header \(line 1: '12 3'\)"),
+    (["12 3", *TWELVE[:4], "w4 1 2 3 4", *TWELVE[5:]],
+     r"v.txt:6: expected a word and 3 numbers \(the header declares dimension 3\), found 4"),
+    (["12 0", *TWELVE], r"v.txt:1: header declares 12 vectors of dimension 0"),
+])
+def test_word2vec_text_is_checked_against_its_header(tmp_path, monkeypatch, lines, message):
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "v.txt"
+    path.write_text("\n".join(lines) + "\n")
+    before = files_under(tmp_path)
+    with pytest.raises(ModelError, match=message):
+        read_static(path, "word2vec-text")
+    assert files_under(tmp_path) == before  # nothing written, no cache
+
+
+def test_word2vec_text_header_and_limit(tmp_path):
+    path = tmp_path / "v.txt"
+    path.write_text("\n".join(["12 3", *TWELVE]) + "\n")
+    assert len(read_static(path, "word2vec-text")) == 12
+    assert len(read_static(path, "word2vec-text", limit=5)) == 5  # the first 5 rows only
+    path.write_text("\n".join(["12 3", *TWELVE[:5]]) + "\n")
+    assert len(read_static(path, "word2vec-text", limit=5)) == 5
+    with pytest.raises(ModelError, match="declares 12 vectors, but the file ends after 5"):
+        read_static(path, "word2vec-text", limit=6)
+
+
+def test_model_path_directory_or_missing(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "vectors"
+    folder.mkdir()
+    with pytest.raises(ModelError, match=r"embedding path is a directory, not a file: .*vectors; "
+                                         r"expected one embedding file in one of the formats "
+                                         r"word2vec-text, word2vec-binary, glove-text, gensim-kv"):
+        read_static(folder)
+    with pytest.raises(ModelError, match=r"^embedding file not found: .*absent.vec$"):
+        read_static(tmp_path / "absent.vec")
+    registry = {"dir": {"kind": "static", "path": str(folder), "format": "word2vec-text"}}
+    with pytest.raises(ModelError, match="is a directory"):
+        models.load_static("dir", registry)
+    assert files_under(tmp_path) == ["vectors"]

@@ -215,8 +215,21 @@ def read_static(
         needs ``allow_pickle=True``). Guessed from the suffix when None.
     limit : read only the first ``limit`` words.
     revision : identifier recorded with results; the file's sha256 when None.
+
+    Raises
+    ------
+    ModelError
+        If ``path`` is missing or a directory, the format is unknown, a pickle is not
+        allowed, or the file is malformed. A ``word2vec-text`` file with a header line
+        ``count dim`` must hold exactly ``count`` rows of a word and ``dim`` numbers
+        (all of them when ``limit`` is None, else the first ``limit``): a truncated
+        file, an extra row or a row of another dimension is an error naming the file,
+        the line and what was expected.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ModelError(f"embedding path is a directory, not a file: {path}; expected one "
+                         f"embedding file in one of the formats {', '.join(STATIC_FORMATS)}")
     if not path.is_file():
         raise ModelError(f"embedding file not found: {path}")
     fmt = fmt or _guess_format(path)
@@ -238,6 +251,7 @@ def read_static(
 
 
 def _guess_format(path: Path) -> str:
+    """Format of a static embedding file from its name (``.bin``, ``.kv``, ``glove``)."""
     suffix = path.suffix.lower()
     if suffix == ".bin":
         return "word2vec-binary"
@@ -247,21 +261,41 @@ def _guess_format(path: Path) -> str:
 
 
 def _read_text_vectors(path: Path, limit: int | None, header: bool) -> tuple[list[str], np.ndarray]:
+    """Words and vectors of a text embedding file (word2vec text or GloVe).
+
+    With ``header`` (word2vec text), a first line of two integers ``count dim`` is the
+    header, and the rows are checked against it: each holds a word and exactly ``dim``
+    numbers, and there are exactly ``count`` of them (or the first ``limit``). Without
+    a header the dimension is that of the first row, and a row with fewer numbers is
+    an error (words may contain spaces, as in GloVe 840B).
+    """
     words: list[str] = []
     rows: list[np.ndarray] = []
     dim: int | None = None
+    count: int | None = None
+    lineno = 0
     with open(path, encoding="utf-8", errors="strict") as fh:
         for lineno, line in enumerate(fh, 1):
             parts = line.rstrip("\n\r").rstrip(" ").split(" ")
             if lineno == 1 and header and len(parts) == 2 and all(p.isdigit() for p in parts):
-                dim = int(parts[1])
+                count, dim = int(parts[0]), int(parts[1])
+                if count < 1 or dim < 1:
+                    raise ModelError(f"{path}:1: header declares {count} vectors of dimension "
+                                     f"{dim}; expected positive numbers")
                 continue
             if not line.strip():
                 continue
+            if count is not None and len(words) >= count:
+                raise ModelError(f"{path}:{lineno}: a vector beyond the {count} that the header "
+                                 f"(line 1: '{count} {dim}') declares")
             if dim is None:
                 dim = _infer_dim(parts)
+            if count is not None and _infer_dim(parts) != dim:
+                raise ModelError(f"{path}:{lineno}: expected a word and {dim} numbers (the header "
+                                 f"declares dimension {dim}), found {_infer_dim(parts)} numbers")
             if len(parts) < dim + 1:
-                raise ModelError(f"{path}:{lineno}: expected a word and {dim} numbers")
+                raise ModelError(f"{path}:{lineno}: expected a word and {dim} numbers, "
+                                 f"found {len(parts)} fields")
             try:
                 vec = np.asarray(parts[-dim:], dtype=np.float32)
             except ValueError as exc:
@@ -272,6 +306,10 @@ def _read_text_vectors(path: Path, limit: int | None, header: bool) -> tuple[lis
                 break
     if not words:
         raise ModelError(f"{path}: no vectors found")
+    expected = count if limit is None or count is None else min(count, limit)
+    if expected is not None and len(words) < expected:
+        raise ModelError(f"{path}: the header (line 1: '{count} {dim}') declares {count} vectors, "
+                         f"but the file ends after {len(words)} (line {lineno}): truncated?")
     return words, np.vstack(rows)
 
 

@@ -136,6 +136,30 @@ def test_invalid_pairs_raise_with_file_line_and_id(tmp_path):
     assert "line 6 (pair_id '4'): not a minimal pair: 4 token(s) differ in 1 span(s)" in text
 
 
+def test_invalid_pairs_raise_by_default(tmp_path):
+    path = write(tmp_path, BAD_PAIRS)
+    with pytest.raises(cp.CrowsPairsError) as err:
+        cp.read_pairs_csv(path, language="en")
+    text = str(err.value)
+    assert text.startswith("pairs.csv: 3 invalid pair(s): line 4 (pair_id '2'): empty sent_less")
+    assert text.endswith("pass on_invalid='drop' or 'keep' to read the file anyway")
+    # only empty or identical sentences, with the minimal-pair rule off
+    with pytest.raises(cp.CrowsPairsError, match=r"2 invalid pair\(s\)"):
+        cp.read_pairs_csv(path, language="en", max_diff=None)
+    assert len(cp.read_pairs_csv(write(tmp_path, HEADER + GOOD, "good.csv"), language="en")) == 2
+
+
+def test_registered_datasets_with_invalid_pairs_raise_by_default(mirror):
+    with pytest.raises(cp.CrowsPairsError, match=r"crows_pairs_anonymized.csv: 33 invalid pair\(s\)"):
+        cp.load_crows_pairs("crows-pairs")
+    with pytest.raises(cp.CrowsPairsError, match=r"4 invalid pair\(s\).*'59'.*identical sentences"):
+        cp.load_crows_pairs("crows-pairs-revised", "fr", max_diff=None)
+    assert len(cp.load_crows_pairs("crows-pairs-steinborn", "zh")) == 212  # no invalid pair
+    # what the notebooks' loader (polybias.metrics.crows) asks for: broken pairs dropped, counted
+    fr = cp.load_crows_pairs("crows-pairs-revised", "fr", on_invalid="drop", max_diff=None)
+    assert fr.attrs["n_dropped"] == 4 and len(fr) == 1677 - 4
+
+
 def test_invalid_pairs_drop_and_keep(tmp_path, caplog):
     path = write(tmp_path, BAD_PAIRS)
     with caplog.at_level(logging.WARNING, logger="polybias.crowspairs"):
@@ -145,12 +169,13 @@ def test_invalid_pairs_drop_and_keep(tmp_path, caplog):
     assert report.pair_id.tolist() == ["2", "3", "4"]
     assert report.line.tolist() == [4, 5, 6]
     assert "dropped 3 invalid pair(s)" in caplog.text
-    kept = cp.read_pairs_csv(path, language="en")  # default: keep
-    assert len(kept) == 5 and kept.attrs["dropped"].empty
+    assert dropped.attrs["n_dropped"] == 3
+    kept = cp.read_pairs_csv(path, language="en", on_invalid="keep")
+    assert len(kept) == 5 and kept.attrs["dropped"].empty and kept.attrs["n_dropped"] == 0
     assert kept.attrs["invalid"].pair_id.tolist() == ["2", "3", "4"]
     assert kept.sent_less[2] == ""
     # a looser rule accepts the four-word edit
-    loose = cp.read_pairs_csv(path, language="en", max_diff=4)
+    loose = cp.read_pairs_csv(path, language="en", max_diff=4, on_invalid="keep")
     assert loose.attrs["invalid"].pair_id.tolist() == ["2", "3"]
     unchecked = cp.read_pairs_csv(path, language="en", max_diff=None, on_invalid="drop")
     assert unchecked.pair_id.tolist() == ["0", "1", "4"]
@@ -160,7 +185,7 @@ def test_invalid_pairs_drop_and_keep(tmp_path, caplog):
 
 def test_bias_type_filter(tmp_path):
     path = write(tmp_path, BAD_PAIRS)
-    only = cp.read_pairs_csv(path, language="en", bias_types=["Sexual orientation"])
+    only = cp.read_pairs_csv(path, language="en", bias_types=["Sexual orientation"], on_invalid="keep")
     assert only.pair_id.tolist() == ["3"]
     # validation of pairs applies to the kept bias types only
     assert len(cp.read_pairs_csv(path, language="en", bias_types=["gender"], on_invalid="drop")) == 2
@@ -252,7 +277,7 @@ COUNTS += [("crows-pairs-steinborn", lang, 212) for lang in cp.STEINBORN_LANGUAG
 
 @pytest.mark.parametrize("dataset, language, n", COUNTS)
 def test_datasets_load(mirror, dataset, language, n):
-    frame = cp.load_crows_pairs(dataset, language)
+    frame = cp.load_crows_pairs(dataset, language, on_invalid="keep")
     assert len(frame) == n
     assert list(frame.columns) == list(cp.COLUMNS)
     assert frame.pair_id.is_unique
@@ -263,7 +288,7 @@ def test_datasets_load(mirror, dataset, language, n):
 
 
 def test_crows_pairs_counts(mirror):
-    frame = cp.load_crows_pairs("crows-pairs")
+    frame = cp.load_crows_pairs("crows-pairs", on_invalid="keep")
     # Nangia et al. (2020), Table 1
     assert frame.bias_type.value_counts().to_dict() == {
         "race-color": 516, "gender": 262, "socioeconomic": 172, "nationality": 159,
@@ -275,7 +300,7 @@ def test_crows_pairs_counts(mirror):
 
 
 def test_revised_french_defects(mirror):
-    fr = cp.load_crows_pairs("crows-pairs-revised", "fr")
+    fr = cp.load_crows_pairs("crows-pairs-revised", "fr", on_invalid="keep")
     problems = fr.attrs["invalid"].set_index("pair_id").problem
     assert {p: problems[p] for p in ["59", "129", "379", "388"]} == {
         "59": "identical sentences", "129": "empty sent_less",
@@ -289,7 +314,7 @@ def test_revised_french_defects(mirror):
     assert len(dropped) == 1677 - 42 and len(dropped.attrs["dropped"]) == 42
     defects = cp.load_crows_pairs("crows-pairs-revised", "fr", on_invalid="drop", max_diff=None)
     assert defects.attrs["dropped"].pair_id.tolist() == ["59", "129", "379", "388"]
-    en = cp.load_crows_pairs("crows-pairs-revised", "en")
+    en = cp.load_crows_pairs("crows-pairs-revised", "en", on_invalid="keep")
     assert (en.bias_type == "other").sum() == 11
     assert en.pair_id.str.startswith("LA").sum() == 210
     assert en.pair_id.tolist() == fr.pair_id.tolist()
@@ -297,25 +322,27 @@ def test_revised_french_defects(mirror):
 
 
 def test_steinborn_ids_are_crows_pairs_gender_rows(mirror):
-    crows = cp.load_crows_pairs("crows-pairs").set_index("pair_id")
+    crows = cp.load_crows_pairs("crows-pairs", on_invalid="keep").set_index("pair_id")
     for lang in cp.STEINBORN_LANGUAGES:
-        frame = cp.load_crows_pairs("crows-pairs-steinborn", lang)
+        frame = cp.load_crows_pairs("crows-pairs-steinborn", lang, on_invalid="keep")
         assert (frame.bias_type == "gender").all()
         assert frame.direction.value_counts().to_dict() == {"stereo": 122, "antistereo": 90}
         source = crows.loc[frame.pair_id]
         assert (source.bias_type == "gender").all()
         assert (source.direction.to_numpy() == frame.direction.to_numpy()).all()
-    indonesian = cp.load_crows_pairs("crows-pairs-steinborn", "id").attrs["invalid"]
+    indonesian = cp.load_crows_pairs("crows-pairs-steinborn", "id", on_invalid="keep").attrs["invalid"]
     assert indonesian.set_index("pair_id").problem["29"] == "identical sentences"
 
 
 def test_gamboa_subset(mirror):
-    g = cp.load_crows_pairs("crows-pairs-gamboa")
+    g = cp.load_crows_pairs("crows-pairs-gamboa", on_invalid="keep")
     assert g.bias_type.value_counts().to_dict() == {"gender": 159, "sexual-orientation": 72}
     assert (g.direction == "stereo").all()
-    assert len(cp.load_crows_pairs("crows-pairs-gamboa", bias_types=["sexual orientation"])) == 72
+    assert len(cp.load_crows_pairs("crows-pairs-gamboa", bias_types=["sexual orientation"],
+                                   on_invalid="keep")) == 72
     # 229 pairs are CrowS-Pairs stereo pairs verbatim; rows 0 and 1 were edited
-    crows = cp.load_crows_pairs("crows-pairs", bias_types=["gender", "sexual-orientation"])
+    crows = cp.load_crows_pairs("crows-pairs", bias_types=["gender", "sexual-orientation"],
+                                on_invalid="keep")
     crows = crows[crows.direction == "stereo"]
     assert len(crows) == 231
     known = set(zip(crows.sent_more, crows.sent_less, crows.bias_type, strict=True))
@@ -326,7 +353,7 @@ def test_gamboa_subset(mirror):
     assert g.sent_less[0] == "Men don't know how to drive."
     # the seed code's unicode_escape reading garbles the one non-ASCII pair
     assert g.sent_more[199].startswith("It\u2019s unfortunate")
-    compat = cp.load_crows_pairs("crows-pairs-gamboa", compat_unicode_escape=True)
+    compat = cp.load_crows_pairs("crows-pairs-gamboa", on_invalid="keep", compat_unicode_escape=True)
     assert compat.sent_more[199].startswith("It\u00e2\x80\x99s unfortunate")
     assert (compat.drop(index=199) == g.drop(index=199)).all().all()
 
@@ -352,7 +379,7 @@ def test_gpt2_scores_match_summary(mirror):
     assert (summary.total_pairs.tolist(), summary.sjsd_biased.tolist()) == ([231, 159, 72],
                                                                            [141, 90, 51])
     # the scores were computed on the text as the seed code reads it (unicode_escape)
-    compat = cp.load_crows_pairs("crows-pairs-gamboa", compat_unicode_escape=True)
+    compat = cp.load_crows_pairs("crows-pairs-gamboa", on_invalid="keep", compat_unicode_escape=True)
     assert (compat.sent_more.to_numpy() == scores.sent_more_bias.to_numpy()).all()
     assert (compat.bias_type.to_numpy() == scores.bias_type.to_numpy()).all()
 
@@ -440,7 +467,7 @@ def test_table3_all_is_the_count_weighted_mean():
 
 
 def test_tables_4_5_signs_and_pairs(mirror):
-    gamboa = cp.load_crows_pairs("crows-pairs-gamboa").set_index("pair_id")
+    gamboa = cp.load_crows_pairs("crows-pairs-gamboa", on_invalid="keep").set_index("pair_id")
     for table, model, n in (("table4", "albert-xxlarge-v2", 9), ("table5", "SeaLLMs-v3-7B-Chat", 7)):
         t = reported(table)
         assert len(t) == n and (t.model == model).all() and (t.metric == "b_u").all()

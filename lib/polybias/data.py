@@ -4,7 +4,12 @@
 in order, in the mirror named by ``POLYBIAS_DATA_MIRROR`` (laid out
 ``<mirror>/<owner>+<repo>/<path>``), in the download cache, and finally downloads the
 pinned URL with :mod:`pooch`. Every copy is checked against its sha256; a mismatch
-is an error and a bad download is not kept.
+is an error and a bad download is not kept. Every failure is a :class:`DataError` whose
+message is one line naming the source, its URL and how to provide it.
+
+:func:`availability` says whether a source can be had right now (mirror, verified
+cache, else a download with a short timeout), with a one-line reason when it cannot;
+sweeps use it to skip the runs whose data is out of reach instead of failing them.
 
 A source is either a file of a GitHub repository pinned to a commit::
 
@@ -37,6 +42,11 @@ from . import paths
 from .records import sha256_file
 
 log = logging.getLogger(__name__)
+
+DOWNLOAD_TIMEOUT = 30.0
+"""Seconds a download may wait for the server to connect or to send more bytes."""
+PROBE_TIMEOUT = 5.0
+"""The same for the download attempt of :func:`availability`."""
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -130,36 +140,140 @@ def _check(path: Path, source: Source) -> bool:
     return _verified(str(path), st.st_size, st.st_mtime_ns, source.sha256)
 
 
-def fetch(name: str, registry: dict[str, Source] | None = None) -> Path:
-    """Return a local, sha256-verified path to the registered file ``name``.
+def _remedy(source: Source) -> str:
+    """How to provide ``source`` without this machine downloading it."""
+    if source.mirror_relpath is not None:
+        return ("connect to the network, or set POLYBIAS_DATA_MIRROR to a folder laid out "
+                f"<owner>+<repo>/<path> (holding {source.mirror_relpath.as_posix()})")
+    return (f"connect to the network, or put the file {source.filename} "
+            f"(sha256 {source.sha256}) at {_cache_target(source)}")
+
+
+def _cache_target(source: Source) -> Path:
+    return paths.cache_dir() / "sources" / source.name / source.filename
+
+
+def _cause(exc: BaseException) -> str:
+    """A short, one-line cause of a failed download."""
+    try:
+        import requests
+    except ImportError:  # pragma: no cover - pooch depends on requests
+        requests = None
+    if requests is not None:
+        from urllib.parse import urlparse
+
+        url = getattr(getattr(exc, "request", None), "url", None) or ""
+        host = urlparse(url).hostname or "the server"
+        if isinstance(exc, requests.exceptions.Timeout):
+            return f"no answer from {host} in time"
+        if isinstance(exc, requests.exceptions.ConnectionError):
+            return f"no connection to {host} (offline?)"
+        if isinstance(exc, requests.exceptions.HTTPError) and exc.response is not None:
+            return f"HTTP {exc.response.status_code} from {host}"
+    first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+    return f"{type(exc).__name__}: {first}"[:200]
+
+
+def _local(source: Source) -> Path | None:
+    """A verified local copy of ``source`` (mirror first, then cache), or None.
 
     Raises
     ------
     DataError
-        If the mirror or cache copy fails its checksum, or the download fails.
+        If the mirror holds a copy that fails its sha256.
     """
-    source = get_source(name, registry)
     mirror = paths.mirror_dir()
     if mirror is not None and source.mirror_relpath is not None:
         candidate = mirror / source.mirror_relpath
         if candidate.is_file():
             if not _check(candidate, source):
                 raise DataError(
-                    f"{candidate}: sha256 does not match the registry entry {name!r} "
+                    f"{candidate}: sha256 does not match the registry entry {source.name!r} "
                     f"(expected {source.sha256}); the mirror copy is corrupt or a different version"
                 )
             return candidate
-    folder = paths.cache_dir() / "sources" / name
-    target = folder / source.filename
+    target = _cache_target(source)
     if target.is_file():
         if _check(target, source):
             return target
         log.warning("cached %s fails its sha256; downloading again", target)
         target.unlink()
-    return _download(source, folder)
+    return None
 
 
-def _download(source: Source, folder: Path) -> Path:
+def fetch(name: str, registry: dict[str, Source] | None = None) -> Path:
+    """Return a local, sha256-verified path to the registered file ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A source of the registry (``data/sources.yaml``).
+    registry : dict, optional
+        A registry from :func:`load_registry`; the project's by default.
+
+    Returns
+    -------
+    Path
+        The mirror copy, the cached copy, or a fresh download into the cache.
+
+    Raises
+    ------
+    DataError
+        With a one-line message: the name is not registered, the mirror or a download
+        fails its checksum, or the download fails (naming the source, its URL and how to
+        provide it: network or ``POLYBIAS_DATA_MIRROR``).
+    """
+    source = get_source(name, registry)
+    local = _local(source)
+    if local is not None:
+        return local
+    return _download(source, _cache_target(source).parent, DOWNLOAD_TIMEOUT)
+
+
+def availability(name: str, registry: dict[str, Source] | None = None,
+                 timeout: float = PROBE_TIMEOUT) -> tuple[bool, str]:
+    """Whether the registered file ``name`` can be had right now, and why (not).
+
+    Looks in the mirror (``POLYBIAS_DATA_MIRROR``) and the verified cache first; else
+    tries the download (which then stays in the cache, so that the run reading it finds
+    it there), giving up when the server does not connect or answer within ``timeout``
+    seconds.
+
+    Parameters
+    ----------
+    name : str
+        A registered source.
+    registry : dict, optional
+        A registry from :func:`load_registry`; the project's by default.
+    timeout : float
+        Seconds to wait for the download's connection and for each answer.
+
+    Returns
+    -------
+    (bool, str)
+        ``(True, where)`` with ``where`` naming the copy (mirror, cache or download), or
+        ``(False, reason)`` with a one-line reason naming the source, its URL and how to
+        provide it.
+
+    Raises
+    ------
+    DataError
+        If ``name`` is not registered (a misconfiguration, not a matter of the network).
+    """
+    source = get_source(name, registry)
+    try:
+        local = _local(source)
+        if local is not None:
+            where = "mirror" if paths.mirror_dir() is not None and \
+                local.is_relative_to(paths.mirror_dir()) else "cache"
+            return True, f"{name}: verified copy in the {where}"
+        _download(source, _cache_target(source).parent, timeout)
+    except DataError as exc:
+        return False, str(exc)
+    return True, f"{name}: downloaded from {source.url}"
+
+
+def _download(source: Source, folder: Path, timeout: float = DOWNLOAD_TIMEOUT) -> Path:
     import pooch
 
     log.warning("downloading %s from %s (licence: %s)", source.name, source.url, source.licence)
@@ -170,12 +284,23 @@ def _download(source: Source, folder: Path) -> Path:
             known_hash=f"sha256:{source.sha256}",
             fname=source.filename,
             path=folder,
-            progressbar=False,
+            downloader=pooch.HTTPDownloader(progressbar=False, timeout=timeout),
         )
-    except ValueError as exc:  # pooch: hash mismatch (file already removed by pooch)
-        raise DataError(f"download of {source.name!r} from {source.url} failed its sha256: {exc}") from exc
-    except Exception as exc:  # network errors
-        raise DataError(f"cannot download {source.name!r} from {source.url}: {exc}") from exc
+    except Exception as exc:
+        import requests
+
+        try:  # leave no empty folder behind a failed download
+            folder.rmdir()
+        except OSError:
+            pass
+
+        if isinstance(exc, ValueError) and not isinstance(exc, requests.RequestException):
+            # pooch: hash mismatch (the file is already removed by pooch)
+            first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+            raise DataError(f"data source {source.name!r}: the download from {source.url} failed "
+                            f"its sha256 ({first})") from exc
+        raise DataError(f"data source {source.name!r} cannot be had: {_cause(exc)} for "
+                        f"{source.url}; {_remedy(source)}") from exc
     return Path(got)
 
 

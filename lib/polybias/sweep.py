@@ -14,6 +14,14 @@ A sweep YAML lists entries; each expands to one run per point of its grid::
         executed: paper/executed/01_weat_{model}.ipynb   # optional copy for nbval
         table_file: paper/tables/weat_{model}.md         # optional, passed to the notebook
         resources: {GPU: 1}                 # optional Dask worker resources held by each run
+        sources: [crows-pairs]              # optional data sources (data/sources.yaml) it needs
+
+The configuration is strict: a key other than those above (at the top level:
+``kernel`` and ``runs``), or a parameter (in ``grid`` or ``parameters``) that the
+notebook's cell tagged ``parameters`` does not declare, is a :class:`SweepError` before
+anything runs. A parameter the notebook annotates ``list`` given a single value (``tests:
+weat1``) is passed as a one-item list (``["weat1"]``), never as a string whose letters a
+loop would visit one by one.
 
 Each run gets ``output_dir`` (its folder under ``results/``) as a parameter. A run
 starts by emptying its folder, executes the notebook there and, only when it
@@ -24,6 +32,17 @@ it lists is intact (an edit of the notebook's source counts as a change); so a r
 killed halfway, at any point, leaves nothing that looks finished, and running the
 sweep again redoes only what is missing. A failed run leaves ``failed.ipynb``
 (showing the error) and no marker.
+
+Runs are skipped (reported as ``skipped``, with the reason, not as failed) when:
+
+- they are done already (see above);
+- a data source they declare under ``sources:`` cannot be had now (no mirror copy, no
+  verified cache and no download; see :func:`polybias.data.availability`): nothing of
+  theirs is written, and the summary gives the one-line reason;
+- another process is executing them ("running elsewhere"): a run in progress holds an
+  exclusive lock (``fcntl.flock``) on the file ``.lock`` in its folder, which the
+  operating system releases when the holder ends or is killed; so two sweeps of the same
+  configuration never compute the same run at the same time.
 
 Where the runs execute:
 
@@ -42,7 +61,9 @@ Where the runs execute:
 
 Dask reschedules the run of a worker that died; a run that kills its workers three
 times is reported as failed. A progress bar counts runs done, failed and skipped with
-an ETA; failures are listed at the end with the notebook that shows the error.
+an ETA; failures are listed at the end with the notebook that shows the error (the
+exception's type and the first line of its message), and skipped runs that are not done
+with their reason.
 """
 
 from __future__ import annotations
@@ -68,6 +89,14 @@ MARKER = "run.json"
 EXECUTED = "executed.ipynb"
 FAILED = "failed.ipynb"
 PARTIAL = ".executing.ipynb"
+LOCK = ".lock"
+TOP_KEYS = ("kernel", "runs")
+"""Keys of a sweep YAML's top level."""
+RUN_KEYS = ("notebook", "section", "grid", "parameters", "executed", "table_file",
+            "resources", "sources")
+"""Keys of one entry of ``runs:``."""
+DONE = "already done"
+"""``reason`` of a run skipped because it finished before."""
 JOBQUEUE_CLASSES = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster",
                     "lsf": "LSFCluster", "htcondor": "HTCondorCluster", "oar": "OARCluster",
                     "moab": "MoabCluster"}
@@ -88,6 +117,7 @@ class Run:
     executed: str | None
     kernel: str
     resources: dict[str, float] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
 
     @property
     def params_hash(self) -> str:
@@ -126,20 +156,135 @@ def _resources(value: Any, where: str) -> dict[str, float]:
     return {k: float(v) for k, v in value.items()}
 
 
+def _unknown_keys(found: Any, valid: tuple[str, ...], where: str) -> None:
+    unknown = [str(k) for k in found if k not in valid]
+    if unknown:
+        raise SweepError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
+                         f"valid keys: {', '.join(valid)}")
+
+
+def notebook_parameters(path: str | Path) -> dict[str, str]:
+    """The parameters a notebook declares, with their annotated types.
+
+    Parameters
+    ----------
+    path : str or Path
+        A jupytext source (``.py`` percent format) or an ``.ipynb`` notebook.
+
+    Returns
+    -------
+    dict
+        Parameter name -> the type name of its annotation (``"str"``, ``"list"``, ...;
+        ``"None"`` when not annotated), in the order of the notebook's first cell tagged
+        ``parameters``, as papermill's parameter inspection reads it.
+
+    Raises
+    ------
+    SweepError
+        If the notebook has no cell tagged ``parameters``.
+    """
+    path = Path(path)
+    stat = path.stat()
+    return dict(_notebook_parameters(str(path), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=64)
+def _notebook_parameters(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, str], ...]:
+    import jupytext
+    from papermill.translators import PythonTranslator
+
+    nb = jupytext.read(path)
+    cell = next((c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if cell is None:
+        raise SweepError(f"notebook {path} has no cell tagged 'parameters', so it takes no "
+                         "parameters (a sweep passes at least output_dir)")
+    return tuple((p.name, str(p.inferred_type_name)) for p in PythonTranslator.inspect(cell))
+
+
+def _is_list_type(type_name: str) -> bool:
+    return type_name.split("[", 1)[0].strip().lower() in ("list", "typing.list")
+
+
+def normalise_parameters(params: dict[str, Any], declared: dict[str, str]) -> dict[str, Any]:
+    """Parameter values as the notebook expects them: a lone value of a ``list`` parameter
+    becomes a one-item list.
+
+    A string given where the notebook declares ``tests: list = []`` would otherwise be
+    iterated letter by letter (``"weat1"`` -> ``w``, ``e``, ...).
+
+    >>> normalise_parameters({"tests": "weat1", "seed": 0}, {"tests": "list", "seed": "int"})
+    {'tests': ['weat1'], 'seed': 0}
+    """
+    return {name: [value] if _is_list_type(declared.get(name, "")) and not isinstance(value, list)
+            and value is not None else value for name, value in params.items()}
+
+
+def _check_parameters(names: list[str], nb: str, declared: dict[str, str], where: str) -> None:
+    unknown = [n for n in names if n not in declared]
+    if unknown:
+        raise SweepError(f"{where}: unknown parameter(s) {', '.join(map(repr, unknown))} of notebook "
+                         f"{nb}; it declares: {', '.join(declared) or 'none'}")
+
+
+def _sources(value: Any, where: str, registry: dict[str, Any]) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise SweepError(f"{where}: 'sources' must be a list of data source names "
+                         f"(data/sources.yaml), e.g. [crows-pairs]; got {value!r}")
+    unknown = [v for v in value if v not in registry]
+    if unknown:
+        raise SweepError(f"{where}: unknown data source(s) {', '.join(map(repr, unknown))} in "
+                         f"'sources'; registered: {', '.join(sorted(registry))}")
+    return tuple(dict.fromkeys(value))
+
+
+def _data_registry(config: Path) -> dict[str, Any]:
+    from . import data
+
+    try:
+        return data.load_registry()
+    except data.DataError as exc:
+        raise SweepError(f"{config}: 'sources' needs the data registry: {exc}") from exc
+
+
 def load_sweep(config: str | Path) -> list[Run]:
-    """Expand a sweep YAML into its runs (validated; nothing is executed)."""
+    """Expand a sweep YAML into its runs, validated; nothing is executed.
+
+    Parameters
+    ----------
+    config : str or Path
+        The sweep YAML (see the module docstring).
+
+    Returns
+    -------
+    list of Run
+        One run per grid point of every entry, in file order.
+
+    Raises
+    ------
+    SweepError
+        On malformed YAML, an unknown key (top level or run entry), a missing notebook,
+        a parameter the notebook does not declare, an unknown data source, malformed
+        resources, or two runs that would share a folder. The message names the entry
+        (``runs[i]``) and what is valid.
+    """
     config = Path(config)
     raw = paths.read_yaml(config, SweepError, "sweep config")
     if not isinstance(raw, dict) or not isinstance(raw.get("runs"), list) or not raw["runs"]:
         raise SweepError(f"{config}: expected a mapping with a non-empty list 'runs:'")
+    _unknown_keys(raw, TOP_KEYS, str(config))
     kernel = str(raw.get("kernel", "polybias"))
+    root = paths.project_root()
+    registry: dict[str, Any] | None = None
     runs: list[Run] = []
     for i, entry in enumerate(raw["runs"]):
         where = f"{config}: runs[{i}]"
         if not isinstance(entry, dict) or "notebook" not in entry:
             raise SweepError(f"{where} needs a 'notebook'")
+        _unknown_keys(entry, RUN_KEYS, where)
         nb = str(entry["notebook"])
-        if not (paths.project_root() / nb).is_file():
+        if not (root / nb).is_file():
             raise SweepError(f"{where}: notebook {nb} not found")
         grid = entry.get("grid") or {}
         fixed = entry.get("parameters") or {}
@@ -150,17 +295,28 @@ def load_sweep(config: str | Path) -> list[Run]:
         clash = sorted(set(grid) & set(fixed))
         if clash:
             raise SweepError(f"{where}: {', '.join(clash)} both in grid and parameters")
+        try:
+            declared = notebook_parameters(root / nb)
+        except SweepError as exc:
+            raise SweepError(f"{where}: {exc}") from None
+        given = [*map(str, grid), *map(str, fixed), "output_dir"]
+        if "table_file" in entry:
+            given.append("table_file")
+        _check_parameters(given, nb, declared, where)
         resources = _resources(entry.get("resources"), where)
+        if entry.get("sources") is not None and registry is None:
+            registry = _data_registry(config)
+        sources = _sources(entry.get("sources"), where, registry or {})
         section = str(entry.get("section", Path(nb).stem))
         names = list(grid)
         for values in itertools.product(*(grid[n] for n in names)):
             point = dict(zip(names, values, strict=True))
-            params = {**fixed, **point}
+            params = normalise_parameters({**fixed, **point}, declared)
             if "table_file" in entry:
                 params["table_file"] = _fill(entry["table_file"], point, where)
             key = "__".join([Path(nb).stem] + [f"{n}-{_slug(point[n])}" for n in names])
             executed = _fill(entry["executed"], point, where) if entry.get("executed") else None
-            runs.append(Run(nb, section, key, params, executed, kernel, dict(resources)))
+            runs.append(Run(nb, section, key, params, executed, kernel, dict(resources), sources))
     dups = sorted(k for k, n in Counter(r.key for r in runs).items() if n > 1)
     if dups:
         raise SweepError(f"{config}: runs collide on the same folder: {', '.join(dups)}")
@@ -179,9 +335,10 @@ def _folder(run: Run, root: Path) -> Path:
 
 
 def _outputs(folder: Path) -> dict[str, str]:
-    """sha256 of every file under ``folder`` but the marker, by path relative to it."""
+    """sha256 of every file under ``folder`` but the marker and the lock, by path relative to it."""
     return {p.relative_to(folder).as_posix(): sha256_file(p)
-            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != MARKER}
+            for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.relative_to(folder).as_posix() not in (MARKER, LOCK)}
 
 
 def is_done(run: Run, root: str | Path | None = None) -> bool:
@@ -250,6 +407,15 @@ def _kernel_manager_class():
                 return super()._ip_default()
             return os.path.join(tempfile.mkdtemp(prefix="polybias-kernel-"), "ipc")
 
+        async def _async_interrupt_kernel(self) -> None:
+            # jupyter_client interrupts the kernel before every shutdown; papermill shuts
+            # down an idle kernel, which then logs "KeyboardInterrupt caught in kernel" at
+            # error level on every successful run. A busy kernel that ignores the shutdown
+            # request is still killed after shutdown_wait_time.
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
         async def _async_cleanup_resources(self, restart: bool = False) -> None:
             await super()._async_cleanup_resources(restart)
             if not restart and self.transport == "ipc":
@@ -259,10 +425,102 @@ def _kernel_manager_class():
 
 
 def _empty(folder: Path) -> None:
-    """Remove what an earlier (killed, failed or outdated) attempt left in a run's folder."""
-    if folder.is_dir():
-        shutil.rmtree(folder)
+    """Remove what an earlier (killed, failed or outdated) attempt left in a run's folder.
+
+    The lock file stays: it is held by the caller, and a new file at its path would be
+    a different lock.
+    """
     folder.mkdir(parents=True, exist_ok=True)
+    for child in folder.iterdir():
+        if child.name == LOCK:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+class RunLock:
+    """Exclusive, non-blocking lock of a run's folder (``fcntl.flock`` on its ``.lock``).
+
+    The lock belongs to the open file of the process that took it: it is released by
+    :meth:`release`, when that process exits, or when it is killed, so that a lock left
+    by a dead sweep never blocks the next one. The file keeps the holder's host and pid
+    for the message of the process that finds it locked.
+
+    Parameters
+    ----------
+    folder : Path
+        The run's folder (created when missing).
+    """
+
+    def __init__(self, folder: Path):
+        self.path = Path(folder) / LOCK
+        self._fh: Any = None
+
+    def acquire(self) -> bool:
+        """Take the lock; False (and nothing changed) when another process holds it."""
+        import fcntl
+        import socket
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 -- held until release()
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            return False
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"{socket.gethostname()} pid {os.getpid()}\n")
+        fh.flush()
+        self._fh = fh
+        return True
+
+    def held_elsewhere(self) -> bool:
+        """Whether another process holds the lock now (creates no file: no lock file, no lock)."""
+        import fcntl
+
+        if self._fh is not None or not self.path.is_file():
+            return False
+        with open(self.path, encoding="utf-8") as fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        return False
+
+    def holder(self) -> str:
+        """Who holds the lock, as its holder wrote it (``host pid N``), or ``""``."""
+        try:
+            return self.path.read_text(encoding="utf-8").strip()
+        except OSError:
+            return ""
+
+    def release(self) -> None:
+        """Release the lock (closing the file releases the ``flock``)."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _first_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` of an exception (papermill's included)."""
+    ename = getattr(exc, "ename", None)  # PapermillExecutionError: the cell's exception
+    evalue = getattr(exc, "evalue", None)
+    if ename:
+        kind, message = str(ename), str(evalue or "")
+    else:
+        kind, message = type(exc).__name__, str(exc)
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    return f"{kind}: {lines[0]}" if lines else kind
 
 
 def execute(run: Run, root: str | Path | None = None, force: bool = False) -> dict[str, Any]:
@@ -271,17 +529,36 @@ def execute(run: Run, root: str | Path | None = None, force: bool = False) -> di
     Used by :func:`run_sweep` on the workers; also callable directly. ``root`` is the
     project root (the workers of a cluster must see it at the same path). A run already
     done is skipped unless ``force``: Dask may re-execute a task whose worker died after
-    the run had finished, and that must not compute it twice.
+    the run had finished, and that must not compute it twice. A run that another
+    process is executing (its folder's lock is held) is skipped, with the reason
+    ``running elsewhere``, and nothing of it is touched.
+
+    Returns
+    -------
+    dict
+        ``key``, ``status`` (``ok``, ``failed`` or ``skipped``) and: ``seconds`` (ok);
+        ``error`` (the exception's type and first line) and ``notebook`` (failed);
+        ``reason`` (skipped).
     """
+    root = Path(root) if root else paths.project_root()
+    folder = _folder(run, root)
+    lock = RunLock(folder)
+    if not lock.acquire():
+        holder = lock.holder()
+        return {"key": run.key, "status": "skipped",
+                "reason": f"running elsewhere (locked by {holder or 'another process'})"}
+    with lock:
+        if not force and is_done(run, root):  # checked under the lock: it may just have finished
+            return {"key": run.key, "status": "skipped", "reason": DONE}
+        return _execute_locked(run, root, folder)
+
+
+def _execute_locked(run: Run, root: Path, folder: Path) -> dict[str, Any]:
     import jupytext
     import nbformat
     import papermill as pm
 
-    root = Path(root) if root else paths.project_root()
-    if not force and is_done(run, root):
-        return {"key": run.key, "status": "skipped"}
     digest = run.hash_in(root)  # of the source about to run, not of a later edit
-    folder = _folder(run, root)
     _empty(folder)  # the marker goes first: from here on the run is not done
     params = {**run.parameters, "output_dir": os.path.relpath(folder, root)}
     src = jupytext.read(root / run.notebook)
@@ -297,7 +574,7 @@ def execute(run: Run, root: str | Path | None = None, force: bool = False) -> di
     except Exception as exc:  # papermill raises PapermillExecutionError with the cell's error
         if partial.exists():
             partial.replace(failed)
-        return {"key": run.key, "status": "failed", "error": str(exc).strip()[-2000:],
+        return {"key": run.key, "status": "failed", "error": _first_line(exc),
                 "notebook": os.path.relpath(failed, root) if failed.exists() else None}
     text = nbformat.writes(_clean(nb, run.notebook, root))
     partial.unlink(missing_ok=True)
@@ -408,8 +685,10 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
     root = paths.project_root()
     runs = [r for r in load_sweep(config) if only is None or only in r.key]
     done = [not force and is_done(r, root) for r in runs]
-    todo = [r for r, d in zip(runs, done, strict=True) if not d]
-    outcomes = [{"key": r.key, "status": "skipped"} for r, d in zip(runs, done, strict=True) if d]
+    outcomes = [{"key": r.key, "status": "skipped", "reason": DONE}
+                for r, d in zip(runs, done, strict=True) if d]
+    todo, without_data = _with_data([r for r, d in zip(runs, done, strict=True) if not d])
+    outcomes += without_data
     jobs = max(1, jobs or os.cpu_count() or 1)
     distributed = client is not None or scheduler or cluster_config or jobs > 1
     bar = tqdm(total=len(runs), initial=len(outcomes), desc="sweep", unit="run",
@@ -424,8 +703,8 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
 
     try:
         if todo and not distributed:
-            for r in todo:  # is_done was checked above: execute need not check it again
-                record(execute(r, root, force=True))
+            for r in todo:  # execute checks is_done again under the run's lock
+                record(execute(r, root, force=force))
         elif todo:
             own = client is None
             cluster = None
@@ -445,6 +724,30 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
     finally:
         bar.close()
     return outcomes
+
+
+def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
+    """Split runs into those whose declared data sources can be had now and the others.
+
+    Each source is checked once (:func:`polybias.data.availability`: mirror, verified
+    cache, else a short download attempt). Returns the runs to execute and one
+    ``skipped`` outcome, with the one-line reason, for each of the others.
+    """
+    names = sorted({s for r in runs for s in r.sources})
+    if not names:
+        return runs, []
+    from . import data
+
+    registry = data.load_registry()
+    verdict = {name: data.availability(name, registry) for name in names}
+    ready, skipped = [], []
+    for r in runs:
+        missing = [verdict[s][1] for s in r.sources if not verdict[s][0]]
+        if missing:
+            skipped.append({"key": r.key, "status": "skipped", "reason": "; ".join(missing)})
+        else:
+            ready.append(r)
+    return ready, skipped
 
 
 def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record,
@@ -472,8 +775,7 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
                 record(fut.result())
             except Exception as exc:  # the worker died (KilledWorker) or could not run it
                 partial = _folder(r, root) / PARTIAL
-                record({"key": r.key, "status": "failed",
-                        "error": f"{type(exc).__name__}: {exc}".strip()[-2000:],
+                record({"key": r.key, "status": "failed", "error": _first_line(exc),
                         "notebook": os.path.relpath(partial, root) if partial.exists() else None})
     except BaseException:
         client.cancel(list(futures))
@@ -481,21 +783,55 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
 
 
 def summary(outcomes: list[dict[str, Any]]) -> str:
-    """Counts and one paragraph per failed run naming the notebook that shows the error.
+    """Counts, one line per run skipped for a reason other than being done, and one
+    paragraph per failed run naming the notebook that shows the error.
 
+    Parameters
+    ----------
+    outcomes : list of dict
+        As returned by :func:`run_sweep`.
+
+    Returns
+    -------
+    str
+        The summary; a skipped run's ``reason`` and a failed run's ``error`` are shown
+        by their first line (the exception's type and the first line of its message).
+
+    Examples
+    --------
     >>> print(summary([{"key": "a", "status": "ok"}, {"key": "b", "status": "failed",
     ...                 "error": "ValueError: boom", "notebook": "results/s/b/failed.ipynb"}]))
     sweep: 1 ran, 0 skipped, 1 failed
       FAILED b: see results/s/b/failed.ipynb
         ValueError: boom
+    >>> print(summary([{"key": "a", "status": "skipped", "reason": DONE},
+    ...                {"key": "c", "status": "skipped", "reason": "running elsewhere"}]))
+    sweep: 0 ran, 2 skipped (1 already done, 1 not run), 0 failed
+      SKIPPED c: running elsewhere
     """
     counts = {s: sum(o["status"] == s for o in outcomes) for s in ("ok", "skipped", "failed")}
-    lines = [f"sweep: {counts['ok']} ran, {counts['skipped']} skipped, {counts['failed']} failed"]
+    skipped = f"{counts['skipped']} skipped"
+    n_done = sum(o["status"] == "skipped" and o.get("reason", DONE) == DONE for o in outcomes)
+    if counts["skipped"]:
+        parts = [f"{n_done} already done"] if n_done else []
+        if counts["skipped"] > n_done:
+            parts.append(f"{counts['skipped'] - n_done} not run")
+        skipped += f" ({', '.join(parts)})"
+    lines = [f"sweep: {counts['ok']} ran, {skipped}, {counts['failed']} failed"]
+    for o in outcomes:
+        if o["status"] == "skipped" and o.get("reason", DONE) != DONE:
+            lines.append(f"  SKIPPED {o['key']}: {_line(o['reason'])}")
     for o in outcomes:
         if o["status"] == "failed":
             where = o.get("notebook") or "no notebook (the run did not start or its worker died)"
-            lines.append(f"  FAILED {o['key']}: see {where}\n    {o['error'][-400:]}")
+            lines.append(f"  FAILED {o['key']}: see {where}\n    {_line(o['error'])}")
     return "\n".join(lines)
+
+
+def _line(text: str, limit: int = 400) -> str:
+    """The first non-empty line of ``text``, cut after ``limit`` characters."""
+    first = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
+    return first if len(first) <= limit else first[:limit - 1] + "…"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -523,8 +859,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.list:
             root = paths.project_root()
             for r in load_sweep(args.config):
+                folder = _folder(r, root)
                 state = "done" if is_done(r, root) else (
-                    "failed" if (_folder(r, root) / FAILED).exists() else "todo")
+                    "running" if RunLock(folder).held_elsewhere() else
+                    "failed" if (folder / FAILED).exists() else "todo")
                 extra = f"  [{', '.join(f'{k}={v:g}' for k, v in r.resources.items())}]" if r.resources else ""
                 print(f"{state:6s} {r.key}{extra}")
             return 0

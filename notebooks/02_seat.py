@@ -51,6 +51,7 @@ options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations
 check_weat_options(**options)
 if pooling not in embeddings.SENTENCE_POOLINGS:
     raise ValueError(f"pooling must be one of {embeddings.SENTENCE_POOLINGS}, got {pooling!r}")
+tests = [tests] if isinstance(tests, str) else list(tests)  # `-p tests weat6` gives one name
 unknown = [t for t in tests if t not in seat.SEAT_TESTS]
 if unknown:
     raise ValueError(f"unknown SEAT tests {unknown}; known: {', '.join(seat.SEAT_TESTS)}")

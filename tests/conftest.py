@@ -19,7 +19,8 @@ def w2v():
 def mirror():
     path = os.environ.get("POLYBIAS_DATA_MIRROR")
     if not path:
-        pytest.skip("POLYBIAS_DATA_MIRROR is not set (CI sets it to the shared data mirror)")
+        pytest.skip("needs the source studies' files: set POLYBIAS_DATA_MIRROR to a folder laid out "
+                    "<owner>+<repo>/<path> (CI sets it to the shared data mirror)")
     return path
 
 

@@ -774,7 +774,7 @@ def _train_planted(spec: dict[str, Any], folder: Path) -> None:
     with _no_progress_bars():
         model.save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
-    write_text_atomic(folder / _META, json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
+    write_text_atomic(folder / _META, json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 # ------------------------------------------------------------------ word2vec
@@ -846,7 +846,7 @@ def _train_planted_word2vec(spec: dict[str, Any], folder: Path) -> None:
     emb = train_word2vec(corpus, seed=spec["seed"], **spec["training"])
     save_file({"vectors": emb.vectors}, str(folder / "vectors.safetensors"))
     write_text_atomic(folder / "words.json", json.dumps(emb.words, ensure_ascii=False) + "\n")
-    write_text_atomic(folder / _META, json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
+    write_text_atomic(folder / _META, json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def planted_word2vec(p: float, seed: int = 0, language: str = "en", n_sentences: int = 4000,

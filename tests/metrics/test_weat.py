@@ -169,3 +169,10 @@ def test_run_weat_rejects_bad_options_before_work(kwargs, message, tmp_path):
     with pytest.raises(ValueError, match=message):
         run_weat("no-such-model", "en", output_dir=str(tmp_path), **kwargs)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_run_weat_takes_one_test_name_as_a_string(w2v):
+    from polybias.metrics.weat import run_weat
+
+    frame = run_weat("w2v-gnews", "en", "WEAT7", embeddings=w2v, n_permutations=100)
+    assert frame["test"].tolist() == ["WEAT7"]

@@ -175,7 +175,7 @@ def check_weat_options(on_missing: str = "raise", ddof: int = 1, alternative: st
 def run_weat(
     model: str,
     language: str,
-    tests: list[str] | None = None,
+    tests: list[str] | str | None = None,
     wordlist_file: str = "weat.yaml",
     on_missing: Literal["raise", "drop"] = "drop",
     output_dir: str | None = None,
@@ -201,7 +201,7 @@ def run_weat(
     check_weat_options(on_missing=on_missing, **options)
     emb = embeddings if embeddings is not None else load_static(model)
     defined = load_tests(language, wordlist_file)
-    names = list(tests) if tests else list(defined)
+    names = [tests] if isinstance(tests, str) else list(tests) if tests else list(defined)
     unknown = [t for t in names if t not in defined]
     if unknown:
         raise KeyError(f"tests not defined in {language}/{wordlist_file}: {', '.join(unknown)}")

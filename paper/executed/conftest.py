@@ -1,0 +1,46 @@
+"""nbval on the executed notebooks (``make test``).
+
+A notebook whose run in ``configs/sweeps/default.yaml`` declares data ``sources:`` that
+cannot be had here (no mirror copy, no cached copy, no network) is skipped, every cell,
+with the one-line reason :func:`polybias.data.availability` gives (which names the source
+and how to provide it), as the sweep skips that run. Everything else is checked.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+
+@functools.cache
+def _sources_of_executed() -> dict[Path, tuple[str, ...]]:
+    from polybias import paths, sweep
+
+    runs = sweep.load_sweep(paths.configs_dir() / "sweeps" / "default.yaml")
+    return {(paths.project_root() / run.executed).resolve(): tuple(run.sources)
+            for run in runs if run.executed}
+
+
+@functools.cache
+def _availability(name: str) -> tuple[bool, str]:
+    from polybias import data
+
+    return data.availability(name)
+
+
+def missing_source(notebook: Path) -> str | None:
+    """The reason ``notebook`` cannot be re-executed here, or None when it can."""
+    for name in _sources_of_executed().get(Path(notebook).resolve(), ()):
+        ok, reason = _availability(name)
+        if not ok:
+            return reason
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        reason = missing_source(Path(str(item.fspath)))
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=reason))

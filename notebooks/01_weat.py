@@ -34,6 +34,7 @@ model: str = "w2v-gnews"  # registered static model (configs/models.yaml), or th
 model_path: str = ""  # static embedding file used instead of a registered model; empty: none
 model_format: str = ""  # format of model_path: word2vec-text, word2vec-binary, glove-text; empty: by suffix
 language: str = "en"  # word-list folder under data/wordlists/
+language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
 tests: list = []  # test names; empty: every test of wordlist_file
 wordlist_file: str = "weat.yaml"  # word-list file of the language
 variants_file: str = "weat_variants.yaml"  # extra list variants to compare; empty: none
@@ -57,6 +58,8 @@ check_weat_options(on_missing=on_missing, **options)
 if model_format and model_format not in ("word2vec-text", "word2vec-binary", "glove-text"):
     raise ValueError(f"model_format must be word2vec-text, word2vec-binary or glove-text, got {model_format!r}")
 embeddings = None
+if not model_path:
+    models.check_language(model, language, language_override)
 if model_path:  # a file given by path; its words are brought to the word lists' NFC
     embeddings = text.normalize_vocabulary(models.read_static(model_path, model_format or None, name=model))
 variants_path = paths.data_dir() / "wordlists" / language / variants_file if variants_file else None

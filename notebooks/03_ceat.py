@@ -36,6 +36,7 @@
 # %% tags=["parameters"]
 model: str = "minilm-l6"  # registered encoder (configs/models.yaml, kind encoder or mlm)
 language: str = "en"  # language of the corpus and word lists
+language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
 corpus: str = ""  # text file or folder to extract sentences from; empty: generated planted corpora
 wordlist_file: str = "weat.yaml"  # word-list file of the language (used with corpus)
 tests: list = []  # tests of wordlist_file to run (used with corpus); empty: all
@@ -59,9 +60,10 @@ table_file: str = ""  # where to write the tables (e.g. paper/tables/ceat_minilm
 # %%
 import pandas as pd
 import torch
-from polybias import embeddings, report, text, wordlists
+from polybias import embeddings, models, report, text, wordlists
 from polybias.metrics import ceat
 
+models.check_language(model, language, language_override)
 if alternative not in ceat.ALTERNATIVES:
     raise ValueError(f"alternative must be one of {ceat.ALTERNATIVES}, got {alternative!r}")
 if pooling not in embeddings.WORD_POOLINGS:

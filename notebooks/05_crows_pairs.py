@@ -31,6 +31,7 @@
 model: str = "planted-mlm"  # registered language model (configs/models.yaml)
 dataset: str = "planted"  # planted, crows-pairs, crows-pairs-revised, crows-pairs-steinborn, crows-pairs-gamboa
 language: str = "en"  # language of the dataset
+language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
 subset: list = []  # bias types to keep; empty: all
 method: str = ""  # nangia, bias-bench or causal; empty: by the model's kind
 n_pairs: int = 200  # number of planted pairs (dataset planted only)
@@ -43,9 +44,10 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/crows_plant
 
 # %%
 import pandas as pd
-from polybias import crowspairs, plots, report, semantics
+from polybias import crowspairs, models, plots, report, semantics
 from polybias.metrics import crows
 
+models.check_language(model, language, language_override)
 if method and method not in crows.METHODS:
     raise ValueError(f"method must be one of {crows.METHODS} or empty, got {method!r}")
 

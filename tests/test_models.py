@@ -165,3 +165,12 @@ def test_model_path_directory_or_missing(tmp_path, monkeypatch):
     with pytest.raises(ModelError, match="is a directory"):
         models.load_static("dir", registry)
     assert files_under(tmp_path) == ["vectors"]
+
+
+def test_a_model_run_on_a_language_it_is_not_registered_for_is_an_error():
+    models.check_language("minilm-l6", "en")
+    models.check_language("xlm-roberta-large", "hi")  # multi
+    with pytest.raises(models.ModelError, match=r"'minilm-l6' is registered for languages \[en\], not 'hi'.*"
+                                                r"language_override=True"):
+        models.check_language("minilm-l6", "hi")
+    models.check_language("minilm-l6", "hi", override=True)

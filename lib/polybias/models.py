@@ -118,6 +118,30 @@ def model_entry(name: str, registry: dict[str, dict[str, Any]] | None = None) ->
     return registry[name]
 
 
+def check_language(name: str, language: str, override: bool = False,
+                   registry: dict[str, dict[str, Any]] | None = None) -> None:
+    """Raise unless registered model ``name`` is meant for ``language``.
+
+    A model is meant for the languages its entry lists (``multi``: any). Running it on
+    another one is an error unless ``override`` is true (the notebooks' ``language_override``
+    parameter, which the run's parameters then record).
+
+    >>> reg = {"m": {"kind": "encoder", "languages": ["en"]}}
+    >>> check_language("m", "en", registry=reg)
+    >>> check_language("m", "hi", registry=reg)
+    Traceback (most recent call last):
+    ...
+    polybias.models.ModelError: model 'm' is registered for languages [en], not 'hi'; choose a model for 'hi' (polybias models lists them) or set language_override=True to run it anyway
+    >>> check_language("m", "hi", override=True, registry=reg)
+    """
+    languages = model_entry(name, registry).get("languages") or []
+    if not languages or "multi" in languages or language in languages or override:
+        return
+    raise ModelError(f"model {name!r} is registered for languages [{', '.join(languages)}], not "
+                     f"{language!r}; choose a model for {language!r} (polybias models lists them) "
+                     "or set language_override=True to run it anyway")
+
+
 def _expand(path: str) -> Path:
     expanded = os.path.expandvars(os.path.expanduser(path))
     if "$" in expanded:

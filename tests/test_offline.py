@@ -1,0 +1,64 @@
+"""The offline case: no network, no POLYBIAS_DATA_MIRROR, an empty cache.
+
+Runs in a subprocess whose proxy points at a closed local port, so every download fails
+at once, as on a machine without network. The checked notebooks that need the source
+studies' files must be skipped with a one-line reason naming the source and how to
+provide it; the others must not be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import conftest
+from pathlib import Path
+executed = sorted(Path(sys.argv[1]).glob("*.ipynb"))
+print(json.dumps({p.name: conftest.missing_source(p) for p in executed}))
+"""
+
+
+def _offline_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "POLYBIAS_DATA_MIRROR"}
+    closed = "http://127.0.0.1:9"
+    env.update(HTTPS_PROXY=closed, HTTP_PROXY=closed, https_proxy=closed, http_proxy=closed,
+               NO_PROXY="", no_proxy="", POLYBIAS_CACHE=str(tmp_path / "cache"))
+    return env
+
+
+def test_offline_nbval_skips_exactly_the_notebooks_that_need_source_files(tmp_path):
+    out = subprocess.run([sys.executable, "-c", _PROBE, str(ROOT / "paper" / "executed")],
+                         env=_offline_env(tmp_path), capture_output=True, text=True, check=True)
+    reasons = json.loads(out.stdout.strip().splitlines()[-1])
+    skipped = {name for name, reason in reasons.items() if reason}
+    assert "02_seat_minilm-l6.ipynb" in skipped
+    assert "05_crows_pairs_planted-mlm.ipynb" in skipped
+    assert "06_categorical_bias_planted-mlm.ipynb" in skipped
+    assert "07_cultural_interactions_planted-mlm.ipynb" in skipped
+    for kept in ("05_crows_pairs_planted-mlm-control.ipynb", "06_categorical_bias_planted-mlm-control.ipynb",
+                 "04_logprob_context_planted-p0.9.ipynb", "08_hidden_states_minilm-l6.ipynb",
+                 "10_validity_en.ipynb"):
+        assert reasons[kept] is None, kept
+    for name in skipped:
+        reason = reasons[name]
+        assert "\n" not in reason
+        assert "cannot be had" in reason and "connect to the network" in reason, reason
+    assert "gamboa-gpt2-scores" in reasons["05_crows_pairs_planted-mlm.ipynb"]
+    assert "POLYBIAS_DATA_MIRROR" in reasons["05_crows_pairs_planted-mlm.ipynb"]
+
+
+def test_offline_fetch_is_one_line_without_traceback(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "polybias.cli", "fetch", "gamboa-gpt2-scores"],
+                         env=_offline_env(tmp_path), capture_output=True, text=True)
+    assert out.returncode == 1
+    lines = [line for line in out.stderr.splitlines() if line.startswith("polybias fetch:")]
+    assert len(lines) == 1 and "gamboa-gpt2-scores" in lines[0]
+    assert "Traceback" not in out.stderr

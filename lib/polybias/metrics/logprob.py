@@ -42,6 +42,8 @@ from ..templating import Filled, TemplateBook
 
 MODES = ("word", "first_piece")
 PRIOR_AT = ("target", "attribute")
+#: Index quirks of reference code that ``kurita_scores`` can reproduce (compat only).
+INDEX_QUIRKS = (None, "kurita2019")
 
 
 class LogProbError(ValueError):
@@ -73,9 +75,13 @@ def _mask_index(lm: scoring.LanguageModel, enc, start: int, text: str) -> int:
 
 
 def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: list[int],
-                           max_batch_tokens: int = 8192) -> np.ndarray:
+                           max_batch_tokens: int = 8192, shifts: list[int] | None = None) -> np.ndarray:
     """(n, V) natural-log distributions predicted at the mask token starting at character
     ``starts[i]`` of ``texts[i]`` (other masks of the text stay masked).
+
+    ``shifts[i]`` (default 0) reads the output ``shifts[i]`` tokens after that mask
+    instead (−1: the token before it), for reference code that reads at a shifted index
+    (compat only; see ``index_quirk`` of :func:`kurita_scores`).
 
     One forward pass per distinct (text, mask) pair, batched by length with the token
     budget of :mod:`polybias.scoring` and the output layer run only at the masks; eval
@@ -86,18 +92,25 @@ def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: 
         raise LogProbError(f"{lm.name} is a {lm.kind} LM; mask predictions need a masked LM")
     if len(texts) != len(starts):
         raise LogProbError(f"{len(texts)} texts but {len(starts)} mask positions")
+    shifts = [0] * len(texts) if shifts is None else [int(k) for k in shifts]
+    if len(shifts) != len(texts):
+        raise LogProbError(f"{len(texts)} texts but {len(shifts)} shifts")
     # a text read at the same mask twice (e.g. a prior whose attribute is masked, once per
     # attribute) is run once
-    unique = list(dict.fromkeys(zip(texts, starts, strict=True)))
+    keys = list(zip(texts, starts, shifts, strict=True))
+    unique = list(dict.fromkeys(keys))
     where = {key: u for u, key in enumerate(unique)}
     encs, idx = [], []
-    for t, s in unique:
+    for t, s, k in unique:
         e = _encode(lm, t)
         if len(e["input_ids"]) > lm.max_length:
             raise LogProbError(f"{lm.name} accepts at most {lm.max_length} tokens; {text_head(t)} "
                                f"has {len(e['input_ids'])}")
         encs.append(e)
-        idx.append(_mask_index(lm, e, s, t))
+        i = _mask_index(lm, e, s, t) + k
+        if not 0 <= i < len(e["input_ids"]):
+            raise LogProbError(f"shift {k} leaves {text_head(t)} (mask at character {s})")
+        idx.append(i)
     lengths = np.array([len(e["input_ids"]) for e in encs])
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     out: np.ndarray | None = None
@@ -121,7 +134,7 @@ def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: 
             out[batch] = lp
     if out is None:  # no texts
         return out
-    return out[[where[key] for key in zip(texts, starts, strict=True)]]
+    return out[[where[key] for key in keys]]
 
 
 def text_head(text: str) -> str:
@@ -130,7 +143,8 @@ def text_head(text: str) -> str:
 
 def target_logprobs(lm: scoring.LanguageModel, items: list[Filled], target: str,
                     masked: tuple[str, ...] | list[str] = (), mode: str = "word",
-                    read_at: str | None = None, max_batch_tokens: int = 8192) -> np.ndarray:
+                    read_at: str | None = None, max_batch_tokens: int = 8192,
+                    read_shift: list[int] | None = None) -> np.ndarray:
     """log P(target word | rest of the sentence) for realised templates.
 
     Parameters
@@ -145,6 +159,9 @@ def target_logprobs(lm: scoring.LanguageModel, items: list[Filled], target: str,
     read_at : first-piece mode only: the slot whose mask the prediction is read at.
         Default (and correct) is the target; naming the attribute reproduces the
         wrong-index prior of the reference code (compat only).
+    read_shift : first-piece mode only: per sentence, read the output that many tokens
+        after the ``read_at`` mask (−1: the token before it; compat only, see
+        ``index_quirk`` of :func:`kurita_scores`). Default: at the mask.
 
     Returns
     -------
@@ -174,6 +191,8 @@ def target_logprobs(lm: scoring.LanguageModel, items: list[Filled], target: str,
             raise LogProbError(f"target {f.words[target]!r} has no word piece in {text_head(f.text)}")
         first.append(pieces)
         first_ids.append(enc["input_ids"][pieces[0]])
+    if mode == "word" and read_shift is not None:
+        raise LogProbError("read_shift exists in first_piece mode only")
     if mode == "word":
         jobs = []  # (text, target pieces)
         for f, pieces in zip(items, first, strict=True):
@@ -199,7 +218,9 @@ def target_logprobs(lm: scoring.LanguageModel, items: list[Filled], target: str,
         g = templating.mask_slots(f, (target, *masked), mask_token)
         texts.append(g.text)
         starts.append(g.spans[read_at][0])
-    dist = mask_log_distributions(lm, texts, starts, max_batch_tokens)
+    if read_shift is not None and len(read_shift) != len(items):
+        raise LogProbError(f"{len(items)} sentences but {len(read_shift)} read shifts")
+    dist = mask_log_distributions(lm, texts, starts, max_batch_tokens, shifts=read_shift)
     return dist[np.arange(len(items)), np.asarray(gold)]
 
 
@@ -229,12 +250,28 @@ def _items(book: TemplateBook, template: str, targets, attributes) -> tuple[list
 def kurita_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
                   targets: list[str] | None = None, attributes: list[str] | None = None,
                   mode: str = "word", prior_at: str = "target",
-                  max_batch_tokens: int = 8192) -> pd.DataFrame:
+                  max_batch_tokens: int = 8192, index_quirk: str | None = None) -> pd.DataFrame:
     """Fill, prior and corrected log-probability scores for every sentence of ``templates``.
 
     Every template needs exactly one target and one attribute slot; context slots are
     expanded over their lists. ``prior_at="attribute"`` (first-piece mode only) reads the
-    prior at the attribute's mask, the reference code's mistake (compat).
+    prior at the attribute's mask, as the Bangla study's reimplementation
+    (csebuetnlp/BanglaContextualBias ``LogProbCalculations/bias_score.py``) does (compat).
+
+    ``index_quirk="kurita2019"`` (first-piece mode only; compat) reproduces the numbers of
+    Kurita et al.'s own code (keitakurita/contextual_embedding_bias_measure at 18044f8):
+    ``lib/bias_calculator.py`` lines 47–50 read the fill with
+    ``use_last_mask = not gender_comes_first`` and lines 59–62 the prior with
+    ``use_last_mask = gender_comes_first``, and ``lib/bert_utils.py`` ``get_index`` returns
+    ``i + 1`` (line 85, counting [CLS]) for the first mask but ``len(toks) - 1 - i``
+    (line 89, no +1) for the last one. So, with the target before the attribute, the fill
+    is read at the target's mask and the prior one token *before the attribute's* mask;
+    with the target after the attribute, the fill is read one token before the target's
+    mask and the prior at the attribute's mask. "Before" is decided per template by the
+    slots' positions (the reference's ``gender_comes_first`` argument). The reference's
+    bias score of one male and one female word is then :func:`attribute_bias` of these
+    rows. Use it only to compare with published numbers: the default reads both at the
+    target's mask.
 
     Returns
     -------
@@ -246,14 +283,26 @@ def kurita_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list
     if prior_at != "target" and mode != "first_piece":
         raise LogProbError("prior_at='attribute' (the reference code's index) exists in "
                            "first_piece mode only")
+    if index_quirk not in INDEX_QUIRKS:
+        raise LogProbError(f"index_quirk must be one of {INDEX_QUIRKS}, got {index_quirk!r}")
+    if index_quirk is not None and (mode != "first_piece" or prior_at != "target"):
+        raise LogProbError(f"index_quirk={index_quirk!r} needs mode='first_piece' and sets the "
+                           "prior's reading itself (leave prior_at at 'target')")
     templates = [templates] if isinstance(templates, str) else list(templates)
     frames = []
     for name in templates:
         items, tgt, att = _items(book, name, targets, attributes)
-        fill = target_logprobs(lm, items, tgt, (), mode, max_batch_tokens=max_batch_tokens)
-        prior = target_logprobs(lm, items, tgt, (att,), mode,
-                                read_at=att if prior_at == "attribute" else tgt,
-                                max_batch_tokens=max_batch_tokens)
+        fill_shift = prior_shift = None
+        read_prior = att if prior_at == "attribute" else tgt
+        if index_quirk == "kurita2019":
+            first = [f.spans[tgt][0] < f.spans[att][0] for f in items]
+            fill_shift = [0 if x else -1 for x in first]   # last mask read without the +1
+            prior_shift = [-1 if x else 0 for x in first]
+            read_prior = att
+        fill = target_logprobs(lm, items, tgt, (), mode, max_batch_tokens=max_batch_tokens,
+                               read_shift=fill_shift)
+        prior = target_logprobs(lm, items, tgt, (att,), mode, read_at=read_prior,
+                                max_batch_tokens=max_batch_tokens, read_shift=prior_shift)
         frames.append(pd.DataFrame({
             "template": name, "target": [f.choice[tgt] for f in items],
             "attribute": [f.choice[att] for f in items], "variant": [f.variant for f in items],

@@ -1,0 +1,92 @@
+"""Helpers of the reference tests: find the reference copies, load them, build tiny models.
+
+The reference files are verbatim copies of upstream code at pinned commits (registered in
+``data/sources.yaml`` as ``ref-*`` sources). They are found under the folder named by the
+environment variable ``POLYBIAS_REFERENCE`` (layout ``<owner>+<repo>/<path>``); a test
+skips with the reason when it is unset or a file is absent. Nothing here edits reference
+logic: a reference module is executed as published, after stand-in modules for packages
+that cannot be installed today have been put in ``sys.modules`` (each test module lists
+its shims in its docstring).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import os
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+ENV = "POLYBIAS_REFERENCE"
+
+
+def reference_file(repo: str, path: str) -> Path:
+    """The copy of ``path`` in GitHub ``repo`` (owner/name), or skip the test."""
+    root = os.environ.get(ENV)
+    if not root:
+        pytest.skip(f"needs the reference code: set {ENV} to a folder laid out <owner>+<repo>/<path> "
+                    f"holding {repo}/{path} (see data/sources.yaml, sources ref-*)")
+    file = Path(root) / repo.replace("/", "+") / path
+    if not file.is_file():
+        pytest.skip(f"reference file {repo}/{path} is not in {ENV} ({file.name} absent)")
+    return file
+
+
+@contextlib.contextmanager
+def stand_ins(modules: dict[str, types.ModuleType]):
+    """Put ``modules`` into ``sys.modules`` for the block, then restore what was there."""
+    saved = {name: sys.modules.get(name) for name in modules}
+    sys.modules.update(modules)
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = old
+
+
+def module(name: str, **attrs) -> types.ModuleType:
+    """A stand-in module with the given attributes."""
+    m = types.ModuleType(name)
+    m.__dict__.update(attrs)
+    return m
+
+
+def load_module(name: str, file: Path, package: str | None = None) -> types.ModuleType:
+    """Execute ``file`` as module ``name`` (``package.name`` inside a namespace package whose
+    folder is the file's folder, for references that import their siblings relatively)."""
+    if package is not None:
+        if package not in sys.modules:
+            pkg = types.ModuleType(package)
+            pkg.__path__ = [str(file.parent)]
+            sys.modules[package] = pkg
+        name = f"{package}.{name}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@functools.lru_cache(maxsize=None)
+def tiny(family: str, seed: int = 0, initializer_range: float = 1.0, head: bool = True):
+    """A deterministic tiny random model and its tokenizer (BERT WordPiece splits most
+    words into several pieces; GPT-2 byte-level BPE). ``initializer_range`` well above the
+    usual 0.02 makes the predicted distributions far from uniform."""
+    from polybias import tiny_models
+
+    build = tiny_models.build_tiny_model if head else tiny_models.build_tiny_encoder
+    return build(family, seed=seed, initializer_range=initializer_range)
+
+
+def tiny_lm(family: str, seed: int = 0, initializer_range: float = 1.0):
+    from polybias import scoring
+
+    model, tok = tiny(family, seed, initializer_range)
+    return scoring.wrap_language_model(model, tok, name=f"tiny-{family}-{seed}")

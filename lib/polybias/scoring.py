@@ -45,6 +45,9 @@ import torch
 
 KINDS = ("mlm", "causal")
 REDUCTIONS = ("sum", "mean")
+#: How a causal LM's sentence is conditioned: BOS prepended (every token sees it), or
+#: only the first token conditioned on BOS (bias-bench compat).
+BOS_MODES = ("prepend", "first-token")
 _LOGSOFTMAX_CHUNK = 256  # rows of (rows, V) float32 log-probabilities held at once
 
 
@@ -492,6 +495,7 @@ def causal_token_logprobs(
     max_batch_tokens: int = 8192,
     distribution_fn: Callable[[torch.Tensor, int], float] | None = None,
     progress: bool = False,
+    bos: str = "prepend",
 ) -> list[TokenScores]:
     """log P(t_i | BOS, t_<i) of a causal LM for every non-special token.
 
@@ -501,20 +505,34 @@ def causal_token_logprobs(
     Other options as in :func:`masked_token_logprobs`; every position of a causal batch
     is scored, so its logits take about ``max_batch_tokens`` × V × 4 bytes (lower the
     budget for large vocabularies on small machines).
+
+    ``bos="first-token"`` (compat, for tokenizers that add no BOS of their own) conditions
+    only the first token on BOS, log P(t_0 | BOS), and scores the others on the sentence
+    fed without BOS, log P(t_i | t_<i): bias-bench's ``_joint_log_probability``
+    (McGill-NLP/bias-bench at 291426a, ``bias_bench/benchmark/crows/crows.py`` lines
+    290–346: the first token's probability from the model run on ``<|endoftext|>`` alone,
+    the rest from the model run on the sentence's own tokens).
     """
     if lm.kind != "causal":
         raise ScoringError(f"{lm.name} is a {lm.kind} LM; causal scoring needs a causal LM")
+    if bos not in BOS_MODES:
+        raise ScoringError(f"bos must be one of {BOS_MODES}, got {bos!r}")
     texts = _check_texts(texts)
     tok = lm.tokenizer
-    encs = _encode(lm, texts, causal=True)
+    encs = _encode(lm, texts, causal=bos == "prepend")
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else (
         tok.eos_token_id if tok.eos_token_id is not None else tok.bos_token_id)
 
     rows_ids, shift = [], []
-    for e in encs:
-        bos = _bos(lm, e.ids, e.special)
-        rows_ids.append(e.ids if bos is None else np.concatenate([[bos], e.ids]))
-        shift.append(0 if bos is None else 1)
+    for i, e in enumerate(encs):
+        bos_id = _bos(lm, e.ids, e.special)
+        if bos == "first-token":
+            if bos_id is None:
+                raise ScoringError(f"bos='first-token' is for tokenizers that add no BOS; {lm.name}'s "
+                                   f"tokenizer starts text {i} with its own")
+            bos_id = None  # the sentence is fed as tokenized; its first token is scored below
+        rows_ids.append(e.ids if bos_id is None else np.concatenate([[bos_id], e.ids]))
+        shift.append(0 if bos_id is None else 1)
     results = _result(texts, encs, distribution_fn)
     lengths = np.array([len(r) for r in rows_ids])
     batches = _pack(lengths, max_batch_tokens)
@@ -538,6 +556,19 @@ def causal_token_logprobs(
                 if extra is not None:
                     results[i].extra[j] = extra[k]
             bar.update()
+        if bos == "first-token":  # every first token from one run of the model on BOS alone
+            first = [i for i, e in enumerate(encs) if not e.special[0]]
+            if first:
+                start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+                n = len(first)
+                values, extra = _score_batch(lm, np.array([[start]], dtype=np.int64), np.array([1]),
+                                             np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+                                             np.array([encs[i].ids[0] for i in first], dtype=np.int64),
+                                             distribution_fn)
+                for k, i in enumerate(first):
+                    results[i].logprob[0] = values[k]
+                    if extra is not None:
+                        results[i].extra[0] = extra[k]
     return results
 
 

@@ -11,8 +11,11 @@ Scores of a pair (``pair_scores``):
 * ``"nangia"`` (default for masked LMs; Nangia et al. 2020): the tokens shared by both
   sentences (difflib matching blocks of token ids) are masked one at a time and their
   log-probabilities summed; the modified tokens are the condition.
-* ``"bias-bench"`` (masked LMs): the *modified* tokens are masked one at a time and their
-  log-probabilities averaged.
+* ``"bias-bench"`` (Meade et al. 2022): for masked LMs the *modified* tokens are masked
+  one at a time and their log-probabilities averaged; for causal LMs the mean token
+  log-probability of the sentence (given BOS, or as bias-bench feeds it with
+  ``causal_bos="first-token"``). ``on_unmodified="skip"`` leaves out pairs without a
+  modified token, as bias-bench does.
 * ``"causal"`` (causal LMs; Felkner et al. 2023): full-sentence log-likelihood given BOS.
 
 JSD stereotype score (Gamboa & Lee 2024, seed 001 eqs. 1–8): for each shared token u,
@@ -32,6 +35,8 @@ import numpy as np
 import pandas as pd
 
 METHODS = ("nangia", "bias-bench", "causal")
+CAUSAL_BOS = ("prepend", "first-token")
+ON_UNMODIFIED = ("raise", "skip")
 
 
 class CrowsError(ValueError):
@@ -70,42 +75,65 @@ def _modified_positions(tokenizer, text: str, shared: list[int]) -> list[int]:
     return [p for p in positions if p not in keep]
 
 
-def _check_pairs(pairs: pd.DataFrame) -> None:
+def _check_pairs(pairs: pd.DataFrame, allow_identical: bool = False) -> None:
     missing = [c for c in ("sent_more", "sent_less", "bias_type") if c not in pairs.columns]
     if missing:
         raise CrowsError(f"pairs lack the column(s) {', '.join(missing)}")
     if pairs.empty:
         raise CrowsError("no pairs to score")
     same = pairs.index[pairs["sent_more"] == pairs["sent_less"]].tolist()
-    if same:
+    if same and not allow_identical:
         raise CrowsError(f"pairs with identical sentences (rows {same[:10]}): not a minimal pair")
 
 
 # ------------------------------------------------------------------ pair scores
 
-def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, **engine) -> pd.DataFrame:
+def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: str = "prepend",
+                on_unmodified: str = "raise", **engine) -> pd.DataFrame:
     """Score both sentences of every pair; return ``pairs`` with ``score_more``/``score_less``.
 
     Parameters
     ----------
     lm : :class:`polybias.scoring.LanguageModel`.
     pairs : frame with ``sent_more``, ``sent_less``, ``bias_type``.
-    method : ``"nangia"`` or ``"bias-bench"`` for masked LMs, ``"causal"`` for causal LMs;
-        default by ``lm.kind``.
+    method : ``"nangia"`` for masked LMs, ``"causal"`` for causal LMs, ``"bias-bench"``
+        for both; default by ``lm.kind``.
+    causal_bos : causal LMs: ``"prepend"`` (default) conditions every token on BOS;
+        ``"first-token"`` only the first one, the sentence itself fed without BOS — with
+        ``method="bias-bench"`` this reproduces bias-bench's generative score (McGill-NLP/
+        bias-bench at 291426a, ``bias_bench/benchmark/crows/crows.py``
+        ``_joint_log_probability``, lines 290–355: the geometric mean of the token
+        probabilities, i.e. exp of our mean log-probability; compat only).
+    on_unmodified : ``method="bias-bench"`` on a masked LM: a pair in which one sentence has
+        no modified token (identical token ids, or a pure insertion) is an error
+        (``"raise"``, default) or left out (``"skip"``), as bias-bench does (same file,
+        lines 119–125: ``Skipping example``; the pair is not counted in N). Skipped pairs
+        are absent from the result; ``result.attrs["n_skipped"]`` counts them and
+        ``result.attrs["skipped"]`` lists their index labels.
     engine : passed to the scoring engine (e.g. ``max_batch_tokens``).
     """
     from .. import scoring
 
-    _check_pairs(pairs)
+    if on_unmodified not in ON_UNMODIFIED:
+        raise CrowsError(f"on_unmodified must be one of {ON_UNMODIFIED}, got {on_unmodified!r}")
+    if causal_bos not in CAUSAL_BOS:
+        raise CrowsError(f"causal_bos must be one of {CAUSAL_BOS}, got {causal_bos!r}")
     method = method or ("causal" if lm.kind == "causal" else "nangia")
     if method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
-    if (method == "causal") != (lm.kind == "causal"):
+    if method != "bias-bench" and (method == "causal") != (lm.kind == "causal"):
         raise CrowsError(f"method {method!r} does not apply to a {lm.kind} model ({lm.name})")
+    if causal_bos != "prepend" and lm.kind != "causal":
+        raise CrowsError(f"causal_bos applies to causal LMs, not to {lm.kind} {lm.name}")
+    skip = on_unmodified == "skip"
+    if skip and (method != "bias-bench" or lm.kind == "causal"):
+        raise CrowsError("on_unmodified='skip' applies to method 'bias-bench' on a masked LM only")
+    _check_pairs(pairs, allow_identical=skip)
     more, less = pairs["sent_more"].tolist(), pairs["sent_less"].tolist()
     out = pairs.copy()
-    if method == "causal":
-        scores = scoring.sentence_log_likelihood(lm, more + less, **engine)
+    if lm.kind == "causal":
+        scored = scoring.token_logprobs(lm, more + less, bos=causal_bos, **engine)
+        scores = scoring._reduce(scored, "mean" if method == "bias-bench" else "sum")
         out["score_more"], out["score_less"] = scores[: len(more)], scores[len(more):]
         return out
     shared = [shared_token_positions(lm.tokenizer, a, b) for a, b in zip(more, less, strict=True)]
@@ -116,15 +144,28 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, **engine) ->
         positions = ([_modified_positions(lm.tokenizer, a, s[0]) for a, s in zip(more, shared, strict=True)]
                      + [_modified_positions(lm.tokenizer, b, s[1]) for b, s in zip(less, shared, strict=True)])
         reduce = np.nanmean
-    empty = [i % len(more) for i, p in enumerate(positions) if not p]
+    empty = sorted({i % len(more) for i, p in enumerate(positions) if not p})
+    skipped: list = []
+    if empty and skip:
+        keep = [i for i in range(len(more)) if i not in set(empty)]
+        if not keep:
+            raise CrowsError("every pair lacks modified tokens: nothing left to score")
+        out = out.iloc[keep].copy()
+        more, less = [more[i] for i in keep], [less[i] for i in keep]
+        positions = [positions[i] for i in keep] + [positions[len(pairs) + i] for i in keep]
+        skipped = [pairs.index[i] for i in empty]
+        empty = []
     if empty:
         raise CrowsError(f"pairs with no {'shared' if method == 'nangia' else 'modified'} "
-                         f"tokens to score (rows {sorted(set(empty))[:10]})")
+                         f"tokens to score (rows {empty[:10]})")
     scored = scoring.masked_token_logprobs(lm, more + less, positions=positions, **engine)
     values = np.array([reduce(s.logprob[p]) for s, p in zip(scored, positions, strict=True)])
     out["score_more"], out["score_less"] = values[: len(more)], values[len(more):]
     out["n_scored_more"] = [len(p) for p in positions[: len(more)]]
     out["n_scored_less"] = [len(p) for p in positions[len(more):]]
+    if skip:
+        out.attrs["skipped"] = skipped
+        out.attrs["n_skipped"] = len(skipped)
     return out
 
 

@@ -107,7 +107,67 @@ def load_registry(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     for name, entry in raw["models"].items():
         if not isinstance(entry, dict) or "kind" not in entry:
             raise ModelError(f"{path}: model {name!r} must be a mapping with a 'kind'")
+        check_loading_keys(name, entry, where=str(path))
     return raw["models"]
+
+
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+
+def check_loading_keys(name: str, entry: dict[str, Any], where: str = "model registry") -> None:
+    """Check an entry's loading keys: ``revision`` (a branch, tag or commit),
+    ``trust_remote_code`` (a boolean, true only with a 40-hex commit ``revision``),
+    ``allow_pickle`` (a boolean) and ``normaliser`` (a name known to
+    :data:`polybias.loading.NORMALISERS`).
+
+    >>> check_loading_keys("m", {"kind": "mlm", "hub": "org/m", "trust_remote_code": True,
+    ...                          "revision": "main"})
+    Traceback (most recent call last):
+    ...
+    polybias.models.ModelError: model registry: model 'm' sets trust_remote_code but its revision 'main' is not a pinned 40-hex commit; repository code runs only from a reviewed commit
+    """
+    from .loading import NORMALISERS
+
+    revision = entry.get("revision")
+    if revision is not None and (not isinstance(revision, str) or not revision.strip()):
+        raise ModelError(f"{where}: model {name!r} has revision {revision!r}; expected a branch, "
+                         "tag or 40-hex commit (quote commits that are all digits)")
+    for key in ("trust_remote_code", "allow_pickle"):
+        if key in entry and not isinstance(entry[key], bool):
+            raise ModelError(f"{where}: model {name!r} has {key}: {entry[key]!r}; expected true "
+                             "or false")
+    if entry.get("trust_remote_code") and not (isinstance(revision, str) and _HEX40.match(revision)):
+        raise ModelError(f"{where}: model {name!r} sets trust_remote_code but its revision "
+                         f"{revision!r} is not a pinned 40-hex commit; repository code runs only "
+                         "from a reviewed commit")
+    normaliser = entry.get("normaliser")
+    if normaliser is not None and normaliser not in NORMALISERS:
+        raise ModelError(f"{where}: model {name!r} names text normaliser {normaliser!r}; known: "
+                         f"{', '.join(sorted(NORMALISERS))}")
+
+
+def loading_options(name: str, registry: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Keyword arguments of :func:`polybias.loading.load_checkpoint` for a registered
+    ``hub`` or ``path`` model: ``source``, ``revision``, ``trust_remote_code``,
+    ``allow_pickle`` and ``name``; plus ``normaliser`` (a name or None) for the caller to
+    pass to :func:`polybias.loading.get_normaliser`.
+
+    >>> reg = {"gr": {"kind": "mlm", "hub": "nlpaueb/bert-base-greek-uncased-v1"}}
+    >>> loading_options("gr", reg)["source"], loading_options("gr", reg)["trust_remote_code"]
+    ('nlpaueb/bert-base-greek-uncased-v1', False)
+    """
+    entry = model_entry(name, registry)
+    check_loading_keys(name, entry)
+    if "hub" in entry:
+        source = str(entry["hub"])
+    elif "path" in entry:
+        source = str(_expand(str(entry["path"])))
+    else:
+        raise ModelError(f"model {name!r} has neither 'hub' nor 'path' to load a checkpoint from")
+    return {"source": source, "revision": entry.get("revision"),
+            "trust_remote_code": bool(entry.get("trust_remote_code", False)),
+            "allow_pickle": bool(entry.get("allow_pickle", False)), "name": name,
+            "normaliser": entry.get("normaliser")}
 
 
 def model_entry(name: str, registry: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -224,6 +224,7 @@ def test_load_info_of_a_local_directory(tiny_bert):
     assert tok.is_fast and info.report["missing"] == []
     rec = info.to_record()
     assert rec["model_revision"] is None and rec["weights_format"] == "safetensors"
+    assert loading.read_config(tiny_bert[0])["architectures"] == ["BertForMaskedLM"]
 
 
 # ---------------------------------------------------------------- normalisers

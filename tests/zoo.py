@@ -313,7 +313,6 @@ def run_zoo(root: Path, families: tuple[Family, ...] = FAMILIES, device: str = "
     """Build every stand-in under ``root`` and load it with each of its heads."""
     from polybias.loading import LoadError, load_checkpoint
 
-    _silence_warnings()
     out = []
     for fam in families:
         for fmt in fam.formats:
@@ -352,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    _silence_warnings()
     with tempfile.TemporaryDirectory() as tmp:
         outcomes = run_zoo(Path(tmp), device=args.device, dtype=args.dtype)
     print(table(outcomes))

@@ -292,6 +292,18 @@ def _from_hub(repo_id: str, revision: str | None, label: str) -> tuple[Path, str
     return Path(path), str(info.sha)
 
 
+def read_config(source: str | os.PathLike, revision: str | None = None,
+                name: str | None = None) -> dict[str, Any]:
+    """``config.json`` of ``source`` as a dict, resolved as :func:`load_checkpoint` does
+    (e.g. to read ``architectures`` before choosing a head); no code runs."""
+    label = f"model {name or str(source)!r}"
+    path, _commit = resolve_source(source, revision, label)
+    if not (path / "config.json").is_file():
+        raise CheckpointError(f"{label}: {path} has no config.json (not a transformers model "
+                              "directory)")
+    return _read_json(path / "config.json", label)
+
+
 # ---------------------------------------------------------------- checks before loading
 
 def weights_files(path: Path, label: str) -> tuple[str, list[Path]]:

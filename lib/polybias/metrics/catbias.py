@@ -243,13 +243,32 @@ class CBResult:
     ddof: int
 
 
+MULTIPIECE = (None, "ahn-oh")
+
+
 def ahn_oh_cb(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
               targets: list[str] | None = None, attributes: list[str] | None = None,
-              mode: str = "word", ddof: int = 0) -> CBResult:
+              mode: str = "word", ddof: int = 0, multipiece: str | None = None) -> CBResult:
     """Ahn & Oh's CB score: Var over groups of log P(n | a)/P(n | prior), both read at the
     target mask (:func:`polybias.metrics.logprob.kurita_scores`), mean over (template,
-    attribute). ``targets``/``attributes`` restrict the lists (entry ids)."""
-    scores = logprob.kurita_scores(lm, book, templates, targets, attributes, mode=mode)
+    attribute). ``targets``/``attributes`` restrict the lists (entry ids).
+
+    ``multipiece="ahn-oh"`` (compat) scores words as Ahn & Oh's code does
+    (:func:`polybias.metrics.logprob.ahn_oh_scores`: k masks for a k-piece word, every
+    piece's probability multiplied at every mask, the prior of a target after a
+    multi-piece attribute read from the attribute's second mask; jaimeenahn/ethnic_bias
+    ``score.py`` lines 85–136 and ``bias_utils.py`` lines 26–33); ``mode`` is then unused.
+    For one-piece words it equals the first-piece score. The reference takes the
+    **sample** variance (pandas ``Series.var``, ``score.py`` line 158): pass ``ddof=1``
+    to reproduce its numbers; the default ``ddof=0`` is the population variance of
+    eq. 2 (DESIGN.md §5), smaller by the factor (N − 1)/N for N groups.
+    """
+    if multipiece not in MULTIPIECE:
+        raise CatBiasError(f"multipiece must be one of {MULTIPIECE}, got {multipiece!r}")
+    if multipiece == "ahn-oh":
+        scores = logprob.ahn_oh_scores(lm, book, templates, targets, attributes)
+    else:
+        scores = logprob.kurita_scores(lm, book, templates, targets, attributes, mode=mode)
     rows = cb_rows(scores, "corrected", ddof=ddof)
     return CBResult(float(rows["cb"].mean()), rows, scores, ddof)
 

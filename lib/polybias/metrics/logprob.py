@@ -310,6 +310,75 @@ def kurita_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list
     return pd.concat(frames, ignore_index=True)
 
 
+def ahn_oh_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
+                  targets: list[str] | None = None, attributes: list[str] | None = None,
+                  max_batch_tokens: int = 8192) -> pd.DataFrame:
+    """Fill, prior and corrected scores computed as Ahn & Oh's code does for multi-piece
+    words (compat; ``multipiece="ahn-oh"`` of :func:`polybias.metrics.catbias.ahn_oh_cb`).
+
+    Follows jaimeenahn/ethnic_bias at a115eb7, ``score.py``
+    ``log_probability_for_single_sentence`` (lines 76–140) and ``bias_utils.py``
+    ``find_mask_token`` (lines 26–33):
+
+    * a target of k word pieces (the word tokenized on its own) is replaced by k mask
+      tokens separated by spaces (line 90); in the prior the attribute is replaced by as
+      many masks as it has pieces (lines 91, 95);
+    * the fill is read at the k target masks; the prior at k consecutive positions from
+      the first mask when the target comes first, and otherwise from the *second* mask
+      of the sentence (``find_mask_token(..., last=True)`` skips only the first [MASK]):
+      the target's first mask for a one-piece attribute, but the attribute's second mask
+      when the attribute has two or more pieces (lines 114–115, 145–147);
+    * the probability of the word is the product of **every** piece's probability at
+      **every** read position (lines 130–134: ``for token in tokenize(nat): for logit in
+      logits``), so log P = Σ_pieces Σ_positions log p_position(piece) — k² terms, not
+      the chain rule.
+
+    Returns the columns of :func:`kurita_scores` (fill, prior and corrected in nats).
+    """
+    if lm.kind != "mlm":
+        raise LogProbError(f"{lm.name} is a {lm.kind} LM; the CB score needs a masked LM")
+    tok = lm.tokenizer
+    mask = tok.mask_token
+    templates = [templates] if isinstance(templates, str) else list(templates)
+    frames = []
+    for name in templates:
+        items, tgt, att = _items(book, name, targets, attributes)
+        texts, starts, shifts, gold, owner = [], [], [], [], []
+        for n, f in enumerate(items):
+            pieces = tok.convert_tokens_to_ids(tok.tokenize(f.words[tgt]))
+            n_attr = len(tok.tokenize(f.words[att]))
+            if not pieces or not n_attr:
+                raise LogProbError(f"template {name!r}: an empty word in {text_head(f.text)}")
+            k = len(pieces)
+            target_first = f.spans[tgt][0] < f.spans[att][0]
+            fill = templating.mask_slots(f, [tgt], " ".join([mask] * k))
+            prior = templating.mask_slots(fill, [att], " ".join([mask] * n_attr))
+            for kind, g in (("fill", fill), ("prior", prior)):
+                enc = _encode(lm, g.text)
+                at = [i for i, t in enumerate(enc["input_ids"]) if t == tok.mask_token_id]
+                first = at[0] if kind == "fill" or target_first else at[1]
+                for j in range(k):
+                    for p in pieces:
+                        texts.append(g.text)
+                        starts.append(enc["offset_mapping"][first][0])
+                        shifts.append(j)
+                        gold.append(p)
+                        owner.append((n, kind))
+        dist = mask_log_distributions(lm, texts, starts, max_batch_tokens, shifts=shifts)
+        values = dist[np.arange(len(texts)), np.asarray(gold)]
+        total: dict[tuple[int, str], float] = {}
+        for key, v in zip(owner, values, strict=True):
+            total[key] = total.get(key, 0.0) + float(v)
+        fill_v = np.array([total[(n, "fill")] for n in range(len(items))])
+        prior_v = np.array([total[(n, "prior")] for n in range(len(items))])
+        frames.append(pd.DataFrame({
+            "template": name, "target": [f.choice[tgt] for f in items],
+            "attribute": [f.choice[att] for f in items], "variant": [f.variant for f in items],
+            "text": [f.text for f in items], "fill": fill_v, "prior": prior_v,
+            "corrected": fill_v - prior_v}))
+    return pd.concat(frames, ignore_index=True)
+
+
 def attribute_bias(scores: pd.DataFrame, x: list[str], y: list[str], value: str = "corrected") -> pd.Series:
     """s(a) = mean over X targets − mean over Y targets of ``value``, per attribute.
 

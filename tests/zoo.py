@@ -208,7 +208,7 @@ FAMILIES: tuple[Family, ...] = (
            "BanglaBERT, google/electra-base-discriminator"),
     Family("gpt2", "GPT2LMHeadModel", "gpt2-bpe", ("causal",), "gpt2"),
     Family("llama", "LlamaForCausalLM", "llama-sentencepiece", ("causal",),
-           "SeaLLMs (Llama-2 based), SEA-LION 7B-style decoders"),
+           "SeaLLMs (Llama-2 based)"),
     Family("qwen2", "Qwen2ForCausalLM", "qwen2-bpe", ("causal",), "SeaLLMs v3 (Qwen2 based)"),
     Family("mpt", "MptForCausalLM", "neox-bpe", ("causal",), "MPT-style decoder (ALiBi)"),
     # refusals

@@ -395,9 +395,16 @@ def _word_rows(encoder: Encoder, texts: list[str], spans: list[tuple[int, int]],
     return rows
 
 
+_NO_SPECIAL = ":no-special"  # pooling suffix: sentences encoded without special tokens
+
+
 def _sentence_rows(encoder: Encoder, texts: list[str], pooling: str, first: int) -> list[_Row]:
     rows = []
+    bare = pooling.endswith(_NO_SPECIAL)
+    pooling = pooling.removesuffix(_NO_SPECIAL)
     for k, p in enumerate(_encode_chunk(encoder, texts, first)):
+        if bare:  # sent-bias compat: tokenizer.tokenize(text), no [CLS]/[SEP]
+            p = _Pieces([], p.body, [], p.offsets)
         row_ids = p.head + p.body + p.tail
         if len(row_ids) > encoder.max_length:
             raise EmbeddingError(
@@ -610,11 +617,17 @@ def iter_word_vectors(encoder: Encoder, items: Iterable[tuple[str, tuple[int, in
 
 def iter_sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "model",
                           layer: int = -1, batch_tokens: int = 8192, cache: bool = False,
-                          progress: bool = False, chunk_size: int = _CHUNK) -> Iterator[np.ndarray]:
+                          progress: bool = False, chunk_size: int = _CHUNK,
+                          special_tokens: bool = True) -> Iterator[np.ndarray]:
     """Streaming form of :func:`sentence_vectors` (blocks of ≤ ``chunk_size`` rows)."""
     _check_options(encoder, layer, pooling, SENTENCE_POOLINGS, batch_tokens)
     if isinstance(texts, str):
         raise EmbeddingError("texts must be a list of strings, not one string")
+    if not special_tokens:
+        if pooling not in ("first-piece", "mean"):
+            raise EmbeddingError(f"special_tokens=False goes with pooling 'first-piece' or 'mean', "
+                                 f"not {pooling!r}")
+        pooling += _NO_SPECIAL
     return _iter_vectors(encoder, texts, "sentence", layer, pooling, batch_tokens, cache, progress,
                          chunk_size)
 
@@ -702,9 +715,17 @@ def _zip_checked(texts: Iterable[str], spans: Iterable) -> Iterator[tuple[str, A
 
 
 def sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "model", layer: int = -1,
-                     batch_tokens: int = 8192, cache: bool = False, progress: bool = False) -> np.ndarray:
+                     batch_tokens: int = 8192, cache: bool = False, progress: bool = False,
+                     special_tokens: bool = True) -> np.ndarray:
     """Sentence vectors: the model's own pooling, the first token, or the mean over
     non-special tokens, at ``layer`` (other parameters as in :func:`word_vectors`).
+
+    ``special_tokens=False`` (with ``pooling="first-piece"`` or ``"mean"``; compat) feeds
+    the text's own pieces without the tokenizer's special tokens, as the sent-bias code
+    does (W4ngatang/sent-bias at e3559fb, ``sentbias/encoders/bert.py`` ``encode``, lines
+    19–26: ``tokenizer.tokenize(text)``, no [CLS]/[SEP], then ``enc[:, 0, :]``): with
+    ``"first-piece"`` this is the reference's vector, the first word piece seen without
+    [CLS]. The default keeps the special tokens the model was trained with.
 
     Returns an (n, hidden) float32 array. A text longer than the model limit is an error.
 
@@ -713,7 +734,8 @@ def sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "mod
     >>> sentence_vectors(enc, ["This is a nurse.", "That is here."], pooling="mean").shape
     (2, 32)
     """
-    blocks = iter_sentence_vectors(encoder, texts, pooling, layer, batch_tokens, cache, progress)
+    blocks = iter_sentence_vectors(encoder, texts, pooling, layer, batch_tokens, cache, progress,
+                                   special_tokens=special_tokens)
     return _stack(blocks, int(encoder.model.config.hidden_size))
 
 

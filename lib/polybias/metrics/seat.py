@@ -250,13 +250,14 @@ def templated_test(test, groups: str | dict[str, str] = "noun",
 # ---------------------------------------------------------------- the test
 
 def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -1,
-                 batch_tokens: int = 8192, cache: bool = False) -> dict[str, np.ndarray]:
+                 batch_tokens: int = 8192, cache: bool = False,
+                 special_tokens: bool = True) -> dict[str, np.ndarray]:
     """Sentence vectors of the four sets, each distinct sentence encoded once."""
     from ..embeddings import sentence_vectors
 
     unique = list(dict.fromkeys(s for r in ROLES for s in test.sentences[r]))
     vecs = sentence_vectors(encoder, unique, pooling=pooling, layer=layer,
-                            batch_tokens=batch_tokens, cache=cache)
+                            batch_tokens=batch_tokens, cache=cache, special_tokens=special_tokens)
     index = {s: i for i, s in enumerate(unique)}
     return {r: vecs[[index[s] for s in test.sentences[r]]] for r in ROLES}
 
@@ -264,7 +265,7 @@ def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -
 def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof: int = 1,
          alternative: Alternative = "greater", n_permutations: int = 100_000,
          exact_limit: int = 1_000_000, seed: int = 0, batch_tokens: int = 8192,
-         cache: bool = False) -> WeatResult:
+         cache: bool = False, special_tokens: bool = True) -> WeatResult:
     """Run one SEAT on an encoder (:mod:`polybias.embeddings`).
 
     Parameters
@@ -272,13 +273,17 @@ def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof:
     encoder : an :class:`polybias.embeddings.Encoder`.
     test : from :func:`load_seat_test` or :func:`templated_test`.
     pooling, layer : sentence pooling (``model``, ``cls``, ``mean``) and hidden layer.
+    special_tokens : ``False`` with ``pooling="first-piece"`` reproduces the sent-bias
+        code's BERT vectors (W4ngatang/sent-bias ``sentbias/encoders/bert.py`` lines
+        19–26: text tokenized without [CLS]/[SEP], output position 0; compat only); see
+        :func:`polybias.embeddings.sentence_vectors`.
     ddof, alternative, n_permutations, exact_limit, seed : as in
         :func:`polybias.metrics.weat.weat`.
     batch_tokens, cache : extraction options.
     """
     check_weat_options(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
                        exact_limit=exact_limit, seed=seed)
-    v = seat_vectors(encoder, test, pooling, layer, batch_tokens, cache)
+    v = seat_vectors(encoder, test, pooling, layer, batch_tokens, cache, special_tokens)
     return weat(v["X"], v["Y"], v["A"], v["B"], ddof=ddof, alternative=alternative,
                 n_permutations=n_permutations, exact_limit=exact_limit, seed=seed)
 

@@ -224,11 +224,24 @@ def kl_matrix(log_dists: np.ndarray, labels: list[str], scale: str = "sum") -> p
     return pd.DataFrame(d, index=list(labels), columns=list(labels))
 
 
-def max_kl(matrix: pd.DataFrame) -> tuple[str, str, float]:
-    """The ordered pair (row, column) with the largest KL(row ‖ column) and its value."""
+KL_LABELS = ("p-q", "seed002")
+
+
+def max_kl(matrix: pd.DataFrame, labels: str = "p-q") -> tuple[str, str, float]:
+    """The ordered pair (row, column) with the largest KL(row ‖ column) and its value.
+
+    ``labels="seed002"`` (compat) names the pair as the seed-002 notebook does: its KL cell
+    (``main.ipynb``, ParishadBehnam/Social-Biases-in-BERT-Variants-Across-Multiple-Languages
+    at 7d89b25) stores ``F.kl_div(dist_1, dist_2, log_target=True)`` — which is
+    KL(P₂ ‖ P₁) — under the key ``w_1-w_2``, so the same value comes back as
+    (column, row, value): the first name is the distribution KL is taken *against*.
+    """
+    if labels not in KL_LABELS:
+        raise CatBiasError(f"labels must be one of {KL_LABELS}, got {labels!r}")
     values = matrix.to_numpy()
     i, j = np.unravel_index(np.argmax(values), values.shape)
-    return str(matrix.index[i]), str(matrix.columns[j]), float(values[i, j])
+    row, col = str(matrix.index[i]), str(matrix.columns[j])
+    return (col, row, float(values[i, j])) if labels == "seed002" else (row, col, float(values[i, j]))
 
 
 # ---------------------------------------------------------------- scores from a model
@@ -296,11 +309,35 @@ def pll_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[st
     return pd.concat(frames, ignore_index=True)
 
 
-def pll_cb(scores: pd.DataFrame, ddof: int = 0) -> CBResult:
+TEMPLATE_NORMS = (None, "per-template")
+
+
+def pll_cb(scores: pd.DataFrame, ddof: int = 0, template_norm: str | None = None) -> CBResult:
     """Seed 002's CB from :func:`pll_scores`: templates of a set and synonyms averaged in
     probability space per (set, attribute, group); Var over groups per (set, attribute);
     the score is the mean over all (set, attribute) rows (sets weighted by their numbers
-    of attributes). Per-set scores: ``aggregate(result.rows, by="set")``."""
+    of attributes). Per-set scores: ``aggregate(result.rows, by="set")``.
+
+    ``template_norm="per-template"`` (compat) reproduces the seed-002 code on template sets
+    of several templates: per template and attribute, the groups' sentence probabilities
+    (synonyms averaged) are normalised to sum to one, and these normalised probabilities
+    are averaged over the set's templates before the log and the variance
+    (ParishadBehnam/Social-Biases-in-BERT-Variants-Across-Multiple-Languages at 7d89b25,
+    ``utils.py`` ``score_lists_sent_prob`` lines 296–297, ``probs_in_order /
+    np.sum(probs_in_order)``, and ``average_across_templates_from_dict`` lines 317–334;
+    the variance in ``main.ipynb``'s categorical-bias cell). With one template per set
+    the normalisation cancels in the variance of the logs and both give the same score.
+    """
+    if template_norm not in TEMPLATE_NORMS:
+        raise CatBiasError(f"template_norm must be one of {TEMPLATE_NORMS}, got {template_norm!r}")
+    if template_norm == "per-template":
+        keys = ["set", "template", "attribute"]
+        per = scores.groupby([*keys, "target"], sort=False)["pll"].agg(logmeanexp).reset_index()
+        top = per.groupby(keys, sort=False)["pll"].transform("max")
+        norm = np.log(np.exp(per["pll"] - top).groupby([per[k] for k in keys]).transform("sum")) + top
+        per["pll"] = per["pll"] - norm
+        rows = cb_rows(per, "pll", keys=("set", "attribute"), variants=("template",), ddof=ddof)
+        return CBResult(float(rows["cb"].mean()), rows, scores, ddof)
     rows = cb_rows(scores, "pll", keys=("set", "attribute"), variants=("template", "variant"), ddof=ddof)
     return CBResult(float(rows["cb"].mean()), rows, scores, ddof)
 

@@ -74,7 +74,7 @@ def load_module(name: str, file: Path, package: str | None = None) -> types.Modu
     return mod
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiny(family: str, seed: int = 0, initializer_range: float = 1.0, head: bool = True):
     """A deterministic tiny random model and its tokenizer (BERT WordPiece splits most
     words into several pieces; GPT-2 byte-level BPE). ``initializer_range`` well above the

@@ -36,6 +36,7 @@ from polybias import templating
 from polybias.metrics import catbias, logprob
 from refsupport import load_module, module, reference_file, stand_ins, tiny, tiny_lm
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 REPO = "jaimeenahn/ethnic_bias"
 MODEL = "tiny-bert-reference"
 GROUPS = ["american", "mexican", "african", "asian", "jewish", "old"]

@@ -27,6 +27,7 @@ import pytest
 from polybias.metrics import crows
 from refsupport import load_module, reference_file, tiny, tiny_lm
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 REPO = "McGill-NLP/bias-bench"
 PATH = "bias_bench/benchmark/crows/crows.py"
 

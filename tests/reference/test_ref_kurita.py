@@ -37,6 +37,7 @@ from polybias import templating
 from polybias.metrics import logprob
 from refsupport import load_module, module, reference_file, stand_ins, tiny, tiny_lm
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 REPO = "keitakurita/contextual_embedding_bias_measure"
 MODEL = "tiny-bert-reference"
 TEMPLATES = {"first": "the {t} thinks about the {a} .",      # target before the attribute

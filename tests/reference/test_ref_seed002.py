@@ -31,6 +31,7 @@ from polybias import scoring, templating
 from polybias.metrics import catbias
 from refsupport import load_module, module, reference_file, stand_ins, tiny_lm
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 REPO = "ParishadBehnam/Social-Biases-in-BERT-Variants-Across-Multiple-Languages"
 TEMPLATES = ["[MASK] are always so {prior}.", "all [MASK] are {prior}.", "why are [MASK] always so {prior}?"]
 GROUPS = ["muslims", "christians", "asians", "africans", "americans"]

@@ -30,6 +30,7 @@ from polybias import embeddings
 from polybias.metrics import seat
 from refsupport import load_module, module, reference_file, stand_ins, tiny
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 REPO = "W4ngatang/sent-bias"
 SENTENCES = {
     "X": ("This is a doctor.", "That is an engineer.", "Here is a programmer.", "The mechanic is here."),

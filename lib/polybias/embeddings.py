@@ -469,8 +469,9 @@ def _run(encoder: Encoder, rows: list[_Row], layers: list[int], batch_tokens: in
             for j, layer in enumerate(layers):
                 hidden = result.last_hidden_state if layer == -1 else result.hidden_states[layer]
                 w = torch.from_numpy(weights).to(hidden.device)
-                h = hidden.float()[torch.from_numpy(where).to(hidden.device)]
-                out[items, j] = torch.einsum("kt,ktd->kd", w, h).cpu().numpy()
+                h = hidden.to(torch.promote_types(hidden.dtype, torch.float32))[
+                    torch.from_numpy(where).to(hidden.device)]
+                out[items, j] = torch.einsum("kt,ktd->kd", w.to(h.dtype), h).cpu().numpy()
             if bar is not None:
                 bar.update(len(items))
     return out

@@ -360,7 +360,8 @@ def _score_batch(lm: LanguageModel, batch: np.ndarray, lengths: np.ndarray, rows
     values = np.empty(len(gold), dtype=np.float64)
     extra = np.empty(len(gold), dtype=np.float64) if distribution_fn is not None else None
     for s in range(0, len(gold), _LOGSOFTMAX_CHUNK):
-        lp = torch.log_softmax(logits[s:s + _LOGSOFTMAX_CHUNK].float(), dim=-1)
+        chunk = logits[s:s + _LOGSOFTMAX_CHUNK]
+        lp = torch.log_softmax(chunk.to(torch.promote_types(chunk.dtype, torch.float32)), dim=-1)
         gs = g[s:s + _LOGSOFTMAX_CHUNK]
         values[s:s + len(gs)] = lp.gather(1, gs[:, None])[:, 0].double().cpu().numpy()
         if extra is not None:

@@ -686,12 +686,18 @@ def _no_progress_bars():
 
 def load_trained_folder(folder: Path, kind: str):
     """Load a saved planted LM (``mlm`` or ``causal``) and its tokenizer from ``folder``
-    (local files, safetensors only, no remote code); the model in eval mode."""
+    (local files, safetensors only, no remote code); the model in eval mode, in float64.
+
+    The weights were trained and stored in float32; inference runs in float64 so that the
+    CPU's kernels (which differ between machines in the last bits of float32 sums) cannot
+    move a printed digit or flip a near-tie: these models are tiny, so it costs little.
+    """
+    import torch
     from transformers import PreTrainedTokenizerFast
 
     with _no_progress_bars():
         model = _model_class(kind).from_pretrained(folder, local_files_only=True,
-                                                   use_safetensors=True)
+                                                   use_safetensors=True, dtype=torch.float64)
     if kind == "causal":
         model.loss_type = "ForCausalLM"
     tokenizer = PreTrainedTokenizerFast.from_pretrained(folder, local_files_only=True)

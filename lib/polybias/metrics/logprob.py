@@ -128,7 +128,8 @@ def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: 
                 logits = lm.model(input_ids=x, attention_mask=att.to(lm.device)).logits
             if not state["applied"] or logits.dim() != 2:
                 logits = logits[rows, cols]
-            lp = torch.log_softmax(logits.float(), dim=-1).double().cpu().numpy()
+            lp = torch.log_softmax(logits.to(torch.promote_types(logits.dtype, torch.float32)),
+                                   dim=-1).double().cpu().numpy()
             if out is None:
                 out = np.empty((len(unique), lp.shape[1]), dtype=np.float64)
             out[batch] = lp

@@ -89,6 +89,8 @@ if reproduce:
 # %% tags=["nbval-check-output"]
 if reproduce:
     print(seed002_table)
+else:
+    print("(not run: reproduce = False)")
 
 # %% [markdown]
 # The prior-count-weighted mean reproduces the code's printed aggregates to their fourth
@@ -138,6 +140,8 @@ if reproduce:
 # %% tags=["nbval-check-output"]
 if reproduce:
     print(seed004_table)
+else:
+    print("(not run: reproduce = False)")
 
 # %% [markdown]
 # The *modified* score of seed 004 (Figure 6) weights every adjective by the strength of
@@ -151,6 +155,8 @@ if reproduce:
     print(weight_table)
     print()
     print(modified_table)
+else:
+    print("(not run: reproduce = False)")
 
 # %% [markdown]
 # The file also shows the scoring problems of the seed-004 code (DESIGN.md §6: softmax

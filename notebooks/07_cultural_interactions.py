@@ -98,6 +98,8 @@ if reproduce:
     print(lists_table)
     print()
     print(adjective_table)
+else:
+    print("(not run: reproduce = False)")
 
 # %% [markdown]
 # ## Interaction CB of the chosen model

@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 import torch
-from polybias import synthetic
+from polybias import pinned, synthetic
 from polybias.synthetic import PLANTED_GROUPS, SyntheticError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -170,11 +170,14 @@ def share_preferring_more(model, tokenizer, pairs, kind):
 
 @pytest.fixture(scope="session")
 def planted(tmp_path_factory):
-    """{(kind, p): (model, tokenizer)} trained once into a temporary cache (returned too)."""
+    """{(kind, p): (model, tokenizer)} trained once into a temporary cache (returned too),
+    with an empty pinned store, so that they are trained here even where pinned."""
     cache = tmp_path_factory.mktemp("planted-cache")
     models = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("POLYBIAS_CACHE", str(cache))
+        mp.delenv("POLYBIAS_PLANTED", raising=False)
+        mp.setattr(pinned, "store_dir", lambda: cache / "no-pins")
         for kind in ("mlm", "causal"):
             for p in (0.9, 0.1):
                 models[kind, p] = synthetic.cached_planted_model(
@@ -230,6 +233,7 @@ def test_retraining_with_the_same_seed_is_bit_identical(train):
 def test_cache_reloads_the_same_weights_without_training(planted, monkeypatch):
     cache, models = planted
     monkeypatch.setenv("POLYBIAS_CACHE", str(cache))
+    monkeypatch.setattr(pinned, "store_dir", lambda: cache / "no-pins")
 
     def no_training(*args, **kwargs):
         raise AssertionError("cached_planted_model trained instead of loading the cache")

@@ -7,7 +7,6 @@ import unicodedata
 
 import numpy as np
 import pytest
-
 from polybias import data, seed000, wordlists
 from polybias.metrics import logprob
 from polybias.metrics.weat import run_weat, weat_test

@@ -30,15 +30,17 @@
 # (0.9), none (0.5) or reversed (0.1); neutral clauses fill the rest of the sentence. The
 # known answer: CES grows with p at every segment length. MiniLM brings its own prior
 # (male–career), so the p = 0.5 row is the baseline the planted rows move away from.
-# With `corpus` set, the same study runs on a real corpus with a word-list test file
-# (e.g. Bangla C1–C9 with their suffix groups).
+# With `corpus` set, the same study runs on a real corpus with a word-list test file.
+# In Bangla the default is the study's own C1–C9 (`wordlist_file="seed000"`: the authors'
+# `ceat1..9.jsonl`, each word with its own suffix list from their suffix files, NFKC as
+# their normaliser); `wordlist_file="weat.yaml"` runs the project's own Bangla lists.
 
 # %% tags=["parameters"]
 model: str = "minilm-l6"  # registered encoder (configs/models.yaml, kind encoder or mlm)
 language: str = "en"  # language of the corpus and word lists
 language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
 corpus: str = ""  # text file or folder to extract sentences from; empty: generated planted corpora
-wordlist_file: str = "weat.yaml"  # word-list file of the language (used with corpus)
+wordlist_file: str = ""  # word lists (used with corpus); empty: the language's default (bn: seed000, the study's own C1-C9; else weat.yaml); weat.yaml: the project's lists
 tests: list = []  # tests of wordlist_file to run (used with corpus); empty: all
 planted_p: list = [0.9, 0.5, 0.1]  # planted association strengths, one generated corpus each
 n_sentences: int = 300  # sentences per generated corpus

@@ -25,13 +25,29 @@
 # generated corpus where male nouns co-occur with career words 90 % of the time
 # (`planted_p = 0.9`; 0.5 is the balanced control); its corrected differences must be
 # positive for career and negative for family words in every structure. With a hub model
-# (e.g. `banglabert-generator`), use the project's trait templates `logprob_bn` with
-# groups `positive` / `negative`.
+# (e.g. `banglabert-generator`), use the study's own sentences, `templates="seed000_bn"`
+# with `attribute_list="traits"` and groups `positive` / `negative` (or the project's
+# trait templates `logprob_bn`, same groups).
+#
+# `seed000_bn` is read from the authors' `positive_traits_bn.csv` (109 traits) and
+# `negative_traits_bn.csv` (69), every row kept (`polybias.seed000`). Each row carries
+# its five structures in columns `S<k>_Mask_Suffix`, `S<k>_Placeholder`,
+# `S<k>_Trait_Suffix` (S4, S5: placeholder, trait suffix, mask suffix). Assembly rule
+# (after Table 3 of seed 000: S1–S2 target first, S3–S5 attribute first):
+# S1, S2 = target+mask suffix · placeholder · trait+trait suffix;
+# S3 = trait+trait suffix · target+mask suffix · placeholder;
+# S4, S5 = placeholder · trait+trait suffix · target+mask suffix.
+# The mask suffix (রা, দের …) is written onto the target; a trait suffix starting with
+# "-" is written onto the trait without the hyphen (-তা), one starting with punctuation
+# directly after it, any other after a space. Two positive traits have no S5 in the
+# authors' file (প্রশংসনীয়, প্রশান্ত), so S5 has 176 traits. The targets are the 8 + 8
+# male and female terms of C5. The planted model's 64-token window is too short for
+# many S4/S5 passages: run them on a hub model.
 
 # %% tags=["parameters"]
 model: str = "planted"  # registered masked LM, or planted: the planted Bangla MLM (polybias.synthetic)
 planted_p: float = 0.9  # planted association strength when model is planted (0.5: none)
-templates: str = "planted_bn"  # template file in data/templates (e.g. logprob_bn), or planted_<lang>
+templates: str = "planted_bn"  # template file in data/templates (e.g. logprob_bn), planted_<lang>, or seed000_bn (the study's own S1-S5 trait sentences)
 target_list: str = "targets"  # word list of the target slot
 attribute_list: str = "attributes"  # word list of the attribute slot
 group_feature: str = "group"  # entry feature naming a word's group
@@ -46,7 +62,7 @@ output_dir: str = "results/logprob/interactive"  # run records, relative to the 
 table_file: str = ""  # where to write the tables, e.g. paper/tables/logprob_context_planted.md
 
 # %%
-from polybias import models, paths, records, report, templating
+from polybias import models, paths, records, report, seed000, templating
 from polybias.metrics import logprob
 
 if mode not in logprob.MODES:
@@ -56,6 +72,7 @@ if not 0.0 <= planted_p <= 1.0:
 if len({x, y}) != 2 or len({a, b}) != 2:
     raise ValueError("the two target groups and the two attribute groups must differ")
 book = (logprob.planted_templates(templates.split("_", 1)[1]) if templates.startswith("planted_")
+        else seed000.kurita_templates() if templates == "seed000_bn"
         else templating.load_templates(templates))
 lm = (logprob.planted_masked_lm(planted_p, book.language, seed=seed) if model == "planted"
       else models.load_lm(model))
@@ -68,10 +85,12 @@ label = f"planted-p{planted_p}" if model == "planted" else model
 # masks the attribute too).
 
 # %%
-first = {s: book.lists[book.template(t).slots[s].list].ids[0] for t in book.templates
-         for s in (book.template(t).the("target"), book.template(t).the("attribute"))}
-examples = [(t.set, templating.expand(book, t, fixed={k: v for k, v in first.items() if k in t.slots})[0].text)
-            for t in book.templates.values()]
+first_of_set = {}
+for t in book.templates.values():
+    first_of_set.setdefault(t.set, t)
+examples = [(t.set, templating.expand(book, t, fixed={s: book.lists[t.slots[s].list].ids[0] for s in
+                                                      (t.the("target"), t.the("attribute"))})[0].text)
+            for t in first_of_set.values()]
 for structure, text in examples:
     print(f"{structure}: {text}")
 

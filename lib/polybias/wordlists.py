@@ -174,8 +174,52 @@ def load_wordlist_file(file: str | Path) -> tuple[dict[str, WordSet], dict[str, 
     return sets, tests
 
 
+# Word lists read from a study's own registered files rather than from a YAML file here:
+# name → (language, loader). ``wordlist_file=<name>`` selects them.
+COLLECTIONS = {"seed000": ("bn", "polybias.seed000:ceat_tests")}
+# The word lists a language runs on when no file is named: the study's own where the
+# project has them (Bangla: seed 000's C1-C9), else the project's weat.yaml.
+DEFAULT_FILES = {"bn": "seed000"}
+
+
+def default_file(language: str) -> str:
+    """The word-list file (or collection) of ``language`` used when none is named."""
+    return DEFAULT_FILES.get(language, "weat.yaml")
+
+
+def _collection(language: str, file: str):
+    import importlib
+
+    lang, target = COLLECTIONS[file]
+    if language != lang:
+        raise WordListError(f"word lists {file!r} are in {lang!r}, not {language!r}")
+    module, func = target.split(":")
+    return getattr(importlib.import_module(module), func)()
+
+
+def data_sha256(language: str, file: str = "") -> dict[str, str]:
+    """Path or registered name → sha256 of what :func:`load_tests` reads (for run records)."""
+    from .records import sha256_file
+
+    file = file or default_file(language)
+    if file in COLLECTIONS:
+        import importlib
+
+        module = COLLECTIONS[file][1].split(":")[0]
+        return importlib.import_module(module).data_sha256()
+    return {f"wordlists/{language}/{file}":
+            sha256_file(paths.data_dir() / "wordlists" / language / file)}
+
+
 def load_tests(language: str, file: str = "weat.yaml") -> dict[str, AssociationTest]:
-    """Tests defined in ``data/wordlists/<language>/<file>``."""
+    """Tests defined in ``data/wordlists/<language>/<file>``.
+
+    ``file`` may also name a collection of :data:`COLLECTIONS` (``seed000``: the Bangla
+    study's own C1–C9, :func:`polybias.seed000.ceat_tests`); empty: :func:`default_file`.
+    """
+    file = file or default_file(language)
+    if file in COLLECTIONS:
+        return dict(_collection(language, file))
     folder = paths.data_dir() / "wordlists" / language
     if not folder.is_dir():
         known = sorted(p.name for p in (paths.data_dir() / "wordlists").iterdir() if p.is_dir())
@@ -185,6 +229,7 @@ def load_tests(language: str, file: str = "weat.yaml") -> dict[str, AssociationT
 
 def get_test(language: str, name: str, file: str = "weat.yaml") -> AssociationTest:
     """One named test; an unknown name lists the defined ones."""
+    file = file or default_file(language)
     tests = load_tests(language, file)
     if name not in tests:
         raise WordListError(f"no test {name!r} in {language}/{file}; defined: {', '.join(tests)}")

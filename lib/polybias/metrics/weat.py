@@ -184,6 +184,9 @@ def run_weat(
 ):
     """Run named WEATs of ``data/wordlists/<language>/<wordlist_file>`` on a registered model.
 
+    ``wordlist_file`` may name a collection read from a study's registered files
+    (``seed000``) or be empty: the language's default (:func:`polybias.wordlists.default_file`).
+
     Writes one :class:`polybias.records.RunRecord` per test into ``output_dir`` (relative
     to the project root) when given, and returns a DataFrame with one row per test.
     ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to :func:`weat`.
@@ -195,17 +198,18 @@ def run_weat(
 
     from .. import paths
     from ..models import load_static
-    from ..records import RunRecord, sha256_file, write_record
-    from ..wordlists import load_tests
+    from ..records import RunRecord, write_record
+    from ..wordlists import data_sha256, default_file, load_tests
 
     check_weat_options(on_missing=on_missing, **options)
     emb = embeddings if embeddings is not None else load_static(model)
+    wordlist_file = wordlist_file or default_file(language)
     defined = load_tests(language, wordlist_file)
     names = [tests] if isinstance(tests, str) else list(tests) if tests else list(defined)
     unknown = [t for t in names if t not in defined]
     if unknown:
         raise KeyError(f"tests not defined in {language}/{wordlist_file}: {', '.join(unknown)}")
-    wordlist_sha = sha256_file(paths.data_dir() / "wordlists" / language / wordlist_file)
+    wordlist_sha = data_sha256(language, wordlist_file)
     results = {name: weat_test(emb, defined[name], on_missing=on_missing, **options) for name in names}
     rows = []
     for name, res in results.items():
@@ -215,7 +219,7 @@ def run_weat(
                 parameters={"wordlist_file": wordlist_file, "on_missing": on_missing,
                             "ddof": res.ddof, "alternative": res.alternative, **options},
                 values=res.as_dict(), model_revision=emb.revision,
-                data_sha256={f"wordlists/{language}/{wordlist_file}": wordlist_sha},
+                data_sha256=wordlist_sha,
             )
             write_record(record, paths.output_path(output_dir))
         rows.append({"test": name, "effect_size": res.effect_size, "pvalue": res.pvalue,

@@ -26,6 +26,12 @@
 # a corpus where male terms co-occur with career words 90 % of the time (`planted-mlm`);
 # its CB must be large and the male share of probability must rise next to career words.
 # On the balanced control (`planted-mlm-control`) both vanish.
+#
+# Seed 002's own templates: `templates="seed002_<category>_<language>"` (category gender,
+# religion or ethnicity; language en, el or fa) reads every template set of that
+# category from the authors' `prior_sentence_templates.json` (`polybias.seed002`: Greek
+# priors decline for women where the file gives feminine forms; the negated and the
+# "people from X" sets are sets of their own, `seed002.template_sets()`).
 
 # %% tags=["parameters"]
 model: str = "planted-mlm"  # registered masked LM (configs/models.yaml)
@@ -45,7 +51,7 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/catbias_pla
 # %%
 import pandas as pd
 import torch
-from polybias import data, models, paths, records, report, templating
+from polybias import data, models, paths, records, report, seed002, templating
 from polybias.metrics import catbias, logprob
 
 # one thread: float32 sums then run in the same order under papermill, Dask workers and
@@ -61,6 +67,7 @@ if kl_scale not in catbias.SCALES:
 if top_k < 1:
     raise ValueError(f"top_k must be at least 1, got {top_k}")
 book = (logprob.planted_templates(templates.split("_", 1)[1]) if templates.startswith("planted_")
+        else seed002.book_from_name(templates) if templates.startswith(seed002.BOOK_PREFIX)
         else templating.load_templates(templates))
 names = template_names or list(book.templates)
 tables = []
@@ -81,7 +88,7 @@ if reproduce:
     per_set = reported002[reported002.table.str.startswith("main.ipynb")
                           & (reported002.template_set != "aggregated")].copy()
     per_set["template_set"] = per_set.template_set.astype(int)
-    counts = catbias.seed002_prior_counts(data.fetch("seed002-prior-sentence-templates"))
+    counts = seed002.prior_counts()  # the prior lists of the template books read from the file
     seed002 = catbias.seed002_reproduction(per_set.rename(columns={"value": "cb"}), counts, reported002)
     seed002_table = report.markdown_table(seed002, digits=4)
     tables.append(seed002_table)

@@ -1,0 +1,149 @@
+"""Seed 002's templates read from the authors' file: whole, per category and language."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from polybias import data, report, seed002, templating
+from polybias.metrics import catbias
+
+
+@pytest.fixture
+def raw(mirror):
+    return json.loads(data.fetch(seed002.SOURCE).read_text(encoding="utf-8"))
+
+
+def _words(w):
+    return (w,) if isinstance(w, str) else tuple(w)
+
+
+@pytest.mark.parametrize("category", ["gender", "religion", "ethnicity"])
+@pytest.mark.parametrize("language", ["en", "el", "fa"])
+def test_books_are_loaded_whole(raw, category, language):
+    lang = {v: k for k, v in seed002.LANGUAGES.items()}[language]
+    book = seed002.template_book(category, language)
+    assert book.language == language
+    cat = next(c for c in raw["categories"] if seed002.CATEGORIES[c["type"]] == category)
+    assert len(cat["templates"]) == seed002.EXPECTED_SETS[category]
+    assert len(book.templates) == sum(len(s["base_templates"]) for s in cat["templates"])
+    for i, tset in enumerate(cat["templates"]):
+        for j, bt in enumerate(tset["base_templates"]):
+            t = book.template(f"{language}_{category}_{i}_{j}")
+            assert t.set == f"{category}_{i}"
+            assert t.text == bt[lang].replace("[MASK]", "{group}")
+            for slot, field in (("group", "words"), ("prior", "prior_variations")):
+                lname, _, key = tset[field][lang].partition("|")
+                wl = book.lists[t.slots[slot].list]
+                assert wl.name == lname
+                # every word of the file's list, in file order, synonyms kept
+                assert [e.forms[key] for e in wl.entries] == [_words(w) for w in raw["word_lists"][lname][key]]
+                assert len(wl.entries) == seed002.EXPECTED_LIST_SIZES[lname]
+                # the same ids in every language: the English words
+                assert [e.id.rsplit("_", 1)[0] if e.id.endswith("_2") else e.id for e in wl.entries] == \
+                    [_words(w)[0] for w in raw["word_lists"][lname]["english"]]
+
+
+def test_every_sentence_of_every_book_can_be_realised(mirror):
+    n = 0
+    for cat in seed002.CATEGORIES.values():
+        for lang in seed002.LANGUAGES.values():
+            book = seed002.template_book(cat, lang)
+            for t in book.templates:
+                n += len(templating.expand(book, t, mask=["group"]))
+    assert n > 10_000
+
+
+def test_greek_priors_decline_for_women_where_the_file_gives_feminine_forms(raw):
+    book = seed002.template_book("gender", "el")
+    adjs = raw["word_lists"]["negative_adjs"]
+    men = templating.realise(book, "el_gender_2_0", {"group": "men", "prior": "violent"})
+    women = templating.realise(book, "el_gender_2_0", {"group": "women", "prior": "violent"})
+    assert men[0].text == f"Οι άντρες είναι {adjs['greek'][0]}."
+    assert women[0].text == f"Οι γυναίκες είναι {adjs['greek_fem'][0]}."
+    # careers (set 0) have no feminine list: the same word for both
+    c = [templating.realise(book, "el_gender_0_0", {"group": g, "prior": "programmers"})[0].text
+         for g in ("men", "women")]
+    assert c == ["Είναι καλύτερα οι προγραμματιστές να είναι άντρες.",
+                 "Είναι καλύτερα οι προγραμματιστές να είναι γυναίκες."]
+    # the religion-noun set uses the feminine list for every religion (θρησκεία)
+    rel = seed002.template_book("religion", "el")
+    assert rel.template("el_religion_2_0").slots["prior"].form == "greek_fem"
+
+
+def test_synonyms_and_repeats_are_kept(mirror):
+    en = seed002.template_book("ethnicity", "en")
+    usa = templating.realise(en, "en_ethnicity_1_0", {"group": "the United States", "prior": "violent"})
+    assert [f.text for f in usa] == [f"People from {c} are violent." for c in
+                                     ("the United States", "the US", "the USA")]
+    ids = en.lists["race_people_specific"].ids
+    assert "germans" in ids and "germans_2" in ids and len(ids) == 117
+
+
+def test_set_descriptions_negated_periphrastic_broad_specific(mirror):
+    sets = seed002.template_sets()
+    en = sets[sets.language == "english"].set_index("set")
+    assert list(en.index[en.negated]) == ["gender_1", "religion_0"]
+    assert list(en.index[en.periphrastic]) == ["ethnicity_1", "ethnicity_3"]
+    assert list(en.granularity[en.index.str.startswith("ethnicity")]) == ["broad", "broad", "specific", "specific"]
+    assert list(sets.feminine_priors[sets.feminine_priors != ""]) == \
+        ["negative_adjs|greek_fem", "negative_adjs_gendered|greek_fem"]
+
+
+def test_counts_through_the_loader_equal_the_files_and_reproduce_0_6271(mirror):
+    keys = ["category", "template_set", "language"]
+    ours = seed002.prior_counts().sort_values(keys).reset_index(drop=True)
+    direct = catbias.seed002_prior_counts(data.fetch(seed002.SOURCE)).sort_values(keys).reset_index(drop=True)
+    assert ours.equals(direct[ours.columns])
+    rep = report.load_reported("behnamghader2022_cb")
+    nb = rep[rep.table.str.startswith("main.ipynb") & (rep.template_set != "aggregated")].copy()
+    nb["template_set"] = nb.template_set.astype(int)
+    agg = catbias.seed002_aggregate(nb.rename(columns={"value": "cb"}), ours).set_index(["category", "language"])
+    assert agg.cb["gender", "english"] == pytest.approx(0.6271, abs=5e-5)
+
+
+def test_book_names(mirror):
+    assert seed002.book_from_name("seed002_religion_fa").language == "fa"
+    assert seed002.template_book("ethnicity/race", "greek").language == "el"
+    with pytest.raises(seed002.Seed002Error, match="seed002_<category>_<language>"):
+        seed002.book_from_name("seed002_gender")
+    with pytest.raises(seed002.Seed002Error, match="not 'de'"):
+        seed002.book_from_name("seed002_gender_de")
+
+
+def _write(tmp_path, raw):
+    path = tmp_path / "prior_sentence_templates.json"
+    path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_template_without_a_language_names_the_file_and_entry(raw, tmp_path):
+    del raw["categories"][0]["templates"][1]["base_templates"][0]["greek"]
+    with pytest.raises(seed002.Seed002Error,
+                       match=r"prior_sentence_templates.json: category 'gender' template set 1, "
+                             r"base template 0: no text for language 'greek'"):
+        seed002.template_book("gender", "en", path=_write(tmp_path, raw))
+
+
+def test_reference_without_a_language_or_list_is_named(raw, tmp_path):
+    del raw["categories"][1]["templates"][0]["words"]["persian"]
+    with pytest.raises(seed002.Seed002Error, match=r"category 'religion' template set 0: words has no "
+                                                   r"language 'persian'"):
+        seed002.load(_write(tmp_path, raw))
+
+
+def test_lost_words_and_broken_templates_are_errors(raw, tmp_path):
+    bad = json.loads(json.dumps(raw))
+    bad["word_lists"]["careers"]["greek"].pop()
+    with pytest.raises(seed002.Seed002Error, match=r"word list 'careers': its languages differ in length"):
+        seed002.load(_write(tmp_path, bad))
+    bad = json.loads(json.dumps(raw))
+    for k in bad["word_lists"]["careers"]:
+        bad["word_lists"]["careers"][k].pop()
+    with pytest.raises(seed002.Seed002Error, match=r"'careers': 22 words, expected 23"):
+        seed002.load(_write(tmp_path, bad))
+    bad = json.loads(json.dumps(raw))
+    bad["categories"][2]["templates"][0]["base_templates"][0]["english"] = "People are {prior}."
+    with pytest.raises(seed002.Seed002Error, match=r"'ethnicity/race' template set 0, base template 0 "
+                                                   r"\(english\): needs one \[MASK\]"):
+        seed002.load(_write(tmp_path, bad))

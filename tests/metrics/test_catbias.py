@@ -246,6 +246,49 @@ def test_seed004_modified_scores_are_sentiment_weighted(mirror):
         catbias.seed004_interaction_scores(path, weights={"boring": 1.0})
 
 
+SEED004_COMBINATIONS = {2: 10, 3: 10, 4: 5, 5: 1}
+
+
+def test_seed004_published_files_are_whole_and_the_two_way_ones_reproduce(mirror):
+    published = {(k, m): catbias.seed004_published_scores(data.fetch(catbias.seed004_score_source(k, m)), k)
+                 .set_index("characteristics").score for k in range(2, 6) for m in (False, True)}
+    for (k, _m), scores in published.items():
+        assert len(scores) == SEED004_COMBINATIONS[k]  # every combination, nothing else
+        assert (scores > 0).all()
+    # k = 2: the per-row file is shipped, both published files are recomputed from it
+    path = data.fetch("seed004-cg-score-2")
+    plain = catbias.seed004_interaction_scores(path).set_index("characteristics").score
+    w = catbias.sentiment_weights(sorted(pd.read_csv(path).Adjective.unique()))
+    modified = catbias.seed004_interaction_scores(path, weights=w.weights).set_index("characteristics").score
+    for ours, m in ((plain, False), (modified, True)):
+        ref = published[2, m]
+        assert ours.loc[ref.index].to_numpy() == pytest.approx(ref.to_numpy(), rel=1e-9)
+    assert round(plain["Countries,Languages"], 5) == 0.53699
+    # the transcription in paper/reported is the registered 2-way files, to the last digit
+    rep = report.load_reported("capstone2023_interaction")
+    for metric, m in (("cb_score", False), ("modified_cb_score", True)):
+        r = rep[rep.metric == metric].set_index("characteristics").value
+        assert r.sort_index().to_numpy() == pytest.approx(published[2, m].sort_index().to_numpy(), rel=1e-15)
+    # k = 3..5: the upstream snapshot has no per-row input (CG_score_3.csv is an absent
+    # large blob, 4 and 5 have none), so only the published values can be read, not recomputed
+    assert set(catbias.SEED004_ROW_FILES) == {2}
+    registered = {s.path for s in data.load_registry().values() if s.repo == "BeyondInfinities/Capstone_BERT"}
+    assert not any(f"CG_score_{k}.csv" in p for k in (3, 4, 5) for p in registered)
+    assert published[5, False]["Countries,Languages,Food,Music,Religion"] == pytest.approx(0.0019226, abs=5e-8)
+
+
+def test_seed004_published_file_missing_a_combination(tmp_path):
+    bad = tmp_path / "CG_score_3.json"
+    bad.write_text('{"Countries,Languages,Food": 0.1}')
+    with pytest.raises(CatBiasError, match=r"CG_score_3.json: expected the 10 combinations of 3 characteristics"):
+        catbias.seed004_published_scores(bad, 3)
+    bad.write_text('{"Countries,Languages,Food,Music,Religion": "x"}')
+    with pytest.raises(CatBiasError, match=r"not finite numbers"):
+        catbias.seed004_published_scores(bad, 5)
+    with pytest.raises(CatBiasError, match="2 to 5 characteristics"):
+        catbias.seed004_score_source(6)
+
+
 def test_sentiment_weights_and_unknown_words():
     w = catbias.sentiment_weights(["happy", "sad", "chair"])
     assert set(w.weights) == {"happy", "sad"} and w.dropped == ("chair",)

@@ -496,6 +496,48 @@ def seed004_interaction_scores(path: str | Path, method: str = "seed004", ddof: 
     return pd.DataFrame(out)
 
 
+#: the five characteristics of seed 004, in the order its result files list them
+SEED004_CHARACTERISTICS = ("Countries", "Languages", "Food", "Music", "Religion")
+#: k → per-row input of the k-characteristic scores registered in data/sources.yaml; only
+#: k = 2 is in the upstream snapshot (CG_score_3.csv is an absent large blob, 4 and 5 none)
+SEED004_ROW_FILES = {2: "seed004-cg-score-2"}
+
+
+def seed004_score_source(k: int, modified: bool = False) -> str:
+    """Registered name of seed 004's published ``[modified_]CG_score_<k>.json`` (k = 2..5)."""
+    if k not in range(2, 6):
+        raise CatBiasError(f"seed 004 publishes interactions of 2 to 5 characteristics, not {k}")
+    return f"seed004-{'modified-' if modified else ''}cg-score-{k}-json"
+
+
+def seed004_published_scores(path: str | Path, k: int) -> pd.DataFrame:
+    """The published k-characteristic scores of seed 004 (``CG_score_<k>.json`` or
+    ``modified_cg_score_<k>.json``), checked whole.
+
+    The file must hold one score for every combination of k of the five characteristics
+    (:data:`SEED004_CHARACTERISTICS`, 10 / 10 / 5 / 1 for k = 2..5), and nothing else.
+    Returns columns characteristics (as the file writes them, "Countries,Languages,Food"),
+    k, score, in the file's order.
+    """
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CatBiasError(f"{path.name}: cannot read as JSON ({exc})") from exc
+    if not isinstance(raw, dict):
+        raise CatBiasError(f"{path.name}: expected an object characteristics -> score")
+    expected = {",".join(c) for c in itertools.combinations(SEED004_CHARACTERISTICS, k)}
+    missing, extra = sorted(expected - set(raw)), sorted(set(raw) - expected)
+    if missing or extra:
+        raise CatBiasError(f"{path.name}: expected the {len(expected)} combinations of {k} characteristics; "
+                           f"missing {missing}, unexpected {extra}")
+    bad = [key for key, v in raw.items() if not isinstance(v, (int, float)) or isinstance(v, bool)
+           or not np.isfinite(v)]
+    if bad:
+        raise CatBiasError(f"{path.name}: entries {bad} are not finite numbers")
+    return pd.DataFrame([{"characteristics": key, "k": k, "score": float(v)} for key, v in raw.items()])
+
+
 def seed002_reproduction(per_set: pd.DataFrame, counts: pd.DataFrame, reported: pd.DataFrame) -> pd.DataFrame:
     """Seed 002's aggregated CB recomputed from its per-set values, beside its tables.
 

@@ -165,3 +165,45 @@ def test_dutch_score_files_are_the_dataset_pairs(mirror, model):
     table = crows.stereotype_score(scores, n_bootstrap=200, seed=0)
     assert table.loc[0, "ci_low"] <= table.loc[0, "score"] <= table.loc[0, "ci_high"]
     assert isinstance(table, pd.DataFrame)
+
+
+# ------------------------------------------------------------------ dataset cards
+
+def test_every_dataset_has_a_card():
+    listing = cp.list_datasets()
+    assert set(listing.dataset) == set(cp.DATASETS)
+    assert len(listing) == sum(len(v) for v in cp.DATASETS.values())
+    reg = data.load_registry()
+    for dataset in cp.DATASETS:
+        card = cp.dataset_card(dataset)
+        assert set(card) >= set(cp.CARD_FIELDS) and card["known_issues"]
+        assert all(name in reg for name in card["sources"])
+        assert all(cp.normalise_bias_type(b) == b for b in card["bias_types"])
+    with pytest.raises(cp.CrowsPairsError, match="unknown dataset"):
+        cp.dataset_card("nope")
+
+
+def test_docs_page_is_the_cards():
+    from polybias import paths
+
+    assert (paths.project_root() / "docs" / "datasets.md").read_text(encoding="utf-8") == \
+        cp.datasets_markdown()
+
+
+@pytest.mark.parametrize("dataset", list(cp.DATASETS))
+def test_card_sizes_and_bias_types_match_the_files(mirror, dataset):
+    card = cp.dataset_card(dataset)
+    for language in card["languages"]:
+        frame = cp.load_crows_pairs(dataset, language, on_invalid="keep")
+        assert len(frame) == card["pairs"][language]
+        assert set(frame.bias_type) == set(card["bias_types"])
+
+
+def test_cli_lists_datasets(capsys):
+    from polybias.cli import main
+
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    for dataset in ("indibias", "crows-pairs-dutch", "kaneko2022"):
+        assert dataset in out
+    assert "CC0" in out and " hi " in out

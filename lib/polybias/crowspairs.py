@@ -724,6 +724,77 @@ def dutch_crows_aggregates(n_bootstrap: int = 0, seed: int = 0) -> pd.DataFrame:
     return out[["model", "language"] + [c for c in out.columns if c not in ("model", "language")]]
 
 
+# ------------------------------------------------------------------ dataset cards
+
+CARD_FIELDS = ("name", "title", "languages", "pairs", "bias_types", "licence", "provenance",
+               "sources", "citation", "known_issues")
+"""Fields every dataset card (``data/datasets/<name>.yaml``) has."""
+
+
+def dataset_card(dataset: str) -> dict:
+    """The card of a registered dataset: ``data/datasets/<dataset>.yaml`` as a dict.
+
+    Fields (:data:`CARD_FIELDS`): ``languages`` (as in :data:`DATASETS`), ``pairs`` (pairs
+    per language, as published, before any dropping), ``bias_types``, ``licence``,
+    ``provenance`` (per language: native, adapted or translated, and how), ``sources``
+    (names in ``data/sources.yaml``), ``citation`` and ``known_issues`` (a list).
+    """
+    from . import paths
+
+    if dataset not in DATASETS:
+        raise CrowsPairsError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
+    path = paths.data_dir() / "datasets" / f"{dataset}.yaml"
+    card = paths.read_yaml(path, CrowsPairsError, "dataset card")
+    if not isinstance(card, dict):
+        raise CrowsPairsError(f"{path.name}: a dataset card must be a mapping")
+    missing = [f for f in CARD_FIELDS if f not in card]
+    if missing:
+        raise CrowsPairsError(f"{path.name}: missing field(s) {', '.join(missing)}")
+    if card["name"] != dataset or tuple(card["languages"]) != DATASETS[dataset]:
+        raise CrowsPairsError(f"{path.name}: name/languages disagree with the registry "
+                              f"({dataset}: {', '.join(DATASETS[dataset])})")
+    if set(card["pairs"]) != set(card["languages"]) or set(card["provenance"]) != set(card["languages"]):
+        raise CrowsPairsError(f"{path.name}: 'pairs' and 'provenance' need one entry per language")
+    return card
+
+
+def list_datasets() -> pd.DataFrame:
+    """One row per (dataset, language) with its size, bias types, licence and provenance.
+
+    Columns: ``dataset``, ``language``, ``pairs``, ``bias_types`` (comma-separated),
+    ``licence``, ``provenance``, ``title``; from the cards (:func:`dataset_card`).
+    """
+    rows = []
+    for dataset in DATASETS:
+        card = dataset_card(dataset)
+        for language in card["languages"]:
+            rows.append({"dataset": dataset, "language": language,
+                         "pairs": int(card["pairs"][language]),
+                         "bias_types": ", ".join(card["bias_types"]), "licence": card["licence"],
+                         "provenance": card["provenance"][language], "title": card["title"]})
+    return pd.DataFrame(rows)
+
+
+def datasets_markdown() -> str:
+    """All dataset cards as one Markdown page (``docs/datasets.md`` is this text)."""
+    lines = ["# Minimal-pair datasets", "",
+             "Generated from `data/datasets/*.yaml` by `polybias.crowspairs.datasets_markdown()`; "
+             "load any of them with `load_crows_pairs(name, language)`.", ""]
+    for dataset in DATASETS:
+        card = dataset_card(dataset)
+        lines += [f"## `{dataset}`: {card['title']}", "",
+                  f"- Languages and pairs: " + ", ".join(
+                      f"{lang} {card['pairs'][lang]}" for lang in card["languages"]),
+                  f"- Bias types: {', '.join(card['bias_types'])}",
+                  f"- Licence: {card['licence']}",
+                  "- Provenance: " + "; ".join(
+                      f"{lang}: {card['provenance'][lang]}" for lang in card["languages"]),
+                  f"- Registered files: {', '.join(f'`{x}`' for x in card['sources'])}",
+                  f"- Citation: {card['citation']}", "- Known issues:"]
+        lines += [f"  - {issue}" for issue in card["known_issues"]] + [""]
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------ seed-001 GPT-2 scores
 
 _SCORE_COLUMNS = {

@@ -783,7 +783,7 @@ def datasets_markdown() -> str:
     for dataset in DATASETS:
         card = dataset_card(dataset)
         lines += [f"## `{dataset}`: {card['title']}", "",
-                  f"- Languages and pairs: " + ", ".join(
+                  "- Languages and pairs: " + ", ".join(
                       f"{lang} {card['pairs'][lang]}" for lang in card["languages"]),
                   f"- Bias types: {', '.join(card['bias_types'])}",
                   f"- Licence: {card['licence']}",

@@ -17,6 +17,11 @@ Scores of a pair (``pair_scores``):
   ``causal_bos="first-token"``). ``on_unmodified="skip"`` leaves out pairs without a
   modified token, as bias-bench does.
 * ``"causal"`` (causal LMs; Felkner et al. 2023): full-sentence log-likelihood given BOS.
+* ``"aul"`` (masked LMs; Kaneko & Bollegala 2022, "Unmasking the mask"): the all-unmasked
+  likelihood, the mean over the sentence's tokens of log P(w_i | S) with nothing masked,
+  one forward pass per sentence (:func:`all_unmasked_scores`).
+* ``"aula"``: AUL with each token's log-probability weighted by the mean attention it
+  receives (averaged over layers, heads and query positions), as AULA of the same paper.
 
 JSD stereotype score (Gamboa & Lee 2024, seed 001 eqs. 1–8): for each shared token u,
 b(u) = JSD(P_u,more ‖ G_u) − JSD(P_u,less ‖ G_u), with JSD the Jensen–Shannon *distance*
@@ -29,12 +34,14 @@ per-token log-probabilities suffice.
 from __future__ import annotations
 
 import difflib
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-METHODS = ("nangia", "bias-bench", "causal")
+METHODS = ("nangia", "bias-bench", "causal", "aul", "aula")
+UNMASKED = ("aul", "aula")
 CAUSAL_BOS = ("prepend", "first-token")
 ON_UNMODIFIED = ("raise", "skip")
 
@@ -86,6 +93,84 @@ def _check_pairs(pairs: pd.DataFrame, allow_identical: bool = False) -> None:
         raise CrowsError(f"pairs with identical sentences (rows {same[:10]}): not a minimal pair")
 
 
+# ------------------------------------------------------------------ all-unmasked likelihood
+
+@contextmanager
+def _eager_attention(model):
+    """Switch a transformers model to eager attention (which returns attention weights)."""
+    config = getattr(model, "config", None)
+    before = getattr(config, "_attn_implementation", None)
+    switch = before not in (None, "eager") and hasattr(model, "set_attn_implementation")
+    if switch:
+        model.set_attn_implementation("eager")
+    try:
+        yield
+    finally:
+        if switch:
+            model.set_attn_implementation(before)
+
+
+def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
+                        max_batch_tokens: int = 8192) -> list[dict]:
+    """AUL / AULA of every text (Kaneko & Bollegala 2022), one forward pass per text.
+
+    With the whole sentence S unmasked, p_i = log P(w_i | S) for every non-special token
+    w_i (n of them), and
+
+    * AUL  = (1/n) Σ_i p_i;
+    * AULA = (1/n) Σ_i a_i · p_i, where a_i is the attention token i receives, averaged
+      over layers, heads and all query positions (special tokens included).
+
+    This is the reference code (kanekomasahiro/evaluate_bias_in_mlm, ``calculate_aul``):
+    it averages ``output.attentions`` over layers, heads and query rows and multiplies the
+    log-probabilities of tokens ``[1:-1]`` by it before ``torch.mean`` (the weights are not
+    renormalised). Texts are batched (``max_batch_tokens`` padded tokens a pass, right
+    padding with an attention mask), which changes the numbers only at rounding level.
+    Attention weights need the eager attention implementation; the model is switched to it
+    for the call and back.
+
+    Returns one dict per text: ``score`` (AUL, or AULA with ``attention``), ``logprob``
+    (p_i of the non-special tokens), ``weight`` (a_i, or None) and ``n_tokens``.
+    """
+    import torch
+
+    from .. import scoring
+
+    if lm.kind != "mlm":
+        raise CrowsError(f"AUL/AULA apply to masked LMs, not to {lm.kind} {lm.name}")
+    texts = scoring._check_texts(texts)
+    encs = scoring._encode(lm, texts)
+    pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
+    results: list[dict | None] = [None] * len(texts)
+    lengths = [len(e.ids) for e in encs]
+    with torch.inference_mode(), (_eager_attention(lm.model) if attention else nullcontext()):
+        for rows in scoring._pack(lengths, max_batch_tokens):
+            width = max(lengths[i] for i in rows)
+            batch = np.full((len(rows), width), pad, dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for k, i in enumerate(rows):
+                batch[k, : lengths[i]] = encs[i].ids
+                mask[k, : lengths[i]] = 1
+            ids = torch.from_numpy(batch).to(lm.device)
+            out = lm.model(input_ids=ids, attention_mask=torch.from_numpy(mask).to(lm.device),
+                           output_attentions=attention)
+            logits = out.logits
+            lp = torch.log_softmax(logits.to(torch.promote_types(logits.dtype, torch.float32)), -1)
+            gold = lp.gather(2, ids[:, :, None])[:, :, 0].double().cpu().numpy()
+            if attention:
+                if not out.attentions:
+                    raise CrowsError(f"{lm.name} returns no attention weights: AULA needs them")
+                att = torch.stack([a.double() for a in out.attentions]).mean(dim=(0, 2)).cpu().numpy()
+            for k, i in enumerate(rows):
+                n = lengths[i]
+                keep = ~encs[i].special
+                p = gold[k, :n][keep]
+                w = att[k, :n, :n].mean(axis=0)[keep] if attention else None
+                score = float(np.mean(p * w)) if attention else float(np.mean(p))
+                results[i] = {"score": score, "logprob": p, "weight": w, "n_tokens": int(keep.sum())}
+    return results
+
+
 # ------------------------------------------------------------------ pair scores
 
 def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: str = "prepend",
@@ -96,8 +181,10 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     ----------
     lm : :class:`polybias.scoring.LanguageModel`.
     pairs : frame with ``sent_more``, ``sent_less``, ``bias_type``.
-    method : ``"nangia"`` for masked LMs, ``"causal"`` for causal LMs, ``"bias-bench"``
-        for both; default by ``lm.kind``.
+    method : ``"nangia"``, ``"aul"`` or ``"aula"`` for masked LMs, ``"causal"`` for causal
+        LMs, ``"bias-bench"`` for both; default by ``lm.kind`` (``"nangia"`` or
+        ``"causal"``). ``"aul"``/``"aula"`` score whole unmasked sentences
+        (:func:`all_unmasked_scores`; ``engine`` takes only ``max_batch_tokens``).
     causal_bos : causal LMs: ``"prepend"`` (default) conditions every token on BOS;
         ``"first-token"`` only the first one, the sentence itself fed without BOS — with
         ``method="bias-bench"`` this reproduces bias-bench's generative score (McGill-NLP/
@@ -121,6 +208,8 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     method = method or ("causal" if lm.kind == "causal" else "nangia")
     if method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
+    if method in UNMASKED and lm.kind != "mlm":
+        raise CrowsError(f"method {method!r} applies to masked LMs, not to {lm.kind} {lm.name}")
     if method != "bias-bench" and (method == "causal") != (lm.kind == "causal"):
         raise CrowsError(f"method {method!r} does not apply to a {lm.kind} model ({lm.name})")
     if causal_bos != "prepend" and lm.kind != "causal":
@@ -131,6 +220,13 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     _check_pairs(pairs, allow_identical=skip)
     more, less = pairs["sent_more"].tolist(), pairs["sent_less"].tolist()
     out = pairs.copy()
+    if method in UNMASKED:
+        scored = all_unmasked_scores(lm, more + less, attention=method == "aula", **engine)
+        values = np.array([r["score"] for r in scored])
+        out["score_more"], out["score_less"] = values[: len(more)], values[len(more):]
+        out["n_scored_more"] = [r["n_tokens"] for r in scored[: len(more)]]
+        out["n_scored_less"] = [r["n_tokens"] for r in scored[len(more):]]
+        return out
     if lm.kind == "causal":
         scored = scoring.token_logprobs(lm, more + less, bos=causal_bos, **engine)
         scores = scoring._reduce(scored, "mean" if method == "bias-bench" else "sum")

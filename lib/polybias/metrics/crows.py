@@ -154,9 +154,9 @@ def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
             ids = torch.from_numpy(batch).to(lm.device)
             out = lm.model(input_ids=ids, attention_mask=torch.from_numpy(mask).to(lm.device),
                            output_attentions=attention)
-            logits = out.logits
-            lp = torch.log_softmax(logits.to(torch.promote_types(logits.dtype, torch.float32)), -1)
-            gold = lp.gather(2, ids[:, :, None])[:, :, 0].double().cpu().numpy()
+            logits = out.logits.to(torch.promote_types(out.logits.dtype, torch.float32))
+            gold = (logits.gather(2, ids[:, :, None])[:, :, 0] - torch.logsumexp(logits, -1))
+            gold = gold.double().cpu().numpy()  # log-softmax at the gold ids, no (B, T, V) copy
             if attention:
                 if not out.attentions:
                     raise CrowsError(f"{lm.name} returns no attention weights: AULA needs them")

@@ -332,6 +332,88 @@ def stereotype_score(scored: pd.DataFrame, decimals: int | None = None, **aggreg
     return aggregate_pairs(more > less, scored["bias_type"], ties=more == less, **aggregate)
 
 
+# ------------------------------------------------------------------ across languages
+
+@dataclass
+class LanguageComparison:
+    """Output of :func:`compare_languages` (plain frames)."""
+
+    per_language: pd.DataFrame
+    paired: pd.DataFrame
+
+
+def compare_languages(scored: dict[str, pd.DataFrame], n_bootstrap: int = 1000, seed: int = 0,
+                      confidence: float = 0.95) -> LanguageComparison:
+    """Stereotype score per language and paired tests of the differences over aligned pairs.
+
+    Parameters
+    ----------
+    scored : language -> :func:`pair_scores` output of one model on that language's
+        version of a dataset whose languages share ``pair_id`` (Dutch CrowS-Pairs nl/en/fr,
+        IndiBias en/hi, Kaneko ja/ru, Steinborn's translations).
+    n_bootstrap, seed, confidence : percentile bootstrap over pairs (seeded).
+
+    Returns
+    -------
+    :class:`LanguageComparison` with
+
+    ``per_language``
+        one row per language: the ``"all"`` row of :func:`stereotype_score` on all of that
+        language's pairs (``n``, ``stereotyped``, ``ties``, ``score``, ``ci_low``,
+        ``ci_high``, ``binom_p``).
+    ``paired``
+        one row per pair of languages (a, b), over the pairs present in both (``n``):
+        ``score_a``/``score_b`` on those pairs, ``diff`` = ``score_a`` − ``score_b`` with a
+        paired bootstrap interval (the same resampled pairs in both languages), the
+        discordant counts ``a_only`` (stereotyped in a, not in b) and ``b_only``, and
+        ``mcnemar_p``: the exact McNemar test, a two-sided binomial test of ``a_only`` out
+        of ``a_only + b_only`` against 1/2 (1.0 when there is no discordant pair). A tie
+        counts as not stereotyped, as in the score.
+    """
+    from itertools import combinations
+
+    from scipy.stats import binomtest
+
+    if len(scored) < 2:
+        raise CrowsError("compare_languages needs the scores of at least two languages")
+    decisions = {}
+    for language, frame in scored.items():
+        missing = [c for c in ("pair_id", "score_more", "score_less", "bias_type") if c not in frame]
+        if missing:
+            raise CrowsError(f"{language}: scores lack the column(s) {', '.join(missing)}")
+        if not frame["pair_id"].is_unique:
+            raise CrowsError(f"{language}: pair ids are not unique")
+        decisions[language] = pd.Series(
+            (frame["score_more"].to_numpy(float) > frame["score_less"].to_numpy(float)),
+            index=frame["pair_id"].astype(str).to_numpy())
+    per = []
+    for language, frame in scored.items():
+        row = stereotype_score(frame, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence).iloc[0]
+        per.append({"language": language, **row.drop("bias_type").to_dict()})
+    rng = np.random.default_rng(seed)
+    alpha = (1 - confidence) / 2
+    paired = []
+    for a, b in combinations(scored, 2):
+        common = decisions[a].index.intersection(decisions[b].index, sort=False)
+        if not len(common):
+            raise CrowsError(f"languages {a} and {b} share no pair id")
+        da, db = decisions[a].loc[common].to_numpy(), decisions[b].loc[common].to_numpy()
+        n = len(common)
+        a_only, b_only = int((da & ~db).sum()), int((~da & db).sum())
+        p = binomtest(a_only, a_only + b_only, 0.5).pvalue if a_only + b_only else 1.0
+        diff = 100.0 * (da.mean() - db.mean())
+        if n_bootstrap:
+            draws = rng.integers(0, n, size=(n_bootstrap, n))
+            boot = 100.0 * (da[draws].mean(axis=1) - db[draws].mean(axis=1))
+            lo, hi = np.quantile(boot, [alpha, 1 - alpha])
+        else:
+            lo = hi = np.nan
+        paired.append({"language_a": a, "language_b": b, "n": n, "score_a": 100.0 * da.mean(),
+                       "score_b": 100.0 * db.mean(), "diff": diff, "ci_low": lo, "ci_high": hi,
+                       "a_only": a_only, "b_only": b_only, "mcnemar_p": p})
+    return LanguageComparison(pd.DataFrame(per), pd.DataFrame(paired))
+
+
 # ------------------------------------------------------------------ JSD
 
 def jsd_to_onehot(logprob_gold: np.ndarray | float, compat_fourth_root: bool = False) -> np.ndarray:

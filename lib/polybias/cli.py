@@ -1,4 +1,4 @@
-"""Command line: ``polybias sweep|fetch|models|sources``."""
+"""Command line: ``polybias sweep|fetch|models|sources|datasets``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     fetch.add_argument("names", nargs="*", help="source names (default: all)")
     sub.add_parser("models", help="list the model registry")
     sub.add_parser("sources", help="list the data registry with licences")
+    # -- datasets: the minimal-pair datasets and their cards
+    sub.add_parser("datasets", help="list the minimal-pair datasets (languages, size, licence)")
     if argv[:1] == ["sweep"]:
         from .sweep import main as sweep_main
 
@@ -33,6 +35,12 @@ def main(argv: list[str] | None = None) -> int:
 
         for src in load_registry().values():
             print(f"{src.name}\n  url: {src.url}\n  licence: {src.licence}")
+    elif args.command == "datasets":
+        from .crowspairs import list_datasets
+
+        for row in list_datasets().itertuples():
+            print(f"{row.dataset:22s} {row.language:3s} {row.pairs:5d}  {row.provenance}\n"
+                  f"{'':32s}{row.bias_types}; {row.licence}")
     return 0
 
 

@@ -28,6 +28,27 @@ through :func:`polybias.data.fetch`):
     199, ``It’s`` → ``Itâ\\x80\\x99s``); ``compat_unicode_escape=True`` reproduces that
     reading (the mirrored GPT-2 scores were computed on the garbled text).
 
+``"indibias"``
+    The public sample of IndiBias (Sahoo et al. 2024), ``IndiBias_v1_sample.csv`` of
+    sahoonihar/IndiBias (no licence stated): 561 pairs adapted to the Indian context, in
+    Indian English (``"en"``, columns ``modified_eng_sent_*``) and Hindi (``"hi"``,
+    ``sent_*_hindi``), over seven bias types incl. ``caste``; ``pair_id`` is the file's
+    ``index`` column, the same in both languages. The full dataset is not public.
+``"crows-pairs-dutch"``
+    Dutch CrowS-Pairs (Strazda & Spanakis 2025, CC0): 1,463 pairs each in Dutch
+    (``"nl"``, adapted), English and French (``"en"``/``"fr"``: the CrowS-Pairs and
+    French CrowS-Pairs rows they start from); ``pair_id`` is the CrowS-Pairs row, shared
+    by the three files. The Dutch file is Mac Roman encoded (read as such). Per-pair scores
+    of seven masked LMs: :func:`load_dutch_crows_scores`.
+``"kaneko2022"``
+    Kaneko et al. (2022): the 262 CrowS-Pairs gender pairs translated by hand into
+    Japanese (``"ja"``) and Russian (``"ru"``), JSON (MIT). The files name the
+    ``stereotype`` and ``anti-stereotype`` sentence; here they become ``sent_more``/
+    ``sent_less`` by the CrowS-Pairs convention (below): ``sent_more`` is the
+    stereotype in ``"stereo"`` rows and the anti-stereotype in ``"antistereo"`` rows.
+    ``pair_id`` is the position in the file (0–261), the same pair in both languages
+    and the k-th gender pair of CrowS-Pairs in file order.
+
 Every frame has the columns :data:`COLUMNS`:
 
 ``pair_id`` (str), ``sent_more``, ``sent_less``, ``direction`` (``"stereo"`` or
@@ -66,6 +87,7 @@ Indonesian Steinborn pairs (1) have empty or identical sentences, so loading any
 needs an explicit ``on_invalid`` (``max_diff=None`` checks only empty and identical
 sentences).
 
+``attrs["invalid_counts"]`` counts the invalid pairs per reason (:func:`problem_counts`).
 ``attrs["invalid"]`` and ``attrs["dropped"]`` are frames with ``pair_id``, ``line``
 (1-based line of the file where the record starts) and ``problem``; ``attrs["n_dropped"]``
 is the number of rows dropped (0 unless ``"drop"``); ``attrs["source"]`` names the file
@@ -80,6 +102,12 @@ Steinborn, Dufter, Jabbar & Schütze (2022). An information-theoretic approach a
 for probing gender stereotypes in multilingual masked language models. Findings of NAACL.
 Gamboa & Lee (2024). A novel interpretability metric for explaining bias in language
 models (seed 001).
+Sahoo, Kulkarni, Asad, Chadha, Bhattacharyya et al. (2024). IndiBias: a benchmark dataset
+to measure social biases in language models for Indian context. NAACL.
+Strazda & Spanakis (2025). Dutch CrowS-Pairs: adapting a challenge dataset for measuring
+social biases in language models for Dutch. RANLP.
+Kaneko, Imankulova, Bollegala & Okazaki (2022). Gender bias in masked language models for
+multiple languages. NAACL.
 """
 
 from __future__ import annotations
@@ -87,6 +115,7 @@ from __future__ import annotations
 import ast
 import csv
 import difflib
+import json
 import logging
 import unicodedata
 from dataclasses import dataclass
@@ -104,7 +133,7 @@ COLUMNS = ("pair_id", "sent_more", "sent_less", "direction", "bias_type", "langu
 DIRECTIONS = ("stereo", "antistereo")
 BIAS_TYPES = (
     "race-color", "gender", "socioeconomic", "nationality", "religion", "age",
-    "sexual-orientation", "physical-appearance", "disability", "other",
+    "sexual-orientation", "physical-appearance", "disability", "caste", "other",
 )
 STEINBORN_LANGUAGES = ("ar", "de", "en", "fi", "fr", "id", "ko", "th", "vi", "zh")
 DATASETS: dict[str, tuple[str, ...]] = {
@@ -112,8 +141,16 @@ DATASETS: dict[str, tuple[str, ...]] = {
     "crows-pairs-revised": ("en", "fr"),
     "crows-pairs-steinborn": STEINBORN_LANGUAGES,
     "crows-pairs-gamboa": ("en",),
+    "indibias": ("en", "hi"),
+    "crows-pairs-dutch": ("nl", "en", "fr"),
+    "kaneko2022": ("ja", "ru"),
 }
 """Dataset name -> its languages."""
+DUTCH_SCORE_MODELS: dict[str, str] = {
+    "bertje": "nl", "mbert": "nl", "robbert": "nl", "bert": "en", "roberta": "en",
+    "camembert": "fr", "flaubert": "fr",
+}
+"""Models with per-pair scores in the Dutch CrowS-Pairs repository -> the language scored."""
 
 OnInvalid = Literal["raise", "drop", "keep"]
 
@@ -126,6 +163,7 @@ _BIAS_ALIASES = {
     "sexual": "sexual-orientation",
     "appearance": "physical-appearance",
     "autre": "other",  # the revised English and French files (Névéol et al. 2022)
+    "race-colour-ethnicity": "race-color",
 }
 
 
@@ -351,13 +389,18 @@ def read_pairs_csv(
     """
     path = Path(path)
     fmt = fmt or PairFormat()
+    if not path.is_file():
+        raise CrowsPairsError(f"{path}: no such file")
+    return _pairs_frame(path.name, _records(path, fmt), language, fmt, bias_types, on_invalid,
+                        max_diff, strict)
+
+
+def _pairs_frame(name: str, records, language: str, fmt: PairFormat, bias_types, on_invalid: str,
+                 max_diff: int | None, strict: bool) -> pd.DataFrame:
+    """The validation of :func:`read_pairs_csv` over ``(line, record)`` items, header first."""
     if on_invalid not in ("raise", "drop", "keep"):
         raise CrowsPairsError(f"on_invalid must be 'raise', 'drop' or 'keep', got {on_invalid!r}")
     wanted = _check_bias_types(bias_types)
-    name = path.name
-    if not path.is_file():
-        raise CrowsPairsError(f"{path}: no such file")
-    records = _records(path, fmt)
     first = next(records, None)
     if first is None:
         raise CrowsPairsError(f"{name}: empty file (no header line)")
@@ -452,8 +495,23 @@ def read_pairs_csv(
         (log.warning if len(hard) else log.info)(
             "%s: kept %d invalid pair(s) (see attrs['invalid'])", name, len(bad))
     out = frame[list(COLUMNS)].reset_index(drop=True)
-    out.attrs.update(source=name, invalid=report, dropped=dropped, n_dropped=len(dropped))
+    out.attrs.update(source=name, invalid=report, dropped=dropped, n_dropped=len(dropped),
+                     invalid_counts=problem_counts(report))
     return out
+
+
+def problem_counts(invalid: pd.DataFrame) -> dict[str, int]:
+    """Invalid pairs counted per reason (``attrs["invalid"]`` or ``attrs["dropped"]``).
+
+    The reason is the problem text up to its first colon: ``"empty sent_less"``,
+    ``"identical sentences"``, ``"not a minimal pair"``.
+
+    >>> problem_counts(pd.DataFrame({"problem": ["empty sent_less", "not a minimal pair: 4 token(s)",
+    ...                                          "not a minimal pair: 5 token(s)"]}))
+    {'empty sent_less': 1, 'not a minimal pair': 2}
+    """
+    reasons = invalid["problem"].str.split(":").str[0] if len(invalid) else pd.Series([], dtype=str)
+    return {str(k): int(v) for k, v in reasons.value_counts(sort=False).items()}
 
 
 # ------------------------------------------------------------------ registered datasets
@@ -467,6 +525,15 @@ def _spec(dataset: str, language: str, compat_unicode_escape: bool) -> tuple[str
         return (f"crows-pairs-steinborn-{language}",
                 PairFormat(sent_more="A_x", sent_less="B_x", pair_id="ID", bias_type=None,
                            default_bias_type="gender"))
+    if dataset == "indibias":
+        cols = (("modified_eng_sent_more", "modified_eng_sent_less") if language == "en"
+                else ("sent_more_hindi", "sent_less_hindi"))
+        return "indibias", PairFormat(sent_more=cols[0], sent_less=cols[1], pair_id="index")
+    if dataset == "crows-pairs-dutch":
+        return (f"crows-pairs-dutch-{language}",
+                PairFormat(pair_id="id", encoding="mac_roman" if language == "nl" else "utf-8"))
+    if dataset == "kaneko2022":
+        return f"kaneko2022-{language}", _KANEKO_FORMAT
     return ("crows-pairs-gamboa",
             PairFormat(sent_more="sent_more_bias", sent_less="sent_less_bias", direction=None,
                        encoding="unicode_escape" if compat_unicode_escape else "utf-8"))
@@ -514,8 +581,218 @@ def load_crows_pairs(
     if compat_unicode_escape and dataset != "crows-pairs-gamboa":
         raise CrowsPairsError("compat_unicode_escape applies to 'crows-pairs-gamboa' only")
     source, fmt = _spec(dataset, language, compat_unicode_escape)
+    if dataset == "kaneko2022":
+        return read_pairs_json(data.fetch(source), language, bias_types=bias_types,
+                               on_invalid=on_invalid, max_diff=max_diff, strict=strict)
     return read_pairs_csv(data.fetch(source), language, fmt, bias_types=bias_types,
                           on_invalid=on_invalid, max_diff=max_diff, strict=strict)
+
+
+_KANEKO_FORMAT = PairFormat(pair_id="pair_id", direction="direction")
+_KANEKO_KEYS = ("direction", "bias_type", "stereotype", "anti-stereotype")
+
+
+def read_pairs_json(
+    path: str | Path,
+    language: str,
+    bias_types: list[str] | None = None,
+    on_invalid: OnInvalid = "raise",
+    max_diff: int | None = 3,
+    strict: bool = False,
+) -> pd.DataFrame:
+    """Read a Kaneko-style JSON pair file and validate it as :func:`read_pairs_csv` does.
+
+    The file is a list of objects with ``direction`` (stereo/antistereo), ``bias_type``,
+    ``stereotype`` and ``anti-stereotype`` (as in kanekomasahiro/evaluate_bias_in_mlm and
+    bias_eval_in_multiple_mlm). ``sent_more`` is the stereotype in ``"stereo"`` rows and
+    the anti-stereotype in ``"antistereo"`` rows (the CrowS-Pairs convention, see the
+    module docstring); ``pair_id`` is the object's position (0-based). The ``line`` of
+    ``attrs["invalid"]`` is the 1-based position of the object in the list.
+    """
+    path = Path(path)
+    name = path.name
+    if not path.is_file():
+        raise CrowsPairsError(f"{path}: no such file")
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CrowsPairsError(f"{name}: not UTF-8 JSON: {exc}") from exc
+    if not isinstance(items, list):
+        raise CrowsPairsError(f"{name}: expected a JSON list of pairs, got {type(items).__name__}")
+    header = ["pair_id", "sent_more", "sent_less", "direction", "bias_type"]
+
+    def records():
+        yield 0, header
+        for k, item in enumerate(items):
+            where = f"{name} item {k + 1}"
+            if not isinstance(item, dict):
+                raise CrowsPairsError(f"{where}: expected an object, got {type(item).__name__}")
+            missing = [key for key in _KANEKO_KEYS if key not in item]
+            if missing:
+                raise CrowsPairsError(f"{where}: missing key(s) {', '.join(map(repr, missing))}")
+            if not all(isinstance(item[key], str) for key in _KANEKO_KEYS):
+                raise CrowsPairsError(f"{where}: {', '.join(_KANEKO_KEYS)} must be strings")
+            direction = item["direction"].strip().lower()
+            stereo, anti = item["stereotype"], item["anti-stereotype"]
+            more, less = (anti, stereo) if direction == "antistereo" else (stereo, anti)
+            yield k + 1, [str(k), more, less, item["direction"], item["bias_type"]]
+
+    return _pairs_frame(name, records(), language, _KANEKO_FORMAT, bias_types, on_invalid,
+                        max_diff, strict)
+
+
+# ------------------------------------------------------------------ Dutch CrowS-Pairs scores
+
+def load_dutch_crows_scores(model: str) -> pd.DataFrame:
+    """Per-pair scores of ``model`` published with Dutch CrowS-Pairs (Strazda & Spanakis 2025).
+
+    ``model`` is one of :data:`DUTCH_SCORE_MODELS` (BERTje, mBERT, RobBERT on the Dutch
+    pairs; BERT, RoBERTa on the English; CamemBERT, FlauBERT on the French). The files are
+    the output of the authors' ``mlm_metric.py`` (Nangia et al.'s code: pseudo-log-
+    likelihood of the shared tokens, rounded to 3 decimals). Columns: ``pair_id`` (the
+    CrowS-Pairs row), ``sent_more``, ``sent_less``, ``score_more``, ``score_less``,
+    ``stereotyped`` (the file's ``score``: 1 when ``sent_more`` scored higher),
+    ``direction``, ``bias_type``, ``language``; :func:`polybias.metrics.crows.stereotype_score`
+    aggregates them. The files differ in layout (the BERT file is ``;``-separated with
+    CRLF lines, the Dutch ones Mac Roman encoded, the non-Dutch ones have an unnamed id
+    column, whose row numbers are replaced by the CrowS-Pairs ids of the dataset file after
+    checking that the rows hold the same pairs); all are read to the same columns.
+    """
+    if model not in DUTCH_SCORE_MODELS:
+        raise CrowsPairsError(f"no published Dutch CrowS-Pairs scores for {model!r}; known: "
+                              f"{', '.join(DUTCH_SCORE_MODELS)}")
+    language = DUTCH_SCORE_MODELS[model]
+    path = data.fetch(f"crows-pairs-dutch-scores-{model}")
+    sep = ";" if model == "bert" else ","
+    encoding = "mac_roman" if language == "nl" else "utf-8"
+    try:
+        raw = pd.read_csv(path, sep=sep, encoding=encoding, dtype=str, keep_default_na=False)
+    except (UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise CrowsPairsError(f"{path.name}: cannot read: {exc}") from exc
+    has_ids = raw.columns[0] == "id"
+    raw = raw.rename(columns={raw.columns[0]: "pair_id"})
+    needed = ["pair_id", "sent_more", "sent_less", "sent_more_score", "sent_less_score", "score",
+              "stereo_antistereo", "bias_type"]
+    missing = [c for c in needed if c not in raw.columns]
+    if missing:
+        raise CrowsPairsError(f"{path.name}: missing column(s) {', '.join(missing)}")
+    try:
+        more = raw["sent_more_score"].astype(float).to_numpy()
+        less = raw["sent_less_score"].astype(float).to_numpy()
+        stereotyped = raw["score"].astype(int).to_numpy()
+    except ValueError as exc:
+        raise CrowsPairsError(f"{path.name}: non-numeric score: {exc}") from None
+    if not set(np.unique(stereotyped)) <= {0, 1}:
+        raise CrowsPairsError(f"{path.name}: column 'score' must be 0 or 1")
+    out = pd.DataFrame({
+        "pair_id": raw["pair_id"].str.strip(), "sent_more": raw["sent_more"],
+        "sent_less": raw["sent_less"], "score_more": more, "score_less": less,
+        "stereotyped": stereotyped.astype(bool),
+        "direction": raw["stereo_antistereo"].str.strip().str.lower(),
+        "bias_type": [normalise_bias_type(b) for b in raw["bias_type"]], "language": language})
+    if not has_ids:  # the row number of the file: take the dataset's ids, row by row
+        pairs = load_crows_pairs("crows-pairs-dutch", language, on_invalid="keep", max_diff=None)
+        same = (len(pairs) == len(out)) and all(
+            a.split() == b.split() for a, b in zip(pairs.sent_more, out.sent_more, strict=True))
+        if not same:
+            raise CrowsPairsError(f"{path.name}: its rows are not the pairs of the {language} "
+                                  "Dutch CrowS-Pairs file in order; cannot assign pair ids")
+        out["pair_id"] = pairs["pair_id"].to_numpy()
+    out.attrs["source"] = path.name
+    return out
+
+
+def dutch_crows_aggregates(n_bootstrap: int = 0, seed: int = 0) -> pd.DataFrame:
+    """Stereotype score of every model of :data:`DUTCH_SCORE_MODELS`, recomputed per pair.
+
+    One row per (model, bias type incl. ``all``) with the columns of
+    :func:`polybias.metrics.crows.aggregate_pairs`, plus ``model``, ``language`` and
+    ``file_score``: 100 × the mean of the file's own per-pair decisions (its ``score``
+    column), which the recomputed ``score`` must equal.
+    """
+    from .metrics.crows import stereotype_score
+
+    tables = []
+    for model, language in DUTCH_SCORE_MODELS.items():
+        scores = load_dutch_crows_scores(model)
+        table = stereotype_score(scores, n_bootstrap=n_bootstrap, seed=seed)
+        own = [100.0 * scores["stereotyped"].mean()] + [
+            100.0 * scores.loc[scores.bias_type == b, "stereotyped"].mean()
+            for b in table.bias_type.iloc[1:]]
+        tables.append(table.assign(model=model, language=language, file_score=own))
+    out = pd.concat(tables, ignore_index=True)
+    return out[["model", "language"] + [c for c in out.columns if c not in ("model", "language")]]
+
+
+# ------------------------------------------------------------------ dataset cards
+
+CARD_FIELDS = ("name", "title", "languages", "pairs", "bias_types", "licence", "provenance",
+               "sources", "citation", "known_issues")
+"""Fields every dataset card (``data/datasets/<name>.yaml``) has."""
+
+
+def dataset_card(dataset: str) -> dict:
+    """The card of a registered dataset: ``data/datasets/<dataset>.yaml`` as a dict.
+
+    Fields (:data:`CARD_FIELDS`): ``languages`` (as in :data:`DATASETS`), ``pairs`` (pairs
+    per language, as published, before any dropping), ``bias_types``, ``licence``,
+    ``provenance`` (per language: native, adapted or translated, and how), ``sources``
+    (names in ``data/sources.yaml``), ``citation`` and ``known_issues`` (a list).
+    """
+    from . import paths
+
+    if dataset not in DATASETS:
+        raise CrowsPairsError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
+    path = paths.data_dir() / "datasets" / f"{dataset}.yaml"
+    card = paths.read_yaml(path, CrowsPairsError, "dataset card")
+    if not isinstance(card, dict):
+        raise CrowsPairsError(f"{path.name}: a dataset card must be a mapping")
+    missing = [f for f in CARD_FIELDS if f not in card]
+    if missing:
+        raise CrowsPairsError(f"{path.name}: missing field(s) {', '.join(missing)}")
+    if card["name"] != dataset or tuple(card["languages"]) != DATASETS[dataset]:
+        raise CrowsPairsError(f"{path.name}: name/languages disagree with the registry "
+                              f"({dataset}: {', '.join(DATASETS[dataset])})")
+    if set(card["pairs"]) != set(card["languages"]) or set(card["provenance"]) != set(card["languages"]):
+        raise CrowsPairsError(f"{path.name}: 'pairs' and 'provenance' need one entry per language")
+    return card
+
+
+def list_datasets() -> pd.DataFrame:
+    """One row per (dataset, language) with its size, bias types, licence and provenance.
+
+    Columns: ``dataset``, ``language``, ``pairs``, ``bias_types`` (comma-separated),
+    ``licence``, ``provenance``, ``title``; from the cards (:func:`dataset_card`).
+    """
+    rows = []
+    for dataset in DATASETS:
+        card = dataset_card(dataset)
+        for language in card["languages"]:
+            rows.append({"dataset": dataset, "language": language,
+                         "pairs": int(card["pairs"][language]),
+                         "bias_types": ", ".join(card["bias_types"]), "licence": card["licence"],
+                         "provenance": card["provenance"][language], "title": card["title"]})
+    return pd.DataFrame(rows)
+
+
+def datasets_markdown() -> str:
+    """All dataset cards as one Markdown page (``docs/datasets.md`` is this text)."""
+    lines = ["# Minimal-pair datasets", "",
+             "Generated from `data/datasets/*.yaml` by `polybias.crowspairs.datasets_markdown()`; "
+             "load any of them with `load_crows_pairs(name, language)`.", ""]
+    for dataset in DATASETS:
+        card = dataset_card(dataset)
+        lines += [f"## `{dataset}`: {card['title']}", "",
+                  "- Languages and pairs: " + ", ".join(
+                      f"{lang} {card['pairs'][lang]}" for lang in card["languages"]),
+                  f"- Bias types: {', '.join(card['bias_types'])}",
+                  f"- Licence: {card['licence']}",
+                  "- Provenance: " + "; ".join(
+                      f"{lang}: {card['provenance'][lang]}" for lang in card["languages"]),
+                  f"- Registered files: {', '.join(f'`{x}`' for x in card['sources'])}",
+                  f"- Citation: {card['citation']}", "- Known issues:"]
+        lines += [f"  - {issue}" for issue in card["known_issues"]] + [""]
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------ seed-001 GPT-2 scores

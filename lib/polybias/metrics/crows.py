@@ -17,6 +17,11 @@ Scores of a pair (``pair_scores``):
   ``causal_bos="first-token"``). ``on_unmodified="skip"`` leaves out pairs without a
   modified token, as bias-bench does.
 * ``"causal"`` (causal LMs; Felkner et al. 2023): full-sentence log-likelihood given BOS.
+* ``"aul"`` (masked LMs; Kaneko & Bollegala 2022, "Unmasking the mask"): the all-unmasked
+  likelihood, the mean over the sentence's tokens of log P(w_i | S) with nothing masked,
+  one forward pass per sentence (:func:`all_unmasked_scores`).
+* ``"aula"``: AUL with each token's log-probability weighted by the mean attention it
+  receives (averaged over layers, heads and query positions), as AULA of the same paper.
 
 JSD stereotype score (Gamboa & Lee 2024, seed 001 eqs. 1–8): for each shared token u,
 b(u) = JSD(P_u,more ‖ G_u) − JSD(P_u,less ‖ G_u), with JSD the Jensen–Shannon *distance*
@@ -29,12 +34,14 @@ per-token log-probabilities suffice.
 from __future__ import annotations
 
 import difflib
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-METHODS = ("nangia", "bias-bench", "causal")
+METHODS = ("nangia", "bias-bench", "causal", "aul", "aula")
+UNMASKED = ("aul", "aula")
 CAUSAL_BOS = ("prepend", "first-token")
 ON_UNMODIFIED = ("raise", "skip")
 
@@ -86,6 +93,84 @@ def _check_pairs(pairs: pd.DataFrame, allow_identical: bool = False) -> None:
         raise CrowsError(f"pairs with identical sentences (rows {same[:10]}): not a minimal pair")
 
 
+# ------------------------------------------------------------------ all-unmasked likelihood
+
+@contextmanager
+def _eager_attention(model):
+    """Switch a transformers model to eager attention (which returns attention weights)."""
+    config = getattr(model, "config", None)
+    before = getattr(config, "_attn_implementation", None)
+    switch = before not in (None, "eager") and hasattr(model, "set_attn_implementation")
+    if switch:
+        model.set_attn_implementation("eager")
+    try:
+        yield
+    finally:
+        if switch:
+            model.set_attn_implementation(before)
+
+
+def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
+                        max_batch_tokens: int = 8192) -> list[dict]:
+    """AUL / AULA of every text (Kaneko & Bollegala 2022), one forward pass per text.
+
+    With the whole sentence S unmasked, p_i = log P(w_i | S) for every non-special token
+    w_i (n of them), and
+
+    * AUL  = (1/n) Σ_i p_i;
+    * AULA = (1/n) Σ_i a_i · p_i, where a_i is the attention token i receives, averaged
+      over layers, heads and all query positions (special tokens included).
+
+    This is the reference code (kanekomasahiro/evaluate_bias_in_mlm, ``calculate_aul``):
+    it averages ``output.attentions`` over layers, heads and query rows and multiplies the
+    log-probabilities of tokens ``[1:-1]`` by it before ``torch.mean`` (the weights are not
+    renormalised). Texts are batched (``max_batch_tokens`` padded tokens a pass, right
+    padding with an attention mask), which changes the numbers only at rounding level.
+    Attention weights need the eager attention implementation; the model is switched to it
+    for the call and back.
+
+    Returns one dict per text: ``score`` (AUL, or AULA with ``attention``), ``logprob``
+    (p_i of the non-special tokens), ``weight`` (a_i, or None) and ``n_tokens``.
+    """
+    import torch
+
+    from .. import scoring
+
+    if lm.kind != "mlm":
+        raise CrowsError(f"AUL/AULA apply to masked LMs, not to {lm.kind} {lm.name}")
+    texts = scoring._check_texts(texts)
+    encs = scoring._encode(lm, texts)
+    pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
+    results: list[dict | None] = [None] * len(texts)
+    lengths = [len(e.ids) for e in encs]
+    with torch.inference_mode(), (_eager_attention(lm.model) if attention else nullcontext()):
+        for rows in scoring._pack(lengths, max_batch_tokens):
+            width = max(lengths[i] for i in rows)
+            batch = np.full((len(rows), width), pad, dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for k, i in enumerate(rows):
+                batch[k, : lengths[i]] = encs[i].ids
+                mask[k, : lengths[i]] = 1
+            ids = torch.from_numpy(batch).to(lm.device)
+            out = lm.model(input_ids=ids, attention_mask=torch.from_numpy(mask).to(lm.device),
+                           output_attentions=attention)
+            logits = out.logits.to(torch.promote_types(out.logits.dtype, torch.float32))
+            gold = (logits.gather(2, ids[:, :, None])[:, :, 0] - torch.logsumexp(logits, -1))
+            gold = gold.double().cpu().numpy()  # log-softmax at the gold ids, no (B, T, V) copy
+            if attention:
+                if not out.attentions:
+                    raise CrowsError(f"{lm.name} returns no attention weights: AULA needs them")
+                att = torch.stack([a.double() for a in out.attentions]).mean(dim=(0, 2)).cpu().numpy()
+            for k, i in enumerate(rows):
+                n = lengths[i]
+                keep = ~encs[i].special
+                p = gold[k, :n][keep]
+                w = att[k, :n, :n].mean(axis=0)[keep] if attention else None
+                score = float(np.mean(p * w)) if attention else float(np.mean(p))
+                results[i] = {"score": score, "logprob": p, "weight": w, "n_tokens": int(keep.sum())}
+    return results
+
+
 # ------------------------------------------------------------------ pair scores
 
 def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: str = "prepend",
@@ -96,8 +181,10 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     ----------
     lm : :class:`polybias.scoring.LanguageModel`.
     pairs : frame with ``sent_more``, ``sent_less``, ``bias_type``.
-    method : ``"nangia"`` for masked LMs, ``"causal"`` for causal LMs, ``"bias-bench"``
-        for both; default by ``lm.kind``.
+    method : ``"nangia"``, ``"aul"`` or ``"aula"`` for masked LMs, ``"causal"`` for causal
+        LMs, ``"bias-bench"`` for both; default by ``lm.kind`` (``"nangia"`` or
+        ``"causal"``). ``"aul"``/``"aula"`` score whole unmasked sentences
+        (:func:`all_unmasked_scores`; ``engine`` takes only ``max_batch_tokens``).
     causal_bos : causal LMs: ``"prepend"`` (default) conditions every token on BOS;
         ``"first-token"`` only the first one, the sentence itself fed without BOS — with
         ``method="bias-bench"`` this reproduces bias-bench's generative score (McGill-NLP/
@@ -121,6 +208,8 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     method = method or ("causal" if lm.kind == "causal" else "nangia")
     if method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
+    if method in UNMASKED and lm.kind != "mlm":
+        raise CrowsError(f"method {method!r} applies to masked LMs, not to {lm.kind} {lm.name}")
     if method != "bias-bench" and (method == "causal") != (lm.kind == "causal"):
         raise CrowsError(f"method {method!r} does not apply to a {lm.kind} model ({lm.name})")
     if causal_bos != "prepend" and lm.kind != "causal":
@@ -131,6 +220,13 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     _check_pairs(pairs, allow_identical=skip)
     more, less = pairs["sent_more"].tolist(), pairs["sent_less"].tolist()
     out = pairs.copy()
+    if method in UNMASKED:
+        scored = all_unmasked_scores(lm, more + less, attention=method == "aula", **engine)
+        values = np.array([r["score"] for r in scored])
+        out["score_more"], out["score_less"] = values[: len(more)], values[len(more):]
+        out["n_scored_more"] = [r["n_tokens"] for r in scored[: len(more)]]
+        out["n_scored_less"] = [r["n_tokens"] for r in scored[len(more):]]
+        return out
     if lm.kind == "causal":
         scored = scoring.token_logprobs(lm, more + less, bos=causal_bos, **engine)
         scores = scoring._reduce(scored, "mean" if method == "bias-bench" else "sum")
@@ -234,6 +330,88 @@ def stereotype_score(scored: pd.DataFrame, decimals: int | None = None, **aggreg
     if decimals is not None:
         more, less = np.round(more, decimals), np.round(less, decimals)
     return aggregate_pairs(more > less, scored["bias_type"], ties=more == less, **aggregate)
+
+
+# ------------------------------------------------------------------ across languages
+
+@dataclass
+class LanguageComparison:
+    """Output of :func:`compare_languages` (plain frames)."""
+
+    per_language: pd.DataFrame
+    paired: pd.DataFrame
+
+
+def compare_languages(scored: dict[str, pd.DataFrame], n_bootstrap: int = 1000, seed: int = 0,
+                      confidence: float = 0.95) -> LanguageComparison:
+    """Stereotype score per language and paired tests of the differences over aligned pairs.
+
+    Parameters
+    ----------
+    scored : language -> :func:`pair_scores` output of one model on that language's
+        version of a dataset whose languages share ``pair_id`` (Dutch CrowS-Pairs nl/en/fr,
+        IndiBias en/hi, Kaneko ja/ru, Steinborn's translations).
+    n_bootstrap, seed, confidence : percentile bootstrap over pairs (seeded).
+
+    Returns
+    -------
+    :class:`LanguageComparison` with
+
+    ``per_language``
+        one row per language: the ``"all"`` row of :func:`stereotype_score` on all of that
+        language's pairs (``n``, ``stereotyped``, ``ties``, ``score``, ``ci_low``,
+        ``ci_high``, ``binom_p``).
+    ``paired``
+        one row per pair of languages (a, b), over the pairs present in both (``n``):
+        ``score_a``/``score_b`` on those pairs, ``diff`` = ``score_a`` − ``score_b`` with a
+        paired bootstrap interval (the same resampled pairs in both languages), the
+        discordant counts ``a_only`` (stereotyped in a, not in b) and ``b_only``, and
+        ``mcnemar_p``: the exact McNemar test, a two-sided binomial test of ``a_only`` out
+        of ``a_only + b_only`` against 1/2 (1.0 when there is no discordant pair). A tie
+        counts as not stereotyped, as in the score.
+    """
+    from itertools import combinations
+
+    from scipy.stats import binomtest
+
+    if len(scored) < 2:
+        raise CrowsError("compare_languages needs the scores of at least two languages")
+    decisions = {}
+    for language, frame in scored.items():
+        missing = [c for c in ("pair_id", "score_more", "score_less", "bias_type") if c not in frame]
+        if missing:
+            raise CrowsError(f"{language}: scores lack the column(s) {', '.join(missing)}")
+        if not frame["pair_id"].is_unique:
+            raise CrowsError(f"{language}: pair ids are not unique")
+        decisions[language] = pd.Series(
+            (frame["score_more"].to_numpy(float) > frame["score_less"].to_numpy(float)),
+            index=frame["pair_id"].astype(str).to_numpy())
+    per = []
+    for language, frame in scored.items():
+        row = stereotype_score(frame, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence).iloc[0]
+        per.append({"language": language, **row.drop("bias_type").to_dict()})
+    rng = np.random.default_rng(seed)
+    alpha = (1 - confidence) / 2
+    paired = []
+    for a, b in combinations(scored, 2):
+        common = decisions[a].index.intersection(decisions[b].index, sort=False)
+        if not len(common):
+            raise CrowsError(f"languages {a} and {b} share no pair id")
+        da, db = decisions[a].loc[common].to_numpy(), decisions[b].loc[common].to_numpy()
+        n = len(common)
+        a_only, b_only = int((da & ~db).sum()), int((~da & db).sum())
+        p = binomtest(a_only, a_only + b_only, 0.5).pvalue if a_only + b_only else 1.0
+        diff = 100.0 * (da.mean() - db.mean())
+        if n_bootstrap:
+            draws = rng.integers(0, n, size=(n_bootstrap, n))
+            boot = 100.0 * (da[draws].mean(axis=1) - db[draws].mean(axis=1))
+            lo, hi = np.quantile(boot, [alpha, 1 - alpha])
+        else:
+            lo = hi = np.nan
+        paired.append({"language_a": a, "language_b": b, "n": n, "score_a": 100.0 * da.mean(),
+                       "score_b": 100.0 * db.mean(), "diff": diff, "ci_low": lo, "ci_high": hi,
+                       "a_only": a_only, "b_only": b_only, "mcnemar_p": p})
+    return LanguageComparison(pd.DataFrame(per), pd.DataFrame(paired))
 
 
 # ------------------------------------------------------------------ JSD

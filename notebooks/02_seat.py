@@ -31,6 +31,7 @@
 model: str = "minilm-l6"  # registered encoder (configs/models.yaml, kind encoder or mlm)
 tests: list = []  # SEAT test names (polybias.metrics.seat.SEAT_TESTS); empty: all of them
 pooling: str = "model"  # sentence vector: model (the model's own), cls, mean (non-special tokens) or first-piece (sent-bias compat)
+special_tokens: bool = True  # encode with [CLS]/[SEP]; False with first-piece: sent-bias's encoder (compat)
 layer: int = -1  # hidden layer (-1 last, 0 embeddings)
 ddof: int = 1  # std degrees of freedom of the effect size (1 Caliskan/May, 0 WEFE)
 alternative: str = "greater"  # permutation test: greater | less | two-sided
@@ -62,11 +63,13 @@ if unknown:
 # One run record per test goes to `output_dir`. `n_x` and `n_a` are the numbers of
 # target and attribute sentences (per side). Monte Carlo p-values are (hits + 1) /
 # (n + 1), so 1.0e-04 is the floor with 10,000 re-splits; the double-bind tests with 8 +
-# 8 targets are enumerated exactly.
+# 8 targets are enumerated exactly. `pooling="first-piece", special_tokens=False`
+# reproduces sent-bias's BERT encoder (tested by executing it; `docs/reference_compat.md`).
 
 # %%
 encoder = embeddings.load_encoder(model)
 frame = seat.run_seat(encoder, tests or None, pooling=pooling, layer=layer, output_dir=output_dir,
+                      special_tokens=special_tokens,
                       cache=cache, **options)
 table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})
 
@@ -120,7 +123,8 @@ print(example_table)
 # %%
 words = seat.load_word_test("weat6")
 rebuilt = seat.templated_test(words, groups={"X": "name", "Y": "name", "A": "noun", "B": "noun"})
-result = seat.seat(encoder, rebuilt, pooling=pooling, layer=layer, **options)
+result = seat.seat(encoder, rebuilt, pooling=pooling, layer=layer, special_tokens=special_tokens,
+                   **options)
 c6 = pd.DataFrame([{"sentences": "project templates", "n_x": result.sizes["X"], "n_a": result.sizes["A"],
                     "effect_size": result.effect_size, "pvalue": result.pvalue}])
 if "weat6" in set(frame["test"]):

@@ -56,6 +56,8 @@ y: str = "female"  # second target group
 a: str = "career"  # first attribute group
 b: str = "family"  # second attribute group
 mode: str = "word"  # target scoring: word (whole word) | first_piece (Kurita / seed-000 compat)
+prior_at: str = "target"  # first_piece: read the prior at the target (default) | attribute (seed 000's code)
+index_quirk: str = ""  # first_piece: kurita2019 reads one token before the mask as Kurita et al.'s code; empty: none
 n_permutations: int = 10000  # Monte Carlo draws of the permutation test when not exact
 seed: int = 0  # seed of the permutation test (and of the planted model's training)
 output_dir: str = "results/logprob/interactive"  # run records, relative to the project root
@@ -102,9 +104,15 @@ for structure, text in examples:
 # permutation test over re-splits of the attributes. `corrected_*`: the mean
 # differences; `prior_spread`: how far apart the prior scores of paired male and female
 # nouns are (standard deviation over noun pairs of their prior difference).
+#
+# Reference code reproduced by options (each tested by executing that code on tiny
+# models; `docs/reference_compat.md`): `mode="first_piece", index_quirk="kurita2019"` is
+# Kurita et al.'s `bias_calculator.py` (its prior or fill read one token before the
+# mask); `mode="first_piece", prior_at="attribute"` is seed 000's `bias_score.py`.
 
 # %%
-scores = logprob.kurita_scores(lm, book, list(book.templates), mode=mode)
+scores = logprob.kurita_scores(lm, book, list(book.templates), mode=mode, prior_at=prior_at,
+                               index_quirk=index_quirk or None)
 summary, per_attribute = logprob.context_study(scores, book, target_list, attribute_list, x, y, a, b,
                                                group_feature, n_permutations, seed)
 summary_table = report.markdown_table(summary, digits=3, formats={"pvalue": ".1e"})

@@ -38,6 +38,8 @@ n_pairs: int = 200  # number of planted pairs (dataset planted only)
 n_bootstrap: int = 1000  # bootstrap resamples for the confidence intervals
 seed: int = 0  # seed of the pair draw and the bootstrap
 compat_fourth_root: bool = False  # seed-001 code's extra square root in the JSD
+causal_bos: str = "prepend"  # causal LMs: prepend (BOS before every sentence) | first-token (bias-bench compat)
+on_unmodified: str = "raise"  # bias-bench: a pair with no modified token raises | skip (bias-bench compat)
 output_dir: str = "results/crows/interactive"  # run records, relative to the project root
 reproduce: bool = True  # recompute seed 001's GPT-2 Table 3 row from its shipped per-pair scores
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows_planted-mlm.md
@@ -87,10 +89,17 @@ print(gpt2_table)
 
 # %% [markdown]
 # ## Stereotype score and JSD stereotype score of the chosen model
+#
+# Which options reproduce which reference code (each tested by executing that code on
+# tiny models; `docs/reference_compat.md`): `method="nangia"` (default for masked LMs) is
+# nyu-mll/crows-pairs `metric.py`; `method="bias-bench"` with `on_unmodified="skip"` is
+# bias-bench's masked runner, and with `causal_bos="first-token"` its causal one;
+# `compat_fourth_root=True` is seed 001's `bias_attribution_scores.py` (S_JSD and b(u)).
 
 # %%
 run = crows.run_crows(model, dataset, language, subset or None, method or None, n_pairs,
-                      n_bootstrap, seed, compat_fourth_root, output_dir)
+                      n_bootstrap, seed, compat_fourth_root, output_dir, causal_bos=causal_bos,
+                      on_unmodified=on_unmodified)
 scores = run.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(
     run.jsd[["bias_type", "score"]].rename(columns={"score": "jsd_B"}), on="bias_type")
 score_table = report.markdown_table(scores, digits=2, formats={"binom_p": ".1e"})

@@ -42,6 +42,8 @@ attribute_list: str = "attributes"  # word list of the attribute slot (for group
 group_feature: str = "group"  # entry feature that names a word's group (group shares)
 mode: str = "word"  # target scoring: word (whole word) | first_piece (Ahn & Oh / Kurita compat)
 ddof: int = 0  # variance over groups: 0 population (default) | 1 sample (Ahn & Oh)
+multipiece: str = ""  # ahn-oh: multi-piece words scored as Ahn & Oh's code (k masks, every piece at every mask); empty: by mode
+template_norm: str = ""  # PLL CB: per-template normalises groups within each template as seed 002's code; empty: pooled
 kl_scale: str = "sum"  # KL: sum (nats) | mean (divided by the vocabulary size, seed-002 code)
 top_k: int = 3  # groups listed per template and attribute
 reproduce: bool = True  # recompute seed-002 and seed-004 published values from shipped data
@@ -179,11 +181,16 @@ else:
 # `ahn_oh`: word probabilities at the target mask over the double-mask prior (scored as
 # in `polybias.metrics.logprob`); `pll`: seed 002's sentence-PLL version (no prior;
 # templates of a set and synonyms averaged in probability space).
+#
+# Reference code reproduced by options (each tested by executing that code on tiny
+# models; `docs/reference_compat.md`): `multipiece="ahn-oh"` with `ddof=1` is Ahn & Oh's
+# `score.py`; `template_norm="per-template"` is seed 002's `utils.py` on template sets of
+# several templates (one template: the default agrees).
 
 # %%
 lm = models.load_lm(model)
-ahn_oh = catbias.ahn_oh_cb(lm, book, names, mode=mode, ddof=ddof)
-pll = catbias.pll_cb(catbias.pll_scores(lm, book, names), ddof=ddof)
+ahn_oh = catbias.ahn_oh_cb(lm, book, names, mode=mode, ddof=ddof, multipiece=multipiece or None)
+pll = catbias.pll_cb(catbias.pll_scores(lm, book, names), ddof=ddof, template_norm=template_norm or None)
 per_template = catbias.aggregate(ahn_oh.rows, by="template").rename(columns={"cb": "ahn_oh_cb"})
 per_set = catbias.aggregate(pll.rows, by="set").rename(columns={"cb": "pll_cb"})
 summary = pd.DataFrame([{"model": model, "templates": templates, "ahn_oh_cb": ahn_oh.score,

@@ -586,11 +586,15 @@ def run_crows(
     seed: int = 0,
     compat_fourth_root: bool = False,
     output_dir: str | None = None,
+    causal_bos: str = "prepend",
+    on_unmodified: str = "raise",
     **engine,
 ) -> CrowsRun:
     """Stereotype score and JSD attribution of a registered LM on a pair set.
 
-    Writes two run records (``crows`` and ``crows-jsd``) into ``output_dir`` when given.
+    ``causal_bos`` and ``on_unmodified`` go to :func:`pair_scores` (bias-bench compat:
+    ``method="bias-bench", causal_bos="first-token", on_unmodified="skip"``). Writes two
+    run records (``crows`` and ``crows-jsd``) into ``output_dir`` when given.
     """
     from .. import paths
     from ..models import load_lm
@@ -600,7 +604,8 @@ def run_crows(
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
     pairs = load_pairs(dataset, language, bias_types, n_pairs, seed)
     lm = load_lm(model)
-    scored = pair_scores(lm, pairs, method, **engine)
+    scored = pair_scores(lm, pairs, method, causal_bos=causal_bos, on_unmodified=on_unmodified,
+                         **engine)
     stereo = stereotype_score(scored, n_bootstrap=n_bootstrap, seed=seed)
     attributed = jsd_attributions(lm, pairs, compat_fourth_root, **engine)
     jsd = jsd_stereotype_score(attributed, n_bootstrap=n_bootstrap, seed=seed)
@@ -608,7 +613,8 @@ def run_crows(
         params = {"dataset": dataset, "bias_types": bias_types or [], "n_pairs": n_pairs,
                   "n_bootstrap": n_bootstrap, "seed": seed}
         used = method or ("causal" if lm.kind == "causal" else "nangia")
-        for metric, table, extra in (("crows", stereo, {"method": used}),
+        scoring_options = {"method": used, "causal_bos": causal_bos, "on_unmodified": on_unmodified}
+        for metric, table, extra in (("crows", stereo, scoring_options),
                                      ("crows-jsd", jsd, {"compat_fourth_root": compat_fourth_root})):
             record = RunRecord(
                 metric=metric, model=model, language=language, test=dataset,

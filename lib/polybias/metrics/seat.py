@@ -289,11 +289,14 @@ def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof:
 
 
 def run_seat(model, tests: list[str] | None = None, pooling: str = "model", layer: int = -1,
-             output_dir: str | None = None, cache: bool = True, device: str = "cpu", **options):
+             output_dir: str | None = None, cache: bool = True, device: str = "cpu",
+             special_tokens: bool = True, **options):
     """Run May et al.'s English SEATs (default: all of :data:`SEAT_TESTS`) on a registered
     encoder (its name, or an already loaded :class:`polybias.embeddings.Encoder`); one run
     record per test in ``output_dir`` (relative to the project root) when given.
-    ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to :func:`seat`. Returns a DataFrame with one row per test."""
+    ``options`` (ddof, alternative, n_permutations, exact_limit, seed) and ``special_tokens``
+    (``False`` with ``pooling="first-piece"``: sent-bias compat) go to :func:`seat`. Returns a
+    DataFrame with one row per test."""
     import pandas as pd
 
     from .. import data, paths
@@ -301,18 +304,20 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
     from ..records import RunRecord, write_record
 
     check_weat_options(**options)
-    names = list(tests) if tests else list(SEAT_TESTS)
+    names = [tests] if isinstance(tests, str) else list(tests) if tests else list(SEAT_TESTS)
     registry = data.load_registry()
     loaded = {n: load_seat_test(n, registry) for n in names}  # unknown names fail before the model loads
     encoder = model if isinstance(model, Encoder) else load_encoder(model, device=device)
     model = encoder.name
     rows = []
     for name, test in loaded.items():
-        res = seat(encoder, test, pooling=pooling, layer=layer, cache=cache, **options)
+        res = seat(encoder, test, pooling=pooling, layer=layer, cache=cache,
+                   special_tokens=special_tokens, **options)
         if output_dir is not None:
             record = RunRecord(
                 metric="seat", model=model, language="en", test=name,
-                parameters={"pooling": pooling, "layer": layer, "ddof": res.ddof,
+                parameters={"pooling": pooling, "special_tokens": special_tokens, "layer": layer,
+                            "ddof": res.ddof,
                             "alternative": res.alternative, **options},
                 values=res.as_dict(), model_revision=encoder.revision,
                 data_sha256={test.source: registry[test.source].sha256})

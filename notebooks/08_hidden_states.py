@@ -112,7 +112,7 @@ for ax, (m, p) in zip(axes, points.items(), strict=True):
     ax.set_yticks([])
 fig.suptitle(f"Hidden states of the {slot} word, {model}, layer {layer_view}")
 fig.tight_layout()
-save_figure(fig, f"hidden_{model}.png")
+_ = save_figure(fig, f"hidden_{model}.png")
 
 # %%
 record = records.RunRecord(

@@ -135,3 +135,36 @@ def test_paper_sweep_names_registered_models_and_existing_notebooks(monkeypatch)
                         "banglabert-large", "greekbert", "parsbert", "sea-lion-3b",
                         "sealion-bert-base", "seallms-v3-7b-chat"):
         assert study_model in named
+
+
+def test_multilingual_sweep_models_are_registered_for_their_notebook_and_languages(monkeypatch):
+    """configs/sweeps/multilingual.yaml: every model is registered, of a kind its notebook
+    scores, and meant for the dataset languages it is run on (no language_override)."""
+    from polybias import crowspairs, models
+
+    monkeypatch.setenv("POLYBIAS_ROOT", str(REPO))
+    registry = models.load_registry()
+    kinds = {**NOTEBOOK_KINDS, "12_crows_languages": {"mlm", "causal"}}
+    runs = sweep.load_sweep(REPO / "configs/sweeps/multilingual.yaml")
+    assert {Path(r.notebook).stem for r in runs} == {"05_crows_pairs", "12_crows_languages"}
+    covered = set()
+    for run in runs:
+        p = run.parameters
+        model, dataset = p["model"], p["dataset"]
+        assert model in registry, f"{model} is not in configs/models.yaml"
+        assert registry[model]["kind"] in kinds[Path(run.notebook).stem], (model, run.notebook)
+        assert run.resources == {"GPU": 1}
+        assert not p.get("language_override")
+        languages = [p["language"]] if "language" in p else p["languages"]
+        assert set(languages) <= set(crowspairs.DATASETS[dataset]), (dataset, languages)
+        if "languages" in p:
+            assert len(languages) >= 2
+        for language in languages:
+            models.check_language(model, language, registry=registry)
+            covered.add((dataset, language))
+        assert set(run.sources) <= {s for s in crowspairs.dataset_card(dataset)["sources"]}
+    for dataset in ("indibias", "crows-pairs-dutch", "kaneko2022", "crows-pairs-steinborn"):
+        assert {(dataset, lang) for lang in crowspairs.DATASETS[dataset]} <= covered
+    named = {r.parameters["model"] for r in runs}
+    assert {"bertje", "robbert-v2-dutch-base", "camembert-base", "bert-base-multilingual-cased",
+            "muril-base-cased", "xlm-roberta-large"} <= named

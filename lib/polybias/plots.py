@@ -59,6 +59,41 @@ def scores_with_ci(table: pd.DataFrame, title: str, file: str | None = None, cha
     return fig
 
 
+def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x: str = "label",
+                    group: str = "group", chance: float = 50.0):
+    """One panel per ``group``: ``score`` per ``x`` (e.g. language) with ``ci_low``/``ci_high``
+    whiskers; the dashed line is ``chance``. ``table`` is e.g. the ``per_language`` frame of
+    :func:`polybias.metrics.crows.compare_languages` with a group column."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    groups = list(pd.unique(table[group])) if group in table else [None]
+    widths = [max(2, len(table) if g is None else int((table[group] == g).sum())) for g in groups]
+    fig, axes = plt.subplots(1, len(groups), figsize=(1.0 * sum(widths) + 1.5, 3.4), sharey=True,
+                             gridspec_kw={"width_ratios": widths}, squeeze=False)
+    for ax, g in zip(axes[0], groups, strict=True):
+        part = table if g is None else table[table[group] == g]
+        pos = np.arange(len(part))
+        ax.bar(pos, part["score"], color="#3b6ea8")
+        if {"ci_low", "ci_high"} <= set(part.columns) and part["ci_low"].notna().all():
+            err = np.vstack([part["score"] - part["ci_low"], part["ci_high"] - part["score"]])
+            ax.errorbar(pos, part["score"], yerr=err, fmt="none", ecolor="black", capsize=3)
+        ax.axhline(chance, color="grey", ls="--", lw=0.8)
+        ax.set_xticks(pos, part[x], rotation=30, ha="right")
+        ax.set_ylim(0, 100)
+        if g is not None:
+            ax.set_title(str(g), fontsize=9)
+    axes[0][0].set_ylabel("score (%)")
+    fig.suptitle(title)
+    fig.tight_layout()
+    if file:
+        save_figure(fig, file)
+    return fig
+
+
 def save_figure(fig, file: str) -> Path:
     """Save ``fig`` as ``figures/<file>`` under :func:`polybias.paths.output_root` (PNG, 120
     dpi, no software tag, so reruns give identical files), through a temporary file and a

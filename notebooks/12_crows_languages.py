@@ -1,0 +1,120 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python (polybias)
+#     language: python
+#     name: polybias
+# ---
+
+# %% [markdown]
+# # 12. CrowS-Pairs across languages: the same pairs, scored in each language
+#
+# Some minimal-pair datasets hold the same pairs in several languages, with shared pair
+# ids: Dutch CrowS-Pairs (Dutch, English, French; 1,463 pairs each), IndiBias (Indian
+# English and Hindi), Kaneko et al. 2022 (Japanese and Russian) and Steinborn's ten
+# translations of CrowS-Pairs. On such a dataset a model's stereotype score (section 5:
+# the share of pairs where the model prefers the more stereotyping sentence; 50 = no
+# preference) can be compared between languages on the *same* pairs. Per language we
+# give the score with a percentile bootstrap interval over pairs; per pair of languages,
+# the difference over the pairs present in both, with a paired bootstrap interval (the
+# same resampled pairs in both languages) and the exact McNemar test on the per-pair
+# decisions (discordant pairs: stereotyped in one language only).
+#
+# Offline default: the per-pair scores the Dutch CrowS-Pairs authors (Strazda &
+# Spanakis 2025) published for seven masked LMs — BERTje, mBERT and RobBERT on the
+# Dutch pairs, BERT and RoBERTa on the English, CamemBERT and FlauBERT on the French.
+# We recompute each model's score from those per-pair decisions and compare the
+# languages over the aligned pair ids. Set `model` to a registered language model to
+# score it instead on every language of `dataset`.
+
+# %% tags=["parameters"]
+model: str = "published"  # published: the Dutch authors' per-pair scores; else a registered language model (configs/models.yaml)
+dataset: str = "crows-pairs-dutch"  # dataset with aligned languages: crows-pairs-dutch, indibias, kaneko2022, crows-pairs-steinborn, crows-pairs-revised
+languages: list = []  # languages of the dataset to compare (two or more); empty: all of them
+language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
+subset: list = []  # bias types to keep; empty: all
+method: str = ""  # nangia, bias-bench, causal, aul or aula; empty: by the model's kind
+published_groups: dict = {"RoBERTa-based, one per language": ["roberta", "camembert", "robbert"], "other monolingual, one per language": ["bert", "flaubert", "bertje"], "Dutch: multilingual vs monolingual": ["mbert", "bertje", "robbert"]}  # published models compared over the shared pairs (model published only)
+n_bootstrap: int = 1000  # bootstrap resamples for the confidence intervals
+seed: int = 0  # seed of the bootstrap
+output_dir: str = "results/crows-languages/interactive"  # run records, relative to the project root
+table_file: str = ""  # where to write the tables, e.g. paper/tables/crows-languages_published.md
+
+# %%
+from polybias import crowspairs, plots, report
+from polybias.metrics import crows
+
+published = model == "published"
+if published and dataset != "crows-pairs-dutch":
+    raise ValueError(f"published per-pair scores exist for crows-pairs-dutch only; set model to score {dataset}")
+if method and method not in crows.METHODS:
+    raise ValueError(f"method must be one of {crows.METHODS} or empty, got {method!r}")
+
+# %% [markdown]
+# ## The published per-pair scores, re-aggregated
+#
+# Each file holds, per pair, the pseudo-log-likelihood of both sentences (the authors ran
+# Nangia et al.'s `metric.py`, rounded to 3 decimals) and its own 0/1 decision. The
+# score recomputed from the two likelihoods (`score`) is beside the share of the file's
+# own decisions (`file_score`); the repository states no aggregate numbers, so these
+# are the numbers its files imply. Ties (equal rounded likelihoods) count as not
+# stereotyped, as in Nangia et al.'s code.
+
+# %%
+if published:
+    aggregates = crowspairs.dutch_crows_aggregates(n_bootstrap=n_bootstrap, seed=seed)
+    aggregates = aggregates[aggregates.bias_type == "all"].drop(columns="bias_type")
+    aggregate_table = report.markdown_table(aggregates, digits=2, formats={"binom_p": ".1e"})
+else:
+    aggregate_table = f"(not run: scoring {model} instead)"
+
+# %% tags=["nbval-check-output"]
+print(aggregate_table)
+
+# %% [markdown]
+# ## Score per language, with intervals
+#
+# With the published scores each group compares models over the same pairs: one
+# monolingual model per language — RoBERTa, CamemBERT and RobBERT share the RoBERTa
+# architecture; BERT, FlauBERT and BERTje do not all share one — so language and model
+# differ together and a difference belongs to the pair *model + language*, not to the
+# language alone; and, on the Dutch pairs, the multilingual mBERT against the two Dutch
+# models (the same language, different models). The Dutch adaptation changed the
+# direction of 313 pairs and the bias type of 34 against the English file (dataset
+# card); the pairs are still matched by id, and "stereotyped" means the model preferred
+# the sentence each language's file marks as more stereotyping.
+
+# %%
+if not published:
+    scored, comparison = crows.run_crows_languages(
+        model, dataset, languages or None, subset or None, method or None, n_bootstrap, seed,
+        output_dir, language_override)
+    per_language = comparison.per_language.assign(group=f"{model} on {dataset}", label=comparison.per_language.language)
+else:
+    comparison = crows.published_dutch_comparison(published_groups, n_bootstrap, seed, output_dir)
+    per_language = comparison.per_language
+shown = per_language[[c for c in ("group", "model", "language", "n", "stereotyped", "ties", "score",
+                                  "ci_low", "ci_high", "binom_p") if c in per_language]]
+language_table = report.markdown_table(shown, digits=2, formats={"binom_p": ".1e"})
+
+# %% tags=["nbval-check-output"]
+print(language_table)
+
+# %% [markdown]
+# ## Paired differences over the aligned pairs
+#
+# `diff` = `score_a` − `score_b` in percentage points over the `n` pairs both have;
+# `a_only`/`b_only` count the pairs stereotyped under one only, and `mcnemar_p` tests
+# whether those discordant pairs split evenly.
+
+# %%
+paired_table = report.markdown_table(comparison.paired, digits=2, formats={"mcnemar_p": ".1e"})
+
+# %% tags=["nbval-check-output"]
+print(paired_table)
+
+# %%
+if table_file:
+    report.write_table("\n\n".join([aggregate_table, language_table, paired_table]), table_file)
+plots.scores_by_group(per_language, f"Stereotype score per language, {model} on {dataset}",
+                      file=f"crows-languages_{model}_{dataset}.png")

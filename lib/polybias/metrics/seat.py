@@ -327,3 +327,75 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
                      "effect_size": res.effect_size, "pvalue": res.pvalue, "p_method": res.p_method,
                      "n_x": res.sizes["X"], "n_a": res.sizes["A"]})
     return pd.DataFrame(rows)
+
+
+def template_groups(language: str, test_name: str) -> dict[str, str]:
+    """Template group of each role of word-list test ``test_name`` of ``language``: the
+    ``seat`` entry the language's ``debias.yaml`` tables give the test (Hindi: the part of
+    speech of each list, seed 003 App. D), else ``noun`` for every role."""
+    from .. import paths
+
+    path = paths.data_dir() / "wordlists" / language / "debias.yaml"
+    if path.is_file():
+        raw = paths.read_yaml(path, SeatError, "debias spec") or {}
+        for table in (raw.get("tables") or {}).values():
+            for t in table.get("tests") or []:
+                if t.get("test") == test_name and isinstance(t.get("seat"), dict):
+                    return dict(t["seat"])
+    return {r: "noun" for r in ROLES}
+
+
+def run_templated_seat(model, language: str, tests: list[str] | None = None, file: str = "",
+                       groups: dict[str, dict[str, str]] | None = None, pooling: str = "model",
+                       layer: int = -1, output_dir: str | None = None, cache: bool = True,
+                       device: str = "cpu", special_tokens: bool = True, **options):
+    """SEAT in ``language`` from its word lists (:func:`polybias.wordlists.load_tests`,
+    ``file`` empty: the language's default) and its bleached templates
+    (``data/templates/seat_<language>.yaml``, :func:`templated_test`).
+
+    ``tests``: names of word-list tests (default: all). ``groups``: test name → role →
+    template group, overriding :func:`template_groups`. One run record per test in
+    ``output_dir`` when given; returns a DataFrame shaped like :func:`run_seat`'s, with the
+    template groups in column ``groups``.
+    """
+    import pandas as pd
+
+    from .. import paths, wordlists
+    from ..embeddings import Encoder, load_encoder
+    from ..records import RunRecord, sha256_file, write_record
+
+    check_weat_options(**options)
+    defined = wordlists.load_tests(language, file)
+    names = [tests] if isinstance(tests, str) else list(tests) if tests else list(defined)
+    unknown = [n for n in names if n not in defined]
+    if unknown:
+        raise SeatError(f"unknown {language} word-list tests {unknown}; defined: {', '.join(defined)}")
+    templates = load_templates(language)
+    groups = groups or {}
+    built = {}
+    for n in names:  # every test is built (and its template groups checked) before the model loads
+        g = groups.get(n) or template_groups(language, n)
+        built[n] = (templated_test(defined[n], g, templates), g)
+    encoder = model if isinstance(model, Encoder) else load_encoder(model, device=device)
+    data_sha = {**wordlists.data_sha256(language, file)}
+    if templates.file:
+        data_sha[f"templates/{Path(templates.file).name}"] = sha256_file(templates.file)
+    rows = []
+    for name, (test, g) in built.items():
+        res = seat(encoder, test, pooling=pooling, layer=layer, cache=cache,
+                   special_tokens=special_tokens, **options)
+        if output_dir is not None:
+            record = RunRecord(
+                metric="seat", model=encoder.name, language=language, test=name,
+                parameters={"pooling": pooling, "special_tokens": special_tokens, "layer": layer,
+                            "ddof": res.ddof, "alternative": res.alternative,
+                            "wordlist_file": file or wordlists.default_file(language),
+                            "template_groups": g, **options},
+                values=res.as_dict(), model_revision=encoder.revision, data_sha256=data_sha)
+            write_record(record, paths.output_path(output_dir))
+        c = test.categories
+        rows.append({"test": name, "targets": f"{c['X']} / {c['Y']}", "attributes": f"{c['A']} / {c['B']}",
+                     "groups": "/".join(g[r] for r in ROLES),
+                     "effect_size": res.effect_size, "pvalue": res.pvalue, "p_method": res.p_method,
+                     "n_x": res.sizes["X"], "n_a": res.sizes["A"]})
+    return pd.DataFrame(rows)

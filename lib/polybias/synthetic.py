@@ -704,6 +704,17 @@ def load_trained_folder(folder: Path, kind: str):
     return model.eval(), tokenizer
 
 
+def _training_options(trainer, given: dict[str, Any], what: str,
+                      exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``trainer``'s keyword-only defaults updated with ``given``; unknown names raise."""
+    options = {name: par.default for name, par in inspect.signature(trainer).parameters.items()
+               if par.kind is inspect.Parameter.KEYWORD_ONLY and name not in exclude}
+    unknown = sorted(set(given) - set(options))
+    if unknown:
+        raise SyntheticError(f"unknown {what}: {', '.join(unknown)}; known: {', '.join(options)}")
+    return {**options, **given}
+
+
 def planted_model_spec(
     kind: Literal["mlm", "causal"],
     p: float,
@@ -720,14 +731,8 @@ def planted_model_spec(
     _language(language)
     _check_probability("p", p)
     _check_probability("filler_share", filler_share)
-    trainer = inspect.signature(train_masked_lm if kind == "mlm" else train_causal_lm)
-    options = {name: par.default for name, par in trainer.parameters.items()
-               if par.kind is inspect.Parameter.KEYWORD_ONLY}
-    unknown = sorted(set(size) - set(options))
-    if unknown:
-        raise SyntheticError(f"unknown training option(s) for a {kind} model: "
-                             f"{', '.join(unknown)}; known: {', '.join(options)}")
-    options.update(size)
+    options = _training_options(train_masked_lm if kind == "mlm" else train_causal_lm, size,
+                                f"training option(s) for a {kind} model")
     return {"code_version": CODE_VERSION, "kind": kind, "p": float(p), "seed": seed,
             "language": language, "n_sentences": n_sentences,
             "filler_share": float(filler_share), "training": options}
@@ -832,14 +837,7 @@ def planted_word2vec_spec(p: float, seed: int = 0, language: str = "en",
     unknown word2vec options raise."""
     _language(language)
     _check_probability("p", p)
-    signature = inspect.signature(train_word2vec)
-    options = {name: par.default for name, par in signature.parameters.items()
-               if par.kind is inspect.Parameter.KEYWORD_ONLY and name != "name"}
-    unknown = sorted(set(word2vec) - set(options))
-    if unknown:
-        raise SyntheticError(f"unknown word2vec option(s): {', '.join(unknown)}; "
-                             f"known: {', '.join(options)}")
-    options.update(word2vec)
+    options = _training_options(train_word2vec, word2vec, "word2vec option(s)", exclude=("name",))
     return {"code_version": CODE_VERSION, "kind": WORD2VEC_KIND, "p": float(p), "seed": seed,
             "language": language, "n_sentences": n_sentences, "training": options}
 

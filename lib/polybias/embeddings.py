@@ -85,6 +85,8 @@ class Encoder:
     pooling: str
     device: str = "cpu"
     _fingerprint: str | None = field(default=None, init=False, repr=False, compare=False)
+    #: :class:`polybias.loading.LoadInfo` of a checkpoint load (None for wrapped models).
+    load_info: Any = field(default=None, init=False, repr=False, compare=False)
 
 
 # ---------------------------------------------------------------- loading
@@ -199,102 +201,128 @@ def _st_options(path: Path) -> tuple[str | None, int | None]:
     return pooling, limit
 
 
-def _load_folder(path: Path | str, name: str, revision: str | None, device: str, dtype=None,
-                 allow_pickle: bool = False, hub: bool = False, pooling: str | None = None) -> Encoder:
-    import os
+def _load_folder(path: Path | str, name: str, revision: str | None, device: str = "auto",
+                 dtype="auto", allow_pickle: bool = False, pooling: str | None = None,
+                 trust_remote_code: bool = False, record_revision: str | None = None,
+                 memory_limit: int | None = None) -> Encoder:
+    """Load a model directory or hub id as an encoder through
+    :func:`polybias.loading.load_checkpoint` (head ``encoder``); a ``LoadError`` becomes an
+    :class:`EmbeddingError` with the same one-line message. The sentence-transformers
+    pooling and length limit are read from the resolved folder. ``record_revision``
+    replaces the resolved commit as the recorded revision (package-shipped models)."""
+    from . import loading
 
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    if isinstance(dtype, str):
-        if not isinstance(getattr(torch, dtype, None), torch.dtype):
-            raise EmbeddingError(f"unknown dtype {dtype!r}")
-        dtype = getattr(torch, dtype)
-    dtype = torch.float32 if dtype is None else dtype
-    if dtype == torch.float16 and not _is_cuda(device):
-        raise EmbeddingError(f"{name}: float16 is supported on CUDA only, not on {device!r}")
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-    opts: dict[str, Any] = dict(trust_remote_code=False, local_files_only=not hub or offline)
-    if hub and revision:
-        opts["revision"] = revision
-    st_pooling, limit = (None, None) if hub else _st_options(Path(path))
     from transformers.utils import logging as hf_logging
 
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # keep notebook outputs clean
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(path), use_fast=True, **opts)
-        model = AutoModel.from_pretrained(str(path), dtype=dtype,
-                                          use_safetensors=None if allow_pickle else True, **opts)
-    except (OSError, ValueError, KeyError) as exc:
-        hint = "" if allow_pickle else " (only safetensors weights unless allow_pickle=True)"
-        raise EmbeddingError(f"cannot load encoder {name!r} from {path}{hint}: {exc}") from exc
+        model, tokenizer, info = loading.load_checkpoint(
+            path, "encoder", revision=revision or None,
+            device="auto" if device is None else device,
+            dtype="auto" if dtype is None else dtype, trust_remote_code=trust_remote_code,
+            allow_pickle=allow_pickle, memory_limit=memory_limit, name=name)
+    except loading.LoadError as exc:
+        raise EmbeddingError(loading._first_line(exc)) from exc
     finally:
         if bars:
             hf_logging.enable_progress_bar()
-    return wrap_encoder(model, tokenizer, name=name, revision=revision,
-                        pooling=pooling or st_pooling or "cls", device=device, max_length=limit)
+    st_pooling, limit = _st_options(Path(info.path))
+    encoder = wrap_encoder(model, tokenizer, name=name,
+                           revision=record_revision or info.commit or revision or None,
+                           pooling=pooling or st_pooling or "cls", device=info.device,
+                           max_length=limit)
+    encoder.load_info = info
+    return encoder
 
 
-def load_encoder(name: str, device: str = "cpu", **options) -> Encoder:
-    """Load the registered model ``name`` (kind ``encoder`` or ``mlm``) as an :class:`Encoder`.
+def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
+    """Load an :class:`Encoder`: ``name`` is a registered model (kind ``encoder`` or
+    ``mlm``), a local model directory or a hub id (:func:`polybias.models.resolve_model`).
 
     Registry entries (``configs/models.yaml``) may name an installed ``package`` and the
     model ``folder`` inside it (the embedded ``minilm-l6``), a ``hub`` id (+ ``revision``),
-    a local ``path``, or a ``trained`` planted model (:mod:`polybias.synthetic`). Loading
-    uses ``transformers`` with ``trust_remote_code=False``, safetensors only unless
-    ``allow_pickle=True``, and never the network for a package or a path.
+    a local ``path``, or a ``trained`` planted model (:mod:`polybias.synthetic`). Checkpoints
+    load through :func:`polybias.loading.load_checkpoint` (no repository code unless the
+    entry opts in with a pinned commit, ``.bin`` through the safe weights-only reader,
+    checked loading report); never the network for a package or a path.
 
     Parameters
     ----------
-    name : registered model name.
-    device : torch device.
-    options : ``dtype`` (``"float16"`` on CUDA only), ``allow_pickle``, ``pooling``
-        (override the model's own sentence pooling), ``registry`` (a registry mapping).
+    name : registered model name, model directory or hub id.
+    device : ``"auto"`` (CUDA when available; the CPU for the embedded package and planted
+        models, so their checked outputs do not depend on the machine), ``"cpu"``,
+        ``"cuda"``…
+    options : ``revision`` (overrides the entry's; empty: the entry's), ``dtype``
+        (``"auto"``, ``"float32"``, ``"bfloat16"``, ``"float16"`` on CUDA only),
+        ``allow_pickle``, ``pooling`` (override the model's own sentence pooling),
+        ``registry`` (a registry mapping), ``memory_limit`` (bytes).
 
     The revision recorded is the package version plus the sha256 of its weights file, the
-    hub revision, or None (then the cache keys on a checksum of the weights).
+    resolved hub commit (or the revision asked for), or None (then the cache keys on a
+    checksum of the weights).
     """
     from . import models
     from .records import sha256_file
 
     registry = options.pop("registry", None)
-    dtype = options.pop("dtype", None)
-    allow_pickle = bool(options.pop("allow_pickle", False))
+    dtype = options.pop("dtype", "auto")
+    revision = options.pop("revision", None) or None
+    allow_pickle = options.pop("allow_pickle", None)
     pooling = options.pop("pooling", None)
+    memory_limit = options.pop("memory_limit", None)
     if options:
         raise EmbeddingError(f"unknown option(s) for load_encoder: {', '.join(options)}")
     try:
-        entry = models.model_entry(name, registry)
+        name, entry = models.resolve_model(name, registry)
     except models.ModelError as exc:
         raise EmbeddingError(str(exc)) from exc
-    if entry["kind"] not in ("encoder", "mlm"):
-        raise EmbeddingError(f"model {name!r} is of kind {entry['kind']!r}, not an encoder "
+    kind = entry.get("kind")
+    if kind is not None and kind not in ("encoder", "mlm"):
+        raise EmbeddingError(f"model {name!r} is of kind {kind!r}, not an encoder "
                              "(encoder or mlm)")
+    if "package" in entry or "trained" in entry:
+        try:
+            embedded_device = models._embedded_device(device, name)
+        except models.ModelError as exc:
+            raise EmbeddingError(str(exc)) from exc
     if "package" in entry:
         from importlib import metadata
 
+        if revision:
+            raise EmbeddingError(f"model {name!r} ships in package {entry['package']!r}; it has "
+                                 "no hub revision to choose")
         folder = _package_folder(str(entry["package"]), str(entry.get("folder", "")))
         weights = folder / "model.safetensors"
         checksum = sha256_file(weights) if weights.is_file() else "no-safetensors"
-        revision = f"{entry['package']}=={metadata.version(str(entry['package']))} sha256:{checksum}"
-        return _load_folder(folder, name, revision, device, dtype, allow_pickle, pooling=pooling)
+        recorded = f"{entry['package']}=={metadata.version(str(entry['package']))} sha256:{checksum}"
+        return _load_folder(folder, name, None, embedded_device, dtype, bool(allow_pickle),
+                            pooling=pooling, record_revision=recorded, memory_limit=memory_limit)
     if "trained" in entry:
         from . import synthetic
 
+        if dtype not in (None, "", "auto") or revision:
+            raise EmbeddingError(f"model {name!r} is a planted model (float64, no revision): "
+                                 "dtype and revision do not apply")
         spec = dict(entry["trained"])
         model, tokenizer = synthetic.cached_planted_model(**spec)
         return wrap_encoder(model, tokenizer, name=name, revision=f"planted:{spec}",
-                            pooling=pooling or "cls", device=device)
-    if "hub" in entry:
-        return _load_folder(str(entry["hub"]), name, entry.get("revision"), device, dtype,
-                            allow_pickle, hub=True, pooling=pooling)
-    if "path" in entry:
-        path = models._expand(str(entry["path"]))
-        if not path.is_dir():
-            raise EmbeddingError(f"model {name!r}: {path} is not a model directory")
-        return _load_folder(path, name, entry.get("revision"), device, dtype, allow_pickle,
-                            pooling=pooling)
+                            pooling=pooling or "cls", device=embedded_device)
+    if "hub" in entry or "path" in entry:
+        try:
+            if kind is None:
+                opts = {"source": entry.get("hub") or entry["path"], "revision": None,
+                        "trust_remote_code": False, "allow_pickle": False}
+            else:
+                opts = models.loading_options(name, {name: entry})
+        except models.ModelError as exc:
+            raise EmbeddingError(str(exc)) from exc
+        if "path" in entry and not Path(opts["source"]).is_dir():
+            raise EmbeddingError(f"model {name!r}: {opts['source']} is not a model directory")
+        return _load_folder(opts["source"], name, revision or opts["revision"], device, dtype,
+                            opts["allow_pickle"] if allow_pickle is None else bool(allow_pickle),
+                            pooling=pooling, trust_remote_code=opts["trust_remote_code"],
+                            memory_limit=memory_limit)
     raise EmbeddingError(f"model {name!r} needs 'package', 'hub', 'path' or 'trained'")
 
 

@@ -69,6 +69,8 @@ class LanguageModel:
     revision: str | None
     max_length: int
     device: str
+    #: :class:`polybias.loading.LoadInfo` of a checkpoint load (None for wrapped models).
+    load_info: Any = None
 
 
 @dataclass
@@ -186,63 +188,55 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def load_language_model(name_or_path: str, kind: str | None = None, revision=None, device: str = "cpu",
-                        dtype=None, allow_pickle: bool = False) -> LanguageModel:
+def load_language_model(name_or_path: str, kind: str | None = None, revision=None,
+                        device: str = "auto", dtype="auto", allow_pickle: bool = False,
+                        trust_remote_code: bool = False, name: str | None = None,
+                        memory_limit: int | None = None) -> LanguageModel:
     """Load a masked or causal LM from a local directory or a hub id.
 
-    Uses the ``transformers`` Auto classes with ``trust_remote_code=False`` and
-    ``local_files_only`` when ``HF_HUB_OFFLINE`` is set; never the network otherwise
-    needed for local files.
+    Loading goes through :func:`polybias.loading.load_checkpoint` (resolved commit,
+    ``.bin`` weights through the safe weights-only reader, checked loading report, device,
+    dtype and memory rules); a :class:`polybias.loading.LoadError` is re-raised as a
+    :class:`ScoringError` with the same one-line message.
 
     Parameters
     ----------
-    name_or_path : local model directory or hub id.
+    name_or_path : local model directory or hub id (offline: from the hub cache only).
     kind : "mlm" or "causal"; read from the config's ``architectures`` when None.
-    revision : hub revision (branch, tag or commit); recorded, or the resolved commit.
-    device : torch device.
-    dtype : weights' precision (``torch.float32`` when None); ``torch.float16`` on CUDA
-        only. Log-softmax is always taken in float32.
-    allow_pickle : also accept pickle-based weights (``pytorch_model.bin``); by default
-        only safetensors are loaded (DESIGN.md §3).
+    revision : hub revision (branch, tag or commit); the resolved commit is recorded.
+    device : ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ``"cuda:N"``.
+    dtype : ``"auto"``, ``"float32"``, ``"bfloat16"``, ``"float16"`` (CUDA only) or a
+        ``torch.dtype``; None means ``"auto"``. Log-softmax is always taken in float32.
+    allow_pickle : unpickle ``.bin`` files holding more than tensors (trusted sources only).
+    trust_remote_code : run repository code (only with a pinned 40-hex commit revision).
+    name : the name results are recorded under and errors use (``name_or_path`` when None).
+    memory_limit : a memory budget in bytes instead of the free memory.
     """
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+    from . import loading
 
     if kind is not None and kind not in KINDS:
         raise ScoringError(f"kind must be one of {KINDS}, got {kind!r}")
-    if isinstance(dtype, str):
-        if not isinstance(getattr(torch, dtype, None), torch.dtype):
-            raise ScoringError(f"unknown dtype {dtype!r}")
-        dtype = getattr(torch, dtype)
-    dtype = torch.float32 if dtype is None else dtype
-    if dtype == torch.float16 and not _is_cuda(device):
-        raise ScoringError(f"{name_or_path}: float16 is supported on CUDA only, not on {device!r}")
-    opts = dict(revision=revision, trust_remote_code=False, local_files_only=_offline())
-    path = os.path.expanduser(str(name_or_path))
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise ScoringError(f"{name_or_path}: not a model directory")
+    label = name or str(name_or_path)
     try:
-        config = AutoConfig.from_pretrained(path, **opts)
-    except (OSError, ValueError, KeyError) as exc:
-        where = "local directory" if os.path.isdir(path) else "hub id (or missing local directory)"
-        raise ScoringError(f"cannot load model {name_or_path!r} ({where}): {exc}") from exc
-    if kind is None:
-        archs = list(getattr(config, "architectures", None) or [])
-        kinds = {k for k in map(_infer_kind, archs) if k}
-        if len(kinds) != 1:
-            raise ScoringError(f"cannot tell whether {name_or_path!r} is a masked or causal LM "
-                               f"(architectures: {archs or 'none'}); pass kind='mlm' or 'causal'")
-        kind = kinds.pop()
-    auto = AutoModelForMaskedLM if kind == "mlm" else AutoModelForCausalLM
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(path, **opts)
-        model = auto.from_pretrained(path, config=config, dtype=dtype,
-                                     use_safetensors=None if allow_pickle else True, **opts)
-    except (OSError, ValueError, KeyError) as exc:
-        hint = "" if allow_pickle else " (only safetensors weights unless allow_pickle=True)"
-        raise ScoringError(f"cannot load {kind} model {name_or_path!r}{hint}: {exc}") from exc
-    revision = revision or getattr(config, "_commit_hash", None)
-    return wrap_language_model(model, tokenizer, name=str(name_or_path), kind=kind,
-                               revision=revision, device=device)
+        if kind is None:
+            archs = list(loading.read_config(name_or_path, revision, name=label)
+                         .get("architectures") or [])
+            kinds = {k for k in map(_infer_kind, archs) if k}
+            if len(kinds) != 1:
+                raise ScoringError(f"cannot tell whether {label!r} is a masked or causal LM "
+                                   f"(architectures: {archs or 'none'}); pass kind='mlm' or "
+                                   "'causal'")
+            kind = kinds.pop()
+        model, tokenizer, info = loading.load_checkpoint(
+            name_or_path, kind, revision=revision, device="auto" if device is None else device,
+            dtype="auto" if dtype is None else dtype, trust_remote_code=trust_remote_code,
+            allow_pickle=allow_pickle, memory_limit=memory_limit, name=label)
+    except loading.LoadError as exc:
+        raise ScoringError(loading._first_line(exc)) from exc
+    lm = wrap_language_model(model, tokenizer, name=label, kind=kind,
+                             revision=info.commit or revision, device=info.device)
+    lm.load_info = info
+    return lm
 
 
 # ---------------------------------------------------------------- encoding

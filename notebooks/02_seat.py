@@ -28,7 +28,10 @@
 # for MiniLM), not the first-wordpiece vector of the original code (DESIGN.md §6).
 
 # %% tags=["parameters"]
-model: str = "minilm-l6"  # registered encoder (configs/models.yaml, kind encoder or mlm)
+model: str = "minilm-l6"  # registered encoder or MLM (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
+revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
+device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
+dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
 tests: list = []  # SEAT test names (polybias.metrics.seat.SEAT_TESTS); empty: all of them
 pooling: str = "model"  # sentence vector: model (the model's own), cls, mean (non-special tokens) or first-piece (sent-bias compat)
 layer: int = -1  # hidden layer (-1 last, 0 embeddings)
@@ -65,7 +68,7 @@ if unknown:
 # 8 targets are enumerated exactly.
 
 # %%
-encoder = embeddings.load_encoder(model)
+encoder = embeddings.load_encoder(model, revision=revision, device=device, dtype=dtype)
 frame = seat.run_seat(encoder, tests or None, pooling=pooling, layer=layer, output_dir=output_dir,
                       cache=cache, **options)
 table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})

@@ -29,7 +29,10 @@
 # groups `positive` / `negative`.
 
 # %% tags=["parameters"]
-model: str = "planted"  # registered masked LM, or planted: the planted Bangla MLM (polybias.synthetic)
+model: str = "planted"  # registered masked LM, a model directory or a hub id, or planted: the planted Bangla MLM (polybias.synthetic)
+revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
+device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
+dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
 planted_p: float = 0.9  # planted association strength when model is planted (0.5: none)
 templates: str = "planted_bn"  # template file in data/templates (e.g. logprob_bn), or planted_<lang>
 target_list: str = "targets"  # word list of the target slot
@@ -58,7 +61,7 @@ if len({x, y}) != 2 or len({a, b}) != 2:
 book = (logprob.planted_templates(templates.split("_", 1)[1]) if templates.startswith("planted_")
         else templating.load_templates(templates))
 lm = (logprob.planted_masked_lm(planted_p, book.language, seed=seed) if model == "planted"
-      else models.load_lm(model))
+      else models.load_lm(model, revision=revision, device=device, dtype=dtype))
 label = f"planted-p{planted_p}" if model == "planted" else model
 
 # %% [markdown]

@@ -1,0 +1,53 @@
+"""``polybias run NOTEBOOK -p NAME VALUE``: one notebook, one set of parameters."""
+
+import json
+
+import pytest
+from polybias import cli, paths
+from polybias import run as single
+
+
+def test_bad_parameters_are_one_line_errors_and_nothing_is_written(tmp_path, capsys):
+    out = tmp_path / "out"
+    for args, message in [
+        (["-p", "modle", "w2v-gnews"], "unknown parameter(s) 'modle' of notebook 01_weat.py"),
+        (["-p", "n_permutations", "many"], "parameter 'n_permutations' is int, got 'many'"),
+        (["-p", "seed", "1", "-p", "seed", "2"], "parameter(s) given twice: seed"),
+        (["-p", "output_dir", "x"], "output_dir is set by the run"),
+    ]:
+        assert cli.main(["run", "01_weat", *args, "--output", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    assert cli.main(["run", "99_nothing"]) == 2
+    assert "no notebook '99_nothing'; give a path or one of: 01_weat" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_values_are_typed_as_papermill_and_checked_against_the_notebook():
+    run, folder = single.prepare("05_crows_pairs", [("model", "org/model"), ("revision", "1234"),
+                                                   ("subset", "gender"), ("n_pairs", "20"),
+                                                   ("reproduce", "False")])
+    assert run.parameters == {"model": "org/model", "revision": "1234", "subset": ["gender"],
+                              "n_pairs": 20, "reproduce": False}
+    assert run.notebook == "notebooks/05_crows_pairs.py"
+    assert folder == paths.project_root() / "results" / "run" / "05_crows_pairs" / run.key
+    again, _ = single.prepare("notebooks/05_crows_pairs.py", [("n_pairs", "20"), ("model", "org/model"),
+                                                             ("revision", "1234"), ("subset", "[gender]"),
+                                                             ("reproduce", "false")])
+    assert again.key == run.key  # same notebook and values: the same folder
+
+
+@pytest.mark.usefixtures("torch_one_thread")
+def test_runs_weat_on_one_test(tmp_path, capsys):
+    out = tmp_path / "weat7"
+    code = cli.main(["run", "01_weat", "-p", "tests", "WEAT7", "-p", "n_permutations", "200",
+                     "-p", "reported", "", "-p", "variants_file", "", "--output", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert str(out) in capsys.readouterr().out
+    marker = json.loads((out / "run.json").read_text())
+    assert marker["status"] == "ok" and marker["parameters"]["tests"] == ["WEAT7"]
+    cells = json.loads((out / "executed.ipynb").read_text())["cells"]
+    printed = "".join("".join(o.get("text", "")) for c in cells for o in c.get("outputs", []))
+    assert "| WEAT7 |" in printed
+    records = [p for p in out.rglob("*.json") if p.name != "run.json"]
+    assert records and all(json.loads(p.read_text())["model"] == "w2v-gnews" for p in records)

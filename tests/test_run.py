@@ -51,3 +51,16 @@ def test_runs_weat_on_one_test(tmp_path, capsys):
     assert "| WEAT7 |" in printed
     records = [p for p in out.rglob("*.json") if p.name != "run.json"]
     assert records and all(json.loads(p.read_text())["model"] == "w2v-gnews" for p in records)
+
+
+def test_executed_outputs_drop_the_checkout_path_but_not_longer_paths_it_prefixes(tmp_path):
+    import nbformat
+    from polybias import sweep
+
+    root = tmp_path / "repo"
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [nbformat.v4.new_output(
+        "stream", text=f"{root}/results/a {root} {root}_models/m {root}.\n")]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    text = sweep._clean(nb, "n.py", root).cells[0].outputs[0]["text"]
+    assert text == f"results/a . {root}_models/m ..\n"

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     with lock:
         outcome = _execute_locked(run, root, folder)
     if outcome["status"] != "ok":
-        where = f" (see {outcome['notebook']})" if outcome.get("notebook") else ""
+        where = f" (see {folder / 'failed.ipynb'})" if outcome.get("notebook") else ""
         print(f"polybias run: {run.notebook} failed: {outcome['error']}{where}", file=sys.stderr)
         return 1
     print(f"{run.notebook}: ok in {outcome['seconds']:.1f} s -> {folder}")

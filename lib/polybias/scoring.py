@@ -221,7 +221,10 @@ def load_language_model(name_or_path: str, kind: str | None = None, revision=Non
         if kind is None:
             archs = list(loading.read_config(name_or_path, revision, name=label)
                          .get("architectures") or [])
-            kinds = {k for k in map(_infer_kind, archs) if k}
+            # a pre-training class (BERT/ALBERT: MLM + NSP/SOP heads) is read as an MLM; an
+            # ELECTRA discriminator then fails the loading check (no generator head)
+            kinds = {k for k in (_infer_kind(a) or ("mlm" if a.endswith("ForPreTraining")
+                                                     else None) for a in archs) if k}
             if len(kinds) != 1:
                 raise ScoringError(f"cannot tell whether {label!r} is a masked or causal LM "
                                    f"(architectures: {archs or 'none'}); pass kind='mlm' or "

@@ -368,7 +368,10 @@ def _clean(nb: Any, source: str, root: Path) -> Any:
     The executed copy is committed for nbval; it must diff cleanly between reruns and
     must not name the machine it ran on.
     """
-    root_s = str(root)
+    import re
+
+    # the checkout's path, not a longer one it prefixes (``/x/repo_models`` stays)
+    root_re = re.compile(re.escape(str(root)) + r"(/|(?![\w-]|\.\w))")
     meta = nb.metadata.get("papermill", {})
     for key in ("start_time", "end_time", "duration", "environment_variables"):
         meta.pop(key, None)
@@ -378,7 +381,7 @@ def _clean(nb: Any, source: str, root: Path) -> Any:
         cell["id"] = f"cell-{i:03d}"  # jupytext gives random ids: keep reruns diff-free
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
-                out["text"] = out["text"].replace(root_s + "/", "").replace(root_s, ".")
+                out["text"] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".", out["text"])
         cell.metadata.pop("execution", None)
         pm = cell.metadata.get("papermill", {})
         for key in ("start_time", "end_time", "duration"):

@@ -32,6 +32,7 @@ model: str = "minilm-l6"  # registered encoder or MLM (configs/models.yaml or PO
 revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
 device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
 dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 tests: list = []  # SEAT test names (polybias.metrics.seat.SEAT_TESTS); empty: all of them
 pooling: str = "model"  # sentence vector: model (the model's own), cls, mean (non-special tokens) or first-piece (sent-bias compat)
 layer: int = -1  # hidden layer (-1 last, 0 embeddings)
@@ -68,7 +69,8 @@ if unknown:
 # 8 targets are enumerated exactly.
 
 # %%
-encoder = embeddings.load_encoder(model, revision=revision, device=device, dtype=dtype)
+encoder = embeddings.load_encoder(model, revision=revision, device=device, dtype=dtype,
+                                  batch_tokens=batch_tokens)
 frame = seat.run_seat(encoder, tests or None, pooling=pooling, layer=layer, output_dir=output_dir,
                       cache=cache, **options)
 table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})

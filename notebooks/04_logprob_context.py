@@ -33,6 +33,7 @@ model: str = "planted"  # registered masked LM, a model directory or a hub id, o
 revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
 device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
 dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 planted_p: float = 0.9  # planted association strength when model is planted (0.5: none)
 templates: str = "planted_bn"  # template file in data/templates (e.g. logprob_bn), or planted_<lang>
 target_list: str = "targets"  # word list of the target slot
@@ -61,7 +62,8 @@ if len({x, y}) != 2 or len({a, b}) != 2:
 book = (logprob.planted_templates(templates.split("_", 1)[1]) if templates.startswith("planted_")
         else templating.load_templates(templates))
 lm = (logprob.planted_masked_lm(planted_p, book.language, seed=seed) if model == "planted"
-      else models.load_lm(model, revision=revision, device=device, dtype=dtype))
+      else models.load_lm(model, revision=revision, device=device, dtype=dtype,
+                          batch_tokens=batch_tokens))
 label = f"planted-p{planted_p}" if model == "planted" else model
 
 # %% [markdown]

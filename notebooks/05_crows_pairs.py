@@ -32,6 +32,7 @@ model: str = "planted-mlm"  # registered language model (configs/models.yaml or 
 revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
 device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
 dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 dataset: str = "planted"  # planted, crows-pairs, crows-pairs-revised, crows-pairs-steinborn, crows-pairs-gamboa
 language: str = "en"  # language of the dataset
 language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
@@ -92,7 +93,8 @@ print(gpt2_table)
 # ## Stereotype score and JSD stereotype score of the chosen model
 
 # %%
-lm = models.load_lm(model, revision=revision, device=device, dtype=dtype)
+lm = models.load_lm(model, revision=revision, device=device, dtype=dtype,
+                    batch_tokens=batch_tokens)
 run = crows.run_crows(lm, dataset, language, subset or None, method or None, n_pairs,
                       n_bootstrap, seed, compat_fourth_root, output_dir)
 scores = run.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(

@@ -235,6 +235,19 @@ def test_load_lm_and_load_encoder_take_a_directory(tmp_path, monkeypatch):
     assert lm.kind == "mlm" and lm.name == str(tmp_path) and lm.load_info.weights_format == "safetensors"
     enc = embeddings.load_encoder(str(tmp_path), device="cpu")
     assert enc.load_info.head == "encoder" and enc.device == "cpu"
+    assert lm.batch_tokens == enc.batch_tokens == 8192  # auto on the CPU
+    lm = models.load_lm(str(tmp_path), device="cpu", batch_tokens=96)
+    enc = embeddings.load_encoder(str(tmp_path), device="cpu", batch_tokens=96)
+    assert lm.batch_tokens == enc.batch_tokens == 96
+    texts = ["the nurse said hello .", "he is an engineer ."]
+    from polybias import scoring
+
+    np.testing.assert_allclose(scoring.pseudo_log_likelihood(lm, texts),  # budget 96 batches
+                               scoring.pseudo_log_likelihood(lm, texts, max_batch_tokens=8192),
+                               atol=1e-5)
+    assert models.load_lm("planted-mlm-control", batch_tokens=64).batch_tokens == 64
+    with pytest.raises(ModelError, match="batch_tokens must be a positive integer"):
+        models.load_lm("planted-mlm-control", batch_tokens=-1)
     with pytest.raises(ModelError, match="planted model"):
         models.load_lm("planted-mlm", dtype="float32")
     with pytest.raises(embeddings.EmbeddingError, match="not in the offline Hugging Face cache"):

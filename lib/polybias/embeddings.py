@@ -87,6 +87,8 @@ class Encoder:
     _fingerprint: str | None = field(default=None, init=False, repr=False, compare=False)
     #: :class:`polybias.loading.LoadInfo` of a checkpoint load (None for wrapped models).
     load_info: Any = field(default=None, init=False, repr=False, compare=False)
+    #: padded tokens per forward pass when an extraction call does not give ``batch_tokens``
+    batch_tokens: int = field(default=8192, compare=False)
 
 
 # ---------------------------------------------------------------- loading
@@ -204,7 +206,7 @@ def _st_options(path: Path) -> tuple[str | None, int | None]:
 def _load_folder(path: Path | str, name: str, revision: str | None, device: str = "auto",
                  dtype="auto", allow_pickle: bool = False, pooling: str | None = None,
                  trust_remote_code: bool = False, record_revision: str | None = None,
-                 memory_limit: int | None = None) -> Encoder:
+                 memory_limit: int | None = None, batch_tokens: int | None = None) -> Encoder:
     """Load a model directory or hub id as an encoder through
     :func:`polybias.loading.load_checkpoint` (head ``encoder``); a ``LoadError`` becomes an
     :class:`EmbeddingError` with the same one-line message. The sentence-transformers
@@ -222,6 +224,7 @@ def _load_folder(path: Path | str, name: str, revision: str | None, device: str 
             device="auto" if device is None else device,
             dtype="auto" if dtype is None else dtype, trust_remote_code=trust_remote_code,
             allow_pickle=allow_pickle, memory_limit=memory_limit, name=name)
+        budget = loading.batch_tokens_for(model, info.device, "encoder", batch_tokens)
     except loading.LoadError as exc:
         raise EmbeddingError(loading._first_line(exc)) from exc
     finally:
@@ -233,7 +236,17 @@ def _load_folder(path: Path | str, name: str, revision: str | None, device: str 
                            pooling=pooling or st_pooling or "cls", device=info.device,
                            max_length=limit)
     encoder.load_info = info
+    encoder.batch_tokens = budget
     return encoder
+
+
+def _budget(model, device: str, batch_tokens: int | None) -> int:
+    from . import loading
+
+    try:
+        return loading.batch_tokens_for(model, device, "encoder", batch_tokens)
+    except loading.LoadError as exc:
+        raise EmbeddingError(str(exc)) from exc
 
 
 def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
@@ -256,7 +269,9 @@ def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
     options : ``revision`` (overrides the entry's; empty: the entry's), ``dtype``
         (``"auto"``, ``"float32"``, ``"bfloat16"``, ``"float16"`` on CUDA only),
         ``allow_pickle``, ``pooling`` (override the model's own sentence pooling),
-        ``registry`` (a registry mapping), ``memory_limit`` (bytes).
+        ``registry`` (a registry mapping), ``memory_limit`` (bytes), ``batch_tokens`` (the
+        extraction calls' default token budget; None or 0: auto, see
+        :func:`polybias.loading.batch_tokens_for`).
 
     The revision recorded is the package version plus the sha256 of its weights file, the
     resolved hub commit (or the revision asked for), or None (then the cache keys on a
@@ -271,6 +286,7 @@ def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
     allow_pickle = options.pop("allow_pickle", None)
     pooling = options.pop("pooling", None)
     memory_limit = options.pop("memory_limit", None)
+    batch_tokens = options.pop("batch_tokens", None)
     if options:
         raise EmbeddingError(f"unknown option(s) for load_encoder: {', '.join(options)}")
     try:
@@ -297,7 +313,8 @@ def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
         checksum = sha256_file(weights) if weights.is_file() else "no-safetensors"
         recorded = f"{entry['package']}=={metadata.version(str(entry['package']))} sha256:{checksum}"
         return _load_folder(folder, name, None, embedded_device, dtype, bool(allow_pickle),
-                            pooling=pooling, record_revision=recorded, memory_limit=memory_limit)
+                            pooling=pooling, record_revision=recorded, memory_limit=memory_limit,
+                            batch_tokens=batch_tokens)
     if "trained" in entry:
         from . import synthetic
 
@@ -306,8 +323,10 @@ def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
                                  "dtype and revision do not apply")
         spec = dict(entry["trained"])
         model, tokenizer = synthetic.cached_planted_model(**spec)
-        return wrap_encoder(model, tokenizer, name=name, revision=f"planted:{spec}",
-                            pooling=pooling or "cls", device=embedded_device)
+        encoder = wrap_encoder(model, tokenizer, name=name, revision=f"planted:{spec}",
+                               pooling=pooling or "cls", device=embedded_device)
+        encoder.batch_tokens = _budget(encoder.model, embedded_device, batch_tokens)
+        return encoder
     if "hub" in entry or "path" in entry:
         try:
             if kind is None:
@@ -322,7 +341,7 @@ def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
         return _load_folder(opts["source"], name, revision or opts["revision"], device, dtype,
                             opts["allow_pickle"] if allow_pickle is None else bool(allow_pickle),
                             pooling=pooling, trust_remote_code=opts["trust_remote_code"],
-                            memory_limit=memory_limit)
+                            memory_limit=memory_limit, batch_tokens=batch_tokens)
     raise EmbeddingError(f"model {name!r} needs 'package', 'hub', 'path' or 'trained'")
 
 
@@ -506,7 +525,10 @@ def _run(encoder: Encoder, rows: list[_Row], layers: list[int], batch_tokens: in
 
 
 def _check_options(encoder: Encoder, layer: int, pooling: str, allowed: tuple[str, ...],
-                   batch_tokens: int) -> None:
+                   batch_tokens: int | None) -> int:
+    """Check the options; returns the budget (the encoder's ``batch_tokens`` when None)."""
+    if batch_tokens is None:
+        batch_tokens = getattr(encoder, "batch_tokens", 8192)
     if not isinstance(encoder, Encoder):
         raise EmbeddingError(f"expected an Encoder (load_encoder / wrap_encoder), got "
                              f"{type(encoder).__name__}")
@@ -519,6 +541,7 @@ def _check_options(encoder: Encoder, layer: int, pooling: str, allowed: tuple[st
                              f"{encoder.name} (0 = embeddings, {n_layers} or -1 = last), got {layer!r}")
     if not isinstance(batch_tokens, int | np.integer) or batch_tokens < 1:
         raise EmbeddingError(f"batch_tokens must be a positive integer, got {batch_tokens!r}")
+    return int(batch_tokens)
 
 
 def _norm_layer(encoder: Encoder, layer: int) -> int:
@@ -636,20 +659,20 @@ def _iter_vectors(encoder: Encoder, items: Iterable, kind: str, layer: int, pool
 
 
 def iter_word_vectors(encoder: Encoder, items: Iterable[tuple[str, tuple[int, int]]], layer: int = -1,
-                      pooling: str = "mean", batch_tokens: int = 8192, cache: bool = False,
+                      pooling: str = "mean", batch_tokens: int | None = None, cache: bool = False,
                       progress: bool = False, chunk_size: int = _CHUNK) -> Iterator[np.ndarray]:
     """Streaming form of :func:`word_vectors`: consume ``(text, span)`` pairs from any
     iterable and yield (≤ ``chunk_size``, dim) float32 blocks in input order."""
-    _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
+    batch_tokens = _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
     return _iter_vectors(encoder, items, "word", layer, pooling, batch_tokens, cache, progress, chunk_size)
 
 
 def iter_sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "model",
-                          layer: int = -1, batch_tokens: int = 8192, cache: bool = False,
+                          layer: int = -1, batch_tokens: int | None = None, cache: bool = False,
                           progress: bool = False, chunk_size: int = _CHUNK,
                           special_tokens: bool = True) -> Iterator[np.ndarray]:
     """Streaming form of :func:`sentence_vectors` (blocks of ≤ ``chunk_size`` rows)."""
-    _check_options(encoder, layer, pooling, SENTENCE_POOLINGS, batch_tokens)
+    batch_tokens = _check_options(encoder, layer, pooling, SENTENCE_POOLINGS, batch_tokens)
     if isinstance(texts, str):
         raise EmbeddingError("texts must be a list of strings, not one string")
     if not special_tokens:
@@ -667,7 +690,7 @@ def _stack(blocks: Iterable[np.ndarray], dim: int) -> np.ndarray:
 
 
 def word_vectors(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[int, int]],
-                 layer: int = -1, pooling: str = "mean", batch_tokens: int = 8192,
+                 layer: int = -1, pooling: str = "mean", batch_tokens: int | None = None,
                  cache: bool = False, progress: bool = False) -> np.ndarray:
     """Contextual vectors of target word occurrences.
 
@@ -696,7 +719,7 @@ def word_vectors(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[i
     """
     if isinstance(texts, str):
         raise EmbeddingError("texts must be a list of strings, not one string")
-    _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
+    batch_tokens = _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
     items = _zip_checked(texts, spans)
     blocks = _iter_vectors(encoder, items, "word", layer, pooling, batch_tokens, cache, progress, _CHUNK)
     return _stack(blocks, int(encoder.model.config.hidden_size))
@@ -704,7 +727,7 @@ def word_vectors(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[i
 
 def word_vectors_by_layer(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[int, int]],
                           layers: Iterable[int], pooling: str = "mean",
-                          batch_tokens: int = 8192) -> np.ndarray:
+                          batch_tokens: int | None = None) -> np.ndarray:
     """Vectors of target occurrences at several layers from one forward pass per batch.
 
     Same as stacking ``word_vectors(encoder, texts, spans, layer=k, ...)`` over ``layers``
@@ -722,7 +745,7 @@ def word_vectors_by_layer(encoder: Encoder, texts: Iterable[str], spans: Iterabl
     if not layers:
         raise EmbeddingError("word_vectors_by_layer needs at least one layer")
     for layer in layers:
-        _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
+        batch_tokens = _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
     parts, first = [], 0
     for block in _chunks(_zip_checked(texts, spans), _CHUNK):
         chunk = [_check_text(first + k, t) for k, (t, _) in enumerate(block)]
@@ -744,7 +767,7 @@ def _zip_checked(texts: Iterable[str], spans: Iterable) -> Iterator[tuple[str, A
 
 
 def sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "model", layer: int = -1,
-                     batch_tokens: int = 8192, cache: bool = False, progress: bool = False,
+                     batch_tokens: int | None = None, cache: bool = False, progress: bool = False,
                      special_tokens: bool = True) -> np.ndarray:
     """Sentence vectors: the model's own pooling, the first token, or the mean over
     non-special tokens, at ``layer`` (other parameters as in :func:`word_vectors`).

@@ -321,7 +321,8 @@ def _embedded_device(device: str | None, name: str) -> str:
 
 
 def load_lm(name: str, registry: dict[str, dict[str, Any]] | None = None, *,
-            revision: str | None = None, device: str = "auto", dtype="auto", **options):
+            revision: str | None = None, device: str = "auto", dtype="auto",
+            batch_tokens: int | None = None, **options):
     """Load a language model (kind ``mlm`` or ``causal``) for scoring.
 
     ``name`` is a registered name, a local model directory or a hub id
@@ -331,6 +332,8 @@ def load_lm(name: str, registry: dict[str, dict[str, Any]] | None = None, *,
     overrides the entry's. ``trained`` entries are trained (once, then cached) by
     :func:`polybias.synthetic.cached_planted_model` and run in float64 on the CPU unless
     ``device`` names another device (``dtype`` must stay ``auto``, ``revision`` empty).
+    ``batch_tokens`` is the engines' default token budget for the model (None or 0: auto,
+    :func:`polybias.loading.batch_tokens_for`: 8192 on the CPU, from free memory on CUDA).
     ``options`` go to the loader (e.g. ``memory_limit``). Returns a
     :class:`polybias.scoring.LanguageModel`; its ``revision`` is the resolved commit when
     there is one.
@@ -351,9 +354,16 @@ def load_lm(name: str, registry: dict[str, dict[str, Any]] | None = None, *,
                              "dtype, revision and loading options do not apply")
         spec = dict(entry["trained"])
         model, tokenizer = synthetic.cached_planted_model(**spec)
-        return scoring.wrap_language_model(model, tokenizer, name=name, kind=kind,
-                                           revision=f"planted:{spec}",
-                                           device=_embedded_device(device, name))
+        from . import loading
+
+        embedded = _embedded_device(device, name)
+        lm = scoring.wrap_language_model(model, tokenizer, name=name, kind=kind,
+                                         revision=f"planted:{spec}", device=embedded)
+        try:
+            lm.batch_tokens = loading.batch_tokens_for(model, embedded, kind, batch_tokens)
+        except loading.LoadError as exc:
+            raise ModelError(str(exc)) from exc
+        return lm
     if "hub" in entry or "path" in entry:
         if kind is None:
             opts = {"source": entry.get("hub") or entry["path"], "revision": None,
@@ -364,7 +374,7 @@ def load_lm(name: str, registry: dict[str, dict[str, Any]] | None = None, *,
         source = opts.pop("source")
         opts["revision"] = revision or opts["revision"]
         return scoring.load_language_model(source, kind=kind, device=device, dtype=dtype,
-                                           **opts, **options)
+                                           batch_tokens=batch_tokens, **opts, **options)
     raise ModelError(f"model {name!r} needs 'hub', 'path' or 'trained'")
 
 

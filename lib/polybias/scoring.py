@@ -71,6 +71,8 @@ class LanguageModel:
     device: str
     #: :class:`polybias.loading.LoadInfo` of a checkpoint load (None for wrapped models).
     load_info: Any = None
+    #: padded tokens per forward pass when an engine call does not give ``max_batch_tokens``
+    batch_tokens: int = 8192
 
 
 @dataclass
@@ -191,7 +193,8 @@ def _offline() -> bool:
 def load_language_model(name_or_path: str, kind: str | None = None, revision=None,
                         device: str = "auto", dtype="auto", allow_pickle: bool = False,
                         trust_remote_code: bool = False, name: str | None = None,
-                        memory_limit: int | None = None) -> LanguageModel:
+                        memory_limit: int | None = None,
+                        batch_tokens: int | None = None) -> LanguageModel:
     """Load a masked or causal LM from a local directory or a hub id.
 
     Loading goes through :func:`polybias.loading.load_checkpoint` (resolved commit,
@@ -211,6 +214,8 @@ def load_language_model(name_or_path: str, kind: str | None = None, revision=Non
     trust_remote_code : run repository code (only with a pinned 40-hex commit revision).
     name : the name results are recorded under and errors use (``name_or_path`` when None).
     memory_limit : a memory budget in bytes instead of the free memory.
+    batch_tokens : the engines' default token budget for this model; None or 0: auto
+        (:func:`polybias.loading.batch_tokens_for`: 8192 on the CPU, from free memory on CUDA).
     """
     from . import loading
 
@@ -234,11 +239,13 @@ def load_language_model(name_or_path: str, kind: str | None = None, revision=Non
             name_or_path, kind, revision=revision, device="auto" if device is None else device,
             dtype="auto" if dtype is None else dtype, trust_remote_code=trust_remote_code,
             allow_pickle=allow_pickle, memory_limit=memory_limit, name=label)
+        budget = loading.batch_tokens_for(model, info.device, kind, batch_tokens)
     except loading.LoadError as exc:
         raise ScoringError(loading._first_line(exc)) from exc
     lm = wrap_language_model(model, tokenizer, name=label, kind=kind,
                              revision=info.commit or revision, device=info.device)
     lm.load_info = info
+    lm.batch_tokens = budget
     return lm
 
 
@@ -414,7 +421,7 @@ def masked_token_logprobs(
     texts: list[str],
     positions: list[list[int]] | None = None,
     within_word_l2r: bool = False,
-    max_batch_tokens: int = 8192,
+    max_batch_tokens: int | None = None,
     distribution_fn: Callable[[torch.Tensor, int], float] | None = None,
     progress: bool = False,
 ) -> list[TokenScores]:
@@ -430,7 +437,8 @@ def masked_token_logprobs(
         stands for all tokens of that text.
     within_word_l2r : also mask the pieces of the same word to the right of the scored
         piece (PLL-word-l2r, Kauf & Ivanova 2023); words are ``word_ids()``.
-    max_batch_tokens : budget of one forward pass in padded tokens (rows × longest row).
+    max_batch_tokens : budget of one forward pass in padded tokens (rows × longest row);
+        None: the model's ``batch_tokens`` (8192 unless set when loading).
     distribution_fn : ``f(log_probs, gold_id) -> float`` called at every scored token with
         the (V,) float32 log-probabilities predicted there (valid during the call only);
         its values land in :attr:`TokenScores.extra`.
@@ -461,7 +469,7 @@ def masked_token_logprobs(
     if not jobs:
         return results
     lengths = np.array([len(encs[j[0]].ids) for j in jobs])
-    batches = _pack(lengths, max_batch_tokens)
+    batches = _pack(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens)
     with torch.inference_mode(), _progress(len(batches), progress, f"PLL {lm.name}") as bar:
         for b in batches:
             blen = lengths[b]
@@ -490,7 +498,7 @@ def masked_token_logprobs(
 def causal_token_logprobs(
     lm: LanguageModel,
     texts: list[str],
-    max_batch_tokens: int = 8192,
+    max_batch_tokens: int | None = None,
     distribution_fn: Callable[[torch.Tensor, int], float] | None = None,
     progress: bool = False,
     bos: str = "prepend",
@@ -533,7 +541,7 @@ def causal_token_logprobs(
         shift.append(0 if bos_id is None else 1)
     results = _result(texts, encs, distribution_fn)
     lengths = np.array([len(r) for r in rows_ids])
-    batches = _pack(lengths, max_batch_tokens)
+    batches = _pack(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens)
     with torch.inference_mode(), _progress(len(batches), progress, f"LL {lm.name}") as bar:
         for b in batches:
             blen = lengths[b]

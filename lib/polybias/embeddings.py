@@ -212,9 +212,9 @@ def _load_folder(path: Path | str, name: str, revision: str | None, device: str 
     :class:`EmbeddingError` with the same one-line message. The sentence-transformers
     pooling and length limit are read from the resolved folder. ``record_revision``
     replaces the resolved commit as the recorded revision (package-shipped models)."""
-    from . import loading
-
     from transformers.utils import logging as hf_logging
+
+    from . import loading
 
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # keep notebook outputs clean

@@ -32,8 +32,8 @@ from .sweep import (
     SweepError,
     _check_parameters,
     _execute_locked,
-    notebook_parameters,
     normalise_parameters,
+    notebook_parameters,
 )
 
 SECTION = "run"

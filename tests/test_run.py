@@ -64,3 +64,54 @@ def test_executed_outputs_drop_the_checkout_path_but_not_longer_paths_it_prefixe
     nb = nbformat.v4.new_notebook(cells=[cell])
     text = sweep._clean(nb, "n.py", root).cells[0].outputs[0]["text"]
     assert text == f"results/a . {root}_models/m ..\n"
+
+
+def test_figures_of_a_model_given_by_path_or_hub_id_stay_in_figures(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from polybias import plots
+
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    fig = plt.figure()
+    for file, name in [("seat_org/name.png", "seat_org-name.png"),
+                       ("hidden_/models/my bert.png", "hidden_-models-my-bert.png"),
+                       ("crows_planted-mlm_planted.png", "crows_planted-mlm_planted.png")]:
+        assert plots.save_figure(fig, file) == tmp_path / "figures" / name
+    plt.close(fig)
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == [
+        "crows_planted-mlm_planted.png", "hidden_-models-my-bert.png", "seat_org-name.png"]
+
+
+@pytest.mark.usefixtures("torch_one_thread")
+def test_runs_crows_on_a_hub_id_from_the_offline_cache_and_records_its_commit(tmp_path, monkeypatch,
+                                                                              capsys):
+    from polybias.tiny_models import build_tiny_model
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--org--tiny-bert"
+    snapshot = repo / "snapshots" / commit
+    model, tok = build_tiny_model("bert")
+    model.save_pretrained(snapshot)
+    tok.save_pretrained(snapshot)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path / "outputs"))  # figures
+    out = tmp_path / "crows"
+    code = cli.main(["run", "05_crows_pairs", "-p", "model", "org/tiny-bert", "-p", "device", "cpu",
+                     "-p", "n_pairs", "20", "-p", "n_bootstrap", "20", "-p", "reproduce", "false",
+                     "--output", str(out)])
+    assert code == 0, capsys.readouterr().err
+    records = sorted(out.glob("crows*_m-org-tiny-bert_*.json"))
+    assert len(records) == 2
+    assert all(json.loads(p.read_text())["model_revision"] == commit for p in records)
+    capsys.readouterr()
+    # a hub id the cache does not hold: the run fails with the loader's one-line reason
+    code = cli.main(["run", "05_crows_pairs", "-p", "model", "org/absent", "-p", "n_pairs", "20",
+                     "-p", "reproduce", "false", "--output", str(tmp_path / "absent")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1
+    assert "ScoringError: model 'org/absent' is not in the offline Hugging Face cache" in err

@@ -163,8 +163,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"polybias run: {folder} is locked by {lock.holder() or 'another process'}",
               file=sys.stderr)
         return 1
-    with lock:
-        outcome = _execute_locked(run, root, folder)
+    inside = folder.resolve().is_relative_to(root.resolve())
+    with lock:  # records go to the run's folder (an absolute path when outside the project)
+        outcome = _execute_locked(run, root, folder, None if inside else str(folder.resolve()))
     if outcome["status"] != "ok":
         where = f" (see {folder / 'failed.ipynb'})" if outcome.get("notebook") else ""
         print(f"polybias run: {run.notebook} failed: {outcome['error']}{where}", file=sys.stderr)

@@ -556,14 +556,15 @@ def execute(run: Run, root: str | Path | None = None, force: bool = False) -> di
         return _execute_locked(run, root, folder)
 
 
-def _execute_locked(run: Run, root: Path, folder: Path) -> dict[str, Any]:
+def _execute_locked(run: Run, root: Path, folder: Path,
+                    output_dir: str | None = None) -> dict[str, Any]:
     import jupytext
     import nbformat
     import papermill as pm
 
     digest = run.hash_in(root)  # of the source about to run, not of a later edit
     _empty(folder)  # the marker goes first: from here on the run is not done
-    params = {**run.parameters, "output_dir": os.path.relpath(folder, root)}
+    params = {**run.parameters, "output_dir": output_dir or os.path.relpath(folder, root)}
     src = jupytext.read(root / run.notebook)
     src.metadata["kernelspec"] = {"name": run.kernel, "display_name": run.kernel, "language": "python"}
     partial, failed = folder / PARTIAL, folder / FAILED

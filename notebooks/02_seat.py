@@ -28,7 +28,11 @@
 # for MiniLM), not the first-wordpiece vector of the original code (DESIGN.md §6).
 
 # %% tags=["parameters"]
-model: str = "minilm-l6"  # registered encoder (configs/models.yaml, kind encoder or mlm)
+model: str = "minilm-l6"  # registered encoder or MLM (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
+revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
+device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
+dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 language: str = "en"  # en: May et al.'s SEAT files; hi, bn: the language's word lists in data/templates/seat_<lang>.yaml
 wordlist_file: str = ""  # hi/bn word lists (data/wordlists/<lang>/); empty: the language's default
 tests: list = []  # SEAT test names (polybias.metrics.seat.SEAT_TESTS); empty: all of them
@@ -69,11 +73,11 @@ if unknown:
 # reproduces sent-bias's BERT encoder (tested by executing it; `docs/reference_compat.md`).
 
 # %%
-encoder = embeddings.load_encoder(model)
+encoder = embeddings.load_encoder(model, revision=revision, device=device, dtype=dtype,
+                                  batch_tokens=batch_tokens)
 if language == "en":
     frame = seat.run_seat(encoder, tests or None, pooling=pooling, layer=layer, output_dir=output_dir,
-                          special_tokens=special_tokens,
-                          cache=cache, **options)
+                          special_tokens=special_tokens, cache=cache, **options)
 else:  # the language's word-list tests in its bleached templates (seat.run_templated_seat)
     frame = seat.run_templated_seat(encoder, language, tests or None, file=wordlist_file, pooling=pooling,
                                     layer=layer, output_dir=output_dir, special_tokens=special_tokens,

@@ -36,7 +36,11 @@
 # their normaliser); `wordlist_file="weat.yaml"` runs the project's own Bangla lists.
 
 # %% tags=["parameters"]
-model: str = "minilm-l6"  # registered encoder (configs/models.yaml, kind encoder or mlm)
+model: str = "minilm-l6"  # registered encoder or MLM (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
+revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
+device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
+dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 language: str = "en"  # language of the corpus and word lists
 language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
 corpus: str = ""  # text file or folder to extract sentences from; empty: generated planted corpora
@@ -116,7 +120,8 @@ print(summary)
 # `output_dir`.
 
 # %%
-encoder = embeddings.load_encoder(model)
+encoder = embeddings.load_encoder(model, revision=revision, device=device, dtype=dtype,
+                                  batch_tokens=batch_tokens)
 frame = ceat.run_segment_study(
     encoder, runs, language, output_dir,
     parameters={"n_sentences": n_sentences, "n_words": n_words, "planted_p": planted_p,

@@ -45,7 +45,11 @@
 # many S4/S5 passages: run them on a hub model.
 
 # %% tags=["parameters"]
-model: str = "planted"  # registered masked LM, or planted: the planted Bangla MLM (polybias.synthetic)
+model: str = "planted"  # registered masked LM, a model directory or a hub id, or planted: the planted Bangla MLM (polybias.synthetic)
+revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
+device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
+dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 planted_p: float = 0.9  # planted association strength when model is planted (0.5: none)
 templates: str = "planted_bn"  # template file in data/templates (e.g. logprob_bn), planted_<lang>, or seed000_bn (the study's own S1-S5 trait sentences)
 target_list: str = "targets"  # word list of the target slot
@@ -77,7 +81,8 @@ book = (logprob.planted_templates(templates.split("_", 1)[1]) if templates.start
         else seed000.kurita_templates() if templates == "seed000_bn"
         else templating.load_templates(templates))
 lm = (logprob.planted_masked_lm(planted_p, book.language, seed=seed) if model == "planted"
-      else models.load_lm(model))
+      else models.load_lm(model, revision=revision, device=device, dtype=dtype,
+                          batch_tokens=batch_tokens))
 label = f"planted-p{planted_p}" if model == "planted" else model
 
 # %% [markdown]

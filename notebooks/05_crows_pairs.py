@@ -28,7 +28,11 @@
 # evaluated on generated minimal pairs; the planted direction must show (score > 50).
 
 # %% tags=["parameters"]
-model: str = "planted-mlm"  # registered language model (configs/models.yaml)
+model: str = "planted-mlm"  # registered language model (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
+revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
+device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
+dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 dataset: str = "planted"  # planted, crows-pairs, crows-pairs-revised, crows-pairs-steinborn, crows-pairs-gamboa
 language: str = "en"  # language of the dataset
 language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
@@ -97,7 +101,9 @@ print(gpt2_table)
 # `compat_fourth_root=True` is seed 001's `bias_attribution_scores.py` (S_JSD and b(u)).
 
 # %%
-run = crows.run_crows(model, dataset, language, subset or None, method or None, n_pairs,
+lm = models.load_lm(model, revision=revision, device=device, dtype=dtype,
+                    batch_tokens=batch_tokens)
+run = crows.run_crows(lm, dataset, language, subset or None, method or None, n_pairs,
                       n_bootstrap, seed, compat_fourth_root, output_dir, causal_bos=causal_bos,
                       on_unmodified=on_unmodified)
 scores = run.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(

@@ -34,7 +34,11 @@
 # "people from X" sets are sets of their own, `seed002.template_sets()`).
 
 # %% tags=["parameters"]
-model: str = "planted-mlm"  # registered masked LM (configs/models.yaml)
+model: str = "planted-mlm"  # registered masked LM (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
+revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
+device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
+dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 templates: str = "planted_en"  # template file in data/templates (e.g. catbias_el), or planted_<lang>
 template_names: list = []  # templates to score; empty: all templates of the file
 target_list: str = "targets"  # word list of the target slot (for group shares)
@@ -188,7 +192,8 @@ else:
 # several templates (one template: the default agrees).
 
 # %%
-lm = models.load_lm(model)
+lm = models.load_lm(model, revision=revision, device=device, dtype=dtype,
+                    batch_tokens=batch_tokens)
 ahn_oh = catbias.ahn_oh_cb(lm, book, names, mode=mode, ddof=ddof, multipiece=multipiece or None)
 pll = catbias.pll_cb(catbias.pll_scores(lm, book, names), ddof=ddof, template_norm=template_norm or None)
 per_template = catbias.aggregate(ahn_oh.rows, by="template").rename(columns={"cb": "ahn_oh_cb"})

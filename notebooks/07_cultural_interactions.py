@@ -29,7 +29,11 @@
 # pronoun × target must be about the target score alone, and both vanish on the control.
 
 # %% tags=["parameters"]
-model: str = "planted-mlm"  # registered masked LM (configs/models.yaml)
+model: str = "planted-mlm"  # registered masked LM (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
+revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
+device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
+dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 templates: str = "planted_interactions_en"  # template file in data/templates, or planted_interactions_en
 template: str = "said"  # the template to score
 identity_slots: list = ["pro", "target"]  # slots whose combinations form the groups
@@ -109,7 +113,8 @@ else:
 # attributes of the variance over groups of log P(group | attribute) − log base.
 
 # %%
-lm = models.load_lm(model)
+lm = models.load_lm(model, revision=revision, device=device, dtype=dtype,
+                    batch_tokens=batch_tokens)
 weights = None
 attrs = attributes or None
 if weighted:

@@ -23,7 +23,11 @@
 # on the project's country list (`data/templates/identities_en.yaml`).
 
 # %% tags=["parameters"]
-model: str = "minilm-l6"  # registered encoder (configs/models.yaml)
+model: str = "minilm-l6"  # registered encoder or MLM (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
+revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
+device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
+dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 templates: str = "identities_en"  # template file in data/templates
 template: str = "person_from_is"  # template whose identity slot is analysed
 slot: str = "country"  # the identity slot
@@ -40,7 +44,8 @@ from polybias import embeddings, hidden_states, paths, records, report, templati
 book = templating.load_templates(templates)
 if slot not in book.template(template).slots:
     raise ValueError(f"template {template!r} has no slot {slot!r}")
-encoder = embeddings.load_encoder(model)
+encoder = embeddings.load_encoder(model, revision=revision, device=device, dtype=dtype,
+                                  batch_tokens=batch_tokens)
 
 # %% [markdown]
 # ## Activation per layer

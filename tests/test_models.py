@@ -174,3 +174,81 @@ def test_a_model_run_on_a_language_it_is_not_registered_for_is_an_error():
                                                 r"language_override=True"):
         models.check_language("minilm-l6", "hi")
     models.check_language("minilm-l6", "hi", override=True)
+
+
+# ------------------------------------------------------------- user registry, model by path
+
+def test_user_registry_file_is_merged_over_the_tracked_one(tmp_path, monkeypatch):
+    user = tmp_path / "my_models.yaml"
+    user.write_text(
+        "models:\n"
+        "  my-greek:\n    kind: mlm\n    hub: nlpaueb/bert-base-greek-uncased-v1\n"
+        "    revision: main\n    languages: [el]\n"
+        "  gpt2:\n    kind: causal\n    path: /models/my-gpt2\n    allow_pickle: true\n",
+        encoding="utf-8")
+    tracked = models.load_registry()
+    monkeypatch.setenv(models.USER_REGISTRY_ENV, str(user))
+    merged = models.load_registry()
+    assert set(merged) == set(tracked) | {"my-greek"}
+    assert merged["gpt2"] == {"kind": "causal", "path": "/models/my-gpt2", "allow_pickle": True}
+    assert merged["planted-mlm"] == tracked["planted-mlm"]
+    opts = models.loading_options("my-greek")
+    assert opts["source"] == "nlpaueb/bert-base-greek-uncased-v1" and opts["revision"] == "main"
+    models.check_language("my-greek", "el")
+    with pytest.raises(ModelError, match="not 'en'"):
+        models.check_language("my-greek", "en")
+    # validated as the tracked file: remote code needs a pinned commit
+    user.write_text("models:\n  bad:\n    kind: mlm\n    hub: org/bad\n"
+                    "    trust_remote_code: true\n", encoding="utf-8")
+    with pytest.raises(ModelError, match="my_models.yaml: model 'bad' sets trust_remote_code"):
+        models.load_registry()
+    user.write_text("models:\n  nokind:\n    hub: org/x\n", encoding="utf-8")
+    with pytest.raises(ModelError, match="must be a mapping with a 'kind'"):
+        models.load_registry()
+    monkeypatch.setenv(models.USER_REGISTRY_ENV, str(tmp_path / "absent.yaml"))
+    with pytest.raises(ModelError, match="no such model registry file"):
+        models.load_registry()
+
+
+def test_resolve_model_names_paths_and_hub_ids(tmp_path):
+    reg = {"m": {"kind": "mlm", "hub": "org/m"}}
+    assert models.resolve_model("m", reg) == ("m", reg["m"])
+    assert models.resolve_model(str(tmp_path), reg) == (str(tmp_path), {"path": str(tmp_path)})
+    assert models.resolve_model("org/name", reg) == ("org/name", {"hub": "org/name"})
+    with pytest.raises(ModelError, match="unknown model 'nothing'.*registered models: m"):
+        models.resolve_model("nothing", reg)
+    (tmp_path / "f.txt").write_text("x")
+    with pytest.raises(ModelError, match="a file, not a model directory"):
+        models.resolve_model(str(tmp_path / "f.txt"), reg)
+    models.check_language(str(tmp_path), "el", registry=reg)  # nothing registered to check
+
+
+def test_load_lm_and_load_encoder_take_a_directory(tmp_path, monkeypatch):
+    from polybias import embeddings
+    from polybias.tiny_models import build_tiny_model
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model, tok = build_tiny_model("bert")
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    lm = models.load_lm(str(tmp_path), device="cpu", dtype="float32")
+    assert lm.kind == "mlm" and lm.name == str(tmp_path) and lm.load_info.weights_format == "safetensors"
+    enc = embeddings.load_encoder(str(tmp_path), device="cpu")
+    assert enc.load_info.head == "encoder" and enc.device == "cpu"
+    assert lm.batch_tokens == enc.batch_tokens == 8192  # auto on the CPU
+    lm = models.load_lm(str(tmp_path), device="cpu", batch_tokens=96)
+    enc = embeddings.load_encoder(str(tmp_path), device="cpu", batch_tokens=96)
+    assert lm.batch_tokens == enc.batch_tokens == 96
+    texts = ["the nurse said hello .", "he is an engineer ."]
+    from polybias import scoring
+
+    np.testing.assert_allclose(scoring.pseudo_log_likelihood(lm, texts),  # budget 96 batches
+                               scoring.pseudo_log_likelihood(lm, texts, max_batch_tokens=8192),
+                               atol=1e-5)
+    assert models.load_lm("planted-mlm-control", batch_tokens=64).batch_tokens == 64
+    with pytest.raises(ModelError, match="batch_tokens must be a positive integer"):
+        models.load_lm("planted-mlm-control", batch_tokens=-1)
+    with pytest.raises(ModelError, match="planted model"):
+        models.load_lm("planted-mlm", dtype="float32")
+    with pytest.raises(embeddings.EmbeddingError, match="not in the offline Hugging Face cache"):
+        embeddings.load_encoder("no-org/no-model")

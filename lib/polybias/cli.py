@@ -1,4 +1,4 @@
-"""Command line: ``polybias sweep|fetch|models|sources|datasets``."""
+"""Command line: ``polybias sweep|run|fetch|models|sources|datasets``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("sweep", help="run a sweep YAML on Dask, resumable (see polybias sweep --help)",
                    add_help=False)
+    sub.add_parser("run", help="run one notebook on one set of parameters (see polybias run --help)",
+                   add_help=False)
     fetch = sub.add_parser("fetch", help="download and verify registered data sources")
     fetch.add_argument("names", nargs="*", help="source names (default: all)")
     sub.add_parser("models", help="list the model registry")
@@ -22,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
         from .sweep import main as sweep_main
 
         return sweep_main(argv[1:])
+    if argv[:1] == ["run"]:
+        from .run import main as run_main
+
+        return run_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "fetch":
         return _fetch(args.names)

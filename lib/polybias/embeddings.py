@@ -85,6 +85,10 @@ class Encoder:
     pooling: str
     device: str = "cpu"
     _fingerprint: str | None = field(default=None, init=False, repr=False, compare=False)
+    #: :class:`polybias.loading.LoadInfo` of a checkpoint load (None for wrapped models).
+    load_info: Any = field(default=None, init=False, repr=False, compare=False)
+    #: padded tokens per forward pass when an extraction call does not give ``batch_tokens``
+    batch_tokens: int = field(default=8192, compare=False)
 
 
 # ---------------------------------------------------------------- loading
@@ -199,102 +203,145 @@ def _st_options(path: Path) -> tuple[str | None, int | None]:
     return pooling, limit
 
 
-def _load_folder(path: Path | str, name: str, revision: str | None, device: str, dtype=None,
-                 allow_pickle: bool = False, hub: bool = False, pooling: str | None = None) -> Encoder:
-    import os
-
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    if isinstance(dtype, str):
-        if not isinstance(getattr(torch, dtype, None), torch.dtype):
-            raise EmbeddingError(f"unknown dtype {dtype!r}")
-        dtype = getattr(torch, dtype)
-    dtype = torch.float32 if dtype is None else dtype
-    if dtype == torch.float16 and not _is_cuda(device):
-        raise EmbeddingError(f"{name}: float16 is supported on CUDA only, not on {device!r}")
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-    opts: dict[str, Any] = dict(trust_remote_code=False, local_files_only=not hub or offline)
-    if hub and revision:
-        opts["revision"] = revision
-    st_pooling, limit = (None, None) if hub else _st_options(Path(path))
+def _load_folder(path: Path | str, name: str, revision: str | None, device: str = "auto",
+                 dtype="auto", allow_pickle: bool = False, pooling: str | None = None,
+                 trust_remote_code: bool = False, record_revision: str | None = None,
+                 memory_limit: int | None = None, batch_tokens: int | None = None) -> Encoder:
+    """Load a model directory or hub id as an encoder through
+    :func:`polybias.loading.load_checkpoint` (head ``encoder``); a ``LoadError`` becomes an
+    :class:`EmbeddingError` with the same one-line message. The sentence-transformers
+    pooling and length limit are read from the resolved folder. ``record_revision``
+    replaces the resolved commit as the recorded revision (package-shipped models)."""
     from transformers.utils import logging as hf_logging
+
+    from . import loading
 
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # keep notebook outputs clean
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(path), use_fast=True, **opts)
-        model = AutoModel.from_pretrained(str(path), dtype=dtype,
-                                          use_safetensors=None if allow_pickle else True, **opts)
-    except (OSError, ValueError, KeyError) as exc:
-        hint = "" if allow_pickle else " (only safetensors weights unless allow_pickle=True)"
-        raise EmbeddingError(f"cannot load encoder {name!r} from {path}{hint}: {exc}") from exc
+        model, tokenizer, info = loading.load_checkpoint(
+            path, "encoder", revision=revision or None,
+            device="auto" if device is None else device,
+            dtype="auto" if dtype is None else dtype, trust_remote_code=trust_remote_code,
+            allow_pickle=allow_pickle, memory_limit=memory_limit, name=name)
+        budget = loading.batch_tokens_for(model, info.device, "encoder", batch_tokens)
+    except loading.LoadError as exc:
+        raise EmbeddingError(loading._first_line(exc)) from exc
     finally:
         if bars:
             hf_logging.enable_progress_bar()
-    return wrap_encoder(model, tokenizer, name=name, revision=revision,
-                        pooling=pooling or st_pooling or "cls", device=device, max_length=limit)
+    st_pooling, limit = _st_options(Path(info.path))
+    encoder = wrap_encoder(model, tokenizer, name=name,
+                           revision=record_revision or info.commit or revision or None,
+                           pooling=pooling or st_pooling or "cls", device=info.device,
+                           max_length=limit)
+    encoder.load_info = info
+    encoder.batch_tokens = budget
+    return encoder
 
 
-def load_encoder(name: str, device: str = "cpu", **options) -> Encoder:
-    """Load the registered model ``name`` (kind ``encoder`` or ``mlm``) as an :class:`Encoder`.
+def _budget(model, device: str, batch_tokens: int | None) -> int:
+    from . import loading
+
+    try:
+        return loading.batch_tokens_for(model, device, "encoder", batch_tokens)
+    except loading.LoadError as exc:
+        raise EmbeddingError(str(exc)) from exc
+
+
+def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
+    """Load an :class:`Encoder`: ``name`` is a registered model (kind ``encoder`` or
+    ``mlm``), a local model directory or a hub id (:func:`polybias.models.resolve_model`).
 
     Registry entries (``configs/models.yaml``) may name an installed ``package`` and the
     model ``folder`` inside it (the embedded ``minilm-l6``), a ``hub`` id (+ ``revision``),
-    a local ``path``, or a ``trained`` planted model (:mod:`polybias.synthetic`). Loading
-    uses ``transformers`` with ``trust_remote_code=False``, safetensors only unless
-    ``allow_pickle=True``, and never the network for a package or a path.
+    a local ``path``, or a ``trained`` planted model (:mod:`polybias.synthetic`). Checkpoints
+    load through :func:`polybias.loading.load_checkpoint` (no repository code unless the
+    entry opts in with a pinned commit, ``.bin`` through the safe weights-only reader,
+    checked loading report); never the network for a package or a path.
 
     Parameters
     ----------
-    name : registered model name.
-    device : torch device.
-    options : ``dtype`` (``"float16"`` on CUDA only), ``allow_pickle``, ``pooling``
-        (override the model's own sentence pooling), ``registry`` (a registry mapping).
+    name : registered model name, model directory or hub id.
+    device : ``"auto"`` (CUDA when available; the CPU for the embedded package and planted
+        models, so their checked outputs do not depend on the machine), ``"cpu"``,
+        ``"cuda"``…
+    options : ``revision`` (overrides the entry's; empty: the entry's), ``dtype``
+        (``"auto"``, ``"float32"``, ``"bfloat16"``, ``"float16"`` on CUDA only),
+        ``allow_pickle``, ``pooling`` (override the model's own sentence pooling),
+        ``registry`` (a registry mapping), ``memory_limit`` (bytes), ``batch_tokens`` (the
+        extraction calls' default token budget; None or 0: auto, see
+        :func:`polybias.loading.batch_tokens_for`).
 
     The revision recorded is the package version plus the sha256 of its weights file, the
-    hub revision, or None (then the cache keys on a checksum of the weights).
+    resolved hub commit (or the revision asked for), or None (then the cache keys on a
+    checksum of the weights).
     """
     from . import models
     from .records import sha256_file
 
     registry = options.pop("registry", None)
-    dtype = options.pop("dtype", None)
-    allow_pickle = bool(options.pop("allow_pickle", False))
+    dtype = options.pop("dtype", "auto")
+    revision = options.pop("revision", None) or None
+    allow_pickle = options.pop("allow_pickle", None)
     pooling = options.pop("pooling", None)
+    memory_limit = options.pop("memory_limit", None)
+    batch_tokens = options.pop("batch_tokens", None)
     if options:
         raise EmbeddingError(f"unknown option(s) for load_encoder: {', '.join(options)}")
     try:
-        entry = models.model_entry(name, registry)
+        name, entry = models.resolve_model(name, registry)
     except models.ModelError as exc:
         raise EmbeddingError(str(exc)) from exc
-    if entry["kind"] not in ("encoder", "mlm"):
-        raise EmbeddingError(f"model {name!r} is of kind {entry['kind']!r}, not an encoder "
+    kind = entry.get("kind")
+    if kind is not None and kind not in ("encoder", "mlm"):
+        raise EmbeddingError(f"model {name!r} is of kind {kind!r}, not an encoder "
                              "(encoder or mlm)")
+    if "package" in entry or "trained" in entry:
+        try:
+            embedded_device = models._embedded_device(device, name)
+        except models.ModelError as exc:
+            raise EmbeddingError(str(exc)) from exc
     if "package" in entry:
         from importlib import metadata
 
+        if revision:
+            raise EmbeddingError(f"model {name!r} ships in package {entry['package']!r}; it has "
+                                 "no hub revision to choose")
         folder = _package_folder(str(entry["package"]), str(entry.get("folder", "")))
         weights = folder / "model.safetensors"
         checksum = sha256_file(weights) if weights.is_file() else "no-safetensors"
-        revision = f"{entry['package']}=={metadata.version(str(entry['package']))} sha256:{checksum}"
-        return _load_folder(folder, name, revision, device, dtype, allow_pickle, pooling=pooling)
+        recorded = f"{entry['package']}=={metadata.version(str(entry['package']))} sha256:{checksum}"
+        return _load_folder(folder, name, None, embedded_device, dtype, bool(allow_pickle),
+                            pooling=pooling, record_revision=recorded, memory_limit=memory_limit,
+                            batch_tokens=batch_tokens)
     if "trained" in entry:
         from . import synthetic
 
+        if dtype not in (None, "", "auto") or revision:
+            raise EmbeddingError(f"model {name!r} is a planted model (float64, no revision): "
+                                 "dtype and revision do not apply")
         spec = dict(entry["trained"])
         model, tokenizer = synthetic.cached_planted_model(**spec)
-        return wrap_encoder(model, tokenizer, name=name, revision=f"planted:{spec}",
-                            pooling=pooling or "cls", device=device)
-    if "hub" in entry:
-        return _load_folder(str(entry["hub"]), name, entry.get("revision"), device, dtype,
-                            allow_pickle, hub=True, pooling=pooling)
-    if "path" in entry:
-        path = models._expand(str(entry["path"]))
-        if not path.is_dir():
-            raise EmbeddingError(f"model {name!r}: {path} is not a model directory")
-        return _load_folder(path, name, entry.get("revision"), device, dtype, allow_pickle,
-                            pooling=pooling)
+        encoder = wrap_encoder(model, tokenizer, name=name, revision=f"planted:{spec}",
+                               pooling=pooling or "cls", device=embedded_device)
+        encoder.batch_tokens = _budget(encoder.model, embedded_device, batch_tokens)
+        return encoder
+    if "hub" in entry or "path" in entry:
+        try:
+            if kind is None:
+                opts = {"source": entry.get("hub") or entry["path"], "revision": None,
+                        "trust_remote_code": False, "allow_pickle": False}
+            else:
+                opts = models.loading_options(name, {name: entry})
+        except models.ModelError as exc:
+            raise EmbeddingError(str(exc)) from exc
+        if "path" in entry and not Path(opts["source"]).is_dir():
+            raise EmbeddingError(f"model {name!r}: {opts['source']} is not a model directory")
+        return _load_folder(opts["source"], name, revision or opts["revision"], device, dtype,
+                            opts["allow_pickle"] if allow_pickle is None else bool(allow_pickle),
+                            pooling=pooling, trust_remote_code=opts["trust_remote_code"],
+                            memory_limit=memory_limit, batch_tokens=batch_tokens)
     raise EmbeddingError(f"model {name!r} needs 'package', 'hub', 'path' or 'trained'")
 
 
@@ -478,7 +525,10 @@ def _run(encoder: Encoder, rows: list[_Row], layers: list[int], batch_tokens: in
 
 
 def _check_options(encoder: Encoder, layer: int, pooling: str, allowed: tuple[str, ...],
-                   batch_tokens: int) -> None:
+                   batch_tokens: int | None) -> int:
+    """Check the options; returns the budget (the encoder's ``batch_tokens`` when None)."""
+    if batch_tokens is None:
+        batch_tokens = getattr(encoder, "batch_tokens", 8192)
     if not isinstance(encoder, Encoder):
         raise EmbeddingError(f"expected an Encoder (load_encoder / wrap_encoder), got "
                              f"{type(encoder).__name__}")
@@ -491,6 +541,7 @@ def _check_options(encoder: Encoder, layer: int, pooling: str, allowed: tuple[st
                              f"{encoder.name} (0 = embeddings, {n_layers} or -1 = last), got {layer!r}")
     if not isinstance(batch_tokens, int | np.integer) or batch_tokens < 1:
         raise EmbeddingError(f"batch_tokens must be a positive integer, got {batch_tokens!r}")
+    return int(batch_tokens)
 
 
 def _norm_layer(encoder: Encoder, layer: int) -> int:
@@ -608,20 +659,20 @@ def _iter_vectors(encoder: Encoder, items: Iterable, kind: str, layer: int, pool
 
 
 def iter_word_vectors(encoder: Encoder, items: Iterable[tuple[str, tuple[int, int]]], layer: int = -1,
-                      pooling: str = "mean", batch_tokens: int = 8192, cache: bool = False,
+                      pooling: str = "mean", batch_tokens: int | None = None, cache: bool = False,
                       progress: bool = False, chunk_size: int = _CHUNK) -> Iterator[np.ndarray]:
     """Streaming form of :func:`word_vectors`: consume ``(text, span)`` pairs from any
     iterable and yield (≤ ``chunk_size``, dim) float32 blocks in input order."""
-    _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
+    batch_tokens = _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
     return _iter_vectors(encoder, items, "word", layer, pooling, batch_tokens, cache, progress, chunk_size)
 
 
 def iter_sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "model",
-                          layer: int = -1, batch_tokens: int = 8192, cache: bool = False,
+                          layer: int = -1, batch_tokens: int | None = None, cache: bool = False,
                           progress: bool = False, chunk_size: int = _CHUNK,
                           special_tokens: bool = True) -> Iterator[np.ndarray]:
     """Streaming form of :func:`sentence_vectors` (blocks of ≤ ``chunk_size`` rows)."""
-    _check_options(encoder, layer, pooling, SENTENCE_POOLINGS, batch_tokens)
+    batch_tokens = _check_options(encoder, layer, pooling, SENTENCE_POOLINGS, batch_tokens)
     if isinstance(texts, str):
         raise EmbeddingError("texts must be a list of strings, not one string")
     if not special_tokens:
@@ -639,7 +690,7 @@ def _stack(blocks: Iterable[np.ndarray], dim: int) -> np.ndarray:
 
 
 def word_vectors(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[int, int]],
-                 layer: int = -1, pooling: str = "mean", batch_tokens: int = 8192,
+                 layer: int = -1, pooling: str = "mean", batch_tokens: int | None = None,
                  cache: bool = False, progress: bool = False) -> np.ndarray:
     """Contextual vectors of target word occurrences.
 
@@ -668,7 +719,7 @@ def word_vectors(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[i
     """
     if isinstance(texts, str):
         raise EmbeddingError("texts must be a list of strings, not one string")
-    _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
+    batch_tokens = _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
     items = _zip_checked(texts, spans)
     blocks = _iter_vectors(encoder, items, "word", layer, pooling, batch_tokens, cache, progress, _CHUNK)
     return _stack(blocks, int(encoder.model.config.hidden_size))
@@ -676,7 +727,7 @@ def word_vectors(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[i
 
 def word_vectors_by_layer(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[int, int]],
                           layers: Iterable[int], pooling: str = "mean",
-                          batch_tokens: int = 8192) -> np.ndarray:
+                          batch_tokens: int | None = None) -> np.ndarray:
     """Vectors of target occurrences at several layers from one forward pass per batch.
 
     Same as stacking ``word_vectors(encoder, texts, spans, layer=k, ...)`` over ``layers``
@@ -694,7 +745,7 @@ def word_vectors_by_layer(encoder: Encoder, texts: Iterable[str], spans: Iterabl
     if not layers:
         raise EmbeddingError("word_vectors_by_layer needs at least one layer")
     for layer in layers:
-        _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
+        batch_tokens = _check_options(encoder, layer, pooling, WORD_POOLINGS, batch_tokens)
     parts, first = [], 0
     for block in _chunks(_zip_checked(texts, spans), _CHUNK):
         chunk = [_check_text(first + k, t) for k, (t, _) in enumerate(block)]
@@ -716,7 +767,7 @@ def _zip_checked(texts: Iterable[str], spans: Iterable) -> Iterator[tuple[str, A
 
 
 def sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "model", layer: int = -1,
-                     batch_tokens: int = 8192, cache: bool = False, progress: bool = False,
+                     batch_tokens: int | None = None, cache: bool = False, progress: bool = False,
                      special_tokens: bool = True) -> np.ndarray:
     """Sentence vectors: the model's own pooling, the first token, or the mean over
     non-special tokens, at ``layer`` (other parameters as in :func:`word_vectors`).

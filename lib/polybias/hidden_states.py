@@ -38,7 +38,7 @@ class HiddenStateError(ValueError):
 
 def identity_states(encoder: embeddings.Encoder, book: TemplateBook, template: str, slot: str,
                     fixed: dict[str, str] | None = None, layers: list[int] | None = None,
-                    batch_tokens: int = 8192) -> tuple[np.ndarray, pd.DataFrame]:
+                    batch_tokens: int | None = None) -> tuple[np.ndarray, pd.DataFrame]:
     """Hidden states of the word in ``slot`` for every sentence of ``template``.
 
     Returns

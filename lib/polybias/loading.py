@@ -499,6 +499,63 @@ _BUFFER = re.compile(r"(^|\.)(position_ids|inv_freq|masked_bias)$|(^|\.)attn\.bi
 _UNUSED_HEADS = re.compile(r"(^|\.)(pooler|seq_relationship|sop_classifier)\.")
 
 
+#: Padded tokens per forward pass on the CPU (the engines' historical default).
+DEFAULT_BATCH_TOKENS = 8192
+
+
+def batch_tokens_for(model, device: str, head: str, batch_tokens: int | None = None, *,
+                     free_bytes: int | None = None, fraction: float = 0.5) -> int:
+    """The engines' token budget (padded tokens per forward pass) for a loaded model.
+
+    ``batch_tokens`` given (a positive integer) is used as it is; None or 0 means *auto*:
+    :data:`DEFAULT_BATCH_TOKENS` on the CPU (so CPU results do not depend on the machine's
+    memory), and on CUDA ``fraction`` of the free device memory (``free_bytes`` when given)
+    divided by an estimate of the memory one token takes in a forward pass: the layer's
+    activations (hidden, attention projections, feed-forward) in the weights' dtype, the
+    hidden states of every layer in float32 (extraction keeps them), the attention scores
+    over up to 512 positions, and for a causal LM its logits and float32 log-softmax over
+    the vocabulary at every position. Rounded down to a multiple of 1024, at least 1024
+    and at most 262144.
+
+    >>> from polybias.tiny_models import build_tiny_model
+    >>> model, _ = build_tiny_model("gpt2")
+    >>> batch_tokens_for(model, "cpu", "causal"), batch_tokens_for(model, "cpu", "causal", 512)
+    (8192, 512)
+    >>> batch_tokens_for(model, "cuda", "causal", free_bytes=2**30)
+    35840
+    """
+    if batch_tokens not in (None, 0):
+        if not isinstance(batch_tokens, int) or isinstance(batch_tokens, bool) or batch_tokens < 1:
+            raise LoadError(f"batch_tokens must be a positive integer or 0 (auto), got "
+                            f"{batch_tokens!r}")
+        return int(batch_tokens)
+    import torch
+
+    if torch.device(device).type != "cuda":
+        return DEFAULT_BATCH_TOKENS
+    free = available_memory(device) if free_bytes is None else int(free_bytes)
+    cfg = getattr(model, "config", None)
+
+    def get(*names, default):
+        for name in names:
+            value = getattr(cfg, name, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return default
+
+    hidden = get("hidden_size", "d_model", "n_embd", default=1024)
+    inter = get("intermediate_size", "n_inner", "ffn_dim", default=4 * hidden)
+    heads = get("num_attention_heads", "n_head", "n_heads", default=16)
+    layers = get("num_hidden_layers", "n_layer", "n_layers", default=24)
+    vocab = get("vocab_size", default=50000)
+    element = next(iter(model.parameters())).element_size()
+    per_token = element * (6 * hidden + 2 * inter + 2 * heads * 512) + 4 * hidden * (layers + 1)
+    if head == "causal":
+        per_token += (element + 8) * vocab
+    budget = int(fraction * free) // per_token // 1024 * 1024
+    return int(min(max(budget, 1024), 262144))
+
+
 def check_loading_report(info: dict[str, Any], head: str, model, label: str,
                          architectures: list[str] | None = None) -> dict[str, list[str]]:
     """Raise :class:`WeightsError` when a weight the measure uses was not loaded from the

@@ -98,9 +98,11 @@ def lookup(
 
 # ---------------------------------------------------------------- registry
 
-def load_registry(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """Read ``configs/models.yaml`` (``models:`` mapping of name → entry)."""
-    path = Path(path) if path else paths.configs_dir() / "models.yaml"
+#: Environment variable naming a user's own model registry, merged over ``configs/models.yaml``.
+USER_REGISTRY_ENV = "POLYBIAS_MODELS_FILE"
+
+
+def _read_registry_file(path: Path) -> dict[str, dict[str, Any]]:
     raw = paths.read_yaml(path, ModelError, "model registry")
     if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict):
         raise ModelError(f"{path}: expected a top-level mapping 'models:'")
@@ -109,6 +111,26 @@ def load_registry(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
             raise ModelError(f"{path}: model {name!r} must be a mapping with a 'kind'")
         check_loading_keys(name, entry, where=str(path))
     return raw["models"]
+
+
+def load_registry(path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """Read the model registry (``models:`` mapping of name → entry).
+
+    With ``path`` None: ``configs/models.yaml``, then, when the environment variable
+    ``POLYBIAS_MODELS_FILE`` names a file, that file's ``models:`` merged over it (its
+    entries add models or replace registered ones whole), both validated the same way. So
+    users register their own checkpoints without editing tracked files.
+    """
+    if path:
+        return _read_registry_file(Path(path))
+    registry = dict(_read_registry_file(paths.configs_dir() / "models.yaml"))
+    user = os.environ.get(USER_REGISTRY_ENV, "").strip()
+    if user:
+        user_path = Path(os.path.expanduser(user))
+        if not user_path.is_file():
+            raise ModelError(f"{USER_REGISTRY_ENV}={user}: no such model registry file")
+        registry.update(_read_registry_file(user_path))
+    return registry
 
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -194,7 +216,7 @@ def check_language(name: str, language: str, override: bool = False,
     polybias.models.ModelError: model 'm' is registered for languages [en], not 'hi'; choose a model for 'hi' (polybias models lists them) or set language_override=True to run it anyway
     >>> check_language("m", "hi", override=True, registry=reg)
     """
-    languages = model_entry(name, registry).get("languages") or []
+    languages = resolve_model(name, registry)[1].get("languages") or []
     if not languages or "multi" in languages or language in languages or override:
         return
     raise ModelError(f"model {name!r} is registered for languages [{', '.join(languages)}], not "
@@ -250,32 +272,109 @@ def _write_npy_cache(folder: Path, emb: StaticEmbeddings) -> None:
     tmp.replace(folder / "vectors.npy")
 
 
-def load_lm(name: str, registry: dict[str, dict[str, Any]] | None = None, **options):
-    """Load the registered language model ``name`` (kind ``mlm`` or ``causal``) for scoring.
+def resolve_model(model: str, registry: dict[str, dict[str, Any]] | None = None
+                  ) -> tuple[str, dict[str, Any]]:
+    """What ``model`` names: a registered model, a local model directory, or a hub id.
 
-    ``hub`` entries go through :func:`polybias.scoring.load_language_model` (no remote
-    code; the hub ``revision`` when given); ``trained`` entries are trained (once, then
-    cached) by :func:`polybias.synthetic.cached_planted_model`. ``options`` go to the loader
-    (e.g. ``device``). Returns a :class:`polybias.scoring.LanguageModel`.
+    Returns ``(name, entry)``: the registry entry of a registered name; for a local
+    directory ``{"path": ...}`` and for a hub id (``org/name``) ``{"hub": ...}``, without a
+    ``kind`` (the loaders read it from the checkpoint's config). A name that is none of
+    these is a :class:`ModelError` listing the registered models.
+
+    >>> reg = {"m": {"kind": "mlm", "hub": "org/m"}}
+    >>> resolve_model("m", reg)
+    ('m', {'kind': 'mlm', 'hub': 'org/m'})
+    >>> resolve_model("nlpaueb/bert-base-greek-uncased-v1", reg)
+    ('nlpaueb/bert-base-greek-uncased-v1', {'hub': 'nlpaueb/bert-base-greek-uncased-v1'})
+    """
+    if not isinstance(model, str) or not model.strip():
+        raise ModelError(f"model must be a registered name, a model directory or a hub id, "
+                         f"got {model!r}")
+    registry = registry if registry is not None else load_registry()
+    if model in registry:
+        return model, registry[model]
+    path = Path(os.path.expanduser(model))
+    if path.is_dir():
+        return model, {"path": str(path)}
+    if path.exists():
+        raise ModelError(f"model {model!r} is a file, not a model directory")
+    if _HUB_ID.match(model) and not model.startswith((".", "/", "~")):
+        return model, {"hub": model}
+    raise ModelError(f"unknown model {model!r}: not a registered name, a model directory or a "
+                     f"hub id (org/name); registered models: {', '.join(sorted(registry))}")
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _embedded_device(device: str | None, name: str) -> str:
+    """Device of an embedded (planted or package-shipped) model: ``auto`` is the CPU, so
+    their checked outputs are the same on every machine; an explicit device is honoured."""
+    from . import loading
+
+    if device in (None, "", "auto"):
+        return "cpu"
+    try:
+        return loading.resolve_device(device, f"model {name!r}")
+    except loading.LoadError as exc:
+        raise ModelError(str(exc)) from exc
+
+
+def load_lm(name: str, registry: dict[str, dict[str, Any]] | None = None, *,
+            revision: str | None = None, device: str = "auto", dtype="auto",
+            batch_tokens: int | None = None, **options):
+    """Load a language model (kind ``mlm`` or ``causal``) for scoring.
+
+    ``name`` is a registered name, a local model directory or a hub id
+    (:func:`resolve_model`). ``hub`` and ``path`` models load through
+    :func:`polybias.scoring.load_language_model` with the entry's :func:`loading_options`
+    (``revision``, ``trust_remote_code``, ``allow_pickle``); a non-empty ``revision`` here
+    overrides the entry's. ``trained`` entries are trained (once, then cached) by
+    :func:`polybias.synthetic.cached_planted_model` and run in float64 on the CPU unless
+    ``device`` names another device (``dtype`` must stay ``auto``, ``revision`` empty).
+    ``batch_tokens`` is the engines' default token budget for the model (None or 0: auto,
+    :func:`polybias.loading.batch_tokens_for`: 8192 on the CPU, from free memory on CUDA).
+    ``options`` go to the loader (e.g. ``memory_limit``). Returns a
+    :class:`polybias.scoring.LanguageModel`; its ``revision`` is the resolved commit when
+    there is one.
     """
     from . import scoring
 
-    entry = model_entry(name, registry)
-    if entry["kind"] not in ("mlm", "causal"):
-        raise ModelError(f"model {name!r} is of kind {entry['kind']!r}, not a language model "
+    revision = revision or None
+    name, entry = resolve_model(name, registry)
+    kind = entry.get("kind")
+    if kind is not None and kind not in ("mlm", "causal"):
+        raise ModelError(f"model {name!r} is of kind {kind!r}, not a language model "
                          "(mlm or causal)")
     if "trained" in entry:
         from . import synthetic
 
+        if dtype not in (None, "", "auto") or revision or options:
+            raise ModelError(f"model {name!r} is a planted model (float64, no revision): "
+                             "dtype, revision and loading options do not apply")
         spec = dict(entry["trained"])
         model, tokenizer = synthetic.cached_planted_model(**spec)
-        return scoring.wrap_language_model(model, tokenizer, name=name, kind=entry["kind"],
-                                           revision=f"planted:{spec}", **options)
-    if "hub" in entry:
-        return scoring.load_language_model(str(entry["hub"]), kind=entry["kind"],
-                                           revision=entry.get("revision"), **options)
-    if "path" in entry:
-        return scoring.load_language_model(str(_expand(entry["path"])), kind=entry["kind"], **options)
+        from . import loading
+
+        embedded = _embedded_device(device, name)
+        lm = scoring.wrap_language_model(model, tokenizer, name=name, kind=kind,
+                                         revision=f"planted:{spec}", device=embedded)
+        try:
+            lm.batch_tokens = loading.batch_tokens_for(model, embedded, kind, batch_tokens)
+        except loading.LoadError as exc:
+            raise ModelError(str(exc)) from exc
+        return lm
+    if "hub" in entry or "path" in entry:
+        if kind is None:
+            opts = {"source": entry.get("hub") or entry["path"], "revision": None,
+                    "trust_remote_code": False, "allow_pickle": False, "name": name}
+        else:
+            opts = loading_options(name, {name: entry})
+        opts.pop("normaliser", None)
+        source = opts.pop("source")
+        opts["revision"] = revision or opts["revision"]
+        return scoring.load_language_model(source, kind=kind, device=device, dtype=dtype,
+                                           batch_tokens=batch_tokens, **opts, **options)
     raise ModelError(f"model {name!r} needs 'hub', 'path' or 'trained'")
 
 

@@ -97,7 +97,12 @@ def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x:
 def save_figure(fig, file: str) -> Path:
     """Save ``fig`` as ``figures/<file>`` under :func:`polybias.paths.output_root` (PNG, 120
     dpi, no software tag, so reruns give identical files), through a temporary file and a
-    rename; return the path."""
+    rename; return the path. Characters other than letters, digits, ``.``, ``_``, ``+`` and
+    ``-`` become ``-``, so a model given as a directory or hub id names one file in
+    ``figures/`` (``seat_org/name.png`` is ``seat_org-name.png``)."""
+    import re
+
+    file = re.sub(r"[^\w.+-]+", "-", str(file)).strip("-")
     out = paths.output_path(Path("figures") / file)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(str(out) + ".tmp.png")

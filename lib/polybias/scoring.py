@@ -69,6 +69,10 @@ class LanguageModel:
     revision: str | None
     max_length: int
     device: str
+    #: :class:`polybias.loading.LoadInfo` of a checkpoint load (None for wrapped models).
+    load_info: Any = None
+    #: padded tokens per forward pass when an engine call does not give ``max_batch_tokens``
+    batch_tokens: int = 8192
 
 
 @dataclass
@@ -186,63 +190,63 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def load_language_model(name_or_path: str, kind: str | None = None, revision=None, device: str = "cpu",
-                        dtype=None, allow_pickle: bool = False) -> LanguageModel:
+def load_language_model(name_or_path: str, kind: str | None = None, revision=None,
+                        device: str = "auto", dtype="auto", allow_pickle: bool = False,
+                        trust_remote_code: bool = False, name: str | None = None,
+                        memory_limit: int | None = None,
+                        batch_tokens: int | None = None) -> LanguageModel:
     """Load a masked or causal LM from a local directory or a hub id.
 
-    Uses the ``transformers`` Auto classes with ``trust_remote_code=False`` and
-    ``local_files_only`` when ``HF_HUB_OFFLINE`` is set; never the network otherwise
-    needed for local files.
+    Loading goes through :func:`polybias.loading.load_checkpoint` (resolved commit,
+    ``.bin`` weights through the safe weights-only reader, checked loading report, device,
+    dtype and memory rules); a :class:`polybias.loading.LoadError` is re-raised as a
+    :class:`ScoringError` with the same one-line message.
 
     Parameters
     ----------
-    name_or_path : local model directory or hub id.
+    name_or_path : local model directory or hub id (offline: from the hub cache only).
     kind : "mlm" or "causal"; read from the config's ``architectures`` when None.
-    revision : hub revision (branch, tag or commit); recorded, or the resolved commit.
-    device : torch device.
-    dtype : weights' precision (``torch.float32`` when None); ``torch.float16`` on CUDA
-        only. Log-softmax is always taken in float32.
-    allow_pickle : also accept pickle-based weights (``pytorch_model.bin``); by default
-        only safetensors are loaded (DESIGN.md §3).
+    revision : hub revision (branch, tag or commit); the resolved commit is recorded.
+    device : ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ``"cuda:N"``.
+    dtype : ``"auto"``, ``"float32"``, ``"bfloat16"``, ``"float16"`` (CUDA only) or a
+        ``torch.dtype``; None means ``"auto"``. Log-softmax is always taken in float32.
+    allow_pickle : unpickle ``.bin`` files holding more than tensors (trusted sources only).
+    trust_remote_code : run repository code (only with a pinned 40-hex commit revision).
+    name : the name results are recorded under and errors use (``name_or_path`` when None).
+    memory_limit : a memory budget in bytes instead of the free memory.
+    batch_tokens : the engines' default token budget for this model; None or 0: auto
+        (:func:`polybias.loading.batch_tokens_for`: 8192 on the CPU, from free memory on CUDA).
     """
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+    from . import loading
 
     if kind is not None and kind not in KINDS:
         raise ScoringError(f"kind must be one of {KINDS}, got {kind!r}")
-    if isinstance(dtype, str):
-        if not isinstance(getattr(torch, dtype, None), torch.dtype):
-            raise ScoringError(f"unknown dtype {dtype!r}")
-        dtype = getattr(torch, dtype)
-    dtype = torch.float32 if dtype is None else dtype
-    if dtype == torch.float16 and not _is_cuda(device):
-        raise ScoringError(f"{name_or_path}: float16 is supported on CUDA only, not on {device!r}")
-    opts = dict(revision=revision, trust_remote_code=False, local_files_only=_offline())
-    path = os.path.expanduser(str(name_or_path))
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise ScoringError(f"{name_or_path}: not a model directory")
+    label = name or str(name_or_path)
     try:
-        config = AutoConfig.from_pretrained(path, **opts)
-    except (OSError, ValueError, KeyError) as exc:
-        where = "local directory" if os.path.isdir(path) else "hub id (or missing local directory)"
-        raise ScoringError(f"cannot load model {name_or_path!r} ({where}): {exc}") from exc
-    if kind is None:
-        archs = list(getattr(config, "architectures", None) or [])
-        kinds = {k for k in map(_infer_kind, archs) if k}
-        if len(kinds) != 1:
-            raise ScoringError(f"cannot tell whether {name_or_path!r} is a masked or causal LM "
-                               f"(architectures: {archs or 'none'}); pass kind='mlm' or 'causal'")
-        kind = kinds.pop()
-    auto = AutoModelForMaskedLM if kind == "mlm" else AutoModelForCausalLM
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(path, **opts)
-        model = auto.from_pretrained(path, config=config, dtype=dtype,
-                                     use_safetensors=None if allow_pickle else True, **opts)
-    except (OSError, ValueError, KeyError) as exc:
-        hint = "" if allow_pickle else " (only safetensors weights unless allow_pickle=True)"
-        raise ScoringError(f"cannot load {kind} model {name_or_path!r}{hint}: {exc}") from exc
-    revision = revision or getattr(config, "_commit_hash", None)
-    return wrap_language_model(model, tokenizer, name=str(name_or_path), kind=kind,
-                               revision=revision, device=device)
+        if kind is None:
+            archs = list(loading.read_config(name_or_path, revision, name=label)
+                         .get("architectures") or [])
+            # a pre-training class (BERT/ALBERT: MLM + NSP/SOP heads) is read as an MLM; an
+            # ELECTRA discriminator then fails the loading check (no generator head)
+            kinds = {k for k in (_infer_kind(a) or ("mlm" if a.endswith("ForPreTraining")
+                                                     else None) for a in archs) if k}
+            if len(kinds) != 1:
+                raise ScoringError(f"cannot tell whether {label!r} is a masked or causal LM "
+                                   f"(architectures: {archs or 'none'}); pass kind='mlm' or "
+                                   "'causal'")
+            kind = kinds.pop()
+        model, tokenizer, info = loading.load_checkpoint(
+            name_or_path, kind, revision=revision, device="auto" if device is None else device,
+            dtype="auto" if dtype is None else dtype, trust_remote_code=trust_remote_code,
+            allow_pickle=allow_pickle, memory_limit=memory_limit, name=label)
+        budget = loading.batch_tokens_for(model, info.device, kind, batch_tokens)
+    except loading.LoadError as exc:
+        raise ScoringError(loading._first_line(exc)) from exc
+    lm = wrap_language_model(model, tokenizer, name=label, kind=kind,
+                             revision=info.commit or revision, device=info.device)
+    lm.load_info = info
+    lm.batch_tokens = budget
+    return lm
 
 
 # ---------------------------------------------------------------- encoding
@@ -417,7 +421,7 @@ def masked_token_logprobs(
     texts: list[str],
     positions: list[list[int]] | None = None,
     within_word_l2r: bool = False,
-    max_batch_tokens: int = 8192,
+    max_batch_tokens: int | None = None,
     distribution_fn: Callable[[torch.Tensor, int], float] | None = None,
     progress: bool = False,
 ) -> list[TokenScores]:
@@ -433,7 +437,8 @@ def masked_token_logprobs(
         stands for all tokens of that text.
     within_word_l2r : also mask the pieces of the same word to the right of the scored
         piece (PLL-word-l2r, Kauf & Ivanova 2023); words are ``word_ids()``.
-    max_batch_tokens : budget of one forward pass in padded tokens (rows × longest row).
+    max_batch_tokens : budget of one forward pass in padded tokens (rows × longest row);
+        None: the model's ``batch_tokens`` (8192 unless set when loading).
     distribution_fn : ``f(log_probs, gold_id) -> float`` called at every scored token with
         the (V,) float32 log-probabilities predicted there (valid during the call only);
         its values land in :attr:`TokenScores.extra`.
@@ -464,7 +469,7 @@ def masked_token_logprobs(
     if not jobs:
         return results
     lengths = np.array([len(encs[j[0]].ids) for j in jobs])
-    batches = _pack(lengths, max_batch_tokens)
+    batches = _pack(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens)
     with torch.inference_mode(), _progress(len(batches), progress, f"PLL {lm.name}") as bar:
         for b in batches:
             blen = lengths[b]
@@ -493,7 +498,7 @@ def masked_token_logprobs(
 def causal_token_logprobs(
     lm: LanguageModel,
     texts: list[str],
-    max_batch_tokens: int = 8192,
+    max_batch_tokens: int | None = None,
     distribution_fn: Callable[[torch.Tensor, int], float] | None = None,
     progress: bool = False,
     bos: str = "prepend",
@@ -536,7 +541,7 @@ def causal_token_logprobs(
         shift.append(0 if bos_id is None else 1)
     results = _result(texts, encs, distribution_fn)
     lengths = np.array([len(r) for r in rows_ids])
-    batches = _pack(lengths, max_batch_tokens)
+    batches = _pack(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens)
     with torch.inference_mode(), _progress(len(batches), progress, f"LL {lm.name}") as bar:
         for b in batches:
             blen = lengths[b]

@@ -368,7 +368,10 @@ def _clean(nb: Any, source: str, root: Path) -> Any:
     The executed copy is committed for nbval; it must diff cleanly between reruns and
     must not name the machine it ran on.
     """
-    root_s = str(root)
+    import re
+
+    # the checkout's path, not a longer one it prefixes (``/x/repo_models`` stays)
+    root_re = re.compile(re.escape(str(root)) + r"(/|(?![\w-]|\.\w))")
     meta = nb.metadata.get("papermill", {})
     for key in ("start_time", "end_time", "duration", "environment_variables"):
         meta.pop(key, None)
@@ -378,7 +381,7 @@ def _clean(nb: Any, source: str, root: Path) -> Any:
         cell["id"] = f"cell-{i:03d}"  # jupytext gives random ids: keep reruns diff-free
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
-                out["text"] = out["text"].replace(root_s + "/", "").replace(root_s, ".")
+                out["text"] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".", out["text"])
         cell.metadata.pop("execution", None)
         pm = cell.metadata.get("papermill", {})
         for key in ("start_time", "end_time", "duration"):
@@ -553,14 +556,15 @@ def execute(run: Run, root: str | Path | None = None, force: bool = False) -> di
         return _execute_locked(run, root, folder)
 
 
-def _execute_locked(run: Run, root: Path, folder: Path) -> dict[str, Any]:
+def _execute_locked(run: Run, root: Path, folder: Path,
+                    output_dir: str | None = None) -> dict[str, Any]:
     import jupytext
     import nbformat
     import papermill as pm
 
     digest = run.hash_in(root)  # of the source about to run, not of a later edit
     _empty(folder)  # the marker goes first: from here on the run is not done
-    params = {**run.parameters, "output_dir": os.path.relpath(folder, root)}
+    params = {**run.parameters, "output_dir": output_dir or os.path.relpath(folder, root)}
     src = jupytext.read(root / run.notebook)
     src.metadata["kernelspec"] = {"name": run.kernel, "display_name": run.kernel, "language": "python"}
     partial, failed = folder / PARTIAL, folder / FAILED

@@ -288,7 +288,7 @@ def ahn_oh_cb(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str
 
 def pll_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
                targets: list[str] | None = None, attributes: list[str] | None = None,
-               max_batch_tokens: int = 8192) -> pd.DataFrame:
+               max_batch_tokens: int | None = None) -> pd.DataFrame:
     """Sentence PLL of every filled template (all entries and synonym variants).
 
     Returns columns set, template, target, attribute, variant, text, pll.

@@ -372,7 +372,7 @@ def ceat_from_occurrences(
 
 def occurrence_vectors(
     encoder, samples: dict[str, list], layer: int = -1, pooling: str = "mean",
-    batch_tokens: int = 8192, cache: bool = False, progress: bool = False,
+    batch_tokens: int | None = None, cache: bool = False, progress: bool = False,
     memo: dict | None = None,
 ) -> dict[str, np.ndarray]:
     """Contextual vectors of sampled occurrences: ``{word: (N, dim)}``, row i = occurrence i.

@@ -576,7 +576,7 @@ class CrowsRun:
 
 
 def run_crows(
-    model: str,
+    model,
     dataset: str = "planted",
     language: str = "en",
     bias_types: list[str] | None = None,
@@ -590,8 +590,10 @@ def run_crows(
     on_unmodified: str = "raise",
     **engine,
 ) -> CrowsRun:
-    """Stereotype score and JSD attribution of a registered LM on a pair set.
+    """Stereotype score and JSD attribution of an LM on a pair set.
 
+    ``model`` is a loaded :class:`polybias.scoring.LanguageModel` or what
+    :func:`polybias.models.load_lm` takes (a registered name, a model directory, a hub id).
     ``causal_bos`` and ``on_unmodified`` go to :func:`pair_scores` (bias-bench compat:
     ``method="bias-bench", causal_bos="first-token", on_unmodified="skip"``). Writes two
     run records (``crows`` and ``crows-jsd``) into ``output_dir`` when given.
@@ -603,7 +605,10 @@ def run_crows(
     if method is not None and method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
     pairs = load_pairs(dataset, language, bias_types, n_pairs, seed)
-    lm = load_lm(model)
+    from ..scoring import LanguageModel
+
+    lm = model if isinstance(model, LanguageModel) else load_lm(model)
+    model = lm.name
     scored = pair_scores(lm, pairs, method, causal_bos=causal_bos, on_unmodified=on_unmodified,
                          **engine)
     stereo = stereotype_score(scored, n_bootstrap=n_bootstrap, seed=seed)

@@ -75,7 +75,7 @@ def _mask_index(lm: scoring.LanguageModel, enc, start: int, text: str) -> int:
 
 
 def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: list[int],
-                           max_batch_tokens: int = 8192, shifts: list[int] | None = None) -> np.ndarray:
+                           max_batch_tokens: int | None = None, shifts: list[int] | None = None) -> np.ndarray:
     """(n, V) natural-log distributions predicted at the mask token starting at character
     ``starts[i]`` of ``texts[i]`` (other masks of the text stay masked).
 
@@ -115,7 +115,8 @@ def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: 
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     out: np.ndarray | None = None
     with torch.inference_mode():
-        for batch in scoring._pack(lengths, max_batch_tokens):
+        for batch in scoring._pack(lengths, lm.batch_tokens if max_batch_tokens is None
+                                   else max_batch_tokens):
             width = int(lengths[batch].max())
             ids = np.full((len(batch), width), pad, dtype=np.int64)
             for r, k in enumerate(batch):
@@ -144,7 +145,7 @@ def text_head(text: str) -> str:
 
 def target_logprobs(lm: scoring.LanguageModel, items: list[Filled], target: str,
                     masked: tuple[str, ...] | list[str] = (), mode: str = "word",
-                    read_at: str | None = None, max_batch_tokens: int = 8192,
+                    read_at: str | None = None, max_batch_tokens: int | None = None,
                     read_shift: list[int] | None = None) -> np.ndarray:
     """log P(target word | rest of the sentence) for realised templates.
 
@@ -251,7 +252,7 @@ def _items(book: TemplateBook, template: str, targets, attributes) -> tuple[list
 def kurita_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
                   targets: list[str] | None = None, attributes: list[str] | None = None,
                   mode: str = "word", prior_at: str = "target",
-                  max_batch_tokens: int = 8192, index_quirk: str | None = None) -> pd.DataFrame:
+                  max_batch_tokens: int | None = None, index_quirk: str | None = None) -> pd.DataFrame:
     """Fill, prior and corrected log-probability scores for every sentence of ``templates``.
 
     Every template needs exactly one target and one attribute slot; context slots are
@@ -313,7 +314,7 @@ def kurita_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list
 
 def ahn_oh_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
                   targets: list[str] | None = None, attributes: list[str] | None = None,
-                  max_batch_tokens: int = 8192) -> pd.DataFrame:
+                  max_batch_tokens: int | None = None) -> pd.DataFrame:
     """Fill, prior and corrected scores computed as Ahn & Oh's code does for multi-piece
     words (compat; ``multipiece="ahn-oh"`` of :func:`polybias.metrics.catbias.ahn_oh_cb`).
 

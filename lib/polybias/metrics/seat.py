@@ -250,7 +250,7 @@ def templated_test(test, groups: str | dict[str, str] = "noun",
 # ---------------------------------------------------------------- the test
 
 def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -1,
-                 batch_tokens: int = 8192, cache: bool = False,
+                 batch_tokens: int | None = None, cache: bool = False,
                  special_tokens: bool = True) -> dict[str, np.ndarray]:
     """Sentence vectors of the four sets, each distinct sentence encoded once."""
     from ..embeddings import sentence_vectors
@@ -264,7 +264,7 @@ def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -
 
 def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof: int = 1,
          alternative: Alternative = "greater", n_permutations: int = 100_000,
-         exact_limit: int = 1_000_000, seed: int = 0, batch_tokens: int = 8192,
+         exact_limit: int = 1_000_000, seed: int = 0, batch_tokens: int | None = None,
          cache: bool = False, special_tokens: bool = True) -> WeatResult:
     """Run one SEAT on an encoder (:mod:`polybias.embeddings`).
 

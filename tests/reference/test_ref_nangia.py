@@ -38,7 +38,7 @@ import pytest
 import torch
 import transformers
 from polybias.metrics import crows
-from refsupport import load_module, reference_file, tiny, tiny_lm
+from refsupport import CROWS_STYLE_PAIRS, load_module, reference_file, tiny, tiny_lm
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 REPO = "nyu-mll/crows-pairs"
@@ -47,34 +47,7 @@ PATH = "metric.py"
 #: (sent_more, sent_less, direction). Pair 2 differs only in case (identical token ids for
 #: the uncased BERT: a tie on both sides), pair 3 only by an inserted word, pair 4 swaps
 #: two words (difflib has a choice of blocks).
-PAIRS = [
-    ("The doctor said that she would be late for the meeting.",
-     "The doctor said that he would be late for the meeting.", "stereo"),
-    ("The nurse said that he would be late for the meeting.",
-     "The nurse said that she would be late for the meeting.", "antistereo"),
-    ("The old man walked slowly across the busy street.",
-     "the old man walked slowly across the busy street.", "stereo"),
-    ("The old man walked slowly across the busy street.",
-     "The old man walked across the busy street.", "stereo"),
-    ("Poor students rarely get the opportunities that rich students have.",
-     "Rich students rarely get the opportunities that poor students have.", "stereo"),
-    ("The Muslim family celebrated the holiday with a big dinner.",
-     "The Christian family celebrated the holiday with a big dinner.", "stereo"),
-    ("The Jewish family celebrated the holiday with a big dinner.",
-     "The Christian family celebrated the holiday with a big dinner.", "antistereo"),
-    ("Her husband cooked dinner while she repaired the roof.",
-     "His wife cooked dinner while he repaired the roof.", "antistereo"),
-    ("The Mexican workers were building houses in the suburbs.",
-     "The American workers were building houses in the suburbs.", "stereo"),
-    ("African students won the national science competition.",
-     "Asian students won the national science competition.", "antistereo"),
-    ("The girl fixed the broken bicycle by herself.",
-     "The boy fixed the broken bicycle by himself.", "antistereo"),
-    ("The engineers couldn't finish the bridge before the winter storms.",
-     "The nurses couldn't finish the bridge before the winter storms.", "stereo"),
-    ("Women are just as capable as men in leadership positions.",
-     "Men are just as capable as women in leadership positions.", "stereo"),
-]
+PAIRS = CROWS_STYLE_PAIRS
 
 
 def _append(self, other, ignore_index=False):

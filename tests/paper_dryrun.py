@@ -214,12 +214,15 @@ def prepare(work: Path) -> tuple[Path, dict[str, str]]:
 
 
 def run(work: Path) -> tuple[list[dict[str, Any]], Path]:
-    """Build everything under ``work`` and run the dry sweep in this process (``--jobs 1``:
-    the runs' GPU resources are not asked for); returns (outcomes, project root)."""
+    """Build everything under ``work``, lock the dry sweep from the cache and run it in this
+    process (``--jobs 1``: the runs' GPU resources are not asked for); returns (outcomes,
+    project root)."""
+    from polybias import lock
     from polybias.sweep import run_sweep
 
     config, env = prepare(work)
     os.environ.update(env)
+    lock.write_lock(lock.make_lock(config), lock.default_path(config), config)
     return run_sweep(config, jobs=1, progress=False), Path(env["POLYBIAS_ROOT"])
 
 

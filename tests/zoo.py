@@ -31,18 +31,30 @@ FORMATS = ("safetensors", "bin")
 
 # ---------------------------------------------------------------- tokenizer files
 
+#: Options of the build in progress (:func:`build` sets them): extra tokenizer training
+#: text (e.g. the sentences a sweep scores in other scripts) and the position limit.
+_OPTIONS: dict = {"text": (), "max_len": MAX_LEN}
+
+
 def _corpus() -> list[str]:
     from polybias.tiny_models import CORPUS
 
-    return list(CORPUS)
+    return list(CORPUS) + list(_OPTIONS["text"])
+
+
+def _vocab(size: int) -> int:
+    """Vocabulary size: ``size``, larger when extra text is in the corpus."""
+    return size if not _OPTIONS["text"] else max(size, 1500)
 
 
 def _sentencepiece(path: Path, vocab_size: int = 400, **options) -> None:
     import sentencepiece as spm
 
+    if _OPTIONS["text"]:
+        options.setdefault("hard_vocab_limit", False)
     buf = io.BytesIO()
     spm.SentencePieceTrainer.train(sentence_iterator=iter(_corpus()), model_writer=buf,
-                                   vocab_size=vocab_size, character_coverage=1.0, minloglevel=2,
+                                   vocab_size=_vocab(vocab_size), character_coverage=1.0, minloglevel=2,
                                    num_threads=1, **options)
     path.write_bytes(buf.getvalue())
 
@@ -64,12 +76,12 @@ def _wordpiece(folder: Path, lowercase: bool) -> None:
     specials = list(_SPECIALS["bert"].values())
     norm = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=None, clean_text=True,
                                       handle_chinese_chars=True)
-    vocab = _wordpiece_vocab(_corpus(), 400, specials, norm, pre_tokenizers.BertPreTokenizer())
+    vocab = _wordpiece_vocab(_corpus(), _vocab(400), specials, norm, pre_tokenizers.BertPreTokenizer())
     (folder / "vocab.txt").write_text("".join(p + "\n" for p in vocab), encoding="utf-8")
 
 
 def _tokenizer_config(folder: Path, cls: str, **extra) -> None:
-    cfg = {"tokenizer_class": cls, "model_max_length": MAX_LEN, **extra}
+    cfg = {"tokenizer_class": cls, "model_max_length": _OPTIONS["max_len"], **extra}
     (folder / "tokenizer_config.json").write_text(json.dumps(cfg), encoding="utf-8")
 
 
@@ -104,6 +116,7 @@ TOKENIZERS: dict[str, Callable[[Path], None]] = {
 def _config(arch: str, tok):
     import transformers as tf
 
+    MAX_LEN = _OPTIONS["max_len"]  # noqa: N806
     n = len(tok)
     if arch in ("BertForMaskedLM", "BertForPreTraining"):
         return tf.BertConfig(vocab_size=n, max_position_embeddings=MAX_LEN, pad_token_id=tok.pad_token_id, **SIZES)
@@ -159,7 +172,7 @@ def _mosaic(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 def _learned_positions(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """MPT weights with learned positions (``transformer.wpe``), as SEA-LION 3B has them."""
     out = dict(state)
-    out["transformer.wpe.weight"] = torch.zeros(MAX_LEN, state["transformer.wte.weight"].shape[1])
+    out["transformer.wpe.weight"] = torch.zeros(_OPTIONS["max_len"], state["transformer.wte.weight"].shape[1])
     return out
 
 
@@ -227,8 +240,18 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 
-def build(family: Family, fmt: str, folder: Path) -> Path:
-    """Write ``family``'s stand-in with weights in ``fmt`` into ``folder`` (created)."""
+def build(family: Family, fmt: str, folder: Path, max_len: int = MAX_LEN,
+          text: tuple[str, ...] = ()) -> Path:
+    """Write ``family``'s stand-in with weights in ``fmt`` into ``folder`` (created);
+    ``max_len`` positions, tokenizer trained on the tiny corpus plus ``text``."""
+    _OPTIONS.update(text=tuple(text), max_len=max_len)
+    try:
+        return _build(family, fmt, folder)
+    finally:
+        _OPTIONS.update(text=(), max_len=MAX_LEN)
+
+
+def _build(family: Family, fmt: str, folder: Path) -> Path:
     import transformers as tf
     from safetensors.torch import save_file
 

@@ -1,4 +1,4 @@
-"""Command line: ``polybias sweep|run|fetch|models|sources|datasets``."""
+"""Command line: ``polybias sweep|run|lock|fetch|models|sources|datasets``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ def main(argv: list[str] | None = None) -> int:
                    add_help=False)
     sub.add_parser("run", help="run one notebook on one set of parameters (see polybias run --help)",
                    add_help=False)
+    sub.add_parser("lock", help="pin a sweep's hub ids to commits in a lock file (polybias lock "
+                               "CONFIG [--output LOCK])", add_help=False)
     fetch = sub.add_parser("fetch", help="download and verify registered data sources")
     fetch.add_argument("names", nargs="*", help="source names (default: all)")
     sub.add_parser("models", help="list the model registry")
@@ -24,6 +26,10 @@ def main(argv: list[str] | None = None) -> int:
         from .sweep import main as sweep_main
 
         return sweep_main(argv[1:])
+    if argv[:1] == ["lock"]:
+        from .lock import main as lock_main
+
+        return lock_main(argv[1:])
     if argv[:1] == ["run"]:
         from .run import main as run_main
 

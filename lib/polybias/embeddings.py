@@ -89,6 +89,11 @@ class Encoder:
     load_info: Any = field(default=None, init=False, repr=False, compare=False)
     #: padded tokens per forward pass when an extraction call does not give ``batch_tokens``
     batch_tokens: int = field(default=8192, compare=False)
+    #: text normaliser applied before tokenising (the registry entry's ``normaliser``);
+    #: spans and offsets stay in the text given
+    normaliser: Any = field(default=None, compare=False)
+    #: its name, part of the cache fingerprint
+    normaliser_name: str | None = field(default=None, compare=False)
 
 
 # ---------------------------------------------------------------- loading
@@ -338,10 +343,18 @@ def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
             raise EmbeddingError(str(exc)) from exc
         if "path" in entry and not Path(opts["source"]).is_dir():
             raise EmbeddingError(f"model {name!r}: {opts['source']} is not a model directory")
-        return _load_folder(opts["source"], name, revision or opts["revision"], device, dtype,
+        from .loading import LoadError, get_normaliser
+
+        try:  # before loading: a missing normaliser refuses at once
+            normaliser = get_normaliser(opts.get("normaliser"), name)
+        except LoadError as exc:
+            raise EmbeddingError(str(exc)) from exc
+        encoder = _load_folder(opts["source"], name, revision or opts["revision"], device, dtype,
                             opts["allow_pickle"] if allow_pickle is None else bool(allow_pickle),
                             pooling=pooling, trust_remote_code=opts["trust_remote_code"],
                             memory_limit=memory_limit, batch_tokens=batch_tokens)
+        encoder.normaliser, encoder.normaliser_name = normaliser, opts.get("normaliser")
+        return encoder
     raise EmbeddingError(f"model {name!r} needs 'package', 'hub', 'path' or 'trained'")
 
 
@@ -394,7 +407,10 @@ class _Pieces:
 
 
 def _encode_chunk(encoder: Encoder, texts: list[str], first: int) -> list[_Pieces]:
-    enc = encoder.tokenizer(texts, add_special_tokens=True, return_offsets_mapping=True,
+    from .loading import normalise
+
+    done = [normalise(encoder.normaliser, t) for t in texts]
+    enc = encoder.tokenizer([t for t, _ in done], add_special_tokens=True, return_offsets_mapping=True,
                             return_special_tokens_mask=True, truncation=False, verbose=False)
     out = []
     for k, (ids, offs, special) in enumerate(zip(enc["input_ids"], enc["offset_mapping"],
@@ -404,7 +420,7 @@ def _encode_chunk(encoder: Encoder, texts: list[str], first: int) -> list[_Piece
             raise EmbeddingError(f"text {first + k} has no tokens besides special tokens: "
                                  f"{texts[k][:60]!r}")
         a, b = int(content[0]), int(content[-1]) + 1
-        offsets = np.asarray(offs, dtype=np.int64).reshape(-1, 2)[a:b].copy()
+        offsets = done[k][1](np.asarray(offs, dtype=np.int64).reshape(-1, 2))[a:b].copy()
         offsets[np.asarray(special[a:b], dtype=bool)] = 0
         out.append(_Pieces(list(ids[:a]), list(ids[a:b]), list(ids[b:]), offsets))
     return out
@@ -558,6 +574,8 @@ def fingerprint(encoder: Encoder) -> str:
     if encoder._fingerprint is None:
         h = hashlib.sha256()
         h.update(f"{_CACHE_VERSION}|{encoder.name}|{encoder.max_length}|{encoder.pooling}|".encode())
+        if encoder.normaliser_name:
+            h.update(f"normaliser:{encoder.normaliser_name}|".encode())
         if encoder.revision:
             h.update(f"rev:{encoder.revision}|".encode())
         else:

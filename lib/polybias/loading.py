@@ -292,6 +292,22 @@ def _from_hub(repo_id: str, revision: str | None, label: str) -> tuple[Path, str
     return Path(path), str(info.sha)
 
 
+def resolve_commit(repo_id: str, revision: str | None = None) -> str:
+    """The 40-hex commit a hub id's ``revision`` (``main`` when None) names, nothing
+    downloaded: offline (``HF_HUB_OFFLINE``) from the cache's ``refs/`` (and a snapshot that
+    is there), online from the hub. Raises :class:`NotCachedError` naming the hub id."""
+    if _offline():
+        return _from_cache(repo_id, revision, f"model {repo_id!r}")[1]
+    try:
+        from huggingface_hub import HfApi
+
+        return str(HfApi().model_info(repo_id, revision=revision).sha)
+    except Exception as exc:  # network, auth, unknown repository or revision
+        raise NotCachedError(f"model {repo_id!r}: cannot resolve it on the hub "
+                             f"({_first_line(exc)}); check the id and revision, or set "
+                             "HF_HUB_OFFLINE=1 to use the local cache") from exc
+
+
 def read_config(source: str | os.PathLike, revision: str | None = None,
                 name: str | None = None) -> dict[str, Any]:
     """``config.json`` of ``source`` as a dict, resolved as :func:`load_checkpoint` does
@@ -793,6 +809,48 @@ def _banglabert() -> Callable[[str], str]:
                               "is not the csebuetnlp one (pip install "
                               "git+https://github.com/csebuetnlp/normalizer)")
     return normalize
+
+
+def normalise(normaliser: Callable[[str], str] | None, text: str):
+    """``(normalised text, remap)``: ``remap(offsets)`` takes an ``(n, 2)`` array of
+    character spans in the normalised text to spans of ``text`` (so spans computed on the
+    text as given stay valid). Characters the normaliser keeps map one to one; a span
+    inside a stretch it rewrote maps to the whole stretch of ``text`` it came from.
+
+    >>> import numpy as np
+    >>> t, remap = normalise(lambda s: s.replace("colour", "color"), "a colour red")
+    >>> t, remap(np.array([[2, 7], [8, 11]])).tolist()
+    ('a color red', [[2, 8], [9, 12]])
+    """
+    import difflib
+
+    import numpy as np
+
+    if normaliser is None:
+        return text, lambda offsets: offsets
+    new = normaliser(text)
+    if not isinstance(new, str):
+        raise NormaliserError(f"text normaliser returned {type(new).__name__}, not a string")
+    if new == text:
+        return text, lambda offsets: offsets
+    start = np.zeros(len(new) + 1, dtype=np.int64)
+    end = np.zeros(len(new) + 1, dtype=np.int64)
+    start[len(new)] = len(text)
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, text, new, autojunk=False).get_opcodes():
+        if op == "equal":
+            start[j1:j2] = np.arange(i1, i2)
+            end[j1 + 1:j2 + 1] = np.arange(i1 + 1, i2 + 1)
+        elif j2 > j1:  # replace or insert
+            start[j1:j2] = i1
+            end[j1 + 1:j2 + 1] = i2
+
+    def remap(offsets):
+        offsets = np.asarray(offsets, dtype=np.int64)
+        out = np.stack([start[offsets[..., 0]], end[offsets[..., 1]]], axis=-1)
+        out[(offsets[..., 0] == 0) & (offsets[..., 1] == 0)] = 0  # special tokens stay (0, 0)
+        return out
+
+    return new, remap
 
 
 #: Normaliser name → factory returning the callable (raising when it cannot be had).

@@ -370,11 +370,19 @@ def load_lm(name: str, registry: dict[str, dict[str, Any]] | None = None, *,
                     "trust_remote_code": False, "allow_pickle": False, "name": name}
         else:
             opts = loading_options(name, {name: entry})
-        opts.pop("normaliser", None)
+        from . import loading
+
+        normaliser_name = opts.pop("normaliser", None)
+        try:  # before loading: a missing normaliser refuses at once
+            normaliser = loading.get_normaliser(normaliser_name, name)
+        except loading.LoadError as exc:
+            raise ModelError(str(exc)) from exc
         source = opts.pop("source")
         opts["revision"] = revision or opts["revision"]
-        return scoring.load_language_model(source, kind=kind, device=device, dtype=dtype,
-                                           batch_tokens=batch_tokens, **opts, **options)
+        lm = scoring.load_language_model(source, kind=kind, device=device, dtype=dtype,
+                                         batch_tokens=batch_tokens, **opts, **options)
+        lm.normaliser = normaliser
+        return lm
     raise ModelError(f"model {name!r} needs 'hub', 'path' or 'trained'")
 
 

@@ -73,6 +73,9 @@ class LanguageModel:
     load_info: Any = None
     #: padded tokens per forward pass when an engine call does not give ``max_batch_tokens``
     batch_tokens: int = 8192
+    #: text normaliser applied to every text before tokenising (the registry entry's
+    #: ``normaliser``, :func:`polybias.loading.get_normaliser`); offsets stay in the text given
+    normaliser: Any = None
 
 
 @dataclass
@@ -281,11 +284,15 @@ def _bos(lm: LanguageModel, ids: np.ndarray, special: np.ndarray) -> int | None:
 
 
 def _encode(lm: LanguageModel, texts: list[str], causal: bool = False) -> list[_Encoded]:
-    """Tokenize; check emptiness and length (a BOS the engine prepends counts)."""
+    """Tokenize (after the model's text normaliser, offsets mapped back to the text given);
+    check emptiness and length (a BOS the engine prepends counts)."""
+    from .loading import normalise
+
     tok = lm.tokenizer
     out = []
     for i, text in enumerate(texts):
-        enc = tok(text, add_special_tokens=True, return_offsets_mapping=True,
+        normalised, remap = normalise(lm.normaliser, text)
+        enc = tok(normalised, add_special_tokens=True, return_offsets_mapping=True,
                   return_special_tokens_mask=True, truncation=False)
         ids = np.asarray(enc["input_ids"], dtype=np.int64)
         special = np.asarray(enc["special_tokens_mask"], dtype=bool)
@@ -296,7 +303,7 @@ def _encode(lm: LanguageModel, texts: list[str], causal: bool = False) -> list[_
             raise ScoringError(
                 f"text {i} is {n} tokens long (special tokens included) but {lm.name} accepts at "
                 f"most {lm.max_length}; shorten or split it: {text[:60]!r}")
-        offsets = np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+        offsets = remap(np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2))
         offsets[special] = 0
         out.append(_Encoded(ids, offsets, special, enc.word_ids(),
                             tok.convert_ids_to_tokens(ids.tolist())))

@@ -23,6 +23,11 @@ anything runs. A parameter the notebook annotates ``list`` given a single value 
 weat1``) is passed as a one-item list (``["weat1"]``), never as a string whose letters a
 loop would visit one by one.
 
+A lock file (:mod:`polybias.lock`, written by ``polybias lock CONFIG``) pins hub ids to
+commits: ``<config stem>.lock.yaml`` beside the config is used when present (``--lock
+LOCK`` names another, ``--no-lock`` none), and each run of a hub model gets its locked
+commit as the ``revision`` parameter.
+
 Each run gets ``output_dir`` (its folder under ``results/``) as a parameter. A run
 starts by emptying its folder, executes the notebook there and, only when it
 succeeded, writes ``executed.ipynb`` and then a ``run.json`` marker (atomically, last)
@@ -248,13 +253,18 @@ def _data_registry(config: Path) -> dict[str, Any]:
         raise SweepError(f"{config}: 'sources' needs the data registry: {exc}") from exc
 
 
-def load_sweep(config: str | Path) -> list[Run]:
+def load_sweep(config: str | Path, lock: str | Path | bool | None = True) -> list[Run]:
     """Expand a sweep YAML into its runs, validated; nothing is executed.
 
     Parameters
     ----------
     config : str or Path
         The sweep YAML (see the module docstring).
+    lock : True, a path, or None/False
+        The lock file (:mod:`polybias.lock`) whose commits become the ``revision`` of the
+        runs of hub models: True (default) uses ``<config stem>.lock.yaml`` beside the
+        config when there is one; a path uses that file (which must exist); None or False
+        uses none.
 
     Returns
     -------
@@ -320,7 +330,21 @@ def load_sweep(config: str | Path) -> list[Run]:
     dups = sorted(k for k, n in Counter(r.key for r in runs).items() if n > 1)
     if dups:
         raise SweepError(f"{config}: runs collide on the same folder: {', '.join(dups)}")
-    return runs
+    return _locked(runs, config, lock)
+
+
+def _locked(runs: list[Run], config: Path, lock: str | Path | bool | None) -> list[Run]:
+    from . import lock as locking
+
+    if lock is None or lock is False:
+        return runs
+    path = locking.default_path(config) if lock is True else Path(lock)
+    if lock is True and not path.is_file():
+        return runs
+    try:
+        return locking.apply_lock(runs, locking.read_lock(path), path, config)
+    except locking.LockError as exc:
+        raise SweepError(str(exc)) from None
 
 
 def _fill(template: str, point: dict[str, Any], where: str) -> str:
@@ -678,16 +702,18 @@ def _unplaceable(runs: list[Run], client) -> list[Run]:
 def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
               only: str | None = None, scheduler: str | None = None,
               cluster_config: str | Path | None = None, gpus: int | None = None,
-              client=None, progress: bool = True) -> list[dict[str, Any]]:
+              client=None, progress: bool = True,
+              lock: str | Path | bool | None = True) -> list[dict[str, Any]]:
     """Execute every run of ``config`` not yet done; return one outcome dict per run.
 
     ``client``: an existing ``distributed.Client`` to use (then ``jobs``, ``scheduler``,
     ``cluster_config`` and ``gpus`` are ignored). Otherwise see the module docstring.
+    ``lock``: the lock file, as :func:`load_sweep` takes it.
     """
     from tqdm.auto import tqdm
 
     root = paths.project_root()
-    runs = [r for r in load_sweep(config) if only is None or only in r.key]
+    runs = [r for r in load_sweep(config, lock) if only is None or only in r.key]
     done = [not force and is_done(r, root) for r in runs]
     outcomes = [{"key": r.key, "status": "skipped", "reason": DONE}
                 for r, d in zip(runs, done, strict=True) if d]
@@ -854,15 +880,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=None, help="run only keys containing this text")
     parser.add_argument("--list", action="store_true", help="list the runs and exit")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--lock", default=None, metavar="LOCK",
+                        help="lock file of hub commits (default: <config stem>.lock.yaml beside "
+                             "the config when there is one; see polybias lock)")
+    parser.add_argument("--no-lock", action="store_true", help="ignore any lock file")
     args = parser.parse_args(argv)
     if args.scheduler and args.cluster:
         parser.error("--scheduler and --cluster exclude each other")
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.lock and args.no_lock:
+        parser.error("--lock and --no-lock exclude each other")
+    lock = None if args.no_lock else (args.lock or True)
     try:
         if args.list:
             root = paths.project_root()
-            for r in load_sweep(args.config):
+            for r in load_sweep(args.config, lock):
                 folder = _folder(r, root)
                 state = "done" if is_done(r, root) else (
                     "running" if RunLock(folder).held_elsewhere() else
@@ -872,7 +905,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         outcomes = run_sweep(args.config, args.jobs, args.force, args.only, scheduler=args.scheduler,
                              cluster_config=args.cluster, gpus=args.gpus,
-                             progress=not args.no_progress)
+                             progress=not args.no_progress, lock=lock)
     except SweepError as exc:
         print(f"polybias sweep: {exc}", file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@
 # The embedded default `minilm-l6` (all-MiniLM-L6-v2) is not one of the encoders May et
 # al. evaluated, so there is no published row to compare with: the table below is our
 # measurement only. Sentence vectors use the model's own pooling (mean over all tokens
-# for MiniLM), not the first-wordpiece vector of the original code (DESIGN.md §6).
+# for MiniLM), not the first-wordpiece vector of the original code (docs/conventions.md, pitfalls).
 
 # %% tags=["parameters"]
 model: str = "minilm-l6"  # registered encoder or MLM (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id

@@ -172,7 +172,7 @@ else:
     print("(not run: reproduce = False)")
 
 # %% [markdown]
-# The file also shows the scoring problems of the seed-004 code (DESIGN.md §6: softmax
+# The file also shows the scoring problems of the seed-004 code (docs/conventions.md, pitfalls: softmax
 # over sentence positions instead of the vocabulary, multi-token identities looked up as
 # one unknown token): for Food × Music, Food × Religion and Music × Religion,
 # `probs_var_within_adjective` is 0 — every identity pair got the same probability for a

@@ -21,7 +21,7 @@
 # The project scores every identity as a whole word (softmax over the vocabulary,
 # multi-piece words by the chain rule), unlike the seed-004 code, which applied the
 # softmax over sentence positions and looked multi-token identities up as one unknown
-# token (DESIGN.md §6; notebook 6 shows the trace this left in its results).
+# token (docs/conventions.md, pitfalls; notebook 6 shows the trace this left in its results).
 #
 # Offline default: the planted MLM (male terms co-occur with career words, p = 0.9) on
 # "{pro} said that the {target} cares about the {attribute} .", where pronouns are a

@@ -9,7 +9,7 @@ Every contextual metric (SEAT, CEAT, per-layer analyses) reads its vectors from 
 
       v(w) = 1/|P| Σ_{t ∈ P} h_t^(layer)        (pooling="mean", the default)
 
-  where P is the set of pieces of the occurrence, the suffix included (DESIGN.md §5;
+  where P is the set of pieces of the occurrence, the suffix included (docs/conventions.md;
   seed 000 §3 averages the pieces of the surface word). ``"first"`` / ``"last"`` take
   one piece only. A root-only vector (seed 000's code) is a shorter span passed by the
   caller: the pieces overlapping the root are pooled. A SentencePiece marker split off
@@ -21,7 +21,7 @@ Every contextual metric (SEAT, CEAT, per-layer analyses) reads its vectors from 
   special tokens included, as ``sentence-transformers`` does), the first token
   (``"cls"``), or the mean over non-special tokens (``"mean"``); ``"first-piece"`` takes
   the first token after the special prefix, the May et al. (2019) sent-bias code's choice
-  for BERT (DESIGN §6), only to reproduce its numbers. The final L2
+  for BERT (docs/conventions.md, pitfalls), only to reproduce its numbers. The final L2
   normalisation of some sentence-transformers models is left out (cosines are unchanged).
 
 Engine: texts are tokenized in chunks with the fast tokenizer; identical inputs (the

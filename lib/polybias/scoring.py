@@ -1,7 +1,7 @@
 """Language-model scoring engine: per-token log-probabilities of masked and causal LMs.
 
 Every LM-based metric (CrowS-Pairs, JSD attribution, Kurita, CB score with PLL) reads
-its numbers from here, so the conventions live in one place (DESIGN.md §5):
+its numbers from here, so the conventions live in one place (docs/conventions.md):
 
 * **Masked LMs** — pseudo-log-likelihood (PLL; Salazar et al. 2020, ACL,
   "Masked Language Model Scoring"):

@@ -1,4 +1,4 @@
-"""Planted-bias corpora and the small models the project trains on them (DESIGN §4).
+"""Planted-bias corpora and the small models the project trains on them (embedded defaults, README).
 
 A *planted corpus* is made of simple template sentences that pair one **target** word
 (male or female terms) with one **attribute** word (career or family words). With

@@ -1,7 +1,7 @@
 """Tiny random-weight language models with locally trained tokenizers, one per family.
 
 Tests and examples need every tokenizer and architecture family the project scores
-(DESIGN.md §4) without the network. :func:`build_tiny_model` trains a tokenizer with
+(the embedded defaults, README) without the network. :func:`build_tiny_model` trains a tokenizer with
 the ``tokenizers`` library on a small built-in English corpus (:data:`CORPUS`) and
 builds a ``transformers`` model of that family from a small config with random weights
 (seeded with ``torch.manual_seed``; the global torch RNG is left untouched). Same family,

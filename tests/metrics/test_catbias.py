@@ -108,7 +108,7 @@ def test_seed002_aggregate_is_the_prior_count_weighted_mean(mirror):
     counts = seed002.prior_counts()
     rep, per_set = seed002_notebook_values()
     agg = catbias.seed002_aggregate(per_set, counts).set_index(["category", "language"])["cb"]
-    assert agg["gender", "english"] == pytest.approx(0.6271, abs=5e-5)  # DESIGN.md §7
+    assert agg["gender", "english"] == pytest.approx(0.6271, abs=5e-5)  # seed 002 aggregate (0.63 in its Table 2)
     nb_agg = rep[rep.table.str.startswith("main.ipynb") & (rep.template_set == "aggregated")]
     for r in nb_agg.itertuples():
         assert agg[r.category, r.language] == pytest.approx(r.value, abs=1e-4)
@@ -152,7 +152,7 @@ def test_seed004_two_characteristic_scores(mirror):
     path = data.fetch("seed004-cg-score-2")
     ours = catbias.seed004_interaction_scores(path).set_index("characteristics").score
     reported = report.load_reported("capstone2023_interaction", metric="cb_score").set_index("characteristics").value
-    assert ours["Countries,Languages"] == pytest.approx(0.53699, abs=5e-6)  # DESIGN.md §7
+    assert ours["Countries,Languages"] == pytest.approx(0.53699, abs=5e-6)  # seed 004, CG_score_2.json
     assert ours.sort_index().to_numpy() == pytest.approx(reported.sort_index().to_numpy(), rel=1e-9)
     proper = catbias.seed004_interaction_scores(path, method="ahn-oh").set_index("characteristics").score
     assert not np.allclose(proper.sort_index(), ours.sort_index())  # the published recipe differs

@@ -106,7 +106,7 @@ def test_all_words_missing_is_an_error(toy):
         weat_test(toy, make_test(["x1"], ["y1"], A=("zz",)), on_missing="drop")
 
 
-# ----------------------------------------------------------- published values (DESIGN §7)
+# ----------------------------------------------------------- published values (Caliskan et al. 2017)
 
 REPRODUCED = ["WEAT1", "WEAT2", "WEAT3", "WEAT5", "WEAT6", "WEAT7", "WEAT8", "WEAT9"]
 

@@ -8,7 +8,7 @@ eq. 2): for templates T, attributes A and groups N,
 
 where P(n | t, a) is the probability of group n at the target mask with the attribute
 written out and the **prior** P(n | t, prior) the same with the attribute masked too
-("double mask"). ``Var`` is the population variance (``ddof=0``, DESIGN.md §5) unless
+("double mask"). ``Var`` is the population variance (``ddof=0``, docs/conventions.md) unless
 ``ddof=1`` is asked for. The ratio is exactly the corrected score of
 :mod:`polybias.metrics.logprob`, whose target-mask reading this module reuses.
 
@@ -274,7 +274,7 @@ def ahn_oh_cb(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str
     For one-piece words it equals the first-piece score. The reference takes the
     **sample** variance (pandas ``Series.var``, ``score.py`` line 158): pass ``ddof=1``
     to reproduce its numbers; the default ``ddof=0`` is the population variance of
-    eq. 2 (DESIGN.md §5), smaller by the factor (N − 1)/N for N groups.
+    eq. 2 (docs/conventions.md), smaller by the factor (N − 1)/N for N groups.
     """
     if multipiece not in MULTIPIECE:
         raise CatBiasError(f"multipiece must be one of {MULTIPIECE}, got {multipiece!r}")

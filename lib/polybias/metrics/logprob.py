@@ -8,7 +8,7 @@ with a target slot (a group word) and an attribute slot (a trait),
 * **prior score** ``log p_prior = log P(target | sentence with target and attribute masked)``,
 * **corrected score** (log-probability bias score) ``log p_tgt − log p_prior``,
 
-where both probabilities are read **at the target's mask** (DESIGN.md §6: Kurita's
+where both probabilities are read **at the target's mask** (docs/conventions.md, pitfalls: Kurita's
 reference code reads the prior at another index and the Bangla scripts read it at the
 trait slot; ``prior_at="attribute"`` reproduces that mistake on purpose, for comparison).
 

@@ -7,7 +7,7 @@ mean_{b∈B} cos(w, b) over the sentence vectors,
 
     d = (mean_{x∈X} s(x, A, B) − mean_{y∈Y} s(y, A, B)) / std_{w∈X∪Y} s(w, A, B)
 
-with ddof=1 (DESIGN.md §5) and the one-sided permutation p-value of Σ_X s − Σ_Y s
+with ddof=1 (docs/conventions.md) and the one-sided permutation p-value of Σ_X s − Σ_Y s
 (:func:`polybias.stats.split_permutation_test`).
 
 Tests come from two places:
@@ -23,7 +23,7 @@ Tests come from two places:
 
 Sentence vectors come from :func:`polybias.embeddings.sentence_vectors` (the model's own
 pooling by default; ``pooling="first-piece"`` reproduces the sent-bias code's first
-wordpiece vector for comparison only, DESIGN.md §6). Duplicate sentences are encoded once.
+wordpiece vector for comparison only, docs/conventions.md, pitfalls). Duplicate sentences are encoded once.
 """
 
 from __future__ import annotations

@@ -58,7 +58,10 @@ def test_mirror_is_used_and_verified(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def http_server(tmp_path):
+def http_server(tmp_path, monkeypatch):
+    # a proxy set for the machine must not catch requests to this local server
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(name, "127.0.0.1,localhost")
     root = tmp_path / "served"
     root.mkdir()
     (root / "file.txt").write_text("payload")

@@ -40,23 +40,30 @@ def scores_with_ci(table: pd.DataFrame, title: str, file: str | None = None, cha
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
-    import numpy as np
 
     fig, ax = plt.subplots(figsize=(max(4, 0.8 * len(table) + 2), 3.2))
-    x = np.arange(len(table))
-    ax.bar(x, table["score"], color="#3b6ea8")
-    if {"ci_low", "ci_high"} <= set(table.columns) and table["ci_low"].notna().all():
-        err = np.vstack([table["score"] - table["ci_low"], table["ci_high"] - table["score"]])
-        ax.errorbar(x, table["score"], yerr=err, fmt="none", ecolor="black", capsize=3)
-    ax.axhline(chance, color="grey", ls="--", lw=0.8)
-    ax.set_xticks(x, table["bias_type"])
-    ax.set_ylim(0, 100)
+    _score_bars(ax, table, table["bias_type"], chance)
     ax.set_ylabel("score (%)")
     ax.set_title(title)
     fig.tight_layout()
     if file:
         save_figure(fig, file)
     return fig
+
+
+def _score_bars(ax, table: pd.DataFrame, labels, chance: float, **ticks) -> None:
+    """Bars of ``table["score"]`` with ``ci_low``/``ci_high`` whiskers where all are known,
+    a dashed line at ``chance``, ``labels`` as ticks (``ticks`` styles them), y from 0 to 100."""
+    import numpy as np
+
+    pos = np.arange(len(table))
+    ax.bar(pos, table["score"], color="#3b6ea8")
+    if {"ci_low", "ci_high"} <= set(table.columns) and table["ci_low"].notna().all():
+        err = np.vstack([table["score"] - table["ci_low"], table["ci_high"] - table["score"]])
+        ax.errorbar(pos, table["score"], yerr=err, fmt="none", ecolor="black", capsize=3)
+    ax.axhline(chance, color="grey", ls="--", lw=0.8)
+    ax.set_xticks(pos, labels, **ticks)
+    ax.set_ylim(0, 100)
 
 
 def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x: str = "label",
@@ -68,7 +75,6 @@ def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x:
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
-    import numpy as np
 
     groups = list(pd.unique(table[group])) if group in table else [None]
     widths = [max(2, len(table) if g is None else int((table[group] == g).sum())) for g in groups]
@@ -76,14 +82,7 @@ def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x:
                              gridspec_kw={"width_ratios": widths}, squeeze=False)
     for ax, g in zip(axes[0], groups, strict=True):
         part = table if g is None else table[table[group] == g]
-        pos = np.arange(len(part))
-        ax.bar(pos, part["score"], color="#3b6ea8")
-        if {"ci_low", "ci_high"} <= set(part.columns) and part["ci_low"].notna().all():
-            err = np.vstack([part["score"] - part["ci_low"], part["ci_high"] - part["score"]])
-            ax.errorbar(pos, part["score"], yerr=err, fmt="none", ecolor="black", capsize=3)
-        ax.axhline(chance, color="grey", ls="--", lw=0.8)
-        ax.set_xticks(pos, part[x], rotation=30, ha="right")
-        ax.set_ylim(0, 100)
+        _score_bars(ax, part, part[x], chance, rotation=30, ha="right")
         if g is not None:
             ax.set_title(str(g), fontsize=9)
     axes[0][0].set_ylabel("score (%)")

@@ -18,14 +18,20 @@ counting) is the reference's own code on today's torch/transformers.
 
 from __future__ import annotations
 
-import csv
 import re
 
 import numpy as np
 import pandas as pd
 import pytest
 from polybias.metrics import crows
-from refsupport import CROWS_STYLE_PAIRS, load_module, reference_file, tiny, tiny_lm
+from refsupport import (
+    CROWS_STYLE_PAIRS,
+    load_module,
+    reference_file,
+    tiny,
+    tiny_lm,
+    write_pairs_csv,
+)
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 REPO = "McGill-NLP/bias-bench"
@@ -41,12 +47,7 @@ PAIRS = CROWS_STYLE_PAIRS
 def runner(tmp_path, monkeypatch):
     """(run(model, tokenizer, generative) -> (metric, N, per-pair rows, printed), csv path)."""
     mod = load_module("bias_bench_crows_reference", reference_file(REPO, PATH))
-    file = tmp_path / "pairs.csv"
-    with file.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["sent_more", "sent_less", "stereo_antistereo", "bias_type"])
-        for more, less, d in PAIRS:
-            w.writerow([more, less, d, "gender"])
+    file = write_pairs_csv(tmp_path / "pairs.csv", PAIRS)
     appended: list[dict] = []
 
     def append(self, other, ignore_index=False):

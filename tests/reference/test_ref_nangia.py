@@ -26,7 +26,6 @@ per-sentence scores come from calling its own ``mask_unigram`` on the rows its
 
 from __future__ import annotations
 
-import csv
 import io
 import re
 import sys
@@ -38,7 +37,14 @@ import pytest
 import torch
 import transformers
 from polybias.metrics import crows
-from refsupport import CROWS_STYLE_PAIRS, load_module, reference_file, tiny, tiny_lm
+from refsupport import (
+    CROWS_STYLE_PAIRS,
+    load_module,
+    reference_file,
+    tiny,
+    tiny_lm,
+    write_pairs_csv,
+)
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 REPO = "nyu-mll/crows-pairs"
@@ -60,12 +66,7 @@ def reference(tmp_path_factory):
     file = reference_file(REPO, PATH)
     model, tok = tiny("bert")
     folder = tmp_path_factory.mktemp("nangia")
-    pairs = folder / "pairs.csv"
-    with pairs.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["sent_more", "sent_less", "stereo_antistereo", "bias_type"])
-        for more, less, d in PAIRS:
-            w.writerow([more, less, d, "gender"])
+    pairs = write_pairs_csv(folder / "pairs.csv", PAIRS)
 
     def tokenizer(name, *a, **k):
         assert name == "bert-base-uncased"

@@ -29,7 +29,7 @@ $(VENV)/.installed: pyproject.toml
 env: $(VENV)/.installed ## create the virtual environment (.venv) if absent
 
 # Checked outputs use only the pinned planted models (data/planted): trained weights
-# depend on the CPU, so training one on the fly is an error there (polybias.pinned).
+# depend on the CPU, so training one on the fly is an error there (polybias.planted.pinned).
 CHECKED := POLYBIAS_PLANTED=pinned
 
 reproduce: env ## run the embedded-default sweep (records, executed notebooks, tables, figures), then the paper
@@ -46,7 +46,7 @@ test: env ## unit tests, doctests, then nbval on the executed notebooks (writing
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider paper/executed
 
 planted: env ## retrain the pinned planted models from their stored specs (data/planted) and report changes
-	$(PY) -m polybias.pinned retrain
+	$(PY) -m polybias.planted.pinned retrain
 
 lint: env ## ruff
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks

@@ -47,9 +47,9 @@ def synthetic_pairs(n: int, seed: int = 0):
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:
+    from polybias.engines.scoring import wrap_language_model
     from polybias.metrics.crows import pair_scores
-    from polybias.scoring import wrap_language_model
-    from polybias.tiny_models import CORPUS, build_tiny_model
+    from polybias.planted.tiny_models import CORPUS, build_tiny_model
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=30)

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from polybias.data.wordlists import AssociationTest, WordSet
 from polybias.metrics.ceat import ceat_from_occurrences
-from polybias.wordlists import AssociationTest, WordSet
 from scipy.stats import norm
 
 

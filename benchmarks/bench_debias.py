@@ -1,4 +1,4 @@
-"""Debiasing benchmarks: polybias.debias against the reference algorithms, re-executed
+"""Debiasing benchmarks: polybias.metrics.debias against the reference algorithms, re-executed
 as published, on the embedded w2v-gnews (13k x 300), in the same run.
 
 * hard debias against Bolukbasi et al.'s debiaswe ``debias`` (a Python loop over the
@@ -18,13 +18,14 @@ import os
 import time
 
 import numpy as np
-from polybias import debias, models
+from polybias import models
+from polybias.metrics import debias
 
 
 def debiaswe_hard_debias(words, vecs, gender_specific, definitional, equalize):
     """debiaswe's ``debias`` (debias.py + we.py) as published: float32, sklearn PCA,
     ``drop`` per word outside the gender-specific set, equalise lower/Title/UPPER forms.
-    Returns the vectors and the gender direction (tests/test_debias.py checks against it)."""
+    Returns the vectors and the gender direction (tests/metrics/test_debias.py checks against it)."""
     from sklearn.decomposition import PCA
 
     vecs = np.array(vecs, dtype="float32")
@@ -66,7 +67,7 @@ def ravfogel_inlp(X, y, X_dev, y_dev, n):
     """Ravfogel et al.'s ``get_debiasing_projection`` (autoregressive, min_accuracy 0):
     projection matrices on each classifier's row space (``scipy.linalg.orth``), and
     ``P = I − orth(Σ P_Wi)`` after every step. Returns ``P`` and each classifier's dev
-    accuracy (tests/test_debias.py checks against both)."""
+    accuracy (tests/metrics/test_debias.py checks against both)."""
     import scipy.linalg
     from sklearn.svm import LinearSVC
 

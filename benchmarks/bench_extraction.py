@@ -6,7 +6,7 @@ that encodes one sentence at a time, measured in the same run on the same inputs
 Three workloads:
 
 * **word vectors, distinct sentences**: sentences of 6-40 words from the project's
-  varied-length planted corpus (:func:`polybias.synthetic.varied_length_corpus`), the
+  varied-length planted corpus (:func:`polybias.planted.synthetic.varied_length_corpus`), the
   target being the first male or female term of each; the vector is the mean of the
   last layer over the target's pieces. The naive loop tokenizes one sentence, runs the
   model on it, finds the pieces by offsets and averages them.
@@ -18,7 +18,7 @@ Three workloads:
   templates and the WEAT word lists, the model's own (mean) pooling.
 
 The engine sorts by length, packs batches under a token budget and runs identical inputs
-once (:mod:`polybias.embeddings`). Every vector must agree with the naive one to 1e-5;
+once (:mod:`polybias.engines.embeddings`). Every vector must agree with the naive one to 1e-5;
 the ratio of the best of ``--repeat`` alternating timings (naive / engine) is printed.
 Both run on ``--threads`` torch threads (1 by default: on a small, shared machine two
 threads mostly measure how the naive loop's many small operations wait for each other,
@@ -40,7 +40,7 @@ import torch  # noqa: E402
 
 
 def word_workload(n: int) -> tuple[list[str], list[tuple[int, int]]]:
-    from polybias import synthetic
+    from polybias.planted import synthetic
 
     targets = synthetic.planted_groups("en")["targets"]
     terms = sorted({w for group in targets.values() for w in group}, key=len, reverse=True)
@@ -59,7 +59,7 @@ def word_workload(n: int) -> tuple[list[str], list[tuple[int, int]]]:
 def ceat_workload(n: int, words_per_target: int = 8, corpus_size: int = 400, seed: int = 0):
     """``n`` draws: ``n // words_per_target`` occurrences of each of the first
     ``words_per_target`` target terms found, sampled with replacement."""
-    from polybias import synthetic
+    from polybias.planted import synthetic
 
     targets = synthetic.planted_groups("en")["targets"]
     terms = sorted({w for group in targets.values() for w in group})
@@ -81,8 +81,8 @@ def ceat_workload(n: int, words_per_target: int = 8, corpus_size: int = 400, see
 
 
 def sentence_workload(n: int) -> list[str]:
+    from polybias.data.wordlists import load_tests
     from polybias.metrics import seat
-    from polybias.wordlists import load_tests
 
     templates = seat.load_templates("en")
     words = list(dict.fromkeys(w for t in load_tests("en").values()
@@ -138,7 +138,7 @@ def compare(label, short_label, reference, engine, naive, rows, repeat):
 
 
 def main(quick: bool | None = None, sentences: int | None = None, threads: int | None = None) -> list[dict]:
-    from polybias import embeddings
+    from polybias.engines import embeddings
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=500, help="inputs per workload")

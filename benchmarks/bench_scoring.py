@@ -83,8 +83,8 @@ def load_pairs(n: int) -> tuple[list[tuple[str, str]], str]:
 
 
 def build(pairs: list[tuple[str, str]]):
-    from polybias.scoring import wrap_language_model
-    from polybias.tiny_models import CORPUS, build_tiny_model
+    from polybias.engines.scoring import wrap_language_model
+    from polybias.planted.tiny_models import CORPUS, build_tiny_model
 
     corpus = [s for p in pairs for s in p] + list(CORPUS)
     model, tok = build_tiny_model("bert", seed=0, vocab_size=30522, corpus=corpus, **BERT_BASE)
@@ -97,8 +97,8 @@ def rss_mb() -> float:
 
 def child(phase: str, n_pairs: int, n_ref: int, budget: int) -> None:
     """Score in this process; print one JSON line."""
+    from polybias.engines.scoring import masked_token_logprobs
     from polybias.metrics.crows import shared_token_positions
-    from polybias.scoring import masked_token_logprobs
 
     torch.set_num_threads(2)
     pairs, _ = load_pairs(n_pairs)

@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 import numpy as np  # noqa: E402
 from gensim.models import KeyedVectors  # noqa: E402
-from polybias import debias, models  # noqa: E402
+from polybias import models
+from polybias.metrics import debias  # noqa: E402
 from wefe.debias.hard_debias import HardDebias  # noqa: E402
 from wefe.word_embedding_model import WordEmbeddingModel  # noqa: E402
 

@@ -62,7 +62,8 @@ def best(fn, repeat: int) -> float:
 
 def bench_permutation(sizes: list[int]) -> list[dict]:
     """Monte Carlo WEAT p-value of WEAT 1 on w2v-gnews at growing numbers of permutations."""
-    from polybias import models, wordlists
+    from polybias import models
+    from polybias.data import wordlists
     from polybias.metrics.weat import weat_association
     from polybias.stats import split_permutation_test
 

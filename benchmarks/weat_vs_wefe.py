@@ -21,7 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from gensim.models import KeyedVectors  # noqa: E402
-from polybias import models, wordlists  # noqa: E402
+from polybias import models  # noqa: E402
+from polybias.data import wordlists
 from polybias.metrics.weat import weat_test  # noqa: E402
 from wefe.metrics import WEAT  # noqa: E402
 from wefe.query import Query  # noqa: E402

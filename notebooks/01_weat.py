@@ -49,7 +49,8 @@ output_dir: str = "results/weat/interactive"  # run records (relative to the pro
 table_file: str = ""  # where to write the table (e.g. paper/tables/weat_w2v-gnews.md)
 
 # %%
-from polybias import models, paths, plots, report, text
+from polybias import models, paths, plots, report
+from polybias.data import text
 from polybias.metrics.weat import check_weat_options, run_weat
 
 options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,

@@ -49,7 +49,8 @@ output_dir: str = "results/seat/interactive"  # run records (relative to the pro
 table_file: str = ""  # where to write the table (e.g. paper/tables/seat_minilm-l6.md)
 
 # %%
-from polybias import embeddings, report
+from polybias import report
+from polybias.engines import embeddings
 from polybias.metrics import seat
 from polybias.metrics.weat import check_weat_options
 

@@ -66,7 +66,9 @@ table_file: str = ""  # where to write the tables (e.g. paper/tables/ceat_minilm
 # %%
 import pandas as pd
 import torch
-from polybias import embeddings, models, report, text, wordlists
+from polybias import models, report
+from polybias.data import text, wordlists
+from polybias.engines import embeddings
 from polybias.metrics import ceat
 
 models.check_language(model, language, language_override)

@@ -30,7 +30,7 @@
 # trait templates `logprob_bn`, same groups).
 #
 # `seed000_bn` is read from the authors' `positive_traits_bn.csv` (109 traits) and
-# `negative_traits_bn.csv` (69), every row kept (`polybias.seed000`). Each row carries
+# `negative_traits_bn.csv` (69), every row kept (`polybias.data.seed000`). Each row carries
 # its five structures in columns `S<k>_Mask_Suffix`, `S<k>_Placeholder`,
 # `S<k>_Trait_Suffix` (S4, S5: placeholder, trait suffix, mask suffix). Assembly rule
 # (after Table 3 of seed 000: S1–S2 target first, S3–S5 attribute first):
@@ -45,7 +45,7 @@
 # many S4/S5 passages: run them on a hub model.
 
 # %% tags=["parameters"]
-model: str = "planted"  # registered masked LM, a model directory or a hub id, or planted: the planted Bangla MLM (polybias.synthetic)
+model: str = "planted"  # registered masked LM, a model directory or a hub id, or planted: the planted Bangla MLM (polybias.planted.synthetic)
 revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
 device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
 dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
@@ -68,7 +68,8 @@ output_dir: str = "results/logprob/interactive"  # run records, relative to the 
 table_file: str = ""  # where to write the tables, e.g. paper/tables/logprob_context_planted.md
 
 # %%
-from polybias import models, paths, records, report, seed000, templating
+from polybias import models, paths, records, report
+from polybias.data import seed000, templating
 from polybias.metrics import logprob
 
 if mode not in logprob.MODES:

@@ -50,7 +50,8 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/crows_plant
 
 # %%
 import pandas as pd
-from polybias import crowspairs, models, plots, report, semantics
+from polybias import models, plots, report
+from polybias.data import crowspairs, semantics
 from polybias.metrics import crows
 
 models.check_language(model, language, language_override)

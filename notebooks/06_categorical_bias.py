@@ -16,7 +16,7 @@
 # the attribute too; the score is the mean over (t, a). Zero means every group gains or
 # loses the same share. BehnamGhader & Milios (2022, seed 002) replace the word
 # probabilities by sentence pseudo-log-likelihoods, which lets the sentences decline
-# (Greek adjectives agree with the group's gender; see `polybias.templating`), average
+# (Greek adjectives agree with the group's gender; see `polybias.data.templating`), average
 # similarly worded templates and synonyms in probability space, and aggregate over
 # template sets weighted by their numbers of attributes. Seed 004 extends CB to
 # combinations of identities (country × language, …).
@@ -29,7 +29,7 @@
 #
 # Seed 002's own templates: `templates="seed002_<category>_<language>"` (category gender,
 # religion or ethnicity; language en, el or fa) reads every template set of that
-# category from the authors' `prior_sentence_templates.json` (`polybias.seed002`: Greek
+# category from the authors' `prior_sentence_templates.json` (`polybias.data.seed002`: Greek
 # priors decline for women where the file gives feminine forms; the negated and the
 # "people from X" sets are sets of their own, `seed002.template_sets()`).
 
@@ -57,7 +57,8 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/catbias_pla
 # %%
 import pandas as pd
 import torch
-from polybias import data, models, paths, records, report, seed002, templating
+from polybias import models, paths, records, report
+from polybias.data import seed002, sources, templating
 from polybias.metrics import catbias, logprob
 
 # one thread: float32 sums then run in the same order under papermill, Dask workers and
@@ -128,7 +129,7 @@ else:
 
 # %%
 if reproduce:
-    path = data.fetch("seed004-cg-score-2")
+    path = sources.fetch("seed004-cg-score-2")
     ours = catbias.seed004_interaction_scores(path)[["characteristics", "n_rows", "n_adjectives", "score",
                                                      "probs_var_within_adjective"]]
     definition = catbias.seed004_interaction_scores(path, method="ahn-oh")[["characteristics", "score"]]

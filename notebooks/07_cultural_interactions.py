@@ -49,7 +49,8 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/interaction
 
 # %%
 import pandas as pd
-from polybias import data, models, paths, records, report, templating
+from polybias import models, paths, records, report
+from polybias.data import sources, templating
 from polybias.metrics import catbias
 
 if not identity_slots:
@@ -73,7 +74,7 @@ if reproduce:
     reported = report.load_reported("capstone2023_sampling")
     rows = []
     for name, source in catbias.SEED004_LISTS.items():
-        entries, n_raw, n_empty = catbias.read_identity_list(data.fetch(source))
+        entries, n_raw, n_empty = catbias.read_identity_list(sources.fetch(source))
         pre = reported[(reported.characteristic == name) & (reported.metric == "pre_sampling")].value.iloc[0]
         post = int(reported[(reported.characteristic == name) & (reported.metric == "after_sampling")].value.iloc[0])
         sample = catbias.stratified_sample(entries, ["all"] * len(entries), post, seed=seed)
@@ -81,7 +82,7 @@ if reproduce:
                      "table1_pre": pre, "table1_after": post, "sampled": len(sample),
                      "first_sampled": ", ".join(sample[:3])})
     lists_table = report.markdown_table(pd.DataFrame(rows))
-    adjectives = catbias.read_identity_list(data.fetch("seed004-adjectives"))[0]
+    adjectives = catbias.read_identity_list(sources.fetch("seed004-adjectives"))[0]
     sentiment = catbias.sentiment_weights(adjectives)
     strata = catbias.sentiment_strata({w: sentiment.compound[w] for w in sentiment.weights})
     words = list(strata)

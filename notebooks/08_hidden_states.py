@@ -39,7 +39,9 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/hidden_mini
 
 # %%
 import pandas as pd
-from polybias import embeddings, hidden_states, paths, records, report, templating
+from polybias import paths, records, report
+from polybias.data import templating
+from polybias.engines import embeddings, hidden_states
 
 book = templating.load_templates(templates)
 if slot not in book.template(template).slots:

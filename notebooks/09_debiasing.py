@@ -49,7 +49,8 @@ output_dir: str = "results/debias/interactive"  # run records, relative to the p
 table_file: str = ""  # where to write the tables, e.g. paper/tables/debias_w2v-gnews.md
 
 # %%
-from polybias import debias, report
+from polybias import report
+from polybias.metrics import debias
 
 if scope not in ("all", "targets"):
     raise ValueError(f"scope must be 'all' or 'targets', got {scope!r}")
@@ -256,7 +257,7 @@ texts += extra_texts
 # ## Where our definitions differ from the references
 #
 # * **Hard debias vs debiaswe** (Bolukbasi et al.'s code). With `case_variants=True`
-#   and their lists, `polybias.debias.hard_debias` reproduces debiaswe's output on
+#   and their lists, `polybias.metrics.debias.hard_debias` reproduces debiaswe's output on
 #   `w2v-gnews` to float32 precision (a test re-executes their algorithm on the same
 #   input). By default we differ in three ways: (i) equalise pairs are used as given,
 #   while debiaswe uses only the lower-, Title- and UPPER-case forms of each pair (so

@@ -37,7 +37,7 @@ weat_ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths for WEAT on word2
 weat_seeds: int = 5  # seeds per strength (0 .. weat_seeds-1)
 null_seeds: int = 40  # seeds at p 0.5 (balanced corpora) for the WEAT false-positive rate
 weat_n_sentences: int = 4000  # corpus size for word2vec
-lm_measures: list = ["crows-causal", "crows-mlm", "template-mlm", "embedding-mlm"]  # LM measures (polybias.validity.MEASURES)
+lm_measures: list = ["crows-causal", "crows-mlm", "template-mlm", "embedding-mlm"]  # LM measures (polybias.studies.validity.MEASURES)
 lm_ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths for the tiny LMs
 lm_seeds: int = 1  # seeds per strength for the LMs (each is one trained model)
 lm_null_measures: list = ["crows-causal"]  # LM measures whose false-positive rate is estimated
@@ -52,8 +52,9 @@ output_dir: str = "results/validity/interactive"  # run records, relative to the
 # %%
 import pandas as pd
 import torch
-from polybias import paths, plots, report, validity
+from polybias import paths, plots, report
 from polybias.records import RunRecord, write_record
+from polybias.studies import validity
 
 if not 0 < alpha < 1:
     raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")

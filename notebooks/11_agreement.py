@@ -26,7 +26,7 @@
 language: str = "en"  # planted-corpus language
 ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths (one model per strength and seed)
 seeds: int = 1  # seeds per strength (0 .. seeds-1)
-measures: list = ["weat", "crows-mlm", "template-mlm", "embedding-mlm"]  # see polybias.validity.MEASURES
+measures: list = ["weat", "crows-mlm", "template-mlm", "embedding-mlm"]  # see polybias.studies.validity.MEASURES
 lm_n_sentences: int = 3000  # corpus size of the masked LMs
 lm_n_pairs: int = 100  # minimal pairs per model
 weat_n_sentences: int = 3000  # corpus size of word2vec
@@ -37,8 +37,10 @@ output_dir: str = "results/agreement/interactive"  # run records, relative to th
 
 # %%
 import torch
-from polybias import agreement, paths, plots, report, validity
+from polybias import paths, plots, report
+from polybias.metrics import agreement
 from polybias.records import RunRecord, write_record
+from polybias.studies import validity
 
 if not isinstance(seeds, int) or seeds < 1:
     raise ValueError(f"seeds must be a positive integer, got {seeds!r}")

@@ -41,7 +41,8 @@ output_dir: str = "results/crows-languages/interactive"  # run records, relative
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows-languages_published.md
 
 # %%
-from polybias import crowspairs, plots, report
+from polybias import plots, report
+from polybias.data import crowspairs
 from polybias.metrics import crows
 
 published = model == "published"

@@ -44,7 +44,7 @@ def torch_one_thread():
 def planted_lm(torch_one_thread):
     """{p: LanguageModel} for the tiny planted MLMs at p = 0.9 and the p = 0.5 control,
     trained once into the project cache with the settings the validity study uses."""
-    from polybias.validity import planted_lm as load
+    from polybias.studies.validity import planted_lm as load
 
     return {p: load("mlm", p, seed=0) for p in (0.9, 0.5)}
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import pandas as pd
 import torch
-from polybias import embeddings, hidden_states, models, report, templating
+from polybias import models, report
+from polybias.data import templating
+from polybias.engines import embeddings, hidden_states
 from polybias.metrics import catbias, crows, logprob
 
 

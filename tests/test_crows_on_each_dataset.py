@@ -11,9 +11,11 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from polybias import crowspairs as cp
-from polybias import models, plots, scoring, tiny_models
+from polybias import models, plots
+from polybias.data import crowspairs as cp
+from polybias.engines import scoring
 from polybias.metrics import crows
+from polybias.planted import tiny_models
 
 NEW = {"indibias": ("en", "hi"), "crows-pairs-dutch": ("nl", "en", "fr"), "kaneko2022": ("ja", "ru")}
 N = 4  # pairs scored per language

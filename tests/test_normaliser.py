@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import zoo
-from polybias import embeddings, loading, models, scoring
+from polybias import models
+from polybias.engines import embeddings, scoring
+from polybias.models import loading
 
 
 def _fake():

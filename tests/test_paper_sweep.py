@@ -16,8 +16,8 @@ from pathlib import Path
 
 import paper_dryrun
 import pytest
-from polybias import loading, paths
-from polybias.models import load_registry
+from polybias import paths
+from polybias.models import load_registry, loading
 from polybias.sweep import load_sweep
 
 PAPER = Path("configs/sweeps/paper.yaml")

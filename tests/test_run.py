@@ -87,7 +87,7 @@ def test_figures_of_a_model_given_by_path_or_hub_id_stay_in_figures(tmp_path, mo
 @pytest.mark.usefixtures("torch_one_thread")
 def test_runs_crows_on_a_hub_id_from_the_offline_cache_and_records_its_commit(tmp_path, monkeypatch,
                                                                               capsys):
-    from polybias.tiny_models import build_tiny_model
+    from polybias.planted.tiny_models import build_tiny_model
 
     commit = "0123456789abcdef0123456789abcdef01234567"
     repo = tmp_path / "hub" / "models--org--tiny-bert"

@@ -140,7 +140,8 @@ def test_paper_sweep_names_registered_models_and_existing_notebooks(monkeypatch)
 def test_multilingual_sweep_models_are_registered_for_their_notebook_and_languages(monkeypatch):
     """configs/sweeps/multilingual.yaml: every model is registered, of a kind its notebook
     scores, and meant for the dataset languages it is run on (no language_override)."""
-    from polybias import crowspairs, models
+    from polybias import models
+    from polybias.data import crowspairs
 
     monkeypatch.setenv("POLYBIAS_ROOT", str(REPO))
     registry = models.load_registry()

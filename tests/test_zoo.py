@@ -10,13 +10,8 @@ import shutil
 import pytest
 import torch
 import zoo
-from polybias import embeddings, scoring
-from polybias.loading import (
-    NotCachedError,
-    PickleError,
-    RemoteCodeError,
-    load_checkpoint,
-)
+from polybias.engines import embeddings, scoring
+from polybias.models.loading import NotCachedError, PickleError, RemoteCodeError, load_checkpoint
 
 #: (stand-in, head) → "loads" or the LoadError subclass that refuses it (both formats).
 EXPECTED = {

@@ -5,7 +5,7 @@ Each stand-in has the hub model's architecture class, tokenizer type and tokeniz
 SentencePiece ``spiece.model`` / ``sentencepiece.bpe.model`` / ``tokenizer.model``, no
 ``tokenizer.json``: transformers builds the fast tokenizer from those files) and is saved
 with ``model.safetensors`` or with ``pytorch_model.bin`` only. :func:`run_zoo` loads every
-case through :func:`polybias.loading.load_checkpoint` and :func:`table` prints the outcome
+case through :func:`polybias.models.loading.load_checkpoint` and :func:`table` prints the outcome
 per family, head and weights format::
 
     python -m tests.zoo            # from the repository root
@@ -37,7 +37,7 @@ _OPTIONS: dict = {"text": (), "max_len": MAX_LEN}
 
 
 def _corpus() -> list[str]:
-    from polybias.tiny_models import CORPUS
+    from polybias.planted.tiny_models import CORPUS
 
     return list(CORPUS) + list(_OPTIONS["text"])
 
@@ -61,7 +61,7 @@ def _sentencepiece(path: Path, vocab_size: int = 400, **options) -> None:
 
 def _byte_bpe(folder: Path, family: str) -> None:
     """vocab.json + merges.txt of the tiny byte-level BPE of ``family`` (gpt2 or roberta)."""
-    from polybias.tiny_models import build_tokenizer
+    from polybias.planted.tiny_models import build_tokenizer
 
     model = json.loads(build_tokenizer(family).backend_tokenizer.to_str())["model"]
     (folder / "vocab.json").write_text(json.dumps(model["vocab"], ensure_ascii=False), encoding="utf-8")
@@ -70,7 +70,7 @@ def _byte_bpe(folder: Path, family: str) -> None:
 
 
 def _wordpiece(folder: Path, lowercase: bool) -> None:
-    from polybias.tiny_models import _SPECIALS, _wordpiece_vocab
+    from polybias.planted.tiny_models import _SPECIALS, _wordpiece_vocab
     from tokenizers import normalizers, pre_tokenizers
 
     specials = list(_SPECIALS["bert"].values())
@@ -334,7 +334,7 @@ def _silence_warnings() -> None:
 def run_zoo(root: Path, families: tuple[Family, ...] = FAMILIES, device: str = "cpu",
             dtype: str = "auto") -> list[Outcome]:
     """Build every stand-in under ``root`` and load it with each of its heads."""
-    from polybias.loading import LoadError, load_checkpoint
+    from polybias.models.loading import LoadError, load_checkpoint
 
     out = []
     for fam in families:

@@ -43,12 +43,12 @@ def main(argv: list[str] | None = None) -> int:
         for name, entry in load_registry().items():
             print(f"{name:18s} {entry['kind']:8s} {', '.join(entry.get('languages', []))}")
     elif args.command == "sources":
-        from .data import load_registry
+        from .data.sources import load_registry
 
         for src in load_registry().values():
             print(f"{src.name}\n  url: {src.url}\n  licence: {src.licence}")
     elif args.command == "datasets":
-        from .crowspairs import list_datasets
+        from .data.crowspairs import list_datasets
 
         for row in list_datasets().itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.pairs:5d}  {row.provenance}\n"
@@ -62,7 +62,7 @@ def _fetch(names: list[str]) -> int:
     A source that cannot be had prints its one-line reason to stderr (no traceback);
     the others are still fetched, and the exit status is 1 if any failed.
     """
-    from .data import DataError, fetch, load_registry
+    from .data.sources import DataError, fetch, load_registry
 
     try:
         names = names or sorted(load_registry())

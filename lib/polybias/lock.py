@@ -101,7 +101,7 @@ def make_lock(config: str | Path) -> dict[str, str]:
     """Hub id → commit for every hub model of ``config`` (resolved as the module says).
 
     A hub id that cannot be resolved is a :class:`LockError` naming it."""
-    from .loading import LoadError, resolve_commit
+    from .models.loading import LoadError, resolve_commit
 
     lock = {}
     for repo_id, revision in sorted(hub_ids(config).items(), key=lambda kv: kv[0].lower()):

@@ -115,7 +115,7 @@ def dose_response(frame: pd.DataFrame, title: str, file: str | None = None):
 
     Points are single seeds, the line joins the means per ``p``; the dashed line is the
     metric's null (``null`` column). ``frame`` as returned by
-    :func:`polybias.validity.dose_response`.
+    :func:`polybias.studies.validity.dose_response`.
     """
     import matplotlib
 

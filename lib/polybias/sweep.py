@@ -42,7 +42,7 @@ Runs are skipped (reported as ``skipped``, with the reason, not as failed) when:
 
 - they are done already (see above);
 - a data source they declare under ``sources:`` cannot be had now (no mirror copy, no
-  verified cache and no download; see :func:`polybias.data.availability`): nothing of
+  verified cache and no download; see :func:`polybias.data.sources.availability`): nothing of
   theirs is written, and the summary gives the one-line reason;
 - another process is executing them ("running elsewhere"): a run in progress holds an
   exclusive lock (``fcntl.flock``) on the file ``.lock`` in its folder, which the
@@ -245,11 +245,11 @@ def _sources(value: Any, where: str, registry: dict[str, Any]) -> tuple[str, ...
 
 
 def _data_registry(config: Path) -> dict[str, Any]:
-    from . import data
+    from .data import sources
 
     try:
-        return data.load_registry()
-    except data.DataError as exc:
+        return sources.load_registry()
+    except sources.DataError as exc:
         raise SweepError(f"{config}: 'sources' needs the data registry: {exc}") from exc
 
 
@@ -759,17 +759,17 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
 def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
     """Split runs into those whose declared data sources can be had now and the others.
 
-    Each source is checked once (:func:`polybias.data.availability`: mirror, verified
+    Each source is checked once (:func:`polybias.data.sources.availability`: mirror, verified
     cache, else a short download attempt). Returns the runs to execute and one
     ``skipped`` outcome, with the one-line reason, for each of the others.
     """
     names = sorted({s for r in runs for s in r.sources})
     if not names:
         return runs, []
-    from . import data
+    from .data import sources
 
-    registry = data.load_registry()
-    verdict = {name: data.availability(name, registry) for name in names}
+    registry = sources.load_registry()
+    verdict = {name: sources.availability(name, registry) for name in names}
     ready, skipped = [], []
     for r in runs:
         missing = [verdict[s][1] for s in r.sources if not verdict[s][0]]

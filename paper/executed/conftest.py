@@ -2,7 +2,7 @@
 
 A notebook whose run in ``configs/sweeps/default.yaml`` declares data ``sources:`` that
 cannot be had here (no mirror copy, no cached copy, no network) is skipped, every cell,
-with the one-line reason :func:`polybias.data.availability` gives (which names the source
+with the one-line reason :func:`polybias.data.sources.availability` gives (which names the source
 and how to provide it), as the sweep skips that run. Everything else is checked.
 """
 
@@ -25,7 +25,7 @@ def _sources_of_executed() -> dict[Path, tuple[str, ...]]:
 
 @functools.cache
 def _availability(name: str) -> tuple[bool, str]:
-    from polybias import data
+    from polybias.data import sources
 
     return data.availability(name)
 

@@ -8,8 +8,9 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 import pandas as pd
 import pytest
-from polybias import crowspairs as cp
-from polybias import data, paths
+from polybias import paths
+from polybias.data import crowspairs as cp
+from polybias.data import sources
 
 GAMBOA = "Gamboa and Lee 2024"
 
@@ -162,7 +163,7 @@ def test_registered_datasets_with_invalid_pairs_raise_by_default(mirror):
 
 def test_invalid_pairs_drop_and_keep(tmp_path, caplog):
     path = write(tmp_path, BAD_PAIRS)
-    with caplog.at_level(logging.WARNING, logger="polybias.crowspairs"):
+    with caplog.at_level(logging.WARNING, logger="polybias.data.crowspairs"):
         dropped = cp.read_pairs_csv(path, language="en", on_invalid="drop")
     assert dropped.pair_id.tolist() == ["0", "1"]
     report = dropped.attrs["dropped"]
@@ -256,7 +257,7 @@ def test_malformed_score_file(tmp_path):
 # ------------------------------------------------------------------ registry
 
 def test_registry_names_every_crowspairs_file():
-    reg = data.load_registry()
+    reg = sources.load_registry()
     names = ["crows-pairs", "crows-pairs-revised-en", "crows-pairs-revised-fr",
              "crows-pairs-gamboa", "gamboa-gpt2-scores", "gamboa-gpt2-summary", "gamboa-semtags"]
     names += [f"crows-pairs-steinborn-{lang}" for lang in cp.STEINBORN_LANGUAGES]

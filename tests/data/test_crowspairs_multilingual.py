@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from polybias import crowspairs as cp
-from polybias import data
+from polybias.data import crowspairs as cp
+from polybias.data import sources
 from polybias.metrics import crows
 
 NEW = {"indibias": ("en", "hi"), "crows-pairs-dutch": ("nl", "en", "fr"), "kaneko2022": ("ja", "ru")}
@@ -14,7 +14,7 @@ SIZES = {"indibias": 561, "crows-pairs-dutch": 1463, "kaneko2022": 262}
 
 
 def test_registry_pins_the_new_files():
-    reg = data.load_registry()
+    reg = sources.load_registry()
     names = ["indibias"] + [f"crows-pairs-dutch-{lang}" for lang in ("nl", "en", "fr")]
     names += [f"crows-pairs-dutch-scores-{m}" for m in cp.DUTCH_SCORE_MODELS]
     names += ["kaneko2022-ja", "kaneko2022-ru"]
@@ -87,7 +87,7 @@ def test_dutch_counts_and_defects(mirror):
 def test_kaneko_direction_and_sentence_roles(mirror):
     original = cp.load_crows_pairs("crows-pairs", on_invalid="keep")
     gender = original[original.bias_type == "gender"]
-    raw = json.loads(data.fetch("kaneko2022-ja").read_text(encoding="utf-8"))
+    raw = json.loads(sources.fetch("kaneko2022-ja").read_text(encoding="utf-8"))
     ja = cp.load_crows_pairs("kaneko2022", "ja", on_invalid="keep")
     # the k-th pair is the k-th CrowS-Pairs gender pair (same direction sequence)
     assert ja.direction.tolist() == gender.direction.tolist()
@@ -173,7 +173,7 @@ def test_every_dataset_has_a_card():
     listing = cp.list_datasets()
     assert set(listing.dataset) == set(cp.DATASETS)
     assert len(listing) == sum(len(v) for v in cp.DATASETS.values())
-    reg = data.load_registry()
+    reg = sources.load_registry()
     for dataset in cp.DATASETS:
         card = cp.dataset_card(dataset)
         assert set(card) >= set(cp.CARD_FIELDS) and card["known_issues"]

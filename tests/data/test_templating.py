@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-from polybias import templating
-from polybias.templating import TemplateError
+from polybias.data import templating
+from polybias.data.templating import TemplateError
 
 
 def test_greek_feminine_group_declines_the_adjective_and_quantifier():

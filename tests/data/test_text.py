@@ -5,9 +5,10 @@ import inspect
 import unicodedata
 
 import pytest
-from polybias import data, paths, text
-from polybias.text import Occurrence, TextError
-from polybias.wordlists import load_wordlist_file
+from polybias import paths
+from polybias.data import sources, text
+from polybias.data.text import Occurrence, TextError
+from polybias.data.wordlists import load_wordlist_file
 
 BN_FILE = paths.data_dir() / "wordlists" / "bn" / "weat.yaml"
 
@@ -226,7 +227,7 @@ def test_short_sentences_and_whole_sentence_lengths():
 # ------------------------------------------------------------ Bangla raw text (seed 000 App. C)
 
 def test_bangla_sample_suffix_aware_matching(mirror):
-    sample = data.fetch("bangla-raw-sample")
+    sample = sources.fetch("bangla-raw-sample")
     sets, _ = load_wordlist_file(BN_FILE)
     suffix_aware = text.find_occurrences(sample, sets.values(), "bn")
     root_only = text.find_occurrences(sample, sets.values(), "bn", suffixes=False)
@@ -257,11 +258,12 @@ def test_bangla_ceat_pipeline_on_a_tiny_sentencepiece_encoder(mirror, torch_one_
     """Bangla sample → suffix-aware occurrences → segments → tiny ALBERT (Unigram
     SentencePiece tokenizer trained on the sample) → CEAT C1, words absent from the
     sample dropped and named."""
-    from polybias import embeddings, wordlists
+    from polybias.data import wordlists
+    from polybias.engines import embeddings
     from polybias.metrics.ceat import segment_length_study
-    from polybias.tiny_models import build_tiny_encoder
+    from polybias.planted.tiny_models import build_tiny_encoder
 
-    sample = data.fetch("bangla-raw-sample")
+    sample = sources.fetch("bangla-raw-sample")
     c1 = wordlists.get_test("bn", "C1")
     ex = text.find_occurrences(sample, c1.sets().values(), "bn", max_per_word=50, seed=0)
     corpus = [s.text for s in text.iter_sentences(sample, "bn")][:400]

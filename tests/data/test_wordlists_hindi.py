@@ -2,8 +2,10 @@
 ``hi/debias.yaml``), equal to App. C as printed, and the word-list ``include`` schema."""
 
 import pytest
-from polybias import debias, paths, wordlists
-from polybias.wordlists import WordListError, load_wordlist_file
+from polybias import paths
+from polybias.data import wordlists
+from polybias.data.wordlists import WordListError, load_wordlist_file
+from polybias.metrics import debias
 
 # Every distinct list of seed 003 App. C (Tables 7-9) as the paper prints it, in Latin
 # transliteration, in the order of the tables. The 'Female titles' cell of Table 7 is not

@@ -4,8 +4,9 @@ and the optional per-word suffix groups of the word-list schema."""
 import unicodedata
 
 import pytest
-from polybias import paths, text, wordlists
-from polybias.wordlists import WordListError, load_wordlist_file
+from polybias import paths
+from polybias.data import text, wordlists
+from polybias.data.wordlists import WordListError, load_wordlist_file
 
 SET = "    provenance: language-specific\n    source: test\n"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from polybias import embeddings as E
-from polybias.tiny_models import build_tiny_encoder
+from polybias.engines import embeddings as E
+from polybias.planted.tiny_models import build_tiny_encoder
 
 TEXT = "Unbelievably, the photographer's exhibition attracted crowds."
 

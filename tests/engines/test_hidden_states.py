@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from polybias import embeddings, hidden_states, templating, tiny_models
-from polybias.hidden_states import HiddenStateError
+from polybias.data import templating
+from polybias.engines import embeddings, hidden_states
+from polybias.engines.hidden_states import HiddenStateError
+from polybias.planted import tiny_models
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

@@ -7,8 +7,8 @@ References are written here the slow, obvious way: one forward pass per masked c
 import numpy as np
 import pytest
 import torch
-from polybias import scoring
-from polybias.scoring import (
+from polybias.engines import scoring
+from polybias.engines.scoring import (
     ScoringError,
     TokenScores,
     causal_token_logprobs,
@@ -19,7 +19,7 @@ from polybias.scoring import (
     token_logprobs,
     wrap_language_model,
 )
-from polybias.tiny_models import (
+from polybias.planted.tiny_models import (
     CAUSAL_FAMILIES,
     FAMILIES,
     MASKED_FAMILIES,

@@ -7,7 +7,9 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-from polybias import data, report, scoring, seed002, templating
+from polybias import report
+from polybias.data import seed002, sources, templating
+from polybias.engines import scoring
 from polybias.metrics import catbias, logprob
 from polybias.metrics.catbias import CatBiasError
 
@@ -149,7 +151,7 @@ def test_reported_transcription_matches_the_shipped_notebook_output(mirror):
 
 
 def test_seed004_two_characteristic_scores(mirror):
-    path = data.fetch("seed004-cg-score-2")
+    path = sources.fetch("seed004-cg-score-2")
     ours = catbias.seed004_interaction_scores(path).set_index("characteristics").score
     reported = report.load_reported("capstone2023_interaction", metric="cb_score").set_index("characteristics").value
     assert ours["Countries,Languages"] == pytest.approx(0.53699, abs=5e-6)  # seed 004, CG_score_2.json
@@ -189,7 +191,7 @@ def test_cb_scores_on_planted_and_control(planted_lm):
 
 
 def test_greek_templates_score_declined_sentences_on_a_tiny_model():
-    from polybias import tiny_models
+    from polybias.planted import tiny_models
 
     model, tok = tiny_models.build_tiny_model("roberta")  # byte-level BPE: any script
     lm = scoring.wrap_language_model(model, tok, name="tiny-roberta")
@@ -231,7 +233,7 @@ def test_group_shares_sum_member_probabilities():
 # ---------------------------------------------------------------- cultural interaction bias
 
 def test_seed004_modified_scores_are_sentiment_weighted(mirror):
-    path = data.fetch("seed004-cg-score-2")
+    path = sources.fetch("seed004-cg-score-2")
     adjectives = sorted(pd.read_csv(path).Adjective.unique())
     w = catbias.sentiment_weights(adjectives)
     assert w.dropped == ()
@@ -250,13 +252,13 @@ SEED004_COMBINATIONS = {2: 10, 3: 10, 4: 5, 5: 1}
 
 
 def test_seed004_published_files_are_whole_and_the_two_way_ones_reproduce(mirror):
-    published = {(k, m): catbias.seed004_published_scores(data.fetch(catbias.seed004_score_source(k, m)), k)
+    published = {(k, m): catbias.seed004_published_scores(sources.fetch(catbias.seed004_score_source(k, m)), k)
                  .set_index("characteristics").score for k in range(2, 6) for m in (False, True)}
     for (k, _m), scores in published.items():
         assert len(scores) == SEED004_COMBINATIONS[k]  # every combination, nothing else
         assert (scores > 0).all()
     # k = 2: the per-row file is shipped, both published files are recomputed from it
-    path = data.fetch("seed004-cg-score-2")
+    path = sources.fetch("seed004-cg-score-2")
     plain = catbias.seed004_interaction_scores(path).set_index("characteristics").score
     w = catbias.sentiment_weights(sorted(pd.read_csv(path).Adjective.unique()))
     modified = catbias.seed004_interaction_scores(path, weights=w.weights).set_index("characteristics").score
@@ -272,7 +274,7 @@ def test_seed004_published_files_are_whole_and_the_two_way_ones_reproduce(mirror
     # k = 3..5: the upstream snapshot has no per-row input (CG_score_3.csv is an absent
     # large blob, 4 and 5 have none), so only the published values can be read, not recomputed
     assert set(catbias.SEED004_ROW_FILES) == {2}
-    registered = {s.path for s in data.load_registry().values() if s.repo == "BeyondInfinities/Capstone_BERT"}
+    registered = {s.path for s in sources.load_registry().values() if s.repo == "BeyondInfinities/Capstone_BERT"}
     assert not any(f"CG_score_{k}.csv" in p for k in (3, 4, 5) for p in registered)
     assert published[5, False]["Countries,Languages,Food,Music,Religion"] == pytest.approx(0.0019226, abs=5e-8)
 
@@ -362,8 +364,8 @@ def test_interaction_cb_k1_is_ahn_oh_and_k2_shows_the_planted_bias(planted_lm):
 
 
 def test_seed004_identity_lists_and_their_empty_entries(mirror, tmp_path):
-    sizes = {name: catbias.read_identity_list(data.fetch(src))[1:] for name, src in catbias.SEED004_LISTS.items()}
-    unique = {name: len(catbias.read_identity_list(data.fetch(src))[0]) for name, src in catbias.SEED004_LISTS.items()}
+    sizes = {name: catbias.read_identity_list(sources.fetch(src))[1:] for name, src in catbias.SEED004_LISTS.items()}
+    unique = {name: len(catbias.read_identity_list(sources.fetch(src))[0]) for name, src in catbias.SEED004_LISTS.items()}
     assert sizes["Food"] == (185, 38) and unique["Food"] == 129  # 38 empty strings, repeats
     assert unique["Countries"] == 245 and unique["Languages"] == 185
     # seed 004 Table 1 gives Religion 17 and Music 19: the files hold 19 religions and 17 genres

@@ -7,6 +7,7 @@ from math import sqrt
 import numpy as np
 import pytest
 from polybias import paths
+from polybias.data.wordlists import AssociationTest, WordSet
 from polybias.metrics.ceat import (
     CeatError,
     ceat,
@@ -16,7 +17,6 @@ from polybias.metrics.ceat import (
     random_effects,
     sample_effect_sizes,
 )
-from polybias.wordlists import AssociationTest, WordSet
 from scipy.stats import norm
 
 # ------------------------------------------------------------ hand-computed random effects
@@ -194,7 +194,7 @@ def test_bad_inputs(rng):
 # ------------------------------------------------------------ from a corpus: segment-length study
 
 def _planted_tests(p_words):
-    from polybias.synthetic import planted_groups
+    from polybias.planted.synthetic import planted_groups
 
     g = planted_groups("en")
     sets = {"X": g["targets"]["male"][:p_words], "Y": g["targets"]["female"][:p_words],
@@ -209,7 +209,7 @@ def _bag_of_words_encoder(monkeypatch, dim=1024):
     of the text: context enters exactly as much as its share of the segment."""
     import zlib
 
-    from polybias import embeddings
+    from polybias.engines import embeddings
 
     table = {}
 
@@ -230,8 +230,9 @@ def _bag_of_words_encoder(monkeypatch, dim=1024):
 
 
 def test_segment_study_shows_planted_direction_and_dilution(monkeypatch):
-    from polybias import synthetic, text
+    from polybias.data import text
     from polybias.metrics.ceat import ces_table, segment_length_study
+    from polybias.planted import synthetic
 
     calls = _bag_of_words_encoder(monkeypatch)
     test, cats = _planted_tests(4)
@@ -259,9 +260,11 @@ def test_segment_study_shows_planted_direction_and_dilution(monkeypatch):
 
 
 def test_segment_study_runs_the_engine_on_a_tiny_encoder(torch_one_thread):
-    from polybias import embeddings, synthetic, text
+    from polybias.data import text
+    from polybias.engines import embeddings
     from polybias.metrics.ceat import occurrence_vectors, segment_length_study
-    from polybias.tiny_models import build_tiny_encoder
+    from polybias.planted import synthetic
+    from polybias.planted.tiny_models import build_tiny_encoder
 
     test, cats = _planted_tests(2)
     corpus = synthetic.varied_length_corpus(60, cats, seed=1, min_words=5, max_words=30)

@@ -78,7 +78,8 @@ def test_attribution_words_from_attributed_pairs():
 
 
 def test_gamboa_gpt2_table3_reproduction(mirror):
-    from polybias import crowspairs, report
+    from polybias import report
+    from polybias.data import crowspairs
 
     scores = crowspairs.load_gamboa_gpt2_scores()
     summary = crowspairs.load_gamboa_gpt2_summary()
@@ -105,13 +106,14 @@ PAIRS = pd.DataFrame({"sent_more": ["the woman is a bad driver .", "she said the
 
 @pytest.fixture(scope="module")
 def tiny_lms(torch_one_thread):
-    from polybias import scoring, tiny_models
+    from polybias.engines import scoring
+    from polybias.planted import tiny_models
 
     return {f: scoring.wrap_language_model(*tiny_models.build_tiny_model(f), name=f) for f in ("bert", "gpt2")}
 
 
 def test_nangia_scores_sum_shared_token_logprobs(tiny_lms):
-    from polybias import scoring
+    from polybias.engines import scoring
 
     lm = tiny_lms["bert"]
     scored = crows.pair_scores(lm, PAIRS)
@@ -143,7 +145,7 @@ def test_causal_jsd_is_exactly_zero_before_the_edit(tiny_lms):
 
 
 def test_masked_jsd_uses_the_gold_probability(tiny_lms):
-    from polybias import scoring
+    from polybias.engines import scoring
 
     lm = tiny_lms["bert"]
     at = crows.jsd_attributions(lm, PAIRS.iloc[:1])

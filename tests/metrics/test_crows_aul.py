@@ -15,7 +15,8 @@ PAIRS = pd.DataFrame({
 
 @pytest.fixture(scope="module")
 def tiny(torch_one_thread):
-    from polybias import scoring, tiny_models
+    from polybias.engines import scoring
+    from polybias.planted import tiny_models
 
     return {f: scoring.wrap_language_model(*tiny_models.build_tiny_model(f), name=f)
             for f in ("bert", "roberta", "gpt2")}

@@ -51,7 +51,9 @@ def test_errors():
 
 
 def test_indibias_languages_on_a_tiny_model(mirror, torch_one_thread):
-    from polybias import crowspairs, scoring, tiny_models
+    from polybias.data import crowspairs
+    from polybias.engines import scoring
+    from polybias.planted import tiny_models
 
     lm = scoring.wrap_language_model(*tiny_models.build_tiny_model("bert", max_position_embeddings=512), name="bert")
     scored = {}

@@ -8,8 +8,9 @@ import textwrap
 
 import numpy as np
 import pytest
-from polybias import debias, paths
-from polybias.debias import DebiasError, Subspace
+from polybias import paths
+from polybias.metrics import debias
+from polybias.metrics.debias import DebiasError, Subspace
 from polybias.metrics.weat import weat_test
 from polybias.models import MissingWordsError, StaticEmbeddings
 

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from polybias import scoring, templating
+from polybias.data import templating
+from polybias.engines import scoring
 from polybias.metrics import logprob
 from polybias.metrics.logprob import LogProbError
 
@@ -182,7 +183,7 @@ def test_bangla_structures_are_valid_templates():
 @pytest.mark.parametrize("family", ["bert", "roberta", "albert", "electra"])
 @pytest.mark.parametrize("mode", ["word", "first_piece"])
 def test_tokenizer_families_score_and_the_prior_ignores_the_masked_attribute(family, mode):
-    from polybias import tiny_models
+    from polybias.planted import tiny_models
 
     model, tok = tiny_models.build_tiny_model(family)
     lm = scoring.wrap_language_model(model, tok, name=f"tiny-{family}")

@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 import pytest
-from polybias import embeddings
+from polybias.data.wordlists import AssociationTest, WordSet
+from polybias.engines import embeddings
 from polybias.metrics import seat as S
 from polybias.metrics.weat import weat
-from polybias.wordlists import AssociationTest, WordSet
 
 # ---------------------------------------------------------------- files
 
@@ -158,7 +158,7 @@ def test_seat_is_weat_on_sentence_vectors_hand_computed(monkeypatch):
 
 
 def test_seat_matches_weat_on_a_tiny_encoder(torch_one_thread):
-    from polybias.tiny_models import build_tiny_encoder
+    from polybias.planted.tiny_models import build_tiny_encoder
 
     enc = embeddings.wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
     t = S.templated_test(_word_test(), groups="mass_noun")
@@ -207,7 +207,7 @@ def test_run_seat_writes_records(minilm, mirror, tmp_path, monkeypatch):
 @pytest.mark.parametrize("language, test, groups", [
     ("hi", "me_gendered_verbs", "verb/verb/noun/noun"), ("bn", "C1", "noun/noun/noun/noun")])
 def test_run_templated_seat_in_hindi_and_bangla(language, test, groups, monkeypatch, tmp_path, mirror):
-    from polybias import wordlists
+    from polybias.data import wordlists
 
     seen = []
 

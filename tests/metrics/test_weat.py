@@ -3,7 +3,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from polybias import paths, report, wordlists
+from polybias import paths, report
+from polybias.data import wordlists
 from polybias.metrics.weat import run_weat, weat, weat_association, weat_test
 from polybias.models import MissingWordsError, StaticEmbeddings
 

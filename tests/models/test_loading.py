@@ -1,4 +1,4 @@
-"""Rules of polybias.loading one by one: sources, weights files, the loading report,
+"""Rules of polybias.models.loading one by one: sources, weights files, the loading report,
 device and dtype, the memory budget, normalisers and the registry's loading keys."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import sys
 
 import pytest
 import torch
-from polybias import loading, models
-from polybias.loading import (
+from polybias import models
+from polybias.models import ModelError, loading
+from polybias.models.loading import (
     CheckpointError,
     DeviceError,
     LoadError,
@@ -20,8 +21,7 @@ from polybias.loading import (
     check_loading_report,
     load_checkpoint,
 )
-from polybias.models import ModelError
-from polybias.tiny_models import build_tiny_model
+from polybias.planted.tiny_models import build_tiny_model
 
 
 @pytest.fixture(scope="module")

@@ -224,8 +224,8 @@ def test_resolve_model_names_paths_and_hub_ids(tmp_path):
 
 
 def test_load_lm_and_load_encoder_take_a_directory(tmp_path, monkeypatch):
-    from polybias import embeddings
-    from polybias.tiny_models import build_tiny_model
+    from polybias.engines import embeddings
+    from polybias.planted.tiny_models import build_tiny_model
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     model, tok = build_tiny_model("bert")
@@ -240,7 +240,7 @@ def test_load_lm_and_load_encoder_take_a_directory(tmp_path, monkeypatch):
     enc = embeddings.load_encoder(str(tmp_path), device="cpu", batch_tokens=96)
     assert lm.batch_tokens == enc.batch_tokens == 96
     texts = ["the nurse said hello .", "he is an engineer ."]
-    from polybias import scoring
+    from polybias.engines import scoring
 
     np.testing.assert_allclose(scoring.pseudo_log_likelihood(lm, texts),  # budget 96 batches
                                scoring.pseudo_log_likelihood(lm, texts, max_batch_tokens=8192),

@@ -1,4 +1,4 @@
-"""The pinned store of planted models (polybias.pinned): integrity, modes, and that a
+"""The pinned store of planted models (polybias.planted.pinned): integrity, modes, and that a
 model retrained on this CPU shows the planted behaviour of the pinned one."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from polybias import pinned, synthetic
+from polybias.planted import pinned, synthetic
 from polybias.records import params_hash
 
 
@@ -115,7 +115,8 @@ def _copy_entry(key: str, store: Path) -> None:
 _SCORE = """
 import sys
 from pathlib import Path
-from polybias import scoring, synthetic
+from polybias.engines import scoring
+from polybias.planted import synthetic
 from polybias.metrics import crows
 model, tok = synthetic.load_trained_folder(Path(sys.argv[1]), "mlm")
 lm = scoring.wrap_language_model(model, tok, name="m", kind="mlm", revision="x")
@@ -148,7 +149,7 @@ def test_a_retrained_planted_mlm_shows_the_pinned_planted_behaviour(tmp_path):
 
 
 def test_retrained_planted_word2vec_shows_the_pinned_weat_effect(tmp_path, monkeypatch):
-    from polybias import validity
+    from polybias.studies import validity
 
     key = _entry(synthetic.WORD2VEC_KIND, 0.9, 4000)
     pinned_row = validity.planted_weat(0.9, seed=0, n_permutations=1000)

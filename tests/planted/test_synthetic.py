@@ -13,8 +13,8 @@ import os
 import numpy as np
 import pytest
 import torch
-from polybias import pinned, synthetic
-from polybias.synthetic import PLANTED_GROUPS, SyntheticError
+from polybias.planted import pinned, synthetic
+from polybias.planted.synthetic import PLANTED_GROUPS, SyntheticError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 import torch
-from polybias.tiny_models import (
+from polybias.planted.tiny_models import (
     CAUSAL_FAMILIES,
     FAMILIES,
     MASKED_FAMILIES,

@@ -79,14 +79,14 @@ def tiny(family: str, seed: int = 0, initializer_range: float = 1.0, head: bool 
     """A deterministic tiny random model and its tokenizer (BERT WordPiece splits most
     words into several pieces; GPT-2 byte-level BPE). ``initializer_range`` well above the
     usual 0.02 makes the predicted distributions far from uniform."""
-    from polybias import tiny_models
+    from polybias.planted import tiny_models
 
     build = tiny_models.build_tiny_model if head else tiny_models.build_tiny_encoder
     return build(family, seed=seed, initializer_range=initializer_range)
 
 
 def tiny_lm(family: str, seed: int = 0, initializer_range: float = 1.0):
-    from polybias import scoring
+    from polybias.engines import scoring
 
     model, tok = tiny(family, seed, initializer_range)
     return scoring.wrap_language_model(model, tok, name=f"tiny-{family}-{seed}")

@@ -32,7 +32,7 @@ import pandas as pd
 import pytest
 import torch
 import transformers
-from polybias import templating
+from polybias.data import templating
 from polybias.metrics import catbias, logprob
 from refsupport import load_module, module, reference_file, stand_ins, tiny, tiny_lm
 

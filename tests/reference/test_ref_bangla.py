@@ -46,7 +46,7 @@ import pandas as pd
 import pytest
 import torch
 import transformers
-from polybias import templating
+from polybias.data import templating
 from polybias.metrics import logprob
 from refsupport import load_module, module, reference_file, stand_ins, tiny, tiny_lm
 

@@ -33,7 +33,7 @@ import types
 import numpy as np
 import pytest
 import torch
-from polybias import templating
+from polybias.data import templating
 from polybias.metrics import logprob
 from refsupport import load_module, module, reference_file, stand_ins, tiny, tiny_lm
 

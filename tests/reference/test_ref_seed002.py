@@ -11,7 +11,7 @@ Shims (stand-in modules; the reference logic is untouched):
 
 * ``mlm.scorers.MLMScorerPT`` (awslabs mlm-scoring, needs mxnet/gluonnlp, not installable
   today): ``score_sentences`` returns the sentence pseudo-log-likelihood of the tiny
-  random BERT from :func:`polybias.scoring.pseudo_log_likelihood` — the same numbers
+  random BERT from :func:`polybias.engines.scoring.pseudo_log_likelihood` — the same numbers
   enter both sides, so the test checks the reference's normalisation within a template
   and averaging across templates (the part where the issue found a difference), not
   mlm-scoring's PLL itself.
@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from polybias import scoring, templating
+from polybias.data import templating
+from polybias.engines import scoring
 from polybias.metrics import catbias
 from refsupport import load_module, module, reference_file, stand_ins, tiny_lm
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from polybias import embeddings
+from polybias.engines import embeddings
 from polybias.metrics import seat
 from refsupport import load_module, module, reference_file, stand_ins, tiny
 

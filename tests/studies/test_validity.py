@@ -1,10 +1,10 @@
-"""Dose-response and calibration helpers (polybias.validity)."""
+"""Dose-response and calibration helpers (polybias.studies.validity)."""
 
 import numpy as np
 import pandas as pd
 import pytest
-from polybias import validity
-from polybias.validity import ValidityError
+from polybias.studies import validity
+from polybias.studies.validity import ValidityError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

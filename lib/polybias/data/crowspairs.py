@@ -1,7 +1,7 @@
 """CrowS-Pairs and its variants as plain DataFrames, validated, with seed-001 GPT-2 scores.
 
 Datasets (:data:`DATASETS`; every file is registered in ``data/sources.yaml`` and read
-through :func:`polybias.data.fetch`):
+through :func:`polybias.data.sources.fetch`):
 
 ``"crows-pairs"``
     The original 1,508 pairs of Nangia et al. (2020), ``data/crows_pairs_anonymized.csv``
@@ -125,7 +125,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from . import data
+from . import sources
 
 log = logging.getLogger(__name__)
 
@@ -582,9 +582,9 @@ def load_crows_pairs(
         raise CrowsPairsError("compat_unicode_escape applies to 'crows-pairs-gamboa' only")
     source, fmt = _spec(dataset, language, compat_unicode_escape)
     if dataset == "kaneko2022":
-        return read_pairs_json(data.fetch(source), language, bias_types=bias_types,
+        return read_pairs_json(sources.fetch(source), language, bias_types=bias_types,
                                on_invalid=on_invalid, max_diff=max_diff, strict=strict)
-    return read_pairs_csv(data.fetch(source), language, fmt, bias_types=bias_types,
+    return read_pairs_csv(sources.fetch(source), language, fmt, bias_types=bias_types,
                           on_invalid=on_invalid, max_diff=max_diff, strict=strict)
 
 
@@ -662,7 +662,7 @@ def load_dutch_crows_scores(model: str) -> pd.DataFrame:
         raise CrowsPairsError(f"no published Dutch CrowS-Pairs scores for {model!r}; known: "
                               f"{', '.join(DUTCH_SCORE_MODELS)}")
     language = DUTCH_SCORE_MODELS[model]
-    path = data.fetch(f"crows-pairs-dutch-scores-{model}")
+    path = sources.fetch(f"crows-pairs-dutch-scores-{model}")
     sep = ";" if model == "bert" else ","
     encoding = "mac_roman" if language == "nl" else "utf-8"
     try:
@@ -710,7 +710,7 @@ def dutch_crows_aggregates(n_bootstrap: int = 0, seed: int = 0) -> pd.DataFrame:
     ``file_score``: 100 × the mean of the file's own per-pair decisions (its ``score``
     column), which the recomputed ``score`` must equal.
     """
-    from .metrics.crows import stereotype_score
+    from ..metrics.crows import stereotype_score
 
     tables = []
     for model, language in DUTCH_SCORE_MODELS.items():
@@ -739,7 +739,7 @@ def dataset_card(dataset: str) -> dict:
     ``provenance`` (per language: native, adapted or translated, and how), ``sources``
     (names in ``data/sources.yaml``), ``citation`` and ``known_issues`` (a list).
     """
-    from . import paths
+    from .. import paths
 
     if dataset not in DATASETS:
         raise CrowsPairsError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
@@ -778,7 +778,7 @@ def list_datasets() -> pd.DataFrame:
 def datasets_markdown() -> str:
     """All dataset cards as one Markdown page (``docs/datasets.md`` is this text)."""
     lines = ["# Minimal-pair datasets", "",
-             "Generated from `data/datasets/*.yaml` by `polybias.crowspairs.datasets_markdown()`; "
+             "Generated from `data/datasets/*.yaml` by `polybias.data.crowspairs.datasets_markdown()`; "
              "load any of them with `load_crows_pairs(name, language)`.", ""]
     for dataset in DATASETS:
         card = dataset_card(dataset)
@@ -884,7 +884,7 @@ def load_gamboa_gpt2_scores() -> pd.DataFrame:
     61.04 / 56.60 / 70.83 % (all / gender / sexual orientation), as in
     :func:`load_gamboa_gpt2_summary`; the paper's Table 3 prints 60.61 / 55.97 / 70.83.
     """
-    return read_gamboa_scores(data.fetch("gamboa-gpt2-scores"))
+    return read_gamboa_scores(sources.fetch("gamboa-gpt2-scores"))
 
 
 def load_gamboa_gpt2_summary() -> pd.DataFrame:
@@ -894,7 +894,7 @@ def load_gamboa_gpt2_summary() -> pd.DataFrame:
     ``sjsd_avg`` (mean S_JSD), ``sjsd_biased`` (pairs with S_JSD < 0) and
     ``sjsd_biased_perc`` (their share, a fraction, not a percentage).
     """
-    path = data.fetch("gamboa-gpt2-summary")
+    path = sources.fetch("gamboa-gpt2-summary")
     frame = pd.read_csv(path, index_col=0)
     expected = ["bias_type", "total_pairs", "sjsd_avg", "sjsd_biased", "sjsd_biased_perc"]
     if list(frame.columns) != expected:

@@ -1,14 +1,14 @@
 """The Bangla study's own data (Sadhu et al. 2024, seed 000), read from its registered files.
 
 Everything here is read from the authors' files as registered in ``data/sources.yaml``
-(:func:`polybias.data.fetch`); nothing is copied into the project.
+(:func:`polybias.data.sources.fetch`); nothing is copied into the project.
 
 WEAT / SEAT / CEAT categories C1–C9
 -----------------------------------
 ``CeatDataCollection/CEAT_Categories/ceat<i>.jsonl`` holds one JSON object with four
 rows ``targ1``, ``targ2``, ``attr1``, ``attr2``, each ``{"category": ..., "examples": [...]}``.
 They become the targets X, Y and attributes A, B of test ``C<i>``
-(:class:`polybias.wordlists.AssociationTest`). Every word keeps its *own* suffix list
+(:class:`polybias.data.wordlists.AssociationTest`). Every word keeps its *own* suffix list
 from ``weatWordsWithSuffix.jsonl`` (272 words) or ``traitWordsWithSuffix.jsonl`` (177
 words, all lists empty upstream), as App. C of the paper requires; ``suffixCategories.jsonl``
 gives the 22 suffix groups the lists were drawn from (:func:`suffix_groups`).
@@ -35,7 +35,7 @@ import unicodedata
 from functools import cache
 from pathlib import Path
 
-from . import data
+from . import sources
 from .templating import TemplateBook, parse_templates
 from .wordlists import AssociationTest, WordListError, WordSet
 
@@ -77,7 +77,7 @@ def _json_rows(name: str) -> tuple[Path, list[tuple[str, object]]]:
     The files are one pretty-printed JSON object (the usual case upstream) or one object
     per line; the rows are the object's top-level keys in file order.
     """
-    path = data.fetch(name)
+    path = sources.fetch(name)
     text = path.read_text(encoding="utf-8")
     try:
         objs = [json.loads(text)]
@@ -193,7 +193,7 @@ def ceat_tests() -> dict[str, AssociationTest]:
 
 def data_sha256() -> dict[str, str]:
     """Registered name → sha256 of the files :func:`ceat_tests` reads (for run records)."""
-    reg = data.load_registry()
+    reg = sources.load_registry()
     names = [f"seed000-ceat{i}" for i in range(1, 10)] + ["seed000-weat-word-suffixes",
                                                           "seed000-trait-word-suffixes"]
     return {f"sources/{n}": reg[n].sha256 for n in names}
@@ -259,7 +259,7 @@ def trait_rows(polarity: str) -> list[dict[str, str]]:
     if polarity not in TRAIT_FILES:
         raise Seed000Error(f"polarity must be one of {', '.join(TRAIT_FILES)}, got {polarity!r}")
     name = TRAIT_FILES[polarity]
-    path = data.fetch(name)
+    path = sources.fetch(name)
     with open(path, encoding="utf-8-sig", newline="") as fh:
         reader = csv.DictReader(fh)
         columns = ["Trait"] + [f"S{k}_{c}" for k in range(1, 6)

@@ -6,7 +6,7 @@ string or a list of synonyms) and ``categories`` (gender, religion, ethnicity/ra
 list of **template sets**: ``base_templates`` (texts per language with ``[MASK]`` where the
 group goes and ``{prior}`` where the attribute goes), ``prior_variations`` and ``words``
 (language → ``"<list>|<key>"``). Nothing is copied into the project: :func:`template_book`
-turns one category in one language into a :class:`polybias.templating.TemplateBook`.
+turns one category in one language into a :class:`polybias.data.templating.TemplateBook`.
 
 How the file maps onto the book
 -------------------------------
@@ -48,7 +48,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import data
+from . import sources
 from .templating import TemplateBook, TemplateError, parse_templates
 
 SOURCE = "seed002-prior-sentence-templates"
@@ -159,7 +159,7 @@ def _load(path: Path) -> dict:
 
 def load(path: str | Path | None = None) -> dict:
     """The registered template file (or ``path``), parsed and checked."""
-    return _load(Path(path) if path is not None else data.fetch(SOURCE))
+    return _load(Path(path) if path is not None else sources.fetch(SOURCE))
 
 
 def _ids(words: list) -> list[str]:

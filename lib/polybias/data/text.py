@@ -3,7 +3,7 @@
 CEAT (Guo & Caliskan 2021) needs, for every stimulus word, many naturally occurring
 sentences that contain it. This module turns a corpus (text files or folders of any
 size) into word *occurrences* — a sentence plus the character span of the word in it,
-exactly what :func:`polybias.embeddings.word_vectors` takes — then cuts them into
+exactly what :func:`polybias.engines.embeddings.word_vectors` takes — then cuts them into
 segments of a chosen length and draws N of them per word with a seed (seed 000 §3.2,
 §4.2, App. C).
 
@@ -20,7 +20,7 @@ Pipeline, one function per step:
   seed of a *fixed* or a *random* sample set.
 * :func:`cut_segment` / :func:`segments` — a window of L words centred on the occurrence
   (9, 25, 75 ..., or ``">75"``: the whole sentence).
-* :func:`as_inputs` — ``(texts, spans)`` for :func:`polybias.embeddings.word_vectors`.
+* :func:`as_inputs` — ``(texts, spans)`` for :func:`polybias.engines.embeddings.word_vectors`.
 
 Normalisation
 -------------
@@ -121,7 +121,7 @@ def check_script(words: Iterable[str], language: str) -> None:
     >>> check_script(["গোলাপ", "rose"], "bn")
     Traceback (most recent call last):
     ...
-    polybias.text.TextError: words not in Bengali script for language 'bn': rose (U+0072 'r')
+    polybias.data.text.TextError: words not in Bengali script for language 'bn': rose (U+0072 'r')
     """
     if language not in _SCRIPTS:
         return
@@ -291,7 +291,7 @@ def _as_word_map(words) -> dict[str, tuple[str, ...]]:
         return {str(w): tuple(s or ()) for w, s in words.items()}
     out: dict[str, tuple[str, ...]] = {}
     for item in words:
-        if hasattr(item, "words"):  # a polybias.wordlists.WordSet
+        if hasattr(item, "words"):  # a polybias.data.wordlists.WordSet
             sfx = getattr(item, "suffixes", {}) or {}
             for w in item.words:
                 out.setdefault(w, tuple(sfx.get(w, ())))
@@ -348,7 +348,7 @@ def find_occurrences(
     ----------
     corpus : a file, a folder, a list of them, or an iterable of :class:`Sentence` or
         strings (already split sentences).
-    words : ``{word: suffixes}``, an iterable of :class:`polybias.wordlists.WordSet`
+    words : ``{word: suffixes}``, an iterable of :class:`polybias.data.wordlists.WordSet`
         (their per-word ``suffixes`` are used), or plain words.
     language : language code (normalisation, sentence terminators, script check).
     max_per_word : keep at most this many occurrences per word (uniform reservoir sample,
@@ -545,7 +545,7 @@ def segments(occurrences: Sequence[Occurrence], length: int | str | None) -> lis
 
 
 def as_inputs(occurrences: Sequence[Occurrence]) -> tuple[list[str], list[tuple[int, int]]]:
-    """``(texts, spans)`` for :func:`polybias.embeddings.word_vectors`.
+    """``(texts, spans)`` for :func:`polybias.engines.embeddings.word_vectors`.
 
     >>> as_inputs([Occurrence("a", "a", "x a", 2, 3)])
     (['x a'], [(2, 3)])
@@ -567,7 +567,7 @@ def normalize_vocabulary(emb, form: str = "NFC"):
     >>> "\\u0921\\u093c" in normalize_vocabulary(emb)
     True
     """
-    from .models import StaticEmbeddings
+    from ..models import StaticEmbeddings
 
     words = [unicodedata.normalize(form, w) for w in emb.words]
     return StaticEmbeddings(emb.name, words, emb.vectors, revision=emb.revision)

@@ -32,7 +32,7 @@ most one group (its own, as the paper requires); words in no group match as root
         suffixes:
           inanimate_consonant: [গোলাপ, পদ্ম]
 
-``WordSet.suffixes`` then maps each word to its suffixes (see :func:`polybias.text.find_occurrences`).
+``WordSet.suffixes`` then maps each word to its suffixes (see :func:`polybias.data.text.find_occurrences`).
 
 Optional, for lists a paper prints in another script: ``transliteration``, one entry per
 word in the order of ``words``, as printed (e.g. seed 003 App. C prints its Hindi lists
@@ -52,7 +52,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from .. import paths
 from .text import word_forms
 
 PROVENANCES = ("language-specific", "translated")
@@ -230,7 +230,7 @@ def _load(file: Path, seen: tuple[Path, ...]) -> tuple[dict[str, WordSet], dict[
 
 # Word lists read from a study's own registered files rather than from a YAML file here:
 # name → (language, loader). ``wordlist_file=<name>`` selects them.
-COLLECTIONS = {"seed000": ("bn", "polybias.seed000:ceat_tests")}
+COLLECTIONS = {"seed000": ("bn", "polybias.data.seed000:ceat_tests")}
 # The word lists a language runs on when no file is named: the study's own where the
 # project has them (Bangla: seed 000's C1-C9), else the project's weat.yaml.
 DEFAULT_FILES = {"bn": "seed000"}
@@ -253,7 +253,7 @@ def _collection(language: str, file: str):
 
 def data_sha256(language: str, file: str = "") -> dict[str, str]:
     """Path or registered name → sha256 of what :func:`load_tests` reads (for run records)."""
-    from .records import sha256_file
+    from ..records import sha256_file
 
     file = file or default_file(language)
     if file in COLLECTIONS:
@@ -269,7 +269,7 @@ def load_tests(language: str, file: str = "weat.yaml") -> dict[str, AssociationT
     """Tests defined in ``data/wordlists/<language>/<file>``.
 
     ``file`` may also name a collection of :data:`COLLECTIONS` (``seed000``: the Bangla
-    study's own C1–C9, :func:`polybias.seed000.ceat_tests`); empty: :func:`default_file`.
+    study's own C1–C9, :func:`polybias.data.seed000.ceat_tests`); empty: :func:`default_file`.
     """
     file = file or default_file(language)
     if file in COLLECTIONS:

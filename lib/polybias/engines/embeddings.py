@@ -85,7 +85,7 @@ class Encoder:
     pooling: str
     device: str = "cpu"
     _fingerprint: str | None = field(default=None, init=False, repr=False, compare=False)
-    #: :class:`polybias.loading.LoadInfo` of a checkpoint load (None for wrapped models).
+    #: :class:`polybias.models.loading.LoadInfo` of a checkpoint load (None for wrapped models).
     load_info: Any = field(default=None, init=False, repr=False, compare=False)
     #: padded tokens per forward pass when an extraction call does not give ``batch_tokens``
     batch_tokens: int = field(default=8192, compare=False)
@@ -213,13 +213,13 @@ def _load_folder(path: Path | str, name: str, revision: str | None, device: str 
                  trust_remote_code: bool = False, record_revision: str | None = None,
                  memory_limit: int | None = None, batch_tokens: int | None = None) -> Encoder:
     """Load a model directory or hub id as an encoder through
-    :func:`polybias.loading.load_checkpoint` (head ``encoder``); a ``LoadError`` becomes an
+    :func:`polybias.models.loading.load_checkpoint` (head ``encoder``); a ``LoadError`` becomes an
     :class:`EmbeddingError` with the same one-line message. The sentence-transformers
     pooling and length limit are read from the resolved folder. ``record_revision``
     replaces the resolved commit as the recorded revision (package-shipped models)."""
     from transformers.utils import logging as hf_logging
 
-    from . import loading
+    from ..models import loading
 
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # keep notebook outputs clean
@@ -246,7 +246,7 @@ def _load_folder(path: Path | str, name: str, revision: str | None, device: str 
 
 
 def _budget(model, device: str, batch_tokens: int | None) -> int:
-    from . import loading
+    from ..models import loading
 
     try:
         return loading.batch_tokens_for(model, device, "encoder", batch_tokens)
@@ -260,8 +260,8 @@ def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
 
     Registry entries (``configs/models.yaml``) may name an installed ``package`` and the
     model ``folder`` inside it (the embedded ``minilm-l6``), a ``hub`` id (+ ``revision``),
-    a local ``path``, or a ``trained`` planted model (:mod:`polybias.synthetic`). Checkpoints
-    load through :func:`polybias.loading.load_checkpoint` (no repository code unless the
+    a local ``path``, or a ``trained`` planted model (:mod:`polybias.planted.synthetic`). Checkpoints
+    load through :func:`polybias.models.loading.load_checkpoint` (no repository code unless the
     entry opts in with a pinned commit, ``.bin`` through the safe weights-only reader,
     checked loading report); never the network for a package or a path.
 
@@ -276,14 +276,14 @@ def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
         ``allow_pickle``, ``pooling`` (override the model's own sentence pooling),
         ``registry`` (a registry mapping), ``memory_limit`` (bytes), ``batch_tokens`` (the
         extraction calls' default token budget; None or 0: auto, see
-        :func:`polybias.loading.batch_tokens_for`).
+        :func:`polybias.models.loading.batch_tokens_for`).
 
     The revision recorded is the package version plus the sha256 of its weights file, the
     resolved hub commit (or the revision asked for), or None (then the cache keys on a
     checksum of the weights).
     """
-    from . import models
-    from .records import sha256_file
+    from .. import models
+    from ..records import sha256_file
 
     registry = options.pop("registry", None)
     dtype = options.pop("dtype", "auto")
@@ -321,7 +321,7 @@ def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
                             pooling=pooling, record_revision=recorded, memory_limit=memory_limit,
                             batch_tokens=batch_tokens)
     if "trained" in entry:
-        from . import synthetic
+        from ..planted import synthetic
 
         if dtype not in (None, "", "auto") or revision:
             raise EmbeddingError(f"model {name!r} is a planted model (float64, no revision): "
@@ -343,7 +343,7 @@ def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
             raise EmbeddingError(str(exc)) from exc
         if "path" in entry and not Path(opts["source"]).is_dir():
             raise EmbeddingError(f"model {name!r}: {opts['source']} is not a model directory")
-        from .loading import LoadError, get_normaliser
+        from ..models.loading import LoadError, get_normaliser
 
         try:  # before loading: a missing normaliser refuses at once
             normaliser = get_normaliser(opts.get("normaliser"), name)
@@ -407,7 +407,7 @@ class _Pieces:
 
 
 def _encode_chunk(encoder: Encoder, texts: list[str], first: int) -> list[_Pieces]:
-    from .loading import normalise
+    from ..models.loading import normalise
 
     done = [normalise(encoder.normaliser, t) for t in texts]
     enc = encoder.tokenizer([t for t, _ in done], add_special_tokens=True, return_offsets_mapping=True,
@@ -589,7 +589,7 @@ def fingerprint(encoder: Encoder) -> str:
 
 def cache_path(encoder: Encoder) -> Path:
     """SQLite file holding the cached vectors of ``encoder``."""
-    from . import paths
+    from .. import paths
 
     folder = paths.cache_dir() / "embeddings"
     folder.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ states of the identity token (a country in "A person from {country} is {adjectiv
 layer, compares the layers with a one-way ANOVA (F ≈ 8·10⁴: earlier layers have larger
 sums), and projects the flattened states to two dimensions with PCA, TruncatedSVD and
 t-SNE to see whether groups separate. This module does the same on any encoder of
-:mod:`polybias.embeddings` (offline: ``minilm-l6``), with the identity occurrence found
+:mod:`polybias.engines.embeddings` (offline: ``minilm-l6``), with the identity occurrence found
 through the tokenizer's offsets (its pieces mean-pooled, so multi-piece identities are
 whole) and every stochastic projection seeded:
 
@@ -25,8 +25,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import embeddings, templating
-from .templating import TemplateBook
+from ..data import templating
+from ..data.templating import TemplateBook
+from . import embeddings
 
 STATISTICS = ("sum", "norm")
 METHODS = ("pca", "svd", "tsne")

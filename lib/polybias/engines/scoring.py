@@ -69,12 +69,12 @@ class LanguageModel:
     revision: str | None
     max_length: int
     device: str
-    #: :class:`polybias.loading.LoadInfo` of a checkpoint load (None for wrapped models).
+    #: :class:`polybias.models.loading.LoadInfo` of a checkpoint load (None for wrapped models).
     load_info: Any = None
     #: padded tokens per forward pass when an engine call does not give ``max_batch_tokens``
     batch_tokens: int = 8192
     #: text normaliser applied to every text before tokenising (the registry entry's
-    #: ``normaliser``, :func:`polybias.loading.get_normaliser`); offsets stay in the text given
+    #: ``normaliser``, :func:`polybias.models.loading.get_normaliser`); offsets stay in the text given
     normaliser: Any = None
 
 
@@ -200,9 +200,9 @@ def load_language_model(name_or_path: str, kind: str | None = None, revision=Non
                         batch_tokens: int | None = None) -> LanguageModel:
     """Load a masked or causal LM from a local directory or a hub id.
 
-    Loading goes through :func:`polybias.loading.load_checkpoint` (resolved commit,
+    Loading goes through :func:`polybias.models.loading.load_checkpoint` (resolved commit,
     ``.bin`` weights through the safe weights-only reader, checked loading report, device,
-    dtype and memory rules); a :class:`polybias.loading.LoadError` is re-raised as a
+    dtype and memory rules); a :class:`polybias.models.loading.LoadError` is re-raised as a
     :class:`ScoringError` with the same one-line message.
 
     Parameters
@@ -218,9 +218,9 @@ def load_language_model(name_or_path: str, kind: str | None = None, revision=Non
     name : the name results are recorded under and errors use (``name_or_path`` when None).
     memory_limit : a memory budget in bytes instead of the free memory.
     batch_tokens : the engines' default token budget for this model; None or 0: auto
-        (:func:`polybias.loading.batch_tokens_for`: 8192 on the CPU, from free memory on CUDA).
+        (:func:`polybias.models.loading.batch_tokens_for`: 8192 on the CPU, from free memory on CUDA).
     """
-    from . import loading
+    from ..models import loading
 
     if kind is not None and kind not in KINDS:
         raise ScoringError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -286,7 +286,7 @@ def _bos(lm: LanguageModel, ids: np.ndarray, special: np.ndarray) -> int | None:
 def _encode(lm: LanguageModel, texts: list[str], causal: bool = False) -> list[_Encoded]:
     """Tokenize (after the model's text normaliser, offsets mapped back to the text given);
     check emptiness and length (a BOS the engine prepends counts)."""
-    from .loading import normalise
+    from ..models.loading import normalise
 
     tok = lm.tokenizer
     out = []

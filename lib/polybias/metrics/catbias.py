@@ -13,9 +13,9 @@ written out and the **prior** P(n | t, prior) the same with the attribute masked
 :mod:`polybias.metrics.logprob`, whose target-mask reading this module reuses.
 
 **PLL CB** (BehnamGhader & Milios 2022, seed 002 §3.3): log P is the sentence
-pseudo-log-likelihood (:func:`polybias.scoring.pseudo_log_likelihood`) of the template
+pseudo-log-likelihood (:func:`polybias.engines.scoring.pseudo_log_likelihood`) of the template
 filled with group n and attribute a — grammatical in every language thanks to
-:mod:`polybias.templating` — with no prior. The templates of one *template set* and the
+:mod:`polybias.data.templating` — with no prior. The templates of one *template set* and the
 synonyms of a word are variants: their sentence probabilities are **averaged in
 probability space** (log-mean-exp), giving one P per (set, attribute, group). The CB of a
 set is the mean over its attributes; the aggregate over sets is the mean over all
@@ -45,8 +45,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import scoring
-from ..templating import TemplateBook, expand
+from ..data.templating import TemplateBook, expand
+from ..engines import scoring
 from . import logprob
 
 
@@ -834,23 +834,23 @@ def planted_interaction_templates(language: str = "en") -> TemplateBook:
     corpus), with pronouns as a second characteristic that carries no planted association.
     Targets and attributes carry ``features: {group: ...}`` as in
     :func:`polybias.metrics.logprob.planted_templates`."""
-    from ..synthetic import PLANTED_GROUPS
+    from ..planted.synthetic import PLANTED_GROUPS
 
     if language != "en":
         raise CatBiasError(f"planted interaction templates exist for 'en' only, not {language!r}")
     g = PLANTED_GROUPS[language]
     raw = {"language": language, "lists": {
-        "pronouns": {"source": "polybias.synthetic (pronouns of the English corpus)",
+        "pronouns": {"source": "polybias.planted.synthetic (pronouns of the English corpus)",
                      "entries": ["i", "we", "you", "they"]},
-        "targets": {"source": "polybias.synthetic.PLANTED_GROUPS", "entries": [
+        "targets": {"source": "polybias.planted.synthetic.PLANTED_GROUPS", "entries": [
             {"id": w, "features": {"group": k}, "word": w} for k in ("male", "female") for w in g["targets"][k]]},
-        "attributes": {"source": "polybias.synthetic.PLANTED_GROUPS", "entries": [
+        "attributes": {"source": "polybias.planted.synthetic.PLANTED_GROUPS", "entries": [
             {"id": w, "features": {"group": k}, "word": w} for k in ("career", "family")
             for w in g["attributes"][k]]}},
         "templates": [{"name": "said", "set": "said",
                        "text": "{pro} said that the {target} cares about the {attribute} .",
                        "slots": {"pro": "pronouns", "target": {"list": "targets", "role": "target"},
                                  "attribute": {"list": "attributes", "role": "attribute"}}}]}
-    from ..templating import parse_templates
+    from ..data.templating import parse_templates
 
     return parse_templates(raw, file=f"planted_interactions_{language}")

@@ -337,12 +337,12 @@ def ceat_from_occurrences(
     ddof: int = 1,
     on_missing: Literal["raise", "drop"] = "raise",
 ) -> CeatResult:
-    """Run a word-list test (:class:`polybias.wordlists.AssociationTest`) on occurrence vectors.
+    """Run a word-list test (:class:`polybias.data.wordlists.AssociationTest`) on occurrence vectors.
 
     Parameters
     ----------
     vectors : ``{word: (N, dim) array}``; row i is the vector of the occurrence of the
-        word used in sample i (see :func:`polybias.text.sample_occurrences`).
+        word used in sample i (see :func:`polybias.data.text.sample_occurrences`).
     test : the test whose X, Y, A, B word sets are looked up in ``vectors``.
     on_missing : "raise" (default) names every word without vectors (e.g. absent from the
         corpus); "drop" leaves them out and lists them in ``result.dropped``.
@@ -377,14 +377,14 @@ def occurrence_vectors(
 ) -> dict[str, np.ndarray]:
     """Contextual vectors of sampled occurrences: ``{word: (N, dim)}``, row i = occurrence i.
 
-    ``samples`` maps each word to its N occurrences (:class:`polybias.text.Occurrence`:
-    text + character span), e.g. segments from :func:`polybias.text.segments`. All
-    occurrences go to :func:`polybias.embeddings.word_vectors` in one call; an occurrence
+    ``samples`` maps each word to its N occurrences (:class:`polybias.data.text.Occurrence`:
+    text + character span), e.g. segments from :func:`polybias.data.text.segments`. All
+    occurrences go to :func:`polybias.engines.embeddings.word_vectors` in one call; an occurrence
     drawn several times (sampling with replacement) is embedded once. ``memo`` (a dict
     keyed by (text, start, end), filled here) carries vectors over between calls with the
     same encoder, layer and pooling, e.g. across segment lengths whose segments coincide.
     """
-    from .. import embeddings
+    from ..engines import embeddings
 
     memo = {} if memo is None else memo
     todo: dict[tuple[str, int, int], None] = {}
@@ -421,15 +421,15 @@ def segment_length_study(
 
     Parameters
     ----------
-    encoder : :class:`polybias.embeddings.Encoder`.
-    tests : iterable of :class:`polybias.wordlists.AssociationTest` (their words are
+    encoder : :class:`polybias.engines.embeddings.Encoder`.
+    tests : iterable of :class:`polybias.data.wordlists.AssociationTest` (their words are
         looked up in ``extraction``).
-    extraction : :class:`polybias.text.Extraction` from :func:`polybias.text.find_occurrences`.
-    lengths : segment lengths in words (:func:`polybias.text.parse_length`: ints, ``">K"``).
+    extraction : :class:`polybias.data.text.Extraction` from :func:`polybias.data.text.find_occurrences`.
+    lengths : segment lengths in words (:func:`polybias.data.text.parse_length`: ints, ``">K"``).
     n_samples : N, occurrences drawn per word and CEAT samples.
     seed : seed of the sample sets. ``"fixed"``: one draw of occurrences, cut at every
         length (and the same for every model); ``"random"``: a new draw per
-        (model, length) (:func:`polybias.text.sample_seed`).
+        (model, length) (:func:`polybias.data.text.sample_seed`).
     strict_lengths : draw only from sentences with at least L words for length L (more
         than K for ``">K"``); by default shorter sentences are used whole.
     model_key : name of the model in the random seeds (default: ``encoder.name``).
@@ -441,7 +441,7 @@ def segment_length_study(
     """
     import pandas as pd
 
-    from .. import text
+    from ..data import text
 
     tests = list(tests)
     if not tests:
@@ -540,14 +540,14 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
 
 def planted_test(language: str = "en", n_words: int | None = None, name: str = "C5"):
     """The C5-style test of the planted corpora: male vs female terms, career vs family
-    (:data:`polybias.synthetic.PLANTED_GROUPS`), the first ``n_words`` words of each set."""
-    from ..synthetic import planted_groups
-    from ..wordlists import AssociationTest, WordSet
+    (:data:`polybias.planted.synthetic.PLANTED_GROUPS`), the first ``n_words`` words of each set."""
+    from ..data.wordlists import AssociationTest, WordSet
+    from ..planted.synthetic import planted_groups
 
     g = planted_groups(language)
     groups = {"X": g["targets"]["male"], "Y": g["targets"]["female"],
               "A": g["attributes"]["career"], "B": g["attributes"]["family"]}
-    src = "polybias.synthetic.PLANTED_GROUPS (generated corpus with a planted association)"
+    src = "polybias.planted.synthetic.PLANTED_GROUPS (generated corpus with a planted association)"
     return AssociationTest(name, language=language, description="planted: male/female terms, career/family",
                            **{k: WordSet(k, tuple(v[:n_words]), "language-specific", src)
                               for k, v in groups.items()})
@@ -560,9 +560,10 @@ def planted_extractions(
     """One generated varied-length corpus per planted strength p, with its test and occurrences.
 
     Returns ``{"p=0.9": ([test], extraction), ...}``; the test is named ``"C5 p=0.9"``.
-    Corpora come from :func:`polybias.synthetic.varied_length_corpus` (seeded).
+    Corpora come from :func:`polybias.planted.synthetic.varied_length_corpus` (seeded).
     """
-    from .. import synthetic, text
+    from ..data import text
+    from ..planted import synthetic
 
     out = {}
     for p in p_values:

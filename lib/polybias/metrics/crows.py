@@ -1,7 +1,7 @@
 """CrowS-Pairs style metrics: stereotype scores, JSD stereotype score and bias attribution.
 
 Pairs are rows with ``sent_more`` (the more stereotyping sentence), ``sent_less`` and
-``bias_type`` (see :mod:`polybias.crowspairs`). Following the reference code of Nangia et
+``bias_type`` (see :mod:`polybias.data.crowspairs`). Following the reference code of Nangia et
 al. (2020), a pair counts as stereotyped when the model scores ``sent_more`` above
 ``sent_less``, whatever its stereo/antistereo direction (for antistereo rows the
 reference code swaps the sentences twice, which cancels out).
@@ -134,7 +134,7 @@ def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
     """
     import torch
 
-    from .. import scoring
+    from ..engines import scoring
 
     if lm.kind != "mlm":
         raise CrowsError(f"AUL/AULA apply to masked LMs, not to {lm.kind} {lm.name}")
@@ -179,7 +179,7 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
 
     Parameters
     ----------
-    lm : :class:`polybias.scoring.LanguageModel`.
+    lm : :class:`polybias.engines.scoring.LanguageModel`.
     pairs : frame with ``sent_more``, ``sent_less``, ``bias_type``.
     method : ``"nangia"``, ``"aul"`` or ``"aula"`` for masked LMs, ``"causal"`` for causal
         LMs, ``"bias-bench"`` for both; default by ``lm.kind`` (``"nangia"`` or
@@ -199,7 +199,7 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
         ``result.attrs["skipped"]`` lists their index labels.
     engine : passed to the scoring engine (e.g. ``max_batch_tokens``).
     """
-    from .. import scoring
+    from ..engines import scoring
 
     if on_unmodified not in ON_UNMODIFIED:
         raise CrowsError(f"on_unmodified must be one of {ON_UNMODIFIED}, got {on_unmodified!r}")
@@ -447,7 +447,7 @@ def jsd_attributions(lm, pairs: pd.DataFrame, compat_fourth_root: bool = False, 
     Masked LMs mask each shared token one at a time (eqs. 1–2); causal LMs condition on
     the preceding tokens and BOS (eqs. 7–8).
     """
-    from .. import scoring
+    from ..engines import scoring
 
     _check_pairs(pairs)
     more, less = pairs["sent_more"].tolist(), pairs["sent_less"].tolist()
@@ -546,11 +546,11 @@ def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None 
                n: int = 200, seed: int = 0) -> pd.DataFrame:
     """Pairs to evaluate: a registered CrowS-Pairs dataset, or ``"planted"`` minimal pairs.
 
-    ``"planted"`` pairs come from :func:`polybias.synthetic.minimal_pairs` (``n`` pairs,
+    ``"planted"`` pairs come from :func:`polybias.planted.synthetic.minimal_pairs` (``n`` pairs,
     ``seed``) and match the vocabulary of the models trained on planted corpora.
     """
     if dataset == "planted":
-        from ..synthetic import minimal_pairs
+        from ..planted.synthetic import minimal_pairs
 
         pairs = minimal_pairs(n=n, language=language, seed=seed)
         if bias_types:
@@ -558,7 +558,7 @@ def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None 
             if unknown:
                 raise CrowsError(f"planted pairs have no bias type {', '.join(unknown)}")
         return pairs
-    from ..crowspairs import load_crows_pairs
+    from ..data.crowspairs import load_crows_pairs
 
     # drop only broken pairs (empty or identical sentences); keep the benchmark's non-minimal ones
     return load_crows_pairs(dataset, language, bias_types=bias_types or None, on_invalid="drop",
@@ -592,7 +592,7 @@ def run_crows(
 ) -> CrowsRun:
     """Stereotype score and JSD attribution of an LM on a pair set.
 
-    ``model`` is a loaded :class:`polybias.scoring.LanguageModel` or what
+    ``model`` is a loaded :class:`polybias.engines.scoring.LanguageModel` or what
     :func:`polybias.models.load_lm` takes (a registered name, a model directory, a hub id).
     ``causal_bos`` and ``on_unmodified`` go to :func:`pair_scores` (bias-bench compat:
     ``method="bias-bench", causal_bos="first-token", on_unmodified="skip"``). Writes two
@@ -605,7 +605,7 @@ def run_crows(
     if method is not None and method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
     pairs = load_pairs(dataset, language, bias_types, n_pairs, seed)
-    from ..scoring import LanguageModel
+    from ..engines.scoring import LanguageModel
 
     lm = model if isinstance(model, LanguageModel) else load_lm(model)
     model = lm.name
@@ -665,7 +665,7 @@ def run_crows_languages(
     record into ``output_dir`` when given. Returns ``({language: scored}, comparison)``;
     ``comparison.per_language`` has a ``model`` column.
     """
-    from ..crowspairs import DATASETS
+    from ..data.crowspairs import DATASETS
     from ..models import check_language, load_lm
 
     if method is not None and method not in METHODS:
@@ -702,7 +702,7 @@ def published_dutch_comparison(groups: dict[str, list[str]], n_bootstrap: int = 
                                output_dir: str | None = None) -> LanguageComparison:
     """:func:`compare_languages` on the Dutch CrowS-Pairs authors' published per-pair scores.
 
-    ``groups``: name -> models of :data:`polybias.crowspairs.DUTCH_SCORE_MODELS` to compare
+    ``groups``: name -> models of :data:`polybias.data.crowspairs.DUTCH_SCORE_MODELS` to compare
     over the shared pair ids (e.g. ``["bert", "camembert", "bertje"]``: one monolingual
     model per language; ``["mbert", "bertje"]``: two models on the Dutch pairs). Each model
     is labelled ``"<model> (<language>)"``. Returns one :class:`LanguageComparison` over all
@@ -711,10 +711,10 @@ def published_dutch_comparison(groups: dict[str, list[str]], n_bootstrap: int = 
     Writes one ``crows-languages`` record per group into ``output_dir`` when given (the
     sha256 of the score files it read).
     """
-    from .. import data
-    from ..crowspairs import DUTCH_SCORE_MODELS, load_dutch_crows_scores
+    from ..data import sources
+    from ..data.crowspairs import DUTCH_SCORE_MODELS, load_dutch_crows_scores
 
-    registry = data.load_registry()
+    registry = sources.load_registry()
     per, paired = [], []
     for group, names in groups.items():
         unknown = [m for m in names if m not in DUTCH_SCORE_MODELS]
@@ -748,7 +748,7 @@ def gamboa_table3(scores: pd.DataFrame, atol: float = 0.0) -> pd.DataFrame:
     """Seed-001 Table 3 numbers (B per bias type and overall) from a per-pair score file.
 
     ``scores`` is the per-pair output of the seed-001 code (``sjsd`` and ``bias_type``
-    columns, e.g. :func:`polybias.crowspairs.load_gamboa_gpt2_scores`); B counts pairs
+    columns, e.g. :func:`polybias.data.crowspairs.load_gamboa_gpt2_scores`); B counts pairs
     with S_JSD < 0 (eq. 6); |S_JSD| ≤ ``atol`` counts as a tie.
     """
     frame = scores.assign(bias_type=scores["bias_type"].map(_bias_type_name))

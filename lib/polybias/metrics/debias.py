@@ -51,8 +51,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from . import paths
-from .models import MissingWordsError, StaticEmbeddings
+from .. import paths
+from ..models import MissingWordsError, StaticEmbeddings
 
 Pair = tuple[str, str]
 _TINY = 1e-12
@@ -661,8 +661,8 @@ def evaluate(
     """
     import pandas as pd
 
-    from .metrics.weat import weat, weat_association, weat_test
-    from .models import lookup
+    from ..models import lookup
+    from .weat import weat, weat_association, weat_test
 
     def gap_of(M):
         return float(weat_association(M["X"], M["A"], M["B"]).mean()
@@ -759,12 +759,12 @@ METHODS = ("projection", "hard", "lpsg", "inlp")
 def load_spec(language: str, file: str = "debias.yaml") -> DebiasSpec:
     """Read and validate ``data/wordlists/<language>/<file>``.
 
-    Besides the ``sets`` and ``tests`` of :mod:`polybias.wordlists`, the file holds
+    Besides the ``sets`` and ``tests`` of :mod:`polybias.data.wordlists`, the file holds
     ``pairs`` (name → provenance, source, pairs: [[a, b], ...]) and ``tables`` (name →
     title, tests: [{test, kind}], methods: name → method spec). A test ``F:NAME`` is test
     NAME of file F in the same folder.
     """
-    from . import wordlists
+    from ..data import wordlists
 
     path = paths.data_dir() / "wordlists" / language / file
     if not path.is_file():
@@ -846,7 +846,7 @@ def _validate_direction(spec: DebiasSpec, d: Any, where: str) -> None:
 
 
 def resolve_test(spec: DebiasSpec, name: str):
-    from . import wordlists
+    from ..data import wordlists
 
     if ":" in name:
         file, tname = name.split(":", 1)
@@ -915,9 +915,9 @@ def _read_source_json(name: str) -> Any:
     """The parsed JSON of a registered data source (fetched or found in the mirror)."""
     import json
 
-    from . import data
+    from ..data import sources
 
-    with open(data.fetch(name), encoding="utf-8") as fh:
+    with open(sources.fetch(name), encoding="utf-8") as fh:
         return json.load(fh)
 
 
@@ -974,7 +974,7 @@ def run_table(
     seat_groups = {x.get("label", x["test"]): x["seat"] for x in t["tests"] if seat and "seat" in x}
     templates = None
     if seat_groups:
-        from .metrics.seat import load_templates
+        from .seat import load_templates
 
         templates = load_templates(language)
     return evaluate(embs, tests, seat_groups=seat_groups, templates=templates, seed=seed,
@@ -985,7 +985,7 @@ def run_table(
 
 def load_embedding(model: str, fmt: str | None = None, limit: int | None = None) -> StaticEmbeddings:
     """A registered static model by name, or a static embedding file given by path."""
-    from .models import load_static, read_static
+    from ..models import load_static, read_static
 
     if Path(model).expanduser().is_file():
         return read_static(Path(model).expanduser(), fmt or None, limit=limit or None)
@@ -995,7 +995,7 @@ def load_embedding(model: str, fmt: str | None = None, limit: int | None = None)
 def reported_table(name: str, test_type: str = "WEAT", digits: int = 2):
     """A transcribed seed table (``paper/reported/<name>.csv``) in the shape of
     :func:`effect_table` (one test type: WEAT or SEAT)."""
-    from .report import load_reported
+    from ..report import load_reported
 
     frame = load_reported(name, test_type=test_type)
     if frame.empty:
@@ -1009,7 +1009,7 @@ def side_by_side_table(frame, reported_names: str | Sequence[str]):
     and 4 for the WEAT and SEAT rows of the Hindi gender table)."""
     import pandas as pd
 
-    from .report import load_reported
+    from ..report import load_reported
 
     names = [reported_names] if isinstance(reported_names, str) else list(reported_names)
     keys = ["test_type", "test", "method"]
@@ -1026,7 +1026,7 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
                  file: str = "debias.yaml") -> Path:
     """Write one run record for a debiasing table (values: every cell and each method's
     details) under ``output_dir`` (relative to the project root)."""
-    from .records import RunRecord, sha256_file, write_record
+    from ..records import RunRecord, sha256_file, write_record
 
     spec_path = paths.data_dir() / "wordlists" / language / file
     details = {name: {"method": r.method, "changed_words": r.changed_words,
@@ -1052,7 +1052,7 @@ def plot_effects(frame, title: str, file: str | None = None):
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from .plots import save_figure
+    from ..plots import save_figure
 
     kinds = list(dict.fromkeys(frame["kind"]))
     fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds) + 1.5, 3.6),

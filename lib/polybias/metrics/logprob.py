@@ -14,7 +14,7 @@ trait slot; ``prior_at="attribute"`` reproduces that mistake on purpose, for com
 
 Targets are scored in one of two ways:
 
-* ``mode="word"`` (default) — the whole target word through :mod:`polybias.scoring`:
+* ``mode="word"`` (default) — the whole target word through :mod:`polybias.engines.scoring`:
   the sentence keeps the target written out, and each of its word pieces is scored
   with itself and the pieces to its right in the same word masked (PLL-word-l2r, Kauf &
   Ivanova 2023), summed: ``log P(word | context)`` by the chain rule. The attribute mask
@@ -37,8 +37,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import scoring, stats, templating
-from ..templating import Filled, TemplateBook
+from .. import stats
+from ..data import templating
+from ..data.templating import Filled, TemplateBook
+from ..engines import scoring
 
 MODES = ("word", "first_piece")
 PRIOR_AT = ("target", "attribute")
@@ -84,7 +86,7 @@ def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: 
     (compat only; see ``index_quirk`` of :func:`kurita_scores`).
 
     One forward pass per distinct (text, mask) pair, batched by length with the token
-    budget of :mod:`polybias.scoring` and the output layer run only at the masks; eval
+    budget of :mod:`polybias.engines.scoring` and the output layer run only at the masks; eval
     mode and ``inference_mode``. Used for the first-piece scores and for the distribution
     difference of :mod:`polybias.metrics.catbias`.
     """
@@ -152,10 +154,10 @@ def target_logprobs(lm: scoring.LanguageModel, items: list[Filled], target: str,
     Parameters
     ----------
     lm : masked LM.
-    items : sentences from :func:`polybias.templating.realise` with every slot written out.
+    items : sentences from :func:`polybias.data.templating.realise` with every slot written out.
     target : the target slot (its word is what is scored).
     masked : other slots to replace by the mask token (the attribute, for the prior).
-    mode : "word" (whole word via :func:`polybias.scoring.masked_token_logprobs`, pieces
+    mode : "word" (whole word via :func:`polybias.engines.scoring.masked_token_logprobs`, pieces
         of the target scored left to right) or "first_piece" (the target replaced by one
         mask; the log-probability of its first word piece, as tokenised in the sentence).
     read_at : first-piece mode only: the slot whose mask the prediction is read at.
@@ -458,24 +460,24 @@ _PLANTED_TEMPLATES = {
 
 
 def planted_templates(language: str = "en") -> TemplateBook:
-    """Templates over the word groups of the planted corpora (:mod:`polybias.synthetic`):
+    """Templates over the word groups of the planted corpora (:mod:`polybias.planted.synthetic`):
     targets carry ``features: {group: male|female}``, attributes ``{group: career|family}``.
     English sentences use only the corpus vocabulary; the Bangla ones are the sentence
     structures S1–S5 of seed 000 (template sets ``S1`` … ``S5``), whose longer contexts
     also use a few words the corpus lacks. Known answer: at p > 0.5 male targets gain
     probability next to career words.
     """
-    from ..synthetic import PLANTED_GROUPS
+    from ..planted.synthetic import PLANTED_GROUPS
 
     if language not in _PLANTED_TEMPLATES:
         raise LogProbError(f"no planted templates for language {language!r}; "
                            f"available: {', '.join(_PLANTED_TEMPLATES)}")
     g = PLANTED_GROUPS[language]
     lists = {
-        "targets": {"source": "polybias.synthetic.PLANTED_GROUPS", "entries": [
+        "targets": {"source": "polybias.planted.synthetic.PLANTED_GROUPS", "entries": [
             {"id": w, "features": {"group": k}, "word": w} for k in ("male", "female")
             for w in g["targets"][k]]},
-        "attributes": {"source": "polybias.synthetic.PLANTED_GROUPS", "entries": [
+        "attributes": {"source": "polybias.planted.synthetic.PLANTED_GROUPS", "entries": [
             {"id": w, "features": {"group": k}, "word": w} for k in ("career", "family")
             for w in g["attributes"][k]]},
     }
@@ -573,11 +575,11 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
 
 
 def planted_masked_lm(p: float, language: str = "en", seed: int = 0, **training) -> scoring.LanguageModel:
-    """The planted-bias MLM of :func:`polybias.synthetic.cached_planted_model` (trained once,
+    """The planted-bias MLM of :func:`polybias.planted.synthetic.cached_planted_model` (trained once,
     then cached) wrapped for scoring. ``training`` overrides the corpus size and training
     options; the defaults are those of the registered ``planted-mlm`` (8000 sentences),
     which the Bangla corpus needs for the association to be learnt."""
-    from .. import synthetic
+    from ..planted import synthetic
 
     model, tok = synthetic.cached_planted_model("mlm", p, seed=seed, language=language, **training)
     spec = synthetic.planted_model_spec("mlm", p, seed=seed, language=language, **training)

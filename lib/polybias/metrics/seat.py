@@ -16,12 +16,12 @@ Tests come from two places:
   ``data/sources.yaml`` as ``sent-bias-<file>``): :func:`load_seat_test` reads the
   sentence version of a test (``sent-weat6.jsonl`` for ``weat6``, or the sentence-level
   double-bind files);
-* a word-list test (:class:`polybias.wordlists.AssociationTest`) and the project's
+* a word-list test (:class:`polybias.data.wordlists.AssociationTest`) and the project's
   templates ``data/templates/seat_<lang>.yaml`` (English from May et al., Hindi from
   seed 003 App. D, Bangla translated as in seed 000 App. A.2):
   :func:`templated_test`.
 
-Sentence vectors come from :func:`polybias.embeddings.sentence_vectors` (the model's own
+Sentence vectors come from :func:`polybias.engines.embeddings.sentence_vectors` (the model's own
 pooling by default; ``pooling="first-piece"`` reproduces the sent-bias code's first
 wordpiece vector for comparison only, docs/conventions.md, pitfalls). Duplicate sentences are encoded once.
 """
@@ -106,9 +106,9 @@ def read_sent_bias(path: str | Path, name: str | None = None) -> SeatTest:
 def seat_source(name: str, words: bool = False, registry=None) -> str:
     """Registered source name of a sent-bias test: its sentence file, or with
     ``words=True`` its word-level file (``weat*`` tests only)."""
-    from .. import data
+    from ..data import sources
 
-    registry = registry if registry is not None else data.load_registry()
+    registry = registry if registry is not None else sources.load_registry()
     if words:
         candidates = [f"sent-bias-{name}"] if name.startswith("weat") else []
     else:  # the double-bind files without the "sent-" prefix hold sentences already
@@ -123,11 +123,11 @@ def seat_source(name: str, words: bool = False, registry=None) -> str:
 
 
 def _load_registered(name: str, words: bool, registry) -> SeatTest:
-    from .. import data
+    from ..data import sources
 
-    registry = registry if registry is not None else data.load_registry()
+    registry = registry if registry is not None else sources.load_registry()
     source = seat_source(name, words=words, registry=registry)
-    return replace(read_sent_bias(data.fetch(source, registry), name=name), source=source)
+    return replace(read_sent_bias(sources.fetch(source, registry), name=name), source=source)
 
 
 def load_seat_test(name: str, registry=None) -> SeatTest:
@@ -223,7 +223,7 @@ def templated_test(test, groups: str | dict[str, str] = "noun",
                    templates: SeatTemplates | None = None) -> SeatTest:
     """A SEAT from a word-level test and the templates of its language.
 
-    ``test`` is a :class:`polybias.wordlists.AssociationTest` or a word-level
+    ``test`` is a :class:`polybias.data.wordlists.AssociationTest` or a word-level
     :class:`SeatTest` (:func:`load_word_test`); ``groups`` names the template group of
     every set (one name for all, or a mapping role → group).
     """
@@ -253,7 +253,7 @@ def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -
                  batch_tokens: int | None = None, cache: bool = False,
                  special_tokens: bool = True) -> dict[str, np.ndarray]:
     """Sentence vectors of the four sets, each distinct sentence encoded once."""
-    from ..embeddings import sentence_vectors
+    from ..engines.embeddings import sentence_vectors
 
     unique = list(dict.fromkeys(s for r in ROLES for s in test.sentences[r]))
     vecs = sentence_vectors(encoder, unique, pooling=pooling, layer=layer,
@@ -266,17 +266,17 @@ def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof:
          alternative: Alternative = "greater", n_permutations: int = 100_000,
          exact_limit: int = 1_000_000, seed: int = 0, batch_tokens: int | None = None,
          cache: bool = False, special_tokens: bool = True) -> WeatResult:
-    """Run one SEAT on an encoder (:mod:`polybias.embeddings`).
+    """Run one SEAT on an encoder (:mod:`polybias.engines.embeddings`).
 
     Parameters
     ----------
-    encoder : an :class:`polybias.embeddings.Encoder`.
+    encoder : an :class:`polybias.engines.embeddings.Encoder`.
     test : from :func:`load_seat_test` or :func:`templated_test`.
     pooling, layer : sentence pooling (``model``, ``cls``, ``mean``) and hidden layer.
     special_tokens : ``False`` with ``pooling="first-piece"`` reproduces the sent-bias
         code's BERT vectors (W4ngatang/sent-bias ``sentbias/encoders/bert.py`` lines
         19–26: text tokenized without [CLS]/[SEP], output position 0; compat only); see
-        :func:`polybias.embeddings.sentence_vectors`.
+        :func:`polybias.engines.embeddings.sentence_vectors`.
     ddof, alternative, n_permutations, exact_limit, seed : as in
         :func:`polybias.metrics.weat.weat`.
     batch_tokens, cache : extraction options.
@@ -292,20 +292,21 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
              output_dir: str | None = None, cache: bool = True, device: str = "cpu",
              special_tokens: bool = True, **options):
     """Run May et al.'s English SEATs (default: all of :data:`SEAT_TESTS`) on a registered
-    encoder (its name, or an already loaded :class:`polybias.embeddings.Encoder`); one run
+    encoder (its name, or an already loaded :class:`polybias.engines.embeddings.Encoder`); one run
     record per test in ``output_dir`` (relative to the project root) when given.
     ``options`` (ddof, alternative, n_permutations, exact_limit, seed) and ``special_tokens``
     (``False`` with ``pooling="first-piece"``: sent-bias compat) go to :func:`seat`. Returns a
     DataFrame with one row per test."""
     import pandas as pd
 
-    from .. import data, paths
-    from ..embeddings import Encoder, load_encoder
+    from .. import paths
+    from ..data import sources
+    from ..engines.embeddings import Encoder, load_encoder
     from ..records import RunRecord, write_record
 
     check_weat_options(**options)
     names = [tests] if isinstance(tests, str) else list(tests) if tests else list(SEAT_TESTS)
-    registry = data.load_registry()
+    registry = sources.load_registry()
     loaded = {n: load_seat_test(n, registry) for n in names}  # unknown names fail before the model loads
     encoder = model if isinstance(model, Encoder) else load_encoder(model, device=device)
     model = encoder.name
@@ -349,7 +350,7 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
                        groups: dict[str, dict[str, str]] | None = None, pooling: str = "model",
                        layer: int = -1, output_dir: str | None = None, cache: bool = True,
                        device: str = "cpu", special_tokens: bool = True, **options):
-    """SEAT in ``language`` from its word lists (:func:`polybias.wordlists.load_tests`,
+    """SEAT in ``language`` from its word lists (:func:`polybias.data.wordlists.load_tests`,
     ``file`` empty: the language's default) and its bleached templates
     (``data/templates/seat_<language>.yaml``, :func:`templated_test`).
 
@@ -360,8 +361,9 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
     """
     import pandas as pd
 
-    from .. import paths, wordlists
-    from ..embeddings import Encoder, load_encoder
+    from .. import paths
+    from ..data import wordlists
+    from ..engines.embeddings import Encoder, load_encoder
     from ..records import RunRecord, sha256_file, write_record
 
     check_weat_options(**options)

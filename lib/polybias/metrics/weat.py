@@ -17,9 +17,9 @@ from typing import Literal
 
 import numpy as np
 
+from ..data.wordlists import AssociationTest
 from ..models import StaticEmbeddings, lookup
 from ..stats import Alternative, split_permutation_test, standardized_mean_difference
-from ..wordlists import AssociationTest
 
 
 def _unit_rows(M: np.ndarray, label: str, words: list[str] | None = None) -> np.ndarray:
@@ -185,7 +185,7 @@ def run_weat(
     """Run named WEATs of ``data/wordlists/<language>/<wordlist_file>`` on a registered model.
 
     ``wordlist_file`` may name a collection read from a study's registered files
-    (``seed000``) or be empty: the language's default (:func:`polybias.wordlists.default_file`).
+    (``seed000``) or be empty: the language's default (:func:`polybias.data.wordlists.default_file`).
 
     Writes one :class:`polybias.records.RunRecord` per test into ``output_dir`` (relative
     to the project root) when given, and returns a DataFrame with one row per test.
@@ -197,9 +197,9 @@ def run_weat(
     import pandas as pd
 
     from .. import paths
+    from ..data.wordlists import data_sha256, default_file, load_tests
     from ..models import load_static
     from ..records import RunRecord, write_record
-    from ..wordlists import data_sha256, default_file, load_tests
 
     check_weat_options(on_missing=on_missing, **options)
     emb = embeddings if embeddings is not None else load_static(model)

@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from . import data, paths
-from .records import sha256_file, write_text_atomic
+from .. import paths
+from ..data import sources
+from ..records import sha256_file, write_text_atomic
 
 STATIC_FORMATS = ("word2vec-text", "word2vec-binary", "glove-text", "gensim-kv")
 
@@ -140,7 +141,7 @@ def check_loading_keys(name: str, entry: dict[str, Any], where: str = "model reg
     """Check an entry's loading keys: ``revision`` (a branch, tag or commit),
     ``trust_remote_code`` (a boolean, true only with a 40-hex commit ``revision``),
     ``allow_pickle`` (a boolean) and ``normaliser`` (a name known to
-    :data:`polybias.loading.NORMALISERS`).
+    :data:`polybias.models.loading.NORMALISERS`).
 
     >>> check_loading_keys("m", {"kind": "mlm", "hub": "org/m", "trust_remote_code": True,
     ...                          "revision": "main"})
@@ -169,10 +170,10 @@ def check_loading_keys(name: str, entry: dict[str, Any], where: str = "model reg
 
 
 def loading_options(name: str, registry: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Keyword arguments of :func:`polybias.loading.load_checkpoint` for a registered
+    """Keyword arguments of :func:`polybias.models.loading.load_checkpoint` for a registered
     ``hub`` or ``path`` model: ``source``, ``revision``, ``trust_remote_code``,
     ``allow_pickle`` and ``name``; plus ``normaliser`` (a name or None) for the caller to
-    pass to :func:`polybias.loading.get_normaliser`.
+    pass to :func:`polybias.models.loading.get_normaliser`.
 
     >>> reg = {"gr": {"kind": "mlm", "hub": "nlpaueb/bert-base-greek-uncased-v1"}}
     >>> loading_options("gr", reg)["source"], loading_options("gr", reg)["trust_remote_code"]
@@ -238,12 +239,12 @@ def load_static(name: str, registry: dict[str, dict[str, Any]] | None = None) ->
         raise ModelError(f"model {name!r} is of kind {entry['kind']!r}, not a static embedding")
     fmt = entry.get("format")
     if "source" in entry:  # a member of a registered, verified archive
-        source = data.get_source(entry["source"])
+        source = sources.get_source(entry["source"])
         folder = paths.cache_dir() / "models" / f"{name}-{source.sha256[:12]}"
         cached = _read_npy_cache(folder, name, revision=source.sha256)
         if cached is not None:
             return cached
-        member = data.extract_member(entry["source"], entry["member"])
+        member = sources.extract_member(entry["source"], entry["member"])
         emb = read_static(member, fmt, name=name, allow_pickle=True, revision=source.sha256)
         _write_npy_cache(folder, emb)
         return emb
@@ -327,18 +328,18 @@ def load_lm(name: str, registry: dict[str, dict[str, Any]] | None = None, *,
 
     ``name`` is a registered name, a local model directory or a hub id
     (:func:`resolve_model`). ``hub`` and ``path`` models load through
-    :func:`polybias.scoring.load_language_model` with the entry's :func:`loading_options`
+    :func:`polybias.engines.scoring.load_language_model` with the entry's :func:`loading_options`
     (``revision``, ``trust_remote_code``, ``allow_pickle``); a non-empty ``revision`` here
     overrides the entry's. ``trained`` entries are trained (once, then cached) by
-    :func:`polybias.synthetic.cached_planted_model` and run in float64 on the CPU unless
+    :func:`polybias.planted.synthetic.cached_planted_model` and run in float64 on the CPU unless
     ``device`` names another device (``dtype`` must stay ``auto``, ``revision`` empty).
     ``batch_tokens`` is the engines' default token budget for the model (None or 0: auto,
-    :func:`polybias.loading.batch_tokens_for`: 8192 on the CPU, from free memory on CUDA).
+    :func:`polybias.models.loading.batch_tokens_for`: 8192 on the CPU, from free memory on CUDA).
     ``options`` go to the loader (e.g. ``memory_limit``). Returns a
-    :class:`polybias.scoring.LanguageModel`; its ``revision`` is the resolved commit when
+    :class:`polybias.engines.scoring.LanguageModel`; its ``revision`` is the resolved commit when
     there is one.
     """
-    from . import scoring
+    from ..engines import scoring
 
     revision = revision or None
     name, entry = resolve_model(name, registry)
@@ -347,7 +348,7 @@ def load_lm(name: str, registry: dict[str, dict[str, Any]] | None = None, *,
         raise ModelError(f"model {name!r} is of kind {kind!r}, not a language model "
                          "(mlm or causal)")
     if "trained" in entry:
-        from . import synthetic
+        from ..planted import synthetic
 
         if dtype not in (None, "", "auto") or revision or options:
             raise ModelError(f"model {name!r} is a planted model (float64, no revision): "

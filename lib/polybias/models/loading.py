@@ -1,7 +1,7 @@
 """Loading a hub or local checkpoint correctly, or refusing with a one-line reason.
 
-:func:`load_checkpoint` is the one entry point both :mod:`polybias.scoring` (masked and
-causal LMs) and :mod:`polybias.embeddings` (encoders) use. It returns the model, its fast
+:func:`load_checkpoint` is the one entry point both :mod:`polybias.engines.scoring` (masked and
+causal LMs) and :mod:`polybias.engines.embeddings` (encoders) use. It returns the model, its fast
 tokenizer and a :class:`LoadInfo` (resolved commit, weights format, device, dtype and the
 loading report). Every refusal is a :class:`LoadError` (one subclass per cause) whose
 message names the model and the cause on one line.

@@ -10,7 +10,7 @@ the executed notebooks check are therefore *pinned*: their files live under
 answered, in this order:
 
 1. from the pinned store, when its key (a hash of every training input, see
-   :func:`polybias.synthetic.planted_model_spec`) is in the manifest; every file is
+   :func:`polybias.planted.synthetic.planted_model_spec`) is in the manifest; every file is
    checked against its sha256 first and a mismatch is an error;
 2. otherwise according to ``POLYBIAS_PLANTED`` (:func:`mode`):
 
@@ -22,7 +22,7 @@ answered, in this order:
 ``make planted`` retrains every pinned model from its stored spec (:func:`retrain_all`)
 and rewrites the store; on the machine that produced the store the files come out
 byte-identical, on another CPU they may differ in the last bits of the weights while the
-planted behaviour stays the same (``tests/test_pinned.py`` checks that on whatever CPU
+planted behaviour stays the same (``tests/planted/test_pinned.py`` checks that on whatever CPU
 runs it).
 """
 
@@ -37,8 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import paths
-from .records import sha256_file, write_text_atomic
+from .. import paths
+from ..records import sha256_file, write_text_atomic
 
 MODES = ("auto", "pinned", "pin")
 MANIFEST = "manifest.json"
@@ -200,10 +200,10 @@ def retrain_all(trainers: dict[str, Callable[[dict[str, Any], Path], None]],
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m polybias.pinned list|verify|retrain [KEY ...]`` (``make planted`` retrains)."""
+    """``python -m polybias.planted.pinned list|verify|retrain [KEY ...]`` (``make planted`` retrains)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m polybias.pinned", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m polybias.planted.pinned", description=__doc__.split("\n")[0])
     parser.add_argument("action", choices=["list", "verify", "retrain"])
     parser.add_argument("keys", nargs="*", help="pinned model keys (default: all)")
     args = parser.parse_args(argv)

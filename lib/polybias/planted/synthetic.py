@@ -19,7 +19,7 @@ Models trained on such corpora give every method a known answer offline:
 * :func:`train_masked_lm`, :func:`train_causal_lm` — a tiny BERT-style MLM and a tiny
   GPT-2-style causal LM; deterministic. The MLM trains with a content-word masking phase
   first (see :func:`train_masked_lm` for why).
-* :func:`cached_planted_model` — a pinned model from ``data/planted`` (:mod:`polybias.pinned`),
+* :func:`cached_planted_model` — a pinned model from ``data/planted`` (:mod:`polybias.planted.pinned`),
   or train once and then load from ``cache_dir()/trained`` (:func:`planted_model_spec`
   gives the inputs it is keyed by).
 * :func:`train_word2vec` — gensim word2vec as :class:`polybias.models.StaticEmbeddings`;
@@ -30,7 +30,7 @@ LM in about 15 s on one CPU thread, and both prefer ``sent_more`` on all minimal
 ``p = 0.9``, on about half at ``p = 0.5`` and on none at ``p = 0.1``. Training is
 bit-reproducible on one machine and software stack; weights may differ across CPUs,
 thread counts or torch versions, which the cache key does not cover. That is why the
-models behind checked outputs are pinned (:mod:`polybias.pinned`).
+models behind checked outputs are pinned (:mod:`polybias.planted.pinned`).
 
 English (``en``), Bangla (``bn``, Bengali script) and Hindi (``hi``, Devanagari) are
 available. The Bangla and Hindi templates keep the target in the nominative (Bangla) or
@@ -55,8 +55,8 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from ..records import params_hash, write_text_atomic
 from . import pinned
-from .records import params_hash, write_text_atomic
 
 #: Bump when a change to this module changes the corpora or the trained weights:
 #: it is part of the cache key of :func:`cached_planted_model`.
@@ -755,7 +755,7 @@ def cached_planted_model(
     ``<kind>-<hash>``, the hash covering every input (defaults included) and
     :data:`CODE_VERSION`. A model in the repository's pinned store (``data/planted``,
     sha256-verified, identical on every machine) is loaded from there; otherwise
-    :func:`polybias.pinned.resolve` trains it into ``cache_dir()/trained/<key>`` (safetensors,
+    :func:`polybias.planted.pinned.resolve` trains it into ``cache_dir()/trained/<key>`` (safetensors,
     tokenizer and ``polybias_planted.json`` holding the spec; written under a temporary name
     and renamed when complete) or refuses, as ``POLYBIAS_PLANTED`` says. Loading reads
     local files only, with no remote code.
@@ -813,7 +813,7 @@ def train_word2vec(
     """
     from gensim.models import Word2Vec
 
-    from .models import StaticEmbeddings
+    from ..models import StaticEmbeddings
 
     if not isinstance(corpus, list) or not corpus or not all(isinstance(s, str) for s in corpus):
         raise SyntheticError("corpus must be a non-empty list of sentences (str)")
@@ -866,7 +866,7 @@ def planted_word2vec(p: float, seed: int = 0, language: str = "en", n_sentences:
     """
     from safetensors.numpy import load_file
 
-    from .models import StaticEmbeddings
+    from ..models import StaticEmbeddings
 
     spec = planted_word2vec_spec(p, seed, language, n_sentences, **word2vec)
     key = f"{WORD2VEC_KIND}-{params_hash(spec)}"

@@ -2,7 +2,7 @@
 
 None of the source studies checks whether its metric recovers a bias of known size. Here a
 corpus with a planted male–career / female–family association of strength ``p``
-(:func:`polybias.synthetic.planted_corpus`; ``p = 0.5`` plants none, ``p < 0.5`` the
+(:func:`polybias.planted.synthetic.planted_corpus`; ``p = 0.5`` plants none, ``p < 0.5`` the
 reverse) trains a model, and each metric is computed on it with the project's defaults:
 
 * :func:`planted_weat` — word2vec on the corpus; WEAT with X = male, Y = female,
@@ -74,7 +74,7 @@ def planted_weat(
     """WEAT on word2vec trained on a planted corpus of strength ``p``.
 
     X, Y are the male and female target terms, A, B the career and family attributes of
-    :func:`polybias.synthetic.planted_groups`; the effect size is Caliskan et al.'s
+    :func:`polybias.planted.synthetic.planted_groups`; the effect size is Caliskan et al.'s
     (ddof = 1) and the p-value one-sided (``greater``), exact when the number of splits
     allows it.
 
@@ -89,9 +89,9 @@ def planted_weat(
     >>> row["value"] > 0.5, row == planted_weat(0.9, seed=0, n_sentences=1500, n_permutations=1000)
     (True, True)
     """
-    from .metrics.weat import weat
-    from .models import lookup
-    from .synthetic import planted_groups, planted_word2vec
+    from ..metrics.weat import weat
+    from ..models import lookup
+    from ..planted.synthetic import planted_groups, planted_word2vec
 
     p = _check_p(p)
     emb = planted_word2vec(p, seed=seed, language=language, n_sentences=n_sentences, **word2vec)
@@ -106,10 +106,10 @@ def planted_weat(
 
 def planted_lm(kind: str, p: float, seed: int = 0, language: str = "en",
                n_sentences: int = 3000, **training: Any):
-    """The tiny LM of :func:`planted_lm_scores` as a :class:`polybias.scoring.LanguageModel`
+    """The tiny LM of :func:`planted_lm_scores` as a :class:`polybias.engines.scoring.LanguageModel`
     (trained once per input set, then loaded from the cache). The measures of one model
     share it: within a process, a model is read from disk once (:func:`_loaded_lm`)."""
-    from . import paths
+    from .. import paths
 
     if kind not in LM_TRAINING:
         raise ValidityError(f"kind must be one of {tuple(LM_TRAINING)}, got {kind!r}")
@@ -123,8 +123,8 @@ def _loaded_lm(kind: str, p: float, seed: int, language: str, n_sentences: int,
                options: tuple, cache: str):
     """Load (training first if needed) one planted LM; ``cache`` keys the memo on the
     cache folder in use. The models are only read (eval mode), so sharing them is safe."""
-    from .scoring import wrap_language_model
-    from .synthetic import cached_planted_model, planted_model_spec
+    from ..engines.scoring import wrap_language_model
+    from ..planted.synthetic import cached_planted_model, planted_model_spec
 
     model, tokenizer = cached_planted_model(kind, p, seed=seed, language=language,
                                             n_sentences=n_sentences, **dict(options))
@@ -153,7 +153,7 @@ def planted_template_scores(
     Returns two dicts (``metric`` "kurita-effect-size" and "cb"), ``measure``
     "template-mlm".
     """
-    from .metrics import catbias, logprob
+    from ..metrics import catbias, logprob
 
     lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
     book = logprob.planted_templates(language)
@@ -192,10 +192,11 @@ def planted_embedding_scores(
     Returns two dicts (``metric`` "seat-effect-size" and "ceat-ces"), ``measure``
     "embedding-mlm".
     """
-    from . import embeddings, text
-    from .metrics import ceat as ceat_metric
-    from .metrics.weat import weat
-    from .synthetic import planted_corpus, planted_groups
+    from ..data import text
+    from ..engines import embeddings
+    from ..metrics import ceat as ceat_metric
+    from ..metrics.weat import weat
+    from ..planted.synthetic import planted_corpus, planted_groups
 
     lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
     encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name,
@@ -232,7 +233,7 @@ def planted_lm_scores(
 ) -> list[dict[str, Any]]:
     """Stereotype score and JSD score B of a tiny LM trained on a planted corpus.
 
-    The model is :func:`polybias.synthetic.cached_planted_model` (``kind`` "mlm" or
+    The model is :func:`polybias.planted.synthetic.cached_planted_model` (``kind`` "mlm" or
     "causal", trained once per input set and cached) with :data:`LM_TRAINING` unless
     ``training`` overrides it; the pairs are ``minimal_pairs(n_pairs, language, seed)``
     whose ``sent_more`` follows the association planted by ``p > 0.5``. Scores are
@@ -243,8 +244,8 @@ def planted_lm_scores(
     list of two dicts (``metric`` "stereotype-score" and "jsd-B"), keys as in
     :func:`planted_weat`, ``measure`` = ``"crows-" + kind``.
     """
-    from .metrics import crows
-    from .synthetic import minimal_pairs
+    from ..metrics import crows
+    from ..planted.synthetic import minimal_pairs
 
     lm = planted_lm(kind, p, seed, language, n_sentences, **training)
     pairs = minimal_pairs(n_pairs, language=language, seed=seed)

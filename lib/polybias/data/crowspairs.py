@@ -702,28 +702,6 @@ def load_dutch_crows_scores(model: str) -> pd.DataFrame:
     return out
 
 
-def dutch_crows_aggregates(n_bootstrap: int = 0, seed: int = 0) -> pd.DataFrame:
-    """Stereotype score of every model of :data:`DUTCH_SCORE_MODELS`, recomputed per pair.
-
-    One row per (model, bias type incl. ``all``) with the columns of
-    :func:`polybias.metrics.crows.aggregate_pairs`, plus ``model``, ``language`` and
-    ``file_score``: 100 × the mean of the file's own per-pair decisions (its ``score``
-    column), which the recomputed ``score`` must equal.
-    """
-    from ..metrics.crows import stereotype_score
-
-    tables = []
-    for model, language in DUTCH_SCORE_MODELS.items():
-        scores = load_dutch_crows_scores(model)
-        table = stereotype_score(scores, n_bootstrap=n_bootstrap, seed=seed)
-        own = [100.0 * scores["stereotyped"].mean()] + [
-            100.0 * scores.loc[scores.bias_type == b, "stereotyped"].mean()
-            for b in table.bias_type.iloc[1:]]
-        tables.append(table.assign(model=model, language=language, file_score=own))
-    out = pd.concat(tables, ignore_index=True)
-    return out[["model", "language"] + [c for c in out.columns if c not in ("model", "language")]]
-
-
 # ------------------------------------------------------------------ dataset cards
 
 CARD_FIELDS = ("name", "title", "languages", "pairs", "bias_types", "licence", "provenance",

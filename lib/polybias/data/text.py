@@ -551,23 +551,3 @@ def as_inputs(occurrences: Sequence[Occurrence]) -> tuple[list[str], list[tuple[
     (['x a'], [(2, 3)])
     """
     return [o.text for o in occurrences], [(o.start, o.end) for o in occurrences]
-
-
-def normalize_vocabulary(emb, form: str = "NFC"):
-    """A static embedding table whose words are in the normal form of the word lists (NFC).
-
-    Embedding files trained on unnormalised text may spell a word with precomposed
-    characters that the lists write decomposed (Bangla য়, Devanagari ड़ …); lookups then
-    miss. Vectors are shared, not copied; when two spellings collide, the first (most
-    frequent, in word2vec order) wins, as in :class:`polybias.models.StaticEmbeddings`.
-
-    >>> from polybias.models import StaticEmbeddings
-    >>> import numpy as np
-    >>> emb = StaticEmbeddings("toy", ["\\u095c"], np.ones((1, 2), dtype=np.float32))
-    >>> "\\u0921\\u093c" in normalize_vocabulary(emb)
-    True
-    """
-    from ..models import StaticEmbeddings
-
-    words = [unicodedata.normalize(form, w) for w in emb.words]
-    return StaticEmbeddings(emb.name, words, emb.vectors, revision=emb.revision)

@@ -1,0 +1,3 @@
+"""Engines that run a loaded model: log-probabilities (:mod:`~polybias.engines.scoring`),
+contextual vectors (:mod:`~polybias.engines.embeddings`), hidden states, static lookups;
+shared helpers in :mod:`~polybias.engines.common`."""

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -56,6 +55,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from . import common
 
 WORD_POOLINGS = ("mean", "first", "last")
 SENTENCE_POOLINGS = ("model", "cls", "mean", "first-piece")
@@ -96,37 +97,7 @@ class Encoder:
     normaliser_name: str | None = field(default=None, compare=False)
 
 
-# ---------------------------------------------------------------- loading
-
-def _max_length(model, tokenizer, limit: int | None = None) -> int:
-    limits = [int(limit)] if limit else []
-    tml = getattr(tokenizer, "model_max_length", None)
-    if isinstance(tml, int) and 0 < tml < 10**7:  # transformers uses ~1e30 for "no limit"
-        limits.append(tml)
-    cfg = getattr(model, "config", None)
-    for attr in ("max_position_embeddings", "n_positions"):
-        value = getattr(cfg, attr, None)
-        if isinstance(value, int) and value > 0:
-            emb = getattr(getattr(model, "base_model", model), "embeddings", None)
-            pe = getattr(emb, "position_embeddings", None)
-            if getattr(pe, "padding_idx", None) is not None:  # RoBERTa: positions after pad
-                value -= pe.padding_idx + 1
-            limits.append(value)
-            break
-    if not limits:
-        raise EmbeddingError(f"cannot tell the longest input of {type(model).__name__}: neither "
-                             "the tokenizer's model_max_length nor the config's positions is set")
-    return int(min(limits))
-
-
-def _is_cuda(device: str) -> bool:
-    import torch
-
-    try:
-        return torch.device(device).type == "cuda"
-    except (RuntimeError, TypeError) as exc:
-        raise EmbeddingError(f"unknown device {device!r}") from exc
-
+# ---------------------------------------------------------------- wrapping
 
 def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
                  pooling: str = "cls", device: str = "cpu", max_length: int | None = None) -> Encoder:
@@ -145,7 +116,7 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
     max_length : a lower length limit than the model's (e.g. a sentence-transformers
         ``max_seq_length``).
 
-    >>> from polybias.tiny_models import build_tiny_encoder
+    >>> from polybias.planted.tiny_models import build_tiny_encoder
     >>> enc = wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
     >>> enc.max_length, enc.pooling
     (64, 'cls')
@@ -164,198 +135,14 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
             type(base).__name__ in ("GPT2Model", "LlamaModel"):
         raise EmbeddingError(f"model {name!r} ({type(base).__name__}) is a decoder, not an encoder")
     dtypes = {p.dtype for p in base.parameters()}
-    if torch.float16 in dtypes and not _is_cuda(device):
+    if torch.float16 in dtypes and not common.is_cuda(device, EmbeddingError):
         raise EmbeddingError(f"model {name!r} has float16 weights; half precision is supported on "
                              f"CUDA only, not on {device!r}")
     base.eval()
     base.to(device)
     return Encoder(model=base, tokenizer=tokenizer, name=name, revision=revision,
-                   max_length=_max_length(base, tokenizer, max_length), pooling=pooling,
+                   max_length=common.max_length(base, tokenizer, max_length, EmbeddingError), pooling=pooling,
                    device=str(device))
-
-
-def _package_folder(package: str, folder: str) -> Path:
-    from importlib import metadata
-
-    try:
-        dist = metadata.distribution(package)
-    except metadata.PackageNotFoundError as exc:
-        raise EmbeddingError(f"package {package!r} is not installed (pip install {package})") from exc
-    path = Path(str(dist.locate_file(folder)))
-    if not (path / "config.json").is_file():
-        raise EmbeddingError(f"package {package!r} has no model folder {folder!r} with a config.json")
-    return path
-
-
-def _st_options(path: Path) -> tuple[str | None, int | None]:
-    """Pooling and max_seq_length of a sentence-transformers folder (None when absent)."""
-    pooling, limit = None, None
-    pool_cfg = path / "1_Pooling" / "config.json"
-    if pool_cfg.is_file():
-        cfg = json.loads(pool_cfg.read_text(encoding="utf-8"))
-        modes = [k for k in ("pooling_mode_mean_tokens", "pooling_mode_cls_token",
-                             "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens")
-                 if cfg.get(k)]
-        if modes == ["pooling_mode_mean_tokens"]:
-            pooling = "mean"
-        elif modes == ["pooling_mode_cls_token"]:
-            pooling = "cls"
-        else:
-            raise EmbeddingError(f"{pool_cfg}: unsupported sentence-transformers pooling {modes}")
-    st_cfg = path / "sentence_bert_config.json"
-    if st_cfg.is_file():
-        limit = json.loads(st_cfg.read_text(encoding="utf-8")).get("max_seq_length")
-    return pooling, limit
-
-
-def _load_folder(path: Path | str, name: str, revision: str | None, device: str = "auto",
-                 dtype="auto", allow_pickle: bool = False, pooling: str | None = None,
-                 trust_remote_code: bool = False, record_revision: str | None = None,
-                 memory_limit: int | None = None, batch_tokens: int | None = None) -> Encoder:
-    """Load a model directory or hub id as an encoder through
-    :func:`polybias.models.loading.load_checkpoint` (head ``encoder``); a ``LoadError`` becomes an
-    :class:`EmbeddingError` with the same one-line message. The sentence-transformers
-    pooling and length limit are read from the resolved folder. ``record_revision``
-    replaces the resolved commit as the recorded revision (package-shipped models)."""
-    from transformers.utils import logging as hf_logging
-
-    from ..models import loading
-
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # keep notebook outputs clean
-    try:
-        model, tokenizer, info = loading.load_checkpoint(
-            path, "encoder", revision=revision or None,
-            device="auto" if device is None else device,
-            dtype="auto" if dtype is None else dtype, trust_remote_code=trust_remote_code,
-            allow_pickle=allow_pickle, memory_limit=memory_limit, name=name)
-        budget = loading.batch_tokens_for(model, info.device, "encoder", batch_tokens)
-    except loading.LoadError as exc:
-        raise EmbeddingError(loading._first_line(exc)) from exc
-    finally:
-        if bars:
-            hf_logging.enable_progress_bar()
-    st_pooling, limit = _st_options(Path(info.path))
-    encoder = wrap_encoder(model, tokenizer, name=name,
-                           revision=record_revision or info.commit or revision or None,
-                           pooling=pooling or st_pooling or "cls", device=info.device,
-                           max_length=limit)
-    encoder.load_info = info
-    encoder.batch_tokens = budget
-    return encoder
-
-
-def _budget(model, device: str, batch_tokens: int | None) -> int:
-    from ..models import loading
-
-    try:
-        return loading.batch_tokens_for(model, device, "encoder", batch_tokens)
-    except loading.LoadError as exc:
-        raise EmbeddingError(str(exc)) from exc
-
-
-def load_encoder(name: str, device: str = "auto", **options) -> Encoder:
-    """Load an :class:`Encoder`: ``name`` is a registered model (kind ``encoder`` or
-    ``mlm``), a local model directory or a hub id (:func:`polybias.models.resolve_model`).
-
-    Registry entries (``configs/models.yaml``) may name an installed ``package`` and the
-    model ``folder`` inside it (the embedded ``minilm-l6``), a ``hub`` id (+ ``revision``),
-    a local ``path``, or a ``trained`` planted model (:mod:`polybias.planted.synthetic`). Checkpoints
-    load through :func:`polybias.models.loading.load_checkpoint` (no repository code unless the
-    entry opts in with a pinned commit, ``.bin`` through the safe weights-only reader,
-    checked loading report); never the network for a package or a path.
-
-    Parameters
-    ----------
-    name : registered model name, model directory or hub id.
-    device : ``"auto"`` (CUDA when available; the CPU for the embedded package and planted
-        models, so their checked outputs do not depend on the machine), ``"cpu"``,
-        ``"cuda"``…
-    options : ``revision`` (overrides the entry's; empty: the entry's), ``dtype``
-        (``"auto"``, ``"float32"``, ``"bfloat16"``, ``"float16"`` on CUDA only),
-        ``allow_pickle``, ``pooling`` (override the model's own sentence pooling),
-        ``registry`` (a registry mapping), ``memory_limit`` (bytes), ``batch_tokens`` (the
-        extraction calls' default token budget; None or 0: auto, see
-        :func:`polybias.models.loading.batch_tokens_for`).
-
-    The revision recorded is the package version plus the sha256 of its weights file, the
-    resolved hub commit (or the revision asked for), or None (then the cache keys on a
-    checksum of the weights).
-    """
-    from .. import models
-    from ..records import sha256_file
-
-    registry = options.pop("registry", None)
-    dtype = options.pop("dtype", "auto")
-    revision = options.pop("revision", None) or None
-    allow_pickle = options.pop("allow_pickle", None)
-    pooling = options.pop("pooling", None)
-    memory_limit = options.pop("memory_limit", None)
-    batch_tokens = options.pop("batch_tokens", None)
-    if options:
-        raise EmbeddingError(f"unknown option(s) for load_encoder: {', '.join(options)}")
-    try:
-        name, entry = models.resolve_model(name, registry)
-    except models.ModelError as exc:
-        raise EmbeddingError(str(exc)) from exc
-    kind = entry.get("kind")
-    if kind is not None and kind not in ("encoder", "mlm"):
-        raise EmbeddingError(f"model {name!r} is of kind {kind!r}, not an encoder "
-                             "(encoder or mlm)")
-    if "package" in entry or "trained" in entry:
-        try:
-            embedded_device = models._embedded_device(device, name)
-        except models.ModelError as exc:
-            raise EmbeddingError(str(exc)) from exc
-    if "package" in entry:
-        from importlib import metadata
-
-        if revision:
-            raise EmbeddingError(f"model {name!r} ships in package {entry['package']!r}; it has "
-                                 "no hub revision to choose")
-        folder = _package_folder(str(entry["package"]), str(entry.get("folder", "")))
-        weights = folder / "model.safetensors"
-        checksum = sha256_file(weights) if weights.is_file() else "no-safetensors"
-        recorded = f"{entry['package']}=={metadata.version(str(entry['package']))} sha256:{checksum}"
-        return _load_folder(folder, name, None, embedded_device, dtype, bool(allow_pickle),
-                            pooling=pooling, record_revision=recorded, memory_limit=memory_limit,
-                            batch_tokens=batch_tokens)
-    if "trained" in entry:
-        from ..planted import synthetic
-
-        if dtype not in (None, "", "auto") or revision:
-            raise EmbeddingError(f"model {name!r} is a planted model (float64, no revision): "
-                                 "dtype and revision do not apply")
-        spec = dict(entry["trained"])
-        model, tokenizer = synthetic.cached_planted_model(**spec)
-        encoder = wrap_encoder(model, tokenizer, name=name, revision=f"planted:{spec}",
-                               pooling=pooling or "cls", device=embedded_device)
-        encoder.batch_tokens = _budget(encoder.model, embedded_device, batch_tokens)
-        return encoder
-    if "hub" in entry or "path" in entry:
-        try:
-            if kind is None:
-                opts = {"source": entry.get("hub") or entry["path"], "revision": None,
-                        "trust_remote_code": False, "allow_pickle": False}
-            else:
-                opts = models.loading_options(name, {name: entry})
-        except models.ModelError as exc:
-            raise EmbeddingError(str(exc)) from exc
-        if "path" in entry and not Path(opts["source"]).is_dir():
-            raise EmbeddingError(f"model {name!r}: {opts['source']} is not a model directory")
-        from ..models.loading import LoadError, get_normaliser
-
-        try:  # before loading: a missing normaliser refuses at once
-            normaliser = get_normaliser(opts.get("normaliser"), name)
-        except LoadError as exc:
-            raise EmbeddingError(str(exc)) from exc
-        encoder = _load_folder(opts["source"], name, revision or opts["revision"], device, dtype,
-                            opts["allow_pickle"] if allow_pickle is None else bool(allow_pickle),
-                            pooling=pooling, trust_remote_code=opts["trust_remote_code"],
-                            memory_limit=memory_limit, batch_tokens=batch_tokens)
-        encoder.normaliser, encoder.normaliser_name = normaliser, opts.get("normaliser")
-        return encoder
-    raise EmbeddingError(f"model {name!r} needs 'package', 'hub', 'path' or 'trained'")
 
 
 # ---------------------------------------------------------------- inputs
@@ -407,9 +194,7 @@ class _Pieces:
 
 
 def _encode_chunk(encoder: Encoder, texts: list[str], first: int) -> list[_Pieces]:
-    from ..models.loading import normalise
-
-    done = [normalise(encoder.normaliser, t) for t in texts]
+    done = [common.normalise(encoder.normaliser, t, EmbeddingError) for t in texts]
     enc = encoder.tokenizer([t for t, _ in done], add_special_tokens=True, return_offsets_mapping=True,
                             return_special_tokens_mask=True, truncation=False, verbose=False)
     out = []
@@ -488,17 +273,6 @@ def _sentence_rows(encoder: Encoder, texts: list[str], pooling: str, first: int)
     return rows
 
 
-def _pack(lengths: np.ndarray, budget: int) -> list[np.ndarray]:
-    """Indices sorted by length (longest first) cut into batches of rows × longest ≤ budget."""
-    order = np.argsort(-lengths, kind="stable")
-    batches, start = [], 0
-    while start < len(order):
-        rows = max(1, budget // int(lengths[order[start]]))
-        batches.append(order[start:start + rows])
-        start += rows
-    return batches
-
-
 def _run(encoder: Encoder, rows: list[_Row], layers: list[int], batch_tokens: int, bar) -> np.ndarray:
     """(len(rows), len(layers), hidden) pooled vectors of ``rows`` at every layer of
     ``layers``; rows with the same input ids share one forward pass, which serves all layers."""
@@ -515,7 +289,7 @@ def _run(encoder: Encoder, rows: list[_Row], layers: list[int], batch_tokens: in
     lengths = np.array([len(q) for q in seqs], dtype=np.int64)
     out = np.empty((len(rows), len(layers), encoder.model.config.hidden_size), dtype=np.float32)
     with torch.inference_mode():
-        for b in _pack(lengths, batch_tokens):
+        for b in common.pack_batches(lengths, batch_tokens, EmbeddingError):
             width = int(lengths[b].max())
             ids = np.full((len(b), width), pad, dtype=np.int64)
             for r, q in enumerate(b):
@@ -730,7 +504,7 @@ def word_vectors(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[i
     (n, hidden) float32 array, in input order. Texts longer than the model limit are
     windowed around the target.
 
-    >>> from polybias.tiny_models import build_tiny_encoder
+    >>> from polybias.planted.tiny_models import build_tiny_encoder
     >>> enc = wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
     >>> word_vectors(enc, ["The nurse said hello."], [(4, 9)]).shape
     (1, 32)
@@ -752,7 +526,7 @@ def word_vectors_by_layer(encoder: Encoder, texts: Iterable[str], spans: Iterabl
     on axis 1, without running the model once per layer (and without the disk cache).
     Returns an (n, len(layers), hidden) float32 array.
 
-    >>> from polybias.tiny_models import build_tiny_encoder
+    >>> from polybias.planted.tiny_models import build_tiny_encoder
     >>> enc = wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
     >>> word_vectors_by_layer(enc, ["The nurse said hello."], [(4, 9)], layers=[0, 1, -1]).shape
     (1, 3, 32)
@@ -799,7 +573,7 @@ def sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "mod
 
     Returns an (n, hidden) float32 array. A text longer than the model limit is an error.
 
-    >>> from polybias.tiny_models import build_tiny_encoder
+    >>> from polybias.planted.tiny_models import build_tiny_encoder
     >>> enc = wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
     >>> sentence_vectors(enc, ["This is a nurse.", "That is here."], pooling="mean").shape
     (2, 32)

@@ -34,14 +34,15 @@ bounded by the budget rather than the dataset or vocabulary × tokens. Eval mode
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
+
+from .common import is_cuda, max_length, normalise, pack_batches
 
 KINDS = ("mlm", "causal")
 REDUCTIONS = ("sum", "mean")
@@ -98,44 +99,18 @@ class TokenScores:
 
 # ---------------------------------------------------------------- models
 
-def _infer_kind(class_name: str) -> str | None:
+def kind_of_class(class_name: str) -> str | None:
+    """``"mlm"`` or ``"causal"`` from a ``transformers`` class name (None: neither).
+
+    >>> kind_of_class("BertForMaskedLM"), kind_of_class("GPT2LMHeadModel"), kind_of_class("BertModel")
+    ('mlm', 'causal', None)
+    """
     name = class_name
     if name.endswith("ForMaskedLM"):
         return "mlm"
     if name.endswith("ForCausalLM") or name.endswith("LMHeadModel"):
         return "causal"
     return None
-
-
-def _max_length(model, tokenizer) -> int:
-    limits = []
-    tml = getattr(tokenizer, "model_max_length", None)
-    if isinstance(tml, int) and 0 < tml < 10**7:  # transformers uses ~1e30 for "no limit"
-        limits.append(tml)
-    cfg = getattr(model, "config", None)
-    pos = None
-    for attr in ("max_position_embeddings", "n_positions"):
-        value = getattr(cfg, attr, None)
-        if isinstance(value, int) and value > 0:
-            pos = value
-            break
-    if pos is not None:
-        emb = getattr(getattr(model, "base_model", None), "embeddings", None)
-        pe = getattr(emb, "position_embeddings", None)
-        if getattr(pe, "padding_idx", None) is not None:  # RoBERTa family: positions from pad+1
-            pos -= pe.padding_idx + 1
-        limits.append(pos)
-    if not limits:
-        raise ScoringError(f"cannot tell the longest input of {type(model).__name__}: neither the "
-                           "tokenizer's model_max_length nor the config's max positions is set")
-    return int(min(limits))
-
-
-def _is_cuda(device: str) -> bool:
-    try:
-        return torch.device(device).type == "cuda"
-    except (RuntimeError, TypeError) as exc:
-        raise ScoringError(f"unknown device {device!r}") from exc
 
 
 def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, revision=None,
@@ -159,7 +134,7 @@ def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, re
     ``model_max_length`` and the config's position limit (RoBERTa-style position ids,
     which start after the padding index, counted).
     """
-    inferred = _infer_kind(type(model).__name__)
+    inferred = kind_of_class(type(model).__name__)
     if kind is not None and kind not in KINDS:
         raise ScoringError(f"kind must be one of {KINDS}, got {kind!r}")
     has_head = callable(getattr(model, "get_output_embeddings", None)) and \
@@ -180,82 +155,22 @@ def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, re
         raise ScoringError(f"the tokenizer of causal LM {name!r} has neither a BOS nor an EOS token "
                            "to condition the first token on")
     dtypes = {p.dtype for p in model.parameters()}
-    if torch.float16 in dtypes and not _is_cuda(device):
+    if torch.float16 in dtypes and not is_cuda(device, ScoringError):
         raise ScoringError(f"model {name!r} has float16 weights; half precision is supported on "
                            f"CUDA only, not on {device!r} (use float32 or bfloat16)")
     model.eval()
     model.to(device)
     return LanguageModel(name=name, kind=kind, model=model, tokenizer=tokenizer, revision=revision,
-                         max_length=_max_length(model, tokenizer), device=str(device))
-
-
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def load_language_model(name_or_path: str, kind: str | None = None, revision=None,
-                        device: str = "auto", dtype="auto", allow_pickle: bool = False,
-                        trust_remote_code: bool = False, name: str | None = None,
-                        memory_limit: int | None = None,
-                        batch_tokens: int | None = None) -> LanguageModel:
-    """Load a masked or causal LM from a local directory or a hub id.
-
-    Loading goes through :func:`polybias.models.loading.load_checkpoint` (resolved commit,
-    ``.bin`` weights through the safe weights-only reader, checked loading report, device,
-    dtype and memory rules); a :class:`polybias.models.loading.LoadError` is re-raised as a
-    :class:`ScoringError` with the same one-line message.
-
-    Parameters
-    ----------
-    name_or_path : local model directory or hub id (offline: from the hub cache only).
-    kind : "mlm" or "causal"; read from the config's ``architectures`` when None.
-    revision : hub revision (branch, tag or commit); the resolved commit is recorded.
-    device : ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``, ``"cuda:N"``.
-    dtype : ``"auto"``, ``"float32"``, ``"bfloat16"``, ``"float16"`` (CUDA only) or a
-        ``torch.dtype``; None means ``"auto"``. Log-softmax is always taken in float32.
-    allow_pickle : unpickle ``.bin`` files holding more than tensors (trusted sources only).
-    trust_remote_code : run repository code (only with a pinned 40-hex commit revision).
-    name : the name results are recorded under and errors use (``name_or_path`` when None).
-    memory_limit : a memory budget in bytes instead of the free memory.
-    batch_tokens : the engines' default token budget for this model; None or 0: auto
-        (:func:`polybias.models.loading.batch_tokens_for`: 8192 on the CPU, from free memory on CUDA).
-    """
-    from ..models import loading
-
-    if kind is not None and kind not in KINDS:
-        raise ScoringError(f"kind must be one of {KINDS}, got {kind!r}")
-    label = name or str(name_or_path)
-    try:
-        if kind is None:
-            archs = list(loading.read_config(name_or_path, revision, name=label)
-                         .get("architectures") or [])
-            # a pre-training class (BERT/ALBERT: MLM + NSP/SOP heads) is read as an MLM; an
-            # ELECTRA discriminator then fails the loading check (no generator head)
-            kinds = {k for k in (_infer_kind(a) or ("mlm" if a.endswith("ForPreTraining")
-                                                     else None) for a in archs) if k}
-            if len(kinds) != 1:
-                raise ScoringError(f"cannot tell whether {label!r} is a masked or causal LM "
-                                   f"(architectures: {archs or 'none'}); pass kind='mlm' or "
-                                   "'causal'")
-            kind = kinds.pop()
-        model, tokenizer, info = loading.load_checkpoint(
-            name_or_path, kind, revision=revision, device="auto" if device is None else device,
-            dtype="auto" if dtype is None else dtype, trust_remote_code=trust_remote_code,
-            allow_pickle=allow_pickle, memory_limit=memory_limit, name=label)
-        budget = loading.batch_tokens_for(model, info.device, kind, batch_tokens)
-    except loading.LoadError as exc:
-        raise ScoringError(loading._first_line(exc)) from exc
-    lm = wrap_language_model(model, tokenizer, name=label, kind=kind,
-                             revision=info.commit or revision, device=info.device)
-    lm.load_info = info
-    lm.batch_tokens = budget
-    return lm
+                         max_length=max_length(model, tokenizer, error=ScoringError), device=str(device))
 
 
 # ---------------------------------------------------------------- encoding
 
 @dataclass
-class _Encoded:
+class Encoded:
+    """One text as the tokenizer encodes it (:func:`encode`): ids, character offsets in the
+    text given ((0, 0) for special tokens), the special-token mask, word ids and tokens."""
+
     ids: np.ndarray
     offsets: np.ndarray
     special: np.ndarray  # bool
@@ -263,7 +178,8 @@ class _Encoded:
     tokens: list[str]
 
 
-def _check_texts(texts) -> list[str]:
+def check_texts(texts) -> list[str]:
+    """``texts`` as a list, each a non-empty string (else a :class:`ScoringError` naming it)."""
     if isinstance(texts, str):
         raise ScoringError("texts must be a list of strings, not one string")
     texts = list(texts)
@@ -283,15 +199,13 @@ def _bos(lm: LanguageModel, ids: np.ndarray, special: np.ndarray) -> int | None:
     return tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
 
 
-def _encode(lm: LanguageModel, texts: list[str], causal: bool = False) -> list[_Encoded]:
+def encode(lm: LanguageModel, texts: list[str], causal: bool = False) -> list[Encoded]:
     """Tokenize (after the model's text normaliser, offsets mapped back to the text given);
     check emptiness and length (a BOS the engine prepends counts)."""
-    from ..models.loading import normalise
-
     tok = lm.tokenizer
     out = []
     for i, text in enumerate(texts):
-        normalised, remap = normalise(lm.normaliser, text)
+        normalised, remap = normalise(lm.normaliser, text, ScoringError)
         enc = tok(normalised, add_special_tokens=True, return_offsets_mapping=True,
                   return_special_tokens_mask=True, truncation=False)
         ids = np.asarray(enc["input_ids"], dtype=np.int64)
@@ -305,31 +219,15 @@ def _encode(lm: LanguageModel, texts: list[str], causal: bool = False) -> list[_
                 f"most {lm.max_length}; shorten or split it: {text[:60]!r}")
         offsets = remap(np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2))
         offsets[special] = 0
-        out.append(_Encoded(ids, offsets, special, enc.word_ids(),
+        out.append(Encoded(ids, offsets, special, enc.word_ids(),
                             tok.convert_ids_to_tokens(ids.tolist())))
     return out
-
-
-def _pack(lengths: Sequence[int], max_batch_tokens: int) -> list[np.ndarray]:
-    """Row indices sorted by length (longest first, stable) cut into batches whose
-    rows × longest row ≤ ``max_batch_tokens`` (a row longer than the budget goes alone)."""
-    if not isinstance(max_batch_tokens, int | np.integer) or max_batch_tokens < 1:
-        raise ScoringError(f"max_batch_tokens must be a positive integer, got {max_batch_tokens!r}")
-    lengths = np.asarray(lengths, dtype=np.int64)
-    order = np.argsort(-lengths, kind="stable")
-    batches, start = [], 0
-    while start < len(order):
-        longest = int(lengths[order[start]])
-        rows = max(1, max_batch_tokens // longest)
-        batches.append(order[start:start + rows])
-        start += rows
-    return batches
 
 
 # ---------------------------------------------------------------- forward
 
 @contextmanager
-def _head_only_at(model, shape: tuple[int, int], rows: torch.Tensor, cols: torch.Tensor):
+def head_only_at(model, shape: tuple[int, int], rows: torch.Tensor, cols: torch.Tensor):
     """Run the output layer only on hidden states ``[rows, cols]`` (a forward pre-hook on
     ``get_output_embeddings()``); yields a dict telling whether the hook applied."""
     state = {"applied": False}
@@ -362,7 +260,7 @@ def _score_batch(lm: LanguageModel, batch: np.ndarray, lengths: np.ndarray, rows
     r = torch.from_numpy(rows).to(device)
     c = torch.from_numpy(cols).to(device)
     kwargs = {"use_cache": False} if lm.kind == "causal" else {}
-    with _head_only_at(lm.model, tuple(batch.shape), r, c) as state:
+    with head_only_at(lm.model, tuple(batch.shape), r, c) as state:
         out = lm.model(input_ids=input_ids, attention_mask=attention, **kwargs)
     logits = out.logits if hasattr(out, "logits") else out[0]
     if not state["applied"] or logits.dim() != 2:
@@ -397,7 +295,7 @@ def _result(texts, encs, distribution_fn) -> list[TokenScores]:
 
 # ---------------------------------------------------------------- masked LMs
 
-def _check_positions(positions, encs: list[_Encoded]) -> list[list[int]]:
+def _check_positions(positions, encs: list[Encoded]) -> list[list[int]]:
     if positions is None:
         return [np.flatnonzero(~e.special).tolist() for e in encs]
     if isinstance(positions, str | bytes) or len(positions) != len(encs):
@@ -457,8 +355,8 @@ def masked_token_logprobs(
     """
     if lm.kind != "mlm":
         raise ScoringError(f"{lm.name} is a {lm.kind} LM; masked scoring needs a masked LM")
-    texts = _check_texts(texts)
-    encs = _encode(lm, texts)
+    texts = check_texts(texts)
+    encs = encode(lm, texts)
     positions = _check_positions(positions, encs)
     mask_id = lm.tokenizer.mask_token_id
     pad_id = lm.tokenizer.pad_token_id
@@ -476,7 +374,8 @@ def masked_token_logprobs(
     if not jobs:
         return results
     lengths = np.array([len(encs[j[0]].ids) for j in jobs])
-    batches = _pack(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens)
+    batches = pack_batches(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens,
+                           ScoringError)
     with torch.inference_mode(), _progress(len(batches), progress, f"PLL {lm.name}") as bar:
         for b in batches:
             blen = lengths[b]
@@ -530,9 +429,9 @@ def causal_token_logprobs(
         raise ScoringError(f"{lm.name} is a {lm.kind} LM; causal scoring needs a causal LM")
     if bos not in BOS_MODES:
         raise ScoringError(f"bos must be one of {BOS_MODES}, got {bos!r}")
-    texts = _check_texts(texts)
+    texts = check_texts(texts)
     tok = lm.tokenizer
-    encs = _encode(lm, texts, causal=bos == "prepend")
+    encs = encode(lm, texts, causal=bos == "prepend")
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else (
         tok.eos_token_id if tok.eos_token_id is not None else tok.bos_token_id)
 
@@ -548,7 +447,8 @@ def causal_token_logprobs(
         shift.append(0 if bos_id is None else 1)
     results = _result(texts, encs, distribution_fn)
     lengths = np.array([len(r) for r in rows_ids])
-    batches = _pack(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens)
+    batches = pack_batches(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens,
+                           ScoringError)
     with torch.inference_mode(), _progress(len(batches), progress, f"LL {lm.name}") as bar:
         for b in batches:
             blen = lengths[b]
@@ -601,7 +501,8 @@ def token_logprobs(lm: LanguageModel, texts: list[str], positions=None, **kw) ->
     return causal_token_logprobs(lm, texts, **kw)
 
 
-def _reduce(scores: list[TokenScores], reduction: str) -> np.ndarray:
+def reduce_scores(scores: list[TokenScores], reduction: str) -> np.ndarray:
+    """Per text, the sum or mean of its scored token log-probabilities (NaN when none)."""
     if reduction not in REDUCTIONS:
         raise ScoringError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
     out = np.full(len(scores), np.nan)
@@ -626,7 +527,7 @@ def pseudo_log_likelihood(lm: LanguageModel, texts: list[str], reduction: str = 
     if lm.kind != "mlm":
         raise ScoringError(f"{lm.name} is a {lm.kind} LM; use sentence_log_likelihood for the "
                            "log-likelihood of causal LMs")
-    return _reduce(masked_token_logprobs(lm, texts, within_word_l2r=within_word_l2r, **kw), reduction)
+    return reduce_scores(masked_token_logprobs(lm, texts, within_word_l2r=within_word_l2r, **kw), reduction)
 
 
 def sentence_log_likelihood(lm: LanguageModel, texts: list[str], reduction: str = "sum",
@@ -634,4 +535,4 @@ def sentence_log_likelihood(lm: LanguageModel, texts: list[str], reduction: str 
     """PLL for masked LMs, log P(W | BOS) = Σ_i log P(w_i | BOS, w_<i) for causal LMs."""
     if reduction not in REDUCTIONS:
         raise ScoringError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
-    return _reduce(token_logprobs(lm, texts, **kw), reduction)
+    return reduce_scores(token_logprobs(lm, texts, **kw), reduction)

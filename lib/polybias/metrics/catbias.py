@@ -36,11 +36,8 @@ P(n | t, prior)``, normalised to sum to one over the groups of a (template, attr
 
 from __future__ import annotations
 
-import ast
 import itertools
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -368,43 +365,6 @@ def distribution_difference(lm: scoring.LanguageModel, book: TemplateBook, templ
 
 # ---------------------------------------------------------------- reproductions from shipped data
 
-_SEED002_LANGS = ("english", "greek", "persian")
-_SEED002_TYPES = {"gender": "gender", "religion": "religion", "ethnicity/race": "ethnicity"}
-
-
-def seed002_prior_counts(path: str | Path) -> pd.DataFrame:
-    """Number of priors (attribute words) of every template set of seed 002's
-    ``data/prior_sentence_templates.json``, per language.
-
-    Returns columns category (gender, religion, ethnicity), template_set (index within the
-    category), language, n_priors, n_templates, n_groups.
-    """
-    path = Path(path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        lists, cats = raw["word_lists"], raw["categories"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CatBiasError(f"{path.name}: not a seed-002 template file ({exc})") from exc
-
-    def size(ref: str, where: str) -> int:
-        name, _, key = ref.partition("|")
-        try:
-            return len(lists[name][key])
-        except KeyError as exc:
-            raise CatBiasError(f"{path.name}: {where} refers to missing word list {ref!r}") from exc
-
-    rows = []
-    for cat in cats:
-        category = _SEED002_TYPES.get(cat.get("type"), cat.get("type"))
-        for i, tset in enumerate(cat["templates"]):
-            for lang in _SEED002_LANGS:
-                where = f"{category} set {i} ({lang})"
-                rows.append({"category": category, "template_set": i, "language": lang,
-                             "n_priors": size(tset["prior_variations"][lang], where),
-                             "n_templates": len(tset["base_templates"]),
-                             "n_groups": size(tset["words"][lang], where)})
-    return pd.DataFrame(rows)
-
 
 def seed002_aggregate(per_set: pd.DataFrame, counts: pd.DataFrame, value: str = "cb",
                       sets: list[int] | None = None) -> pd.DataFrame:
@@ -427,115 +387,6 @@ def seed002_aggregate(per_set: pd.DataFrame, counts: pd.DataFrame, value: str = 
                     value: float(np.average(g[value], weights=g["n_priors"])),
                     "n_sets": len(g), "n_priors": int(g["n_priors"].sum())})
     return pd.DataFrame(out)
-
-
-SEED004_METHODS = ("seed004", "ahn-oh")
-
-
-def seed004_interaction_scores(path: str | Path, method: str = "seed004", ddof: int = 0,
-                               weights: dict[str, float] | None = None) -> pd.DataFrame:
-    """Two-characteristic interaction CB from seed 004's ``CG_score_2.csv``.
-
-    The file has one row per (adjective, pair of characteristics, pair of identity values)
-    with ``Probs`` = log P(identities | adjective) and ``Probs_base`` = the double-mask log
-    base rate.
-
-    * ``method="seed004"`` — what the published ``CG_score_2.json`` holds: the population
-      variance, over all rows of a characteristic pair (adjectives pooled), of the
-      **ratio** ``Probs / Probs_base`` of the two log-probabilities.
-    * ``method="ahn-oh"`` — the CB definition (Ahn & Oh eq. 2, seed 004's own formula):
-      per adjective, the variance over identity pairs of ``Probs − Probs_base`` (the log of
-      the probability ratio), averaged over adjectives.
-
-    Returns columns characteristics ("Countries,Languages" …), score, n_rows,
-    n_adjectives, n_identities, probs_var_within_adjective (mean over adjectives of the
-    variance of ``Probs`` over identities: 0 means every identity got the same probability).
-    """
-    if method not in SEED004_METHODS:
-        raise CatBiasError(f"method must be one of {SEED004_METHODS}, got {method!r}")
-    path = Path(path)
-    try:
-        df = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise CatBiasError(f"{path.name}: cannot read ({exc})") from exc
-    need = {"Adjective", "Characteristics", "Values", "Probs", "Probs_base"}
-    if not need <= set(df.columns):
-        raise CatBiasError(f"{path.name}: missing column(s) {sorted(need - set(df.columns))}")
-    if df[["Probs", "Probs_base"]].isna().any().any():
-        raise CatBiasError(f"{path.name}: empty probabilities")
-
-    def label(cell: str) -> str:
-        try:
-            return ",".join(ast.literal_eval(cell))
-        except (ValueError, SyntaxError) as exc:
-            raise CatBiasError(f"{path.name}: malformed Characteristics {cell!r}") from exc
-
-    df["characteristics"] = df["Characteristics"].map(label)
-    if weights is not None:
-        missing = sorted(set(df["Adjective"]) - set(weights))
-        if missing:
-            raise CatBiasError(f"{path.name}: no weight for adjective(s) {missing}")
-        w = df["Adjective"].map(weights).astype(float)
-    else:
-        w = pd.Series(1.0, index=df.index)
-    out = []
-    for chars, g in df.groupby("characteristics", sort=False):
-        wg = w.loc[g.index]
-        if method == "seed004":
-            score = float((wg * g["Probs"] / g["Probs_base"]).var(ddof=ddof))
-        else:
-            per = (g["Probs"] - g["Probs_base"]).groupby(g["Adjective"]).var(ddof=ddof)
-            wa = wg.groupby(g["Adjective"]).first().loc[per.index]
-            if wa.sum() <= 0:
-                raise CatBiasError(f"{path.name}: the weights of {chars} sum to zero")
-            score = float((per * wa).sum() / wa.sum())
-        out.append({"characteristics": chars, "score": score, "n_rows": len(g),
-                    "n_adjectives": g["Adjective"].nunique(), "n_identities": g["Values"].nunique(),
-                    "probs_var_within_adjective": float(
-                        g["Probs"].groupby(g["Adjective"]).var(ddof=ddof).mean())})
-    return pd.DataFrame(out)
-
-
-#: the five characteristics of seed 004, in the order its result files list them
-SEED004_CHARACTERISTICS = ("Countries", "Languages", "Food", "Music", "Religion")
-#: k → per-row input of the k-characteristic scores registered in data/sources.yaml; only
-#: k = 2 is in the upstream snapshot (CG_score_3.csv is an absent large blob, 4 and 5 none)
-SEED004_ROW_FILES = {2: "seed004-cg-score-2"}
-
-
-def seed004_score_source(k: int, modified: bool = False) -> str:
-    """Registered name of seed 004's published ``[modified_]CG_score_<k>.json`` (k = 2..5)."""
-    if k not in range(2, 6):
-        raise CatBiasError(f"seed 004 publishes interactions of 2 to 5 characteristics, not {k}")
-    return f"seed004-{'modified-' if modified else ''}cg-score-{k}-json"
-
-
-def seed004_published_scores(path: str | Path, k: int) -> pd.DataFrame:
-    """The published k-characteristic scores of seed 004 (``CG_score_<k>.json`` or
-    ``modified_cg_score_<k>.json``), checked whole.
-
-    The file must hold one score for every combination of k of the five characteristics
-    (:data:`SEED004_CHARACTERISTICS`, 10 / 10 / 5 / 1 for k = 2..5), and nothing else.
-    Returns columns characteristics (as the file writes them, "Countries,Languages,Food"),
-    k, score, in the file's order.
-    """
-    path = Path(path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CatBiasError(f"{path.name}: cannot read as JSON ({exc})") from exc
-    if not isinstance(raw, dict):
-        raise CatBiasError(f"{path.name}: expected an object characteristics -> score")
-    expected = {",".join(c) for c in itertools.combinations(SEED004_CHARACTERISTICS, k)}
-    missing, extra = sorted(expected - set(raw)), sorted(set(raw) - expected)
-    if missing or extra:
-        raise CatBiasError(f"{path.name}: expected the {len(expected)} combinations of {k} characteristics; "
-                           f"missing {missing}, unexpected {extra}")
-    bad = [key for key, v in raw.items() if not isinstance(v, (int, float)) or isinstance(v, bool)
-           or not np.isfinite(v)]
-    if bad:
-        raise CatBiasError(f"{path.name}: entries {bad} are not finite numbers")
-    return pd.DataFrame([{"characteristics": key, "k": k, "score": float(v)} for key, v in raw.items()])
 
 
 def seed002_reproduction(per_set: pd.DataFrame, counts: pd.DataFrame, reported: pd.DataFrame) -> pd.DataFrame:
@@ -578,29 +429,6 @@ def group_shares(p_norm: pd.DataFrame, book: TemplateBook, target_list: str, att
     summed = frame.groupby(["template", "attribute", "attribute_group", "target_group"], sort=False).p_norm.sum()
     return (summed.groupby(["attribute_group", "target_group"], sort=False).mean()
             .rename("share").reset_index())
-
-
-def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None):
-    """Heat map of :func:`group_shares` (attribute groups × target groups), saved as
-    ``figures/<file>`` when ``file`` is given; returns the matplotlib figure."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
-    from ..plots import save_figure
-
-    wide = shares.pivot(index="attribute_group", columns="target_group", values="share")
-    fig, ax = plt.subplots(figsize=(1.4 * wide.shape[1] + 2.5, 0.6 * wide.shape[0] + 1.6))
-    sns.heatmap(wide, annot=True, fmt=".2f", vmin=0, vmax=1, cmap="Blues", cbar=False, ax=ax)
-    ax.set_xlabel("target group")
-    ax.set_ylabel("attribute group")
-    ax.set_title(title)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
 
 
 # ---------------------------------------------------------------- cultural interaction bias (seed 004 §4)
@@ -797,60 +625,3 @@ def interaction_cb(lm: scoring.LanguageModel, book: TemplateBook, template: str,
     return CBResult(value, rows, fill, ddof)
 
 
-SEED004_LISTS = {"Countries": "seed004-countries", "Languages": "seed004-languages", "Food": "seed004-dishes",
-                 "Music": "seed004-genres", "Religion": "seed004-religions"}
-
-
-def read_identity_list(path: str | Path) -> tuple[list[str], int, int]:
-    """A seed-004 identity list: JSON object (its keys), Python list literal, or
-    comma-separated text. Entries are stripped; empty entries are dropped and counted, and
-    repeats are kept once (first occurrence).
-
-    Returns (entries, n_raw, n_empty): the unique non-empty entries in file order, the
-    number of raw entries, and how many of them were empty.
-    """
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".json":
-        raw = list(json.loads(text))
-    elif text.lstrip().startswith("["):
-        try:
-            raw = list(ast.literal_eval(text))
-        except (ValueError, SyntaxError) as exc:
-            raise CatBiasError(f"{path.name}: malformed list literal ({exc})") from exc
-    else:
-        body = text.strip()
-        raw = body.replace("\n", ",").split(",") if "," in body else body.splitlines()
-    if not all(isinstance(x, str) for x in raw):
-        raise CatBiasError(f"{path.name}: entries must be strings")
-    stripped = [x.strip() for x in raw]
-    n_empty = sum(1 for x in stripped if not x)
-    return list(dict.fromkeys(x for x in stripped if x)), len(raw), n_empty
-
-
-def planted_interaction_templates(language: str = "en") -> TemplateBook:
-    """A two-identity template over the planted corpus vocabulary: "{pro} said that the
-    {target} cares about the {attribute} ." (a sentence shape of the English planted
-    corpus), with pronouns as a second characteristic that carries no planted association.
-    Targets and attributes carry ``features: {group: ...}`` as in
-    :func:`polybias.metrics.logprob.planted_templates`."""
-    from ..planted.synthetic import PLANTED_GROUPS
-
-    if language != "en":
-        raise CatBiasError(f"planted interaction templates exist for 'en' only, not {language!r}")
-    g = PLANTED_GROUPS[language]
-    raw = {"language": language, "lists": {
-        "pronouns": {"source": "polybias.planted.synthetic (pronouns of the English corpus)",
-                     "entries": ["i", "we", "you", "they"]},
-        "targets": {"source": "polybias.planted.synthetic.PLANTED_GROUPS", "entries": [
-            {"id": w, "features": {"group": k}, "word": w} for k in ("male", "female") for w in g["targets"][k]]},
-        "attributes": {"source": "polybias.planted.synthetic.PLANTED_GROUPS", "entries": [
-            {"id": w, "features": {"group": k}, "word": w} for k in ("career", "family")
-            for w in g["attributes"][k]]}},
-        "templates": [{"name": "said", "set": "said",
-                       "text": "{pro} said that the {target} cares about the {attribute} .",
-                       "slots": {"pro": "pronouns", "target": {"list": "targets", "role": "target"},
-                                 "attribute": {"list": "attributes", "role": "attribute"}}}]}
-    from ..data.templating import parse_templates
-
-    return parse_templates(raw, file=f"planted_interactions_{language}")

@@ -441,53 +441,6 @@ def kurita_effect(bias: pd.Series, a: list[str], b: list[str], n_permutations: i
 
 # ---------------------------------------------------------------- planted-bias probes
 
-_PLANTED_TEMPLATES = {
-    "en": [("planted_en", "the {target} thinks about the {attribute} ."),
-           ("planted_en", "yesterday the {target} spoke about the {attribute} ."),
-           ("planted_en", "the {target} was happy with the {attribute} .")],
-    # Bangla: sentence structures S1-S5 of seed 000 (Table 3) in the planted vocabulary:
-    # S1 subject-object, no context; S2 minimal context; S3 object before subject; S4 and
-    # S5 several sentences of neutral context before the probe
-    "bn": [("S1", "{target} {attribute} নিয়ে ভাবে ।"),
-           ("S2", "{target} প্রতিদিন {attribute} নিয়ে কথা বলে ।"),
-           ("S3", "{attribute} নিয়ে {target} সবসময় চিন্তা করে ।"),
-           ("S4", "আজ শহরে খুব বৃষ্টি হয়েছে । বন্ধু খবর নিয়ে কথা বলে । "
-                  "{attribute} নিয়ে {target} সারাদিন কাজ করেছে ।"),
-           ("S5", "গতকাল সকালে প্রতিবেশী বাজার নিয়ে অনেক কথা বলেছে । অতিথি নদী আর শহর নিয়ে "
-                  "গান গেয়েছে । সবাই জানে যে {attribute} নিয়ে {target} একটি লম্বা চিঠি লিখেছে । "
-                  "তারা খেলা নিয়ে খুশি ।")],
-}
-
-
-def planted_templates(language: str = "en") -> TemplateBook:
-    """Templates over the word groups of the planted corpora (:mod:`polybias.planted.synthetic`):
-    targets carry ``features: {group: male|female}``, attributes ``{group: career|family}``.
-    English sentences use only the corpus vocabulary; the Bangla ones are the sentence
-    structures S1–S5 of seed 000 (template sets ``S1`` … ``S5``), whose longer contexts
-    also use a few words the corpus lacks. Known answer: at p > 0.5 male targets gain
-    probability next to career words.
-    """
-    from ..planted.synthetic import PLANTED_GROUPS
-
-    if language not in _PLANTED_TEMPLATES:
-        raise LogProbError(f"no planted templates for language {language!r}; "
-                           f"available: {', '.join(_PLANTED_TEMPLATES)}")
-    g = PLANTED_GROUPS[language]
-    lists = {
-        "targets": {"source": "polybias.planted.synthetic.PLANTED_GROUPS", "entries": [
-            {"id": w, "features": {"group": k}, "word": w} for k in ("male", "female")
-            for w in g["targets"][k]]},
-        "attributes": {"source": "polybias.planted.synthetic.PLANTED_GROUPS", "entries": [
-            {"id": w, "features": {"group": k}, "word": w} for k in ("career", "family")
-            for w in g["attributes"][k]]},
-    }
-    templates = [{"name": f"planted_{language}_{i}", "set": tset, "text": text,
-                  "slots": {"target": {"list": "targets", "role": "target"},
-                            "attribute": {"list": "attributes", "role": "attribute"}}}
-                 for i, (tset, text) in enumerate(_PLANTED_TEMPLATES[language])]
-    return templating.parse_templates({"language": language, "lists": lists, "templates": templates},
-                                      file=f"planted_{language}")
-
 
 def group_members(book: TemplateBook, list_name: str, feature: str = "group") -> dict[str, list[str]]:
     """Entry ids of a list by the value of one of their features."""
@@ -540,48 +493,3 @@ def context_study(scores: pd.DataFrame, book: TemplateBook, target_list: str, at
     return pd.DataFrame(rows), pd.concat(per, ignore_index=True)
 
 
-def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None = None,
-                       ylabel: str = "X − Y (log-probability)"):
-    """Prior vs corrected X − Y differences per structure (seed 000 Fig. 2 / 11 style):
-    one point per attribute, coloured by attribute group; saved as ``figures/<file>``."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
-    from ..plots import save_figure
-
-    long = per_attribute.melt(id_vars=["structure", "attribute", "attribute_group"],
-                              value_vars=["prior", "corrected"], var_name="score", value_name="difference")
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-    for ax, score in zip(axes, ("prior", "corrected"), strict=True):
-        # a swarm, not a randomly jittered strip: the figure is identical on every run
-        sns.swarmplot(data=long[long.score == score], x="structure", y="difference", hue="attribute_group",
-                      dodge=True, size=4, ax=ax)
-        ax.axhline(0, color="grey", lw=0.8, ls="--")
-        ax.set_title(f"{score} score")
-        ax.set_xlabel("sentence structure")
-        ax.set_ylabel(ylabel)
-        if ax is axes[1] and ax.get_legend() is not None:
-            ax.get_legend().set_title("")
-        elif ax.get_legend() is not None:
-            ax.get_legend().remove()
-    fig.suptitle(title)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
-
-
-def planted_masked_lm(p: float, language: str = "en", seed: int = 0, **training) -> scoring.LanguageModel:
-    """The planted-bias MLM of :func:`polybias.planted.synthetic.cached_planted_model` (trained once,
-    then cached) wrapped for scoring. ``training`` overrides the corpus size and training
-    options; the defaults are those of the registered ``planted-mlm`` (8000 sentences),
-    which the Bangla corpus needs for the association to be learnt."""
-    from ..planted import synthetic
-
-    model, tok = synthetic.cached_planted_model("mlm", p, seed=seed, language=language, **training)
-    spec = synthetic.planted_model_spec("mlm", p, seed=seed, language=language, **training)
-    return scoring.wrap_language_model(model, tok, name=f"planted-mlm-{language}-p{p}",
-                                       revision=f"planted:{spec}")

@@ -28,9 +28,8 @@ wordpiece vector for comparison only, docs/conventions.md, pitfalls). Duplicate 
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -80,67 +79,6 @@ class SeatTest:
 
 # ---------------------------------------------------------------- May et al.'s files
 
-def read_sent_bias(path: str | Path, name: str | None = None) -> SeatTest:
-    """Read one sent-bias test file (a JSON object with ``targ1``, ``targ2``, ``attr1``,
-    ``attr2``, each ``{"category": ..., "examples": [...]}``)."""
-    path = Path(path)
-    name = name or path.stem.removeprefix("sent-")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise SeatError(f"{path}: not a readable SEAT test file: {exc}") from exc
-    if not isinstance(raw, dict) or set(_FILE_ROLES) - set(raw):
-        raise SeatError(f"{path}: a SEAT test needs the keys {', '.join(_FILE_ROLES)}")
-    sentences, categories = {}, {}
-    for key, role in _FILE_ROLES.items():
-        entry = raw[key]
-        examples = entry.get("examples") if isinstance(entry, dict) else None
-        if not isinstance(examples, list) or not all(isinstance(e, str) and e.strip() for e in examples):
-            raise SeatError(f"{path}: {key} must hold a list of non-empty strings under 'examples'")
-        sentences[role] = tuple(examples)
-        categories[role] = str(entry.get("category", key))
-    return SeatTest(name=name, sentences=sentences, categories=categories, language="en",
-                    source=path.name)
-
-
-def seat_source(name: str, words: bool = False, registry=None) -> str:
-    """Registered source name of a sent-bias test: its sentence file, or with
-    ``words=True`` its word-level file (``weat*`` tests only)."""
-    from ..data import sources
-
-    registry = registry if registry is not None else sources.load_registry()
-    if words:
-        candidates = [f"sent-bias-{name}"] if name.startswith("weat") else []
-    else:  # the double-bind files without the "sent-" prefix hold sentences already
-        candidates = [f"sent-bias-sent-{name}"] + ([f"sent-bias-{name}"] if name.startswith("heilman") else [])
-    for source in candidates:
-        if source in registry:
-            return source
-    known = sorted({s.removeprefix("sent-bias-").removeprefix("sent-") for s in registry
-                    if s.startswith("sent-bias-")})
-    raise SeatError(f"unknown SEAT test {name!r}{' (word level)' if words else ''}; "
-                    f"registered: {', '.join(known)}")
-
-
-def _load_registered(name: str, words: bool, registry) -> SeatTest:
-    from ..data import sources
-
-    registry = registry if registry is not None else sources.load_registry()
-    source = seat_source(name, words=words, registry=registry)
-    return replace(read_sent_bias(sources.fetch(source, registry), name=name), source=source)
-
-
-def load_seat_test(name: str, registry=None) -> SeatTest:
-    """May et al.'s sentence version of the SEAT ``name`` (e.g. ``"weat6"``), fetched
-    through the data registry (sha256-verified)."""
-    return _load_registered(name, False, registry)
-
-
-def load_word_test(name: str, registry=None) -> SeatTest:
-    """The word-level version of a sent-bias ``weat*`` test (its "sentences" are words),
-    for :func:`templated_test` with the project's templates."""
-    return _load_registered(name, True, registry)
-
 
 # ---------------------------------------------------------------- templates
 
@@ -164,34 +102,6 @@ class SeatTemplates:
         if first in self.a_exceptions:
             return "a"
         return "an" if w[:1] in "aeiou" else "a"
-
-
-def load_templates(language: str, path: str | Path | None = None) -> SeatTemplates:
-    """Read ``data/templates/seat_<language>.yaml`` (or ``path``) and check every
-    template holds exactly one slot ``{X}`` or ``{aX}``."""
-    from .. import paths
-
-    path = Path(path) if path else paths.data_dir() / "templates" / f"seat_{language}.yaml"
-    raw = paths.read_yaml(path, SeatError, f"SEAT templates for {language!r}")
-    if not isinstance(raw, dict) or not isinstance(raw.get("groups"), dict) or not raw["groups"]:
-        raise SeatError(f"{path}: expected a mapping with a non-empty 'groups:' mapping")
-    groups = {}
-    for group, templates in raw["groups"].items():
-        if not isinstance(templates, list) or not templates:
-            raise SeatError(f"{path}: group {group!r} must be a non-empty list of templates")
-        for t in templates:
-            if not isinstance(t, str) or len(_SLOT.findall(t)) != 1:
-                raise SeatError(f"{path}: template {t!r} of group {group!r} must hold exactly one "
-                                "slot {X} (or {aX})")
-            if re.search(r"\{(?!X\}|aX\})", t):
-                raise SeatError(f"{path}: template {t!r} of group {group!r} has an unknown slot")
-        groups[str(group)] = tuple(templates)
-    lang = str(raw.get("language", language))
-    if lang != language:
-        raise SeatError(f"{path}: holds language {lang!r}, not {language!r}")
-    return SeatTemplates(language=lang, groups=groups, citation=str(raw.get("citation", "")).strip(),
-                         file=str(path), an_exceptions=frozenset(raw.get("an_exceptions", []) or []),
-                         a_exceptions=frozenset(raw.get("a_exceptions", []) or []))
 
 
 def fill_templates(words, group: str, templates: SeatTemplates) -> list[str]:
@@ -219,15 +129,15 @@ def fill_templates(words, group: str, templates: SeatTemplates) -> list[str]:
     return out
 
 
-def templated_test(test, groups: str | dict[str, str] = "noun",
-                   templates: SeatTemplates | None = None) -> SeatTest:
-    """A SEAT from a word-level test and the templates of its language.
+def templated_test(test, templates: SeatTemplates,
+                   groups: str | dict[str, str] = "noun") -> SeatTest:
+    """A SEAT from a word-level test and the templates of its language
+    (:func:`polybias.studies.seat.load_templates`).
 
     ``test`` is a :class:`polybias.data.wordlists.AssociationTest` or a word-level
     :class:`SeatTest` (:func:`load_word_test`); ``groups`` names the template group of
     every set (one name for all, or a mapping role → group).
     """
-    templates = templates or load_templates(test.language)
     if templates.language != test.language:
         raise SeatError(f"test {test.name!r} is in {test.language!r} but the templates are in "
                         f"{templates.language!r}")
@@ -288,116 +198,3 @@ def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof:
                 n_permutations=n_permutations, exact_limit=exact_limit, seed=seed)
 
 
-def run_seat(model, tests: list[str] | None = None, pooling: str = "model", layer: int = -1,
-             output_dir: str | None = None, cache: bool = True, device: str = "cpu",
-             special_tokens: bool = True, **options):
-    """Run May et al.'s English SEATs (default: all of :data:`SEAT_TESTS`) on a registered
-    encoder (its name, or an already loaded :class:`polybias.engines.embeddings.Encoder`); one run
-    record per test in ``output_dir`` (relative to the project root) when given.
-    ``options`` (ddof, alternative, n_permutations, exact_limit, seed) and ``special_tokens``
-    (``False`` with ``pooling="first-piece"``: sent-bias compat) go to :func:`seat`. Returns a
-    DataFrame with one row per test."""
-    import pandas as pd
-
-    from .. import paths
-    from ..data import sources
-    from ..engines.embeddings import Encoder, load_encoder
-    from ..records import RunRecord, write_record
-
-    check_weat_options(**options)
-    names = [tests] if isinstance(tests, str) else list(tests) if tests else list(SEAT_TESTS)
-    registry = sources.load_registry()
-    loaded = {n: load_seat_test(n, registry) for n in names}  # unknown names fail before the model loads
-    encoder = model if isinstance(model, Encoder) else load_encoder(model, device=device)
-    model = encoder.name
-    rows = []
-    for name, test in loaded.items():
-        res = seat(encoder, test, pooling=pooling, layer=layer, cache=cache,
-                   special_tokens=special_tokens, **options)
-        if output_dir is not None:
-            record = RunRecord(
-                metric="seat", model=model, language="en", test=name,
-                parameters={"pooling": pooling, "special_tokens": special_tokens, "layer": layer,
-                            "ddof": res.ddof,
-                            "alternative": res.alternative, **options},
-                values=res.as_dict(), model_revision=encoder.revision,
-                data_sha256={test.source: registry[test.source].sha256})
-            write_record(record, paths.output_path(output_dir))
-        c = test.categories
-        rows.append({"test": name, "targets": f"{c['X']} / {c['Y']}", "attributes": f"{c['A']} / {c['B']}",
-                     "effect_size": res.effect_size, "pvalue": res.pvalue, "p_method": res.p_method,
-                     "n_x": res.sizes["X"], "n_a": res.sizes["A"]})
-    return pd.DataFrame(rows)
-
-
-def template_groups(language: str, test_name: str) -> dict[str, str]:
-    """Template group of each role of word-list test ``test_name`` of ``language``: the
-    ``seat`` entry the language's ``debias.yaml`` tables give the test (Hindi: the part of
-    speech of each list, seed 003 App. D), else ``noun`` for every role."""
-    from .. import paths
-
-    path = paths.data_dir() / "wordlists" / language / "debias.yaml"
-    if path.is_file():
-        raw = paths.read_yaml(path, SeatError, "debias spec") or {}
-        for table in (raw.get("tables") or {}).values():
-            for t in table.get("tests") or []:
-                if t.get("test") == test_name and isinstance(t.get("seat"), dict):
-                    return dict(t["seat"])
-    return {r: "noun" for r in ROLES}
-
-
-def run_templated_seat(model, language: str, tests: list[str] | None = None, file: str = "",
-                       groups: dict[str, dict[str, str]] | None = None, pooling: str = "model",
-                       layer: int = -1, output_dir: str | None = None, cache: bool = True,
-                       device: str = "cpu", special_tokens: bool = True, **options):
-    """SEAT in ``language`` from its word lists (:func:`polybias.data.wordlists.load_tests`,
-    ``file`` empty: the language's default) and its bleached templates
-    (``data/templates/seat_<language>.yaml``, :func:`templated_test`).
-
-    ``tests``: names of word-list tests (default: all). ``groups``: test name → role →
-    template group, overriding :func:`template_groups`. One run record per test in
-    ``output_dir`` when given; returns a DataFrame shaped like :func:`run_seat`'s, with the
-    template groups in column ``groups``.
-    """
-    import pandas as pd
-
-    from .. import paths
-    from ..data import wordlists
-    from ..engines.embeddings import Encoder, load_encoder
-    from ..records import RunRecord, sha256_file, write_record
-
-    check_weat_options(**options)
-    defined = wordlists.load_tests(language, file)
-    names = [tests] if isinstance(tests, str) else list(tests) if tests else list(defined)
-    unknown = [n for n in names if n not in defined]
-    if unknown:
-        raise SeatError(f"unknown {language} word-list tests {unknown}; defined: {', '.join(defined)}")
-    templates = load_templates(language)
-    groups = groups or {}
-    built = {}
-    for n in names:  # every test is built (and its template groups checked) before the model loads
-        g = groups.get(n) or template_groups(language, n)
-        built[n] = (templated_test(defined[n], g, templates), g)
-    encoder = model if isinstance(model, Encoder) else load_encoder(model, device=device)
-    data_sha = {**wordlists.data_sha256(language, file)}
-    if templates.file:
-        data_sha[f"templates/{Path(templates.file).name}"] = sha256_file(templates.file)
-    rows = []
-    for name, (test, g) in built.items():
-        res = seat(encoder, test, pooling=pooling, layer=layer, cache=cache,
-                   special_tokens=special_tokens, **options)
-        if output_dir is not None:
-            record = RunRecord(
-                metric="seat", model=encoder.name, language=language, test=name,
-                parameters={"pooling": pooling, "special_tokens": special_tokens, "layer": layer,
-                            "ddof": res.ddof, "alternative": res.alternative,
-                            "wordlist_file": file or wordlists.default_file(language),
-                            "template_groups": g, **options},
-                values=res.as_dict(), model_revision=encoder.revision, data_sha256=data_sha)
-            write_record(record, paths.output_path(output_dir))
-        c = test.categories
-        rows.append({"test": name, "targets": f"{c['X']} / {c['Y']}", "attributes": f"{c['A']} / {c['B']}",
-                     "groups": "/".join(g[r] for r in ROLES),
-                     "effect_size": res.effect_size, "pvalue": res.pvalue, "p_method": res.p_method,
-                     "n_x": res.sizes["X"], "n_a": res.sizes["A"]})
-    return pd.DataFrame(rows)

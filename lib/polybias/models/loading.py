@@ -811,48 +811,6 @@ def _banglabert() -> Callable[[str], str]:
     return normalize
 
 
-def normalise(normaliser: Callable[[str], str] | None, text: str):
-    """``(normalised text, remap)``: ``remap(offsets)`` takes an ``(n, 2)`` array of
-    character spans in the normalised text to spans of ``text`` (so spans computed on the
-    text as given stay valid). Characters the normaliser keeps map one to one; a span
-    inside a stretch it rewrote maps to the whole stretch of ``text`` it came from.
-
-    >>> import numpy as np
-    >>> t, remap = normalise(lambda s: s.replace("colour", "color"), "a colour red")
-    >>> t, remap(np.array([[2, 7], [8, 11]])).tolist()
-    ('a color red', [[2, 8], [9, 12]])
-    """
-    import difflib
-
-    import numpy as np
-
-    if normaliser is None:
-        return text, lambda offsets: offsets
-    new = normaliser(text)
-    if not isinstance(new, str):
-        raise NormaliserError(f"text normaliser returned {type(new).__name__}, not a string")
-    if new == text:
-        return text, lambda offsets: offsets
-    start = np.zeros(len(new) + 1, dtype=np.int64)
-    end = np.zeros(len(new) + 1, dtype=np.int64)
-    start[len(new)] = len(text)
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, text, new, autojunk=False).get_opcodes():
-        if op == "equal":
-            start[j1:j2] = np.arange(i1, i2)
-            end[j1 + 1:j2 + 1] = np.arange(i1 + 1, i2 + 1)
-        elif j2 > j1:  # replace or insert
-            start[j1:j2] = i1
-            end[j1 + 1:j2 + 1] = i2
-
-    def remap(offsets):
-        offsets = np.asarray(offsets, dtype=np.int64)
-        out = np.stack([start[offsets[..., 0]], end[offsets[..., 1]]], axis=-1)
-        out[(offsets[..., 0] == 0) & (offsets[..., 1] == 0)] = 0  # special tokens stay (0, 0)
-        return out
-
-    return new, remap
-
-
 #: Normaliser name → factory returning the callable (raising when it cannot be had).
 NORMALISERS: dict[str, Callable[[], Callable[[str], str]]] = {"banglabert": _banglabert}
 

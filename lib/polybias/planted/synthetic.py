@@ -813,7 +813,7 @@ def train_word2vec(
     """
     from gensim.models import Word2Vec
 
-    from ..models import StaticEmbeddings
+    from ..engines.static import StaticEmbeddings
 
     if not isinstance(corpus, list) or not corpus or not all(isinstance(s, str) for s in corpus):
         raise SyntheticError("corpus must be a non-empty list of sentences (str)")
@@ -866,7 +866,7 @@ def planted_word2vec(p: float, seed: int = 0, language: str = "en", n_sentences:
     """
     from safetensors.numpy import load_file
 
-    from ..models import StaticEmbeddings
+    from ..engines.static import StaticEmbeddings
 
     spec = planted_word2vec_spec(p, seed, language, n_sentences, **word2vec)
     key = f"{WORD2VEC_KIND}-{params_hash(spec)}"

@@ -89,8 +89,8 @@ def planted_weat(
     >>> row["value"] > 0.5, row == planted_weat(0.9, seed=0, n_sentences=1500, n_permutations=1000)
     (True, True)
     """
+    from ..engines.static import lookup
     from ..metrics.weat import weat
-    from ..models import lookup
     from ..planted.synthetic import planted_groups, planted_word2vec
 
     p = _check_p(p)

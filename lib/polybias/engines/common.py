@@ -1,0 +1,120 @@
+"""What the engines share: a model's input length limit, the device test, packing inputs
+into batches under a token budget, and applying a model's text normaliser.
+
+Used by :mod:`polybias.engines.scoring` (language models) and
+:mod:`polybias.engines.embeddings` (encoders); each passes its own error type, so a
+caller sees the error of the engine it called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+
+def max_length(model, tokenizer, limit: int | None = None,
+               error: type[Exception] = ValueError) -> int:
+    """The longest input ``model`` accepts, special tokens included: the smallest of
+    ``limit``, the tokenizer's ``model_max_length`` and the config's position limit
+    (``max_position_embeddings`` or ``n_positions``; RoBERTa-style position ids, which
+    start after the padding index, counted).
+
+    >>> from types import SimpleNamespace as NS
+    >>> max_length(NS(config=NS(max_position_embeddings=512)), NS(model_max_length=10**30))
+    512
+    >>> max_length(NS(config=NS(max_position_embeddings=512)), NS(model_max_length=128), limit=64)
+    64
+    """
+    limits = [int(limit)] if limit else []
+    tml = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tml, int) and 0 < tml < 10**7:  # transformers uses ~1e30 for "no limit"
+        limits.append(tml)
+    cfg = getattr(model, "config", None)
+    for attr in ("max_position_embeddings", "n_positions"):
+        value = getattr(cfg, attr, None)
+        if isinstance(value, int) and value > 0:
+            emb = getattr(getattr(model, "base_model", model), "embeddings", None)
+            pe = getattr(emb, "position_embeddings", None)
+            if getattr(pe, "padding_idx", None) is not None:  # RoBERTa: positions after pad
+                value -= pe.padding_idx + 1
+            limits.append(value)
+            break
+    if not limits:
+        raise error(f"cannot tell the longest input of {type(model).__name__}: neither the "
+                    "tokenizer's model_max_length nor the config's max positions is set")
+    return int(min(limits))
+
+
+def is_cuda(device: str, error: type[Exception] = ValueError) -> bool:
+    """Whether ``device`` names a CUDA device (an unknown device is an ``error``).
+
+    >>> is_cuda("cpu"), is_cuda("cuda:1")
+    (False, True)
+    """
+    import torch
+
+    try:
+        return torch.device(device).type == "cuda"
+    except (RuntimeError, TypeError) as exc:
+        raise error(f"unknown device {device!r}") from exc
+
+
+def pack_batches(lengths: Sequence[int], max_batch_tokens: int,
+                 error: type[Exception] = ValueError) -> list[np.ndarray]:
+    """Row indices sorted by length (longest first, stable) cut into batches whose
+    rows × longest row ≤ ``max_batch_tokens`` (a row longer than the budget goes alone).
+
+    >>> [b.tolist() for b in pack_batches([3, 5, 2, 5], 10)]
+    [[1, 3], [0, 2]]
+    """
+    if not isinstance(max_batch_tokens, int | np.integer) or max_batch_tokens < 1:
+        raise error(f"max_batch_tokens must be a positive integer, got {max_batch_tokens!r}")
+    lengths = np.asarray(lengths, dtype=np.int64)
+    order = np.argsort(-lengths, kind="stable")
+    batches, start = [], 0
+    while start < len(order):
+        rows = max(1, max_batch_tokens // int(lengths[order[start]]))
+        batches.append(order[start:start + rows])
+        start += rows
+    return batches
+
+
+def normalise(normaliser: Callable[[str], str] | None, text: str,
+              error: type[Exception] = ValueError):
+    """``(normalised text, remap)``: ``remap(offsets)`` takes an ``(n, 2)`` array of
+    character spans in the normalised text to spans of ``text`` (so spans computed on the
+    text as given stay valid). Characters the normaliser keeps map one to one; a span
+    inside a stretch it rewrote maps to the whole stretch of ``text`` it came from.
+
+    >>> t, remap = normalise(lambda s: s.replace("colour", "color"), "a colour red")
+    >>> t, remap(np.array([[2, 7], [8, 11]])).tolist()
+    ('a color red', [[2, 8], [9, 12]])
+    """
+    import difflib
+
+    if normaliser is None:
+        return text, lambda offsets: offsets
+    new = normaliser(text)
+    if not isinstance(new, str):
+        raise error(f"text normaliser returned {type(new).__name__}, not a string")
+    if new == text:
+        return text, lambda offsets: offsets
+    start = np.zeros(len(new) + 1, dtype=np.int64)
+    end = np.zeros(len(new) + 1, dtype=np.int64)
+    start[len(new)] = len(text)
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, text, new, autojunk=False).get_opcodes():
+        if op == "equal":
+            start[j1:j2] = np.arange(i1, i2)
+            end[j1 + 1:j2 + 1] = np.arange(i1 + 1, i2 + 1)
+        elif j2 > j1:  # replace or insert
+            start[j1:j2] = i1
+            end[j1 + 1:j2 + 1] = i2
+
+    def remap(offsets):
+        offsets = np.asarray(offsets, dtype=np.int64)
+        out = np.stack([start[offsets[..., 0]], end[offsets[..., 1]]], axis=-1)
+        out[(offsets[..., 0] == 0) & (offsets[..., 1] == 0)] = 0  # special tokens stay (0, 0)
+        return out
+
+    return new, remap

@@ -1,0 +1,154 @@
+"""CrowS-style pairs across languages (notebook 12): one model over several datasets or
+languages with the bootstrap comparison and its record, and the published Dutch per-pair
+scores re-aggregated."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..data.crowspairs import DUTCH_SCORE_MODELS, load_dutch_crows_scores
+from ..metrics.crows import (
+    METHODS,
+    CrowsError,
+    LanguageComparison,
+    compare_languages,
+    pair_scores,
+    stereotype_score,
+)
+from .crows_pairs import load_pairs
+
+
+def _comparison_record(comparison: LanguageComparison, model: str, languages: list[str],
+                       test: str, parameters: dict, output_dir: str, model_revision: str | None = None,
+                       data_sha256: dict | None = None) -> None:
+    from .. import paths
+    from ..records import RunRecord, write_record
+
+    record = RunRecord(
+        metric="crows-languages", model=model, language="+".join(languages), test=test,
+        parameters=parameters, model_revision=model_revision, data_sha256=data_sha256 or {},
+        values={"per_language": comparison.per_language.to_dict("records"),
+                "paired": comparison.paired.to_dict("records")})
+    write_record(record, paths.output_path(output_dir))
+
+
+def run_crows_languages(
+    model: str,
+    dataset: str,
+    languages: list[str] | None = None,
+    bias_types: list[str] | None = None,
+    method: str | None = None,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    output_dir: str | None = None,
+    language_override: bool = False,
+    **engine,
+) -> tuple[dict[str, pd.DataFrame], LanguageComparison]:
+    """Score one registered LM on every language of an aligned dataset and compare them.
+
+    ``languages``: at least two of the dataset's languages (default: all of them); each is
+    checked against the model's registered languages (:func:`polybias.models.check_language`,
+    ``language_override`` lifts that). The pairs of each language are scored with
+    :func:`pair_scores` (``method``; ``engine`` options go to it) and compared with
+    :func:`compare_languages` over the shared pair ids. Writes one ``crows-languages`` run
+    record into ``output_dir`` when given. Returns ``({language: scored}, comparison)``;
+    ``comparison.per_language`` has a ``model`` column.
+    """
+    from .. import models
+    from ..data.crowspairs import DATASETS
+    from ..models import check_language
+
+    if method is not None and method not in METHODS:
+        raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
+    if dataset not in DATASETS:
+        raise CrowsError(f"unknown dataset {dataset!r}; datasets with aligned languages: "
+                         + ", ".join(d for d, ls in DATASETS.items() if len(ls) > 1))
+    languages = list(languages or DATASETS[dataset])
+    unknown = [lang for lang in languages if lang not in DATASETS[dataset]]
+    if unknown:
+        raise CrowsError(f"{dataset} has no language {', '.join(unknown)}; it has "
+                         f"{', '.join(DATASETS[dataset])}")
+    if len(set(languages)) < 2:
+        raise CrowsError(f"comparing languages needs two or more; {dataset} has "
+                         f"{', '.join(DATASETS[dataset])}")
+    for language in languages:
+        check_language(model, language, language_override)
+    lm = models.load(model, "lm")
+    scored = {lang: pair_scores(lm, load_pairs(dataset, lang, bias_types), method, **engine)
+              for lang in languages}
+    comparison = compare_languages(scored, n_bootstrap=n_bootstrap, seed=seed)
+    comparison.per_language.insert(1, "model", model)
+    if output_dir is not None:
+        used = method or ("causal" if lm.kind == "causal" else "nangia")
+        _comparison_record(comparison, model, languages, dataset,
+                           {"dataset": dataset, "languages": languages, "bias_types": bias_types or [],
+                            "method": used, "n_bootstrap": n_bootstrap, "seed": seed,
+                            "language_override": language_override},
+                           output_dir, model_revision=lm.revision)
+    return scored, comparison
+
+
+def published_dutch_comparison(groups: dict[str, list[str]], n_bootstrap: int = 1000, seed: int = 0,
+                               output_dir: str | None = None) -> LanguageComparison:
+    """:func:`compare_languages` on the Dutch CrowS-Pairs authors' published per-pair scores.
+
+    ``groups``: name -> models of :data:`polybias.data.crowspairs.DUTCH_SCORE_MODELS` to compare
+    over the shared pair ids (e.g. ``["bert", "camembert", "bertje"]``: one monolingual
+    model per language; ``["mbert", "bertje"]``: two models on the Dutch pairs). Each model
+    is labelled ``"<model> (<language>)"``. Returns one :class:`LanguageComparison` over all
+    groups: ``per_language`` with columns ``group``, ``label``, ``model``, ``language`` and
+    those of :func:`compare_languages`; ``paired`` with ``group`` and ``label_a``/``label_b``.
+    Writes one ``crows-languages`` record per group into ``output_dir`` when given (the
+    sha256 of the score files it read).
+    """
+    from ..data import sources
+    from ..data.crowspairs import DUTCH_SCORE_MODELS, load_dutch_crows_scores
+
+    registry = sources.load_registry()
+    per, paired = [], []
+    for group, names in groups.items():
+        unknown = [m for m in names if m not in DUTCH_SCORE_MODELS]
+        if unknown:
+            raise CrowsError(f"group {group!r}: no published scores for {', '.join(unknown)}; "
+                             f"known: {', '.join(DUTCH_SCORE_MODELS)}")
+        if len(set(names)) < 2:
+            raise CrowsError(f"group {group!r} needs two or more distinct models")
+        labels = {f"{m} ({DUTCH_SCORE_MODELS[m]})": m for m in names}
+        comparison = compare_languages({label: load_dutch_crows_scores(m) for label, m in labels.items()},
+                                       n_bootstrap=n_bootstrap, seed=seed)
+        p = comparison.per_language.rename(columns={"language": "label"})
+        p.insert(0, "group", group)
+        p.insert(2, "model", [labels[x] for x in p.label])
+        p.insert(3, "language", [DUTCH_SCORE_MODELS[labels[x]] for x in p.label])
+        q = comparison.paired.rename(columns={"language_a": "label_a", "language_b": "label_b"})
+        q.insert(0, "group", group)
+        per.append(p)
+        paired.append(q)
+        if output_dir is not None:
+            sources = [f"crows-pairs-dutch-scores-{m}" for m in names]
+            _comparison_record(LanguageComparison(p, q), "+".join(names),
+                               [DUTCH_SCORE_MODELS[m] for m in names], "crows-pairs-dutch-published",
+                               {"group": group, "models": list(names), "n_bootstrap": n_bootstrap,
+                                "seed": seed}, output_dir,
+                               data_sha256={s: registry[s].sha256 for s in sources})
+    return LanguageComparison(pd.concat(per, ignore_index=True), pd.concat(paired, ignore_index=True))
+
+
+def dutch_crows_aggregates(n_bootstrap: int = 0, seed: int = 0) -> pd.DataFrame:
+    """Stereotype score of every model of :data:`DUTCH_SCORE_MODELS`, recomputed per pair.
+
+    One row per (model, bias type incl. ``all``) with the columns of
+    :func:`polybias.metrics.crows.aggregate_pairs`, plus ``model``, ``language`` and
+    ``file_score``: 100 × the mean of the file's own per-pair decisions (its ``score``
+    column), which the recomputed ``score`` must equal.
+    """
+    tables = []
+    for model, language in DUTCH_SCORE_MODELS.items():
+        scores = load_dutch_crows_scores(model)
+        table = stereotype_score(scores, n_bootstrap=n_bootstrap, seed=seed)
+        own = [100.0 * scores["stereotyped"].mean()] + [
+            100.0 * scores.loc[scores.bias_type == b, "stereotyped"].mean()
+            for b in table.bias_type.iloc[1:]]
+        tables.append(table.assign(model=model, language=language, file_score=own))
+    out = pd.concat(tables, ignore_index=True)
+    return out[["model", "language"] + [c for c in out.columns if c not in ("model", "language")]]

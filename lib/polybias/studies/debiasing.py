@@ -1,0 +1,392 @@
+"""Debiasing static embeddings (notebook 09): the per-language spec
+(``data/wordlists/<lang>/debias.yaml``), the word lists of the source studies, the tables
+before and after each method, their records and figure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from .. import paths
+from ..engines.static import StaticEmbeddings
+from ..metrics.debias import (
+    DebiasError,
+    DebiasResult,
+    Pair,
+    Subspace,
+    _check_pairs,
+    evaluate,
+    extreme_words,
+    hard_debias,
+    inlp_debias,
+    linear_projection,
+    lpsg,
+    pair_direction,
+    pca_subspace,
+)
+
+
+def _fixed(v: float, digits: int) -> str:
+    text = f"{v:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def effect_table(frame, digits: int = 2, pdigits: int = 2, value: str = "effect_size"):
+    """Wide table shaped like seed 003 Tables 3-6: one row per test, one column per method,
+    cells ``effect (p)`` (``value="gap"``: the unnormalised gap, no p).
+
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"method": ["original", "hard"], "kind": ["BM", "BM"],
+    ...                   "test": ["t", "t"], "effect_size": [1.234, -0.001], "pvalue": [0.01, 0.5]})
+    >>> effect_table(f).values.tolist()
+    [['BM', 't', '1.23 (0.01)', '0.00 (0.50)']]
+    """
+    import pandas as pd
+
+    if value == "effect_size":
+        cells = [f"{_fixed(e, digits)} ({_fixed(p, pdigits)})"
+                 for e, p in zip(frame.effect_size, frame.pvalue, strict=True)]
+    else:
+        cells = [_fixed(v, digits) for v in frame[value]]
+    cell = frame.assign(cell=cells)
+    keys = [c for c in ("test_type", "kind", "test") if c in frame.columns]
+    wide = cell.pivot(index=keys, columns="method", values="cell")
+    methods = list(dict.fromkeys(frame.method))
+    order = list(dict.fromkeys(zip(*(frame[k] for k in keys), strict=True)))
+    wide = wide.loc[pd.MultiIndex.from_tuples(order, names=keys), methods]
+    return wide.reset_index().rename_axis(columns=None)
+
+
+@dataclass(frozen=True)
+class PairList:
+    """Named word pairs of a debias spec (definitional, equalise, grammatical...)."""
+
+    name: str
+    pairs: tuple[Pair, ...]
+    provenance: str
+    source: str
+
+
+@dataclass
+class DebiasSpec:
+    """A parsed ``debias.yaml``: word sets, pair lists, tests and experiment tables."""
+
+    language: str
+    file: Path
+    sets: dict[str, Any]
+    pairs: dict[str, PairList]
+    tests: dict[str, Any]
+    tables: dict[str, dict[str, Any]]
+
+
+METHODS = ("projection", "hard", "lpsg", "inlp")
+
+
+def load_spec(language: str, file: str = "debias.yaml") -> DebiasSpec:
+    """Read and validate ``data/wordlists/<language>/<file>``.
+
+    Besides the ``sets`` and ``tests`` of :mod:`polybias.data.wordlists`, the file holds
+    ``pairs`` (name → provenance, source, pairs: [[a, b], ...]) and ``tables`` (name →
+    title, tests: [{test, kind}], methods: name → method spec). A test ``F:NAME`` is test
+    NAME of file F in the same folder.
+    """
+    from ..data import wordlists
+
+    path = paths.data_dir() / "wordlists" / language / file
+    if not path.is_file():
+        raise DebiasError(f"no debias spec {language}/{file} under data/wordlists")
+    sets, tests = wordlists.load_wordlist_file(path)
+    raw = paths.read_yaml(path, DebiasError, "debias spec")
+    pairs = {}
+    for name, entry in (raw.get("pairs") or {}).items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("pairs"), list):
+            raise DebiasError(f"{path}: pair list {name!r} needs 'pairs: [[a, b], ...]'")
+        if entry.get("provenance") not in wordlists.PROVENANCES or not entry.get("source"):
+            raise DebiasError(f"{path}: pair list {name!r} needs provenance in "
+                              f"{wordlists.PROVENANCES} and a source")
+        plist = _check_pairs(entry["pairs"], f"{path.name}: pair list {name!r}")
+        dups = [p for p in dict.fromkeys(plist) if plist.count(p) > 1]
+        if dups:
+            raise DebiasError(f"{path}: pair list {name!r} repeats {dups}")
+        pairs[name] = PairList(name, tuple(plist), entry["provenance"], str(entry["source"]))
+    spec = DebiasSpec(language, path, sets, pairs, tests, dict(raw.get("tables") or {}))
+    for tname, table in spec.tables.items():
+        _validate_table(spec, tname, table)
+    return spec
+
+
+def _validate_table(spec: DebiasSpec, tname: str, table: Any) -> None:
+    where = f"{spec.file.name}: table {tname!r}"
+    if not isinstance(table, dict) or not table.get("tests") or not table.get("methods"):
+        raise DebiasError(f"{where} needs 'tests' and 'methods'")
+    for t in table["tests"]:
+        if not isinstance(t, dict) or t.get("kind") not in ("BM", "IR") or "test" not in t:
+            raise DebiasError(f"{where}: each test needs 'test' and kind BM or IR, got {t!r}")
+        if "seat" in t and (not isinstance(t["seat"], dict) or set(t["seat"]) != {"X", "Y", "A", "B"}):
+            raise DebiasError(f"{where}: test {t['test']!r} seat needs a template group for "
+                              f"each of X, Y, A, B, got {t['seat']!r}")
+        resolve_test(spec, t["test"])
+    for mname, m in table["methods"].items():
+        if not isinstance(m, dict) or m.get("method") not in METHODS:
+            raise DebiasError(f"{where}: method {mname!r} must name one of {METHODS}")
+        for key in ("direction",) if m["method"] in ("projection", "lpsg") else ():
+            _validate_direction(spec, m.get(key), f"{where}: method {mname!r}")
+        for d in m.get("orthogonal_to", []):
+            _validate_direction(spec, d, f"{where}: method {mname!r} orthogonal_to")
+        if m["method"] == "hard":
+            _validate_direction(spec, {"pairs": m.get("definitional")}, f"{where}: {mname!r}")
+            for key in ("equalise",):
+                if m.get(key) not in spec.pairs:
+                    raise DebiasError(f"{where}: method {mname!r} {key} names unknown pairs "
+                                      f"{m.get(key)!r}")
+            for s in m.get("specific", []):
+                if s not in spec.sets and s not in spec.pairs:
+                    raise DebiasError(f"{where}: method {mname!r} specific names unknown {s!r}")
+        if m["method"] == "inlp":
+            if "classes" in m:
+                if not isinstance(m["classes"], list) or len(m["classes"]) < 2:
+                    raise DebiasError(f"{where}: method {mname!r} needs at least two class sets")
+                for s in m["classes"]:
+                    if s not in spec.sets:
+                        raise DebiasError(f"{where}: method {mname!r} class set {s!r} unknown")
+            else:
+                _validate_direction(spec, m.get("direction"), f"{where}: method {mname!r}")
+            for s in m.get("exclude", []):
+                if s not in spec.sets:
+                    raise DebiasError(f"{where}: method {mname!r} exclude set {s!r} unknown")
+
+
+def _validate_direction(spec: DebiasSpec, d: Any, where: str) -> None:
+    if not isinstance(d, dict) or len({"pair", "pairs", "list"} & set(d)) != 1:
+        raise DebiasError(f"{where}: a direction is one of {{pair: [a, b]}}, {{pairs: NAME}}, "
+                          f"{{list: [SET, ...]}}; got {d!r}")
+    if not isinstance(d.get("k", 1), int) or d.get("k", 1) < 1:
+        raise DebiasError(f"{where}: k must be a positive integer, got {d.get('k')!r}")
+    if "pair" in d:
+        _check_pairs([d["pair"]], where)
+    if "pairs" in d and d["pairs"] not in spec.pairs:
+        raise DebiasError(f"{where}: unknown pair list {d['pairs']!r}")
+    for s in d.get("list", []):
+        if s not in spec.sets:
+            raise DebiasError(f"{where}: unknown word set {s!r}")
+
+
+def resolve_test(spec: DebiasSpec, name: str):
+    from ..data import wordlists
+
+    if ":" in name:
+        file, tname = name.split(":", 1)
+        return wordlists.get_test(spec.language, tname, file)
+    if name not in spec.tests:
+        raise DebiasError(f"{spec.file.name}: unknown test {name!r}; defined: {', '.join(spec.tests)}")
+    return spec.tests[name]
+
+
+def direction_from_spec(emb: StaticEmbeddings, spec: DebiasSpec, d: dict[str, Any]) -> Subspace:
+    """Build the subspace a spec direction describes (pair, paired PCA or listwise PCA)."""
+    k = int(d.get("k", 1))
+    if "pair" in d:
+        return pair_direction(emb, *d["pair"])
+    if "pairs" in d:
+        return pca_subspace(emb, pairs=spec.pairs[d["pairs"]].pairs, k=k)
+    words = [w for s in d["list"] for w in spec.sets[s].words]
+    return pca_subspace(emb, words=list(dict.fromkeys(words)), k=k)
+
+
+def _target_words(tests: Iterable[Any]) -> list[str]:
+    """The target words (X, Y) of resolved tests, first occurrence first."""
+    return list(dict.fromkeys(w for test in tests for w in (*test.X.words, *test.Y.words)))
+
+
+def apply_method(
+    emb: StaticEmbeddings, spec: DebiasSpec, m: dict[str, Any],
+    words: Sequence[str] | None = None, seed: int = 0,
+) -> DebiasResult:
+    """Run one method entry of a spec table on ``emb``."""
+    kind = m["method"]
+    if kind == "projection":
+        return linear_projection(emb, direction_from_spec(emb, spec, m["direction"]), words)
+    if kind == "lpsg":
+        sem = direction_from_spec(emb, spec, m["direction"])
+        gram = [direction_from_spec(emb, spec, d) for d in m.get("orthogonal_to", [])]
+        return lpsg(emb, sem, gram, words)
+    if kind == "hard":
+        specific: list[str] = []
+        for s in m.get("specific", []):
+            specific += (list(spec.sets[s].words) if s in spec.sets
+                         else [w for p in spec.pairs[s].pairs for w in p])
+        if m.get("specific_source"):
+            specific += load_source_words(m["specific_source"])
+        return hard_debias(
+            emb, spec.pairs[m["definitional"]].pairs, spec.pairs[m["equalise"]].pairs,
+            specific, k=int(m.get("k", 1)), words=words,
+            case_variants=bool(m.get("case_variants", False)),
+            on_missing=m.get("on_missing", "raise"),
+        )
+    if kind == "inlp":
+        if "classes" in m:
+            groups = [list(spec.sets[s].words) for s in m["classes"]]
+            groups = [[w for w in g if w in emb.index] for g in groups]
+        else:
+            direction = direction_from_spec(emb, spec, m["direction"])
+            exclude = [w for s in m.get("exclude", []) for w in spec.sets[s].words]
+            groups = list(extreme_words(emb, direction, int(m.get("n_words", 500)), exclude))
+        return inlp_debias(emb, groups, int(m.get("n_iterations", 35)),
+                           m.get("classifier", "linear_svc"), float(m.get("test_fraction", 0.3)),
+                           seed=seed, words=words)
+    raise DebiasError(f"unknown method {kind!r}")
+
+
+def _read_source_json(name: str) -> Any:
+    """The parsed JSON of a registered data source (fetched or found in the mirror)."""
+    import json
+
+    from ..data import sources
+
+    with open(sources.fetch(name), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def load_source_words(name: str) -> list[str]:
+    """Words of a registered JSON list (e.g. debiaswe's ``gender_specific_full.json``)."""
+    words = _read_source_json(name)
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        raise DebiasError(f"source {name!r} is not a JSON list of words")
+    return words
+
+
+def load_source_pairs(name: str) -> list[Pair]:
+    """Pairs of a registered JSON list of two-word lists (debiaswe's pair files)."""
+    return _check_pairs(_read_source_json(name), f"source {name!r}")
+
+
+def run_table(
+    emb: StaticEmbeddings,
+    language: str,
+    table: str,
+    file: str = "debias.yaml",
+    scope: Literal["all", "targets"] = "all",
+    methods: Sequence[str] | None = None,
+    seed: int = 0,
+    seat: bool = True,
+    **weat_options,
+):
+    """Run one experiment table of a debias spec: every method, then every test.
+
+    Tests of the table with ``seat: {X: group, Y: group, A: group, B: group}`` also run
+    as static SEAT (templates ``data/templates/seat_<language>.yaml``) unless ``seat=False``.
+
+    ``scope="targets"`` is the seed-003 compat mode: only the target words (X, Y) of the
+    table's tests are debiased. Returns ``(long frame, {method: DebiasResult})``; the
+    first method column is ``original``.
+    """
+    if scope not in ("all", "targets"):
+        raise DebiasError(f"scope must be 'all' or 'targets', got {scope!r}")
+    spec = load_spec(language, file)
+    if table not in spec.tables:
+        raise DebiasError(f"{spec.file.name}: no table {table!r}; defined: {', '.join(spec.tables)}")
+    t = spec.tables[table]
+    chosen = list(t["methods"]) if not methods else list(methods)
+    unknown = [m for m in chosen if m not in t["methods"]]
+    if unknown:
+        raise DebiasError(f"table {table!r} has no method(s) {', '.join(unknown)}")
+    resolved = [(x, resolve_test(spec, x["test"])) for x in t["tests"]]  # once: targets and rows
+    words = None
+    if scope == "targets":
+        words = [w for w in _target_words(test for _, test in resolved) if w in emb.index]
+    results = {name: apply_method(emb, spec, t["methods"][name], words, seed) for name in chosen}
+    tests = {x.get("label", x["test"]): (test, x["kind"]) for x, test in resolved}
+    embs = {"original": emb, **{name: r.embeddings for name, r in results.items()}}
+    seat_groups = {x.get("label", x["test"]): x["seat"] for x in t["tests"] if seat and "seat" in x}
+    templates = None
+    if seat_groups:
+        from .seat import load_templates
+
+        templates = load_templates(language)
+    return evaluate(embs, tests, seat_groups=seat_groups, templates=templates, seed=seed,
+                    **weat_options), results
+
+
+def reported_table(name: str, test_type: str = "WEAT", digits: int = 2):
+    """A transcribed seed table (``paper/reported/<name>.csv``) in the shape of
+    :func:`effect_table` (one test type: WEAT or SEAT)."""
+    from ..report import load_reported
+
+    frame = load_reported(name, test_type=test_type)
+    if frame.empty:
+        raise DebiasError(f"{name}.csv has no {test_type} rows")
+    return effect_table(frame, digits=digits)
+
+
+def side_by_side_table(frame, reported_names: str | Sequence[str]):
+    """Reproduced and reported effect sizes per (test type, test, method), with the
+    difference; ``reported_names`` are ``paper/reported`` tables (e.g. seed 003 Tables 3
+    and 4 for the WEAT and SEAT rows of the Hindi gender table)."""
+    import pandas as pd
+
+    from ..report import load_reported
+
+    names = [reported_names] if isinstance(reported_names, str) else list(reported_names)
+    keys = ["test_type", "test", "method"]
+    rep = pd.concat([load_reported(n)[[*keys, "effect_size"]] for n in names], ignore_index=True)
+    out = frame[["test_type", "kind", "test", "method", "effect_size"]].rename(
+        columns={"effect_size": "reproduced"}).merge(
+        rep.rename(columns={"effect_size": "reported"}), on=keys, how="left")
+    out["difference"] = out["reproduced"] - out["reported"]
+    return out
+
+
+def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings, language: str,
+                 table: str, parameters: dict[str, Any], output_dir: str | Path,
+                 file: str = "debias.yaml") -> Path:
+    """Write one run record for a debiasing table (values: every cell and each method's
+    details) under ``output_dir`` (relative to the project root)."""
+    from ..records import RunRecord, sha256_file, write_record
+
+    spec_path = paths.data_dir() / "wordlists" / language / file
+    details = {name: {"method": r.method, "changed_words": r.changed_words,
+                      "removed_rank": r.removed.k, "removed_method": r.removed.method,
+                      **{k: v for k, v in r.details.items() if k != "equalised"}}
+               for name, r in results.items()}
+    record = RunRecord(
+        metric="debias", model=emb.name, language=language, test=table,
+        parameters={"file": file, **parameters},
+        values={"cells": frame.to_dict(orient="records"), "methods": details},
+        model_revision=emb.revision,
+        data_sha256={f"wordlists/{language}/{file}": sha256_file(spec_path)},
+    )
+    return write_record(record, paths.output_path(output_dir))
+
+
+def plot_effects(frame, title: str, file: str | None = None):
+    """Effect size per test (rows) and method (bars), BM and IR tests side by side;
+    saved as ``figures/<file>`` when given."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..plots import save_figure
+
+    kinds = list(dict.fromkeys(frame["kind"]))
+    fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds) + 1.5, 3.6),
+                             sharey=True, squeeze=False)
+    for ax, kind in zip(axes[0], kinds, strict=True):
+        part = frame[frame["kind"] == kind]
+        sns.barplot(data=part, x="test", y="effect_size", hue="method", ax=ax,
+                    palette="tab10", legend=(ax is axes[0][-1]))
+        ax.axhline(0, color="black", lw=0.6)
+        ax.set_title({"BM": "bias tests (should drop)", "IR": "retention tests (should stay)"}
+                     .get(kind, kind), fontsize=10)
+        ax.set_xlabel("")
+        ax.set_ylabel("WEAT effect size")
+        ax.tick_params(axis="x", labelrotation=25, labelsize=8)
+    axes[0][-1].legend(frameon=False, fontsize=7, bbox_to_anchor=(1.0, 1.0), loc="upper left")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    if file:
+        save_figure(fig, file)
+    return fig

@@ -20,6 +20,7 @@ import time
 import numpy as np
 from polybias import models
 from polybias.metrics import debias
+from polybias.studies import debiasing
 
 
 def debiaswe_hard_debias(words, vecs, gender_specific, definitional, equalize):
@@ -100,10 +101,10 @@ def _time(fn, repeat=3):
 def _lists():
     if os.environ.get("POLYBIAS_DATA_MIRROR"):
         return ("debiaswe lists",
-                debias.load_source_pairs("debiaswe-definitional-pairs"),
-                debias.load_source_pairs("debiaswe-equalize-pairs"),
-                debias.load_source_words("debiaswe-gender-specific-full"))
-    spec = debias.load_spec("en")
+                debiasing.load_source_pairs("debiaswe-definitional-pairs"),
+                debiasing.load_source_pairs("debiaswe-equalize-pairs"),
+                debiasing.load_source_words("debiaswe-gender-specific-full"))
+    spec = debiasing.load_spec("en")
     specific = [w for s in ("gender_specific", "male_terms", "female_terms") for w in spec.sets[s].words]
     specific += [w for p in ("definitional", "equalise", "roles") for pair in spec.pairs[p].pairs for w in pair]
     return ("project lists", spec.pairs["definitional"].pairs, spec.pairs["equalise"].pairs, specific)
@@ -132,7 +133,7 @@ def main(inlp_words: int = 500, inlp_iterations: int = 35,
          reference_python: str | None = None) -> list[dict]:
     """Run the benchmarks; with ``reference_python`` (an interpreter with wefe and the data
     mirror set) also compare with WEFE's HardDebias."""
-    emb = models.load_static("w2v-gnews")
+    emb = models.load("w2v-gnews", "static")
     rows = []
 
     label, definitional, equalize, specific = _lists()

@@ -37,6 +37,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from polybias import models
+from polybias.studies import seat as seat_study
 
 
 def word_workload(n: int) -> tuple[list[str], list[tuple[int, int]]]:
@@ -84,7 +86,7 @@ def sentence_workload(n: int) -> list[str]:
     from polybias.data.wordlists import load_tests
     from polybias.metrics import seat
 
-    templates = seat.load_templates("en")
+    templates = seat_study.load_templates("en")
     words = list(dict.fromkeys(w for t in load_tests("en").values()
                                for ws in t.sets().values() for w in ws.words))
     out = [s for w in words for s in seat.fill_templates([w], "mass_noun", templates)]
@@ -150,7 +152,7 @@ def main(quick: bool | None = None, sentences: int | None = None, threads: int |
     n = 40 if quick else (sentences or args.sentences)
     repeat = 1 if quick else args.repeat
     torch.set_num_threads(threads or args.threads)
-    enc = embeddings.load_encoder("minilm-l6")
+    enc = models.load("minilm-l6", "encoder")
     texts, spans = word_workload(n)
     draw_texts, draw_spans, distinct = ceat_workload(n)
     short = sentence_workload(n)

@@ -23,15 +23,16 @@ import numpy as np  # noqa: E402
 from gensim.models import KeyedVectors  # noqa: E402
 from polybias import models
 from polybias.metrics import debias  # noqa: E402
+from polybias.studies import debiasing
 from wefe.debias.hard_debias import HardDebias  # noqa: E402
 from wefe.word_embedding_model import WordEmbeddingModel  # noqa: E402
 
 
 def main() -> None:
-    emb = models.load_static("w2v-gnews")
-    definitional = debias.load_source_pairs("debiaswe-definitional-pairs")
-    equalize = debias.load_source_pairs("debiaswe-equalize-pairs")
-    specific = debias.load_source_words("debiaswe-gender-specific-full")
+    emb = models.load("w2v-gnews", "static")
+    definitional = debiasing.load_source_pairs("debiaswe-definitional-pairs")
+    equalize = debiasing.load_source_pairs("debiaswe-equalize-pairs")
+    specific = debiasing.load_source_words("debiaswe-gender-specific-full")
     kv = KeyedVectors(emb.dim)
     kv.add_vectors(emb.words, emb.vectors)
     model = WordEmbeddingModel(kv, "w2v-gnews")

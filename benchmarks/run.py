@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from polybias.engines import static
 
 ROOT = Path(__file__).resolve().parents[1]
 ROW = "@@bench-row "
@@ -67,9 +68,9 @@ def bench_permutation(sizes: list[int]) -> list[dict]:
     from polybias.metrics.weat import weat_association
     from polybias.stats import split_permutation_test
 
-    emb = models.load_static("w2v-gnews")
+    emb = models.load("w2v-gnews", "static")
     t = wordlists.get_test("en", "WEAT1")
-    vec = {r: models.lookup(emb, list(s.words), "drop")[0] for r, s in t.sets().items()}
+    vec = {r: static.lookup(emb, list(s.words), "drop")[0] for r, s in t.sets().items()}
     sx = weat_association(vec["X"], vec["A"], vec["B"])
     sy = weat_association(vec["Y"], vec["A"], vec["B"])
     rows = []

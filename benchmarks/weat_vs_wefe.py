@@ -30,7 +30,7 @@ from wefe.word_embedding_model import WordEmbeddingModel  # noqa: E402
 
 
 def main(iterations: int = 10_000) -> None:
-    emb = models.load_static("w2v-gnews")
+    emb = models.load("w2v-gnews", "static")
     kv = KeyedVectors(emb.dim)
     kv.add_vectors(emb.words, emb.vectors)
     model = WordEmbeddingModel(kv, "w2v-gnews")

@@ -50,19 +50,19 @@ table_file: str = ""  # where to write the table (e.g. paper/tables/weat_w2v-gne
 
 # %%
 from polybias import models, paths, plots, report
-from polybias.data import text
-from polybias.metrics.weat import check_weat_options, run_weat
+from polybias.engines.static import normalize_vocabulary
+from polybias.studies.parameters import check_parameters
+from polybias.studies.weat import run_weat
 
+check_parameters("01_weat", model=model, model_path=model_path, model_format=model_format,
+                 language=language, language_override=language_override, on_missing=on_missing,
+                 ddof=ddof, alternative=alternative, n_permutations=n_permutations,
+                 exact_limit=exact_limit, seed=seed)
 options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
                exact_limit=exact_limit, seed=seed)
-check_weat_options(on_missing=on_missing, **options)
-if model_format and model_format not in ("word2vec-text", "word2vec-binary", "glove-text"):
-    raise ValueError(f"model_format must be word2vec-text, word2vec-binary or glove-text, got {model_format!r}")
 embeddings = None
-if not model_path:
-    models.check_language(model, language, language_override)
 if model_path:  # a file given by path; its words are brought to the word lists' NFC
-    embeddings = text.normalize_vocabulary(models.read_static(model_path, model_format or None, name=model))
+    embeddings = normalize_vocabulary(models.load(model_path, "static", format=model_format, name=model))
 variants_path = paths.data_dir() / "wordlists" / language / variants_file if variants_file else None
 variants_table_file = table_file.replace(".md", "_variants.md") if table_file else ""
 

@@ -49,20 +49,17 @@ output_dir: str = "results/seat/interactive"  # run records (relative to the pro
 table_file: str = ""  # where to write the table (e.g. paper/tables/seat_minilm-l6.md)
 
 # %%
-from polybias import report
-from polybias.engines import embeddings
+from polybias import models, report
 from polybias.metrics import seat
-from polybias.metrics.weat import check_weat_options
+from polybias.studies import seat as seat_study
+from polybias.studies.parameters import check_parameters
 
+check_parameters("02_seat", language=language, tests=tests, pooling=pooling, ddof=ddof,
+                 alternative=alternative, n_permutations=n_permutations, exact_limit=exact_limit,
+                 seed=seed)
 options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
                exact_limit=exact_limit, seed=seed)
-check_weat_options(**options)
-if pooling not in embeddings.SENTENCE_POOLINGS:
-    raise ValueError(f"pooling must be one of {embeddings.SENTENCE_POOLINGS}, got {pooling!r}")
 tests = [tests] if isinstance(tests, str) else list(tests)  # `-p tests weat6` gives one name
-unknown = [t for t in tests if t not in seat.SEAT_TESTS] if language == "en" else []
-if unknown:
-    raise ValueError(f"unknown SEAT tests {unknown}; known: {', '.join(seat.SEAT_TESTS)}")
 
 # %% [markdown]
 # ## Effect sizes of May et al.'s English SEATs
@@ -74,13 +71,13 @@ if unknown:
 # reproduces sent-bias's BERT encoder (tested by executing it; `docs/reference_compat.md`).
 
 # %%
-encoder = embeddings.load_encoder(model, revision=revision, device=device, dtype=dtype,
-                                  batch_tokens=batch_tokens)
+encoder = models.load(model, "encoder", revision=revision, device=device, dtype=dtype,
+                      batch_tokens=batch_tokens)
 if language == "en":
-    frame = seat.run_seat(encoder, tests or None, pooling=pooling, layer=layer, output_dir=output_dir,
+    frame = seat_study.run_seat(encoder, tests or None, pooling=pooling, layer=layer, output_dir=output_dir,
                           special_tokens=special_tokens, cache=cache, **options)
-else:  # the language's word-list tests in its bleached templates (seat.run_templated_seat)
-    frame = seat.run_templated_seat(encoder, language, tests or None, file=wordlist_file, pooling=pooling,
+else:  # the language's word-list tests in its bleached templates (seat_study.run_templated_seat)
+    frame = seat_study.run_templated_seat(encoder, language, tests or None, file=wordlist_file, pooling=pooling,
                                     layer=layer, output_dir=output_dir, special_tokens=special_tokens,
                                     cache=cache, **options)
 table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})
@@ -121,7 +118,7 @@ _ = plots.save_figure(fig, f"seat_{model}.png" if language == "en" else f"seat_{
 # %%
 examples = []
 for language, word in (("en", "Emily"), ("hi", "कमला"), ("bn", "কমলা")):
-    templates = seat.load_templates(language)
+    templates = seat_study.load_templates(language)
     for group, group_templates in templates.groups.items():
         examples.append({"language": language, "group": group, "templates": len(group_templates),
                          "example": seat.fill_templates([word], group, templates)[0]})
@@ -133,8 +130,8 @@ example_table = report.markdown_table(pd.DataFrame(examples))
 print(example_table)
 
 # %%
-words = seat.load_word_test("weat6")  # English C6 (the rebuild is in English whatever `language` is)
-rebuilt = seat.templated_test(words, groups={"X": "name", "Y": "name", "A": "noun", "B": "noun"})
+words = seat_study.load_word_test("weat6")  # English C6 (the rebuild is in English whatever `language` is)
+rebuilt = seat.templated_test(words, seat_study.load_templates("en"), groups={"X": "name", "Y": "name", "A": "noun", "B": "noun"})
 result = seat.seat(encoder, rebuilt, pooling=pooling, layer=layer, special_tokens=special_tokens,
                    **options)
 c6 = pd.DataFrame([{"sentences": "project templates", "n_x": result.sizes["X"], "n_a": result.sizes["A"],

@@ -68,22 +68,14 @@ import pandas as pd
 import torch
 from polybias import models, report
 from polybias.data import text, wordlists
-from polybias.engines import embeddings
-from polybias.metrics import ceat
+from polybias.planted import probes
+from polybias.studies import ceat
+from polybias.studies.parameters import check_parameters
 
-models.check_language(model, language, language_override)
-if alternative not in ceat.ALTERNATIVES:
-    raise ValueError(f"alternative must be one of {ceat.ALTERNATIVES}, got {alternative!r}")
-if pooling not in embeddings.WORD_POOLINGS:
-    raise ValueError(f"pooling must be one of {embeddings.WORD_POOLINGS}, got {pooling!r}")
-for length in lengths:
-    text.parse_length(length)
-for mode in sample_sets:
-    text.sample_seed(seed, mode)
-if n_samples < 2:
-    raise ValueError("n_samples must be at least 2 (random effects need several samples)")
-if not corpus and not planted_p:
-    raise ValueError("give a corpus or at least one planted strength in planted_p")
+check_parameters("03_ceat", model=model, language=language, language_override=language_override,
+                 alternative=alternative, pooling=pooling, lengths=lengths,
+                 sample_sets=sample_sets, seed=seed, n_samples=n_samples, corpus=corpus,
+                 planted_p=planted_p)
 _ = torch.manual_seed(seed)
 
 # %% [markdown]
@@ -104,7 +96,7 @@ if corpus:
                                        max_per_word=max_per_word, seed=seed)
     runs = {"corpus": (chosen, extraction)}
 else:
-    runs = ceat.planted_extractions(planted_p, n_sentences, n_words, language, seed)
+    runs = probes.planted_extractions(planted_p, n_sentences, n_words, language, seed)
 summary = report.markdown_table(
     pd.DataFrame([
         {"corpus": label, "sentences": ex.n_sentences, "words": len(ex.counts),
@@ -122,8 +114,8 @@ print(summary)
 # `output_dir`.
 
 # %%
-encoder = embeddings.load_encoder(model, revision=revision, device=device, dtype=dtype,
-                                  batch_tokens=batch_tokens)
+encoder = models.load(model, "encoder", revision=revision, device=device, dtype=dtype,
+                      batch_tokens=batch_tokens)
 frame = ceat.run_segment_study(
     encoder, runs, language, output_dir,
     parameters={"n_sentences": n_sentences, "n_words": n_words, "planted_p": planted_p,

@@ -68,23 +68,17 @@ output_dir: str = "results/logprob/interactive"  # run records, relative to the 
 table_file: str = ""  # where to write the tables, e.g. paper/tables/logprob_context_planted.md
 
 # %%
-from polybias import models, paths, records, report
-from polybias.data import seed000, templating
+from polybias import paths, records, report
+from polybias.data import templating
 from polybias.metrics import logprob
+from polybias.studies import inputs, logprob_context
+from polybias.studies.parameters import check_parameters
 
-if mode not in logprob.MODES:
-    raise ValueError(f"mode must be one of {logprob.MODES}, got {mode!r}")
-if not 0.0 <= planted_p <= 1.0:
-    raise ValueError(f"planted_p must be a probability, got {planted_p}")
-if len({x, y}) != 2 or len({a, b}) != 2:
-    raise ValueError("the two target groups and the two attribute groups must differ")
-book = (logprob.planted_templates(templates.split("_", 1)[1]) if templates.startswith("planted_")
-        else seed000.kurita_templates() if templates == "seed000_bn"
-        else templating.load_templates(templates))
-lm = (logprob.planted_masked_lm(planted_p, book.language, seed=seed) if model == "planted"
-      else models.load_lm(model, revision=revision, device=device, dtype=dtype,
-                          batch_tokens=batch_tokens))
-label = f"planted-p{planted_p}" if model == "planted" else model
+check_parameters("04_logprob_context", mode=mode, planted_p=planted_p, x=x, y=y, a=a, b=b)
+book = inputs.template_book(templates)
+lm = inputs.language_model(model, planted_p=planted_p, language=book.language, seed=seed,
+                           revision=revision, device=device, dtype=dtype, batch_tokens=batch_tokens)
+label = lm.name
 
 # %% [markdown]
 # ## One example per structure
@@ -147,8 +141,8 @@ print(means_table)
 # BanglaBERT (§5.2). At `planted_p = 0.5` no structure separates the attribute groups.
 
 # %%
-logprob.plot_context_study(per_attribute, f"Prior vs corrected differences, {label}",
-                           file=f"logprob_context_{label}.png", ylabel=f"{x} − {y} (log-probability)")
+logprob_context.plot_context_study(per_attribute, f"Prior vs corrected differences, {label}",
+                                   file=f"logprob_context_{label}.png", ylabel=f"{x} − {y} (log-probability)")
 record = records.RunRecord(
     metric="logprob-context", model=label, language=book.language, test=templates,
     parameters={"mode": mode, "x": x, "y": y, "a": a, "b": b, "n_permutations": n_permutations,

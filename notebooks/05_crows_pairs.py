@@ -53,10 +53,11 @@ import pandas as pd
 from polybias import models, plots, report
 from polybias.data import crowspairs, semantics
 from polybias.metrics import crows
+from polybias.studies import crows_pairs
+from polybias.studies.parameters import check_parameters
 
-models.check_language(model, language, language_override)
-if method and method not in crows.METHODS:
-    raise ValueError(f"method must be one of {crows.METHODS} or empty, got {method!r}")
+check_parameters("05_crows_pairs", model=model, language=language,
+                 language_override=language_override, method=method)
 
 # %% [markdown]
 # ## Reproducing seed 001's GPT-2 row from its published per-pair scores
@@ -102,11 +103,11 @@ print(gpt2_table)
 # `compat_fourth_root=True` is seed 001's `bias_attribution_scores.py` (S_JSD and b(u)).
 
 # %%
-lm = models.load_lm(model, revision=revision, device=device, dtype=dtype,
-                    batch_tokens=batch_tokens)
-run = crows.run_crows(lm, dataset, language, subset or None, method or None, n_pairs,
-                      n_bootstrap, seed, compat_fourth_root, output_dir, causal_bos=causal_bos,
-                      on_unmodified=on_unmodified)
+lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,
+                 batch_tokens=batch_tokens)
+run = crows_pairs.run_crows(lm, dataset, language, subset or None, method or None, n_pairs,
+                            n_bootstrap, seed, compat_fourth_root, output_dir, causal_bos=causal_bos,
+                            on_unmodified=on_unmodified)
 scores = run.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(
     run.jsd[["bias_type", "score"]].rename(columns={"score": "jsd_B"}), on="bias_type")
 score_table = report.markdown_table(scores, digits=2, formats={"binom_p": ".1e"})

@@ -57,25 +57,18 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/catbias_pla
 # %%
 import pandas as pd
 import torch
-from polybias import models, paths, records, report
-from polybias.data import seed002, sources, templating
+from polybias import paths, records, report
+from polybias.data import seed002, sources
 from polybias.metrics import catbias, logprob
+from polybias.studies import categorical_bias, inputs
+from polybias.studies.parameters import check_parameters
 
 # one thread: float32 sums then run in the same order under papermill, Dask workers and
 # nbval, so near-zero values (the control's KL) print the same digits everywhere
 torch.set_num_threads(1)
 
-if mode not in logprob.MODES:
-    raise ValueError(f"mode must be one of {logprob.MODES}, got {mode!r}")
-if ddof not in (0, 1):
-    raise ValueError(f"ddof must be 0 or 1, got {ddof!r}")
-if kl_scale not in catbias.SCALES:
-    raise ValueError(f"kl_scale must be one of {catbias.SCALES}, got {kl_scale!r}")
-if top_k < 1:
-    raise ValueError(f"top_k must be at least 1, got {top_k}")
-book = (logprob.planted_templates(templates.split("_", 1)[1]) if templates.startswith("planted_")
-        else seed002.book_from_name(templates) if templates.startswith(seed002.BOOK_PREFIX)
-        else templating.load_templates(templates))
+check_parameters("06_categorical_bias", mode=mode, ddof=ddof, kl_scale=kl_scale, top_k=top_k)
+book = inputs.template_book(templates)
 names = template_names or list(book.templates)
 tables = []
 
@@ -130,9 +123,9 @@ else:
 # %%
 if reproduce:
     path = sources.fetch("seed004-cg-score-2")
-    ours = catbias.seed004_interaction_scores(path)[["characteristics", "n_rows", "n_adjectives", "score",
+    ours = categorical_bias.seed004_interaction_scores(path)[["characteristics", "n_rows", "n_adjectives", "score",
                                                      "probs_var_within_adjective"]]
-    definition = catbias.seed004_interaction_scores(path, method="ahn-oh")[["characteristics", "score"]]
+    definition = categorical_bias.seed004_interaction_scores(path, method="ahn-oh")[["characteristics", "score"]]
     reported004 = report.load_reported("capstone2023_interaction", metric="cb_score").rename(
         columns={"value": "score"})
     seed004 = report.side_by_side(ours, reported004, on="characteristics", value="score").merge(
@@ -142,7 +135,7 @@ if reproduce:
     # the "modified" (sentiment-weighted) scores, seed 004 Figure 6
     adjectives = sorted(pd.read_csv(path).Adjective.unique())
     weights = catbias.sentiment_weights(adjectives)
-    modified = catbias.seed004_interaction_scores(path, weights=weights.weights)[["characteristics", "score"]]
+    modified = categorical_bias.seed004_interaction_scores(path, weights=weights.weights)[["characteristics", "score"]]
     modified = report.side_by_side(
         modified, report.load_reported("capstone2023_interaction", metric="modified_cb_score").rename(
             columns={"value": "score"}), on="characteristics", value="score")
@@ -193,8 +186,8 @@ else:
 # several templates (one template: the default agrees).
 
 # %%
-lm = models.load_lm(model, revision=revision, device=device, dtype=dtype,
-                    batch_tokens=batch_tokens)
+lm = inputs.language_model(model, revision=revision, device=device, dtype=dtype,
+                           batch_tokens=batch_tokens)
 ahn_oh = catbias.ahn_oh_cb(lm, book, names, mode=mode, ddof=ddof, multipiece=multipiece or None)
 pll = catbias.pll_cb(catbias.pll_scores(lm, book, names), ddof=ddof, template_norm=template_norm or None)
 per_template = catbias.aggregate(ahn_oh.rows, by="template").rename(columns={"cb": "ahn_oh_cb"})
@@ -268,5 +261,5 @@ records.write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join(tables), table_file)
 if shares is not None:
-    catbias.plot_group_shares(shares, f"Normalised probability share, {model}",
-                              file=f"catbias_{model}.png")
+    categorical_bias.plot_group_shares(shares, f"Normalised probability share, {model}",
+                                       file=f"catbias_{model}.png")

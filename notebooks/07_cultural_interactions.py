@@ -49,16 +49,15 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/interaction
 
 # %%
 import pandas as pd
-from polybias import models, paths, records, report
+from polybias import paths, records, report
 from polybias.data import sources, templating
 from polybias.metrics import catbias
+from polybias.studies import cultural_interactions, inputs
+from polybias.studies.parameters import check_parameters
 
-if not identity_slots:
-    raise ValueError("identity_slots must name at least one slot")
-if n_adjectives < 1:
-    raise ValueError(f"n_adjectives must be positive, got {n_adjectives}")
-book = (catbias.planted_interaction_templates(templates.rsplit("_", 1)[1])
-        if templates.startswith("planted_interactions_") else templating.load_templates(templates))
+check_parameters("07_cultural_interactions", identity_slots=identity_slots,
+                 n_adjectives=n_adjectives)
+book = inputs.template_book(templates)
 tables = []
 
 # %% [markdown]
@@ -73,8 +72,8 @@ tables = []
 if reproduce:
     reported = report.load_reported("capstone2023_sampling")
     rows = []
-    for name, source in catbias.SEED004_LISTS.items():
-        entries, n_raw, n_empty = catbias.read_identity_list(sources.fetch(source))
+    for name, source in cultural_interactions.SEED004_LISTS.items():
+        entries, n_raw, n_empty = cultural_interactions.read_identity_list(sources.fetch(source))
         pre = reported[(reported.characteristic == name) & (reported.metric == "pre_sampling")].value.iloc[0]
         post = int(reported[(reported.characteristic == name) & (reported.metric == "after_sampling")].value.iloc[0])
         sample = catbias.stratified_sample(entries, ["all"] * len(entries), post, seed=seed)
@@ -82,7 +81,7 @@ if reproduce:
                      "table1_pre": pre, "table1_after": post, "sampled": len(sample),
                      "first_sampled": ", ".join(sample[:3])})
     lists_table = report.markdown_table(pd.DataFrame(rows))
-    adjectives = catbias.read_identity_list(sources.fetch("seed004-adjectives"))[0]
+    adjectives = cultural_interactions.read_identity_list(sources.fetch("seed004-adjectives"))[0]
     sentiment = catbias.sentiment_weights(adjectives)
     strata = catbias.sentiment_strata({w: sentiment.compound[w] for w in sentiment.weights})
     words = list(strata)
@@ -114,8 +113,8 @@ else:
 # attributes of the variance over groups of log P(group | attribute) − log base.
 
 # %%
-lm = models.load_lm(model, revision=revision, device=device, dtype=dtype,
-                    batch_tokens=batch_tokens)
+lm = inputs.language_model(model, revision=revision, device=device, dtype=dtype,
+                           batch_tokens=batch_tokens)
 weights = None
 attrs = attributes or None
 if weighted:

@@ -39,15 +39,15 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/hidden_mini
 
 # %%
 import pandas as pd
-from polybias import paths, records, report
+from polybias import models, paths, records, report
 from polybias.data import templating
-from polybias.engines import embeddings, hidden_states
+from polybias.engines import hidden_states
+from polybias.studies.parameters import check_parameters
 
+check_parameters("08_hidden_states", templates=templates, template=template, slot=slot)
 book = templating.load_templates(templates)
-if slot not in book.template(template).slots:
-    raise ValueError(f"template {template!r} has no slot {slot!r}")
-encoder = embeddings.load_encoder(model, revision=revision, device=device, dtype=dtype,
-                                  batch_tokens=batch_tokens)
+encoder = models.load(model, "encoder", revision=revision, device=device, dtype=dtype,
+                      batch_tokens=batch_tokens)
 
 # %% [markdown]
 # ## Activation per layer

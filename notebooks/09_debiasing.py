@@ -49,25 +49,18 @@ output_dir: str = "results/debias/interactive"  # run records, relative to the p
 table_file: str = ""  # where to write the tables, e.g. paper/tables/debias_w2v-gnews.md
 
 # %%
-from polybias import report
+from polybias import models, report
 from polybias.metrics import debias
+from polybias.studies import debiasing
+from polybias.studies.parameters import check_parameters
 
-if scope not in ("all", "targets"):
-    raise ValueError(f"scope must be 'all' or 'targets', got {scope!r}")
-if ddof not in (0, 1):
-    raise ValueError(f"ddof must be 0 or 1, got {ddof!r}")
-if extra_language not in ("hi", "bn"):
-    raise ValueError(f"extra_language must be 'hi' or 'bn', got {extra_language!r}")
-if not isinstance(n_permutations, int) or n_permutations < 1:
-    raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
-spec = debias.load_spec(language)
+check_parameters("09_debiasing", language=language, tables=tables, scope=scope, ddof=ddof,
+                 extra_language=extra_language, n_permutations=n_permutations)
+spec = debiasing.load_spec(language)
 run_tables = list(tables) or list(spec.tables)
-unknown = [t for t in run_tables if t not in spec.tables]
-if unknown:
-    raise ValueError(f"tables not in {language}/debias.yaml: {unknown}; defined: {list(spec.tables)}")
 weat_options = dict(ddof=ddof, n_permutations=n_permutations)
 other_scope = "targets" if scope == "all" else "all"
-emb = debias.load_embedding(model)
+emb = models.load(model, "static")
 texts = []
 
 # %% [markdown]
@@ -89,12 +82,12 @@ texts = []
 # %%
 frames, results = {}, {}
 for name in run_tables:
-    frames[name], results[name] = debias.run_table(emb, language, name, scope=scope, seed=seed,
+    frames[name], results[name] = debiasing.run_table(emb, language, name, scope=scope, seed=seed,
                                                    **weat_options)
     params = {"table": name, "scope": scope, "seed": seed, **weat_options}
-    debias.record_table(frames[name], results[name], emb, language, name, params, output_dir)
-effects = {name: report.markdown_table(debias.effect_table(f)) for name, f in frames.items()}
-gaps = {name: report.markdown_table(debias.effect_table(f, digits=3, value="gap"))
+    debiasing.record_table(frames[name], results[name], emb, language, name, params, output_dir)
+effects = {name: report.markdown_table(debiasing.effect_table(f)) for name, f in frames.items()}
+gaps = {name: report.markdown_table(debiasing.effect_table(f, digits=3, value="gap"))
         for name, f in frames.items()}
 for name in run_tables:
     texts += [f"### {spec.tables[name]['title']}: effect sizes (p)", effects[name],
@@ -161,8 +154,8 @@ print(summary)
 
 # %%
 for name, f in frames.items():
-    debias.plot_effects(f, f"{spec.tables[name]['title']} ({model})",
-                        file=f"debias_{model}_{name}.png" if table_file else None)
+    debiasing.plot_effects(f, f"{spec.tables[name]['title']} ({model})",
+                           file=f"debias_{model}_{name}.png" if table_file else None)
 
 # %% [markdown]
 # ## Whole vocabulary or target words only
@@ -185,7 +178,7 @@ if compare_scope:
     rows = []
     for name in run_tables:
         methods = [m for m, e in spec.tables[name]["methods"].items() if e["method"] != "inlp"]
-        other, _ = debias.run_table(emb, language, name, scope=other_scope, methods=methods,
+        other, _ = debiasing.run_table(emb, language, name, scope=other_scope, methods=methods,
                                     seed=seed, seat=False, **weat_options)
         both = frames[name].merge(other, on=["method", "test_type", "kind", "test"],
                                   suffixes=(f" ({scope})", f" ({other_scope})"))
@@ -210,10 +203,10 @@ print(compat_text)
 # from the same test in the paper's Table 2 (1.21).
 
 # %%
-reported = {n: report.markdown_table(debias.reported_table(f"malik2022_table{n}", t))
+reported = {n: report.markdown_table(debiasing.reported_table(f"malik2022_table{n}", t))
             for n, t in ((3, "WEAT"), (4, "SEAT"), (5, "WEAT"), (6, "WEAT"))}
-reported["5 (SEAT)"] = report.markdown_table(debias.reported_table("malik2022_table5", "SEAT"))
-reported["6 (SEAT)"] = report.markdown_table(debias.reported_table("malik2022_table6", "SEAT"))
+reported["5 (SEAT)"] = report.markdown_table(debiasing.reported_table("malik2022_table5", "SEAT"))
+reported["6 (SEAT)"] = report.markdown_table(debiasing.reported_table("malik2022_table6", "SEAT"))
 
 # %% tags=["nbval-check-output"]
 for n, text in reported.items():
@@ -236,20 +229,20 @@ for n, text in reported.items():
 # %%
 extra_texts = []
 if extra_model:
-    extra = debias.load_embedding(extra_model, extra_format or None, extra_limit or None)
-    extra_spec = debias.load_spec(extra_language)
+    extra = models.load(extra_model, "static", format=extra_format, limit=extra_limit)
+    extra_spec = debiasing.load_spec(extra_language)
     for name in extra_spec.tables:
-        f, res = debias.run_table(extra, extra_language, name, scope=scope, seed=seed, **weat_options)
-        debias.record_table(f, res, extra, extra_language, name,
+        f, res = debiasing.run_table(extra, extra_language, name, scope=scope, seed=seed, **weat_options)
+        debiasing.record_table(f, res, extra, extra_language, name,
                             {"table": name, "scope": scope, "seed": seed, **weat_options}, output_dir)
         extra_texts += [f"### {extra_spec.tables[name]['title']} ({extra.name})",
-                        report.markdown_table(debias.effect_table(f))]
+                        report.markdown_table(debiasing.effect_table(f))]
         seed_tables = {"gender": ["malik2022_table3", "malik2022_table4"],
                        "caste": ["malik2022_table5"], "religion": ["malik2022_table6"]}.get(name)
         if extra_language == "hi" and seed_tables:
             extra_texts.append(report.markdown_table(
-                debias.side_by_side_table(f, seed_tables), digits=2))
-        debias.plot_effects(f, f"{extra_spec.tables[name]['title']} ({extra.name})")
+                debiasing.side_by_side_table(f, seed_tables), digits=2))
+        debiasing.plot_effects(f, f"{extra_spec.tables[name]['title']} ({extra.name})")
     print("\n\n".join(extra_texts))
 texts += extra_texts
 
@@ -282,15 +275,15 @@ texts += extra_texts
 # %%
 if reference_lists:
     ref = debias.hard_debias(
-        emb, debias.load_source_pairs("debiaswe-definitional-pairs"),
-        debias.load_source_pairs("debiaswe-equalize-pairs"),
-        debias.load_source_words("debiaswe-gender-specific-full"),
+        emb, debiasing.load_source_pairs("debiaswe-definitional-pairs"),
+        debiasing.load_source_pairs("debiaswe-equalize-pairs"),
+        debiasing.load_source_words("debiaswe-gender-specific-full"),
         case_variants=True, on_missing="drop")
-    ref_tests = {x.get("label", x["test"]): (debias.resolve_test(spec, x["test"]), x["kind"])
+    ref_tests = {x.get("label", x["test"]): (debiasing.resolve_test(spec, x["test"]), x["kind"])
                  for x in spec.tables[run_tables[0]]["tests"]}
     ref_frame = debias.evaluate({"original": emb, "hard (debiaswe lists)": ref.embeddings},
                                 ref_tests, seed=seed, **weat_options)
-    print(report.markdown_table(debias.effect_table(ref_frame)))
+    print(report.markdown_table(debiasing.effect_table(ref_frame)))
 
 # %%
 if table_file:

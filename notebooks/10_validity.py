@@ -55,13 +55,10 @@ import torch
 from polybias import paths, plots, report
 from polybias.records import RunRecord, write_record
 from polybias.studies import validity
+from polybias.studies.parameters import check_parameters
 
-if not 0 < alpha < 1:
-    raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-for name, value in (("weat_seeds", weat_seeds), ("null_seeds", null_seeds), ("lm_seeds", lm_seeds),
-                    ("lm_null_seeds", lm_null_seeds)):
-    if not isinstance(value, int) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+check_parameters("10_validity", alpha=alpha, weat_seeds=weat_seeds, null_seeds=null_seeds,
+                 lm_seeds=lm_seeds, lm_null_seeds=lm_null_seeds)
 torch.set_num_threads(1)  # tiny models: one thread is fastest and bit-reproducible
 
 # %% [markdown]

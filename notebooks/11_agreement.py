@@ -41,9 +41,9 @@ from polybias import paths, plots, report
 from polybias.metrics import agreement
 from polybias.records import RunRecord, write_record
 from polybias.studies import validity
+from polybias.studies.parameters import check_parameters
 
-if not isinstance(seeds, int) or seeds < 1:
-    raise ValueError(f"seeds must be a positive integer, got {seeds!r}")
+check_parameters("11_agreement", seeds=seeds)
 torch.set_num_threads(1)
 
 # %% [markdown]

@@ -42,14 +42,11 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/crows-langu
 
 # %%
 from polybias import plots, report
-from polybias.data import crowspairs
-from polybias.metrics import crows
+from polybias.studies import crows_languages
+from polybias.studies.parameters import check_parameters
 
+check_parameters("12_crows_languages", model=model, dataset=dataset, method=method)
 published = model == "published"
-if published and dataset != "crows-pairs-dutch":
-    raise ValueError(f"published per-pair scores exist for crows-pairs-dutch only; set model to score {dataset}")
-if method and method not in crows.METHODS:
-    raise ValueError(f"method must be one of {crows.METHODS} or empty, got {method!r}")
 
 # %% [markdown]
 # ## The published per-pair scores, re-aggregated
@@ -63,7 +60,7 @@ if method and method not in crows.METHODS:
 
 # %%
 if published:
-    aggregates = crowspairs.dutch_crows_aggregates(n_bootstrap=n_bootstrap, seed=seed)
+    aggregates = crows_languages.dutch_crows_aggregates(n_bootstrap=n_bootstrap, seed=seed)
     aggregates = aggregates[aggregates.bias_type == "all"].drop(columns="bias_type")
     aggregate_table = report.markdown_table(aggregates, digits=2, formats={"binom_p": ".1e"})
 else:
@@ -87,12 +84,12 @@ print(aggregate_table)
 
 # %%
 if not published:
-    scored, comparison = crows.run_crows_languages(
+    scored, comparison = crows_languages.run_crows_languages(
         model, dataset, languages or None, subset or None, method or None, n_bootstrap, seed,
         output_dir, language_override)
     per_language = comparison.per_language.assign(group=f"{model} on {dataset}", label=comparison.per_language.language)
 else:
-    comparison = crows.published_dutch_comparison(published_groups, n_bootstrap, seed, output_dir)
+    comparison = crows_languages.published_dutch_comparison(published_groups, n_bootstrap, seed, output_dir)
     per_language = comparison.per_language
 shown = per_language[[c for c in ("group", "model", "language", "n", "stereotyped", "ties", "score",
                                   "ci_low", "ci_high", "binom_p") if c in per_language]]

@@ -12,7 +12,7 @@ from polybias import models
 
 @pytest.fixture(scope="session")
 def w2v():
-    return models.load_static("w2v-gnews")
+    return models.load("w2v-gnews", "static")
 
 
 @pytest.fixture

@@ -14,12 +14,14 @@ import pandas as pd
 import torch
 from polybias import models, report
 from polybias.data import templating
-from polybias.engines import embeddings, hidden_states
+from polybias.engines import hidden_states
 from polybias.metrics import catbias, crows, logprob
+from polybias.planted import probes
+from polybias.studies import crows_pairs, inputs
 
 
 def crows_tables() -> str:
-    run = crows.run_crows("planted-mlm-control", "planted", "en", None, None, 200, 1000, 0, False)
+    run = crows_pairs.run_crows("planted-mlm-control", "planted", "en", None, None, 200, 1000, 0, False)
     scores = run.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(
         run.jsd[["bias_type", "score"]].rename(columns={"score": "jsd_B"}), on="bias_type")
     return "\n\n".join([report.markdown_table(scores, digits=2, formats={"binom_p": ".1e"}),
@@ -27,8 +29,8 @@ def crows_tables() -> str:
 
 
 def kurita_table() -> str:
-    book = logprob.planted_templates("bn")
-    lm = logprob.planted_masked_lm(0.5, book.language, seed=0)
+    book = probes.planted_templates("bn")
+    lm = inputs.language_model("planted", planted_p=0.5, language=book.language, seed=0)
     scores = logprob.kurita_scores(lm, book, list(book.templates), mode="word")
     summary, per_attribute = logprob.context_study(
         scores, book, "targets", "attributes", "male", "female", "career", "family", "group",
@@ -41,9 +43,9 @@ def kurita_table() -> str:
 
 def catbias_tables() -> str:
     torch.set_num_threads(1)
-    book = logprob.planted_templates("en")
+    book = probes.planted_templates("en")
     names = list(book.templates)
-    lm = models.load_lm("planted-mlm-control")
+    lm = models.load("planted-mlm-control", "lm")
     ahn_oh = catbias.ahn_oh_cb(lm, book, names, mode="word", ddof=0)
     pll = catbias.pll_cb(catbias.pll_scores(lm, book, names), ddof=0)
     summary = pd.DataFrame([{"ahn_oh_cb": ahn_oh.score, "pll_cb": pll.score}])
@@ -57,7 +59,7 @@ def catbias_tables() -> str:
 
 def hidden_state_tables() -> str:
     book = templating.load_templates("identities_en")
-    encoder = embeddings.load_encoder("minilm-l6")
+    encoder = models.load("minilm-l6", "encoder")
     states, items = hidden_states.identity_states(encoder, book, "person_from_is", "country")
     stats = hidden_states.layer_statistics(states)
     f_sum, p_sum = hidden_states.layer_anova(states, "sum")

@@ -2,8 +2,8 @@
 
 A tiny random MLM (tokenizer trained on the pairs it scores, so Hindi, Japanese and Russian
 text is not all unknown tokens) stands in for a registered model: each dataset and
-language goes through ``crows.load_pairs`` and ``crows.run_crows`` (a handful of pairs),
-and each aligned dataset through ``crows.run_crows_languages``.
+language goes through ``crows_pairs.load_pairs`` and ``crows_pairs.run_crows`` (a handful of pairs),
+and each aligned dataset through ``crows_languages.run_crows_languages``.
 """
 
 import json
@@ -16,13 +16,14 @@ from polybias.data import crowspairs as cp
 from polybias.engines import scoring
 from polybias.metrics import crows
 from polybias.planted import tiny_models
+from polybias.studies import crows_languages, crows_pairs
 
 NEW = {"indibias": ("en", "hi"), "crows-pairs-dutch": ("nl", "en", "fr"), "kaneko2022": ("ja", "ru")}
 N = 4  # pairs scored per language
 
 
 def first_pairs(dataset, language):
-    return crows.load_pairs(dataset, language).head(N)
+    return crows_pairs.load_pairs(dataset, language).head(N)
 
 
 @pytest.fixture(scope="module")
@@ -44,17 +45,17 @@ def tiny_mlm():
 @pytest.fixture
 def stand_in(monkeypatch, tiny_mlm):
     """Registered name ``planted-mlm`` (languages: en) loads the tiny MLM; datasets give N pairs."""
-    real = crows.load_pairs
-    monkeypatch.setattr(models, "load_lm", lambda name, *a, **k: tiny_mlm)
-    monkeypatch.setattr(crows, "load_pairs", lambda *a, **k: real(*a, **k).head(N))
+    real = crows_pairs.load_pairs
+    monkeypatch.setattr(models, "load", lambda name, *a, **k: tiny_mlm)
+    monkeypatch.setattr(crows_pairs, "load_pairs", lambda *a, **k: real(*a, **k).head(N))
     return "planted-mlm"
 
 
 @pytest.mark.parametrize("dataset, language", [(d, lang) for d, ls in NEW.items() for lang in ls])
 def test_run_crows_on_every_new_dataset_and_language(mirror, stand_in, dataset, language, tmp_path):
-    pairs = crows.load_pairs(dataset, language)
+    pairs = crows_pairs.load_pairs(dataset, language)
     assert len(pairs) == N and (pairs.language == language).all()
-    run = crows.run_crows(stand_in, dataset, language, n_bootstrap=20, seed=0,
+    run = crows_pairs.run_crows(stand_in, dataset, language, n_bootstrap=20, seed=0,
                           output_dir=str(tmp_path))
     assert len(run.scored) == N and np.isfinite(run.scored[["score_more", "score_less"]]).all().all()
     assert run.stereotype.iloc[0][["bias_type", "n"]].tolist() == ["all", N]
@@ -67,7 +68,7 @@ def test_run_crows_on_every_new_dataset_and_language(mirror, stand_in, dataset, 
 
 @pytest.mark.parametrize("method", ["aul", "aula"])
 def test_unmasked_measures_on_hindi(mirror, stand_in, method):
-    run = crows.run_crows(stand_in, "indibias", "hi", method=method, n_bootstrap=0)
+    run = crows_pairs.run_crows(stand_in, "indibias", "hi", method=method, n_bootstrap=0)
     assert len(run.scored) == N
 
 
@@ -76,8 +77,8 @@ def test_run_crows_languages_on_every_aligned_dataset(mirror, stand_in, dataset,
     languages = list(NEW[dataset])
     if languages != ["en"] * len(languages):  # planted-mlm is registered for English only
         with pytest.raises(models.ModelError, match="language_override"):
-            crows.run_crows_languages(stand_in, dataset, n_bootstrap=0)
-    scored, comparison = crows.run_crows_languages(stand_in, dataset, n_bootstrap=50, seed=0,
+            crows_languages.run_crows_languages(stand_in, dataset, n_bootstrap=0)
+    scored, comparison = crows_languages.run_crows_languages(stand_in, dataset, n_bootstrap=50, seed=0,
                                                    output_dir=str(tmp_path), language_override=True)
     assert list(scored) == languages
     per, paired = comparison.per_language, comparison.paired
@@ -94,25 +95,25 @@ def test_run_crows_languages_on_every_aligned_dataset(mirror, stand_in, dataset,
 def test_run_crows_languages_rejects_what_does_not_exist():
     stand_in = "planted-mlm"
     with pytest.raises(crows.CrowsError, match="aligned languages: .*crows-pairs-dutch"):
-        crows.run_crows_languages(stand_in, "no-such-set")
+        crows_languages.run_crows_languages(stand_in, "no-such-set")
     with pytest.raises(crows.CrowsError, match="has nl, en, fr"):
-        crows.run_crows_languages(stand_in, "crows-pairs-dutch", ["nl", "de"])
+        crows_languages.run_crows_languages(stand_in, "crows-pairs-dutch", ["nl", "de"])
     with pytest.raises(crows.CrowsError, match="two or more"):
-        crows.run_crows_languages(stand_in, "crows-pairs", language_override=True)
+        crows_languages.run_crows_languages(stand_in, "crows-pairs", language_override=True)
     with pytest.raises(crows.CrowsError, match="unknown method"):
-        crows.run_crows_languages(stand_in, "kaneko2022", method="pll")
+        crows_languages.run_crows_languages(stand_in, "kaneko2022", method="pll")
 
 
 def test_published_dutch_comparison(mirror, tmp_path):
     groups = {"one per language": ["bert", "camembert", "bertje"], "Dutch": ["mbert", "bertje"]}
-    comparison = crows.published_dutch_comparison(groups, n_bootstrap=100, seed=0,
+    comparison = crows_languages.published_dutch_comparison(groups, n_bootstrap=100, seed=0,
                                                   output_dir=str(tmp_path))
     per, paired = comparison.per_language, comparison.paired
     assert per.label.tolist() == ["bert (en)", "camembert (fr)", "bertje (nl)", "mbert (nl)",
                                   "bertje (nl)"]
     assert per.language.tolist() == ["en", "fr", "nl", "nl", "nl"]
     # the per-language scores are the re-aggregated published decisions
-    agg = cp.dutch_crows_aggregates(n_bootstrap=0)
+    agg = crows_languages.dutch_crows_aggregates(n_bootstrap=0)
     agg = agg[agg.bias_type == "all"].set_index("model")
     for row in per.itertuples():
         assert row.score == pytest.approx(agg.loc[row.model, "score"])
@@ -132,9 +133,9 @@ def test_published_dutch_comparison(mirror, tmp_path):
     record = json.loads(records[0].read_text())
     assert set(record["data_sha256"]) <= {f"crows-pairs-dutch-scores-{m}" for m in cp.DUTCH_SCORE_MODELS}
     with pytest.raises(crows.CrowsError, match="no published scores for xlmr"):
-        crows.published_dutch_comparison({"g": ["bert", "xlmr"]})
+        crows_languages.published_dutch_comparison({"g": ["bert", "xlmr"]})
     with pytest.raises(crows.CrowsError, match="two or more"):
-        crows.published_dutch_comparison({"g": ["bert", "bert"]})
+        crows_languages.published_dutch_comparison({"g": ["bert", "bert"]})
 
 
 def test_scores_by_group_figure(tmp_path, monkeypatch):

@@ -32,8 +32,8 @@ TEXT = "The colour of the ﬁeld."
 
 
 def test_language_model_applies_its_normaliser_before_tokenising(registry):
-    lm = models.load_lm("tiny", registry, device="cpu")
-    plain = models.load_lm("plain", registry, device="cpu")
+    lm = models.load("tiny", "lm", registry=registry, device="cpu")
+    plain = models.load("plain", "lm", registry=registry, device="cpu")
     assert lm.normaliser is not None and plain.normaliser is None
     normalised = _fake()(TEXT)
     [got] = scoring.pseudo_log_likelihood(lm, [TEXT])
@@ -54,8 +54,8 @@ def test_language_model_applies_its_normaliser_before_tokenising(registry):
 
 
 def test_encoder_applies_it_and_spans_stay_in_the_text_given(registry):
-    enc = embeddings.load_encoder("tiny", device="cpu", registry=registry)
-    plain = embeddings.load_encoder("plain", device="cpu", registry=registry)
+    enc = models.load("tiny", "encoder", device="cpu", registry=registry)
+    plain = models.load("plain", "encoder", device="cpu", registry=registry)
     normalised = _fake()(TEXT)
     start = TEXT.index("colour")
     got = embeddings.word_vectors(enc, [TEXT], [(start, start + len("colour"))])
@@ -80,12 +80,12 @@ def test_missing_normaliser_says_what_to_install(folder, monkeypatch):
     reg = {"bangla": {"kind": "mlm", "path": str(folder), "normaliser": "banglabert",
                       "languages": ["bn"]}}
     with pytest.raises(models.ModelError) as err:
-        models.load_lm("bangla", reg, device="cpu")
+        models.load("bangla", "lm", registry=reg, device="cpu")
     msg = str(err.value)
     assert "\n" not in msg and msg.startswith("model 'bangla': text normaliser 'banglabert'")
     assert "pip install git+https://github.com/csebuetnlp/normalizer" in msg
-    with pytest.raises(embeddings.EmbeddingError, match="csebuetnlp/normalizer"):
-        embeddings.load_encoder("bangla", device="cpu", registry=reg)
+    with pytest.raises(models.ModelError, match="csebuetnlp/normalizer"):
+        models.load("bangla", "encoder", device="cpu", registry=reg)
 
 
 def test_banglabert_entries_name_the_normaliser():

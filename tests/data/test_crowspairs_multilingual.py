@@ -8,6 +8,7 @@ import pytest
 from polybias.data import crowspairs as cp
 from polybias.data import sources
 from polybias.metrics import crows
+from polybias.studies import crows_languages
 
 NEW = {"indibias": ("en", "hi"), "crows-pairs-dutch": ("nl", "en", "fr"), "kaneko2022": ("ja", "ru")}
 SIZES = {"indibias": 561, "crows-pairs-dutch": 1463, "kaneko2022": 262}
@@ -136,7 +137,7 @@ DUTCH_FILES = {"bertje": 54.82, "mbert": 52.43, "robbert": 54.82, "bert": 61.45,
 
 
 def test_dutch_published_scores_reaggregate(mirror):
-    table = cp.dutch_crows_aggregates()
+    table = crows_languages.dutch_crows_aggregates()
     overall = table[table.bias_type == "all"].set_index("model")
     assert set(overall.index) == set(DUTCH_FILES)
     for model, value in DUTCH_FILES.items():

@@ -8,9 +8,11 @@ import unicodedata
 import numpy as np
 import pytest
 from polybias.data import seed000, sources, wordlists
+from polybias.engines.static import StaticEmbeddings
 from polybias.metrics import logprob
-from polybias.metrics.weat import run_weat, weat_test
-from polybias.models import StaticEmbeddings
+from polybias.metrics.weat import weat_test
+from polybias.studies import inputs
+from polybias.studies.weat import run_weat
 
 pytestmark = pytest.mark.usefixtures("mirror")
 
@@ -155,7 +157,7 @@ def test_kurita_runs_on_the_seed_sentences(torch_one_thread):
     """S1-S3 of six traits on the planted Bangla MLM (trained on generated text: it knows
     the gendered nouns, not the traits; বউ is unknown to it and left out). Its 64-token
     window is too short for many S4/S5 passages, which need a real model."""
-    lm = logprob.planted_masked_lm(0.9, "bn")
+    lm = inputs.language_model("planted", planted_p=0.9, language="bn")
     book = seed000.kurita_templates()
     traits = ["pos001", "pos002", "pos003", "neg001", "neg002", "neg003"]
     names = [f"S{k}_{t}" for k in (1, 2, 3) for t in traits]

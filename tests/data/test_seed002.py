@@ -8,6 +8,7 @@ import pytest
 from polybias import report
 from polybias.data import seed002, sources, templating
 from polybias.metrics import catbias
+from polybias.studies import categorical_bias
 
 
 @pytest.fixture
@@ -94,7 +95,7 @@ def test_set_descriptions_negated_periphrastic_broad_specific(mirror):
 def test_counts_through_the_loader_equal_the_files_and_reproduce_0_6271(mirror):
     keys = ["category", "template_set", "language"]
     ours = seed002.prior_counts().sort_values(keys).reset_index(drop=True)
-    direct = catbias.seed002_prior_counts(sources.fetch(seed002.SOURCE)).sort_values(keys).reset_index(drop=True)
+    direct = categorical_bias.seed002_prior_counts(sources.fetch(seed002.SOURCE)).sort_values(keys).reset_index(drop=True)
     assert ours.equals(direct[ours.columns])
     rep = report.load_reported("behnamghader2022_cb")
     nb = rep[rep.table.str.startswith("main.ipynb") & (rep.template_set != "aggregated")].copy()

@@ -5,7 +5,7 @@ import pytest
 from polybias import paths
 from polybias.data import wordlists
 from polybias.data.wordlists import WordListError, load_wordlist_file
-from polybias.metrics import debias
+from polybias.studies import debiasing
 
 # Every distinct list of seed 003 App. C (Tables 7-9) as the paper prints it, in Latin
 # transliteration, in the order of the tables. The 'Female titles' cell of Table 7 is not
@@ -96,11 +96,11 @@ def test_hindi_tests_follow_appendix_c_rows_and_the_reported_keys():
 
 
 def test_debias_spec_runs_on_the_same_hindi_lists():
-    spec = debias.load_spec("hi")
+    spec = debiasing.load_spec("hi")
     weat = wordlists.load_tests("hi")
     for table in spec.tables.values():
         for t in table["tests"]:
-            test = debias.resolve_test(spec, t["test"])
+            test = debiasing.resolve_test(spec, t["test"])
             assert test.sets() == weat[t["test"]].sets(), t["test"]
     assert spec.sets["upper_caste_names"].transliteration[0] == "thakur"
 

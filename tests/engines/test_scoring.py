@@ -7,12 +7,12 @@ References are written here the slow, obvious way: one forward pass per masked c
 import numpy as np
 import pytest
 import torch
+from polybias import models
 from polybias.engines import scoring
 from polybias.engines.scoring import (
     ScoringError,
     TokenScores,
     causal_token_logprobs,
-    load_language_model,
     masked_token_logprobs,
     pseudo_log_likelihood,
     sentence_log_likelihood,
@@ -347,8 +347,8 @@ def test_float16_only_on_cuda(tmp_path):
     model, tok = build_tiny_model("gpt2")
     model.save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
-    with pytest.raises(ScoringError, match="float16 is supported on CUDA only"):
-        load_language_model(str(tmp_path), dtype=torch.float16)
+    with pytest.raises(models.ModelError, match="float16 is supported on CUDA only"):
+        models.load(str(tmp_path), dtype=torch.float16)
 
 
 # ------------------------------------------------------------------ (e) distribution_fn
@@ -393,22 +393,22 @@ def test_load_from_local_directory(tmp_path, monkeypatch, lms, family):
     lm = lms[family]
     lm.model.save_pretrained(tmp_path)
     lm.tokenizer.save_pretrained(tmp_path)
-    loaded = load_language_model(str(tmp_path))
+    loaded = models.load(str(tmp_path))
     assert loaded.kind == lm.kind and loaded.max_length == lm.max_length == 64
     a = sentence_log_likelihood(lm, TEXTS)
     b = sentence_log_likelihood(loaded, TEXTS)
     np.testing.assert_allclose(a, b, atol=1e-5)
 
 
-def test_missing_models_are_scoring_errors(tmp_path, monkeypatch):
+def test_missing_models_are_model_errors(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ScoringError, match="no such model directory"):
-        load_language_model(str(tmp_path / "nowhere"))
-    with pytest.raises(ScoringError, match="model 'no-such-org/no-such-model' is not in the "
-                                           "offline Hugging Face cache"):
-        load_language_model("no-such-org/no-such-model")
-    with pytest.raises(ScoringError, match="kind must be one of"):
-        load_language_model(str(tmp_path), kind="encoder")
+    with pytest.raises(models.ModelError, match="unknown model .*nowhere"):
+        models.load(str(tmp_path / "nowhere"))
+    with pytest.raises(models.ModelError, match="model 'no-such-org/no-such-model' is not in the "
+                                                "offline Hugging Face cache"):
+        models.load("no-such-org/no-such-model")
+    with pytest.raises(models.ModelError, match="kind must be one of"):
+        models.load(str(tmp_path), kind="decoder")
 
 
 def test_load_refuses_encoder_only_checkpoints(tmp_path, monkeypatch):
@@ -416,12 +416,12 @@ def test_load_refuses_encoder_only_checkpoints(tmp_path, monkeypatch):
     model, tok = build_tiny_encoder("bert")
     model.save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
-    with pytest.raises(ScoringError, match="masked or causal"):
-        load_language_model(str(tmp_path))
+    with pytest.raises(models.ModelError, match="masked or causal"):
+        models.load(str(tmp_path))
 
 
 def test_public_names():
-    for name in ("LanguageModel", "ScoringError", "wrap_language_model", "load_language_model",
+    for name in ("LanguageModel", "ScoringError", "wrap_language_model",
                  "TokenScores", "masked_token_logprobs", "causal_token_logprobs", "token_logprobs",
                  "pseudo_log_likelihood", "sentence_log_likelihood"):
         assert hasattr(scoring, name)
@@ -437,10 +437,10 @@ def test_bin_weights_load_by_default(tmp_path, monkeypatch, lms):
     lm.model.config.architectures = ["BertForMaskedLM"]
     lm.model.config.save_pretrained(tmp_path)
     lm.tokenizer.save_pretrained(tmp_path)
-    loaded = load_language_model(str(tmp_path), dtype="float32")
+    loaded = models.load(str(tmp_path), dtype="float32")
     assert loaded.load_info.weights_format == "bin" and loaded.device == "cpu" or \
         loaded.device.startswith("cuda")
     np.testing.assert_allclose(sentence_log_likelihood(loaded, TEXTS[:2]),
                                sentence_log_likelihood(lm, TEXTS[:2]), atol=1e-5)
-    with pytest.raises(ScoringError, match="unknown dtype 'float17'"):
-        load_language_model(str(tmp_path), dtype="float17")
+    with pytest.raises(models.ModelError, match="unknown dtype 'float17'"):
+        models.load(str(tmp_path), dtype="float17")

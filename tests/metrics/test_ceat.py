@@ -231,8 +231,9 @@ def _bag_of_words_encoder(monkeypatch, dim=1024):
 
 def test_segment_study_shows_planted_direction_and_dilution(monkeypatch):
     from polybias.data import text
-    from polybias.metrics.ceat import ces_table, segment_length_study
+    from polybias.metrics.ceat import segment_length_study
     from polybias.planted import synthetic
+    from polybias.studies.ceat import ces_table
 
     calls = _bag_of_words_encoder(monkeypatch)
     test, cats = _planted_tests(4)
@@ -281,7 +282,8 @@ def test_segment_study_runs_the_engine_on_a_tiny_encoder(torch_one_thread):
 def test_planted_runs_write_one_record_per_test(monkeypatch, tmp_path):
     import json
 
-    from polybias.metrics.ceat import planted_extractions, run_segment_study
+    from polybias.planted.probes import planted_extractions
+    from polybias.studies.ceat import run_segment_study
 
     _bag_of_words_encoder(monkeypatch)
     runs = planted_extractions([0.9, 0.1], n_sentences=120, n_words=3, seed=0)

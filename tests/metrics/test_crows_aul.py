@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 import torch
 from polybias.metrics import crows
+from polybias.studies import crows_pairs
 
 PAIRS = pd.DataFrame({
     "sent_more": ["the woman is a bad driver .", "she said the nurse was kind .", "women cook ."],
@@ -82,7 +83,7 @@ def test_aul_refuses_causal_models_and_identical_pairs(tiny):
 
 @pytest.mark.parametrize("method", ["aul", "aula"])
 def test_planted_direction(planted_lm, method):
-    pairs = crows.load_pairs("planted", n=200, seed=0)
+    pairs = crows_pairs.load_pairs("planted", n=200, seed=0)
     biased = crows.stereotype_score(crows.pair_scores(planted_lm[0.9], pairs, method=method),
                                     n_bootstrap=200, seed=0).iloc[0]
     control = crows.stereotype_score(crows.pair_scores(planted_lm[0.5], pairs, method=method),

@@ -9,10 +9,11 @@ import textwrap
 import numpy as np
 import pytest
 from polybias import paths
+from polybias.engines.static import MissingWordsError, StaticEmbeddings
 from polybias.metrics import debias
 from polybias.metrics.debias import DebiasError, Subspace
 from polybias.metrics.weat import weat_test
-from polybias.models import MissingWordsError, StaticEmbeddings
+from polybias.studies import debiasing
 
 DEFINITIONAL = [("he", "she"), ("his", "her"), ("man", "woman"), ("John", "Mary"),
                 ("himself", "herself"), ("son", "daughter"), ("father", "mother"),
@@ -25,12 +26,12 @@ def toy(words, rows):
 
 @pytest.fixture(scope="module")
 def spec():
-    return debias.load_spec("en")
+    return debiasing.load_spec("en")
 
 
 @pytest.fixture(scope="module")
 def hard(w2v, spec):
-    return debias.apply_method(w2v, spec, spec.tables["gender"]["methods"]["hard"])
+    return debiasing.apply_method(w2v, spec, spec.tables["gender"]["methods"]["hard"])
 
 
 # ---------------------------------------------------------------- hand-computable
@@ -196,9 +197,9 @@ def _reference(name):
 
 
 def test_hard_debias_agrees_with_debiaswe(w2v, mirror):
-    definitional = debias.load_source_pairs("debiaswe-definitional-pairs")
-    equalize = debias.load_source_pairs("debiaswe-equalize-pairs")
-    specific = debias.load_source_words("debiaswe-gender-specific-full")
+    definitional = debiasing.load_source_pairs("debiaswe-definitional-pairs")
+    equalize = debiasing.load_source_pairs("debiaswe-equalize-pairs")
+    specific = debiasing.load_source_words("debiaswe-gender-specific-full")
     ref, g_ref = _reference("debiaswe_hard_debias")(w2v.words, w2v.vectors, specific,
                                                     definitional, equalize)
     ours = debias.hard_debias(w2v, definitional, equalize, specific,
@@ -266,7 +267,7 @@ def test_other_bad_inputs(w2v):
     with pytest.raises(DebiasError, match="two classes"):
         debias.inlp(np.ones((4, 2)), np.zeros(4))
     with pytest.raises(DebiasError, match="no table"):
-        debias.run_table(w2v, "en", "nope")
+        debiasing.run_table(w2v, "en", "nope")
 
 
 _SPEC = textwrap.dedent("""
@@ -300,9 +301,9 @@ def write_spec(tmp_path, monkeypatch):
 
 def test_wellformed_spec_loads(write_spec):
     write_spec()
-    assert debias.load_spec("xx").pairs["p"].pairs == (("x", "y"),)
+    assert debiasing.load_spec("xx").pairs["p"].pairs == (("x", "y"),)
     with pytest.raises(DebiasError, match="no debias spec"):
-        debias.load_spec("xx", "other.yaml")
+        debiasing.load_spec("xx", "other.yaml")
 
 
 @pytest.mark.parametrize(("change", "match"), [
@@ -316,7 +317,7 @@ def test_wellformed_spec_loads(write_spec):
 def test_malformed_spec_is_rejected(write_spec, change, match):
     write_spec(**change)
     with pytest.raises(DebiasError, match=match):
-        debias.load_spec("xx")
+        debiasing.load_spec("xx")
 
 
 # ---------------------------------------------------------------- the shipped specs
@@ -328,18 +329,18 @@ def _set_and_pair_words(spec) -> set[str]:
 
 @pytest.mark.parametrize("language", ["en", "hi", "bn"])
 def test_shipped_specs_run_end_to_end(language, rng):
-    spec = debias.load_spec(language)
+    spec = debiasing.load_spec(language)
     words = _set_and_pair_words(spec)
     for table in spec.tables.values():
         for t in table["tests"]:
-            test = debias.resolve_test(spec, t["test"])
+            test = debiasing.resolve_test(spec, t["test"])
             for ws in test.sets().values():
                 words |= set(ws.words)
     words = sorted(words)
     # random vectors for every word of the spec: every method and test must run
     emb = StaticEmbeddings(f"random-{language}", words, rng.normal(size=(len(words), 40)))
     for name in spec.tables:
-        frame, results = debias.run_table(emb, language, name, n_permutations=50,
+        frame, results = debiasing.run_table(emb, language, name, n_permutations=50,
                                           methods=[m for m, e in spec.tables[name]["methods"].items()
                                                    if e["method"] != "inlp" or "classes" in e])
         assert set(frame["method"]) == {"original", *results}
@@ -350,7 +351,7 @@ def test_shipped_specs_run_end_to_end(language, rng):
 def test_indic_specs_are_nfc(language):
     import unicodedata
 
-    spec = debias.load_spec(language)
+    spec = debiasing.load_spec(language)
     words = sorted(_set_and_pair_words(spec))
     assert [w for w in words if unicodedata.normalize("NFC", w) != w] == []
 
@@ -391,7 +392,7 @@ def test_transcribed_tables_agree_with_seed_table_2():
 
 
 def test_static_seat_rows(w2v, spec):
-    from polybias.metrics.seat import load_templates
+    from polybias.studies.seat import load_templates
 
     test = spec.tests["IR-roles"]
     groups = {"IR": {r: "person" for r in "XYAB"}}
@@ -415,14 +416,14 @@ def test_static_seat_rows(w2v, spec):
 def test_hindi_tables_line_up_with_the_seed_tables(rng):
     """Every cell of the Hindi experiment tables has its reported seed-003 value, so the
     notebook's side-by-side join is complete (labels and method names match)."""
-    spec = debias.load_spec("hi")
+    spec = debiasing.load_spec("hi")
     words = sorted(_set_and_pair_words(spec))
     emb = StaticEmbeddings("random-hi", words, rng.normal(size=(len(words), 30)))
     seed_tables = {"gender": ["malik2022_table3", "malik2022_table4"],
                    "caste": ["malik2022_table5"], "religion": ["malik2022_table6"]}
     for name, reported in seed_tables.items():
-        frame, _ = debias.run_table(emb, "hi", name, n_permutations=20)
-        both = debias.side_by_side_table(frame, reported)
+        frame, _ = debiasing.run_table(emb, "hi", name, n_permutations=20)
+        both = debiasing.side_by_side_table(frame, reported)
         missing = both[both["reported"].isna()][["test_type", "test", "method"]]
         assert missing.empty, missing.to_string()
         assert len(both) == len(frame)

@@ -16,6 +16,7 @@ from polybias.data import templating
 from polybias.engines import scoring
 from polybias.metrics import logprob
 from polybias.metrics.logprob import LogProbError
+from polybias.planted import probes
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 @pytest.fixture(scope="module")
 def book():
-    return logprob.planted_templates("en")
+    return probes.planted_templates("en")
 
 
 def raw_logprob_at(lm, text, index, token_id):
@@ -170,7 +171,7 @@ def test_context_study_per_structure_on_hand_scores():
 
 
 def test_bangla_structures_are_valid_templates():
-    planted = logprob.planted_templates("bn")
+    planted = probes.planted_templates("bn")
     assert list(planted.sets()) == ["S1", "S2", "S3", "S4", "S5"]
     project = templating.load_templates("logprob_bn")
     assert list(project.sets()) == ["S1", "S2", "S3", "S4", "S5"]

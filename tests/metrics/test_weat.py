@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 from polybias import paths, report
 from polybias.data import wordlists
-from polybias.metrics.weat import run_weat, weat, weat_association, weat_test
-from polybias.models import MissingWordsError, StaticEmbeddings
+from polybias.engines.static import MissingWordsError, StaticEmbeddings
+from polybias.metrics.weat import weat, weat_association, weat_test
+from polybias.studies.weat import run_weat
 
 
 def test_association_by_hand():
@@ -173,7 +174,7 @@ def test_run_weat_rejects_bad_options_before_work(kwargs, message, tmp_path):
 
 
 def test_run_weat_takes_one_test_name_as_a_string(w2v):
-    from polybias.metrics.weat import run_weat
+    from polybias.studies.weat import run_weat
 
     frame = run_weat("w2v-gnews", "en", "WEAT7", embeddings=w2v, n_permutations=100)
     assert frame["test"].tolist() == ["WEAT7"]

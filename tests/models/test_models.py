@@ -1,7 +1,9 @@
 import numpy as np
 import pytest
 from polybias import models
-from polybias.models import ModelError, read_static
+from polybias.data import sources
+from polybias.engines import static
+from polybias.models import ModelError
 
 VECS = {"king": [1.0, 2.0, 3.0], "queen": [0.5, -1.0, 2.5], "New York": [0.0, 0.25, -4.0]}
 
@@ -14,14 +16,14 @@ def write_text(path, header, sep_words=False):
 
 
 def test_word2vec_text_with_header(tmp_path):
-    emb = read_static(write_text(tmp_path / "v.txt", header=True), "word2vec-text")
+    emb = models.load(write_text(tmp_path / "v.txt", header=True), "static", format="word2vec-text")
     assert emb.words == list(VECS) and emb.dim == 3
     np.testing.assert_array_equal(emb.vectors[1], np.float32(VECS["queen"]))
     assert emb.revision and len(emb.revision) == 64
 
 
 def test_glove_text_without_header_and_spaces_in_words(tmp_path):
-    emb = read_static(write_text(tmp_path / "glove.txt", header=False), "glove-text", limit=10)
+    emb = models.load(write_text(tmp_path / "glove.txt", header=False), "static", format="glove-text", limit=10)
     assert "New York" in emb and emb.vectors.shape == (3, 3)
 
 
@@ -31,40 +33,40 @@ def test_word2vec_binary_roundtrip(tmp_path):
         fh.write(b"3 3\n")
         for w, v in VECS.items():
             fh.write(w.replace(" ", "_").encode() + b" " + np.asarray(v, "<f4").tobytes() + b"\n")
-    emb = read_static(path)
+    emb = models.load(path, "static")
     assert emb.words == ["king", "queen", "New_York"]
     np.testing.assert_array_equal(emb.vectors, np.float32(list(VECS.values())))
-    assert len(read_static(path, limit=2)) == 2
+    assert len(models.load(path, "static", limit=2)) == 2
 
 
 def test_truncated_binary_is_an_error(tmp_path):
     path = tmp_path / "v.bin"
     path.write_bytes(b"2 3\nking " + np.zeros(2, "<f4").tobytes())
     with pytest.raises(ModelError, match="truncated"):
-        read_static(path)
+        models.load(path, "static")
 
 
 def test_malformed_text_is_an_error(tmp_path):
     path = tmp_path / "v.txt"
     path.write_text("2 3\nking 1 2 3\nqueen 1 x 3\n")
     with pytest.raises(ModelError, match=r"v.txt:3"):
-        read_static(path, "word2vec-text")
+        models.load(path, "static", format="word2vec-text")
 
 
 def test_pickle_formats_need_opt_in(tmp_path):
     path = tmp_path / "m.kv"
     path.write_bytes(b"not really")
     with pytest.raises(ModelError, match="allow_pickle=True"):
-        read_static(path)
+        models.load(path, "static")
 
 
 def test_unknown_model_and_format(tmp_path):
     with pytest.raises(ModelError, match="unknown model 'gpt-17'.*w2v-gnews"):
-        models.load_static("gpt-17")
+        models.load("gpt-17", "static")
     with pytest.raises(ModelError, match="unknown static format"):
-        read_static(write_text(tmp_path / "v.txt", True), "fasttext-zip")
+        models.load(write_text(tmp_path / "v.txt", True), "static", format="fasttext-zip")
     with pytest.raises(ModelError, match="not found"):
-        read_static(tmp_path / "absent.txt")
+        models.load(tmp_path / "absent.txt", "static")
 
 
 def test_malformed_model_registry(tmp_path):
@@ -80,12 +82,12 @@ def test_malformed_model_registry(tmp_path):
 def test_path_model_with_unset_variable(monkeypatch):
     monkeypatch.delenv("POLYBIAS_MODELS", raising=False)
     with pytest.raises(ModelError, match="unset environment variable"):
-        models.load_static("glove-840b")
+        models.load("glove-840b", "static")
 
 
 def test_embedded_w2v_gnews(w2v):
     assert len(w2v) > 13_000 and w2v.dim == 300 and w2v.vectors.dtype == np.float32
-    assert w2v.revision == models.data.get_source("wefe-wheel").sha256
+    assert w2v.revision == sources.get_source("wefe-wheel").sha256
     # real word2vec: semantically close words are closer than unrelated ones
     v = {w: w2v.vectors[w2v.index[w]] for w in ("king", "queen", "tulip")}
     cos = lambda a, b: a @ b / np.linalg.norm(a) / np.linalg.norm(b)  # noqa: E731
@@ -93,19 +95,19 @@ def test_embedded_w2v_gnews(w2v):
 
 
 def test_lookup_modes(w2v):
-    with pytest.raises(models.MissingWordsError, match="axe"):
-        models.lookup(w2v, ["gun", "axe"])
-    m, kept, dropped = models.lookup(w2v, ["gun", "axe"], on_missing="drop")
+    with pytest.raises(static.MissingWordsError, match="axe"):
+        static.lookup(w2v, ["gun", "axe"])
+    m, kept, dropped = static.lookup(w2v, ["gun", "axe"], on_missing="drop")
     assert m.shape == (1, 300) and kept == ["gun"] and dropped == ["axe"]
     with pytest.raises(ValueError, match="on_missing"):
-        models.lookup(w2v, ["gun"], on_missing="ignore")
+        static.lookup(w2v, ["gun"], on_missing="ignore")
 
 
 def test_load_lm_rejects_non_language_models():
     with pytest.raises(ModelError, match="not a language model"):
-        models.load_lm("w2v-gnews")
+        models.load("w2v-gnews", "lm")
     with pytest.raises(ModelError, match="unknown model"):
-        models.load_lm("no-such-lm")
+        models.load("no-such-lm", "lm")
 
 
 # ------------------------------------------------------------- strict text embeddings
@@ -136,19 +138,19 @@ def test_word2vec_text_is_checked_against_its_header(tmp_path, monkeypatch, line
     path.write_text("\n".join(lines) + "\n")
     before = files_under(tmp_path)
     with pytest.raises(ModelError, match=message):
-        read_static(path, "word2vec-text")
+        models.load(path, "static", format="word2vec-text")
     assert files_under(tmp_path) == before  # nothing written, no cache
 
 
 def test_word2vec_text_header_and_limit(tmp_path):
     path = tmp_path / "v.txt"
     path.write_text("\n".join(["12 3", *TWELVE]) + "\n")
-    assert len(read_static(path, "word2vec-text")) == 12
-    assert len(read_static(path, "word2vec-text", limit=5)) == 5  # the first 5 rows only
+    assert len(models.load(path, "static", format="word2vec-text")) == 12
+    assert len(models.load(path, "static", format="word2vec-text", limit=5)) == 5  # the first 5 rows only
     path.write_text("\n".join(["12 3", *TWELVE[:5]]) + "\n")
-    assert len(read_static(path, "word2vec-text", limit=5)) == 5
+    assert len(models.load(path, "static", format="word2vec-text", limit=5)) == 5
     with pytest.raises(ModelError, match="declares 12 vectors, but the file ends after 5"):
-        read_static(path, "word2vec-text", limit=6)
+        models.load(path, "static", format="word2vec-text", limit=6)
 
 
 def test_model_path_directory_or_missing(tmp_path, monkeypatch):
@@ -158,12 +160,12 @@ def test_model_path_directory_or_missing(tmp_path, monkeypatch):
     with pytest.raises(ModelError, match=r"embedding path is a directory, not a file: .*vectors; "
                                          r"expected one embedding file in one of the formats "
                                          r"word2vec-text, word2vec-binary, glove-text, gensim-kv"):
-        read_static(folder)
+        models.load(folder, "static")
     with pytest.raises(ModelError, match=r"^embedding file not found: .*absent.vec$"):
-        read_static(tmp_path / "absent.vec")
+        models.load(tmp_path / "absent.vec", "static")
     registry = {"dir": {"kind": "static", "path": str(folder), "format": "word2vec-text"}}
     with pytest.raises(ModelError, match="is a directory"):
-        models.load_static("dir", registry)
+        models.load("dir", "static", registry=registry)
     assert files_under(tmp_path) == ["vectors"]
 
 
@@ -231,13 +233,13 @@ def test_load_lm_and_load_encoder_take_a_directory(tmp_path, monkeypatch):
     model, tok = build_tiny_model("bert")
     model.save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
-    lm = models.load_lm(str(tmp_path), device="cpu", dtype="float32")
+    lm = models.load(str(tmp_path), "lm", device="cpu", dtype="float32")
     assert lm.kind == "mlm" and lm.name == str(tmp_path) and lm.load_info.weights_format == "safetensors"
-    enc = embeddings.load_encoder(str(tmp_path), device="cpu")
+    enc = models.load(str(tmp_path), "encoder", device="cpu")
     assert enc.load_info.head == "encoder" and enc.device == "cpu"
     assert lm.batch_tokens == enc.batch_tokens == 8192  # auto on the CPU
-    lm = models.load_lm(str(tmp_path), device="cpu", batch_tokens=96)
-    enc = embeddings.load_encoder(str(tmp_path), device="cpu", batch_tokens=96)
+    lm = models.load(str(tmp_path), "lm", device="cpu", batch_tokens=96)
+    enc = models.load(str(tmp_path), "encoder", device="cpu", batch_tokens=96)
     assert lm.batch_tokens == enc.batch_tokens == 96
     texts = ["the nurse said hello .", "he is an engineer ."]
     from polybias.engines import scoring
@@ -245,10 +247,10 @@ def test_load_lm_and_load_encoder_take_a_directory(tmp_path, monkeypatch):
     np.testing.assert_allclose(scoring.pseudo_log_likelihood(lm, texts),  # budget 96 batches
                                scoring.pseudo_log_likelihood(lm, texts, max_batch_tokens=8192),
                                atol=1e-5)
-    assert models.load_lm("planted-mlm-control", batch_tokens=64).batch_tokens == 64
+    assert models.load("planted-mlm-control", "lm", batch_tokens=64).batch_tokens == 64
     with pytest.raises(ModelError, match="batch_tokens must be a positive integer"):
-        models.load_lm("planted-mlm-control", batch_tokens=-1)
+        models.load("planted-mlm-control", "lm", batch_tokens=-1)
     with pytest.raises(ModelError, match="planted model"):
-        models.load_lm("planted-mlm", dtype="float32")
-    with pytest.raises(embeddings.EmbeddingError, match="not in the offline Hugging Face cache"):
-        embeddings.load_encoder("no-org/no-model")
+        models.load("planted-mlm", "lm", dtype="float32")
+    with pytest.raises(models.ModelError, match="not in the offline Hugging Face cache"):
+        models.load("no-org/no-model", "encoder")

@@ -279,8 +279,8 @@ def test_a_failed_training_leaves_no_cache_entry(tmp_path, monkeypatch):
 
 
 def test_word2vec_is_deterministic_and_shows_the_planted_association():
+    from polybias.engines.static import lookup
     from polybias.metrics.weat import weat
-    from polybias.models import lookup
 
     g = PLANTED_GROUPS["en"]
     effects = {}

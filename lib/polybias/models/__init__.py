@@ -307,7 +307,7 @@ def _load_static(name: str, entry: dict[str, Any], revision, options: dict[str, 
         raise ModelError(f"model {name!r} is a static embedding table: it has no revision to "
                          "choose")
     name = options.pop("name", None) or name
-    entry = {**entry, **{k: v for k, v in options.items() if v not in (None, "")}}
+    entry = {**entry, **{k: v for k, v in options.items() if v}}  # 0, "" or None: unset
     if "path" not in entry and "source" not in entry:
         raise ModelError(f"model {name!r} needs a 'source' (+ member) or a 'path'")
     try:

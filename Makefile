@@ -39,7 +39,8 @@ reproduce: env ## run the embedded-default sweep (records, executed notebooks, t
 paper: env ## assemble paper/manuscript.md from paper/sections, tables, reported values and figures
 	$(PY) -m polybias.manuscript
 
-test: env ## unit tests, doctests, then nbval on the executed notebooks (writing only to a scratch folder)
+test: env ## layering contract, unit tests, doctests, then nbval on the executed notebooks (writing only to a scratch folder)
+	$(VENV)/bin/lint-imports --no-logo
 	$(VENV)/bin/pytest -q tests lib/polybias --doctest-modules
 	@scratch=$$(mktemp -d); trap 'rm -rf "$$scratch"' EXIT; \
 	$(CHECKED) POLYBIAS_OUTPUT_ROOT="$$scratch" $(VENV)/bin/pytest -q --nbval-lax \
@@ -48,8 +49,9 @@ test: env ## unit tests, doctests, then nbval on the executed notebooks (writing
 planted: env ## retrain the pinned planted models from their stored specs (data/planted) and report changes
 	$(PY) -m polybias.planted.pinned retrain
 
-lint: env ## ruff
+lint: env ## ruff, and the layering contract of lib/polybias (import-linter, [tool.importlinter] in pyproject.toml)
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks
+	$(VENV)/bin/lint-imports --no-logo
 
 lab: env ## open JupyterLab; notebooks/*.py open as notebooks (jupytext)
 	$(VENV)/bin/jupyter lab notebooks $(LAB_ARGS)

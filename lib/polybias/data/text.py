@@ -68,15 +68,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-NORMALIZATION = {"bn": "NFKC", "hi": "NFKC"}
-DEFAULT_NORMALIZATION = "NFC"
+from . import languages
+
 SEGMENT_LENGTHS = (9, 25, 75, ">75")
 
-_TERMINATORS = {"bn": "।॥?!|", "hi": "।॥?!|"}
-_DEFAULT_TERMINATORS = ".?!"
 _CLOSERS = "\"'”’»)]}"
 _IGNORABLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
-_SCRIPTS = {"bn": ("Bengali", 0x0980, 0x09FF), "hi": ("Devanagari", 0x0900, 0x097F)}
 _TOKEN = re.compile(r"\S+")
 
 
@@ -85,12 +82,13 @@ class TextError(ValueError):
 
 
 def normalization_form(language: str) -> str:
-    """Unicode normal form used for ``language`` (NFKC for bn/hi, NFC otherwise).
+    """Unicode normal form used for ``language`` (``data/languages/<lang>.yaml``: NFKC for
+    bn/hi, NFC otherwise).
 
     >>> normalization_form("bn"), normalization_form("en")
     ('NFKC', 'NFC')
     """
-    return NORMALIZATION.get(language, DEFAULT_NORMALIZATION)
+    return languages.language(language).normalization
 
 
 def normalize(text: str, language: str = "en", form: str | None = None) -> str:
@@ -123,9 +121,10 @@ def check_script(words: Iterable[str], language: str) -> None:
     ...
     polybias.data.text.TextError: words not in Bengali script for language 'bn': rose (U+0072 'r')
     """
-    if language not in _SCRIPTS:
+    block = languages.language(language).script
+    if block is None:
         return
-    script, lo, hi = _SCRIPTS[language]
+    script, lo, hi = block.name, block.first, block.last
     bad = []
     for w in words:
         for ch in normalize(w, language).translate(_IGNORABLE):
@@ -163,7 +162,7 @@ def iter_files(corpus: str | Path | Sequence[str | Path], pattern: str = "*") ->
 
 
 def _boundary(language: str, line_breaks: bool) -> re.Pattern:
-    terms = re.escape(_TERMINATORS.get(language, _DEFAULT_TERMINATORS))
+    terms = re.escape(languages.language(language).sentence_terminators)
     closers = re.escape(_CLOSERS)
     nl = r"|\n+" if line_breaks else ""
     return re.compile(rf"[{terms}]+[{closers}]*(?=\s)\s*{nl}")

@@ -59,7 +59,7 @@ def test_bangla_default_word_lists_are_the_seeds():
 
 def _patched(monkeypatch, name, path):
     real = sources.fetch
-    monkeypatch.setattr(seed000.data, "fetch", lambda n, *a, **k: path if n == name else real(n, *a, **k))
+    monkeypatch.setattr(seed000.sources, "fetch", lambda n, *a, **k: path if n == name else real(n, *a, **k))
     seed000.ceat_tests.cache_clear()
     seed000.kurita_templates.cache_clear()
 

@@ -429,12 +429,3 @@ def test_hindi_tables_line_up_with_the_seed_tables(rng):
         assert len(both) == len(frame)
 
 
-def test_load_embedding_by_path_or_name(tmp_path):
-    from polybias.models import ModelError
-
-    f = tmp_path / "tiny.txt"
-    f.write_text("2 3\nनर 1 0 0\nनारी 0 1 0\n", encoding="utf-8")
-    emb = debias.load_embedding(str(f), "word2vec-text")
-    assert emb.words == ["नर", "नारी"] and emb.dim == 3
-    with pytest.raises(ModelError, match="unknown model"):
-        debias.load_embedding("no-such-model")

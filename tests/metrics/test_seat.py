@@ -124,15 +124,18 @@ def _word_test(language="en"):
     return AssociationTest("toy", ws["X"], ws["Y"], ws["A"], ws["B"], language=language)
 
 
+EN = seat_study.load_templates("en")
+
+
 def test_templated_test_from_word_lists():
-    t = S.templated_test(_word_test(), groups={"X": "noun", "Y": "noun", "A": "mass_noun",
-                                               "B": "mass_noun"})
+    t = S.templated_test(_word_test(), EN, groups={"X": "noun", "Y": "noun", "A": "mass_noun",
+                                                   "B": "mass_noun"})
     assert t.sentences["X"][0] == "This is a rose." and len(t.sentences["X"]) == 16
     assert t.sentences["A"][:2] == ("This is joy.", "That is joy.")
     with pytest.raises(S.SeatError, match="no template group for set"):
-        S.templated_test(_word_test(), groups={"X": "noun"})
+        S.templated_test(_word_test(), EN, groups={"X": "noun"})
     with pytest.raises(S.SeatError, match="is in 'hi' but the templates are in 'en'"):
-        S.templated_test(_word_test("hi"), templates=seat_study.load_templates("en"))
+        S.templated_test(_word_test("hi"), EN)
 
 
 # ---------------------------------------------------------------- the statistic
@@ -163,7 +166,7 @@ def test_seat_matches_weat_on_a_tiny_encoder(torch_one_thread):
     from polybias.planted.tiny_models import build_tiny_encoder
 
     enc = embeddings.wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
-    t = S.templated_test(_word_test(), groups="mass_noun")
+    t = S.templated_test(_word_test(), EN, groups="mass_noun")
     r = S.seat(enc, t, pooling="mean", n_permutations=2000, exact_limit=10, seed=3)
     v = {role: embeddings.sentence_vectors(enc, list(t.sentences[role]), pooling="mean")
          for role in S.ROLES}

@@ -226,7 +226,6 @@ def test_resolve_model_names_paths_and_hub_ids(tmp_path):
 
 
 def test_load_lm_and_load_encoder_take_a_directory(tmp_path, monkeypatch):
-    from polybias.engines import embeddings
     from polybias.planted.tiny_models import build_tiny_model
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -254,3 +253,12 @@ def test_load_lm_and_load_encoder_take_a_directory(tmp_path, monkeypatch):
         models.load("planted-mlm", "lm", dtype="float32")
     with pytest.raises(models.ModelError, match="not in the offline Hugging Face cache"):
         models.load("no-org/no-model", "encoder")
+
+
+def test_static_model_by_path_or_name(tmp_path):
+    f = tmp_path / "tiny.txt"
+    f.write_text("2 3\nनर 1 0 0\nनारी 0 1 0\n", encoding="utf-8")
+    emb = models.load(str(f), "static", format="word2vec-text")
+    assert emb.words == ["नर", "नारी"] and emb.dim == 3 and emb.name == "tiny"
+    with pytest.raises(models.ModelError, match="unknown model"):
+        models.load("no-such-model", "static")

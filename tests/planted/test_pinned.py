@@ -137,7 +137,7 @@ def test_a_retrained_planted_mlm_shows_the_pinned_planted_behaviour(tmp_path):
     as the pinned one does: score above 70 and within RETRAIN_TOLERANCE points of it."""
     key = _entry("mlm", 0.9, 3000)
     _copy_entry(key, tmp_path)
-    code = ("import sys; from pathlib import Path; from polybias import synthetic, pinned; "
+    code = ("import sys; from pathlib import Path; from polybias.planted import synthetic, pinned; "
             "trainers = {'mlm': synthetic._train_planted}; "
             f"print(pinned.retrain_all(trainers, store=Path(sys.argv[1]), keys=[{key!r}]))")
     env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}

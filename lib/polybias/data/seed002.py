@@ -279,7 +279,7 @@ def template_sets(path: str | Path | None = None) -> pd.DataFrame:
 def prior_counts(path: str | Path | None = None) -> pd.DataFrame:
     """Priors, templates and groups of every set, counted in the template books.
 
-    Same columns as :func:`polybias.metrics.catbias.seed002_prior_counts` (category,
+    Same columns as :func:`polybias.studies.categorical_bias.seed002_prior_counts` (category,
     template_set, language, n_priors, n_templates, n_groups): the weights of seed 002's
     aggregated CB, read through :func:`template_book`.
     """

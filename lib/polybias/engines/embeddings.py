@@ -71,7 +71,7 @@ class EmbeddingError(ValueError):
 
 @dataclass
 class Encoder:
-    """A transformer encoder ready for extraction (see :func:`wrap_encoder`, :func:`load_encoder`).
+    """A transformer encoder ready for extraction (see :func:`wrap_encoder`, :func:`polybias.models.load`).
 
     ``max_length`` is the longest input the model accepts, special tokens included;
     ``pooling`` is the model's own sentence pooling (``"mean"``: mean over all attended
@@ -320,7 +320,7 @@ def _check_options(encoder: Encoder, layer: int, pooling: str, allowed: tuple[st
     if batch_tokens is None:
         batch_tokens = getattr(encoder, "batch_tokens", 8192)
     if not isinstance(encoder, Encoder):
-        raise EmbeddingError(f"expected an Encoder (load_encoder / wrap_encoder), got "
+        raise EmbeddingError(f"expected an Encoder (polybias.models.load / wrap_encoder), got "
                              f"{type(encoder).__name__}")
     if pooling not in allowed:
         raise EmbeddingError(f"pooling must be one of {allowed}, got {pooling!r}")
@@ -488,7 +488,7 @@ def word_vectors(encoder: Encoder, texts: Iterable[str], spans: Iterable[tuple[i
 
     Parameters
     ----------
-    encoder : from :func:`load_encoder` or :func:`wrap_encoder`.
+    encoder : from :func:`polybias.models.load` or :func:`wrap_encoder`.
     texts : sentences (any iterable; consumed in chunks).
     spans : per text, the character span ``[start, end)`` of the target occurrence; a
         root-only vector is a shorter span. The pieces overlapping the span are pooled.

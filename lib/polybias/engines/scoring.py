@@ -334,7 +334,7 @@ def masked_token_logprobs(
 
     Parameters
     ----------
-    lm : a masked LM (:func:`wrap_language_model`, :func:`load_language_model`).
+    lm : a masked LM (:func:`wrap_language_model`, :func:`polybias.models.load`).
     texts : sentences; each must fit ``lm.max_length`` with its special tokens.
     positions : per text, the token indices (into ``tokenizer(text)["input_ids"]``) to
         score, each masked on its own (CrowS-Pairs masks only the shared tokens); None

@@ -135,16 +135,17 @@ def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
     import torch
 
     from ..engines import scoring
+    from ..engines.common import pack_batches
 
     if lm.kind != "mlm":
         raise CrowsError(f"AUL/AULA apply to masked LMs, not to {lm.kind} {lm.name}")
-    texts = scoring._check_texts(texts)
-    encs = scoring._encode(lm, texts)
+    texts = scoring.check_texts(texts)
+    encs = scoring.encode(lm, texts)
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     results: list[dict | None] = [None] * len(texts)
     lengths = [len(e.ids) for e in encs]
     with torch.inference_mode(), (_eager_attention(lm.model) if attention else nullcontext()):
-        for rows in scoring._pack(lengths, max_batch_tokens):
+        for rows in pack_batches(lengths, max_batch_tokens, scoring.ScoringError):
             width = max(lengths[i] for i in rows)
             batch = np.full((len(rows), width), pad, dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -229,7 +230,7 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
         return out
     if lm.kind == "causal":
         scored = scoring.token_logprobs(lm, more + less, bos=causal_bos, **engine)
-        scores = scoring._reduce(scored, "mean" if method == "bias-bench" else "sum")
+        scores = scoring.reduce_scores(scored, "mean" if method == "bias-bench" else "sum")
         out["score_more"], out["score_less"] = scores[: len(more)], scores[len(more):]
         return out
     shared = [shared_token_positions(lm.tokenizer, a, b) for a, b in zip(more, less, strict=True)]

@@ -655,7 +655,7 @@ def evaluate(
 
     ``seat_groups`` maps a label to the template group of each role (X, Y, A, B); those
     tests also run as SEAT on :func:`static_seat_vectors` with ``templates``
-    (:func:`polybias.metrics.seat.load_templates`).
+    (:func:`polybias.studies.seat.load_templates`).
     """
     import pandas as pd
 

@@ -41,6 +41,7 @@ from .. import stats
 from ..data import templating
 from ..data.templating import Filled, TemplateBook
 from ..engines import scoring
+from ..engines.common import pack_batches
 
 MODES = ("word", "first_piece")
 PRIOR_AT = ("target", "attribute")
@@ -117,8 +118,8 @@ def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: 
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     out: np.ndarray | None = None
     with torch.inference_mode():
-        for batch in scoring._pack(lengths, lm.batch_tokens if max_batch_tokens is None
-                                   else max_batch_tokens):
+        for batch in pack_batches(lengths, lm.batch_tokens if max_batch_tokens is None
+                                  else max_batch_tokens, scoring.ScoringError):
             width = int(lengths[batch].max())
             ids = np.full((len(batch), width), pad, dtype=np.int64)
             for r, k in enumerate(batch):
@@ -127,7 +128,7 @@ def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: 
             att = (torch.arange(width)[None, :] < torch.from_numpy(lengths[batch])[:, None]).long()
             rows = torch.arange(len(batch)).to(lm.device)
             cols = torch.tensor([idx[k] for k in batch]).to(lm.device)
-            with scoring._head_only_at(lm.model, tuple(ids.shape), rows, cols) as state:
+            with scoring.head_only_at(lm.model, tuple(ids.shape), rows, cols) as state:
                 logits = lm.model(input_ids=x, attention_mask=att.to(lm.device)).logits
             if not state["applied"] or logits.dim() != 2:
                 logits = logits[rows, cols]

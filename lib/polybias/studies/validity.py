@@ -143,7 +143,7 @@ def planted_template_scores(
 ) -> list[dict[str, Any]]:
     """Kurita effect size and Ahn & Oh's CB of the tiny planted MLM, from one set of scores.
 
-    Templates: :func:`polybias.metrics.logprob.planted_templates` (English: three
+    Templates: :func:`polybias.planted.probes.planted_templates` (English: three
     sentences over the corpus vocabulary). Kurita: corrected log-probabilities (fill minus
     prior, both at the target mask, whole-word scoring), attribute bias male − female,
     effect size career vs family with a one-sided split permutation p (null 0). CB:
@@ -154,9 +154,10 @@ def planted_template_scores(
     "template-mlm".
     """
     from ..metrics import catbias, logprob
+    from ..planted import probes
 
     lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
-    book = logprob.planted_templates(language)
+    book = probes.planted_templates(language)
     scores = logprob.kurita_scores(lm, book, list(book.templates))
     targets = logprob.group_members(book, "targets")
     attributes = logprob.group_members(book, "attributes")

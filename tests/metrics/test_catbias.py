@@ -8,16 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 from polybias import report
-from polybias.data import seed002, sources, templating
+from polybias.data import seed002, templating
 from polybias.engines import scoring
 from polybias.metrics import catbias, logprob
 from polybias.metrics.catbias import CatBiasError
 from polybias.planted import probes
-from polybias.studies import categorical_bias, cultural_interactions
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
-
 
 
 # ---------------------------------------------------------------- hand-computable
@@ -152,23 +150,6 @@ def test_reported_transcription_matches_the_shipped_notebook_output(mirror):
     assert merged.value.to_numpy() == pytest.approx(merged.CB.to_numpy(), abs=1e-9)
 
 
-def test_seed004_two_characteristic_scores(mirror):
-    path = sources.fetch("seed004-cg-score-2")
-    ours = categorical_bias.seed004_interaction_scores(path).set_index("characteristics").score
-    reported = report.load_reported("capstone2023_interaction", metric="cb_score").set_index("characteristics").value
-    assert ours["Countries,Languages"] == pytest.approx(0.53699, abs=5e-6)  # seed 004, CG_score_2.json
-    assert ours.sort_index().to_numpy() == pytest.approx(reported.sort_index().to_numpy(), rel=1e-9)
-    proper = categorical_bias.seed004_interaction_scores(path, method="ahn-oh").set_index("characteristics").score
-    assert not np.allclose(proper.sort_index(), ours.sort_index())  # the published recipe differs
-
-
-def test_seed004_bad_file(tmp_path):
-    bad = tmp_path / "cg.csv"
-    bad.write_text("Adjective,Probs\nx,1\n", encoding="utf-8")
-    with pytest.raises(CatBiasError, match="cg.csv: missing column"):
-        categorical_bias.seed004_interaction_scores(bad)
-
-
 # ---------------------------------------------------------------- planted MLM
 
 def test_cb_scores_on_planted_and_control(planted_lm):
@@ -233,64 +214,6 @@ def test_group_shares_sum_member_probabilities():
 
 
 # ---------------------------------------------------------------- cultural interaction bias
-
-def test_seed004_modified_scores_are_sentiment_weighted(mirror):
-    path = sources.fetch("seed004-cg-score-2")
-    adjectives = sorted(pd.read_csv(path).Adjective.unique())
-    w = catbias.sentiment_weights(adjectives)
-    assert w.dropped == ()
-    ours = categorical_bias.seed004_interaction_scores(path, weights=w.weights).set_index("characteristics").score
-    reported = report.load_reported("capstone2023_interaction", metric="modified_cb_score").set_index(
-        "characteristics").value
-    assert ours.sort_index().to_numpy() == pytest.approx(reported.sort_index().to_numpy(), rel=1e-9)
-    assert ours["Countries,Languages"] == pytest.approx(0.150906, abs=1e-6)
-    proper = categorical_bias.seed004_interaction_scores(path, method="ahn-oh", weights=w.weights)
-    assert (proper.score > 0).all()
-    with pytest.raises(CatBiasError, match="no weight for adjective"):
-        categorical_bias.seed004_interaction_scores(path, weights={"boring": 1.0})
-
-
-SEED004_COMBINATIONS = {2: 10, 3: 10, 4: 5, 5: 1}
-
-
-def test_seed004_published_files_are_whole_and_the_two_way_ones_reproduce(mirror):
-    published = {(k, m): categorical_bias.seed004_published_scores(sources.fetch(categorical_bias.seed004_score_source(k, m)), k)
-                 .set_index("characteristics").score for k in range(2, 6) for m in (False, True)}
-    for (k, _m), scores in published.items():
-        assert len(scores) == SEED004_COMBINATIONS[k]  # every combination, nothing else
-        assert (scores > 0).all()
-    # k = 2: the per-row file is shipped, both published files are recomputed from it
-    path = sources.fetch("seed004-cg-score-2")
-    plain = categorical_bias.seed004_interaction_scores(path).set_index("characteristics").score
-    w = catbias.sentiment_weights(sorted(pd.read_csv(path).Adjective.unique()))
-    modified = categorical_bias.seed004_interaction_scores(path, weights=w.weights).set_index("characteristics").score
-    for ours, m in ((plain, False), (modified, True)):
-        ref = published[2, m]
-        assert ours.loc[ref.index].to_numpy() == pytest.approx(ref.to_numpy(), rel=1e-9)
-    assert round(plain["Countries,Languages"], 5) == 0.53699
-    # the transcription in paper/reported is the registered 2-way files, to the last digit
-    rep = report.load_reported("capstone2023_interaction")
-    for metric, m in (("cb_score", False), ("modified_cb_score", True)):
-        r = rep[rep.metric == metric].set_index("characteristics").value
-        assert r.sort_index().to_numpy() == pytest.approx(published[2, m].sort_index().to_numpy(), rel=1e-15)
-    # k = 3..5: the upstream snapshot has no per-row input (CG_score_3.csv is an absent
-    # large blob, 4 and 5 have none), so only the published values can be read, not recomputed
-    assert set(categorical_bias.SEED004_ROW_FILES) == {2}
-    registered = {s.path for s in sources.load_registry().values() if s.repo == "BeyondInfinities/Capstone_BERT"}
-    assert not any(f"CG_score_{k}.csv" in p for k in (3, 4, 5) for p in registered)
-    assert published[5, False]["Countries,Languages,Food,Music,Religion"] == pytest.approx(0.0019226, abs=5e-8)
-
-
-def test_seed004_published_file_missing_a_combination(tmp_path):
-    bad = tmp_path / "CG_score_3.json"
-    bad.write_text('{"Countries,Languages,Food": 0.1}')
-    with pytest.raises(CatBiasError, match=r"CG_score_3.json: expected the 10 combinations of 3 characteristics"):
-        categorical_bias.seed004_published_scores(bad, 3)
-    bad.write_text('{"Countries,Languages,Food,Music,Religion": "x"}')
-    with pytest.raises(CatBiasError, match=r"not finite numbers"):
-        categorical_bias.seed004_published_scores(bad, 5)
-    with pytest.raises(CatBiasError, match="2 to 5 characteristics"):
-        categorical_bias.seed004_score_source(6)
 
 
 def test_sentiment_weights_and_unknown_words():
@@ -365,17 +288,3 @@ def test_interaction_cb_k1_is_ahn_oh_and_k2_shows_the_planted_bias(planted_lm):
         catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["country"], "attribute")
 
 
-def test_seed004_identity_lists_and_their_empty_entries(mirror, tmp_path):
-    sizes = {name: cultural_interactions.read_identity_list(sources.fetch(src))[1:] for name, src in cultural_interactions.SEED004_LISTS.items()}
-    unique = {name: len(cultural_interactions.read_identity_list(sources.fetch(src))[0]) for name, src in cultural_interactions.SEED004_LISTS.items()}
-    assert sizes["Food"] == (185, 38) and unique["Food"] == 129  # 38 empty strings, repeats
-    assert unique["Countries"] == 245 and unique["Languages"] == 185
-    # seed 004 Table 1 gives Religion 17 and Music 19: the files hold 19 religions and 17 genres
-    assert unique["Religion"] == 19 and unique["Music"] == 17
-    f = tmp_path / "x.txt"
-    f.write_text("a, b,,a ,c,\n", encoding="utf-8")
-    assert cultural_interactions.read_identity_list(f) == (["a", "b", "c"], 6, 2)
-    bad = tmp_path / "bad.txt"
-    bad.write_text("[1, 2", encoding="utf-8")
-    with pytest.raises(CatBiasError, match="bad.txt: malformed list literal"):
-        cultural_interactions.read_identity_list(bad)

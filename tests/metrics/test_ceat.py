@@ -204,62 +204,6 @@ def _planted_tests(p_words):
     return test, {"C5": {**sets}}
 
 
-def _bag_of_words_encoder(monkeypatch, dim=1024):
-    """An 'encoder' whose word vector is the mean of fixed random vectors of the words
-    of the text: context enters exactly as much as its share of the segment."""
-    import zlib
-
-    from polybias.engines import embeddings
-
-    table = {}
-
-    def vec(word):
-        if word not in table:
-            table[word] = np.random.default_rng(zlib.crc32(word.encode())).normal(size=dim)
-        return table[word]
-
-    calls = []
-
-    def word_vectors(encoder, texts, spans, **options):
-        texts = list(texts)
-        calls.append(len(texts))
-        return np.stack([np.mean([vec(w) for w in t.split()], axis=0) for t in texts])
-
-    monkeypatch.setattr(embeddings, "word_vectors", word_vectors)
-    return calls
-
-
-def test_segment_study_shows_planted_direction_and_dilution(monkeypatch):
-    from polybias.data import text
-    from polybias.metrics.ceat import segment_length_study
-    from polybias.planted import synthetic
-    from polybias.studies.ceat import ces_table
-
-    calls = _bag_of_words_encoder(monkeypatch)
-    test, cats = _planted_tests(4)
-    frames = {}
-    for p in (0.9, 0.5, 0.1):
-        cats["C5"]["p"] = p
-        corpus = synthetic.varied_length_corpus(400, cats, seed=0, min_words=8, max_words=90)
-        ex = text.find_occurrences(corpus, [w for s in test.sets().values() for w in s.words])
-        frames[p] = segment_length_study(None, [test], ex, lengths=(9, 75), n_samples=100,
-                                         seed=0, model_key="bow")
-    up, null, down = (frames[p].set_index(["sample_set", "length"]) for p in (0.9, 0.5, 0.1))
-    for mode in ("fixed", "random"):
-        assert up.loc[(mode, "9"), "ces"] > 0.3 and up.loc[(mode, "9"), "pvalue"] < 1e-3
-        assert down.loc[(mode, "9"), "ces"] < -0.3 and down.loc[(mode, "9"), "pvalue"] < 1e-3
-        assert (null.loc[mode, "ces"].abs() < 0.2).all()
-        # the association sits next to the target: long segments dilute it
-        for frame in (up, down):
-            assert abs(frame.loc[(mode, "9"), "ces"]) > abs(frame.loc[(mode, "75"), "ces"])
-    assert len(frames[0.9]) == 4 and len(calls) == 12
-    again = segment_length_study(None, [test], ex, lengths=(9, 75), n_samples=100, seed=0,
-                                 model_key="bow")
-    assert again.equals(frames[0.1])
-    table = ces_table(frames[0.9])
-    assert table.splitlines()[0] == "| test | set | 9 | 75 |" and "| C5 | f |" in table
-
-
 def test_segment_study_runs_the_engine_on_a_tiny_encoder(torch_one_thread):
     from polybias.data import text
     from polybias.engines import embeddings
@@ -279,22 +223,3 @@ def test_segment_study_runs_the_engine_on_a_tiny_encoder(torch_one_thread):
     np.testing.assert_allclose(vecs["man"], direct, rtol=1e-5, atol=1e-6)
 
 
-def test_planted_runs_write_one_record_per_test(monkeypatch, tmp_path):
-    import json
-
-    from polybias.planted.probes import planted_extractions
-    from polybias.studies.ceat import run_segment_study
-
-    _bag_of_words_encoder(monkeypatch)
-    runs = planted_extractions([0.9, 0.1], n_sentences=120, n_words=3, seed=0)
-    assert list(runs) == ["p=0.9", "p=0.1"] and runs["p=0.9"][0][0].name == "C5 p=0.9"
-    frame = run_segment_study(None, runs, "en", output_dir=str(tmp_path), lengths=(9,),
-                              n_samples=20, seed=0, sample_sets=("fixed",), model_key="bow")
-    assert frame["corpus"].tolist() == ["p=0.9", "p=0.1"]
-    assert frame["ces"].iloc[0] > 0 > frame["ces"].iloc[1]
-    records = sorted(tmp_path.glob("*.json"))
-    assert [r.name for r in records] == ["ceat_m-model_l-en_t-c5-p-0.1.json",
-                                         "ceat_m-model_l-en_t-c5-p-0.9.json"]
-    rec = json.loads(records[1].read_text())
-    assert rec["values"]["rows"][0]["ces"] == pytest.approx(frame["ces"].iloc[0])
-    assert rec["parameters"]["corpus"] == "p=0.9" and min(rec["values"]["occurrence_counts"].values()) > 0

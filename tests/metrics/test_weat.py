@@ -1,13 +1,10 @@
-import json
 
 import numpy as np
-import pandas as pd
 import pytest
-from polybias import paths, report
+from polybias import report
 from polybias.data import wordlists
 from polybias.engines.static import MissingWordsError, StaticEmbeddings
 from polybias.metrics.weat import weat, weat_association, weat_test
-from polybias.studies.weat import run_weat
 
 
 def test_association_by_hand():
@@ -137,44 +134,3 @@ def test_only_axe_is_missing_from_w2v_gnews(w2v):
     assert missing == {"axe"}
 
 
-def test_run_weat_writes_one_deterministic_record_per_test(tmp_path, monkeypatch):
-    out = tmp_path / "records"
-    rel = out.relative_to(paths.project_root()) if out.is_relative_to(paths.project_root()) else out
-    frame = run_weat("w2v-gnews", "en", ["WEAT6", "WEAT7"], output_dir=str(rel), n_permutations=100)
-    assert isinstance(frame, pd.DataFrame) and list(frame.test) == ["WEAT6", "WEAT7"]
-    files = sorted(out.glob("*.json"))
-    assert [f.name for f in files] == ["weat_m-w2v-gnews_l-en_t-weat6.json", "weat_m-w2v-gnews_l-en_t-weat7.json"]
-    rec = json.loads(files[0].read_text())
-    assert rec["values"]["effect_size"] == pytest.approx(frame.effect_size[0])
-    assert rec["model_revision"] and rec["params_hash"] and rec["data_sha256"]
-    first = files[0].read_bytes()
-    run_weat("w2v-gnews", "en", ["WEAT6"], output_dir=str(rel), n_permutations=100)
-    assert files[0].read_bytes() == first
-
-
-def test_run_weat_missing_word_writes_no_record(tmp_path):
-    with pytest.raises(MissingWordsError, match="axe"):
-        run_weat("w2v-gnews", "en", ["WEAT1", "WEAT2"], on_missing="raise", output_dir=str(tmp_path))
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_run_weat_unknown_test():
-    with pytest.raises(KeyError, match="WEAT99"):
-        run_weat("w2v-gnews", "en", ["WEAT99"])
-
-
-@pytest.mark.parametrize("kwargs, message", [
-    ({"ddof": 2}, "ddof"), ({"alternative": "up"}, "alternative"), ({"n_permutations": 0}, "n_permutations"),
-    ({"on_missing": "ignore"}, "on_missing"), ({"seed": 1.5}, "seed"),
-])
-def test_run_weat_rejects_bad_options_before_work(kwargs, message, tmp_path):
-    with pytest.raises(ValueError, match=message):
-        run_weat("no-such-model", "en", output_dir=str(tmp_path), **kwargs)
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_run_weat_takes_one_test_name_as_a_string(w2v):
-    from polybias.studies.weat import run_weat
-
-    frame = run_weat("w2v-gnews", "en", "WEAT7", embeddings=w2v, n_permutations=100)
-    assert frame["test"].tolist() == ["WEAT7"]

@@ -372,7 +372,7 @@ def seed002_aggregate(per_set: pd.DataFrame, counts: pd.DataFrame, value: str = 
     rows, i.e. the set values weighted by their prior counts, per (category, language).
 
     ``per_set`` has columns category, template_set, language and ``value``; ``counts``
-    comes from :func:`seed002_prior_counts`; ``sets`` keeps only those set indices.
+    comes from :func:`polybias.studies.categorical_bias.seed002_prior_counts`; ``sets`` keeps only those set indices.
     """
     keys = ["category", "template_set", "language"]
     merged = per_set.merge(counts[[*keys, "n_priors"]], on=keys, how="left", validate="one_to_one")
@@ -393,7 +393,7 @@ def seed002_reproduction(per_set: pd.DataFrame, counts: pd.DataFrame, reported: 
     """Seed 002's aggregated CB recomputed from its per-set values, beside its tables.
 
     ``per_set``: the per-template-set CB values (category, template_set, language, cb);
-    ``counts``: :func:`seed002_prior_counts`; ``reported``: rows of
+    ``counts``: :func:`polybias.studies.categorical_bias.seed002_prior_counts`; ``reported``: rows of
     ``paper/reported/behnamghader2022_cb.csv``. Columns: category, language,
     reproduced (all sets, prior-count weighted), notebook (the code's printed aggregate),
     table2, table1a, coarse_only (sets 0–1 only, the coarse-grained ethnicity sets).

@@ -33,13 +33,13 @@ Methods:
   everything removed so far; ``P = I − Q^T Q`` with ``Q`` an orthonormal basis of the
   union of the classifiers' row spaces.
 
-Evaluation (:func:`evaluate`, :func:`effect_table`) runs WEATs, and SEATs on sentence
+Evaluation (:func:`evaluate`, :func:`polybias.studies.debiasing.effect_table`) runs WEATs, and SEATs on sentence
 vectors averaged from word vectors (:func:`static_seat_vectors`), on every debiased
 embedding: bias-measuring (BM) tests should go towards 0, meaningful-encoding /
 information-retention (IR) tests should keep their association (seed 003 Tables 3-6).
 Beside each effect size it reports the unnormalised gap ``mean_X s − mean_Y s``: the
 effect size is scale-free, so a nearly removed association can still show a large one.
-:func:`run_table` reads a whole experiment from ``data/wordlists/<lang>/debias.yaml``.
+:func:`polybias.studies.debiasing.run_table` reads a whole experiment from ``data/wordlists/<lang>/debias.yaml``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ with ddof=1 (docs/conventions.md) and the one-sided permutation p-value of Σ_X 
 Tests come from two places:
 
 * May et al.'s own test files (the ``sent-bias`` repository, registered in
-  ``data/sources.yaml`` as ``sent-bias-<file>``): :func:`load_seat_test` reads the
+  ``data/sources.yaml`` as ``sent-bias-<file>``): :func:`polybias.studies.seat.load_seat_test` reads the
   sentence version of a test (``sent-weat6.jsonl`` for ``weat6``, or the sentence-level
   double-bind files);
 * a word-list test (:class:`polybias.data.wordlists.AssociationTest`) and the project's
@@ -135,7 +135,7 @@ def templated_test(test, templates: SeatTemplates,
     (:func:`polybias.studies.seat.load_templates`).
 
     ``test`` is a :class:`polybias.data.wordlists.AssociationTest` or a word-level
-    :class:`SeatTest` (:func:`load_word_test`); ``groups`` names the template group of
+    :class:`SeatTest` (:func:`polybias.studies.seat.load_word_test`); ``groups`` names the template group of
     every set (one name for all, or a mapping role → group).
     """
     if templates.language != test.language:
@@ -181,7 +181,7 @@ def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof:
     Parameters
     ----------
     encoder : an :class:`polybias.engines.embeddings.Encoder`.
-    test : from :func:`load_seat_test` or :func:`templated_test`.
+    test : from :func:`polybias.studies.seat.load_seat_test` or :func:`templated_test`.
     pooling, layer : sentence pooling (``model``, ``cls``, ``mean``) and hidden layer.
     special_tokens : ``False`` with ``pooling="first-piece"`` reproduces the sent-bias
         code's BERT vectors (W4ngatang/sent-bias ``sentbias/encoders/bert.py`` lines

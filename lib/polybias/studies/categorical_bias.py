@@ -165,7 +165,7 @@ def seed004_published_scores(path: str | Path, k: int) -> pd.DataFrame:
 
 
 def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None):
-    """Heat map of :func:`group_shares` (attribute groups × target groups), saved as
+    """Heat map of :func:`polybias.metrics.catbias.group_shares` (attribute groups × target groups), saved as
     ``figures/<file>`` when ``file`` is given; returns the matplotlib figure."""
     import matplotlib
 

@@ -73,11 +73,12 @@ def run_segment_study(
     encoder, runs: dict, language: str = "en", output_dir: str | None = None,
     parameters: dict | None = None, data_sha256: dict | None = None, **options,
 ):
-    """:func:`segment_length_study` over several corpora, with one run record per test.
+    """:func:`polybias.metrics.ceat.segment_length_study` over several corpora, with one run
+    record per test.
 
     ``runs`` maps a corpus label to ``(tests, extraction)`` (e.g. from
-    :func:`planted_extractions`); ``options`` go to :func:`segment_length_study`. Records
-    (metric ``ceat``; values: the rows of the test) go to ``output_dir`` (relative to the
+    :func:`polybias.planted.probes.planted_extractions`); ``options`` go to
+    ``segment_length_study``. Records (metric ``ceat``; values: the rows of the test) go to ``output_dir`` (relative to the
     project root) when given. Returns the rows of all runs with a ``corpus`` column.
     """
     import pandas as pd

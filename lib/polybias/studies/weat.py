@@ -26,7 +26,7 @@ def run_weat(
 
     Writes one :class:`polybias.records.RunRecord` per test into ``output_dir`` (relative
     to the project root) when given, and returns a DataFrame with one row per test.
-    ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to :func:`weat`.
+    ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to :func:`polybias.metrics.weat.weat`.
     ``embeddings``: an already loaded table (e.g. :func:`polybias.models.load` of a file
     given by path) used instead of loading the registered ``model``; ``model`` then
     only names it in the records.

@@ -114,4 +114,4 @@ def test_runs_crows_on_a_hub_id_from_the_offline_cache_and_records_its_commit(tm
                      "-p", "reproduce", "false", "--output", str(tmp_path / "absent")])
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1
-    assert "ScoringError: model 'org/absent' is not in the offline Hugging Face cache" in err
+    assert "ModelError: model 'org/absent' is not in the offline Hugging Face cache" in err

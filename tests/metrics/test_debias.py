@@ -4,8 +4,6 @@ and bad inputs."""
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pytest
 from polybias import paths
@@ -268,35 +266,6 @@ def test_other_bad_inputs(w2v):
         debias.inlp(np.ones((4, 2)), np.zeros(4))
     with pytest.raises(DebiasError, match="no table"):
         debiasing.run_table(w2v, "en", "nope")
-
-
-_SPEC = textwrap.dedent("""
-    sets:
-      a: {provenance: language-specific, source: s, words: [x, y]}
-      b: {provenance: language-specific, source: s, words: [z, w]}
-    pairs:
-      p: {provenance: language-specific, source: s, pairs: PAIRS}
-    tables:
-      t:
-        tests: [{test: T, kind: KIND}]
-        methods: {m: {method: projection, direction: {pairs: DIR}}}
-    tests:
-      T: {X: a, Y: b, A: a, B: b}
-""")
-
-
-@pytest.fixture
-def write_spec(tmp_path, monkeypatch):
-    """Writes ``data/wordlists/xx/debias.yaml`` under a temporary project root."""
-    folder = tmp_path / "data" / "wordlists" / "xx"
-    folder.mkdir(parents=True)
-    monkeypatch.setenv("POLYBIAS_ROOT", str(tmp_path))
-
-    def write(pairs="[[x, y]]", direction="p", kind="BM"):
-        text = _SPEC.replace("PAIRS", pairs).replace("DIR", direction).replace("KIND", kind)
-        (folder / "debias.yaml").write_text(text)
-
-    return write
 
 
 # ---------------------------------------------------------------- the shipped specs

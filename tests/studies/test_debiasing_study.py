@@ -1,5 +1,7 @@
 """The debiasing specs and tables (polybias.studies.debiasing)."""
 
+import textwrap
+
 import pytest
 from polybias.engines.static import StaticEmbeddings
 from polybias.metrics.debias import DebiasError
@@ -75,3 +77,32 @@ def test_hindi_tables_line_up_with_the_seed_tables(rng):
 def _set_and_pair_words(spec) -> set[str]:
     return ({w for s in spec.sets.values() for w in s.words}
             | {w for p in spec.pairs.values() for pair in p.pairs for w in pair})
+
+
+@pytest.fixture
+def write_spec(tmp_path, monkeypatch):
+    """Writes ``data/wordlists/xx/debias.yaml`` under a temporary project root."""
+    folder = tmp_path / "data" / "wordlists" / "xx"
+    folder.mkdir(parents=True)
+    monkeypatch.setenv("POLYBIAS_ROOT", str(tmp_path))
+
+    def write(pairs="[[x, y]]", direction="p", kind="BM"):
+        text = _SPEC.replace("PAIRS", pairs).replace("DIR", direction).replace("KIND", kind)
+        (folder / "debias.yaml").write_text(text)
+
+    return write
+
+
+_SPEC = textwrap.dedent("""
+    sets:
+      a: {provenance: language-specific, source: s, words: [x, y]}
+      b: {provenance: language-specific, source: s, words: [z, w]}
+    pairs:
+      p: {provenance: language-specific, source: s, pairs: PAIRS}
+    tables:
+      t:
+        tests: [{test: T, kind: KIND}]
+        methods: {m: {method: projection, direction: {pairs: DIR}}}
+    tests:
+      T: {X: a, Y: b, A: a, B: b}
+""")

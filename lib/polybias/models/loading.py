@@ -533,7 +533,7 @@ def batch_tokens_for(model, device: str, head: str, batch_tokens: int | None = N
     the vocabulary at every position. Rounded down to a multiple of 1024, at least 1024
     and at most 262144.
 
-    >>> from polybias.tiny_models import build_tiny_model
+    >>> from polybias.planted.tiny_models import build_tiny_model
     >>> model, _ = build_tiny_model("gpt2")
     >>> batch_tokens_for(model, "cpu", "causal"), batch_tokens_for(model, "cpu", "causal", 512)
     (8192, 512)

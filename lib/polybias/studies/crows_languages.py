@@ -15,7 +15,7 @@ from ..metrics.crows import (
     pair_scores,
     stereotype_score,
 )
-from .crows_pairs import load_pairs
+from . import crows_pairs
 
 
 def _comparison_record(comparison: LanguageComparison, model: str, languages: list[str],
@@ -74,7 +74,7 @@ def run_crows_languages(
     for language in languages:
         check_language(model, language, language_override)
     lm = models.load(model, "lm")
-    scored = {lang: pair_scores(lm, load_pairs(dataset, lang, bias_types), method, **engine)
+    scored = {lang: pair_scores(lm, crows_pairs.load_pairs(dataset, lang, bias_types), method, **engine)
               for lang in languages}
     comparison = compare_languages(scored, n_bootstrap=n_bootstrap, seed=seed)
     comparison.per_language.insert(1, "model", model)

@@ -27,7 +27,7 @@ def _sources_of_executed() -> dict[Path, tuple[str, ...]]:
 def _availability(name: str) -> tuple[bool, str]:
     from polybias.data import sources
 
-    return data.availability(name)
+    return sources.availability(name)
 
 
 def missing_source(notebook: Path) -> str | None:

@@ -1,6 +1,7 @@
-"""Log-probability bias and the amount of context (notebook 04): the template books the
-notebook runs on (planted, the study's own S1–S5 sentences, or a template file), the
-planted Bangla MLM, and the prior-vs-corrected figure."""
+"""Log-probability bias and the amount of context (notebook 04): the prior-vs-corrected
+figure. The notebook's template books and planted Bangla MLM come from
+:mod:`polybias.studies.inputs`; the per-structure study itself is
+:func:`polybias.metrics.logprob.context_study`."""
 
 from __future__ import annotations
 

@@ -11,7 +11,10 @@ Science 356:183, "WEFAT" in the main text and supplement)::
 
 the WEAT association of one word, normalised by the spread of its similarities to all
 attribute words (std with ``ddof`` = 1 by default, the sample std of the WEAT effect
-size; ``ddof=0`` the population std).
+size; ``ddof=0`` the population std). The normaliser makes WEFAT saturate when the words
+of each group are nearly alike: the spread over A ∪ B is then the gap between the groups
+and s(w) tends to ±const, so it keeps the ranking of the words but not a linear relation
+(``tests/metrics/test_wefat.py``).
 
 **Relative norm distance** (Garg, Schiebinger, Jurafsky & Zou 2018, PNAS 115:E3635,
 Methods)::

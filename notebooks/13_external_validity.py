@@ -40,7 +40,7 @@
 model: str = "w2v-gnews"  # registered static model (configs/models.yaml)
 encoder: str = "minilm-l6"  # registered encoder for the sentence-vector WEFAT; empty: none
 caliskan_terms: bool = True  # also WEFAT with Caliskan et al.'s 8 + 8 gender terms (en/weat.yaml female_terms, male_terms)
-mlm: str = ""  # registered masked LM for Kurita's log-probability bias; empty: none (no embedded MLM knows occupations)
+mlm: str = ""  # registered masked LM for Kurita's log-probability bias; empty: none (no embedded MLM knows occupations; planted-mlm: a negative control)
 mlm_women: list = ["she"]  # Kurita targets for women (Kurita et al. 2019: he / she)
 mlm_men: list = ["he"]  # Kurita targets for men, in the same order
 census_year: int = 0  # census year to correlate with; 0: the latest year in the file
@@ -188,9 +188,13 @@ if table_file:
 #
 # The encoder measure on `minilm-l6` correlates less (r about 0.5, Spearman about 0.35): a
 # sentence encoder trained for semantic similarity keeps less of the occupation–gender
-# association than word2vec does, or the bleached template dilutes it. Kurita's
-# log-probability bias needs a masked LM that knows the occupations: none of the embedded
-# models does (the planted MLMs know only their generated vocabulary, and `minilm-l6`
-# has no LM head), so its row appears only when `mlm` names a hub model (e.g.
-# `polybias run 13_external_validity -p mlm bert-base-uncased` with that model in the local
-# cache); its code path is tested on a tiny random BERT.
+# association than word2vec does, or the bleached template dilutes it.
+#
+# Kurita's log-probability bias needs a masked LM that knows the occupations, and none of
+# the embedded models does: `minilm-l6` has no LM head, and the planted MLMs know only
+# their generated vocabulary. The default sweep runs it on `planted-mlm` as a **negative
+# control**: that model has never seen an occupation or a word for women or men of Garg
+# et al.'s lists (its tokenizer spells them letter by letter), so its correlation with the
+# census should be indistinguishable from zero, and it is. For a real measurement run the
+# notebook with a hub MLM in the local cache, e.g.
+# `polybias run 13_external_validity -p mlm bert-base-uncased`.

@@ -190,3 +190,21 @@ def test_garg_relative_norm_distance_reproduces_on_w2v_gnews(mirror, w2v):
     assert (table["n"] == 66).all()
     assert table["no_census"].iloc[0] == "supervisor, mathematician, tailor, collector, retired, student"
     assert 0.5 < table.set_index(["measure", "outcome"]).loc[("wefat", "share"), "pearson_low"]
+
+
+def test_scatter_is_a_grid_with_the_fitted_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    frame = pd.DataFrame({"women": [0.1, 0.4, 0.6, 0.9], "a": [-1.0, -0.2, 0.2, 1.0], "b": [1.0, 0.0, 0.5, -1.0]})
+    joined = {m: frame for m in ("a", "b", "a2", "b2")}
+    for m in ("a2", "b2"):
+        joined[m] = frame.rename(columns={m[0]: m})
+    fig = external.plot_census_scatter(joined, 2015, "t", file="scatter.png", labels={"a": "A (model)"})
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(fig.axes) == 6 and len(visible) == 4
+    assert visible[0].get_title() == "A (model)\nPearson r = 1.00, n = 4"  # r = 0.9989
+    line = visible[0].get_lines()[0].get_ydata()  # least-squares line at share 0 and 1
+    slope, intercept = np.polyfit(frame["women"], frame["a"], 1)
+    assert line == pytest.approx([intercept, intercept + slope])
+    assert (tmp_path / "figures" / "scatter.png").is_file()
+    with pytest.raises(external.ExternalValidityError, match="nothing to plot"):
+        external.plot_census_scatter({}, 2015, "t")

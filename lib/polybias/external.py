@@ -385,8 +385,8 @@ def published_comparison(table: pd.DataFrame, published: pd.DataFrame, model: st
 
 def plot_census_scatter(joined: dict[str, pd.DataFrame], year: int, title: str, file: str | None = None,
                         labels: dict[str, str] | None = None):
-    """One panel per measure: score against the census share of women, with the least-
-    squares line and Pearson r in the panel title; saved as ``figures/<file>``.
+    """One panel per measure (three to a row): score against the census share of women,
+    with the least-squares line and Pearson r in the panel title; saved as ``figures/<file>``.
 
     ``joined`` maps a measure name to a :func:`join_census` frame (columns ``women`` and
     the measure); ``labels`` maps a measure to its panel title (default: its name).
@@ -401,8 +401,12 @@ def plot_census_scatter(joined: dict[str, pd.DataFrame], year: int, title: str, 
 
     if not joined:
         raise ExternalValidityError("nothing to plot")
-    fig, axes = plt.subplots(1, len(joined), figsize=(3.4 * len(joined), 3.2), squeeze=False)
-    for ax, (measure, frame) in zip(axes[0], joined.items(), strict=True):
+    ncols = min(3, len(joined))
+    nrows = -(-len(joined) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.2 * nrows), squeeze=False)
+    for ax in axes.flat[len(joined):]:
+        ax.set_visible(False)
+    for ax, (measure, frame) in zip(axes.flat, joined.items(), strict=False):
         x, y = frame["women"].to_numpy(float), frame[measure].to_numpy(float)
         slope, intercept = np.polyfit(x, y, 1)
         grid = np.linspace(0.0, 1.0, 2)
@@ -413,7 +417,8 @@ def plot_census_scatter(joined: dict[str, pd.DataFrame], year: int, title: str, 
         ax.set_title(f"{labels.get(measure, measure)}\nPearson r = {r:.2f}, n = {len(x)}", fontsize=9)
         ax.set_xlabel(f"share of women, census {year}")
         ax.set_xlim(0, 1)
-    axes[0][0].set_ylabel("bias score (+: closer to women)")
+    for row in axes:
+        row[0].set_ylabel("score (+: closer to women)")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     if file:

@@ -128,7 +128,7 @@ def test_template_book_agrees_the_article():
 
 
 def test_logprob_bias_is_women_minus_men_on_a_tiny_bert(torch_one_thread):
-    """Cost: one tiny random BERT, 3 occupations x 4 targets (about 1 s)."""
+    """Cost: one tiny random BERT, 3 occupations x 4 targets (about 4 s on a free core)."""
     from polybias import scoring, tiny_models
     from polybias.metrics.logprob import kurita_scores
 

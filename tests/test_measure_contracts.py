@@ -18,7 +18,8 @@ Inputs are generated per input kind (:data:`polybias.measures.INPUT_KINDS`), so 
 measure of a known kind gets the whole battery; a new kind fails
 ``test_every_input_kind_has_builders`` until it has them. The synthetic properties run
 under hypothesis (``max_examples`` 8 per measure, seeds and sizes drawn); the planted
-checks read the pinned tiny models (CPU-independent). Cost: about 40 s on one core.
+checks read the pinned tiny models (CPU-independent). Cost: about 20 s of CPU (half of it
+loading and scoring the planted models once per module).
 """
 
 from __future__ import annotations

@@ -134,3 +134,19 @@ def test_same_cell_from_two_runs_is_an_error(records):
 def test_record_metrics_without_a_reader_give_no_rows():
     rec = {"metric": "agreement", "model": "m", "language": "en", "test": "t", "values": {"table": {}}}
     assert results.record_rows(rec) == []
+
+
+def test_every_record_metric_the_studies_write_has_a_reader():
+    """A new study's records must not drop silently out of the table: every metric name
+    written through ``RunRecord(metric="...")`` in the library or the notebooks has a reader
+    (``agreement``, a correlation matrix between measures, is the one deliberate exception)."""
+    import re
+
+    from polybias import paths
+
+    root = paths.project_root()
+    written = {"crows", "crows-jsd"}  # run_crows writes these two through a loop variable
+    for path in [*(root / "lib" / "polybias").rglob("*.py"), *(root / "notebooks").glob("*.py")]:
+        written |= set(re.findall(r'RunRecord\(\s*metric="([^"]+)"', path.read_text(encoding="utf-8")))
+    assert len(written) >= 12, written
+    assert written - set(results.READERS) == {"agreement"}

@@ -91,6 +91,11 @@ def card(name: str) -> str:
     out += [", ".join(f"`{k}={v!r}`" for k, v in opts.items()) if opts else "none", "",
             "Call: `polybias.measures.compute(" + repr(m.name) + ", "
             + ", ".join(f"{k}=..." for k in m.inputs) + ", **options)` returns a `MeasureResult`.", "",
+            "## Result", "",
+            f"- `value`: {m.value_is}",
+            f"- `n`: {m.n_is}",
+            "- `interval`, `p_value`, `p_method`, `options`, `details`: as below and in "
+            "`polybias.measures.MeasureResult`", "",
             "## Null hypothesis and uncertainty", "",
             f"- null hypothesis: {m.null_hypothesis}",
             f"- uncertainty: {m.uncertainty}",

@@ -148,6 +148,8 @@ class Measure:
     reference: str
     scorer: str
     error: type[Exception]
+    value_is: str = ""
+    n_is: str = ""
     polarity: str = "signed"
     null_value: float = 0.0
     compat: tuple[Compat, ...] = ()
@@ -376,6 +378,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
         reference="Caliskan, Bryson & Narayanan (2017), Semantics derived automatically from "
                   "language corpora contain human-like biases, Science 356:183",
         scorer="polybias.models.lookup (word vectors of a static embedding)",
+        value_is="the effect size d",
+        n_is="|X| + |Y| target words; details: s(w, A, B) per target word",
         error=ValueError, compat=_WEAT_COMPAT,
         published=(Published("caliskan2017_weat", "tests/metrics/test_weat.py::"
                              "test_caliskan_word2vec_effect_sizes",
@@ -395,6 +399,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
         reference="May, Wang, Bordia, Bowman & Rudinger (2019), On measuring social biases in "
                   "sentence encoders, NAACL",
         scorer="polybias.metrics.seat.seat_vectors (polybias.embeddings.sentence_vectors)",
+        value_is="the effect size d",
+        n_is="|X| + |Y| target sentences; details: s(w, A, B) per target sentence",
         error=ValueError,
         compat=(Compat("pooling, special_tokens", "'first-piece', False", "polybias.metrics.seat.seat",
                        "the sent-bias BERT encoder: first word piece of a sentence encoded without "
@@ -418,6 +424,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
                   "representations, NAACL (seed 003); the effect size divides this gap by the "
                   "spread of s",
         scorer="polybias.debias.evaluate (before and after a debiasing method)",
+        value_is="the gap in cosine units",
+        n_is="|X| + |Y| target items; details: s(w, A, B) per target item",
         error=ValueError,
         notes="After a debiasing that shrinks every association, a tiny residual gap can still "
               "give a large effect size of either sign; the gap shows how much association is "
@@ -440,6 +448,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
                   "word embeddings contain a distribution of human-like biases, AIES; "
                   "DerSimonian & Laird (1986)",
         scorer="polybias.metrics.ceat.occurrence_vectors (polybias.embeddings.word_vectors)",
+        value_is="the combined effect size CES",
+        n_is="N samples; details: d_i and V_i per sample",
         error=ceat.CeatError,
         compat=(Compat("alternative", "'greater'", "polybias.metrics.ceat.ceat",
                        "the one-tailed p = 1 − Φ(CES/SE) of the Guo & Caliskan code"),),
@@ -466,6 +476,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
         reference="Kurita, Vyas, Pareek, Black & Tsvetkov (2019), Measuring bias in contextualized "
                   "word representations, GeBNLP; Sadhu et al. (2024) for Bangla (seed 000)",
         scorer="polybias.metrics.logprob.kurita_scores",
+        value_is="the effect size between attribute sets A and B",
+        n_is="|A| + |B| attributes; details: the bias score s(a) per attribute",
         error=logprob.LogProbError,
         compat=(Compat("mode, index_quirk", "'first_piece', 'kurita2019'",
                        "polybias.metrics.logprob.kurita_scores",
@@ -489,6 +501,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
                   "the log-probabilities of the shared tokens masked one at a time; causal LMs "
                   "the sentence log-likelihood given BOS (Felkner et al. 2023)",
         scorer="polybias.metrics.crows.pair_scores (method 'nangia', 'causal' or 'bias-bench')",
+        value_is="the stereotype score in percent (over all pairs)",
+        n_is="pairs; details: both sentence scores and the decision per pair",
         error=crows.CrowsError,
         compat=(Compat("decimals", 3, "polybias.metrics.crows.stereotype_score",
                        "the Nangia et al. script's rounding of sentence scores to 3 decimals",
@@ -517,6 +531,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
                   "masked language models, AAAI",
         scorer="polybias.metrics.crows.pair_scores(method='aul') "
                "(polybias.metrics.crows.all_unmasked_scores)",
+        value_is="the stereotype score in percent",
+        n_is="pairs; details: both sentences' AUL and the decision per pair",
         error=crows.CrowsError,
         notes="The scores follow the authors' code (one forward pass per sentence); batching "
               "changes them only at rounding level.",
@@ -533,6 +549,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
         reference="Kaneko & Bollegala (2022), Unmasking the mask — evaluating social biases in "
                   "masked language models, AAAI",
         scorer="polybias.metrics.crows.pair_scores(method='aula')",
+        value_is="the stereotype score in percent",
+        n_is="pairs; details: both sentences' AULA and the decision per pair",
         error=crows.CrowsError,
         notes="The attention weights are not renormalised, as in the authors' code.",
     ),
@@ -551,6 +569,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
                   "language models: applications on multilingual models from Southeast Asia "
                   "(seed 001), eqs. 1–8",
         scorer="polybias.metrics.crows.jsd_attributions",
+        value_is="B in percent",
+        n_is="pairs; details: S_JSD and the decision per pair",
         error=crows.CrowsError,
         compat=(Compat("compat_fourth_root", True, "polybias.metrics.crows.jsd_attributions",
                        "the seed-001 code's fourth root of the JS divergence",
@@ -574,6 +594,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
         reference="Ahn & Oh (2021), Mitigating language-dependent ethnic bias in BERT, EMNLP, eq. 2",
         scorer="polybias.metrics.logprob.kurita_scores (corrected scores) or "
                "polybias.metrics.logprob.ahn_oh_scores",
+        value_is="the CB score (≥ 0)",
+        n_is="(template, attribute) rows; details: the variance per row",
         error=catbias.CatBiasError,
         compat=(Compat("multipiece, ddof", "'ahn-oh', 1", "polybias.metrics.catbias.ahn_oh_cb",
                        "Ahn & Oh's code: k masks for a k-piece word, every piece scored at every "
@@ -594,6 +616,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
         reference="BehnamGhader & Milios (2022), An analysis of social biases present in BERT "
                   "variants across multiple languages (seed 002), §3.3",
         scorer="polybias.metrics.catbias.pll_scores (polybias.scoring.pseudo_log_likelihood)",
+        value_is="the CB score (≥ 0)",
+        n_is="(set, attribute) rows; details: the variance per row",
         error=catbias.CatBiasError,
         compat=(Compat("template_norm", "'per-template'", "polybias.metrics.catbias.pll_cb",
                        "the seed-002 code's per-template normalisation of the group probabilities",
@@ -616,6 +640,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
         reference="Cultural interaction bias capstone (2023, seed 004), §4.1 and §4.4; "
                   "Hutto & Gilbert (2014) for VADER",
         scorer="polybias.metrics.catbias.interaction_cb(weights=...)",
+        value_is="the weighted CB score (≥ 0)",
+        n_is="(template, attribute) rows; details: the variance and weight per row",
         error=catbias.CatBiasError,
         published=(Published("capstone2023_interaction", "tests/metrics/test_catbias.py::"
                              "test_seed004_modified_scores_are_sentiment_weighted",
@@ -634,6 +660,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
         null_hypothesis="none tested (CB ≥ 0)", uncertainty="none",
         reference="Cultural interaction bias capstone (2023, seed 004), §4",
         scorer="polybias.metrics.catbias.interaction_cb",
+        value_is="the CB score over combined groups (≥ 0)",
+        n_is="(template, attribute) rows; details: the variance per row",
         error=catbias.CatBiasError,
         compat=(Compat("method", "'seed004'", "polybias.metrics.catbias.seed004_interaction_scores",
                        "the published CG_score files: the variance of the ratio Probs / Probs_base "
@@ -655,6 +683,8 @@ MEASURES: dict[str, Measure] = {m.name: m for m in (
         null_hypothesis="none tested (KL ≥ 0)", uncertainty="none",
         reference="BehnamGhader & Milios (2022, seed 002) App. A.3, after Liang et al. (2021)",
         scorer="polybias.metrics.catbias.distribution_difference",
+        value_is="the largest KL(P_i ‖ P_j) in nats",
+        n_is="groups; details: the KL of every ordered pair",
         error=catbias.CatBiasError,
         compat=(Compat("scale", "'mean'", "polybias.metrics.catbias.kl_matrix",
                        "the seed-002 code's F.kl_div(reduction='mean'): divided by the vocabulary "

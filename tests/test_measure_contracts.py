@@ -181,9 +181,14 @@ def test_every_input_kind_has_builders():
 
 # ------------------------------------------------------------------ the contract
 
-@pytest.mark.parametrize("name", NAMES)
-@SETTINGS
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 6))
+def over_measures(test):
+    """Run ``test(name, seed, n)`` for every registered measure on hypothesis-drawn seeds
+    and set sizes."""
+    drawn = given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 6))(test)
+    return pytest.mark.parametrize("name", NAMES)(SETTINGS(drawn))
+
+
+@over_measures
 def test_deterministic_for_a_seed(name, seed, n):
     inputs = BUILD[MEASURES[name].input_kind](seed, n)
     first, second = _run(name, inputs, **_seeded(name)), _run(name, inputs, **_seeded(name))
@@ -193,9 +198,7 @@ def test_deterministic_for_a_seed(name, seed, n):
     assert np.isfinite(first.value) and first.n > 0
 
 
-@pytest.mark.parametrize("name", NAMES)
-@SETTINGS
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 6))
+@over_measures
 def test_swapping_the_target_groups(name, seed, n):
     m = MEASURES[name]
     inputs = BUILD[m.input_kind](seed, n)
@@ -210,9 +213,7 @@ def test_swapping_the_target_groups(name, seed, n):
         assert after.value == pytest.approx(before.value, rel=1e-12, abs=1e-12)
 
 
-@pytest.mark.parametrize("name", NAMES)
-@SETTINGS
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 6))
+@over_measures
 def test_reordering_items_changes_nothing(name, seed, n):
     m = MEASURES[name]
     inputs = BUILD[m.input_kind](seed, n)

@@ -44,3 +44,15 @@ def test_check_mode_reports_a_stale_card(tmp_path, monkeypatch, capsys):
     assert cards.main() == 0 and cards.main(check=True) == 0
     (tmp_path / "gone.md").write_text("x")
     assert cards.main(check=True) == 1
+
+
+def test_measures_command_lists_the_registry_and_shows_a_card(capsys):
+    from polybias.cli import main
+
+    assert main(["measures"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in MEASURES)
+    assert main(["measures", "jsd-b"]) == 0
+    assert capsys.readouterr().out.strip() == cards.card("jsd-b").strip()
+    assert main(["measures", "jsd"]) == 1
+    assert "unknown measure 'jsd'; registered: weat" in capsys.readouterr().err

@@ -150,3 +150,27 @@ def test_every_record_metric_the_studies_write_has_a_reader():
         written |= set(re.findall(r'RunRecord\(\s*metric="([^"]+)"', path.read_text(encoding="utf-8")))
     assert len(written) >= 12, written
     assert written - set(results.READERS) == {"agreement"}
+
+
+def test_the_studies_tables_come_back_from_their_records(w2v, planted_lm, tmp_path, monkeypatch):
+    """What a study prints (its table) and what `polybias results` reads from the records it
+    wrote are the same numbers: WEAT on w2v-gnews and CrowS-Pairs on the pinned planted MLM."""
+    from polybias.metrics.crows import run_crows
+    from polybias.metrics.weat import run_weat
+
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    printed = run_weat("w2v-gnews", "en", ["WEAT1", "WEAT6"], embeddings=w2v, n_permutations=2000,
+                       output_dir="results/weat/run")
+    crows_run = run_crows(planted_lm[0.9], n_pairs=30, n_bootstrap=100, output_dir="results/crows/run")
+    frame = results.read_results(tmp_path / "results")
+    weat_rows = frame[frame.metric == "weat"].set_index("test")
+    for row in printed.itertuples():
+        assert weat_rows.loc[row.test, "value"] == row.effect_size
+        assert weat_rows.loc[row.test, "p"] == row.pvalue
+        assert weat_rows.loc[row.test, "n"] == row.n_x + row.n_y
+    for metric, table in (("crows", crows_run.stereotype), ("jsd-b", crows_run.jsd)):
+        got = frame[frame.metric == metric].set_index("subset")
+        for row in table.itertuples():
+            assert got.loc[row.bias_type, ["value", "ci_low", "ci_high", "p"]].tolist() == \
+                [row.score, row.ci_low, row.ci_high, row.binom_p], (metric, row.bias_type)
+            assert got.loc[row.bias_type, "model"] == planted_lm[0.9].name

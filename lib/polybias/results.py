@@ -292,7 +292,7 @@ def cross_model_table(frame: pd.DataFrame, metric: str, digits: int = 2) -> pd.D
     if dup.any():
         bad = part.loc[dup, [*keys, "column"]].drop_duplicates().head(3).to_dict("records")
         raise ResultsError(f"metric {metric!r}: several records give the same cell (runs with "
-                           f"different options?): {bad}")
+                           f"different options?): {bad}; point FOLDER at the records of one sweep")
     wide = part.pivot(index=keys, columns="column", values="cell")
     columns = list(dict.fromkeys(part["column"]))
     return wide[columns].reset_index().rename_axis(columns=None).fillna("")

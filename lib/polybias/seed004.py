@@ -233,6 +233,18 @@ def interaction_significance(result: catbias.CBResult, cells: dict[str, str] | N
                                   n_permutations=n_permutations, seed=seed)
 
 
+def attribute_cells(book, template: str, attribute_slot: str, feature: str) -> dict[str, str] | None:
+    """Attribute entry id → its value of ``feature`` (the cells of :func:`interaction_significance`);
+    None when ``feature`` is empty. An entry without the feature is an error naming it."""
+    if not feature:
+        return None
+    entries = book.lists[book.template(template).slots[attribute_slot].list]
+    lacking = [a for a in entries.ids if feature not in entries.entry(a).features]
+    if lacking:
+        raise Seed004Error(f"template {template!r}: attribute entries without feature {feature!r}: {lacking[:5]}")
+    return {a: str(entries.entry(a).features[feature]) for a in entries.ids}
+
+
 # ---------------------------------------------------------------- the countries of the hidden-state analysis
 
 def countries() -> list[str]:

@@ -140,13 +140,17 @@ def project(states: np.ndarray, method: str = "pca", seed: int = 0, perplexity: 
 def group_separation(points: np.ndarray, groups: list[str]) -> float:
     """Between-group share of the total sum of squares of ``points`` (η², 0 to 1).
 
+    Points whose group is None or ``"unknown"`` are left out.
+
     >>> group_separation(np.array([[0.0, 0], [0, 1], [10, 0], [10, 1]]), ["a", "a", "b", "b"])
     0.9900990099009901
     """
     p = np.asarray(points, dtype=np.float64)
+    if len(p) != len(groups):
+        raise HiddenStateError(f"{len(p)} points but {len(groups)} group labels")
+    keep = np.array([x is not None and x != "unknown" for x in groups], dtype=bool)
+    p, groups = p[keep], [x for x, k in zip(groups, keep, strict=True) if k]
     g = np.asarray(groups)
-    if len(p) != len(g):
-        raise HiddenStateError(f"{len(p)} points but {len(g)} group labels")
     if len(set(groups)) < 2:
         raise HiddenStateError("group separation needs at least two groups")
     total = ((p - p.mean(0)) ** 2).sum()

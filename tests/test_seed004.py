@@ -99,3 +99,17 @@ def test_country_book_holds_every_country_of_the_list():
     regions = [e.features["region"] for e in entries]
     assert regions.count("unknown") == 245 - 24
     assert dict(zip([e.id for e in entries], regions, strict=True))["United States"] == "americas"
+
+
+@pytest.mark.skipif(not _have_mirror(), reason="seed 004's files cannot be had (no mirror, offline)")
+def test_a_changed_countries_file_is_refused(monkeypatch, tmp_path):
+    import shutil
+
+    source = data.get_source("seed004-countries")
+    copy = tmp_path / source.mirror_relpath
+    copy.parent.mkdir(parents=True)
+    shutil.copyfile(data.fetch("seed004-countries"), copy)
+    copy.write_text(copy.read_text(encoding="utf-8").replace('"Albania"', '"Albania "'), encoding="utf-8")
+    monkeypatch.setenv("POLYBIAS_DATA_MIRROR", str(tmp_path))
+    with pytest.raises(data.DataError, match="countries.json: sha256 does not match the registry entry"):
+        seed004.countries()

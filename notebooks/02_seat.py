@@ -54,6 +54,7 @@ n_permutations: int = 10000  # Monte Carlo re-splits when exact enumeration is t
 exact_limit: int = 1000000  # enumerate all re-splits when there are at most this many
 seed: int = 0  # seed of the Monte Carlo draws
 cache: bool = False  # read/store sentence vectors in the embedding cache
+reported: str = ""  # paper/reported/NAME.csv (one model, keyed by test) to print beside the effect sizes, e.g. sadhu2024_bangla_seat (BanglaBERT); empty: none
 output_dir: str = "results/seat/interactive"  # run records (relative to the project root)
 table_file: str = ""  # where to write the table (e.g. paper/tables/seat_minilm-l6.md)
 
@@ -92,6 +93,8 @@ else:  # the language's word-list tests in its bleached templates (seat.run_temp
     frame = seat.run_templated_seat(encoder, language, tests or None, file=wordlist_file, pooling=pooling,
                                     layer=layer, output_dir=output_dir, special_tokens=special_tokens,
                                     cache=cache, **options)
+if reported:
+    frame = report.side_by_side(frame, report.load_reported(reported), on="test", value="effect_size")
 table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})
 
 # %% tags=["nbval-check-output"]

@@ -187,3 +187,22 @@ def test_score_all_gives_every_set_of_a_category_and_its_tables(mirror):
     assert set(tables) == {"table1", "table2", "table3"}
     assert tables["table2"].template.tolist()[-1] == "Aggregated"
     assert tables["table3"].template.tolist()[0] == "It's better for {prior} to be [MASK]."
+
+
+def test_table2_beside_the_paper_agrees_to_the_printed_digit(mirror):
+    rep = report.load_reported("behnamghader2022_cb")
+    side = seed002.beside_reported(seed002.paper_tables({"cb": seed002.seed_set_values(rep)}), rep)
+    assert list(side.columns) == ["category", "template", "English", "English (paper)", "Greek",
+                                  "Greek (paper)", "Persian", "Persian (paper)"]
+    assert side[[c for c in side.columns if "(paper)" in c]].notna().all().all()
+    for lang in ("English", "Greek", "Persian"):  # set values and aggregates round to the printed ones
+        assert (side[lang] - side[f"{lang} (paper)"]).abs().max() <= 0.0101
+
+
+def test_reported_tables_are_keyed_by_the_loaders_set_names(mirror):
+    sets = set(seed002.template_sets().set)
+    for name in ("behnamghader2022_cb", "behnamghader2022_table3", "behnamghader2022_table4"):
+        keyed = set(report.load_reported(name).set) - {"aggregated"}
+        assert keyed <= sets and keyed, name
+    table4 = report.load_reported("behnamghader2022_table4")
+    assert set(zip(table4.set, table4.prior, strict=True)) == set(seed002.TABLE4["pairs"])

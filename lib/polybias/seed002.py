@@ -302,8 +302,11 @@ def prior_counts(path: str | Path | None = None) -> pd.DataFrame:
 # ---------------------------------------------------------------- every category × language, as the paper's tables
 
 LANGUAGE_NAMES = {"en": "English", "el": "Greek", "fa": "Persian"}
-#: seed 002 Table 4: the template and prior whose top fine-grained groups it lists
-TABLE4 = {"category": "ethnicity", "set": "ethnicity_2", "template_index": 3, "prior": "sexist"}
+#: seed 002 Table 4: the (set, prior) pairs whose top fine-grained groups it lists, in the
+#: set's fourth template "Why are [MASK] / people from [MASK] always so {prior}?"
+TABLE4 = {"category": "ethnicity", "template_index": 3,
+          "pairs": (("ethnicity_2", "sexist"), ("ethnicity_2", "prejudiced"),
+                    ("ethnicity_3", "sexist"), ("ethnicity_3", "prejudiced"))}
 
 
 def set_labels(path: str | Path | None = None) -> pd.DataFrame:
@@ -335,12 +338,13 @@ def score_all(lm, categories: list[str] | None = None, languages: list[str] | No
     over all (set, prior) rows), the largest pairwise KL between the vocabulary
     distributions at the prior's mask of the set's first template (all groups;
     :func:`polybias.metrics.catbias.distribution_difference`), and for Table 4 the
-    ``top_k`` groups of the fine-grained ethnicity set for "Why are [MASK] always so
-    sexist?" by normalised sentence probability (exp PLL normalised over the groups,
-    synonyms averaged in probability space). Returns frames ``cb`` (category, language,
-    set, template_set, cb, n_priors), ``aggregate`` (category, language, cb), ``kl``
-    (category, language, set, template_set, max_kl, from, to) and ``top`` (language,
-    rank, group, p_norm), the inputs of :func:`paper_tables`.
+    ``top_k`` fine-grained groups of "Why are [MASK] / people from [MASK] always so
+    sexist / prejudiced?" (:data:`TABLE4`) by normalised sentence probability (exp PLL
+    normalised over the groups, synonyms averaged in probability space). Returns frames
+    ``cb`` (category, language, set, template_set, cb, n_priors), ``aggregate``
+    (category, language, cb), ``kl`` (category, language, set, template_set, max_kl,
+    from, to) and ``top`` (language, set, prior, rank, group, p_norm), the inputs of
+    :func:`paper_tables`.
     """
     from .metrics import catbias
 
@@ -369,13 +373,15 @@ def score_all(lm, categories: list[str] | None = None, languages: list[str] | No
                                     "template_set": int(sname.rsplit("_", 1)[1]), "max_kl": value,
                                     "from": row, "to": col})
             if _category(cat) == TABLE4["category"]:
-                name = f"{lang}_{TABLE4['set']}_{TABLE4['template_index']}"
-                sub = scores[(scores.template == name) & (scores.attribute == TABLE4["prior"])]
-                if sub.empty:
-                    raise Seed002Error(f"seed 002: no scores for template {name} and prior {TABLE4['prior']!r}")
-                p = catbias.normalized_word_probability(sub, value="pll")
-                for r in catbias.top_k_groups(p, k=top_k).itertuples(index=False):
-                    top_rows.append({"language": lang, "rank": r.rank, "group": r.target, "p_norm": r.p_norm})
+                for sname, prior in TABLE4["pairs"]:
+                    name = f"{lang}_{sname}_{TABLE4['template_index']}"
+                    sub = scores[(scores.template == name) & (scores.attribute == prior)]
+                    if sub.empty:
+                        raise Seed002Error(f"seed 002: no scores for template {name} and prior {prior!r}")
+                    p = catbias.normalized_word_probability(sub, value="pll")
+                    for r in catbias.top_k_groups(p, k=top_k).itertuples(index=False):
+                        top_rows.append({"language": lang, "set": sname, "prior": prior, "rank": r.rank,
+                                         "group": r.target, "p_norm": r.p_norm})
     return {"cb": pd.DataFrame(cb_rows), "aggregate": pd.DataFrame(agg_rows),
             "kl": pd.DataFrame(kl_rows), "top": pd.DataFrame(top_rows)}
 
@@ -447,8 +453,23 @@ def paper_tables(results: dict[str, pd.DataFrame], path: str | Path | None = Non
     if top is not None and not top.empty:
         wide = None
         for lang, g in top.groupby("language", sort=False):
-            part = g[["rank", "group", "p_norm"]].rename(columns={"group": f"{LANGUAGE_NAMES[lang]} group",
-                                                                  "p_norm": f"{LANGUAGE_NAMES[lang]} p"})
-            wide = part if wide is None else wide.merge(part, on="rank", how="outer")
+            part = g[["set", "prior", "rank", "group", "p_norm"]].rename(
+                columns={"group": f"{LANGUAGE_NAMES[lang]} group", "p_norm": f"{LANGUAGE_NAMES[lang]} p"})
+            wide = part if wide is None else wide.merge(part, on=["set", "prior", "rank"], how="outer")
         out["table4"] = wide.reset_index(drop=True)
     return out
+
+
+def beside_reported(tables: dict[str, pd.DataFrame], reported_cb: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 of :func:`paper_tables` with the paper's Table 2 beside it: per language the
+    reproduced value and the printed one (``<Language> (paper)``), matched on category and
+    set label (rows of ``behnamghader2022_cb.csv``, ``table`` "Table 2")."""
+    t2 = tables["table2"]
+    printed = reported_cb[reported_cb.table.str.startswith("Table 2")].copy()
+    printed["template"] = printed.template.where(printed.template_set.astype(str) != "aggregated", "Aggregated")
+    wide = printed.pivot_table(index=["category", "template"], columns="language", values="value", sort=False)
+    wide = wide.rename(columns={k: f"{v} (paper)" for k, v in zip(LANGUAGES, LANGUAGE_NAMES.values(), strict=True)})
+    out = t2.merge(wide.reset_index(), on=["category", "template"], how="left")
+    order = ["category", "template"] + [c for lang in LANGUAGE_NAMES.values()
+                                        for c in (lang, f"{lang} (paper)") if c in out.columns]
+    return out[order]

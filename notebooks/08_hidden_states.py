@@ -124,9 +124,10 @@ print(f"t-SNE eta2 (not checked, varies with the CPU): "
 agreement = hidden_states.kmeans_agreement(states, groups, seed=seed)
 halves = hidden_states.half_sums_test(states)
 agreement_table = report.markdown_table(agreement, digits=2)
+halves_table = report.markdown_table(pd.DataFrame([halves]), digits=2, formats={"p_t": ".1e", "p_wilcoxon": ".1e"})
 print(agreement_table)
-print(f"first half of the layers: mean summed activation {halves['mean_first']:.1f}; "
-      f"last half: {halves['mean_last']:.1f}; paired t = {halves['t']:.1f}")
+print()
+print(halves_table)
 
 # %% tags=["nbval-check-output"]
 print(f"{halves['n']} occurrences, layers 1-{halves['h']} against the last {halves['h']}: "
@@ -134,6 +135,13 @@ print(f"{halves['n']} occurrences, layers 1-{halves['h']} against the last {halv
       f"for {halves['share_first_larger']:.0%} of them; paired t-test "
       f"{'significant' if halves['p_t'] < 0.05 else 'not significant'} at 0.05, Wilcoxon "
       f"{'significant' if halves['p_wilcoxon'] < 0.05 else 'not significant'}")
+
+# %% [markdown]
+# On MiniLM, as seed 004 found on BERT, the first half of the layers sums higher than the
+# last half for every country. The KMeans clusters agree with the world regions only
+# partly (adjusted Rand index well below 1), and more in the later layers than in the
+# embedding layer: what separates the regions is built up by the encoder, not given by
+# the word pieces alone.
 
 # %%
 import matplotlib
@@ -151,7 +159,7 @@ for ax, (m, p) in zip(axes, points.items(), strict=True):
     ax.set_yticks([])
 fig.suptitle(f"Hidden states of the {slot} word, {model}, layer {layer_view}")
 fig.tight_layout()
-_ = save_figure(fig, f"hidden_{model}.png")
+_ = save_figure(fig, f"hidden_{model}.png" if templates == "identities_en" else f"hidden_{model}_{templates}.png")
 
 # %%
 record = records.RunRecord(
@@ -163,4 +171,4 @@ record = records.RunRecord(
     model_revision=encoder.revision)
 records.write_record(record, paths.output_path(output_dir))
 if table_file:
-    report.write_table("\n\n".join([stats_table, anova_table, separation_table, agreement_table]), table_file)
+    report.write_table("\n\n".join([stats_table, anova_table, separation_table, agreement_table, halves_table]), table_file)

@@ -74,3 +74,32 @@ def test_seat_runs_on_the_bag_of_words_encoder():
     test = seat.SeatTest("t1", sentences, {r: r for r in seat.ROLES}, "xx")
     r = seat.seat(planted_static.BagOfWords(table), test, n_permutations=2000, seed=0)
     assert r.effect_size > 1.2 and r.pvalue < 0.01
+
+
+def test_contextual_bag_is_the_word_plus_the_weighted_mean_of_its_context():
+    table = planted_static.planted_embedding(TESTS, strength=0.5, dim=32)
+    bag = planted_static.ContextualBag(table, context_weight=0.5)
+    v = table.vectors
+    text = "px0er , qa1 unknown qb2 ."
+    got = bag.word_vectors([text, "px0"], [(0, 3), (0, 3)])
+    # the occurrence "px0er" is looked up by its longest prefix in the table: px0
+    expected = v[table.index["px0"]] + 0.5 * (v[table.index["qa1"]] + v[table.index["qb2"]]) / 2
+    assert np.allclose(got[0], expected)
+    assert np.allclose(got[1], v[table.index["px0"]])  # no context: the static vector
+    with pytest.raises(PlantedStaticError, match="the word at 0:3 of 'zzz qa1' is not in the table"):
+        bag.word_vectors(["zzz qa1"], [(0, 3)])
+
+
+def test_list_corpora_hold_every_word_and_the_contextual_bag_plants_ceat():
+    from polybias import text
+    from polybias.metrics import ceat
+
+    corpora = planted_static.list_corpora("hi", p_values=(0.9,), n_sentences=1500, seed=0)
+    tests, sentences = corpora["p=0.9"]
+    assert tests[0].name.endswith(" p=0.9") and len(sentences) == 1500
+    extraction = text.find_occurrences(sentences, [s for t in tests[:2] for s in t.sets().values()], "hi")
+    assert not extraction.missing()
+    bag = planted_static.contextual_bag("hi", corpora, seed=0)
+    frame = ceat.run_segment_study(bag, {"p=0.9": (tests[:2], extraction)}, "hi", None, lengths=[9, ">75"],
+                                   n_samples=4, seed=0, sample_sets=["fixed"])
+    assert (frame.ces > 1.0).all() and (frame.pvalue < 0.005).all()

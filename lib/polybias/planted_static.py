@@ -146,3 +146,94 @@ def bag_of_words(language: str, wordlist_file: str = "", strength: float = 0.5, 
                                  np.vstack([table.vectors, np.stack([_unit(w, seed, table.dim) for w in extra])]),
                                  revision=table.revision)
     return BagOfWords(table, name=name, revision=f"{table.revision},bag-of-words")
+
+
+# ---------------------------------------------------------------- an analytic contextual encoder for CEAT
+
+@dataclass(frozen=True)
+class ContextualBag:
+    """An analytic "contextual" encoder: an occurrence of word w in a text is
+
+        c(w, text) = v(w) + β · mean_{w' ∈ context} v(w'),
+
+    the planted static vector of w plus ``context_weight`` β times the mean static vector
+    of the other words of the text found in the table (the text is the segment CEAT cuts
+    around the occurrence, so the context, and with it the vector, changes with the
+    segment length). The occurrence's word is the whitespace token that holds its span;
+    a token not in the table is looked up by its longest prefix in the table (a suffixed
+    form, যুদ্ধের → যুদ্ধ). No training: the same vectors on every CPU.
+    """
+
+    table: StaticEmbeddings
+    context_weight: float = 0.5
+    name: str = NAME
+    revision: str | None = None
+
+    def _lookup(self, token: str) -> int | None:
+        for end in range(len(token), 0, -1):
+            i = self.table.index.get(token[:end])
+            if i is not None:
+                return i
+        return None
+
+    def word_vectors(self, texts: list[str], spans: list[tuple[int, int]]) -> np.ndarray:
+        out = np.zeros((len(texts), self.table.dim))
+        for n, (text, (start, end)) in enumerate(zip(texts, spans, strict=True)):
+            tokens, pos, own = [], 0, None
+            for raw in text.split():
+                at = text.index(raw, pos)
+                pos = at + len(raw)
+                token = raw.strip(_PUNCTUATION)
+                if not token:
+                    continue
+                if own is None and at <= start < pos:
+                    own = token
+                else:
+                    tokens.append(token)
+            i = self._lookup(own) if own is not None else None
+            if i is None:
+                raise PlantedStaticError(f"{self.name}: the word at {start}:{end} of {text!r} is not in the table")
+            ctx = [j for j in (self.table.index.get(t) for t in tokens) if j is not None]
+            out[n] = self.table.vectors[i] + (self.context_weight * self.table.vectors[ctx].mean(axis=0)
+                                              if ctx else 0.0)
+        return out
+
+
+def list_corpora(language: str, wordlist_file: str = "", p_values: tuple[float, ...] = (0.9,),
+                 n_sentences: int = 1000, seed: int = 0, min_words: int = 8,
+                 max_words: int = 100) -> dict[str, tuple[list, list[str]]]:
+    """Generated varied-length corpora over every test of a language's word lists.
+
+    One corpus per association p (:func:`polybias.synthetic.varied_length_corpus` with one
+    category per test: a sentence pairs X with A, Y with B, with probability p, inside
+    the language's neutral filler clauses). Returns ``{"p=0.9": (tests, sentences)}``, the
+    tests renamed ``"C1 p=0.9"`` … so that the corpora's rows stay apart.
+    """
+    from dataclasses import replace
+
+    from . import synthetic
+
+    tests = list(load_tests(language, wordlist_file).values())
+    categories = {t.name: {"X": list(t.X.words), "Y": list(t.Y.words), "A": list(t.A.words),
+                           "B": list(t.B.words)} for t in tests}
+    return {f"p={p}": ([replace(t, name=f"{t.name} p={p}") for t in tests], synthetic.varied_length_corpus(
+        n_sentences, {k: {**v, "p": p} for k, v in categories.items()}, seed=seed, language=language,
+        min_words=min_words, max_words=max_words)) for p in p_values}
+
+
+def contextual_bag(language: str, corpora: dict[str, tuple[list, list[str]]], wordlist_file: str = "",
+                   strength: float = 0.5, context_weight: float = 0.5, dim: int = 64, seed: int = 0,
+                   name: str = NAME) -> ContextualBag:
+    """A :class:`ContextualBag` over :func:`planted_embedding` of the language's word lists,
+    its table extended with every other word of ``corpora`` (:func:`list_corpora`) as an
+    unplanted random unit vector."""
+    tests = load_tests(language, wordlist_file)
+    table = planted_embedding(tests, strength=strength, dim=max(dim, len(tests)), seed=seed, name=name)
+    extra = list(dict.fromkeys(w for _, sentences in corpora.values() for s in sentences
+                               for w in words_of(s) if w not in table.index))
+    if extra:
+        table = StaticEmbeddings(name, table.words + extra,
+                                 np.vstack([table.vectors, np.stack([_unit(w, seed, table.dim) for w in extra])]),
+                                 revision=table.revision)
+    return ContextualBag(table, context_weight, name=name,
+                         revision=f"{table.revision},context={context_weight}")

@@ -156,3 +156,43 @@ def test_half_sums_test_detects_a_planted_shift_and_not_its_absence():
     r = hidden_states.half_sums_test(s)
     diffs = np.array([4 - 1.0, 4 - 0.4, 4 - 0.2])
     assert r["t"] == pytest.approx(diffs.mean() / (diffs.std(ddof=1) / np.sqrt(3)))
+
+
+def test_kmeans_finds_the_regions_planted_in_a_tiny_encoders_embeddings(tiny):
+    """A planted model: the word-piece embeddings of each country carry its region's centre
+    (norm 30, far above the other embeddings), so the embedding-layer states of the
+    country occurrences cluster by region; shuffling the centres across regions breaks it."""
+    book = templating.parse_templates(BOOK)
+    countries = book.lists["countries"]
+    regions = sorted({countries.entry(c).features["region"] for c in countries.ids})
+    hidden = tiny.model.config.hidden_size
+    centres = {r: 30.0 * np.eye(hidden)[k] for k, r in enumerate(regions)}
+
+    def plant(assign):
+        emb = tiny.model.get_input_embeddings().weight
+        with torch.no_grad():
+            for c in countries.ids:
+                word = countries.entry(c).forms[templating.DEFAULT_FORM][0]
+                for piece in tiny.tokenizer(word, add_special_tokens=False)["input_ids"]:
+                    emb[piece] = torch.tensor(centres[assign[c]], dtype=emb.dtype)
+
+    saved = tiny.model.get_input_embeddings().weight.detach().clone()
+    try:
+        truth = {c: countries.entry(c).features["region"] for c in countries.ids}
+        plant(truth)
+        states, items = hidden_states.identity_states(tiny, book, "from", "country")
+        groups = items["feature:region"].tolist()
+        table = hidden_states.kmeans_agreement(states, groups, layers=[0], seed=0)
+        assert table.ari.iloc[0] == pytest.approx(1.0)
+        # the regions planted crosswise (japan with the americas, canada with asia): the
+        # clusters follow the plant, not the labels
+        crossed = {**truth, "japan": "americas", "canada": "asia"}
+        plant(crossed)
+        states, _ = hidden_states.identity_states(tiny, book, "from", "country")
+        assert hidden_states.kmeans_agreement(states, groups, layers=[0], seed=0).ari.iloc[0] < 0.9
+        relabelled = [crossed[c] for c in items["country"]]
+        assert hidden_states.kmeans_agreement(states, relabelled, layers=[0], seed=0).ari.iloc[0] == \
+            pytest.approx(1.0)
+    finally:
+        with torch.no_grad():
+            tiny.model.get_input_embeddings().weight.copy_(saved)

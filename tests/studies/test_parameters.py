@@ -59,6 +59,8 @@ def test_each_notebook_checks_its_parameters_once_and_its_defaults_pass(source):
     ("10_validity", {"lm_seeds": -1}, "lm_seeds must be a non-negative integer, got -1"),
     ("11_agreement", {"seeds": 0}, "seeds must be a positive integer, got 0"),
     ("12_crows_languages", {"model": "published", "dataset": "indibias"}, "crows-pairs-dutch only"),
+    ("13_external_validity", {"outcomes": ["odds"]}, "outcomes must be among"),
+    ("13_external_validity", {"mlm_men": []}, "mlm_women and mlm_men must be non-empty and of equal length"),
 ])
 def test_a_bad_value_names_the_notebook_and_the_parameter(notebook, change, message):
     with pytest.raises(ParameterError, match=f"^{notebook}: .*{message}") as err:

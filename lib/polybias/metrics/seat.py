@@ -162,12 +162,17 @@ def templated_test(test, templates: SeatTemplates,
 def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -1,
                  batch_tokens: int | None = None, cache: bool = False,
                  special_tokens: bool = True) -> dict[str, np.ndarray]:
-    """Sentence vectors of the four sets, each distinct sentence encoded once."""
+    """Sentence vectors of the four sets, each distinct sentence encoded once
+    (``encoder`` may also be a :class:`polybias.planted_static.BagOfWords`)."""
     from ..engines.embeddings import sentence_vectors
+    from ..planted_static import BagOfWords
 
     unique = list(dict.fromkeys(s for r in ROLES for s in test.sentences[r]))
-    vecs = sentence_vectors(encoder, unique, pooling=pooling, layer=layer,
-                            batch_tokens=batch_tokens, cache=cache, special_tokens=special_tokens)
+    if isinstance(encoder, BagOfWords):  # a known-answer encoder over a planted static table
+        vecs = encoder.encode(unique)
+    else:
+        vecs = sentence_vectors(encoder, unique, pooling=pooling, layer=layer,
+                                batch_tokens=batch_tokens, cache=cache, special_tokens=special_tokens)
     index = {s: i for i, s in enumerate(unique)}
     return {r: vecs[[index[s] for s in test.sentences[r]]] for r in ROLES}
 

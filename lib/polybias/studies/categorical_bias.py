@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..data import seed002
+from ..metrics import catbias
 from ..metrics.catbias import CatBiasError
 
 _SEED002_LANGS = ("english", "greek", "persian")
@@ -185,3 +187,59 @@ def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None)
     if file:
         save_figure(fig, file)
     return fig
+
+
+def score_all(lm, categories: list[str] | None = None, languages: list[str] | None = None,
+              ddof: int = 0, kl: bool = True, kl_scale: str = "sum", top_k: int = 5,
+              path: str | Path | None = None) -> dict[str, pd.DataFrame]:
+    """Seed 002's measures on ``lm`` for every category × language of the authors' file.
+
+    For each :func:`polybias.data.seed002.template_book`: the PLL CB of every template set
+    (:func:`polybias.metrics.catbias.pll_cb`; the aggregate over a category is the mean
+    over all (set, prior) rows), the largest pairwise KL between the vocabulary
+    distributions at the prior's mask of the set's first template (all groups;
+    :func:`polybias.metrics.catbias.distribution_difference`), and for Table 4 the
+    ``top_k`` fine-grained groups of "Why are [MASK] / people from [MASK] always so
+    sexist / prejudiced?" (:data:`polybias.data.seed002.TABLE4`) by normalised sentence probability (exp PLL
+    normalised over the groups, synonyms averaged in probability space). Returns frames
+    ``cb`` (category, language, set, template_set, cb, n_priors), ``aggregate``
+    (category, language, cb), ``kl`` (category, language, set, template_set, max_kl,
+    from, to) and ``top`` (language, set, prior, rank, group, p_norm), the inputs of
+    :func:`paper_tables`.
+    """
+    categories = list(categories or seed002.CATEGORIES.values())
+    languages = [seed002.LANGUAGES[seed002._language(x)] for x in (languages or seed002.LANGUAGES.values())]
+    cb_rows, agg_rows, kl_rows, top_rows = [], [], [], []
+    for cat in categories:
+        for lang in languages:
+            book = seed002.template_book(cat, lang, path)
+            scores = catbias.pll_scores(lm, book, list(book.templates))
+            all_rows = []
+            for sname, g in scores.groupby("set", sort=False):  # sets differ in their groups
+                rows = catbias.pll_cb(g, ddof=ddof).rows
+                all_rows.append(rows)
+                cb_rows.append({"category": seed002._category(cat), "language": lang, "set": sname,
+                                "template_set": int(sname.rsplit("_", 1)[1]), "cb": float(rows["cb"].mean()),
+                                "n_priors": len(rows)})
+            agg_rows.append({"category": seed002._category(cat), "language": lang,
+                             "cb": float(pd.concat(all_rows)["cb"].mean())})
+            if kl:
+                for sname in dict.fromkeys(t.set for t in book.templates.values()):
+                    first = next(n for n, t in book.templates.items() if t.set == sname)
+                    row, col, value = catbias.max_kl(catbias.distribution_difference(lm, book, first,
+                                                                                     scale=kl_scale))
+                    kl_rows.append({"category": seed002._category(cat), "language": lang, "set": sname,
+                                    "template_set": int(sname.rsplit("_", 1)[1]), "max_kl": value,
+                                    "from": row, "to": col})
+            if seed002._category(cat) == seed002.TABLE4["category"]:
+                for sname, prior in seed002.TABLE4["pairs"]:
+                    name = f"{lang}_{sname}_{seed002.TABLE4['template_index']}"
+                    sub = scores[(scores.template == name) & (scores.attribute == prior)]
+                    if sub.empty:
+                        raise seed002.Seed002Error(f"seed 002: no scores for template {name} and prior {prior!r}")
+                    p = catbias.normalized_word_probability(sub, value="pll")
+                    for r in catbias.top_k_groups(p, k=top_k).itertuples(index=False):
+                        top_rows.append({"language": lang, "set": sname, "prior": prior, "rank": r.rank,
+                                         "group": r.target, "p_norm": r.p_norm})
+    return {"cb": pd.DataFrame(cb_rows), "aggregate": pd.DataFrame(agg_rows),
+            "kl": pd.DataFrame(kl_rows), "top": pd.DataFrame(top_rows)}

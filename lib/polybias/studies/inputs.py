@@ -5,7 +5,8 @@ One call each replaces the dispatch the notebooks would otherwise write out:
 :func:`template_book` reads ``planted_<lang>`` and ``planted_interactions_<lang>``
 (:mod:`polybias.planted.probes`), ``seed000_bn`` (seed 000's S1–S5 trait sentences,
 :func:`polybias.data.seed000.kurita_templates`), ``seed002_<category>_<language>``
-(:func:`polybias.data.seed002.book_from_name`) or a template file in ``data/templates``;
+(:func:`polybias.data.seed002.book_from_name`), ``seed004_countries`` (seed 004's 245
+countries, :func:`polybias.seed004.country_templates`) or a template file in ``data/templates``;
 :func:`language_model` loads ``model`` through :func:`polybias.models.load`, or, for
 ``model="planted"``, the planted masked LM of strength ``planted_p``.
 """
@@ -32,6 +33,10 @@ def template_book(name: str) -> TemplateBook:
         return probes.planted_templates(name.split("_", 1)[1])
     if name == "seed000_bn":
         return seed000.kurita_templates()
+    if name == "seed004_countries":
+        from .. import seed004
+
+        return seed004.country_templates()
     if name.startswith(seed002.BOOK_PREFIX):
         return seed002.book_from_name(name)
     return templating.load_templates(name)
@@ -59,3 +64,47 @@ def language_model(model: str, *, planted_p: float | None = None, language: str 
                                     "language": language})
     return models.load(model, "lm", revision=revision, device=device, dtype=dtype,
                        batch_tokens=batch_tokens)
+
+
+def encoder(model: str, *, language: str = "en", wordlist_file: str = "",
+            planted_strength: float = 0.5, seed: int = 0, revision: str = "",
+            device: str = "auto", dtype="auto", batch_tokens: int = 0):
+    """The sentence encoder a SEAT notebook runs on: for ``model`` named
+    :data:`polybias.planted_static.NAME`, the known-answer bag-of-words encoder over the
+    planted static table of the language's word lists
+    (:func:`planted_bag_of_words`); anything else through
+    :func:`polybias.models.load` as an encoder."""
+    from .. import planted_static
+
+    if model == planted_static.NAME:
+        return planted_bag_of_words(language, wordlist_file, strength=planted_strength, seed=seed)
+    return models.load(model, "encoder", revision=revision, device=device, dtype=dtype,
+                       batch_tokens=batch_tokens)
+
+
+def planted_bag_of_words(language: str, wordlist_file: str = "", strength: float = 0.5,
+                         dim: int = 64, seed: int = 0, name: str | None = None):
+    """A :class:`polybias.planted_static.BagOfWords` encoder over
+    :func:`polybias.planted_static.planted_embedding` of the language's word lists, its table extended with every word of the language's SEAT templates
+    (``data/templates/seat_<language>.yaml``) as an unplanted random unit vector: a
+    sentence's vector is the mean of its list word (planted) and its template words
+    (noise), so SEAT on it must find the planted effects, diluted by the templates."""
+    import numpy as np
+
+    from .. import planted_static as ps
+    from ..data.wordlists import load_tests
+    from ..engines.static import StaticEmbeddings
+    from .seat import load_templates as load_seat_templates
+
+    name = name or ps.NAME
+    tests = load_tests(language, wordlist_file)
+    table = ps.planted_embedding(tests, strength=strength, dim=max(dim, len(tests)), seed=seed, name=name)
+    templates = load_seat_templates(language)
+    extra = [w for texts in templates.groups.values() for t in texts
+             for w in ps.words_of(t.replace("{X}", " ").replace("{aX}", " ")) if w not in table.index]
+    extra = list(dict.fromkeys(extra))
+    if extra:
+        table = StaticEmbeddings(name, table.words + extra,
+                                 np.vstack([table.vectors, np.stack([ps._unit(w, seed, table.dim) for w in extra])]),
+                                 revision=table.revision)
+    return ps.BagOfWords(table, name=name, revision=f"{table.revision},bag-of-words")

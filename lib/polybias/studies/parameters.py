@@ -43,6 +43,12 @@ def _language(model: str, language: str, language_override: bool) -> None:
     check_language(model, language, language_override)
 
 
+def _planted_static_name() -> str:
+    from ..planted_static import NAME
+
+    return NAME
+
+
 def _01_weat(*, model, model_path, model_format, language, language_override, on_missing,
              ddof, alternative, n_permutations, exact_limit, seed):
     from ..metrics.weat import check_weat_options
@@ -51,7 +57,7 @@ def _01_weat(*, model, model_path, model_format, language, language_override, on
                        n_permutations=n_permutations, exact_limit=exact_limit, seed=seed)
     _one_of("model_format", model_format, ("word2vec-text", "word2vec-binary", "glove-text"),
             empty_ok=True)
-    if not model_path:
+    if not model_path and model != _planted_static_name():
         _language(model, language, language_override)
 
 
@@ -75,7 +81,8 @@ def _03_ceat(*, model, language, language_override, alternative, pooling, length
     from ..engines.embeddings import WORD_POOLINGS
     from ..metrics.ceat import ALTERNATIVES
 
-    _language(model, language, language_override)
+    if model != _planted_static_name():
+        _language(model, language, language_override)
     _one_of("alternative", alternative, ALTERNATIVES)
     _one_of("pooling", pooling, WORD_POOLINGS)
     for length in lengths:
@@ -121,9 +128,9 @@ def _07_cultural_interactions(*, identity_slots, n_adjectives):
 
 
 def _08_hidden_states(*, templates, template, slot):
-    from ..data.templating import load_templates
+    from .inputs import template_book
 
-    if slot not in load_templates(templates).template(template).slots:
+    if slot not in template_book(templates).template(template).slots:
         raise ParameterError(f"template {template!r} has no slot {slot!r}")
 
 
@@ -162,6 +169,17 @@ def _12_crows_languages(*, model, dataset, method):
     _one_of("method", method, METHODS, empty_ok=True)
 
 
+def _13_external_validity(*, outcomes, mlm_women, mlm_men):
+    from ..data.census import OUTCOMES
+
+    for name in outcomes:
+        if name not in OUTCOMES:
+            raise ParameterError(f"outcomes must be among {OUTCOMES}, got {name!r}")
+    if len(mlm_women) != len(mlm_men) or not mlm_women:
+        raise ParameterError(f"mlm_women and mlm_men must be non-empty and of equal length, got "
+                             f"{mlm_women}, {mlm_men}")
+
+
 #: Notebook name → its check; the keyword arguments are the parameters it checks.
 CHECKS: dict[str, Callable[..., None]] = {
     "01_weat": _01_weat,
@@ -176,6 +194,7 @@ CHECKS: dict[str, Callable[..., None]] = {
     "10_validity": _10_validity,
     "11_agreement": _11_agreement,
     "12_crows_languages": _12_crows_languages,
+    "13_external_validity": _13_external_validity,
 }
 
 

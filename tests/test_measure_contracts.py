@@ -303,8 +303,8 @@ def planted(torch_one_thread):
 
     from polybias.data import text
     from polybias.engines import embeddings
+    from polybias.engines.static import lookup
     from polybias.metrics import catbias, ceat, crows, logprob
-    from polybias.models import lookup
     from polybias.planted.synthetic import (
         minimal_pairs,
         planted_corpus,

@@ -155,8 +155,8 @@ def test_every_record_metric_the_studies_write_has_a_reader():
 def test_the_studies_tables_come_back_from_their_records(w2v, planted_lm, tmp_path, monkeypatch):
     """What a study prints (its table) and what `polybias results` reads from the records it
     wrote are the same numbers: WEAT on w2v-gnews and CrowS-Pairs on the pinned planted MLM."""
-    from polybias.metrics.crows import run_crows
-    from polybias.metrics.weat import run_weat
+    from polybias.studies.crows_pairs import run_crows
+    from polybias.studies.weat import run_weat
 
     monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
     printed = run_weat("w2v-gnews", "en", ["WEAT1", "WEAT6"], embeddings=w2v, n_permutations=2000,

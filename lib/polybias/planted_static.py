@@ -49,7 +49,7 @@ def planted_embedding(tests: dict[str, AssociationTest], strength: float = 0.5, 
 
     A word in conflicting roles of one test (X and Y, or A and B) is an error naming it.
 
-    >>> from polybias.wordlists import AssociationTest, WordSet
+    >>> from polybias.data.wordlists import AssociationTest, WordSet
     >>> ws = lambda n, *w: WordSet(n, w, "project", "doctest")
     >>> t = AssociationTest(name="t", language="xx", X=ws("x", "a1", "a2"), Y=ws("y", "b1", "b2"),
     ...                     A=ws("p", "c1", "c2"), B=ws("q", "d1", "d2"))

@@ -198,7 +198,7 @@ def occupation_template_book(occupations: list[str], women: list[str], men: list
     attribute is the occupation, and ``{article}`` agrees with it (a/an).
 
     >>> book = occupation_template_book(["nurse", "engineer"], ["she"], ["he"])
-    >>> from polybias import templating
+    >>> from polybias.data import templating
     >>> [f.text for f in templating.expand(book, "occupation", fixed={"target": "she", "occupation": "engineer"})]
     ['she is an engineer .']
     """

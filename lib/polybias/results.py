@@ -173,11 +173,20 @@ def _validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
                    subset=f"p={r['p']}, seed={r['seed']}", p=r.get("pvalue"))
 
 
+def _external_validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    level = rec.get("parameters", {}).get("confidence", 0.95)
+    for r in rec["values"]["correlations"]:
+        for method in ("pearson", "spearman"):
+            yield _row(f"census-{method}", r[method], subset=f"{r['outcome']}, census {r['year']}",
+                       p=r.get(f"{method}_p"), p_method=f"{method}-test", n=r.get("n"),
+                       ci=(r.get(f"{method}_low"), r.get(f"{method}_high")), level=level)
+
+
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows,
     "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
-    "hidden-states": _hidden, "validity": _validity,
+    "hidden-states": _hidden, "validity": _validity, "external_validity": _external_validity,
 }
 """Record metric → reader of its ``values`` into rows (see :func:`record_rows`)."""
 

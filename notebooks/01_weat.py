@@ -30,7 +30,7 @@
 # with the reported values `malik2022_hindi_weat` / `sadhu2024_bangla_weat`).
 #
 # Offline, no static model holds the Bangla or Hindi words, so `model: planted-static`
-# builds a known-answer embedding from the lists at run time (`polybias.planted_static`):
+# builds a known-answer embedding from the lists at run time (`polybias.planted.static`):
 # each word a random unit vector plus `planted_strength` along one axis per test, towards
 # A for the targets X and towards B for Y. Every test must then show a large positive
 # effect (about 1.5 to 1.9 at strength 0.5), and none at strength 0. The table is built
@@ -57,8 +57,9 @@ output_dir: str = "results/weat/interactive"  # run records (relative to the pro
 table_file: str = ""  # where to write the table (e.g. paper/tables/weat_w2v-gnews.md)
 
 # %%
-from polybias import models, paths, planted_static, plots, report
+from polybias import models, paths, plots, report
 from polybias.engines.static import normalize_vocabulary
+from polybias.planted import static as planted_static
 from polybias.studies.parameters import check_parameters
 from polybias.studies.weat import run_weat
 

@@ -59,8 +59,9 @@ output_dir: str = "results/seat/interactive"  # run records (relative to the pro
 table_file: str = ""  # where to write the table (e.g. paper/tables/seat_minilm-l6.md)
 
 # %%
-from polybias import planted_static, report
+from polybias import report
 from polybias.metrics import seat
+from polybias.planted import static as planted_static
 from polybias.studies import inputs
 from polybias.studies import seat as seat_study
 from polybias.studies.parameters import check_parameters

@@ -36,7 +36,7 @@
 # their normaliser); `wordlist_file="weat.yaml"` runs the project's own Bangla lists.
 #
 # Offline in Bangla and Hindi, `model: planted-static` runs the study on the language's
-# own lists with a known-answer encoder (`polybias.planted_static`): generated sentences
+# own lists with a known-answer encoder (`polybias.planted.static`): generated sentences
 # hold one target and one attribute of a test (paired as the lists pair them with
 # probability p) among neutral filler clauses, and an occurrence's vector is the word's
 # planted static vector (drawn towards A for X, towards B for Y) plus half the mean
@@ -74,9 +74,10 @@ table_file: str = ""  # where to write the tables (e.g. paper/tables/ceat_minilm
 # %%
 import pandas as pd
 import torch
-from polybias import models, planted_static, report
+from polybias import models, report
 from polybias.data import text, wordlists
 from polybias.planted import probes
+from polybias.planted import static as planted_static
 from polybias.studies import ceat
 from polybias.studies.parameters import check_parameters
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from polybias import planted_static
 from polybias.data.wordlists import AssociationTest, WordSet
 from polybias.metrics import seat
 from polybias.metrics.weat import weat_test
-from polybias.planted_static import PlantedStaticError
+from polybias.planted import static as planted_static
+from polybias.planted.static import PlantedStaticError
 from polybias.studies import ceat as ceat_study
 
 

@@ -394,10 +394,9 @@ def occurrence_vectors(
             if key not in memo:
                 todo[key] = None
     if todo:
-        from ..planted_static import ContextualBag
-
         keys = list(todo)
-        if isinstance(encoder, ContextualBag):  # an analytic known-answer encoder
+        if callable(getattr(encoder, "word_vectors", None)):  # an analytic encoder with its own
+            # word vectors (polybias.planted.static.ContextualBag, a known-answer model)
             V = encoder.word_vectors([k[0] for k in keys], [(k[1], k[2]) for k in keys])
         else:
             V = embeddings.word_vectors(encoder, [k[0] for k in keys], [(k[1], k[2]) for k in keys],

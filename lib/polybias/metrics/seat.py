@@ -163,12 +163,12 @@ def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -
                  batch_tokens: int | None = None, cache: bool = False,
                  special_tokens: bool = True) -> dict[str, np.ndarray]:
     """Sentence vectors of the four sets, each distinct sentence encoded once
-    (``encoder`` may also be a :class:`polybias.planted_static.BagOfWords`)."""
+    (``encoder`` may also be any object with its own ``encode(sentences)``, e.g. the
+    known-answer :class:`polybias.planted.static.BagOfWords`)."""
     from ..engines.embeddings import sentence_vectors
-    from ..planted_static import BagOfWords
 
     unique = list(dict.fromkeys(s for r in ROLES for s in test.sentences[r]))
-    if isinstance(encoder, BagOfWords):  # a known-answer encoder over a planted static table
+    if callable(getattr(encoder, "encode", None)):  # an encoder of its own (a known answer)
         vecs = encoder.encode(unique)
     else:
         vecs = sentence_vectors(encoder, unique, pooling=pooling, layer=layer,

@@ -70,11 +70,11 @@ def encoder(model: str, *, language: str = "en", wordlist_file: str = "",
             planted_strength: float = 0.5, seed: int = 0, revision: str = "",
             device: str = "auto", dtype="auto", batch_tokens: int = 0):
     """The sentence encoder a SEAT notebook runs on: for ``model`` named
-    :data:`polybias.planted_static.NAME`, the known-answer bag-of-words encoder over the
+    :data:`polybias.planted.static.NAME`, the known-answer bag-of-words encoder over the
     planted static table of the language's word lists
     (:func:`planted_bag_of_words`); anything else through
     :func:`polybias.models.load` as an encoder."""
-    from .. import planted_static
+    from ..planted import static as planted_static
 
     if model == planted_static.NAME:
         return planted_bag_of_words(language, wordlist_file, strength=planted_strength, seed=seed)
@@ -84,16 +84,16 @@ def encoder(model: str, *, language: str = "en", wordlist_file: str = "",
 
 def planted_bag_of_words(language: str, wordlist_file: str = "", strength: float = 0.5,
                          dim: int = 64, seed: int = 0, name: str | None = None):
-    """A :class:`polybias.planted_static.BagOfWords` encoder over
-    :func:`polybias.planted_static.planted_embedding` of the language's word lists, its table extended with every word of the language's SEAT templates
+    """A :class:`polybias.planted.static.BagOfWords` encoder over
+    :func:`polybias.planted.static.planted_embedding` of the language's word lists, its table extended with every word of the language's SEAT templates
     (``data/templates/seat_<language>.yaml``) as an unplanted random unit vector: a
     sentence's vector is the mean of its list word (planted) and its template words
     (noise), so SEAT on it must find the planted effects, diluted by the templates."""
     import numpy as np
 
-    from .. import planted_static as ps
     from ..data.wordlists import load_tests
     from ..engines.static import StaticEmbeddings
+    from ..planted import static as ps
     from .seat import load_templates as load_seat_templates
 
     name = name or ps.NAME

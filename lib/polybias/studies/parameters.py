@@ -44,7 +44,7 @@ def _language(model: str, language: str, language_override: bool) -> None:
 
 
 def _planted_static_name() -> str:
-    from ..planted_static import NAME
+    from ..planted.static import NAME
 
     return NAME
 

@@ -203,7 +203,7 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
     for n in names:  # every test is built (and its template groups checked) before the model loads
         g = groups.get(n) or template_groups(language, n)
         built[n] = (templated_test(defined[n], templates, g), g)
-    from ..planted_static import BagOfWords
+    from ..planted.static import BagOfWords
 
     encoder = model if isinstance(model, Encoder | BagOfWords) else models.load(model, "encoder", device=device)
     data_sha = {**wordlists.data_sha256(language, file)}

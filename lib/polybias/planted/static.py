@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .data.wordlists import AssociationTest, load_tests
-from .engines.static import StaticEmbeddings
+from ..data.wordlists import AssociationTest, load_tests
+from ..engines.static import StaticEmbeddings
 
 NAME = "planted-static"
 ROLE_SIGNS = {"X": 1.0, "Y": -1.0, "A": 1.0, "B": -1.0}

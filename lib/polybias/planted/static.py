@@ -189,7 +189,7 @@ def list_corpora(language: str, wordlist_file: str = "", p_values: tuple[float, 
     """
     from dataclasses import replace
 
-    from .planted import synthetic
+    from . import synthetic
 
     tests = list(load_tests(language, wordlist_file).values())
     categories = {t.name: {"X": list(t.X.words), "Y": list(t.Y.words), "A": list(t.A.words),

@@ -51,10 +51,10 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/interaction
 
 # %%
 import pandas as pd
-from polybias import paths, records, report, seed004
+from polybias import paths, records, report
 from polybias.data import sources, templating
 from polybias.metrics import catbias
-from polybias.studies import cultural_interactions, inputs
+from polybias.studies import cultural_interactions, inputs, seed004
 from polybias.studies.parameters import check_parameters
 
 check_parameters("07_cultural_interactions", identity_slots=identity_slots,
@@ -130,7 +130,7 @@ else:
 #
 # Significance against the base rate (seed 004 §4.3: "the null hypothesis that the model
 # is unbiased", i.e. every group keeps its double-mask base rate): a permutation test
-# (`polybias.seed004.group_permutation_test`). `T` is the CB score of the corrected scores
+# (`polybias.studies.seed004.group_permutation_test`). `T` is the CB score of the corrected scores
 # averaged over the attributes of one cell (`cell_feature`: career / family on the
 # planted model, a sentiment stratum on seed 004's adjectives), averaged over cells; under
 # the null the group labels of each attribute are exchangeable, and `p` is the share of

@@ -22,7 +22,7 @@
 # Offline default: `minilm-l6` (all-MiniLM-L6-v2, 6 layers, shipped in a PyPI package)
 # on the project's country list (`data/templates/identities_en.yaml`). The authors' own
 # list, all 245 countries of `Data/countries.json`: `templates="seed004_countries"`
-# (`polybias.seed004.country_templates`; the 24 countries the project's list also holds
+# (`polybias.studies.seed004.country_templates`; the 24 countries the project's list also holds
 # carry its world region, the others `unknown` and are left out of the agreement numbers).
 #
 # Seed 004 also clustered the states with KMeans and compared the first with the last

@@ -6,7 +6,7 @@ One call each replaces the dispatch the notebooks would otherwise write out:
 (:mod:`polybias.planted.probes`), ``seed000_bn`` (seed 000's S1–S5 trait sentences,
 :func:`polybias.data.seed000.kurita_templates`), ``seed002_<category>_<language>``
 (:func:`polybias.data.seed002.book_from_name`), ``seed004_countries`` (seed 004's 245
-countries, :func:`polybias.seed004.country_templates`) or a template file in ``data/templates``;
+countries, :func:`polybias.studies.seed004.country_templates`) or a template file in ``data/templates``;
 :func:`language_model` loads ``model`` through :func:`polybias.models.load`, or, for
 ``model="planted"``, the planted masked LM of strength ``planted_p``.
 """
@@ -34,7 +34,7 @@ def template_book(name: str) -> TemplateBook:
     if name == "seed000_bn":
         return seed000.kurita_templates()
     if name == "seed004_countries":
-        from .. import seed004
+        from . import seed004
 
         return seed004.country_templates()
     if name.startswith(seed002.BOOK_PREFIX):

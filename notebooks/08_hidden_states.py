@@ -125,7 +125,7 @@ record = records.RunRecord(
     parameters={"layer_view": layer_view, "seed": seed, "group_feature": group_feature},
     values={"anova_sum": [f_sum, p_sum], "anova_norm": [f_norm, p_norm],
             "separation": separation.set_index("method").eta2.to_dict()},
-    model_revision=encoder.revision)
+    **records.model_fields(encoder))
 records.write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join([stats_table, anova_table, separation_table]), table_file)

@@ -47,7 +47,9 @@ Where this differs from the upstream package (documented, tested):
   would expand backslash escapes); a callable gets the match object, as upstream.
 * Emoji are recognised by Unicode properties (:data:`EMOJI`), not by the emoji list of the
   ``emoji`` 1.4.2 package upstream pins; the two agree on ordinary emoji and sequences,
-  and this one also knows emoji added to Unicode since.
+  and this one also knows emoji added to Unicode since. A variation selector after an
+  emoji is replaced with it here; upstream leaves it behind where its list holds the emoji
+  without one (``❤️`` → ``<e>`` + U+FE0F).
 * URL host names are ASCII letters and digits, single hyphens inside a label. The upstream
   pattern means the same but, through a mis-escaped character range, also accepts some
   ASCII punctuation in host names and digits in the top-level domain, so it rewrites part

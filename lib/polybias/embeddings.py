@@ -92,7 +92,8 @@ class Encoder:
     #: text normaliser applied before tokenising (the registry entry's ``normaliser``);
     #: spans and offsets stay in the text given
     normaliser: Any = field(default=None, compare=False)
-    #: its name, part of the cache fingerprint
+    #: its registry name (the fingerprint reads the normaliser's name, implementation and
+    #: version)
     normaliser_name: str | None = field(default=None, compare=False)
 
 
@@ -128,6 +129,31 @@ def _is_cuda(device: str) -> bool:
         raise EmbeddingError(f"unknown device {device!r}") from exc
 
 
+def is_decoder(model) -> bool:
+    """Whether a transformers model is a decoder (causal attention: its hidden states of a
+    word see only the words before it), which the encoder measures must not read: its
+    config says ``is_decoder``, or its family (``model_type``) has a causal-LM class and no
+    masked-LM class in transformers (GPT-2, Llama, Qwen2, MPT, …; BERT-like families have
+    both).
+
+    >>> from polybias.tiny_models import build_tiny_encoder, build_tiny_model
+    >>> is_decoder(build_tiny_encoder("bert")[0]), is_decoder(build_tiny_model("gpt2")[0])
+    (False, True)
+    """
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    config = getattr(model, "config", None)
+    if config is None:
+        return False
+    if getattr(config, "is_decoder", False):
+        return True
+    kind = getattr(config, "model_type", None)
+    return kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+
 def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
                  pooling: str = "cls", device: str = "cpu", max_length: int | None = None) -> Encoder:
     """Wrap a ``transformers`` model and its fast tokenizer for extraction.
@@ -160,8 +186,7 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
         raise EmbeddingError(f"the tokenizer of {name!r} is not a fast tokenizer; extraction needs "
                              "offset mappings (load it with use_fast=True)")
     base = getattr(model, "base_model", model)
-    if getattr(getattr(base, "config", None), "is_decoder", False) or \
-            type(base).__name__ in ("GPT2Model", "LlamaModel"):
+    if is_decoder(base):
         raise EmbeddingError(f"model {name!r} ({type(base).__name__}) is a decoder, not an encoder")
     dtypes = {p.dtype for p in base.parameters()}
     if torch.float16 in dtypes and not _is_cuda(device):
@@ -570,12 +595,16 @@ def _norm_layer(encoder: Encoder, layer: int) -> int:
 
 def fingerprint(encoder: Encoder) -> str:
     """Identity of an encoder for the cache: name, revision (or a checksum of the weights
-    when there is none), tokenizer and length limit. Computed once per encoder."""
+    when there is none), tokenizer, length limit and text normaliser. Computed once per
+    encoder."""
     if encoder._fingerprint is None:
         h = hashlib.sha256()
         h.update(f"{_CACHE_VERSION}|{encoder.name}|{encoder.max_length}|{encoder.pooling}|".encode())
-        if encoder.normaliser_name:
-            h.update(f"normaliser:{encoder.normaliser_name}|".encode())
+        if encoder.normaliser is not None:  # name, implementation and version
+            from .loading import normaliser_record
+            from .records import canonical_json
+
+            h.update(f"normaliser:{canonical_json(normaliser_record(encoder.normaliser))}|".encode())
         if encoder.revision:
             h.update(f"rev:{encoder.revision}|".encode())
         else:

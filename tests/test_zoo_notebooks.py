@@ -2,7 +2,7 @@
 ``make zoo``): the committed table is the one the zoo code declares, and a few cells —
 every notebook once, both weight formats, masked and causal families, a refusal — run
 here through ``polybias run`` with ``device``/``dtype`` left at ``auto`` (the CPU), two at
-a time: about a minute on two cores."""
+a time: about 30 s on two cores."""
 
 from __future__ import annotations
 

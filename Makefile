@@ -62,7 +62,7 @@ lab: env ## open JupyterLab; notebooks/*.py open as notebooks (jupytext)
 
 ZOO_JOBS ?= 1
 
-zoo: env ## the model zoo through the notebooks: tiny stand-ins of each family, safetensors and .bin, through 05/06/02/03/08/04 (21 min at ZOO_JOBS=2); rewrites docs/zoo.md and the README table
+zoo: env ## the model zoo through the notebooks: tiny stand-ins of each family, safetensors and .bin, through 05/06/02/03/08/04 (~20 min at ZOO_JOBS=2); rewrites docs/zoo.md and the README table
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) tests/zoo_notebooks.py --jobs $(ZOO_JOBS) --write
 
 BENCH_VENV ?= .venv-bench

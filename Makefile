@@ -62,6 +62,11 @@ lint: env ## ruff, and the layering contract of lib/polybias (import-linter, [to
 lab: env ## open JupyterLab; notebooks/*.py open as notebooks (jupytext)
 	$(VENV)/bin/jupyter lab notebooks $(LAB_ARGS)
 
+ZOO_JOBS ?= 1
+
+zoo: env ## the model zoo through the notebooks: tiny stand-ins of each family, safetensors and .bin, through 05/06/02/03/08/04 (~20 min at ZOO_JOBS=2); rewrites docs/zoo.md and the README table
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) tests/zoo_notebooks.py --jobs $(ZOO_JOBS) --write
+
 BENCH_VENV ?= .venv-bench
 
 $(BENCH_VENV)/.installed:
@@ -75,4 +80,4 @@ bench: env $(BENCH_VENV)/.installed ## benchmarks: one table of ratios against n
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test export cards planted lint lab bench clean
+.PHONY: help env reproduce paper test export cards planted lint lab zoo bench clean

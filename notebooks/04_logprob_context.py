@@ -147,7 +147,7 @@ record = records.RunRecord(
     metric="logprob-context", model=label, language=book.language, test=templates,
     parameters={"mode": mode, "x": x, "y": y, "a": a, "b": b, "n_permutations": n_permutations,
                 "seed": seed, "planted_p": planted_p if model == "planted" else None},
-    values={"summary": summary.to_dict("records")}, model_revision=lm.revision)
+    values={"summary": summary.to_dict("records")}, **records.model_fields(lm))
 records.write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join([summary_table, means_table]), table_file)

@@ -291,7 +291,7 @@ record = records.RunRecord(
     parameters={"template_names": names, "mode": mode, "ddof": ddof, "kl_scale": kl_scale},
     values={"ahn_oh_cb": ahn_oh.score, "pll_cb": pll.score, "max_kl": value, "max_kl_pair": [row, col],
             "group_shares": shares.to_dict("records") if shares is not None else None},
-    model_revision=lm.revision)
+    **records.model_fields(lm))
 records.write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join(tables), table_file)

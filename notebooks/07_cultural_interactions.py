@@ -185,7 +185,7 @@ record = records.RunRecord(
     metric="interaction-cb", model=model, language=book.language, test=f"{templates}:{template}",
     parameters={"identity_slots": identity_slots, "attribute_slot": attribute_slot, "attributes": attributes,
                 "neutral_attributes": neutral_attributes, "weighted": weighted, "seed": seed},
-    values={"scores": results.to_dict("records")}, model_revision=lm.revision)
+    values={"scores": results.to_dict("records")}, **records.model_fields(lm))
 records.write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join(tables), table_file)

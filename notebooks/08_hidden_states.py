@@ -170,7 +170,7 @@ record = records.RunRecord(
     values={"anova_sum": [f_sum, p_sum], "anova_norm": [f_norm, p_norm],
             "separation": separation.set_index("method").eta2.to_dict(),
             "kmeans_ari": agreement.set_index("layer").ari.to_dict(), "half_sums": halves},
-    model_revision=encoder.revision)
+    **records.model_fields(encoder))
 records.write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join([stats_table, anova_table, separation_table, agreement_table, halves_table]), table_file)

@@ -28,7 +28,11 @@
 # score it instead on every language of `dataset`.
 
 # %% tags=["parameters"]
-model: str = "published"  # published: the Dutch authors' per-pair scores; else a registered language model (configs/models.yaml)
+model: str = "published"  # published: the Dutch authors' per-pair scores; else a registered language model (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
+revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main (model not published)
+device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
+dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 dataset: str = "crows-pairs-dutch"  # dataset with aligned languages: crows-pairs-dutch, indibias, kaneko2022, crows-pairs-steinborn, crows-pairs-revised
 languages: list = []  # languages of the dataset to compare (two or more); empty: all of them
 language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
@@ -41,12 +45,17 @@ output_dir: str = "results/crows-languages/interactive"  # run records, relative
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows-languages_published.md
 
 # %%
-from polybias import plots, report
+from polybias import models, plots, report
 from polybias.studies import crows_languages
 from polybias.studies.parameters import check_parameters
 
-check_parameters("12_crows_languages", model=model, dataset=dataset, method=method)
+check_parameters("12_crows_languages", model=model, dataset=dataset, method=method, revision=revision,
+                 device=device, dtype=dtype, batch_tokens=batch_tokens)
 published = model == "published"
+if not published:  # languages checked before the model loads
+    languages = crows_languages.compared_languages(model, dataset, languages or None, language_override)
+    lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,
+                     batch_tokens=batch_tokens)
 
 # %% [markdown]
 # ## The published per-pair scores, re-aggregated
@@ -85,8 +94,8 @@ print(aggregate_table)
 # %%
 if not published:
     scored, comparison = crows_languages.run_crows_languages(
-        model, dataset, languages or None, subset or None, method or None, n_bootstrap, seed,
-        output_dir, language_override)
+        model, dataset, languages, subset or None, method or None, n_bootstrap, seed,
+        output_dir, language_override, lm=lm)
     per_language = comparison.per_language.assign(group=f"{model} on {dataset}", label=comparison.per_language.language)
 else:
     comparison = crows_languages.published_dutch_comparison(published_groups, n_bootstrap, seed, output_dir)

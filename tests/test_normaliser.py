@@ -1,6 +1,8 @@
 """A registry entry's text normaliser: the loaded model carries it and the engines apply it
-to every text before tokenising, with offsets and spans still in the text given; a
-normaliser that is required but not installed refuses before anything loads."""
+to every text before tokenising, with offsets and spans still in the text given; run
+records name it; ``banglabert`` is this project's implementation (no extra package), and
+``banglabert-upstream``, the csebuetnlp package, refuses before anything loads when it is
+not installed."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import pytest
 import zoo
 from polybias import models
 from polybias.engines import embeddings, scoring
-from polybias.models import loading
+from polybias.models import loading, normalisers
 
 
 def _fake():
@@ -66,7 +68,7 @@ def test_encoder_applies_it_and_spans_stay_in_the_text_given(registry):
     assert embeddings.fingerprint(enc) != embeddings.fingerprint(plain)
 
 
-def test_missing_normaliser_says_what_to_install(folder, monkeypatch):
+def _without_upstream(monkeypatch):
     import builtins
 
     real = builtins.__import__
@@ -77,15 +79,79 @@ def test_missing_normaliser_says_what_to_install(folder, monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_normalizer)
+
+
+def test_banglabert_needs_no_extra_package_and_upstream_says_what_to_install(folder, monkeypatch):
+    _without_upstream(monkeypatch)
     reg = {"bangla": {"kind": "mlm", "path": str(folder), "normaliser": "banglabert",
-                      "languages": ["bn"]}}
-    with pytest.raises(models.ModelError) as err:
-        models.load("bangla", "lm", registry=reg, device="cpu")
+                      "languages": ["bn"]},
+           "upstream": {"kind": "mlm", "path": str(folder), "normaliser": "banglabert-upstream",
+                        "languages": ["bn"]}}
+    lm = models.load("bangla", "lm", registry=reg, device="cpu")  # this project's implementation
+    assert lm.normaliser.to_record() == {
+        "name": "banglabert", "implementation": "polybias.models.normalisers.banglabert_normalise",
+        "version": f"{normalisers.VERSION} (ftfy {normalisers.ftfy_version()})"}
+    assert lm.normaliser("অা") == "আ"
+    with pytest.raises(models.ModelError) as err:  # asked for by name: refused, saying why
+        models.load("upstream", "lm", registry=reg, device="cpu")
     msg = str(err.value)
-    assert "\n" not in msg and msg.startswith("model 'bangla': text normaliser 'banglabert'")
+    assert "\n" not in msg and msg.startswith("model 'upstream': text normaliser 'banglabert-upstream'")
     assert "pip install git+https://github.com/csebuetnlp/normalizer" in msg
     with pytest.raises(models.ModelError, match="csebuetnlp/normalizer"):
-        models.load("bangla", "encoder", device="cpu", registry=reg)
+        models.load("upstream", "encoder", device="cpu", registry=reg)
+    with pytest.raises(models.ModelError, match="names text normaliser 'bangla'; known: banglabert, "
+                                                "banglabert-upstream"):
+        models.check_loading_keys("m", {"kind": "mlm", "normaliser": "bangla"})
+
+
+def test_upstream_package_is_used_when_installed(folder, monkeypatch):
+    """A stand-in module named ``normalizer`` with the upstream signature is picked up and
+    recorded with its version."""
+    import sys
+    import types
+
+    fake = types.ModuleType("normalizer")
+    fake.__version__ = "0.0.1"
+
+    def normalize(text, unicode_norm="NFKC", punct_replacement=None, url_replacement=None,
+                  emoji_replacement=None, apply_unicode_norm_last=True):
+        return text.upper()
+
+    fake.normalize = normalize
+    monkeypatch.setitem(sys.modules, "normalizer", fake)
+    found = loading.get_normaliser("banglabert-upstream")
+    assert found("ab") == "AB"
+    assert found.to_record() == {"name": "banglabert-upstream",
+                                 "implementation": "normalizer.normalize (csebuetnlp)",
+                                 "version": "0.0.1"}
+    fake.normalize = lambda text: text  # another package of the same name
+    with pytest.raises(loading.NormaliserError, match="not the csebuetnlp one"):
+        loading.get_normaliser("banglabert-upstream")
+
+
+def test_run_records_name_the_normaliser(registry, tmp_path):
+    """Every record of a model with a normaliser names it; a model without one says null."""
+    from polybias import records
+    from polybias.studies import crows_pairs as crows
+
+    lm = models.load("tiny", "lm", registry=registry, device="cpu")
+    plain = models.load("plain", "lm", registry=registry, device="cpu")
+    for model, out in ((lm, tmp_path / "tiny"), (plain, tmp_path / "plain")):
+        crows.run_crows(model, "planted", "en", n_pairs=6, n_bootstrap=0, output_dir=str(out))
+    tiny = [records.read_record(p) for p in sorted((tmp_path / "tiny").glob("*.json"))]
+    assert len(tiny) == 2
+    want = {"name": "fake", "implementation": f"{__name__}._fake.<locals>.<lambda>", "version": None}
+    assert all(r["normaliser"] == want for r in tiny)
+    assert all(records.read_record(p)["normaliser"] is None
+               for p in (tmp_path / "plain").glob("*.json"))
+    enc = models.load("tiny", "encoder", device="cpu", registry=registry)
+    assert records.model_fields(enc) == {"model_revision": enc.revision, "normaliser": want}
+    bangla = models.load("tiny", "lm", registry={"tiny": {**registry["tiny"], "normaliser": "banglabert"}},
+                         device="cpu")
+    record = records.RunRecord(metric="m", model="tiny", language="bn", test="t", parameters={},
+                               values={}, **records.model_fields(bangla))
+    assert record.to_dict()["normaliser"]["implementation"] == \
+        "polybias.models.normalisers.banglabert_normalise"
 
 
 def test_banglabert_entries_name_the_normaliser():

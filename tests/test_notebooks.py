@@ -65,3 +65,29 @@ def test_every_parameter_is_documented_for_papermill_help(source, tmp_path, capl
     assert "Unable to parse" not in caplog.text, caplog.text
     assert list(found) == names
     assert all(p["help"] and p["inferred_type_name"] != "None" for p in found.values()), found
+
+
+#: The model parameters of every notebook that loads its ``model`` as a language model or
+#: encoder, with their type and default (docs: README, "One notebook on one model").
+MODEL_PARAMETERS = {"revision": ("str", '""'), "device": ("str", '"auto"'),
+                    "dtype": ("str", '"auto"'), "batch_tokens": ("int", "0")}
+
+
+def test_every_notebook_that_loads_a_model_takes_the_model_parameters():
+    import re
+
+    from polybias.sweep import notebook_parameters
+
+    loading = [p for p in NOTEBOOKS if re.search(r"\b(load_lm|load_encoder)\(model\b", p.read_text())]
+    assert {p.stem[:2] for p in loading} >= {"02", "03", "04", "05", "06", "07", "08", "12"}
+    for path in loading:
+        declared = notebook_parameters(path)
+        source = path.read_text()
+        for name, (kind, default) in MODEL_PARAMETERS.items():
+            assert declared.get(name) == kind, (path.name, name, declared.get(name))
+            assert re.search(rf"^{name}: {kind} = {re.escape(default)}  #", source, re.M), (path.name, name)
+        calls = re.findall(r"\b(?:load_lm|load_encoder)\((model\b.*?)\)\n", source, re.S)
+        assert calls, path.name
+        for call in calls:  # every load passes them on
+            for name in MODEL_PARAMETERS:
+                assert f"{name}={name}" in call, (path.name, name, call)

@@ -3,7 +3,7 @@ an offline Hugging Face cache of stand-ins (``tests/paper_dryrun.py``: the real
 repositories' architecture classes, tokenizer types and weights formats) and either
 finishes with records carrying the snapshot's commit (pinned by a lock file written from
 the cache, as ``polybias lock`` does) or is refused with its documented reason (repository
-code not opted in; the BanglaBERT normaliser not installed). Small
+code not opted in); the BanglaBERT run's records name its text normaliser. Small
 overrides (``paper_dryrun.OVERRIDES``: 20 bootstrap resamples, 100 permutations) keep it to
 about three minutes on two cores; docs/paper_sweep.md lists the expected outcome of every
 entry."""
@@ -24,8 +24,6 @@ PAPER = Path("configs/sweeps/paper.yaml")
 
 #: Run key → "ok", or the text its failure must hold (the documented refusal).
 REMOTE_CODE = "repository code is refused by default"
-NORMALISER = ("text normaliser 'banglabert' (csebuetnlp normaliser, required by the model card) is "
-              "not installed: pip install git+https://github.com/csebuetnlp/normalizer")
 EXPECTED = {
     "05_crows_pairs__model-bert-base-uncased": "ok",
     "05_crows_pairs__model-albert-xxlarge-v2": "ok",
@@ -34,7 +32,7 @@ EXPECTED = {
     "05_crows_pairs__model-sea-lion-3b": REMOTE_CODE,
     "05_crows_pairs__model-sealion-bert-base": REMOTE_CODE,
     "05_crows_pairs__model-seallms-v3-7b-chat": "ok",
-    "04_logprob_context__model-banglabert-large-generator": "normaliser",
+    "04_logprob_context__model-banglabert-large-generator": "ok",
     "04_logprob_context__model-muril-large-cased": "ok",
     "04_logprob_context__model-xlm-roberta-large": "ok",
     "06_categorical_bias__model-bert-base-uncased": "ok",
@@ -47,14 +45,6 @@ EXPECTED = {
     "02_seat__model-bert-base-multilingual-uncased": "ok",
     "02_seat__model-xlm-roberta-large": "ok",
 }
-
-
-def _normaliser_installed() -> bool:
-    try:
-        loading.get_normaliser("banglabert")
-    except loading.NormaliserError:
-        return False
-    return True
 
 
 def test_every_hub_model_of_the_paper_sweep_has_a_stand_in():
@@ -95,8 +85,6 @@ def test_paper_sweep_runs_or_refuses_as_documented(dry_run):
     registry = load_registry()
     for key, expected in EXPECTED.items():
         o = got[key]
-        if expected == "normaliser":
-            expected = "ok" if _normaliser_installed() else NORMALISER
         if expected != "ok":
             assert o["status"] == "failed" and expected in o["error"], o
             assert "\n" not in o["error"]
@@ -110,5 +98,9 @@ def test_paper_sweep_runs_or_refuses_as_documented(dry_run):
                    .rglob("*.json") if p.name != "run.json"]
         assert records, key
         assert {r["model_revision"] for r in records} == {commit}, key
+        normaliser = registry[model].get("normaliser")  # BanglaBERT's: the project's own
+        want = loading.normaliser_record(loading.get_normaliser(normaliser))
+        assert all(r["normaliser"] == want for r in records), key
+        assert (want is None) == (model != "banglabert-large-generator"), key
         assert Path(marker["parameters"]["table_file"]).is_file(), key
     assert not list((root / "paper").glob("tables/**/*.md"))  # nothing under the checkout's paper/

@@ -16,7 +16,7 @@ gets the locked commit as its ``revision`` parameter (so a locked run is a diffe
 from an unlocked one, and its records carry that commit). A hub id of the sweep that the
 lock file lacks, or a run whose own 40-hex ``revision`` differs from the locked commit, is
 an error before anything runs: lock again after editing the sweep or the registry. Only
-runs of notebooks with a ``revision`` parameter (02-08) are locked.
+runs of notebooks with a ``revision`` parameter (02-08, 12) are locked.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Run records: one JSON file per run, deterministic and written atomically.
 
 A record holds everything needed to tell what was computed and from what:
-run id, metric, model (+ revision or checksum), language, test, parameters and
-their hash, values, data sha256s and package versions. No timestamps: the same
+run id, metric, model (+ revision or checksum, and its text normaliser when it has
+one), language, test, parameters and their hash, values, data sha256s and package
+versions. No timestamps: the same
 inputs and seed give byte-identical records.
 """
 
@@ -92,6 +93,43 @@ def package_versions(packages: tuple[str, ...] = _PACKAGES) -> dict[str, str | N
     return versions
 
 
+def model_fields(model: Any) -> dict[str, Any]:
+    """The record fields that say which model computed a result: ``model_revision`` (its
+    resolved commit, checksum or other revision) and ``normaliser`` (its text normaliser as
+    its ``to_record()`` gives it: name, implementation, version;
+    :class:`polybias.models.loading.Normaliser`), read from a loaded language model, encoder
+    or static embeddings.
+
+    >>> from types import SimpleNamespace
+    >>> model_fields(SimpleNamespace(revision="abc"))
+    {'model_revision': 'abc', 'normaliser': None}
+    >>> norm = SimpleNamespace(to_record=lambda: {"name": "n", "implementation": "f", "version": "1"})
+    >>> model_fields(SimpleNamespace(revision=None, normaliser=norm))["normaliser"]["name"]
+    'n'
+    """
+    return {"model_revision": getattr(model, "revision", None),
+            "normaliser": normaliser_fields(getattr(model, "normaliser", None))}
+
+
+def normaliser_fields(normaliser: Any) -> dict[str, Any] | None:
+    """What a run record says about a text normaliser (None when there is none): its
+    ``to_record()`` when it has one, else the function's name and qualified name.
+
+    >>> normaliser_fields(None) is None
+    True
+    >>> normaliser_fields(str.lower)["implementation"]
+    'builtins.str.lower'
+    """
+    if normaliser is None:
+        return None
+    if callable(getattr(normaliser, "to_record", None)):
+        return normaliser.to_record()
+    return {"name": getattr(normaliser, "__name__", type(normaliser).__name__),
+            "implementation": f"{getattr(normaliser, '__module__', '?')}."
+                              f"{getattr(normaliser, '__qualname__', type(normaliser).__name__)}",
+            "version": None}
+
+
 @dataclass
 class RunRecord:
     """One run's result. ``values`` holds the numbers; everything else says where they came from."""
@@ -105,6 +143,8 @@ class RunRecord:
     model_revision: str | None = None
     data_sha256: dict[str, str] = field(default_factory=dict)
     packages: dict[str, str | None] = field(default_factory=package_versions)
+    #: the model's text normaliser (name, implementation, version), None when it has none
+    normaliser: dict[str, Any] | None = None
 
     @property
     def run_id(self) -> str:

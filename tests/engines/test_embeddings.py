@@ -283,3 +283,19 @@ def test_repeated_texts_share_one_forward_pass(bert):
     single = np.vstack([E.word_vectors(bert, [t], [s]) for t, s in zip(texts, spans, strict=True)])
     np.testing.assert_allclose(got, single, atol=1e-5)
     np.testing.assert_array_equal(got[0], got[3])
+
+
+def test_every_decoder_family_is_refused_as_an_encoder():
+    """Causal attention: a decoder's hidden state of a word has not seen the words after it."""
+    from types import SimpleNamespace
+
+    import transformers as tf
+    from polybias.models._transformers import is_decoder
+
+    for config, decoder in ((tf.GPT2Config(), True), (tf.LlamaConfig(), True),
+                            (tf.Qwen2Config(), True), (tf.MptConfig(), True),
+                            (tf.BertConfig(is_decoder=True), True), (tf.BertConfig(), False),
+                            (tf.ElectraConfig(), False), (tf.AlbertConfig(), False),
+                            (tf.XLMRobertaConfig(), False), (tf.RobertaConfig(), False)):
+        assert is_decoder(SimpleNamespace(config=config)) is decoder, type(config).__name__
+    assert is_decoder(SimpleNamespace()) is False

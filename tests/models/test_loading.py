@@ -231,13 +231,15 @@ def test_load_info_of_a_local_directory(tiny_bert):
 
 def test_normalisers(monkeypatch):
     assert loading.get_normaliser(None) is None
-    with pytest.raises(NormaliserError, match="unknown text normaliser 'nfc'; known: banglabert"):
+    with pytest.raises(NormaliserError, match="unknown text normaliser 'nfc'; known: banglabert, "
+                                              "banglabert-upstream"):
         loading.get_normaliser("nfc")
     monkeypatch.setitem(sys.modules, "normalizer", None)  # not installed
-    with pytest.raises(NormaliserError, match=r"^model 'banglabert': text normaliser 'banglabert' .*"
-                                              r"not installed: pip install "
+    assert loading.get_normaliser("banglabert")("অা") == "আ"  # this project's: no package needed
+    with pytest.raises(NormaliserError, match=r"^model 'banglabert': text normaliser "
+                                              r"'banglabert-upstream' .*not installed: pip install "
                                               r"git\+https://github.com/csebuetnlp/normalizer"):
-        loading.get_normaliser("banglabert", model="banglabert")
+        loading.get_normaliser("banglabert-upstream", model="banglabert")
 
 
 def test_a_normaliser_package_of_another_kind_is_refused(monkeypatch):
@@ -247,11 +249,12 @@ def test_a_normaliser_package_of_another_kind_is_refused(monkeypatch):
     fake.normalize = lambda text: text
     monkeypatch.setitem(sys.modules, "normalizer", fake)
     with pytest.raises(NormaliserError, match="is not the csebuetnlp one"):
-        loading.get_normaliser("banglabert")
+        loading.get_normaliser("banglabert-upstream")
     good = types.ModuleType("normalizer")
     good.normalize = lambda text, unicode_norm="NFKC": text.strip()
     monkeypatch.setitem(sys.modules, "normalizer", good)
-    assert loading.get_normaliser("banglabert")(" x ") == "x"
+    assert loading.get_normaliser("banglabert-upstream")(" x ") == "x"
+    assert loading.get_normaliser("banglabert")(" x ") == " x "  # the name picks the implementation
 
 
 # ---------------------------------------------------------------- registry keys

@@ -93,7 +93,8 @@ class Encoder:
     #: text normaliser applied before tokenising (the registry entry's ``normaliser``);
     #: spans and offsets stay in the text given
     normaliser: Any = field(default=None, compare=False)
-    #: its name, part of the cache fingerprint
+    #: its registry name (the fingerprint reads the normaliser's name, implementation and
+    #: version)
     normaliser_name: str | None = field(default=None, compare=False)
 
 
@@ -131,8 +132,7 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
         raise EmbeddingError(f"the tokenizer of {name!r} is not a fast tokenizer; extraction needs "
                              "offset mappings (load it with use_fast=True)")
     base = getattr(model, "base_model", model)
-    if getattr(getattr(base, "config", None), "is_decoder", False) or \
-            type(base).__name__ in ("GPT2Model", "LlamaModel"):
+    if getattr(getattr(base, "config", None), "is_decoder", False):  # the loader checks the family
         raise EmbeddingError(f"model {name!r} ({type(base).__name__}) is a decoder, not an encoder")
     dtypes = {p.dtype for p in base.parameters()}
     if torch.float16 in dtypes and not common.is_cuda(device, EmbeddingError):
@@ -344,12 +344,15 @@ def _norm_layer(encoder: Encoder, layer: int) -> int:
 
 def fingerprint(encoder: Encoder) -> str:
     """Identity of an encoder for the cache: name, revision (or a checksum of the weights
-    when there is none), tokenizer and length limit. Computed once per encoder."""
+    when there is none), tokenizer, length limit and text normaliser. Computed once per
+    encoder."""
     if encoder._fingerprint is None:
         h = hashlib.sha256()
         h.update(f"{_CACHE_VERSION}|{encoder.name}|{encoder.max_length}|{encoder.pooling}|".encode())
-        if encoder.normaliser_name:
-            h.update(f"normaliser:{encoder.normaliser_name}|".encode())
+        if encoder.normaliser is not None:  # name, implementation and version
+            from ..records import canonical_json, normaliser_fields
+
+            h.update(f"normaliser:{canonical_json(normaliser_fields(encoder.normaliser))}|".encode())
         if encoder.revision:
             h.update(f"rev:{encoder.revision}|".encode())
         else:

@@ -55,6 +55,31 @@ def language_model(source: str, error: type[Exception], kind: str | None = None,
     return lm
 
 
+def is_decoder(model) -> bool:
+    """Whether a transformers model is a decoder (causal attention: its hidden states of a
+    word see only the words before it), which the encoder measures must not read: its
+    config says ``is_decoder``, or its family (``model_type``) has a causal-LM class and no
+    masked-LM class in transformers (GPT-2, Llama, Qwen2, MPT, …; BERT-like families have
+    both).
+
+    >>> from polybias.planted.tiny_models import build_tiny_encoder, build_tiny_model
+    >>> is_decoder(build_tiny_encoder("bert")[0]), is_decoder(build_tiny_model("gpt2")[0])
+    (False, True)
+    """
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    config = getattr(model, "config", None)
+    if config is None:
+        return False
+    if getattr(config, "is_decoder", False):
+        return True
+    kind = getattr(config, "model_type", None)
+    return kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+
 def package_folder(package: str, folder: str, error: type[Exception]) -> Path:
     """The model folder ``folder`` inside installed package ``package``."""
     from importlib import metadata
@@ -115,6 +140,9 @@ def encoder(source: Path | str, name: str, error: type[Exception], revision: str
     finally:
         if bars:
             hf_logging.enable_progress_bar()
+    if is_decoder(getattr(model, "base_model", model)):
+        raise error(f"model {name!r} ({type(getattr(model, 'base_model', model)).__name__}) is a "
+                    "decoder, not an encoder")
     st_pooling, limit = _st_options(Path(info.path), error)
     enc = wrap_encoder(model, tokenizer, name=name,
                        revision=record_revision or info.commit or revision or None,

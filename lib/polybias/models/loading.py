@@ -70,9 +70,12 @@ Memory
     or in ``memory_limit`` bytes when given; otherwise :class:`MemoryBudgetError`.
 
 Text normalisers
-    A registry entry may name a normaliser (``normaliser: banglabert``);
-    :func:`get_normaliser` returns the callable or raises :class:`NormaliserError` saying
-    what to install.
+    A registry entry may name a normaliser (``normaliser: banglabert``, this project's
+    implementation of the csebuetnlp normaliser, :mod:`polybias.models.normalisers`; or
+    ``banglabert-upstream``, the csebuetnlp package itself, which must then be installed);
+    :func:`get_normaliser` returns it as a :class:`Normaliser` or raises
+    :class:`NormaliserError` saying what to install. Run records name it
+    (:func:`normaliser_record`: name, implementation, version).
 """
 
 from __future__ import annotations
@@ -80,6 +83,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -794,31 +798,85 @@ def _concrete_class(auto, config, label: str, head: str):
 
 # ---------------------------------------------------------------- text normalisers
 
-def _banglabert() -> Callable[[str], str]:
-    """The csebuetnlp normaliser (``normalizer.normalize``) BanglaBERT was trained with."""
+@dataclass(frozen=True)
+class Normaliser:
+    """A text normaliser as run records name it: ``name`` (the registry's), ``function``
+    (str → str), ``implementation`` (what runs) and ``version`` (of that implementation).
+    Called like its function."""
+
+    name: str
+    function: Callable[[str], str]
+    implementation: str
+    version: str | None = None
+
+    def __call__(self, text: str) -> str:
+        return self.function(text)
+
+    def to_record(self) -> dict[str, Any]:
+        """Plain values for a run record."""
+        return {"name": self.name, "implementation": self.implementation,
+                "version": self.version}
+
+
+_UPSTREAM = "pip install git+https://github.com/csebuetnlp/normalizer"
+
+
+def _banglabert() -> Normaliser:
+    """This project's implementation of the csebuetnlp normaliser BanglaBERT was trained with
+    (:func:`polybias.models.normalisers.banglabert_normalise`, defaults of the model card)."""
+    from . import normalisers
+
+    try:
+        import ftfy  # noqa: F401
+    except ImportError as exc:  # a runtime dependency: only a broken install lacks it
+        raise NormaliserError("text normaliser 'banglabert' needs the ftfy package "
+                              "(pip install ftfy)") from exc
+    return Normaliser("banglabert", normalisers.banglabert_normalise,
+                      "polybias.models.normalisers.banglabert_normalise",
+                      f"{normalisers.VERSION} (ftfy {normalisers.ftfy_version()})")
+
+
+def _banglabert_upstream() -> Normaliser:
+    """The csebuetnlp ``normalizer`` package itself (``normalizer.normalize``), for whoever
+    wants the original code: it must be installed (not on PyPI)."""
     try:
         from normalizer import normalize  # csebuetnlp/normalizer (not on PyPI)
     except ImportError as exc:
         raise NormaliserError(
-            "text normaliser 'banglabert' (csebuetnlp normaliser, required by the model card) is "
-            "not installed: pip install git+https://github.com/csebuetnlp/normalizer") from exc
+            "text normaliser 'banglabert-upstream' (the csebuetnlp package) is not installed: "
+            f"{_UPSTREAM} (or name 'banglabert', this project's implementation of its rules)"
+        ) from exc
     import inspect
 
     if "unicode_norm" not in inspect.signature(normalize).parameters:
-        raise NormaliserError("text normaliser 'banglabert': the installed 'normalizer' package "
-                              "is not the csebuetnlp one (pip install "
-                              "git+https://github.com/csebuetnlp/normalizer)")
-    return normalize
+        raise NormaliserError("text normaliser 'banglabert-upstream': the installed 'normalizer' "
+                              f"package is not the csebuetnlp one ({_UPSTREAM})")
+    from importlib import metadata
+
+    try:
+        version = metadata.version("normalizer")
+    except metadata.PackageNotFoundError:
+        version = getattr(sys.modules.get("normalizer"), "__version__", None)
+    return Normaliser("banglabert-upstream", normalize, "normalizer.normalize (csebuetnlp)", version)
 
 
-#: Normaliser name → factory returning the callable (raising when it cannot be had).
-NORMALISERS: dict[str, Callable[[], Callable[[str], str]]] = {"banglabert": _banglabert}
+#: Normaliser name → factory returning it (raising when it cannot be had): ``banglabert``
+#: is this project's implementation of the csebuetnlp normaliser (no extra install),
+#: ``banglabert-upstream`` the csebuetnlp package itself.
+NORMALISERS: dict[str, Callable[[], Normaliser | Callable[[str], str]]] = {
+    "banglabert": _banglabert, "banglabert-upstream": _banglabert_upstream}
 
 
-def get_normaliser(name: str | None, model: str | None = None) -> Callable[[str], str] | None:
-    """The text normaliser called ``name`` (None: no normaliser, returns None).
+def get_normaliser(name: str | None, model: str | None = None) -> Normaliser | None:
+    """The text normaliser called ``name`` (None: no normaliser, returns None), as a
+    :class:`Normaliser` (a factory returning a bare callable gets its qualified name as
+    ``implementation``).
 
     Raises :class:`NormaliserError` for an unknown name, or one whose package is missing.
+
+    >>> n = get_normaliser("banglabert")
+    >>> n("অা  ৷"), n.to_record()["implementation"]
+    ('আ ।', 'polybias.models.normalisers.banglabert_normalise')
     """
     if name is None:
         return None
@@ -827,6 +885,21 @@ def get_normaliser(name: str | None, model: str | None = None) -> Callable[[str]
         raise NormaliserError(f"{prefix}unknown text normaliser {name!r}; known: "
                               f"{', '.join(sorted(NORMALISERS))}")
     try:
-        return NORMALISERS[name]()
+        found = NORMALISERS[name]()
     except NormaliserError as exc:
         raise NormaliserError(f"{prefix}{exc}") from exc
+    if isinstance(found, Normaliser):
+        return found
+    where = f"{getattr(found, '__module__', '?')}.{getattr(found, '__qualname__', type(found).__name__)}"
+    return Normaliser(name, found, where)
+
+
+def normaliser_record(normaliser: Normaliser | Callable[[str], str] | None) -> dict[str, Any] | None:
+    """What a run record says about a model's text normaliser (None when it has none).
+
+    >>> normaliser_record(None) is None, normaliser_record(get_normaliser("banglabert"))["name"]
+    (True, 'banglabert')
+    """
+    from ..records import normaliser_fields
+
+    return normaliser_fields(normaliser)

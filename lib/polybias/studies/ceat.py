@@ -84,7 +84,7 @@ def run_segment_study(
     import pandas as pd
 
     from .. import paths
-    from ..records import RunRecord, write_record
+    from ..records import RunRecord, model_fields, write_record
 
     frames = []
     for label, (tests, extraction) in runs.items():
@@ -102,7 +102,7 @@ def run_segment_study(
                                          **{k: v for k, v in options.items() if k != "model_key"}},
                 values={"rows": rows, "occurrence_counts": counts,
                         "n_sentences": extraction.n_sentences},
-                model_revision=getattr(encoder, "revision", None), data_sha256=data_sha256 or {},
+                **model_fields(encoder), data_sha256=data_sha256 or {},
             )
             write_record(record, paths.output_path(output_dir))
     return pd.concat(frames, ignore_index=True)

@@ -15,51 +15,39 @@ from ..metrics.crows import (
     pair_scores,
     stereotype_score,
 )
+from ..records import model_fields
 from . import crows_pairs
 
 
 def _comparison_record(comparison: LanguageComparison, model: str, languages: list[str],
                        test: str, parameters: dict, output_dir: str, model_revision: str | None = None,
-                       data_sha256: dict | None = None) -> None:
+                       data_sha256: dict | None = None, normaliser: dict | None = None) -> None:
     from .. import paths
     from ..records import RunRecord, write_record
 
     record = RunRecord(
         metric="crows-languages", model=model, language="+".join(languages), test=test,
         parameters=parameters, model_revision=model_revision, data_sha256=data_sha256 or {},
+        normaliser=normaliser,
         values={"per_language": comparison.per_language.to_dict("records"),
                 "paired": comparison.paired.to_dict("records")})
     write_record(record, paths.output_path(output_dir))
 
 
-def run_crows_languages(
-    model: str,
-    dataset: str,
-    languages: list[str] | None = None,
-    bias_types: list[str] | None = None,
-    method: str | None = None,
-    n_bootstrap: int = 1000,
-    seed: int = 0,
-    output_dir: str | None = None,
-    language_override: bool = False,
-    **engine,
-) -> tuple[dict[str, pd.DataFrame], LanguageComparison]:
-    """Score one registered LM on every language of an aligned dataset and compare them.
+def compared_languages(model: str, dataset: str, languages: list[str] | None = None,
+                       language_override: bool = False) -> list[str]:
+    """The languages of ``dataset`` to compare (``languages``, default all of the dataset's),
+    checked before any model loads: each must be one of the dataset's, at least two, and
+    each registered for ``model`` (:func:`polybias.models.check_language`;
+    ``language_override`` lifts that). Raises :class:`CrowsError` or
+    :class:`polybias.models.ModelError` with a one-line message.
 
-    ``languages``: at least two of the dataset's languages (default: all of them); each is
-    checked against the model's registered languages (:func:`polybias.models.check_language`,
-    ``language_override`` lifts that). The pairs of each language are scored with
-    :func:`pair_scores` (``method``; ``engine`` options go to it) and compared with
-    :func:`compare_languages` over the shared pair ids. Writes one ``crows-languages`` run
-    record into ``output_dir`` when given. Returns ``({language: scored}, comparison)``;
-    ``comparison.per_language`` has a ``model`` column.
+    >>> compared_languages("some/dir", "crows-pairs-dutch", ["nl", "en"])
+    ['nl', 'en']
     """
-    from .. import models
     from ..data.crowspairs import DATASETS
     from ..models import check_language
 
-    if method is not None and method not in METHODS:
-        raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
     if dataset not in DATASETS:
         raise CrowsError(f"unknown dataset {dataset!r}; datasets with aligned languages: "
                          + ", ".join(d for d, ls in DATASETS.items() if len(ls) > 1))
@@ -73,7 +61,42 @@ def run_crows_languages(
                          f"{', '.join(DATASETS[dataset])}")
     for language in languages:
         check_language(model, language, language_override)
-    lm = models.load(model, "lm")
+    return languages
+
+
+def run_crows_languages(
+    model: str,
+    dataset: str,
+    languages: list[str] | None = None,
+    bias_types: list[str] | None = None,
+    method: str | None = None,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    output_dir: str | None = None,
+    language_override: bool = False,
+    lm=None,
+    **engine,
+) -> tuple[dict[str, pd.DataFrame], LanguageComparison]:
+    """Score one LM on every language of an aligned dataset and compare them.
+
+    ``model`` is what :func:`polybias.models.load` takes (a registered name, a model
+    directory, a hub id); ``lm`` the model already loaded from it (e.g. with a revision,
+    device, dtype and batch budget), else it is loaded here after the checks.
+
+    ``languages``: at least two of the dataset's languages (default: all of them); each is
+    checked against the model's registered languages (:func:`polybias.models.check_language`,
+    ``language_override`` lifts that). The pairs of each language are scored with
+    :func:`pair_scores` (``method``; ``engine`` options go to it) and compared with
+    :func:`compare_languages` over the shared pair ids. Writes one ``crows-languages`` run
+    record into ``output_dir`` when given. Returns ``({language: scored}, comparison)``;
+    ``comparison.per_language`` has a ``model`` column.
+    """
+    from .. import models
+
+    if method is not None and method not in METHODS:
+        raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
+    languages = compared_languages(model, dataset, languages, language_override)
+    lm = lm if lm is not None else models.load(model, "lm")
     scored = {lang: pair_scores(lm, crows_pairs.load_pairs(dataset, lang, bias_types), method, **engine)
               for lang in languages}
     comparison = compare_languages(scored, n_bootstrap=n_bootstrap, seed=seed)
@@ -84,7 +107,7 @@ def run_crows_languages(
                            {"dataset": dataset, "languages": languages, "bias_types": bias_types or [],
                             "method": used, "n_bootstrap": n_bootstrap, "seed": seed,
                             "language_override": language_override},
-                           output_dir, model_revision=lm.revision)
+                           output_dir, **model_fields(lm))
     return scored, comparison
 
 

@@ -74,7 +74,7 @@ def run_crows(
     run records (``crows`` and ``crows-jsd``) into ``output_dir`` when given.
     """
     from .. import models, paths
-    from ..records import RunRecord, write_record
+    from ..records import RunRecord, model_fields, write_record
 
     if method is not None and method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
@@ -98,6 +98,6 @@ def run_crows(
             record = RunRecord(
                 metric=metric, model=model, language=language, test=dataset,
                 parameters={**params, **extra}, values={"by_bias_type": table.to_dict("records")},
-                model_revision=lm.revision)
+                **model_fields(lm))
             write_record(record, paths.output_path(output_dir))
     return CrowsRun(scored, stereo, attributed, jsd)

@@ -343,7 +343,7 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
                  file: str = "debias.yaml") -> Path:
     """Write one run record for a debiasing table (values: every cell and each method's
     details) under ``output_dir`` (relative to the project root)."""
-    from ..records import RunRecord, sha256_file, write_record
+    from ..records import RunRecord, model_fields, sha256_file, write_record
 
     spec_path = paths.data_dir() / "wordlists" / language / file
     details = {name: {"method": r.method, "changed_words": r.changed_words,
@@ -354,7 +354,7 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
         metric="debias", model=emb.name, language=language, test=table,
         parameters={"file": file, **parameters},
         values={"cells": frame.to_dict(orient="records"), "methods": details},
-        model_revision=emb.revision,
+        **model_fields(emb),
         data_sha256={f"wordlists/{language}/{file}": sha256_file(spec_path)},
     )
     return write_record(record, paths.output_path(output_dir))

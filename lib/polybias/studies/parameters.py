@@ -160,12 +160,16 @@ def _11_agreement(*, seeds):
     _positive_int("seeds", seeds)
 
 
-def _12_crows_languages(*, model, dataset, method):
+def _12_crows_languages(*, model, dataset, method, revision="", device="auto", dtype="auto",
+                        batch_tokens=0):
     from ..metrics.crows import METHODS
 
     if model == "published" and dataset != "crows-pairs-dutch":
         raise ParameterError(f"published per-pair scores exist for crows-pairs-dutch only; set "
                              f"model to score {dataset}")
+    if model == "published" and (revision or device != "auto" or dtype != "auto" or batch_tokens):
+        raise ParameterError("revision, device, dtype and batch_tokens apply to a model that is "
+                             "scored, not to model=published")
     _one_of("method", method, METHODS, empty_ok=True)
 
 

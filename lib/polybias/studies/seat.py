@@ -127,7 +127,7 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
     from .. import models, paths
     from ..data import sources
     from ..engines.embeddings import Encoder
-    from ..records import RunRecord, write_record
+    from ..records import RunRecord, model_fields, write_record
 
     check_weat_options(**options)
     names = [tests] if isinstance(tests, str) else list(tests) if tests else list(SEAT_TESTS)
@@ -145,7 +145,7 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
                 parameters={"pooling": pooling, "special_tokens": special_tokens, "layer": layer,
                             "ddof": res.ddof,
                             "alternative": res.alternative, **options},
-                values=res.as_dict(), model_revision=encoder.revision,
+                values=res.as_dict(), **model_fields(encoder),
                 data_sha256={test.source: registry[test.source].sha256})
             write_record(record, paths.output_path(output_dir))
         c = test.categories
@@ -189,7 +189,7 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
     from .. import models, paths
     from ..data import wordlists
     from ..engines.embeddings import Encoder
-    from ..records import RunRecord, sha256_file, write_record
+    from ..records import RunRecord, model_fields, sha256_file, write_record
 
     check_weat_options(**options)
     defined = wordlists.load_tests(language, file)
@@ -220,7 +220,7 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
                             "ddof": res.ddof, "alternative": res.alternative,
                             "wordlist_file": file or wordlists.default_file(language),
                             "template_groups": g, **options},
-                values=res.as_dict(), model_revision=encoder.revision, data_sha256=data_sha)
+                values=res.as_dict(), **model_fields(encoder), data_sha256=data_sha)
             write_record(record, paths.output_path(output_dir))
         c = test.categories
         rows.append({"test": name, "targets": f"{c['X']} / {c['Y']}", "attributes": f"{c['A']} / {c['B']}",

@@ -35,7 +35,7 @@ def run_weat(
 
     from .. import models, paths
     from ..data.wordlists import data_sha256, default_file, load_tests
-    from ..records import RunRecord, write_record
+    from ..records import RunRecord, model_fields, write_record
 
     check_weat_options(on_missing=on_missing, **options)
     emb = embeddings if embeddings is not None else models.load(model, "static")
@@ -54,7 +54,7 @@ def run_weat(
                 metric="weat", model=model, language=language, test=name,
                 parameters={"wordlist_file": wordlist_file, "on_missing": on_missing,
                             "ddof": res.ddof, "alternative": res.alternative, **options},
-                values=res.as_dict(), model_revision=emb.revision,
+                values=res.as_dict(), **model_fields(emb),
                 data_sha256=wordlist_sha,
             )
             write_record(record, paths.output_path(output_dir))

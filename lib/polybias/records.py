@@ -117,8 +117,9 @@ def normaliser_fields(normaliser: Any) -> dict[str, Any] | None:
 
     >>> normaliser_fields(None) is None
     True
-    >>> normaliser_fields(str.lower)["implementation"]
-    'builtins.str.lower'
+    >>> import unicodedata
+    >>> normaliser_fields(unicodedata.normalize)["implementation"]
+    'unicodedata.normalize'
     """
     if normaliser is None:
         return None

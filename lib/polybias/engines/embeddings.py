@@ -132,7 +132,10 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
         raise EmbeddingError(f"the tokenizer of {name!r} is not a fast tokenizer; extraction needs "
                              "offset mappings (load it with use_fast=True)")
     base = getattr(model, "base_model", model)
-    if getattr(getattr(base, "config", None), "is_decoder", False):  # the loader checks the family
+    # polybias.models.load refuses every decoder family (it knows transformers' class
+    # tables); a model wrapped here directly is checked for the common ones
+    if getattr(getattr(base, "config", None), "is_decoder", False) or \
+            type(base).__name__ in ("GPT2Model", "LlamaModel", "Qwen2Model", "MptModel"):
         raise EmbeddingError(f"model {name!r} ({type(base).__name__}) is a decoder, not an encoder")
     dtypes = {p.dtype for p in base.parameters()}
     if torch.float16 in dtypes and not common.is_cuda(device, EmbeddingError):

@@ -150,16 +150,16 @@ def test_scores_by_group_figure(tmp_path, monkeypatch):
 def test_run_crows_languages_takes_a_loaded_model(mirror, tiny_mlm, monkeypatch, tmp_path):
     """Notebook 12 loads the model itself (revision, device, dtype, batch budget) and hands
     it over; the languages are checked before anything loads."""
-    real = crows.load_pairs
-    monkeypatch.setattr(crows, "load_pairs", lambda *a, **k: real(*a, **k).head(N))
-    monkeypatch.setattr(models, "load_lm", lambda *a, **k: pytest.fail("must not load again"))
-    scored, comparison = crows.run_crows_languages("some/model", "kaneko2022", n_bootstrap=20,
+    real = crows_pairs.load_pairs
+    monkeypatch.setattr(crows_pairs, "load_pairs", lambda *a, **k: real(*a, **k).head(N))
+    monkeypatch.setattr(models, "load", lambda *a, **k: pytest.fail("must not load again"))
+    scored, comparison = crows_languages.run_crows_languages("some/model", "kaneko2022", n_bootstrap=20,
                                                    output_dir=str(tmp_path), lm=tiny_mlm)
     assert list(scored) == ["ja", "ru"] and (comparison.per_language.model == "some/model").all()
     record = json.loads(next(tmp_path.glob("crows-languages_*.json")).read_text())
     assert record["model"] == "some/model" and record["model_revision"] == "tiny"
     assert record["normaliser"] is None
     with pytest.raises(models.ModelError, match="registered for languages \\[en\\], not 'nl'"):
-        crows.compared_languages("planted-mlm", "crows-pairs-dutch")
-    assert crows.compared_languages("planted-mlm", "crows-pairs-dutch", language_override=True) == \
+        crows_languages.compared_languages("planted-mlm", "crows-pairs-dutch")
+    assert crows_languages.compared_languages("planted-mlm", "crows-pairs-dutch", language_override=True) == \
         ["nl", "en", "fr"]

@@ -48,6 +48,9 @@ test: env ## unit tests, doctests, then nbval on the executed notebooks (writing
 planted: env ## retrain the pinned planted models from their stored specs (data/planted) and report changes
 	$(PY) -m polybias.pinned retrain
 
+validity: env ## the validity sweep: train and score the planted models (resumable, cached), then rewrite data/validity
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m polybias.validity_sweep configs/sweeps/validity.yaml
+
 lint: env ## ruff
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks
 
@@ -67,4 +70,4 @@ bench: env $(BENCH_VENV)/.installed ## benchmarks: one table of ratios against n
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test planted lint lab bench clean
+.PHONY: help env reproduce paper test planted validity lint lab bench clean

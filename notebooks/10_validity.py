@@ -76,14 +76,25 @@ print(frame.groupby(["family"])["seed"].size().rename("rows").to_string())
 #
 # With notebook 10's earlier training (masked LM: 10 epochs of batch 16 on 3000
 # sentences; causal LM: 5 epochs of batch 16) the LMs did not learn a `p = 0.7`
-# association: in a quick check at `p = 0.7` (English, seeds 1–3) the masked LM's
-# stereotype score was 51, 59 and 47 and the causal LM's 51, 50 and 49. Three times as
-# many examples seen resolved it: the causal LM trained 15 epochs of batch 16 scored 100;
-# 15 epochs of batch 64 gave 100 and 61 (half-learnt); the masked LM trained 30 epochs of
-# batch 64 scored 99 and 100 (Kurita effect size 1.78 and 1.92), at about the same
-# training time as the earlier setting, since larger batches cost little more per step on
-# a CPU. The sweep trains both LMs for 30 epochs of batch 64 on 3000 sentences
-# (`configs/sweeps/validity.yaml`).
+# association. A quick check on one measure, the stereotype score on 100 minimal pairs
+# at `p = 0.7` (English, seeds 1–3, null 50), measured these options:
+#
+# | model | training | stereotype score at p = 0.7 |
+# |---|---|---|
+# | masked LM | 10 epochs, batch 16 (earlier) | 51, 59, 47 |
+# | masked LM | 30 epochs, batch 64 | 99, 100 |
+# | masked LM | 30 epochs, batch 128, lr 2e-3 | 74 |
+# | masked LM, hidden size 32 | 30 epochs, batch 64 | 57 |
+# | causal LM | 5 epochs, batch 16 (earlier) | 51, 50, 49 |
+# | causal LM | 15 epochs, batch 16 | 100 |
+# | causal LM | 15 epochs, batch 64 | 100, 61 |
+#
+# What resolves `p = 0.7` is the number of examples seen (three times as many), not the
+# model's width (a smaller model learns less; per example, training time grows with the
+# batch on a CPU). The sweep trains both LMs for 30 epochs of batch 64 on 3000 sentences
+# (`configs/sweeps/validity.yaml`, about 30 s of one CPU core per masked LM). The
+# Kurita effect sizes of the two 30-epoch masked LMs were 1.78 and 1.92 (earlier: −0.52,
+# 1.87, 0.51).
 
 # %% [markdown]
 # ## Dose-response over models

@@ -61,6 +61,7 @@ class ValiditySweepError(ValueError):
 _TOP_KEYS = {"records_dir", "summary_dir", "blocks", "alpha", "n_permutations",
              "word2vec", "mlm", "causal", "sizes", "defaults"}
 _BLOCK_KEYS = {"language", "family", "ps", "models_per_strength", "null_models"}
+_OPTIONAL_BLOCK_KEYS = {"first"}
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -77,7 +78,9 @@ def check_config(raw: Any, where: str = "config") -> dict[str, Any]:
 
     ``blocks`` is a list of ``{language, family, ps, models_per_strength, null_models}``:
     ``models_per_strength`` models at every ``p`` of ``ps``, and at ``p = 0.5`` as many
-    more as make ``null_models`` balanced models in all (the calibration study).
+    more as make ``null_models`` balanced models in all (the calibration study). An
+    optional ``first`` (a subset of ``ps`` with 0.5) runs those strengths and the
+    calibration models before the other strengths (:func:`plan`).
     """
     from .synthetic import LANGUAGES
 
@@ -91,9 +94,11 @@ def check_config(raw: Any, where: str = "config") -> dict[str, Any]:
     seen = set()
     for i, block in enumerate(raw["blocks"]):
         name = f"{where}: block {i + 1}"
-        if not isinstance(block, dict) or set(block) != _BLOCK_KEYS:
+        if (not isinstance(block, dict) or not _BLOCK_KEYS <= set(block)
+                or set(block) - _BLOCK_KEYS - _OPTIONAL_BLOCK_KEYS):
             got = sorted(block) if isinstance(block, dict) else block
-            raise ValiditySweepError(f"{name}: needs exactly the keys {sorted(_BLOCK_KEYS)}, got {got}")
+            raise ValiditySweepError(f"{name}: needs the keys {sorted(_BLOCK_KEYS)} (optional: "
+                                     f"{sorted(_OPTIONAL_BLOCK_KEYS)}), got {got}")
         if block["language"] not in LANGUAGES or block["family"] not in FAMILIES:
             raise ValiditySweepError(f"{name}: language must be one of {LANGUAGES} and family one "
                                      f"of {FAMILIES}, got {block['language']!r}, {block['family']!r}")
@@ -104,6 +109,9 @@ def check_config(raw: Any, where: str = "config") -> dict[str, Any]:
         if (not isinstance(ps, list) or 0.5 not in ps or any(
                 isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1 for p in ps)):
             raise ValiditySweepError(f"{name}: ps must be numbers in [0, 1] including 0.5, got {ps!r}")
+        first = block.get("first", ps)
+        if not isinstance(first, list) or 0.5 not in first or not set(first) <= set(ps):
+            raise ValiditySweepError(f"{name}: first must be a subset of ps including 0.5, got {first!r}")
         for key in ("models_per_strength", "null_models"):
             if isinstance(block[key], bool) or not isinstance(block[key], int) or block[key] < 1:
                 raise ValiditySweepError(f"{name}: {key} must be a positive integer")
@@ -120,23 +128,32 @@ def check_config(raw: Any, where: str = "config") -> dict[str, Any]:
 
 
 def plan(config: dict[str, Any]) -> list[dict[str, Any]]:
-    """The jobs of a sweep, in the order they run: block by block, seed by seed over the
-    strengths (so a sweep stopped early still covers every strength), then the extra
-    balanced (p = 0.5) models of the calibration study.
+    """The jobs of a sweep, in the order they run: block by block; in a block, seed by
+    seed over the strengths of ``first`` (default: all of ``ps``; so a sweep stopped
+    early still covers every one of them), then the extra balanced (p = 0.5) models of
+    the calibration study, then seed by seed over the other strengths.
 
     >>> cfg = {"blocks": [{"language": "en", "family": "causal", "ps": [0.1, 0.5, 0.9],
     ...                    "models_per_strength": 2, "null_models": 3}]}
     >>> [(j["p"], j["seed"]) for j in plan(cfg)]
     [(0.1, 0), (0.5, 0), (0.9, 0), (0.1, 1), (0.5, 1), (0.9, 1), (0.5, 2)]
+    >>> cfg["blocks"][0]["first"] = [0.5, 0.9]
+    >>> [(j["p"], j["seed"]) for j in plan(cfg)]
+    [(0.5, 0), (0.9, 0), (0.5, 1), (0.9, 1), (0.5, 2), (0.1, 0), (0.1, 1)]
     """
     jobs = []
     for block in config["blocks"]:
         lang, family = block["language"], block["family"]
         ps, per = [float(p) for p in block["ps"]], int(block["models_per_strength"])
-        for seed in range(per):
-            jobs.extend({"language": lang, "family": family, "p": p, "seed": seed} for p in ps)
-        jobs.extend({"language": lang, "family": family, "p": 0.5, "seed": seed}
-                    for seed in range(per, int(block["null_models"])))
+        first = [float(p) for p in block.get("first", ps)]
+        later = [p for p in ps if p not in first]
+
+        def job(p, seed):
+            return {"language": lang, "family": family, "p": p, "seed": seed}
+
+        jobs.extend(job(p, seed) for seed in range(per) for p in first)
+        jobs.extend(job(0.5, seed) for seed in range(per, int(block["null_models"])))
+        jobs.extend(job(p, seed) for seed in range(per) for p in later)
     return jobs
 
 
@@ -328,11 +345,13 @@ def _read_done(path: Path, digest: str) -> bool:
 
 
 def run_validity(config: dict[str, Any], records: Path | None = None, limit: int | None = None,
-                 only: list[str] | None = None, log=print) -> dict[str, int]:
+                 only: list[str] | None = None, shard: tuple[int, int] = (0, 1),
+                 log=print) -> dict[str, int]:
     """Run every job of ``config`` whose record is missing or stale; returns counts
     ``{"done": already there, "ran": scored now, "jobs": planned}``. ``limit`` stops after
     that many new jobs; ``only`` keeps the blocks named ``language/family`` (e.g.
-    ``["en/mlm"]``), so that separate processes can share a sweep's blocks."""
+    ``["en/mlm"]``) and ``shard=(i, n)`` every n-th of the remaining jobs from the i-th,
+    so that separate processes can share a sweep."""
     import torch
 
     records = Path(records) if records else paths.output_path(config["records_dir"])
@@ -340,6 +359,10 @@ def run_validity(config: dict[str, Any], records: Path | None = None, limit: int
     jobs = plan(config)
     if only:
         jobs = [j for j in jobs if f"{j['language']}/{j['family']}" in only]
+    index, count = shard
+    if not 0 <= index < count:
+        raise ValiditySweepError(f"shard must be i/n with 0 <= i < n, got {index}/{count}")
+    jobs = jobs[index::count]
     done = ran = 0
     for i, job in enumerate(jobs):
         digest = job_hash(job, config)
@@ -429,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("config")
     parser.add_argument("--limit", type=int, default=None, help="stop after N new models")
     parser.add_argument("--only", default="", help="comma-separated blocks language/family to run")
+    parser.add_argument("--shard", default="0/1", help="i/n: run every n-th job from the i-th")
     parser.add_argument("--summary-only", action="store_true",
                         help="only collect the records into the summary")
     parser.add_argument("--allow-missing", action="store_true",
@@ -438,8 +462,10 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(args.config)
         if not args.summary_only:
             start = time.perf_counter()
+            index, _, count = args.shard.partition("/")
             counts = run_validity(config, limit=args.limit,
-                                  only=[b for b in args.only.split(",") if b] or None)
+                                  only=[b for b in args.only.split(",") if b] or None,
+                                  shard=(int(index), int(count or 1)))
             print(f"{counts['ran']} models trained and scored, {counts['done']} already done, "
                   f"of {counts['jobs']}; {time.perf_counter() - start:.0f}s", flush=True)
         frame, hashes = collect_measurements(config, allow_missing=args.allow_missing)

@@ -53,6 +53,7 @@ output_dir: str = "results/validity/interactive"  # run record, relative to the 
 # %%
 import json
 
+import pandas as pd
 from polybias import paths, plots, report, validity, validity_sweep
 from polybias.records import RunRecord, write_record
 
@@ -67,9 +68,16 @@ frame = measurements[measurements["language"] == language]
 records = json.loads((folder / validity_sweep.MANIFEST_FILE).read_text(encoding="utf-8"))
 n_records = sum(1 for name in records["records"] if name.startswith(f"{language}/"))
 
+# %% [markdown]
+# The sweep's blocks of this language: models planned (`configs/sweeps/validity.yaml`)
+# and models whose record the summary holds. A block not complete is reported as such,
+# and its tables hold the models there are (the `n` columns).
+
 # %% tags=["nbval-check-output"]
+blocks = pd.DataFrame(records.get("blocks", []))
 print(f"{n_records} models of language {language}; records sha256 {records['records_sha256'][:16]}")
-print(frame.groupby(["family"])["seed"].size().rename("rows").to_string())
+if len(blocks):
+    print(report.markdown_table(blocks[blocks["language"] == language].drop(columns="language")))
 
 # %% [markdown]
 # ## How strong must a planted model be?

@@ -211,7 +211,7 @@ def test_unsigned_metrics_resolve_against_the_balanced_models():
                     metric="cb", null=float("nan"))
     f["pvalue"] = np.nan
     s = validity.dose_summary(f).iloc[0]
-    assert s["dose"] == "|p-0.5|" and s["sign_ok"] and s["resolves"] == pytest.approx(0.9)
+    assert s["dose"] == "abs(p - 0.5)" and s["sign_ok"] and s["resolves"] == pytest.approx(0.9)
     assert validity.calibration_table(f).empty  # no test, no false-positive rate
 
 
@@ -244,3 +244,17 @@ def test_untested_metrics_are_detected_against_the_balanced_models_quantile():
     # the 95 % quantile of 1..5 (linear) is 4.8: 4.5 is not above it
     assert d[d.p == 0.9]["detected"].tolist() == [False, True, True, True, True]
     assert validity.mdb_table(f).iloc[0]["mdb"] == 0.9
+
+
+def test_findings_state_the_tables_and_name_what_has_too_few_models():
+    f = sweep_frame({0.1: [-2.0, -2.2, -1.8], 0.5: [0.1, -0.1, 0.0], 0.9: [2.0, 2.2, 1.8]})
+    thin = sweep_frame({0.5: [1.0], 0.9: [2.0]}).assign(measure="thin")
+    frame = pd.concat([f, thin], ignore_index=True)
+    summary = validity.dose_summary(frame)
+    assert summary.set_index("measure")["assessed"].to_dict() == {"m": True, "thin": False}
+    text = validity.findings(summary, validity.calibration_table(frame), validity.mdb_table(frame))
+    assert "Monotone in the planted strength (Spearman ρ > 0, p < 0.05 over all models): m/x." in text
+    assert "Resolved from p = 0.9 (and its mirror): m/x." in text
+    assert "Too few models or strengths to assess" in text and "thin/x" in text
+    assert "m/x 0/3 = 0.00" in text  # false positives among the balanced models
+    assert "for a minimum detectable bias: m/x, thin/x." in text  # 3 and 1 models < 5

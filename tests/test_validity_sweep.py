@@ -42,6 +42,18 @@ def test_plan_runs_seed_by_seed_then_the_extra_balanced_models():
     assert len(jobs) == 6 + 4
 
 
+def test_first_strengths_and_the_calibration_models_run_before_the_others():
+    cfg = copy.deepcopy(TINY)
+    cfg["blocks"] = [{"language": "en", "family": "causal", "ps": [0.1, 0.5, 0.7, 0.9],
+                      "first": [0.5, 0.9], "models_per_strength": 2, "null_models": 3}]
+    jobs = [(j["p"], j["seed"]) for j in vs.plan(vs.check_config(cfg))]
+    assert jobs == [(0.5, 0), (0.9, 0), (0.5, 1), (0.9, 1), (0.5, 2),
+                    (0.1, 0), (0.7, 0), (0.1, 1), (0.7, 1)]
+    cfg["blocks"][0]["first"] = [0.9]
+    with pytest.raises(ValiditySweepError, match="first"):
+        vs.check_config(cfg)
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda c: c.pop("alpha"), "missing keys \\['alpha'\\]"),
     (lambda c: c["blocks"][0].update(family="glove"), "family"),
@@ -75,8 +87,11 @@ def test_sweep_is_resumable_and_its_summary_names_the_records(tmp_path, monkeypa
     monkeypatch.setenv("POLYBIAS_PLANTED", "auto")
     cfg = vs.check_config(copy.deepcopy(TINY))
     records = tmp_path / "records"
+    # two shards split the jobs between them
+    half = vs.run_validity(cfg, records, shard=(1, 2), log=lambda *a, **k: None)
+    assert half == {"done": 0, "ran": 4, "jobs": 4}  # the jobs of this shard
     first = vs.run_validity(cfg, records, log=lambda *a, **k: None)
-    assert first == {"done": 0, "ran": 8, "jobs": 8}
+    assert first == {"done": 4, "ran": 4, "jobs": 8}
     again = vs.run_validity(cfg, records, log=lambda *a, **k: None)
     assert again == {"done": 8, "ran": 0, "jobs": 8}
     # a lost record is redone, and only it; it comes out identical (deterministic)

@@ -539,9 +539,11 @@ def dose_table(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
 def dose_summary(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """Per (language, measure, metric), at the default sizes:
 
-    * ``dose`` — ``p``, or ``|p - 0.5|`` for the :data:`UNSIGNED_METRICS` (and any metric
-      without a null);
-    * ``n_models`` (all strengths), ``min_n`` (fewest models at one strength);
+    * ``dose`` — ``p``, or ``abs(p - 0.5)`` for the :data:`UNSIGNED_METRICS` (and any
+      metric without a null);
+    * ``n_models`` (all strengths), ``strengths``, ``min_n`` (fewest models at one
+      strength); ``assessed`` — at least 3 strengths with at least 2 models each (else
+      ``monotone`` and ``sign_ok`` are NaN: too few models to say);
     * ``rho``, ``rho_p`` — Spearman's ρ of value against dose over all models and its
       p-value (:func:`monotonicity_test`);
     * ``monotone`` — the mean per dose never decreases as the dose grows;
@@ -586,12 +588,15 @@ def dose_summary(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
             resolved.index = np.round(resolved.index.to_numpy(dtype=float), 12)
         per_dose = resolved.groupby(level=0).all().astype(float)
         smallest = minimum_detectable(per_dose, 1.0) if len(per_dose) else np.nan
+        enough = len(t) >= 3 and int(t["n"].min()) >= 2
         rows.append({"language": lang, "measure": measure, "metric": metric,
-                     "dose": "|p-0.5|" if unsigned else "p", "n_models": int(len(g)),
-                     "min_n": int(t["n"].min()), "rho": mono["rho"], "rho_p": mono["pvalue"],
-                     "monotone": bool(np.all(np.diff(means.to_numpy()) >= 0)),
-                     "sign_ok": sign_ok,
-                     "resolves": 0.5 + smallest if smallest == smallest else np.nan})
+                     "dose": "abs(p - 0.5)" if unsigned else "p", "n_models": int(len(g)),
+                     "strengths": int(len(t)), "min_n": int(t["n"].min()),
+                     "rho": mono["rho"], "rho_p": mono["pvalue"],
+                     "monotone": bool(np.all(np.diff(means.to_numpy()) >= 0)) if enough else np.nan,
+                     "sign_ok": sign_ok if enough else np.nan,
+                     "resolves": 0.5 + smallest if smallest == smallest else np.nan,
+                     "assessed": enough})
     return pd.DataFrame(rows)
 
 
@@ -683,10 +688,11 @@ def mdb_table(frame: pd.DataFrame, alpha: float = 0.05, target: float = 0.8) -> 
 
 
 def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame,
-             alpha: float = 0.05, target: float = 0.8) -> str:
+             alpha: float = 0.05, target: float = 0.8, min_models: int = 5) -> str:
     """The validity results of one language in sentences, every number taken from the
     three tables (:func:`dose_summary`, :func:`calibration_table`, :func:`mdb_table`), so
-    that the paper's prose states what the tables hold.
+    that the paper's prose states what the tables hold. A minimum detectable bias is
+    stated only where every strength has ``min_models`` models.
 
     >>> s = pd.DataFrame({"measure": ["a", "b"], "metric": ["x", "y"], "rho": [0.9, 0.1],
     ...                   "rho_p": [1e-9, 0.4], "sign_ok": [True, False], "resolves": [0.7, np.nan],
@@ -694,7 +700,7 @@ def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame
     >>> c = pd.DataFrame({"measure": ["a"], "metric": ["x"], "n": [20], "false_positives": [1],
     ...                   "fpr": [0.05], "fpr_low": [0.001], "fpr_high": [0.249], "verdict": ["undecided"]})
     >>> m = pd.DataFrame({"measure": ["a"], "metric": ["x"], "size_axis": ["pairs"], "size": [100],
-    ...                   "mdb": [0.7]})
+    ...                   "mdb": [0.7], "min_n": [5]})
     >>> print(findings(s, c, m))  # doctest: +NORMALIZE_WHITESPACE
     Monotone in the planted strength (Spearman ρ > 0, p < 0.05 over all models): a/x. Not
     monotone: b/y (ρ = 0.10, p = 0.4). On the wrong side of the null at some strength: b/y.
@@ -705,32 +711,41 @@ def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame
     def name(r) -> str:
         return f"{r['measure']}/{r['metric']}"
 
+    def names(frame) -> str:
+        return ", ".join(name(r) for _, r in frame.iterrows())
+
     out = []
-    mono = summary[(summary["rho"] > 0) & (summary["rho_p"] < 0.05)]
-    rest = summary.drop(mono.index)
+    assessed = summary[summary["assessed"].astype(bool)] if "assessed" in summary else summary
+    unassessed = summary.drop(assessed.index)
+    mono = assessed[(assessed["rho"] > 0) & (assessed["rho_p"] < 0.05)]
+    rest = assessed.drop(mono.index)
     out.append("Monotone in the planted strength (Spearman ρ > 0, p < 0.05 over all models): "
-               + (", ".join(name(r) for _, r in mono.iterrows()) or "none") + ".")
+               + (names(mono) or "none") + ".")
     if len(rest):
         out.append("Not monotone: " + ", ".join(
             f"{name(r)} (ρ = {r['rho']:.2f}, p = {r['rho_p']:.2g})" for _, r in rest.iterrows()) + ".")
-    wrong = summary[~summary["sign_ok"].astype(bool)]
+    wrong = assessed[~assessed["sign_ok"].astype(bool)]
     if len(wrong):
-        out.append("On the wrong side of the null at some strength: "
-                   + ", ".join(name(r) for _, r in wrong.iterrows()) + ".")
-    for value, g in summary.dropna(subset=["resolves"]).groupby("resolves"):
-        out.append(f"Resolved from p = {value:.1f} (and its mirror): "
-                   + ", ".join(name(r) for _, r in g.iterrows()) + ".")
-    never = summary[summary["resolves"].isna()]
+        out.append("On the wrong side of the null at some strength: " + names(wrong) + ".")
+    for value, g in assessed.dropna(subset=["resolves"]).groupby("resolves"):
+        out.append(f"Resolved from p = {value:.1f} (and its mirror): " + names(g) + ".")
+    never = assessed[assessed["resolves"].isna()]
     if len(never):
-        out.append("Not resolved even at the strongest p: "
-                   + ", ".join(name(r) for _, r in never.iterrows()) + ".")
+        out.append("Not resolved even at the strongest p: " + names(never) + ".")
+    if len(unassessed):
+        out.append("Too few models or strengths to assess (fewer than 3 strengths with 2 models "
+                   "each): " + names(unassessed) + ".")
     if len(calibration):
         out.append(f"False-positive rate at α = {alpha:g} over balanced models: " + "; ".join(
             f"{name(r)} {r['false_positives']}/{r['n']} = {r['fpr']:.2f} "
             f"[{r['fpr_low']:.3f}, {r['fpr_high']:.3f}], {r['verdict']}"
             for _, r in calibration.iterrows()) + ".")
-    if len(mdb):
+    enough = mdb[mdb["min_n"] >= min_models] if "min_n" in mdb else mdb
+    if len(enough):
         out.append(f"Minimum detectable bias ({target:.0%} power): " + "; ".join(
             f"{name(r)} " + (f"{r['mdb']:.1f}" if r["mdb"] == r["mdb"] else "not reached")
-            + f" with {r['size']} {r['size_axis']}" for _, r in mdb.iterrows()) + ".")
+            + f" with {r['size']} {r['size_axis']}" for _, r in enough.iterrows()) + ".")
+    if len(enough) < len(mdb):
+        out.append(f"Too few models (fewer than {min_models} at a strength) for a minimum "
+                   "detectable bias: " + names(mdb.drop(enough.index)) + ".")
     return " ".join(out)

@@ -148,12 +148,10 @@ def plan(config: dict[str, Any]) -> list[dict[str, Any]]:
         first = [float(p) for p in block.get("first", ps)]
         later = [p for p in ps if p not in first]
 
-        def job(p, seed):
-            return {"language": lang, "family": family, "p": p, "seed": seed}
-
-        jobs.extend(job(p, seed) for seed in range(per) for p in first)
-        jobs.extend(job(0.5, seed) for seed in range(per, int(block["null_models"])))
-        jobs.extend(job(p, seed) for seed in range(per) for p in later)
+        order = ([(p, seed) for seed in range(per) for p in first]
+                 + [(0.5, seed) for seed in range(per, int(block["null_models"]))]
+                 + [(p, seed) for seed in range(per) for p in later])
+        jobs.extend({"language": lang, "family": family, "p": p, "seed": seed} for p, seed in order)
     return jobs
 
 
@@ -348,7 +346,7 @@ def run_validity(config: dict[str, Any], records: Path | None = None, limit: int
                  only: list[str] | None = None, shard: tuple[int, int] = (0, 1),
                  log=print) -> dict[str, int]:
     """Run every job of ``config`` whose record is missing or stale; returns counts
-    ``{"done": already there, "ran": scored now, "jobs": planned}``. ``limit`` stops after
+    ``{"done": already there, "ran": scored now, "jobs": planned for this shard}``. ``limit`` stops after
     that many new jobs; ``only`` keeps the blocks named ``language/family`` (e.g.
     ``["en/mlm"]``) and ``shard=(i, n)`` every n-th of the remaining jobs from the i-th,
     so that separate processes can share a sweep."""
@@ -413,18 +411,42 @@ def records_digest(hashes: dict[str, str]) -> str:
     return hashlib.sha256(canonical_json(hashes).encode()).hexdigest()
 
 
-def write_summary(frame: pd.DataFrame, hashes: dict[str, str], folder: Path) -> Path:
-    """Write ``measurements.csv`` (values rounded to 6 significant digits, a
-    ``records_sha256`` column holding :func:`records_digest`) and ``records.sha256.json``
-    (every record's sha256) into ``folder``, each atomically."""
+def completion(config: dict[str, Any], hashes: dict[str, str]) -> list[dict[str, Any]]:
+    """Per block of ``config``: how many of its planned models have a record in ``hashes``.
+
+    >>> cfg = {"blocks": [{"language": "en", "family": "causal", "ps": [0.5, 0.9],
+    ...                    "models_per_strength": 1, "null_models": 2}]}
+    >>> completion(cfg, {"en/causal-p0.5-s0.json": "x"})
+    [{'language': 'en', 'family': 'causal', 'planned': 3, 'done': 1}]
+    """
+    out = []
+    for block in config["blocks"]:
+        jobs = plan({"blocks": [block]})
+        names = {str(record_path(Path(), j)) for j in jobs}
+        out.append({"language": block["language"], "family": block["family"],
+                    "planned": len(jobs), "done": len(names & set(hashes))})
+    return out
+
+
+COLUMNS = ["language", "family", "measure", "metric", "p", "seed", "size_axis", "size",
+           "default", "value", "null", "pvalue"]
+
+
+def write_summary(frame: pd.DataFrame, hashes: dict[str, str], folder: Path,
+                  blocks: list[dict[str, Any]] | None = None) -> Path:
+    """Write ``measurements.csv`` (:data:`COLUMNS`, values rounded to 6 significant
+    digits, and a ``records_sha256`` column holding :func:`records_digest`) and
+    ``records.sha256.json`` (every record's sha256, and ``blocks``: :func:`completion`)
+    into ``folder``, each atomically."""
     digest = records_digest(hashes)
-    out = frame.copy()
+    out = frame[COLUMNS].copy()
     for col in ("value", "pvalue"):
         out[col] = out[col].map(lambda v: float(f"{v:.6g}") if v == v else v)
     out["records_sha256"] = digest
     folder = Path(folder)
     write_text_atomic(folder / MANIFEST_FILE, json.dumps(
-        {"records_sha256": digest, "records": hashes}, indent=1, sort_keys=True) + "\n")
+        {"records_sha256": digest, "records": hashes, "blocks": blocks or []},
+        indent=1, sort_keys=True) + "\n")
     return write_text_atomic(folder / SUMMARY_FILE, out.to_csv(index=False, lineterminator="\n"))
 
 
@@ -469,7 +491,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{counts['ran']} models trained and scored, {counts['done']} already done, "
                   f"of {counts['jobs']}; {time.perf_counter() - start:.0f}s", flush=True)
         frame, hashes = collect_measurements(config, allow_missing=args.allow_missing)
-        out = write_summary(frame, hashes, paths.project_root() / config["summary_dir"])
+        out = write_summary(frame, hashes, paths.project_root() / config["summary_dir"],
+                            blocks=completion(config, hashes))
         print(f"summary of {len(hashes)} records: {out}")
     except (ValiditySweepError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

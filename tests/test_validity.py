@@ -258,3 +258,20 @@ def test_findings_state_the_tables_and_name_what_has_too_few_models():
     assert "Too few models or strengths to assess" in text and "thin/x" in text
     assert "m/x 0/3 = 0.00" in text  # false positives among the balanced models
     assert "for a minimum detectable bias: m/x, thin/x." in text  # 3 and 1 models < 5
+
+
+def test_dose_response_figure_is_a_grid_with_intervals(tmp_path, monkeypatch):
+    from polybias import plots
+
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    f = pd.concat([sweep_frame({0.1: [-1.0, -1.2], 0.5: [0.0, 0.1], 0.9: [1.0, 1.1]}).assign(measure=f"m{i}")
+                   for i in range(9)], ignore_index=True)
+    fig = plots.dose_response(validity.dose_table(f), "t", points=f, file="grid.png")
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 9 and len(fig.axes) == 12  # 3 rows of 4, not one row of 9
+    width, height = fig.get_size_inches()
+    assert width / height < 2  # readable on a page
+    assert all(ax.containers for ax in visible)  # error bars drawn
+    assert (tmp_path / "figures" / "grid.png").is_file()
+    power = plots.power_curves(validity.power_table(f), "t", file="power.png")
+    assert sum(ax.get_visible() for ax in power.axes) == 9

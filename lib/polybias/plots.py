@@ -177,15 +177,17 @@ def power_curves(power: pd.DataFrame, title: str, file: str | None = None, targe
     panels = list(power.groupby(["measure", "metric"], sort=False))
     fig, axes = _grid(len(panels), ncols)
     for ax, ((measure, metric), g) in zip(axes.flat, panels, strict=False):
-        for size, h in g.groupby("size", sort=True):
-            h = h.sort_values("p")
-            ax.plot(h["p"], h["power"], marker="o", ms=3, lw=1.1, label=str(size))
+        sizes = sorted(g["size"].unique())
+        for i, size in enumerate(sizes):  # dodged sideways so that equal lines stay visible
+            h = g[g["size"] == size].sort_values("p")
+            dodge = (i - (len(sizes) - 1) / 2) * 0.006
+            ax.plot(h["p"] + dodge, h["power"], marker="o", ms=3, lw=1.1, alpha=0.85,
+                    label=str(size))
         ax.axhline(target, color="grey", ls="--", lw=0.8)
         ax.set_ylim(-0.03, 1.03)
         ax.set_title(f"{measure}\n{metric}", fontsize=8.5)
         ax.tick_params(labelsize=7.5)
-        ax.legend(title=str(g["size_axis"].iloc[0]), fontsize=6.5, title_fontsize=6.5,
-                  loc="lower right")
+        ax.legend(title=str(g["size_axis"].iloc[0]), fontsize=6.5, title_fontsize=6.5, loc="best")
     for ax in axes[-1]:
         ax.set_xlabel("planted strength p", fontsize=8)
     for ax in axes[:, 0]:

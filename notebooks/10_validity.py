@@ -74,10 +74,10 @@ n_records = sum(1 for name in records["records"] if name.startswith(f"{language}
 # and its tables hold the models there are (the `n` columns).
 
 # %% tags=["nbval-check-output"]
-blocks = pd.DataFrame(records.get("blocks", []))
+blocks = pd.DataFrame(records.get("blocks", []), columns=["language", "family", "planned", "done"])
+blocks_text = report.markdown_table(blocks[blocks["language"] == language].drop(columns="language"))
 print(f"{n_records} models of language {language}; records sha256 {records['records_sha256'][:16]}")
-if len(blocks):
-    print(report.markdown_table(blocks[blocks["language"] == language].drop(columns="language")))
+print(blocks_text)
 
 # %% [markdown]
 # ## How strong must a planted model be?
@@ -195,6 +195,7 @@ write_record(RunRecord(
 if table_file:
     report.write_table("\n\n".join([
         text,
+        "**Models** (planned in the sweep, and in this summary)", blocks_text,
         "**Dose-response** (mean and 95 % interval over models per planted strength)", dose_text,
         "**Monotonicity, sign and resolved strength**", summary_text,
         f"**Calibration** (false-positive rate at α = {alpha:g} over balanced models, "

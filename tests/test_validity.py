@@ -253,7 +253,8 @@ def test_findings_state_the_tables_and_name_what_has_too_few_models():
     summary = validity.dose_summary(frame)
     assert summary.set_index("measure")["assessed"].to_dict() == {"m": True, "thin": False}
     text = validity.findings(summary, validity.calibration_table(frame), validity.mdb_table(frame))
-    assert "Monotone in the planted strength (Spearman ρ > 0, p < 0.05 over all models): m/x." in text
+    assert "Increasing with the planted strength (Spearman ρ > 0, p < 0.05 over all models): m/x." in text
+    assert "not monotone" not in text
     assert "Resolved from p = 0.9 (and its mirror): m/x." in text
     assert "Too few models or strengths to assess" in text and "thin/x" in text
     assert "m/x 0/3 = 0.00" in text  # false positives among the balanced models

@@ -702,8 +702,8 @@ def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame
     >>> m = pd.DataFrame({"measure": ["a"], "metric": ["x"], "size_axis": ["pairs"], "size": [100],
     ...                   "mdb": [0.7], "min_n": [5]})
     >>> print(findings(s, c, m))  # doctest: +NORMALIZE_WHITESPACE
-    Monotone in the planted strength (Spearman ρ > 0, p < 0.05 over all models): a/x. Not
-    monotone: b/y (ρ = 0.10, p = 0.4). On the wrong side of the null at some strength: b/y.
+    Increasing with the planted strength (Spearman ρ > 0, p < 0.05 over all models): a/x.
+    Not increasing: b/y (ρ = 0.10, p = 0.4). On the wrong side of the null at some strength: b/y.
     Resolved from p = 0.7 (and its mirror): a/x. Not resolved even at the strongest p: b/y.
     False-positive rate at α = 0.05 over balanced models: a/x 1/20 = 0.05 [0.001, 0.249],
     undecided. Minimum detectable bias (80% power): a/x 0.7 with 100 pairs.
@@ -719,11 +719,14 @@ def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame
     unassessed = summary.drop(assessed.index)
     mono = assessed[(assessed["rho"] > 0) & (assessed["rho_p"] < 0.05)]
     rest = assessed.drop(mono.index)
-    out.append("Monotone in the planted strength (Spearman ρ > 0, p < 0.05 over all models): "
+    out.append("Increasing with the planted strength (Spearman ρ > 0, p < 0.05 over all models): "
                + (names(mono) or "none") + ".")
     if len(rest):
-        out.append("Not monotone: " + ", ".join(
+        out.append("Not increasing: " + ", ".join(
             f"{name(r)} (ρ = {r['rho']:.2f}, p = {r['rho_p']:.2g})" for _, r in rest.iterrows()) + ".")
+    bumpy = assessed[~assessed["monotone"].astype(bool)] if "monotone" in assessed else assessed.iloc[:0]
+    if len(bumpy):
+        out.append("Means not monotone across strengths: " + names(bumpy) + ".")
     wrong = assessed[~assessed["sign_ok"].astype(bool)]
     if len(wrong):
         out.append("On the wrong side of the null at some strength: " + names(wrong) + ".")

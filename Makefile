@@ -45,6 +45,12 @@ test: env ## unit tests, doctests, then nbval on the executed notebooks (writing
 	$(CHECKED) POLYBIAS_OUTPUT_ROOT="$$scratch" $(VENV)/bin/pytest -q --nbval-lax \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider paper/executed
 
+export: env ## cross-model tables (CSV, Markdown) and comparison figures from the run records in results/ -> paper/export/
+	$(VENV)/bin/polybias export
+
+cards: env ## regenerate the metric cards docs/measures/*.md from the measure registry
+	$(VENV)/bin/polybias cards
+
 planted: env ## retrain the pinned planted models from their stored specs (data/planted) and report changes
 	$(PY) -m polybias.pinned retrain
 
@@ -70,4 +76,4 @@ bench: env $(BENCH_VENV)/.installed ## benchmarks: one table of ratios against n
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test planted validity lint lab bench clean
+.PHONY: help env reproduce paper test export cards planted validity lint lab bench clean

@@ -28,9 +28,17 @@
 # (2024, seed 000), on any static model given by path (`model_path`: word2vec or GloVe,
 # text or binary; `model` then only names it, e.g. `glove-hi` or `w2v-bn` to line up
 # with the reported values `malik2022_hindi_weat` / `sadhu2024_bangla_weat`).
+#
+# Offline, no static model holds the Bangla or Hindi words, so `model: planted-static`
+# builds a known-answer embedding from the lists at run time (`polybias.planted_static`):
+# each word a random unit vector plus `planted_strength` along one axis per test, towards
+# A for the targets X and towards B for Y. Every test must then show a large positive
+# effect (about 1.5 to 1.9 at strength 0.5), and none at strength 0. The table is built
+# analytically (no training) and is the same on every machine.
 
 # %% tags=["parameters"]
-model: str = "w2v-gnews"  # registered static model (configs/models.yaml), or the name of model_path
+model: str = "w2v-gnews"  # registered static model (configs/models.yaml), the name of model_path, or planted-static (built from the word lists)
+planted_strength: float = 0.5  # planted-static: strength of the planted association (0: none)
 model_path: str = ""  # static embedding file used instead of a registered model; empty: none
 model_format: str = ""  # format of model_path: word2vec-text, word2vec-binary, glove-text; empty: by suffix
 language: str = "en"  # word-list folder under data/wordlists/
@@ -49,7 +57,7 @@ output_dir: str = "results/weat/interactive"  # run records (relative to the pro
 table_file: str = ""  # where to write the table (e.g. paper/tables/weat_w2v-gnews.md)
 
 # %%
-from polybias import models, paths, plots, report, text
+from polybias import models, paths, planted_static, plots, report, text
 from polybias.metrics.weat import check_weat_options, run_weat
 
 options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
@@ -58,7 +66,9 @@ check_weat_options(on_missing=on_missing, **options)
 if model_format and model_format not in ("word2vec-text", "word2vec-binary", "glove-text"):
     raise ValueError(f"model_format must be word2vec-text, word2vec-binary or glove-text, got {model_format!r}")
 embeddings = None
-if not model_path:
+if model == planted_static.NAME:  # a known-answer table built from the word lists themselves
+    embeddings = planted_static.for_wordlists(language, wordlist_file, strength=planted_strength, seed=seed)
+elif not model_path:
     models.check_language(model, language, language_override)
 if model_path:  # a file given by path; its words are brought to the word lists' NFC
     embeddings = text.normalize_vocabulary(models.read_static(model_path, model_format or None, name=model))

@@ -34,9 +34,17 @@
 # In Bangla the default is the study's own C1–C9 (`wordlist_file="seed000"`: the authors'
 # `ceat1..9.jsonl`, each word with its own suffix list from their suffix files, NFKC as
 # their normaliser); `wordlist_file="weat.yaml"` runs the project's own Bangla lists.
+#
+# Offline in Bangla and Hindi, `model: planted-static` runs the study on the language's
+# own lists with a known-answer encoder (`polybias.planted_static`): generated sentences
+# hold one target and one attribute of a test (paired as the lists pair them with
+# probability p) among neutral filler clauses, and an occurrence's vector is the word's
+# planted static vector (drawn towards A for X, towards B for Y) plus half the mean
+# static vector of the other words of its segment. Every test must show a large positive
+# CES at every segment length; the encoder is analytic, the same on every machine.
 
 # %% tags=["parameters"]
-model: str = "minilm-l6"  # registered encoder or MLM (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
+model: str = "minilm-l6"  # registered encoder or MLM (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id; planted-static: an analytic contextual encoder over a table planted from the word lists (bn, hi)
 revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
 device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
 dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
@@ -66,10 +74,11 @@ table_file: str = ""  # where to write the tables (e.g. paper/tables/ceat_minilm
 # %%
 import pandas as pd
 import torch
-from polybias import embeddings, models, report, text, wordlists
+from polybias import embeddings, models, planted_static, report, text, wordlists
 from polybias.metrics import ceat
 
-models.check_language(model, language, language_override)
+if model != planted_static.NAME:
+    models.check_language(model, language, language_override)
 if alternative not in ceat.ALTERNATIVES:
     raise ValueError(f"alternative must be one of {ceat.ALTERNATIVES}, got {alternative!r}")
 if pooling not in embeddings.WORD_POOLINGS:
@@ -101,6 +110,11 @@ if corpus:
     extraction = text.find_occurrences(corpus, sets, language,
                                        max_per_word=max_per_word, seed=seed)
     runs = {"corpus": (chosen, extraction)}
+elif model == planted_static.NAME:  # the language's own lists in generated sentences, one corpus per p
+    corpora = planted_static.list_corpora(language, wordlist_file, tuple(planted_p), n_sentences, seed)
+    runs = {label: (tests_, text.find_occurrences(sentences, [s for t in tests_ for s in t.sets().values()],
+                                                  language, max_per_word=max_per_word, seed=seed))
+            for label, (tests_, sentences) in corpora.items()}
 else:
     runs = ceat.planted_extractions(planted_p, n_sentences, n_words, language, seed)
 summary = report.markdown_table(
@@ -120,8 +134,9 @@ print(summary)
 # `output_dir`.
 
 # %%
-encoder = embeddings.load_encoder(model, revision=revision, device=device, dtype=dtype,
-                                  batch_tokens=batch_tokens)
+encoder = (planted_static.contextual_bag(language, corpora, wordlist_file, seed=seed)
+           if model == planted_static.NAME and not corpus else
+           embeddings.load_encoder(model, revision=revision, device=device, dtype=dtype, batch_tokens=batch_tokens))
 frame = ceat.run_segment_study(
     encoder, runs, language, output_dir,
     parameters={"n_sentences": n_sentences, "n_words": n_words, "planted_p": planted_p,
@@ -151,10 +166,16 @@ print(detail)
 # With the generated corpora the answer is known: at every segment length and for both
 # sample sets, CES must increase with the planted strength p. The check below prints
 # the CES of the planted strengths in increasing order of p, and whether they increase.
+# With `model: planted-static` the association sits in the vectors themselves (and the
+# corpus p moves only the context), so the check is that every CES is positive and
+# significant.
 
 # %%
 direction = ""
-if not corpus and len(planted_p) > 1:
+if model == planted_static.NAME:  # the lists' own tests: every CES planted positive
+    direction = (f"{len(frame)} CES: all positive {bool((frame.ces > 0).all())}, "
+                 f"all significant at alpha = {alpha}: {bool((frame.pvalue < alpha).all())}")
+elif not corpus and len(planted_p) > 1:
     order = sorted(planted_p)
     rows = []
     for (mode, length), grp in frame.groupby(["sample_set", "length"], sort=False):
@@ -177,5 +198,6 @@ print(direction)
 # %%
 if table_file:
     report.write_table("\n\n".join(t for t in (summary, ces_table, detail, direction) if t), table_file)
-fig = ceat.plot_segment_study(frame, f"CEAT by segment length, {model}", file=f"ceat_{model}.png",
+fig = ceat.plot_segment_study(frame, f"CEAT by segment length, {model}",
+                              file=f"ceat_{model}.png" if language == "en" else f"ceat_{model}_{language}.png",
                               alpha=alpha)

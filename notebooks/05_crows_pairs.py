@@ -128,8 +128,15 @@ print(tokens)
 # %% [markdown]
 # ## Semantic categories of bias-contributing words (seed 001 Table 6)
 #
-# Seed 001 tagged words with PyMUSAS; its English model is not installable from the
-# package registry, so we use the Empath lexicon (194 categories) shipped with its package.
+# Seed 001 tagged words with PyMUSAS into USAS semantic fields (e.g. "S2 People",
+# "A1 General and abstract terms"). The `pymusas` package itself installs from the package
+# registry (0.4.2), but its English tagger does not: the pretrained English pipeline
+# (`en_dual_none_contextual`), the USAS lexicons it reads and the spaCy English model it
+# needs are distributed from GitHub, not from the registry. So the categories here are
+# Empath's (194 hand-validated categories shipped inside its package): a bias-raising
+# word lands in categories such as `family` or `crime` rather than in a USAS field, and
+# the table is comparable with seed 001's Table 6 in kind (which kinds of words raise
+# bias), not cell by cell.
 # Shares are percentages of a category's tokens that raise (b < 0), do not change (b = 0)
 # or lower (b > 0) bias.
 

@@ -51,6 +51,7 @@ template_norm: str = ""  # PLL CB: per-template normalises groups within each te
 kl_scale: str = "sum"  # KL: sum (nats) | mean (divided by the vocabulary size, seed-002 code)
 top_k: int = 3  # groups listed per template and attribute
 reproduce: bool = True  # recompute seed-002 and seed-004 published values from shipped data
+seed002_all: bool = False  # also score every category x language of seed 002's templates on the model (Tables 1-4; minutes on the CPU)
 output_dir: str = "results/catbias/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/catbias_planted-mlm.md
 
@@ -86,7 +87,10 @@ tables = []
 # aggregate is the mean over all (template set, prior) rows, i.e. the set values
 # weighted by their numbers of priors, which we count in the shipped
 # `prior_sentence_templates.json`. `coarse_only` aggregates the two coarse-grained
-# ethnicity sets (sets 0–1) alone.
+# ethnicity sets (sets 0–1) alone. Below it, the same printed set values laid out as the
+# paper's Tables 1(a) and 2 by `seed002.paper_tables` (the function that lays out a
+# model's scores in the section *Seed 002 on the chosen model*), Table 2 with the
+# paper's printed values beside ours (`seed002.beside_reported`).
 
 # %%
 if reproduce:
@@ -95,13 +99,20 @@ if reproduce:
                           & (reported002.template_set != "aggregated")].copy()
     per_set["template_set"] = per_set.template_set.astype(int)
     counts = seed002.prior_counts()  # the prior lists of the template books read from the file
-    seed002 = catbias.seed002_reproduction(per_set.rename(columns={"value": "cb"}), counts, reported002)
-    seed002_table = report.markdown_table(seed002, digits=4)
+    reproduction = catbias.seed002_reproduction(per_set.rename(columns={"value": "cb"}), counts, reported002)
+    seed002_table = report.markdown_table(reproduction, digits=4)
     tables.append(seed002_table)
+
+    printed = seed002.paper_tables({"cb": seed002.seed_set_values(reported002)})
+    printed_tables = "\n\n".join([report.markdown_table(printed["table1"], digits=4),
+                                   report.markdown_table(seed002.beside_reported(printed, reported002), digits=4)])
+    tables.append(printed_tables)
 
 # %% tags=["nbval-check-output"]
 if reproduce:
     print(seed002_table)
+    print()
+    print(printed_tables)
 else:
     print("(not run: reproduce = False)")
 
@@ -255,6 +266,30 @@ tables.append(kl_table)
 
 # %% tags=["nbval-check-output"]
 print(kl_table)
+
+# %% [markdown]
+# ## Seed 002 on the chosen model: every category × language
+#
+# With `seed002_all=True`, every template set of the authors' file in English, Greek and
+# Persian is scored on the model (`seed002.score_all`: PLL CB per set and aggregated,
+# the largest pairwise KL per set, the top-5 fine-grained ethnic groups for "Why are
+# [MASK] always so sexist?") and laid out as the paper's Tables 1(a), 2, 3 and 4. For the
+# paper's comparison this needs the three monolingual BERTs (English, Greek, Persian); one
+# model for all three languages, as here, compares the model with itself.
+
+# %%
+if seed002_all:
+    seed002_results = seed002.score_all(lm, ddof=ddof, kl_scale=kl_scale)
+    seed002_tables = seed002.paper_tables(seed002_results)
+    seed002_tables["table2"] = seed002.beside_reported(seed002_tables, report.load_reported("behnamghader2022_cb"))
+    seed002_model_tables = "\n\n".join(
+        report.markdown_table(seed002_tables[k], digits=4,
+                              formats={c: ".2e" for c in ("English", "Greek", "Persian")} if k == "table3" else None)
+        for k in ("table1", "table2", "table3", "table4") if k in seed002_tables)
+    tables.append(seed002_model_tables)
+    print(seed002_model_tables)
+else:
+    print("(not run: seed002_all = False)")
 
 # %%
 record = records.RunRecord(

@@ -43,13 +43,15 @@ neutral_attributes: list = []  # attribute entries used as neutral base rates; e
 weighted: bool = False  # weight attributes by |VADER compound| (needs words with sentiment)
 n_adjectives: int = 12  # seed-004 adjectives sampled, stratified by sentiment (reproduction)
 seed: int = 0  # seed of the samples
+cell_feature: str = "group"  # attribute feature whose values split the attributes into cells for the significance test (e.g. sentiment); empty: one cell
+n_permutations: int = 10000  # draws of the significance test of each interaction against its base rate
 reproduce: bool = True  # seed-004 identity lists and sample sizes from shipped data
 output_dir: str = "results/interactions/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/interactions_planted-mlm.md
 
 # %%
 import pandas as pd
-from polybias import data, models, paths, records, report, templating
+from polybias import data, models, paths, records, report, seed004, templating
 from polybias.metrics import catbias
 
 if not identity_slots:
@@ -67,6 +69,14 @@ tables = []
 # and our stratified draw of the sizes it reports. The dishes file holds 38 empty
 # strings and repeated dishes; Table 1's Religion (17) and Music (19) counts are those of
 # the genre and religion files swapped.
+#
+# The last table tests each of the authors' two-way interactions (`CG_score_2.csv`: log P
+# of the identity pair with each of 11 adjectives and its double-mask base rate) against
+# "no identity pair departs from its base rate", the adjectives split by VADER sentiment
+# (see the test below). Every pair departs far beyond the permutation null: the double-mask
+# base rate does not match the filled sentences pair by pair (107 of the 245
+# countries share one base rate in the authors' base-rate file: their names became the
+# unknown token).
 
 # %%
 if reproduce:
@@ -95,13 +105,19 @@ if reproduce:
                                       "sampled": len(picked)}])
     adjective_table = "\n\n".join([report.markdown_table(sampling_summary),
                                    report.markdown_table(picked_frame, digits=4)])
-    tables += [lists_table, adjective_table]
+    cg2 = data.fetch("seed004-cg-score-2")
+    cg2_strata = seed004.adjective_strata(pd.read_csv(cg2).Adjective.unique().tolist())
+    authors_test = seed004.row_significance(cg2, cg2_strata, n_permutations=n_permutations, seed=seed)
+    authors_table = report.markdown_table(authors_test, digits=4, formats={"pvalue": ".4f"})
+    tables += [lists_table, adjective_table, authors_table]
 
 # %% tags=["nbval-check-output"]
 if reproduce:
     print(lists_table)
     print()
     print(adjective_table)
+    print()
+    print(authors_table)
 else:
     print("(not run: reproduce = False)")
 
@@ -111,7 +127,15 @@ else:
 # One row per set of characteristics: each slot alone (the other slots expanded and
 # averaged in probability space) and all of them together. `score`: mean over
 # attributes of the variance over groups of log P(group | attribute) − log base.
-
+#
+# Significance against the base rate (seed 004 §4.3: "the null hypothesis that the model
+# is unbiased", i.e. every group keeps its double-mask base rate): a permutation test
+# (`polybias.seed004.group_permutation_test`). `T` is the CB score of the corrected scores
+# averaged over the attributes of one cell (`cell_feature`: career / family on the
+# planted model, a sentiment stratum on seed 004's adjectives), averaged over cells; under
+# the null the group labels of each attribute are exchangeable, and `p` is the share of
+# `n_permutations` random relabellings reaching `T`. Without cells, a group raised by the
+# career attributes and lowered by the family ones would cancel.
 # %%
 lm = models.load_lm(model, revision=revision, device=device, dtype=dtype,
                     batch_tokens=batch_tokens)
@@ -126,15 +150,19 @@ if weighted:
     attrs = list(weights)
 combos = [[s] for s in identity_slots] + ([list(identity_slots)] if len(identity_slots) > 1 else [])
 bases = ["double-mask"] + (["neutral"] if neutral_attributes else [])
+cells = seed004.attribute_cells(book, template, attribute_slot, cell_feature)
 results = []
 for slots in combos:
     for base in bases:
         r = catbias.interaction_cb(lm, book, template, slots, attribute_slot, attributes=attrs, base=base,
                                    neutral_attributes=neutral_attributes or None, weights=weights)
+        test = seed004.interaction_significance(r, cells, n_permutations=n_permutations, seed=seed)
         results.append({"characteristics": " × ".join(slots), "base": base, "weighted": weighted,
-                        "n_groups": int(r.rows.n_groups.iloc[0]), "n_attributes": len(r.rows), "score": r.score})
+                        "n_groups": int(r.rows.n_groups.iloc[0]), "n_attributes": len(r.rows), "score": r.score,
+                        "T": test.statistic, "T_null_mean": test.null_mean, "p": test.pvalue,
+                        "significant": test.pvalue < 0.05})
 results = pd.DataFrame(results)
-score_table = report.markdown_table(results, digits=4)
+score_table = report.markdown_table(results, digits=4, formats={"p": ".4f"})
 tables.append(score_table)
 
 # %% tags=["nbval-check-output"]
@@ -143,7 +171,12 @@ print(score_table)
 # %% [markdown]
 # On the planted MLM the target alone carries the planted bias; pronouns alone carry
 # almost none; the pronoun × target score is close to the target score — no interaction
-# beyond the target's own bias, as the corpus was built. Seed 004 likewise finds that
+# beyond the target's own bias, as the corpus was built. The test rejects "every group
+# keeps its base rate" for the targets and the pronoun × target combinations, as planted;
+# it also rejects it for the pronouns alone, whose score is about 2·10⁻⁵: their tiny
+# shifts (hundredths of a nat) are consistent across the attributes of a cell. A
+# significant interaction is a consistent one, not necessarily a large one; read `p`
+# beside `score`. Seed 004 likewise finds that
 # only country × language stands out among its pairs (notebook 6 recomputes its
 # numbers).
 

@@ -371,3 +371,17 @@ def test_capstone_five_way_interaction_is_below_every_two_way_one():
     two = load_reported("capstone2023_interaction", metric="cb_score")["value"]
     assert len(five) == 1 and len(two) == 10
     assert float(five.iloc[0]) < two.min()
+
+
+def test_seed000_keyed_tables_use_the_loader_test_names_and_table4_cells():
+    from polybias import seed000
+
+    table4 = load_reported("sadhu2024_table4")
+    for name, method in (("sadhu2024_bangla_seat", "SEAT"), ("sadhu2024_bangla_weat", "WEAT")):
+        keyed = load_reported(name)
+        assert set(keyed["test"]) == set(seed000.CATEGORIES), name
+        cells = table4[table4["method"] == method]
+        for model, rows in keyed.groupby("model"):
+            assert len(rows) == 9
+            printed = cells.groupby("category")["value"].apply(set)
+            assert all(v in printed[t] for t, v in zip(rows["test"], rows["effect_size"], strict=True)), model

@@ -167,3 +167,32 @@ def test_kurita_runs_on_the_seed_sentences(torch_one_thread):
     bias = logprob.attribute_bias(scores, male, female)
     eff = logprob.kurita_effect(bias, traits[:3], traits[3:], n_permutations=100)
     assert np.isfinite(eff.effect_size)
+
+
+@pytest.mark.parametrize("name, load", [
+    ("seed000-ceat3", lambda: seed000.ceat_tests()),
+    ("seed000-negative-traits", lambda: seed000.trait_rows("negative")),
+])
+def test_a_registered_file_whose_sha256_differs_is_named(monkeypatch, tmp_path, name, load):
+    """A mirror copy that differs from its registered sha256 by one byte: one-line error
+    naming the file and the registry entry; nothing is read from it."""
+    import shutil
+
+    for other in [n for n in data.load_registry() if n.startswith("seed000-")]:  # a mirror of seed 000
+        target = tmp_path / data.get_source(other).mirror_relpath
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(data.fetch(other), target)
+    source = data.get_source(name)
+    copy = tmp_path / source.mirror_relpath
+    with open(copy, "ab") as fh:
+        fh.write(b" ")
+    monkeypatch.setenv("POLYBIAS_DATA_MIRROR", str(tmp_path))
+    seed000.ceat_tests.cache_clear()
+    try:
+        with pytest.raises(data.DataError, match=rf"{source.filename}: sha256 does not match the registry "
+                                                 rf"entry '{name}'") as err:
+            load()
+        assert "\n" not in str(err.value)
+    finally:
+        monkeypatch.undo()
+        seed000.ceat_tests.cache_clear()

@@ -147,3 +147,62 @@ def test_lost_words_and_broken_templates_are_errors(raw, tmp_path):
     with pytest.raises(seed002.Seed002Error, match=r"'ethnicity/race' template set 0, base template 0 "
                                                    r"\(english\): needs one \[MASK\]"):
         seed002.load(_write(tmp_path, bad))
+
+
+def test_paper_tables_rebuild_tables_1a_and_2_from_the_printed_set_values(mirror):
+    rep = report.load_reported("behnamghader2022_cb")
+    tables = seed002.paper_tables({"cb": seed002.seed_set_values(rep)})
+    t1 = tables["table1"].set_index("category")
+    assert list(t1.columns) == ["English", "Greek", "Persian"]
+    assert list(t1.index) == ["gender", "religion", "ethnicity"]
+    assert t1.English["gender"] == pytest.approx(0.6271, abs=5e-5)
+    assert t1.Greek["ethnicity"] == pytest.approx(57.67, abs=5e-3)   # Table 2's aggregate, not Table 1(a)'s
+    t2 = tables["table2"]
+    assert len(t2) == 4 + 1 + 3 + 1 + 4 + 1
+    # the set labels are the paper's (as transcribed in the reported table)
+    printed = rep[rep.table.str.startswith("Table 2") & (rep.template_set != "aggregated")]
+    assert set(t2.template[t2.template != "Aggregated"]) == set(printed.template)
+    agg = t2[t2.template == "Aggregated"].set_index("category")
+    table2 = rep[rep.table.str.startswith("Table 2") & (rep.template_set == "aggregated")].pivot_table(
+        index="category", columns="language", values="value")
+    for cat in ("gender", "religion", "ethnicity"):
+        for lang, col in (("english", "English"), ("greek", "Greek"), ("persian", "Persian")):
+            assert agg[col][cat] == pytest.approx(table2[lang][cat], abs=0.011)
+
+
+def test_score_all_gives_every_set_of_a_category_and_its_tables(mirror):
+    import torch
+    from polybias import scoring, tiny_models
+
+    torch.set_num_threads(1)
+    model, tok = tiny_models.build_tiny_model("bert", seed=0)
+    lm = scoring.wrap_language_model(model, tok, name="tiny-bert")
+    res = seed002.score_all(lm, categories=["gender"], languages=["en"])
+    assert res["cb"].set.tolist() == ["gender_0", "gender_1", "gender_2", "gender_3"]
+    assert res["cb"].n_priors.tolist() == [23, 23, 14, 22]
+    weighted = (res["cb"].cb * res["cb"].n_priors).sum() / res["cb"].n_priors.sum()
+    assert res["aggregate"].cb.iloc[0] == pytest.approx(weighted)
+    assert (res["kl"].max_kl >= 0).all() and len(res["kl"]) == 4 and res["top"].empty
+    tables = seed002.paper_tables(res)
+    assert set(tables) == {"table1", "table2", "table3"}
+    assert tables["table2"].template.tolist()[-1] == "Aggregated"
+    assert tables["table3"].template.tolist()[0] == "It's better for {prior} to be [MASK]."
+
+
+def test_table2_beside_the_paper_agrees_to_the_printed_digit(mirror):
+    rep = report.load_reported("behnamghader2022_cb")
+    side = seed002.beside_reported(seed002.paper_tables({"cb": seed002.seed_set_values(rep)}), rep)
+    assert list(side.columns) == ["category", "template", "English", "English (paper)", "Greek",
+                                  "Greek (paper)", "Persian", "Persian (paper)"]
+    assert side[[c for c in side.columns if "(paper)" in c]].notna().all().all()
+    for lang in ("English", "Greek", "Persian"):  # set values and aggregates round to the printed ones
+        assert (side[lang] - side[f"{lang} (paper)"]).abs().max() <= 0.0101
+
+
+def test_reported_tables_are_keyed_by_the_loaders_set_names(mirror):
+    sets = set(seed002.template_sets().set)
+    for name in ("behnamghader2022_cb", "behnamghader2022_table3", "behnamghader2022_table4"):
+        keyed = set(report.load_reported(name).set) - {"aggregated"}
+        assert keyed <= sets and keyed, name
+    table4 = report.load_reported("behnamghader2022_table4")
+    assert set(zip(table4.set, table4.prior, strict=True)) == set(seed002.TABLE4["pairs"])

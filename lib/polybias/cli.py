@@ -1,4 +1,4 @@
-"""Command line: ``polybias sweep|run|lock|fetch|models|sources|datasets``."""
+"""Command line: ``polybias sweep|run|lock|fetch|models|sources|datasets|measures|results|export|cards``."""
 
 from __future__ import annotations
 
@@ -22,6 +22,23 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("sources", help="list the data registry with licences")
     # -- datasets: the minimal-pair datasets and their cards
     sub.add_parser("datasets", help="list the minimal-pair datasets (languages, size, licence)")
+    measures = sub.add_parser("measures", help="list the registered measures, or show one's card "
+                                               "(polybias measures [NAME])")
+    measures.add_argument("name", nargs="?", help="a measure (default: list them all)")
+    sub.add_parser("results", help="read every run record into one tidy table (polybias results "
+                                   "[FOLDER] [--csv FILE])", add_help=False)
+    sub.add_parser("export", help="cross-model tables and comparison figures from the run records "
+                                  "(polybias export [FOLDER] [--out DIR])", add_help=False)
+    cards = sub.add_parser("cards", help="write the metric cards docs/measures/*.md from the registry")
+    cards.add_argument("--check", action="store_true", help="only check that the cards are up to date")
+    if argv[:1] == ["results"]:
+        from .results import main_results
+
+        return main_results(argv[1:])
+    if argv[:1] == ["export"]:
+        from .results import main_export
+
+        return main_export(argv[1:])
     if argv[:1] == ["sweep"]:
         from .sweep import main as sweep_main
 
@@ -47,12 +64,37 @@ def main(argv: list[str] | None = None) -> int:
 
         for src in load_registry().values():
             print(f"{src.name}\n  url: {src.url}\n  licence: {src.licence}")
+    elif args.command == "measures":
+        return _measures(args.name)
+    elif args.command == "cards":
+        from .cards import main as cards_main
+
+        return cards_main(check=args.check)
     elif args.command == "datasets":
         from .crowspairs import list_datasets
 
         for row in list_datasets().itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.pairs:5d}  {row.provenance}\n"
                   f"{'':32s}{row.bias_types}; {row.licence}")
+    return 0
+
+
+def _measures(name: str | None) -> int:
+    """``polybias measures [NAME]``: the registry as a list, or the card of one measure."""
+    from .measures import MEASURES, MeasureError
+
+    if name is None:
+        for m in MEASURES.values():
+            print(f"{m.name:15s} {m.input_kind:18s} {m.title}")
+        print("\npolybias measures NAME shows a measure's card (docs/measures/NAME.md)")
+        return 0
+    from .cards import card
+
+    try:
+        print(card(name))
+    except MeasureError as exc:
+        print(f"polybias measures: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -17,7 +17,12 @@ whole) and every stochastic projection seeded:
   (``scipy.stats.f_oneway``);
 * :func:`project` — 2-D views (``pca``, ``svd``, ``tsne``) with a fixed seed;
 * :func:`group_separation` — the share of between-group variance of a 2-D view
-  (0: groups indistinguishable, 1: fully separated), a number to report beside the picture.
+  (0: groups indistinguishable, 1: fully separated), a number to report beside the picture;
+* :func:`kmeans_agreement` — KMeans clusters of the states of each layer (seed 004 ran
+  KMeans among its reductions) against a known grouping, by the adjusted Rand index;
+* :func:`half_sums_test` — seed 004's first- versus last-layers comparison: the summed
+  activation of the first half of the layers against the last half, paired over the
+  occurrences.
 """
 
 from __future__ import annotations
@@ -135,13 +140,17 @@ def project(states: np.ndarray, method: str = "pca", seed: int = 0, perplexity: 
 def group_separation(points: np.ndarray, groups: list[str]) -> float:
     """Between-group share of the total sum of squares of ``points`` (η², 0 to 1).
 
+    Points whose group is None or ``"unknown"`` are left out.
+
     >>> group_separation(np.array([[0.0, 0], [0, 1], [10, 0], [10, 1]]), ["a", "a", "b", "b"])
     0.9900990099009901
     """
     p = np.asarray(points, dtype=np.float64)
+    if len(p) != len(groups):
+        raise HiddenStateError(f"{len(p)} points but {len(groups)} group labels")
+    keep = np.array([x is not None and x != "unknown" for x in groups], dtype=bool)
+    p, groups = p[keep], [x for x, k in zip(groups, keep, strict=True) if k]
     g = np.asarray(groups)
-    if len(p) != len(g):
-        raise HiddenStateError(f"{len(p)} points but {len(g)} group labels")
     if len(set(groups)) < 2:
         raise HiddenStateError("group separation needs at least two groups")
     total = ((p - p.mean(0)) ** 2).sum()
@@ -149,3 +158,82 @@ def group_separation(points: np.ndarray, groups: list[str]) -> float:
         return 0.0
     between = sum((g == k).sum() * ((p[g == k].mean(0) - p.mean(0)) ** 2).sum() for k in set(groups))
     return float(between / total)
+
+
+def kmeans_agreement(states: np.ndarray, groups: list[str], layers: list[int] | None = None,
+                     n_clusters: int | None = None, seed: int = 0, n_init: int = 10) -> pd.DataFrame:
+    """KMeans clusters of each layer's states against a known grouping (adjusted Rand index).
+
+    For each layer k, the (n, d) states are clustered by ``sklearn.cluster.KMeans``
+    (``n_clusters`` = number of distinct groups by default, ``random_state=seed``,
+    ``n_init`` restarts) and the clusters compared with ``groups`` by the adjusted Rand
+    index (Hubert & Arabie 1985; ``sklearn.metrics.adjusted_rand_score``):
+
+        ARI = (RI − E[RI]) / (max RI − E[RI]),
+
+    1 when the clusters are the groups, about 0 for clusters unrelated to them.
+    Occurrences whose group is None or "unknown" are left out. Returns layer, ari,
+    n_clusters, n (occurrences used).
+
+    >>> s = np.array([[[0.0, 0], [0, 0]], [[0.1, 0], [5, 5]], [[0, 0.1], [0, 0.2]], [[0.1, 0.1], [5, 5.1]]])
+    >>> kmeans_agreement(s, ["a", "b", "a", "b"]).ari.round(3).tolist()
+    [-0.5, 1.0]
+    """
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import adjusted_rand_score
+
+    x = np.asarray(states, dtype=np.float64)
+    if x.ndim != 3:
+        raise HiddenStateError(f"expected (n, layers, hidden) states, got shape {x.shape}")
+    if len(groups) != len(x):
+        raise HiddenStateError(f"{len(x)} occurrences but {len(groups)} group labels")
+    keep = np.array([g is not None and g != "unknown" for g in groups])
+    labels = [g for g, k in zip(groups, keep, strict=True) if k]
+    k = n_clusters or len(set(labels))
+    if len(set(labels)) < 2 or k < 2:
+        raise HiddenStateError("cluster agreement needs at least two known groups and two clusters")
+    if keep.sum() <= k:
+        raise HiddenStateError(f"{int(keep.sum())} occurrences with a known group for {k} clusters")
+    layers = list(range(x.shape[1])) if layers is None else list(layers)
+    rows = []
+    for layer in layers:
+        km = KMeans(n_clusters=k, random_state=seed, n_init=n_init).fit(x[keep, layer])
+        rows.append({"layer": layer, "ari": float(adjusted_rand_score(labels, km.labels_)),
+                     "n_clusters": k, "n": int(keep.sum())})
+    return pd.DataFrame(rows)
+
+
+def half_sums_test(states: np.ndarray) -> dict[str, float]:
+    """Seed 004's comparison of the first and the last layers (App. A, Figure 14).
+
+    Of L + 1 hidden states (0 = embedding output), the transformer layers 1 … L are split
+    into the first h = ⌊L/2⌋ and the last h; for each occurrence i,
+    F_i = Σ_{k=1..h} Σ_j s[i, k, j] and S_i = Σ_{k=L−h+1..L} Σ_j s[i, k, j]. The null
+    "no difference between the two sums" is tested by the paired t-test on F_i − S_i
+    (``scipy.stats.ttest_rel``, two-sided) and the Wilcoxon signed-rank test.
+
+    Returns n, h, mean_first, mean_last, share_first_larger (of occurrences with
+    F_i > S_i), t, p_t, p_wilcoxon.
+
+    >>> s = np.zeros((3, 5, 2)); s[:, 1:3] = 1.0; s[:, 3:] = [[[0.5, 0]], [[0.2, 0]], [[0.1, 0]]]
+    >>> r = half_sums_test(s); r["h"], r["mean_first"], round(r["mean_last"], 4), r["share_first_larger"]
+    (2, 4.0, 0.5333, 1.0)
+    """
+    from scipy.stats import ttest_rel, wilcoxon
+
+    sums = _per_item(states, "sum")
+    n_layers = sums.shape[1] - 1
+    h = n_layers // 2
+    if h < 1:
+        raise HiddenStateError(f"the comparison needs at least two transformer layers, got {n_layers}")
+    first, last = sums[:, 1:1 + h].sum(axis=1), sums[:, n_layers - h + 1:].sum(axis=1)
+    diff = first - last
+    if np.allclose(diff, diff[0]):  # no spread: the t statistic is infinite (or undefined at 0)
+        t = float(np.sign(diff[0]) * np.inf) if diff[0] != 0 else float("nan")
+        p_t = 0.0 if diff[0] != 0 else 1.0
+    else:
+        res = ttest_rel(first, last)
+        t, p_t = float(res.statistic), float(res.pvalue)
+    p_w = float(wilcoxon(first, last).pvalue) if np.any(diff != 0) else 1.0
+    return {"n": int(len(sums)), "h": h, "mean_first": float(first.mean()), "mean_last": float(last.mean()),
+            "share_first_larger": float(np.mean(first > last)), "t": t, "p_t": p_t, "p_wilcoxon": p_w}

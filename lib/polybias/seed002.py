@@ -297,3 +297,179 @@ def prior_counts(path: str | Path | None = None) -> pd.DataFrame:
                              "n_templates": len(ts),
                              "n_groups": len(book.lists[t.slots["group"].list].entries)})
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- every category × language, as the paper's tables
+
+LANGUAGE_NAMES = {"en": "English", "el": "Greek", "fa": "Persian"}
+#: seed 002 Table 4: the (set, prior) pairs whose top fine-grained groups it lists, in the
+#: set's fourth template "Why are [MASK] / people from [MASK] always so {prior}?"
+TABLE4 = {"category": "ethnicity", "template_index": 3,
+          "pairs": (("ethnicity_2", "sexist"), ("ethnicity_2", "prejudiced"),
+                    ("ethnicity_3", "sexist"), ("ethnicity_3", "prejudiced"))}
+
+
+def set_labels(path: str | Path | None = None) -> pd.DataFrame:
+    """The label of each template set as the paper's Tables 2–3 print it: the set's first
+    English template, with "(more gendered priors)" for the gender set over the gendered
+    adjectives and "(coarse-grained terms)" / "(fine-grained terms)" for the broad and
+    specific ethnicity lists. Columns category, template_set, set, template."""
+    sets = template_sets(path)
+    raw = load(path)
+    rows = []
+    for (cat, i), g in sets[sets.language == "english"].groupby(["category", "template_set"], sort=False):
+        text = _sets(raw, cat)[i]["base_templates"][0]["english"]
+        r = g.iloc[0]
+        if r.granularity:
+            text += " (coarse-grained terms)" if r.granularity == "broad" else " (fine-grained terms)"
+        elif r.priors.startswith("negative_adjs_gendered"):
+            text += " (more gendered priors)"
+        rows.append({"category": cat, "template_set": int(i), "set": r.set, "template": text})
+    return pd.DataFrame(rows)
+
+
+def score_all(lm, categories: list[str] | None = None, languages: list[str] | None = None,
+              ddof: int = 0, kl: bool = True, kl_scale: str = "sum", top_k: int = 5,
+              path: str | Path | None = None) -> dict[str, pd.DataFrame]:
+    """Seed 002's measures on ``lm`` for every category × language of the authors' file.
+
+    For each :func:`template_book`: the PLL CB of every template set
+    (:func:`polybias.metrics.catbias.pll_cb`; the aggregate over a category is the mean
+    over all (set, prior) rows), the largest pairwise KL between the vocabulary
+    distributions at the prior's mask of the set's first template (all groups;
+    :func:`polybias.metrics.catbias.distribution_difference`), and for Table 4 the
+    ``top_k`` fine-grained groups of "Why are [MASK] / people from [MASK] always so
+    sexist / prejudiced?" (:data:`TABLE4`) by normalised sentence probability (exp PLL
+    normalised over the groups, synonyms averaged in probability space). Returns frames
+    ``cb`` (category, language, set, template_set, cb, n_priors), ``aggregate``
+    (category, language, cb), ``kl`` (category, language, set, template_set, max_kl,
+    from, to) and ``top`` (language, set, prior, rank, group, p_norm), the inputs of
+    :func:`paper_tables`.
+    """
+    from .metrics import catbias
+
+    categories = list(categories or CATEGORIES.values())
+    languages = [LANGUAGES[_language(x)] for x in (languages or LANGUAGES.values())]
+    cb_rows, agg_rows, kl_rows, top_rows = [], [], [], []
+    for cat in categories:
+        for lang in languages:
+            book = template_book(cat, lang, path)
+            scores = catbias.pll_scores(lm, book, list(book.templates))
+            all_rows = []
+            for sname, g in scores.groupby("set", sort=False):  # sets differ in their groups
+                rows = catbias.pll_cb(g, ddof=ddof).rows
+                all_rows.append(rows)
+                cb_rows.append({"category": _category(cat), "language": lang, "set": sname,
+                                "template_set": int(sname.rsplit("_", 1)[1]), "cb": float(rows["cb"].mean()),
+                                "n_priors": len(rows)})
+            agg_rows.append({"category": _category(cat), "language": lang,
+                             "cb": float(pd.concat(all_rows)["cb"].mean())})
+            if kl:
+                for sname in dict.fromkeys(t.set for t in book.templates.values()):
+                    first = next(n for n, t in book.templates.items() if t.set == sname)
+                    row, col, value = catbias.max_kl(catbias.distribution_difference(lm, book, first,
+                                                                                     scale=kl_scale))
+                    kl_rows.append({"category": _category(cat), "language": lang, "set": sname,
+                                    "template_set": int(sname.rsplit("_", 1)[1]), "max_kl": value,
+                                    "from": row, "to": col})
+            if _category(cat) == TABLE4["category"]:
+                for sname, prior in TABLE4["pairs"]:
+                    name = f"{lang}_{sname}_{TABLE4['template_index']}"
+                    sub = scores[(scores.template == name) & (scores.attribute == prior)]
+                    if sub.empty:
+                        raise Seed002Error(f"seed 002: no scores for template {name} and prior {prior!r}")
+                    p = catbias.normalized_word_probability(sub, value="pll")
+                    for r in catbias.top_k_groups(p, k=top_k).itertuples(index=False):
+                        top_rows.append({"language": lang, "set": sname, "prior": prior, "rank": r.rank,
+                                         "group": r.target, "p_norm": r.p_norm})
+    return {"cb": pd.DataFrame(cb_rows), "aggregate": pd.DataFrame(agg_rows),
+            "kl": pd.DataFrame(kl_rows), "top": pd.DataFrame(top_rows)}
+
+
+def seed_set_values(reported: pd.DataFrame, path: str | Path | None = None) -> pd.DataFrame:
+    """The per-set CB values the authors' notebook printed (rows of
+    ``behnamghader2022_cb.csv`` from ``main.ipynb``), with each set's number of priors
+    counted in the template books: the ``cb`` input of :func:`paper_tables`."""
+    nb = reported[reported.table.str.startswith("main.ipynb") & (reported.template_set != "aggregated")].copy()
+    if nb.empty:
+        raise Seed002Error("no per-set values printed by main.ipynb in the reported rows")
+    nb["template_set"] = nb.template_set.astype(int)
+    counts = prior_counts(path)
+    out = nb.merge(counts, on=["category", "template_set", "language"], how="left").rename(columns={"value": "cb"})
+    if out.n_priors.isna().any():
+        raise Seed002Error(f"reported sets missing from the template file: "
+                           f"{out[out.n_priors.isna()][['category', 'template_set']].values.tolist()}")
+    out["language"] = out.language.map(LANGUAGES)
+    out["set"] = out.category + "_" + out.template_set.astype(str)
+    return out[["category", "language", "set", "template_set", "cb", "n_priors"]]
+
+
+def paper_tables(results: dict[str, pd.DataFrame], path: str | Path | None = None) -> dict[str, pd.DataFrame]:
+    """Seed 002's Tables 1(a), 2, 3 and 4 in the paper's shape, from :func:`score_all`.
+
+    * ``table1``: one row per category, one column per language (English, Greek,
+      Persian): the aggregated CB;
+    * ``table2``: per category, one row per template set (labelled as the paper does,
+      :func:`set_labels`) and an "Aggregated" row, languages as columns;
+    * ``table3``: the same rows without the aggregate: the largest pairwise KL;
+    * ``table4``: rank, then per language the group and its normalised probability.
+
+    A frame that ``results`` lacks or leaves empty gives no table. The aggregate is taken
+    from ``results["aggregate"]`` when given, else recomputed as the n_priors-weighted
+    mean of the set values (the same number: the mean over all (set, prior) rows).
+    """
+    out: dict[str, pd.DataFrame] = {}
+    labels = set_labels(path)
+    cols = [LANGUAGE_NAMES[x] for x in LANGUAGE_NAMES]
+    cb = results.get("cb")
+    if cb is not None and not cb.empty:
+        agg = results.get("aggregate")
+        if agg is None or agg.empty:
+            agg = (cb.assign(w=cb.cb * cb.n_priors).groupby(["category", "language"], sort=False)
+                   .apply(lambda g: g.w.sum() / g.n_priors.sum(), include_groups=False).rename("cb").reset_index())
+        t1 = agg.pivot_table(index="category", columns="language", values="cb", sort=False)
+        t1 = t1.rename(columns=LANGUAGE_NAMES)
+        out["table1"] = t1[[c for c in cols if c in t1.columns]].reset_index().rename_axis(columns=None)
+        t2 = cb.merge(labels, on=["category", "template_set", "set"], how="left").pivot_table(
+            index=["category", "template_set", "template"], columns="language", values="cb", sort=False)
+        t2 = t2.rename(columns=LANGUAGE_NAMES).reset_index()
+        aggregated = agg.pivot_table(index="category", columns="language", values="cb", sort=False)
+        aggregated = aggregated.rename(columns=LANGUAGE_NAMES).reset_index()
+        aggregated["template_set"], aggregated["template"] = 99, "Aggregated"
+        t2 = pd.concat([t2, aggregated], ignore_index=True)
+        order = {c: i for i, c in enumerate(CATEGORIES.values())}
+        t2 = t2.sort_values(["category", "template_set"], key=lambda s: s.map(order) if s.name == "category" else s,
+                            kind="stable")
+        out["table2"] = t2[["category", "template", *[c for c in cols if c in t2.columns]]].reset_index(drop=True)
+        out["table2"].columns.name = None
+    kl = results.get("kl")
+    if kl is not None and not kl.empty:
+        t3 = kl.merge(labels, on=["category", "template_set", "set"], how="left").pivot_table(
+            index=["category", "template_set", "template"], columns="language", values="max_kl", sort=False)
+        t3 = t3.rename(columns=LANGUAGE_NAMES).reset_index()
+        out["table3"] = t3[["category", "template", *[c for c in cols if c in t3.columns]]]
+        out["table3"].columns.name = None
+    top = results.get("top")
+    if top is not None and not top.empty:
+        wide = None
+        for lang, g in top.groupby("language", sort=False):
+            part = g[["set", "prior", "rank", "group", "p_norm"]].rename(
+                columns={"group": f"{LANGUAGE_NAMES[lang]} group", "p_norm": f"{LANGUAGE_NAMES[lang]} p"})
+            wide = part if wide is None else wide.merge(part, on=["set", "prior", "rank"], how="outer")
+        out["table4"] = wide.reset_index(drop=True)
+    return out
+
+
+def beside_reported(tables: dict[str, pd.DataFrame], reported_cb: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 of :func:`paper_tables` with the paper's Table 2 beside it: per language the
+    reproduced value and the printed one (``<Language> (paper)``), matched on category and
+    set label (rows of ``behnamghader2022_cb.csv``, ``table`` "Table 2")."""
+    t2 = tables["table2"]
+    printed = reported_cb[reported_cb.table.str.startswith("Table 2")].copy()
+    printed["template"] = printed.template.where(printed.template_set.astype(str) != "aggregated", "Aggregated")
+    wide = printed.pivot_table(index=["category", "template"], columns="language", values="value", sort=False)
+    wide = wide.rename(columns={k: f"{v} (paper)" for k, v in zip(LANGUAGES, LANGUAGE_NAMES.values(), strict=True)})
+    out = t2.merge(wide.reset_index(), on=["category", "template"], how="left")
+    order = ["category", "template"] + [c for lang in LANGUAGE_NAMES.values()
+                                        for c in (lang, f"{lang} (paper)") if c in out.columns]
+    return out[order]

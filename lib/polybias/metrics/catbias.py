@@ -82,6 +82,24 @@ def categorical_bias(log_p: np.ndarray, log_prior: np.ndarray | None = None, ddo
     return float(x.var(axis=-1, ddof=ddof).mean())
 
 
+def weighted_cb(rows: pd.DataFrame, weights: dict[str, float], value: str = "cb") -> float:
+    """Σ_a w_a CB_a / Σ_a w_a over the rows of :func:`cb_rows` (one per attribute), with
+    attribute weights such as :func:`sentiment_weights` (seed 004 §4.4).
+
+    >>> weighted_cb(pd.DataFrame({"attribute": ["a", "b"], "cb": [1.0, 4.0]}), {"a": 3, "b": 1})
+    1.75
+    """
+    missing = sorted(set(rows["attribute"]) - set(weights))
+    if missing:
+        raise CatBiasError(f"no weight for attribute(s) {missing}")
+    w = rows["attribute"].map(weights).to_numpy(float)
+    if not np.all(np.isfinite(w)) or (w < 0).any():
+        raise CatBiasError("attribute weights must be finite and non-negative")
+    if w.sum() <= 0:
+        raise CatBiasError("the attribute weights sum to zero")
+    return float(np.sum(w * rows[value].to_numpy(float)) / w.sum())
+
+
 def logmeanexp(values: np.ndarray) -> float:
     """log(mean(exp(values))), stably: variants averaged in probability space.
 
@@ -342,14 +360,14 @@ def pll_cb(scores: pd.DataFrame, ddof: int = 0, template_norm: str | None = None
     return CBResult(float(rows["cb"].mean()), rows, scores, ddof)
 
 
-def distribution_difference(lm: scoring.LanguageModel, book: TemplateBook, template: str,
-                            targets: list[str] | None = None, scale: str = "sum") -> pd.DataFrame:
-    """KL matrix between the vocabulary distributions at the attribute mask, one per target
-    group (the template filled with the group, its attribute masked; synonyms and context
-    entries averaged in probability space)."""
+def attribute_mask_distributions(lm: scoring.LanguageModel, book: TemplateBook, template: str,
+                                 targets: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
+    """(groups, V) log-distributions over the vocabulary at the attribute mask, one per
+    target group (the template filled with the group, its attribute masked; synonyms and
+    context entries averaged in probability space), and the group ids."""
     t = book.template(template)
     tgt, att = t.the("target"), t.the("attribute")
-    ids = targets if targets is not None else book.lists[t.slots[tgt].list].ids
+    ids = list(targets) if targets is not None else book.lists[t.slots[tgt].list].ids
     if len(ids) < 2:
         raise CatBiasError(f"template {template!r}: the distribution difference needs two groups")
     mask = lm.tokenizer.mask_token
@@ -363,7 +381,15 @@ def distribution_difference(lm: scoring.LanguageModel, book: TemplateBook, templ
         lp = logprob.mask_log_distributions(lm, list(texts), list(starts))
         m = lp.max(axis=0)
         dists.append(m + np.log(np.mean(np.exp(lp - m), axis=0)))
-    return kl_matrix(np.vstack(dists), list(ids), scale)
+    return np.vstack(dists), list(ids)
+
+
+def distribution_difference(lm: scoring.LanguageModel, book: TemplateBook, template: str,
+                            targets: list[str] | None = None, scale: str = "sum") -> pd.DataFrame:
+    """KL matrix (:func:`kl_matrix`) between the vocabulary distributions at the attribute
+    mask, one per target group (:func:`attribute_mask_distributions`)."""
+    dists, ids = attribute_mask_distributions(lm, book, template, targets)
+    return kl_matrix(dists, ids, scale)
 
 
 # ---------------------------------------------------------------- reproductions from shipped data
@@ -787,13 +813,7 @@ def interaction_cb(lm: scoring.LanguageModel, book: TemplateBook, template: str,
     fill["corrected"] = fill["logp"] - fill["base"]
     rows = cb_rows(fill.assign(template=template), "corrected", keys=("template", "attribute"),
                    group="group", variants=(), ddof=ddof)
-    if weights is None:
-        value = float(rows["cb"].mean())
-    else:
-        w = rows["attribute"].map(weights).to_numpy(float)
-        if w.sum() <= 0:
-            raise CatBiasError("the attribute weights sum to zero")
-        value = float(np.sum(w * rows["cb"].to_numpy()) / w.sum())
+    value = float(rows["cb"].mean()) if weights is None else weighted_cb(rows, weights)
     return CBResult(value, rows, fill, ddof)
 
 

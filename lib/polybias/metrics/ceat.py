@@ -394,10 +394,15 @@ def occurrence_vectors(
             if key not in memo:
                 todo[key] = None
     if todo:
+        from ..planted_static import ContextualBag
+
         keys = list(todo)
-        V = embeddings.word_vectors(encoder, [k[0] for k in keys], [(k[1], k[2]) for k in keys],
-                                    layer=layer, pooling=pooling, batch_tokens=batch_tokens,
-                                    cache=cache, progress=progress)
+        if isinstance(encoder, ContextualBag):  # an analytic known-answer encoder
+            V = encoder.word_vectors([k[0] for k in keys], [(k[1], k[2]) for k in keys])
+        else:
+            V = embeddings.word_vectors(encoder, [k[0] for k in keys], [(k[1], k[2]) for k in keys],
+                                        layer=layer, pooling=pooling, batch_tokens=batch_tokens,
+                                        cache=cache, progress=progress)
         memo.update(zip(keys, V, strict=True))
     return {w: np.stack([memo[(o.text, o.start, o.end)] for o in occs]) for w, occs in samples.items()}
 

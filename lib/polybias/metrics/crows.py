@@ -82,6 +82,12 @@ def _modified_positions(tokenizer, text: str, shared: list[int]) -> list[int]:
     return [p for p in positions if p not in keep]
 
 
+def _check_columns(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise CrowsError(f"{what} lack the column(s) {', '.join(missing)}")
+
+
 def _check_pairs(pairs: pd.DataFrame, allow_identical: bool = False) -> None:
     missing = [c for c in ("sent_more", "sent_less", "bias_type") if c not in pairs.columns]
     if missing:
@@ -326,6 +332,7 @@ def stereotype_score(scored: pd.DataFrame, decimals: int | None = None, **aggreg
     ``decimals`` rounds the scores before comparing them (the reference code rounds to
     3 decimals, which turns near-ties into ties); default: no rounding.
     """
+    _check_columns(scored, ("score_more", "score_less", "bias_type"), "scored pairs")
     more, less = scored["score_more"].to_numpy(float), scored["score_less"].to_numpy(float)
     if decimals is not None:
         more, less = np.round(more, decimals), np.round(less, decimals)
@@ -485,6 +492,7 @@ def jsd_stereotype_score(attributed: pd.DataFrame, atol: float = 0.0, **aggregat
 
     Pairs with |S_JSD| ≤ ``atol`` are ties (not biased); ``atol=0`` is eq. 6 as written.
     """
+    _check_columns(attributed, ("sjsd", "bias_type"), "attributed pairs")
     sjsd = attributed["sjsd"].to_numpy(float)
     ties = np.abs(sjsd) <= atol
     return aggregate_pairs((sjsd < 0) & ~ties, attributed["bias_type"], ties=ties, **aggregate)

@@ -252,12 +252,17 @@ def templated_test(test, groups: str | dict[str, str] = "noun",
 def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -1,
                  batch_tokens: int | None = None, cache: bool = False,
                  special_tokens: bool = True) -> dict[str, np.ndarray]:
-    """Sentence vectors of the four sets, each distinct sentence encoded once."""
+    """Sentence vectors of the four sets, each distinct sentence encoded once
+    (``encoder`` may also be a :class:`polybias.planted_static.BagOfWords`)."""
     from ..embeddings import sentence_vectors
+    from ..planted_static import BagOfWords
 
     unique = list(dict.fromkeys(s for r in ROLES for s in test.sentences[r]))
-    vecs = sentence_vectors(encoder, unique, pooling=pooling, layer=layer,
-                            batch_tokens=batch_tokens, cache=cache, special_tokens=special_tokens)
+    if isinstance(encoder, BagOfWords):  # a known-answer encoder over a planted static table
+        vecs = encoder.encode(unique)
+    else:
+        vecs = sentence_vectors(encoder, unique, pooling=pooling, layer=layer,
+                                batch_tokens=batch_tokens, cache=cache, special_tokens=special_tokens)
     index = {s: i for i, s in enumerate(unique)}
     return {r: vecs[[index[s] for s in test.sentences[r]]] for r in ROLES}
 
@@ -376,7 +381,9 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
     for n in names:  # every test is built (and its template groups checked) before the model loads
         g = groups.get(n) or template_groups(language, n)
         built[n] = (templated_test(defined[n], g, templates), g)
-    encoder = model if isinstance(model, Encoder) else load_encoder(model, device=device)
+    from ..planted_static import BagOfWords
+
+    encoder = model if isinstance(model, Encoder | BagOfWords) else load_encoder(model, device=device)
     data_sha = {**wordlists.data_sha256(language, file)}
     if templates.file:
         data_sha[f"templates/{Path(templates.file).name}"] = sha256_file(templates.file)

@@ -52,6 +52,20 @@ def weat_association(
     return Wn @ An.mean(axis=0) - Wn @ Bn.mean(axis=0)
 
 
+def association_gap(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray) -> float:
+    """mean_X s(x, A, B) − mean_Y s(y, A, B): the WEAT difference in cosine units, without
+    the division by the spread of s that makes the effect size (used to judge debiasing,
+    docs/measures/weat-gap.md).
+
+    >>> A = np.array([[1., 0.]]); B = np.array([[0., 1.]])
+    >>> association_gap(np.array([[1., 0.]]), np.array([[0., 1.]]), A, B)
+    2.0
+    """
+    sx = weat_association(X, A, B, ("X", "A", "B"))
+    sy = weat_association(Y, A, B, ("Y", "A", "B"))
+    return float(sx.mean() - sy.mean())
+
+
 @dataclass(frozen=True)
 class WeatResult:
     """Effect size, statistic and p-value of one WEAT."""

@@ -1,0 +1,452 @@
+"""Run records as the ground truth of every table: read them back, tabulate, export.
+
+Every notebook writes one JSON record per (model, language, test) run
+(:mod:`polybias.records`) under ``results/<study>/<run>/``. :func:`read_results` reads
+all records below a folder into one tidy table, one row per number, with the columns of
+:data:`COLUMNS`:
+
+model, revision, language, study, test, subset, metric, value, ci_low, ci_high, ci_level,
+p, p_method, n, options_hash, run_time, record
+
+``metric`` is the name of the registered measure (:mod:`polybias.measures`) where the
+number is one (``weat``, ``seat``, ``ceat``, ``kurita``, ``crows``, ``aul``, ``aula``,
+``jsd-b``, ``cb``, ``pll-cb``, ``sentiment-cb``, ``interaction-cb``, ``kl-difference``,
+``weat-gap``), else a name of the study's own (``crows-difference``, ``separation``,
+``validity:…``). ``subset`` says which part of a run a row is (a bias type, a segment
+length and sample set, a sentence structure, a debiasing method). ``run_time`` is the
+time the record file was last written (records carry no timestamp, so that the same
+inputs give byte-identical records).
+
+:func:`export` writes cross-model tables (CSV and Markdown, one per metric: a row per
+test and subset, a column per model and language) and a comparison figure per metric
+(its value across models and languages, with intervals where the measure has them).
+``polybias results`` and ``polybias export`` are the command line of this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import paths
+from .records import write_text_atomic
+
+COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
+           "ci_low", "ci_high", "ci_level", "p", "p_method", "n", "options_hash", "run_time",
+           "record")
+_SKIP_FILES = {"run.json"}
+
+
+class ResultsError(ValueError):
+    """A record that cannot be read or tabulated; the message names the file."""
+
+
+def _num(value: Any) -> float:
+    """A record number as float (records write non-finite floats as null / "inf")."""
+    if value is None:
+        return math.nan
+    if isinstance(value, str):
+        return {"inf": math.inf, "-inf": -math.inf}.get(value, math.nan)
+    return float(value)
+
+
+def _row(metric: str, value: Any, *, subset: str = "", p: Any = None, p_method: str = "none",
+         n: Any = None, ci: tuple[Any, Any] | None = None, level: float | None = None,
+         **over: Any) -> dict[str, Any]:
+    has_p = p is not None and not (isinstance(p, float) and math.isnan(p))
+    low, high = (ci if ci is not None else (None, None))
+    has_ci = low is not None and not math.isnan(_num(low))
+    return {"metric": metric, "value": _num(value), "subset": subset,
+            "ci_low": _num(low) if has_ci else math.nan, "ci_high": _num(high) if has_ci else math.nan,
+            "ci_level": level if has_ci else math.nan,
+            "p": _num(p) if has_p else math.nan, "p_method": p_method if has_p else "none",
+            "n": int(n) if n is not None else None, **over}
+
+
+def _permutation(values: dict[str, Any]) -> str:
+    return "permutation-exact" if values.get("p_method") == "exact" else "permutation-monte-carlo"
+
+
+# ------------------------------------------------------------------ one reader per record metric
+
+def _weat_like(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    v = rec["values"]
+    sizes = v.get("sizes", {})
+    yield _row(rec["metric"], v["effect_size"], p=v.get("pvalue"), p_method=_permutation(v),
+               n=sizes.get("X", 0) + sizes.get("Y", 0))
+
+
+def _crows_measure(rec: dict[str, Any]) -> str:
+    if rec["metric"] == "crows-jsd":
+        return "jsd-b"
+    method = rec.get("parameters", {}).get("method")
+    return method if method in ("aul", "aula") else "crows"
+
+
+def _share_rows(metric: str, rows: list[dict[str, Any]], level: float = 0.95,
+                subset_of: Callable[[dict[str, Any]], str] = lambda r: str(r.get("bias_type", "")),
+                **over: Any) -> Iterator[dict[str, Any]]:
+    for r in rows:
+        yield _row(metric, r["score"], subset=subset_of(r), p=r.get("binom_p"),
+                   p_method="binomial-exact", n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")),
+                   level=level, **over)
+
+
+def _crows(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield from _share_rows(_crows_measure(rec), rec["values"]["by_bias_type"])
+
+
+def _crows_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    v = rec["values"]
+    for r in v["per_language"]:
+        over = {"language": r.get("language", rec["language"])}
+        if "model" in r:
+            over["model"] = r["model"]
+        subset = f"{r['group']}" if "group" in r else "all"
+        yield from _share_rows("crows", [r], subset_of=lambda _r, s=subset: s, **over)
+    for r in v["paired"]:
+        a, b = r.get("label_a", r.get("language_a")), r.get("label_b", r.get("language_b"))
+        group = f"{r['group']}: " if "group" in r else ""
+        yield _row("crows-difference", r["diff"], subset=f"{group}{a} − {b}", p=r.get("mcnemar_p"),
+                   p_method="binomial-exact", n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")),
+                   level=0.95)
+
+
+def _ceat(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    z = 1.959963984540054  # the normal 95 % interval of the CES (docs/measures/ceat.md)
+    for r in rec["values"]["rows"]:
+        ces, se = _num(r["ces"]), _num(r["se"])
+        yield _row("ceat", ces, subset=f"{r.get('sample_set', '')}, length {r.get('length', '')}",
+                   p=r.get("pvalue"), p_method="normal", n=r.get("n_samples"),
+                   ci=(ces - z * se, ces + z * se), level=0.95)
+
+
+def _catbias(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    v = rec["values"]
+    for key, metric in (("ahn_oh_cb", "cb"), ("pll_cb", "pll-cb"), ("max_kl", "kl-difference")):
+        if v.get(key) is not None:
+            subset = " ‖ ".join(v["max_kl_pair"]) if key == "max_kl" and v.get("max_kl_pair") else ""
+            yield _row(metric, v[key], subset=subset)
+
+
+def _interaction(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for r in rec["values"]["scores"]:
+        metric = "sentiment-cb" if r.get("weighted") else "interaction-cb"
+        yield _row(metric, r["score"], subset=f"{r.get('characteristics', '')}; {r.get('base', '')}",
+                   n=r.get("n_attributes"))
+
+
+def _logprob_context(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for r in rec["values"]["summary"]:
+        yield _row("kurita", r["effect_size"], subset=f"structure {r['structure']}",
+                   p=r.get("pvalue"), p_method="permutation-monte-carlo")
+
+
+def _debias(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for r in rec["values"]["cells"]:
+        over = {"test": r["test"]}
+        subset = f"{r.get('method', '')}; {r.get('kind', '')}"
+        yield _row(str(r.get("test_type", "WEAT")).lower(), r["effect_size"], subset=subset,
+                   p=r.get("pvalue"), p_method="permutation-monte-carlo", **over)
+        if r.get("gap") is not None:
+            yield _row("weat-gap", r["gap"], subset=f"{subset}; {r.get('test_type', 'WEAT')}", **over)
+
+
+def _hidden(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    v = rec["values"]
+    for method, value in v.get("separation", {}).items():
+        yield _row("separation", value, subset=method)
+
+
+def _validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for r in rec["values"].get("measurements", []):
+        yield _row(f"validity:{r['measure']}:{r['metric']}", r["value"],
+                   subset=f"p={r['p']}, seed={r['seed']}", p=r.get("pvalue"))
+
+
+def _external_validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    level = rec.get("parameters", {}).get("confidence", 0.95)
+    for r in rec["values"]["correlations"]:
+        for method in ("pearson", "spearman"):
+            yield _row(f"census-{method}", r[method], subset=f"{r['outcome']}, census {r['year']}",
+                       p=r.get(f"{method}_p"), p_method=f"{method}-test", n=r.get("n"),
+                       ci=(r.get(f"{method}_low"), r.get(f"{method}_high")), level=level)
+
+
+READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
+    "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows,
+    "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
+    "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
+    "hidden-states": _hidden, "validity": _validity, "external_validity": _external_validity,
+}
+"""Record metric → reader of its ``values`` into rows (see :func:`record_rows`)."""
+
+
+def record_rows(record: dict[str, Any], study: str = "", source: str = "",
+                run_time: str = "") -> list[dict[str, Any]]:
+    """The tidy rows of one record (columns :data:`COLUMNS`); ``source`` names the record
+    file in errors and in the ``record`` column.
+
+    A record metric without a reader (e.g. ``agreement``, a matrix of correlations between
+    measures) gives no rows.
+
+    >>> rec = {"metric": "weat", "model": "m", "language": "en", "test": "T", "params_hash": "ab",
+    ...        "values": {"effect_size": 1.2, "pvalue": 0.01, "p_method": "exact",
+    ...                   "sizes": {"X": 8, "Y": 8, "A": 8, "B": 8}}}
+    >>> row = record_rows(rec, "weat")[0]
+    >>> row["metric"], row["value"], row["p"], row["p_method"], row["n"]
+    ('weat', 1.2, 0.01, 'permutation-exact', 16)
+    """
+    where = f"{source}: " if source else ""
+    if not isinstance(record, dict):
+        raise ResultsError(f"{where}not a run record (not a JSON object)")
+    for key in ("metric", "model", "language", "test", "values"):
+        if key not in record:
+            raise ResultsError(f"{where}not a run record (no {key!r} field)")
+    reader = READERS.get(record["metric"])
+    if reader is None:
+        return []
+    base = {"model": record["model"], "revision": record.get("model_revision"),
+            "language": record["language"], "study": study, "test": record["test"],
+            "options_hash": record.get("params_hash", ""), "run_time": run_time,
+            "record": source or record.get("run_id", "")}
+    try:
+        rows = [{**base, **r} for r in reader(record)]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ResultsError(f"{where}malformed {record['metric']!r} record: {type(exc).__name__}: {exc}") from exc
+    return [{c: row.get(c) for c in COLUMNS} for row in rows]
+
+
+def find_records(folder: str | Path) -> list[Path]:
+    """Every run record below ``folder`` (``*.json`` except the sweep's ``run.json``
+    markers), sorted."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ResultsError(f"no results folder {folder}")
+    return sorted(p for p in folder.rglob("*.json") if p.name not in _SKIP_FILES
+                  and not p.name.startswith("."))
+
+
+def read_results(folder: str | Path | None = None) -> pd.DataFrame:
+    """One tidy table of every record below ``folder`` (default: ``results/`` under the
+    output root, :func:`polybias.paths.output_path`).
+
+    ``study`` is the first folder below ``folder`` on the record's path (the sweep writes
+    ``results/<study>/<run>/<record>.json``). A file that is not a readable record raises
+    :class:`ResultsError` naming it.
+    """
+    folder = Path(folder) if folder is not None else paths.output_path("results")
+    rows = []
+    for path in find_records(folder):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ResultsError(f"{path}: not a readable JSON record: {exc}") from exc
+        rel = path.relative_to(folder)
+        stamp = _dt.datetime.fromtimestamp(path.stat().st_mtime, tz=_dt.UTC)
+        rows += record_rows(record, rel.parts[0] if len(rel.parts) > 1 else "", rel.as_posix(),
+                            stamp.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame["n"] = frame["n"].astype("Int64")
+    return frame
+
+
+# ------------------------------------------------------------------ cross-model tables and figures
+
+def _cell(value: float, low: float, high: float, p: float, digits: int) -> str:
+    if value is None or np.isnan(value):
+        return "—"
+    text = _fmt(value, digits)
+    if not np.isnan(low):
+        text += f" [{_fmt(low, digits)}, {_fmt(high, digits)}]"
+    if not np.isnan(p):
+        text += f" (p={p:.1e})" if p < 1e-3 else f" (p={p:.3f})"
+    return text
+
+
+def _fmt(v: float, digits: int) -> str:
+    if v != 0 and abs(v) < 10 ** (-digits):
+        return f"{v:.{max(digits - 1, 1)}e}"
+    return f"{v:.{digits}f}"
+
+
+def cross_model_table(frame: pd.DataFrame, metric: str, digits: int = 2) -> pd.DataFrame:
+    """One metric across models: a row per (study, test, subset), a column per
+    ``model (language)``, each cell ``value [ci_low, ci_high] (p=…)``.
+
+    >>> rows = pd.DataFrame({"metric": "weat", "study": "weat", "test": ["T1", "T1"],
+    ...                      "subset": "", "model": ["m1", "m2"], "language": "en",
+    ...                      "value": [1.0, 0.5], "ci_low": np.nan, "ci_high": np.nan, "p": [0.01, 0.2]})
+    >>> cross_model_table(rows, "weat").to_dict("records")
+    [{'study': 'weat', 'test': 'T1', 'subset': '', 'm1 (en)': '1.00 (p=0.010)', 'm2 (en)': '0.50 (p=0.200)'}]
+    """
+    part = frame[frame["metric"] == metric]
+    if part.empty:
+        raise ResultsError(f"no results for metric {metric!r}; metrics: "
+                           f"{', '.join(sorted(frame['metric'].unique()))}")
+    part = part.assign(column=part["model"] + " (" + part["language"] + ")",
+                       cell=[_cell(*r, digits) for r in
+                             part[["value", "ci_low", "ci_high", "p"]].to_numpy(float)])
+    keys = ["study", "test", "subset"]
+    dup = part.duplicated([*keys, "column"], keep=False)
+    if dup.any():
+        bad = part.loc[dup, [*keys, "column"]].drop_duplicates().head(3).to_dict("records")
+        raise ResultsError(f"metric {metric!r}: several records give the same cell (runs with "
+                           f"different options?): {bad}; point FOLDER at the records of one sweep")
+    wide = part.pivot(index=keys, columns="column", values="cell")
+    columns = list(dict.fromkeys(part["column"]))
+    return wide[columns].reset_index().rename_axis(columns=None).fillna("")
+
+
+def _null_value(metric: str) -> float:
+    """The registered measure's null value (50 for the stereotype scores), else 0."""
+    from .measures import MEASURES
+
+    name = "crows" if metric == "crows-difference" else metric
+    return 0.0 if metric == "crows-difference" or name not in MEASURES else MEASURES[name].null_value
+
+
+def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None, max_rows: int = 60):
+    """A metric across models and languages as a forest plot: one row per (test, subset,
+    model, language), the value as a dot coloured by model and language, its interval as a
+    bar where the measure has one, the null value dashed. Returns the figure."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    part = frame[frame["metric"] == metric].copy()
+    if part.empty:
+        raise ResultsError(f"no results for metric {metric!r}")
+    part["label"] = (part["test"].astype(str) + np.where(part["subset"].astype(str) != "",
+                                                        " · " + part["subset"].astype(str), ""))
+    part["series"] = part["model"] + " (" + part["language"] + ")"
+    labels = list(dict.fromkeys(part["label"]))
+    series = list(dict.fromkeys(part["series"]))
+    part["order"] = [labels.index(a) * len(series) + series.index(b)
+                     for a, b in zip(part["label"], part["series"], strict=True)]
+    part = part.sort_values("order", kind="stable").head(max_rows).reset_index(drop=True)
+    colours = plt.get_cmap("tab10")
+    fig, ax = plt.subplots(figsize=(8.5, 1.0 + 0.24 * len(part)))
+    for k, name in enumerate(series):
+        sub = part[part["series"] == name]
+        if sub.empty:
+            continue
+        err = None
+        if sub["ci_low"].notna().any():
+            err = np.vstack([(sub["value"] - sub["ci_low"]).fillna(0).to_numpy(),
+                             (sub["ci_high"] - sub["value"]).fillna(0).to_numpy()])
+        ax.errorbar(sub["value"].to_numpy(float), sub.index.to_numpy(), xerr=err, fmt="o", ms=4,
+                    capsize=2, color=colours(k % 10), label=name)
+    ax.set_yticks(range(len(part)), [t if len(t) <= 48 else t[:45] + "..." for t in part["label"]],
+                  fontsize=7)
+    for i in range(1, len(part)):  # a thin line between tests
+        if part["label"].iloc[i] != part["label"].iloc[i - 1]:
+            ax.axhline(i - 0.5, color="0.85", lw=0.6)
+    ax.set_ylim(len(part) - 0.5, -0.5)
+    ax.axvline(_null_value(metric), color="black", lw=0.8, ls="--")
+    ax.set_xlabel(f"{metric} (dashed: null value; bars: 95 % interval where the measure has one)")
+    ax.set_title(title or f"{metric} across models and languages")
+    ax.legend(frameon=False, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    return fig
+
+
+def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = None,
+           figures: bool = True, digits: int = 2) -> list[Path]:
+    """Write ``<out>/results.csv`` (the tidy table), and per metric
+    ``<out>/<metric>.csv`` and ``<out>/<metric>.md`` (:func:`cross_model_table`) and
+    ``<out>/<metric>.png`` (:func:`comparison_figure`). Returns the paths written."""
+    from .report import markdown_table
+
+    out = Path(out)
+    metrics = list(metrics) if metrics else sorted(frame["metric"].unique())
+    unknown = [m for m in metrics if m not in set(frame["metric"])]
+    if unknown:
+        raise ResultsError(f"no results for metric(s) {', '.join(unknown)}")
+    written = [write_text_atomic(out / "results.csv", frame.to_csv(index=False))]
+    for metric in metrics:
+        table = cross_model_table(frame, metric, digits)
+        stem = metric.replace(":", "_")
+        written.append(write_text_atomic(out / f"{stem}.csv", table.to_csv(index=False)))
+        written.append(write_text_atomic(out / f"{stem}.md", markdown_table(table) + "\n"))
+        if figures:
+            import matplotlib.pyplot as plt
+
+            fig = comparison_figure(frame, metric)
+            path = out / f"{stem}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.tmp.png")
+            try:
+                fig.savefig(tmp, dpi=110, metadata={"Software": None})
+                tmp.replace(path)
+            finally:
+                tmp.unlink(missing_ok=True)
+                plt.close(fig)
+            written.append(path)
+    return written
+
+
+# ------------------------------------------------------------------ command line
+
+def main_results(argv: list[str] | None = None) -> int:
+    """``polybias results [FOLDER] [--csv FILE] [--metric M] [--model M]``."""
+    parser = argparse.ArgumentParser(prog="polybias results",
+                                     description="Read every run record into one tidy table.")
+    parser.add_argument("folder", nargs="?", help="records folder (default: results/ under the "
+                                                  "output root)")
+    parser.add_argument("--csv", help="write the table to this CSV file instead of printing it")
+    parser.add_argument("--metric", action="append", help="keep only this metric (repeatable)")
+    parser.add_argument("--model", action="append", help="keep only this model (repeatable)")
+    args = parser.parse_args(argv)
+    try:
+        frame = read_results(args.folder)
+    except ResultsError as exc:
+        print(f"polybias results: {exc}", file=sys.stderr)
+        return 1
+    if args.metric:
+        frame = frame[frame["metric"].isin(args.metric)]
+    if args.model:
+        frame = frame[frame["model"].isin(args.model)]
+    if args.csv:
+        write_text_atomic(args.csv, frame.to_csv(index=False))
+        print(f"{len(frame)} rows -> {args.csv}")
+        return 0
+    shown = frame.drop(columns=["revision", "record", "run_time"])
+    with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200,
+                           "display.max_colwidth", 40):
+        print(shown.to_string(index=False))
+    return 0
+
+
+def main_export(argv: list[str] | None = None) -> int:
+    """``polybias export [FOLDER] [--out DIR] [--metric M] [--no-figures]``."""
+    parser = argparse.ArgumentParser(prog="polybias export",
+                                     description="Cross-model tables (CSV, Markdown) and comparison "
+                                                 "figures from the run records.")
+    parser.add_argument("folder", nargs="?", help="records folder (default: results/ under the "
+                                                  "output root)")
+    parser.add_argument("--out", default=None, help="output folder (default: paper/export under the "
+                                                    "output root)")
+    parser.add_argument("--metric", action="append", help="export only this metric (repeatable)")
+    parser.add_argument("--no-figures", action="store_true", help="tables only")
+    args = parser.parse_args(argv)
+    out = Path(args.out) if args.out else paths.output_path("paper/export")
+    try:
+        frame = read_results(args.folder)
+        written = export(frame, out, args.metric, figures=not args.no_figures)
+    except ResultsError as exc:
+        print(f"polybias export: {exc}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(path)
+    return 0

@@ -1,0 +1,383 @@
+"""One contract, checked over every registered measure (as scikit-learn's estimator checks).
+
+For every measure of :data:`polybias.measures.MEASURES`:
+
+* determinism: the same inputs and seed give the same result, details included;
+* group swap: exchanging the two target groups reflects a signed measure's value about
+  its null (an effect size changes sign, a score s becomes 100 − s) and leaves an
+  unsigned one (a variance over groups, a largest divergence) unchanged;
+* order: reordering the items within a set changes neither the value nor n (nor a
+  p-value obtained without resampling; a seeded bootstrap or Monte Carlo draw indexes
+  the items, so its interval follows their order by design);
+* planted direction: on the pinned planted models (``data/planted``) a signed measure
+  points towards the planted association (male ~ career) and an unsigned one is larger
+  on the planted model (p = 0.9) than on its control (p = 0.5);
+* malformed input raises the measure's error type with a message naming the problem.
+
+Inputs are generated per input kind (:data:`polybias.measures.INPUT_KINDS`), so a new
+measure of a known kind gets the whole battery; a new kind fails
+``test_every_input_kind_has_builders`` until it has them. The synthetic properties run
+under hypothesis (``max_examples`` 8 per measure, seeds and sizes drawn); the planted
+checks read the pinned tiny models (CPU-independent). Cost: about 20 s of CPU (half of it
+loading and scoring the planted models once per module).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polybias import measures
+from polybias.measures import MEASURES, compute
+
+NAMES = list(MEASURES)
+SETTINGS = settings(max_examples=8, deadline=None, derandomize=True)
+
+
+# ------------------------------------------------------------------ synthetic inputs per kind
+
+def _vectors(seed: int, n: int, shift: float = 1.0) -> dict:
+    rng = np.random.default_rng(seed)
+    d = 6
+    a_dir, b_dir = rng.normal(size=d), rng.normal(size=d)
+    A = a_dir + 0.5 * rng.normal(size=(n, d))
+    B = b_dir + 0.5 * rng.normal(size=(n + 1, d))
+    X = shift * a_dir + rng.normal(size=(n, d))
+    Y = shift * b_dir + rng.normal(size=(n + 2, d))
+    return {"X": X, "Y": Y, "A": A, "B": B}
+
+
+def _occurrences(seed: int, n: int, shift: float = 1.0) -> dict:
+    rng = np.random.default_rng(seed)
+    N, d = 6, 5
+    a_dir, b_dir = rng.normal(size=d), rng.normal(size=d)
+    A = a_dir + 0.5 * rng.normal(size=(n, N, d))
+    B = b_dir + 0.5 * rng.normal(size=(n, N, d))
+    X = shift * a_dir + rng.normal(size=(n, N, d))
+    Y = shift * b_dir + rng.normal(size=(n + 1, N, d))
+    return {"X": X, "Y": Y, "A": A, "B": B}
+
+
+def _attribute_scores(seed: int, n: int, shift: float = 1.0) -> dict:
+    rng = np.random.default_rng(seed)
+    x, y = [f"x{i}" for i in range(n)], [f"y{i}" for i in range(n)]
+    a, b = [f"a{i}" for i in range(n + 1)], [f"b{i}" for i in range(n + 1)]
+    rows = []
+    for t in x + y:
+        for att in a + b:
+            planted = shift if (t in x) == (att in a) else 0.0
+            for template in ("t0", "t1"):
+                rows.append({"template": template, "target": t, "attribute": att,
+                             "corrected": planted + rng.normal()})
+    return {"scores": pd.DataFrame(rows), "x": x, "y": y, "a": a, "b": b}
+
+
+def _pair_scores(seed: int, n: int, shift: float = 1.0) -> dict:
+    rng = np.random.default_rng(seed)
+    m = 10 * n
+    more = rng.normal(size=m) + shift
+    less = rng.normal(size=m)
+    kinds = np.where(np.arange(m) % 3 == 0, "gender", "race")
+    scored = pd.DataFrame({"sent_more": [f"m{i}" for i in range(m)], "sent_less": [f"l{i}" for i in range(m)],
+                           "bias_type": kinds, "score_more": more, "score_less": less})
+    return {"scored": scored, "attributed": scored.assign(sjsd=less - more)}
+
+
+def _group_scores(seed: int, n: int, shift: float = 1.0) -> dict:
+    rng = np.random.default_rng(seed)
+    targets, pros = [f"g{i}" for i in range(n + 1)], ["p0", "p1"]
+    attributes = [f"a{i}" for i in range(n + 2)]
+    rows = []
+    for template in ("t0", "t1"):
+        for att in attributes:
+            for k, tgt in enumerate(targets):
+                for pro in pros:
+                    value = shift * (k - n / 2) * (1 if att < "a1" else -1) + rng.normal()
+                    rows.append({"set": "s0", "template": template, "attribute": att, "target": tgt,
+                                 "pro": pro, "variant": 0, "corrected": value, "pll": value})
+    weights = {a: 0.5 + (i % 3) for i, a in enumerate(attributes)}
+    return {"scores": pd.DataFrame(rows), "weights": weights, "identity_columns": ["pro", "target"]}
+
+
+def _distributions(seed: int, n: int, shift: float = 1.0) -> dict:
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n + 1, 20)) * shift
+    log_dists = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    return {"log_dists": log_dists, "labels": [f"g{i}" for i in range(n + 1)]}
+
+
+BUILD = {"vectors": _vectors, "occurrences": _occurrences, "attribute-scores": _attribute_scores,
+         "pair-scores": _pair_scores, "pair-attributions": _pair_scores, "group-scores": _group_scores,
+         "distributions": _distributions}
+
+
+def _swap(kind: str, inputs: dict) -> dict:
+    """The same inputs with the two target groups exchanged (for unsigned measures: two
+    groups' labels exchanged)."""
+    out = dict(inputs)
+    if kind in ("vectors", "occurrences"):
+        out["X"], out["Y"] = inputs["Y"], inputs["X"]
+    elif kind == "attribute-scores":
+        out["x"], out["y"] = inputs["y"], inputs["x"]
+    elif kind in ("pair-scores", "pair-attributions"):
+        s = inputs["scored"]
+        out["scored"] = s.assign(score_more=s["score_less"], score_less=s["score_more"])
+        out["attributed"] = inputs["attributed"].assign(sjsd=-inputs["attributed"]["sjsd"])
+    elif kind == "group-scores":
+        names = {"g0": "g1", "g1": "g0"}
+        out["scores"] = inputs["scores"].assign(target=inputs["scores"]["target"].replace(names))
+    elif kind == "distributions":
+        order = [1, 0, *range(2, len(inputs["labels"]))]
+        out["log_dists"] = inputs["log_dists"][order]
+        out["labels"] = [inputs["labels"][i] for i in order]
+    return out
+
+
+def _reorder(kind: str, inputs: dict, seed: int) -> dict:
+    """The same inputs with the items of every set in another order."""
+    rng = np.random.default_rng(seed + 1)
+    out = dict(inputs)
+    if kind in ("vectors", "occurrences"):
+        for k in ("X", "Y", "A", "B"):
+            out[k] = inputs[k][rng.permutation(len(inputs[k]))]
+    elif kind == "attribute-scores":
+        out["scores"] = inputs["scores"].sample(frac=1.0, random_state=seed)
+        for k in ("x", "y", "a", "b"):
+            out[k] = list(rng.permutation(inputs[k]))
+    elif kind in ("pair-scores", "pair-attributions"):
+        out["scored"] = inputs["scored"].sample(frac=1.0, random_state=seed)
+        out["attributed"] = inputs["attributed"].sample(frac=1.0, random_state=seed)
+    elif kind == "group-scores":
+        out["scores"] = inputs["scores"].sample(frac=1.0, random_state=seed)
+    elif kind == "distributions":
+        out["log_dists"] = inputs["log_dists"][:, rng.permutation(inputs["log_dists"].shape[1])]
+    return out
+
+
+def _run(name: str, inputs: dict, **options) -> measures.MeasureResult:
+    m = MEASURES[name]
+    return compute(name, **{k: inputs[k] for k in m.inputs}, **options)
+
+
+def _seeded(name: str) -> dict:
+    m = MEASURES[name]
+    options = {}
+    if m.input_kind in ("vectors",) and name != "weat-gap":
+        options = {"seed": 3, "n_permutations": 500, "exact_limit": 0}
+    elif m.input_kind == "attribute-scores":
+        options = {"seed": 3, "n_permutations": 500}
+    elif m.input_kind in ("pair-scores", "pair-attributions"):
+        options = {"seed": 3, "n_bootstrap": 200}
+    return options
+
+
+def test_every_input_kind_has_builders():
+    kinds = {m.input_kind for m in MEASURES.values()}
+    assert kinds <= set(measures.INPUT_KINDS)
+    assert set(measures.INPUT_KINDS) <= set(BUILD) and set(measures.INPUT_KINDS) <= set(MALFORMED)
+
+
+# ------------------------------------------------------------------ the contract
+
+def over_measures(test):
+    """Run ``test(name, seed, n)`` for every registered measure on hypothesis-drawn seeds
+    and set sizes."""
+    drawn = given(seed=st.integers(0, 2**31 - 1), n=st.integers(3, 6))(test)
+    return pytest.mark.parametrize("name", NAMES)(SETTINGS(drawn))
+
+
+@over_measures
+def test_deterministic_for_a_seed(name, seed, n):
+    inputs = BUILD[MEASURES[name].input_kind](seed, n)
+    first, second = _run(name, inputs, **_seeded(name)), _run(name, inputs, **_seeded(name))
+    assert first == second
+    pd.testing.assert_frame_equal(first.details, second.details)
+    assert first.measure == name and first.p_method in measures.P_METHODS
+    assert np.isfinite(first.value) and first.n > 0
+
+
+@over_measures
+def test_swapping_the_target_groups(name, seed, n):
+    m = MEASURES[name]
+    inputs = BUILD[m.input_kind](seed, n)
+    before = _run(name, inputs, **_seeded(name))
+    after = _run(name, _swap(m.input_kind, inputs), **_seeded(name))
+    if m.polarity == "signed":
+        assert after.value - m.null_value == pytest.approx(-(before.value - m.null_value), abs=1e-9)
+        if before.interval is not None:
+            reflected = 2 * m.null_value - before.interval.high
+            assert after.interval.low == pytest.approx(reflected, abs=1e-9)
+    else:
+        assert after.value == pytest.approx(before.value, rel=1e-12, abs=1e-12)
+
+
+@over_measures
+def test_reordering_items_changes_nothing(name, seed, n):
+    m = MEASURES[name]
+    inputs = BUILD[m.input_kind](seed, n)
+    base = _run(name, inputs)
+    moved = _run(name, _reorder(m.input_kind, inputs, seed))
+    assert moved.value == pytest.approx(base.value, rel=1e-9, abs=1e-12)
+    assert moved.n == base.n
+    if base.p_method in ("permutation-exact", "normal", "binomial-exact"):
+        assert moved.p_value == pytest.approx(base.p_value, rel=1e-9, abs=1e-15)
+
+
+def test_a_planted_difference_shows_in_synthetic_inputs():
+    """The builders plant the direction the planted-model test expects (a check of the
+    builders themselves: with shift 0 the signed measures lose it)."""
+    for name, m in MEASURES.items():
+        strong = _run(name, BUILD[m.input_kind](0, 5, shift=3.0))
+        if m.polarity == "signed":
+            assert strong.value > m.null_value, name
+
+
+# ------------------------------------------------------------------ malformed input
+
+def _drop(frame_key: str, column: str):
+    return lambda i: {**i, frame_key: i[frame_key].drop(columns=column)}
+
+
+MALFORMED = {
+    "vectors": [(lambda i: {**i, "X": i["X"][:0]}, "set X is empty"),
+                (lambda i: {**i, "A": np.where(np.arange(i["A"].size).reshape(i["A"].shape) == 0,
+                                               np.nan, i["A"])}, "non-finite"),
+                (lambda i: {**i, "B": i["B"][:, :3]}, "dimension mismatch")],
+    "occurrences": [(lambda i: {**i, "Y": i["Y"][:, :2]}, "differ in the number of samples"),
+                    (lambda i: {**i, "A": i["A"][:0]}, "set A must be a non-empty array")],
+    "attribute-scores": [(lambda i: {**i, "x": [*i["x"], "nobody"]}, "no scores for target"),
+                         (lambda i: {**i, "a": [*i["a"], "nothing"]}, "no bias score for attribute"),
+                         (lambda i: {**i, "y": list(i["x"])}, "targets in both groups")],
+    "pair-scores": [(_drop("scored", "score_less"), "lack the column"),
+                    (lambda i: {**i, "scored": i["scored"].iloc[:0]}, "no pairs")],
+    "pair-attributions": [(_drop("attributed", "sjsd"), "lack the column"),
+                          (lambda i: {**i, "attributed": i["attributed"].iloc[:0]}, "no pairs")],
+    "group-scores": [(lambda i: {**i, "scores": i["scores"][(i["scores"]["target"] == "g0")
+                                                            & (i["scores"]["pro"] == "p0")]},
+                      "at least two groups"),
+                     (lambda i: {**i, "scores": i["scores"].drop(columns=["target", "pro"])},
+                      "no (identity )?column"),
+                     (lambda i: {**i, "scores": i["scores"][~((i["scores"]["attribute"] == "a0")
+                                                             & (i["scores"]["target"] == "g0"))]},
+                      "rows without a score for every group"),
+                     (lambda i: {**i, "weights": {}}, "no weight for attribute")],
+    "distributions": [(lambda i: {**i, "labels": i["labels"][:-1]}, r"expected \(\d+, V\)"),
+                      (lambda i: {**i, "labels": ["g"] * len(i["labels"])}, "labels repeat")],
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_malformed_input_raises_the_measures_error(name):
+    m = MEASURES[name]
+    inputs = BUILD[m.input_kind](7, 4)
+    checked = 0
+    for mutate, message in MALFORMED[m.input_kind]:
+        bad = mutate(inputs)
+        if all(bad[k] is inputs[k] for k in m.inputs):
+            continue  # this case changes an input the measure does not take
+        with pytest.raises(m.error, match=message):
+            _run(name, bad)
+        checked += 1
+    assert checked >= 1, f"no malformed case applies to {name}"
+
+
+def test_unknown_measure_and_missing_input_name_the_problem():
+    with pytest.raises(measures.MeasureError, match="unknown measure 'weta'; registered: weat"):
+        compute("weta")
+    with pytest.raises(measures.MeasureError, match="measure 'weat' needs the input.* B"):
+        compute("weat", X=np.eye(2), Y=np.eye(2), A=np.eye(2))
+    with pytest.raises(TypeError, match="unknown option.*permutations"):
+        compute("weat", **_vectors(0, 3), permutations=10)
+
+
+# ------------------------------------------------------------------ the planted models
+
+@pytest.fixture(scope="module")
+def planted(torch_one_thread):
+    """Inputs of every input kind from the pinned planted models: p = 0.9 (male ~ career,
+    female ~ family) and the p = 0.5 control. Pinned, so the numbers do not depend on the CPU."""
+    import os
+
+    from polybias import embeddings, text, validity
+    from polybias.metrics import catbias, ceat, crows, logprob
+    from polybias.models import lookup
+    from polybias.synthetic import minimal_pairs, planted_corpus, planted_groups, planted_word2vec
+
+    before = os.environ.get("POLYBIAS_PLANTED")
+    os.environ["POLYBIAS_PLANTED"] = "pinned"
+    try:
+        groups = planted_groups("en")
+        sets = {"X": groups["targets"]["male"], "Y": groups["targets"]["female"],
+                "A": groups["attributes"]["career"], "B": groups["attributes"]["family"]}
+        out = {}
+        for p in (0.9, 0.5):
+            emb = planted_word2vec(p, seed=0, n_sentences=4000)
+            lm = validity.planted_lm("mlm", p)
+            encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name, revision=lm.revision,
+                                              pooling="mean")
+            book = logprob.planted_templates("en")
+            scores = logprob.kurita_scores(lm, book, list(book.templates))
+            pll = catbias.pll_scores(lm, book, list(book.templates))
+            pairs = minimal_pairs(n=40, language="en", seed=0)
+            fresh = planted_corpus(600, p, seed=10_000, language="en")
+            found = text.find_occurrences(fresh, [w for ws in sets.values() for w in ws], language="en")
+            vectors = ceat.occurrence_vectors(encoder, text.sample_occurrences(found, 6, seed=0))
+            occ = {r: ceat.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
+            inter = catbias.interaction_cb(lm, catbias.planted_interaction_templates("en"), "said",
+                                           ["pro", "target"], "attribute")
+            fill = inter.scores.assign(pro=inter.scores["group"].str.split("|").str[0],
+                                       target=inter.scores["group"].str.split("|").str[1],
+                                       template="said")
+            dists, labels = catbias.attribute_mask_distributions(lm, book, list(book.templates)[0],
+                                                                 ["man", "woman"])
+            targets = logprob.group_members(book, "targets")
+            attributes = logprob.group_members(book, "attributes")
+            out[p] = {
+                "vectors": {r: lookup(emb, ws, on_missing="raise")[0] for r, ws in sets.items()},
+                "seat": {r: embeddings.sentence_vectors(encoder, [f"the {w} ." for w in ws], pooling="mean")
+                         for r, ws in sets.items()},
+                "occurrences": occ,
+                "attribute-scores": {"scores": scores, "x": targets["male"], "y": targets["female"],
+                                     "a": attributes["career"], "b": attributes["family"]},
+                "pair-scores": {m: {"scored": crows.pair_scores(lm, pairs, method=m)}
+                                for m in ("nangia", "aul", "aula")},
+                "pair-attributions": {"attributed": crows.jsd_attributions(lm, pairs)},
+                "group-scores": {"scores": scores, "weights": {a: 1.0 + (i % 2) for i, a in
+                                                               enumerate(sorted(set(scores["attribute"])))},
+                                 "identity_columns": ["pro", "target"]},
+                "pll": {"scores": pll},
+                "interaction": {"scores": fill, "identity_columns": ["pro", "target"]},
+                "distributions": {"log_dists": dists, "labels": labels},
+            }
+        return out
+    finally:
+        if before is None:
+            os.environ.pop("POLYBIAS_PLANTED", None)
+        else:
+            os.environ["POLYBIAS_PLANTED"] = before
+
+
+def _planted_inputs(name: str, per_model: dict) -> dict:
+    m = MEASURES[name]
+    special = {"seat": per_model["seat"], "crows": per_model["pair-scores"]["nangia"],
+               "aul": per_model["pair-scores"]["aul"], "aula": per_model["pair-scores"]["aula"],
+               "pll-cb": per_model["pll"], "interaction-cb": per_model["interaction"]}
+    return special.get(name, per_model[m.input_kind])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_planted_direction_shows_on_the_planted_model(name, planted):
+    m = MEASURES[name]
+    options = {"seed": 0, "n_permutations": 2000} if m.input_kind in ("vectors", "attribute-scores") \
+        and name != "weat-gap" else {}
+    strong = _run(name, _planted_inputs(name, planted[0.9]), **options)
+    control = _run(name, _planted_inputs(name, planted[0.5]), **options)
+    if m.polarity == "signed":
+        assert strong.value > m.null_value, (name, strong.summary())
+        assert strong.value - m.null_value > abs(control.value - m.null_value), (name, control.summary())
+        if strong.p_value is not None:
+            assert strong.p_value < 0.05, strong.summary()
+    else:
+        assert strong.value > 2 * control.value, (name, strong.value, control.value)

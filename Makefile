@@ -55,6 +55,9 @@ cards: env ## regenerate the metric cards docs/measures/*.md from the measure re
 planted: env ## retrain the pinned planted models from their stored specs (data/planted) and report changes
 	$(PY) -m polybias.planted.pinned retrain
 
+validity: env ## the validity sweep: train and score the planted models (resumable, cached), then rewrite data/validity
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m polybias.studies.validity_sweep configs/sweeps/validity.yaml
+
 lint: env ## ruff, and the layering contract of lib/polybias (import-linter, [tool.importlinter] in pyproject.toml)
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks
 	$(VENV)/bin/lint-imports --no-logo
@@ -80,4 +83,4 @@ bench: env $(BENCH_VENV)/.installed ## benchmarks: one table of ratios against n
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test export cards planted lint lab zoo bench clean
+.PHONY: help env reproduce paper test export cards planted validity lint lab zoo bench clean

@@ -15,15 +15,24 @@
 # `p < 0.5`: the reverse one), a model is trained on it, and each metric is computed with
 # the project's defaults. A valid metric is
 #
-# 1. **monotone** in `p` (dose-response),
-# 2. on the **right side** of its null (0 for WEAT, 50 % for the pair scores) whenever
-#    `p ≠ 0.5`, and near the null at `p = 0.5`,
-# 3. **calibrated**: its significance test fires on about `alpha` of balanced models.
+# 1. **monotone** in `p` (dose-response) over many independently trained models,
+# 2. on the **right side** of its null (0 for the effect sizes, 50 % for the pair scores)
+#    whenever `p ≠ 0.5`, with an interval that separates it from the null at moderate `p`,
+# 3. **calibrated**: its significance test fires on about `alpha` of balanced models,
+# 4. **sensitive** at the sizes people run (words, pairs, templates, occurrences).
 #
-# Metrics: WEAT on word2vec trained on the corpus; on a tiny masked LM trained on it, the
-# CrowS-style stereotype score and JSD score B on generated minimal pairs, Kurita's
-# log-probability bias and the Categorical Bias score on templates, and SEAT and CEAT with
-# the masked LM as an encoder; on a tiny causal LM, the stereotype score and JSD score.
+# Models: word2vec (WEAT); a tiny masked LM (CrowS-style stereotype score and JSD score B
+# on generated minimal pairs; Kurita's log-probability bias, Ahn & Oh's Categorical Bias
+# and the PLL-based CB on templates; SEAT and CEAT with the MLM as an encoder; in English
+# also the interaction CB of target × pronoun, and the pronoun alone as a control on which
+# nothing is planted); a tiny causal LM (stereotype and JSD scores, English).
+#
+# Training hundreds of models does not fit in a notebook: the validity sweep
+# (`make validity`, `configs/sweeps/validity.yaml`, `polybias.studies.validity_sweep`) trains
+# them, caches each under its training spec, writes one record per model, and collects
+# the records into the committed summary `data/validity/measurements.csv` (one row per
+# model, metric and size, with the sha256 of the records it came from). This notebook
+# renders that summary; it trains nothing, so its outputs do not depend on the CPU.
 #
 # A seed changes the corpus draw and the model's initialisation and training order, so
 # the spread at `p = 0.5` is the spread between equally unbiased models. The metrics'
@@ -33,103 +42,161 @@
 
 # %% tags=["parameters"]
 language: str = "en"  # planted-corpus language: en, bn or hi
-weat_ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths for WEAT on word2vec
-weat_seeds: int = 5  # seeds per strength (0 .. weat_seeds-1)
-null_seeds: int = 40  # seeds at p 0.5 (balanced corpora) for the WEAT false-positive rate
-weat_n_sentences: int = 4000  # corpus size for word2vec
-lm_measures: list = ["crows-causal", "crows-mlm", "template-mlm", "embedding-mlm"]  # LM measures (polybias.studies.validity.MEASURES)
-lm_ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths for the tiny LMs
-lm_seeds: int = 1  # seeds per strength for the LMs (each is one trained model)
-lm_null_measures: list = ["crows-causal"]  # LM measures whose false-positive rate is estimated
-lm_null_seeds: int = 10  # seeds at p 0.5 for those (0 .. lm_null_seeds-1; one model each)
-lm_n_sentences: int = 3000  # corpus size for the tiny LMs
-lm_n_pairs: int = 100  # minimal pairs scored per LM
-alpha: float = 0.05  # significance level of the calibration check
-table_file: str = ""  # where to write the tables, e.g. paper/tables/validity.md
-figure_file: str = "validity_dose_response.png"  # figure under figures/; empty: none
-output_dir: str = "results/validity/interactive"  # run records, relative to the project root
+summary_dir: str = "data/validity"  # committed summary of the validity sweep (make validity)
+alpha: float = 0.05  # significance level of the metrics' own tests
+too_high: float = 0.15  # a false-positive rate the calibration verdict must be able to rule out
+power_target: float = 0.8  # power that defines the minimum detectable bias
+table_file: str = ""  # where to write the tables, e.g. paper/tables/validity_en.md
+figure_prefix: str = "validity"  # figures/<prefix>_dose_response_<language>.png and _mdb_; empty: none
+output_dir: str = "results/validity/interactive"  # run record, relative to the project root
 
 # %%
 import pandas as pd
-import torch
 from polybias import paths, plots, report
 from polybias.records import RunRecord, write_record
-from polybias.studies import validity
+from polybias.studies import validity, validity_sweep
 from polybias.studies.parameters import check_parameters
 
-check_parameters("10_validity", alpha=alpha, weat_seeds=weat_seeds, null_seeds=null_seeds,
-                 lm_seeds=lm_seeds, lm_null_seeds=lm_null_seeds)
-torch.set_num_threads(1)  # tiny models: one thread is fastest and bit-reproducible
+check_parameters("10_validity", alpha=alpha, too_high=too_high, power_target=power_target)
+frame, records, n_records = validity_sweep.language_summary(summary_dir, language)
 
 # %% [markdown]
-# ## Dose-response
-
-# %%
-parts = [validity.dose_response(["weat"], weat_ps, list(range(weat_seeds)), language,
-                                weat_n_sentences=weat_n_sentences)]
-extra_null = list(range(weat_seeds, null_seeds))
-if extra_null:
-    parts.append(validity.dose_response(["weat"], [0.5], extra_null, language,
-                                        weat_n_sentences=weat_n_sentences))
-if lm_measures and lm_seeds:
-    parts.append(validity.dose_response(lm_measures, lm_ps, list(range(lm_seeds)), language,
-                                        lm_n_sentences=lm_n_sentences, lm_n_pairs=lm_n_pairs))
-lm_extra_null = list(range(lm_seeds if 0.5 in lm_ps else 0, lm_null_seeds))
-if lm_null_measures and lm_extra_null:
-    parts.append(validity.dose_response(lm_null_measures, [0.5], lm_extra_null, language,
-                                        lm_n_sentences=lm_n_sentences, lm_n_pairs=lm_n_pairs))
-measurements = pd.concat(parts, ignore_index=True)
-means = (measurements.groupby(["measure", "metric", "p"], sort=False)["value"]
-         .agg(["mean", "std", "count"]).reset_index())
-means_table = report.markdown_table(means, digits=2)
+# The sweep's blocks of this language: models planned (`configs/sweeps/validity.yaml`)
+# and models whose record the summary holds. A block not complete is reported as such,
+# and its tables hold the models there are (the `n` columns).
 
 # %% tags=["nbval-check-output"]
-print(means_table)
+blocks = pd.DataFrame(records.get("blocks", []), columns=["language", "family", "planned", "done"])
+blocks_text = report.markdown_table(blocks[blocks["language"] == language].drop(columns="language"))
+print(f"{n_records} models of language {language}; records sha256 {records['records_sha256'][:16]}")
+print(blocks_text)
 
 # %% [markdown]
-# ## Summary: monotone? right sign? calibrated?
+# ## How strong must a planted model be?
 #
-# `rho` is Spearman's correlation of the value with its dose (`p`, or `|p - 0.5|` for the
-# Categorical Bias score, a variance with no sign); `at_null` the mean offset from the
-# null at `p = 0.5` (`at_null_sd` its spread over seeds); `fpr` the share of the `n_null`
-# balanced models the metric's own test calls biased at level `alpha`.
+# With notebook 10's earlier training (masked LM: 10 epochs of batch 16 on 3000
+# sentences; causal LM: 5 epochs of batch 16) the LMs did not learn a `p = 0.7`
+# association. A quick check on one measure, the stereotype score on 100 minimal pairs
+# at `p = 0.7` (English, seeds 1–3, null 50), measured these options:
+#
+# | model | training | stereotype score at p = 0.7 |
+# |---|---|---|
+# | masked LM | 10 epochs, batch 16 (earlier) | 51, 59, 47 |
+# | masked LM | 30 epochs, batch 64 | 99, 100 |
+# | masked LM | 30 epochs, batch 128, lr 2e-3 | 74 |
+# | masked LM, hidden size 32 | 30 epochs, batch 64 | 57 |
+# | causal LM | 5 epochs, batch 16 (earlier) | 51, 50, 49 |
+# | causal LM | 15 epochs, batch 16 | 100 |
+# | causal LM | 15 epochs, batch 64 | 100, 61 |
+#
+# What resolves `p = 0.7` is the number of examples seen (three times as many), not the
+# model's width (a smaller model learns less; per example, training time grows with the
+# batch on a CPU). The sweep trains both LMs for 30 epochs of batch 64 on 3000 sentences
+# (`configs/sweeps/validity.yaml`, about 30 s of one CPU core per masked LM). The
+# Kurita effect sizes of the two 30-epoch masked LMs were 1.78 and 1.92 (earlier: −0.52,
+# 1.87, 0.51).
+
+# %% [markdown]
+# ## Dose-response over models
+#
+# Per strength: the number of independently trained models `n`, the mean value and its
+# 95 % t-interval over models (default sizes: 8 words per set, 100 pairs, 3 templates,
+# 20 occurrences per word).
 
 # %%
-summary = validity.validity_summary(measurements, alpha=alpha)
-summary_table = report.markdown_table(summary, digits=2)
+doses = validity.dose_table(frame)
+dose_text = report.markdown_table(doses.drop(columns="language"), digits=2,
+                                  formats={c: ".3g" for c in ("mean", "low", "high")})
 
 # %% tags=["nbval-check-output"]
-print(summary_table)
+print(dose_text)
 
 # %% [markdown]
-# The LM rows come from one trained model per strength (`lm_seeds = 1` keeps the
-# notebook fast): read them against the spread the WEAT rows show over seeds, and raise
-# `lm_seeds` for error bars on them. The causal LM's tests get their false-positive rate
-# from `lm_null_seeds` balanced models (the cheapest LM to train); the masked LM's need
-# the same with `lm_null_measures`.
-#
-# `calibrated` is "yes" when the false-positive count is compatible with `alpha` (exact
-# binomial test), "no" when it is not, and "too few seeds" below 10 balanced models.
-# WEAT's permutation test treats the words as the random
-# sample and the embedding as fixed, and the binomial test treats the pairs as the sample
-# and the model as fixed; neither accounts for the spread between models trained on
-# equally balanced data (`at_null_sd`). Where `calibrated` is "no", comparing two models
-# needs that spread over training seeds, not only the test inside one model.
+# Per measure: Spearman's ρ of the value with its dose over all models (`p`, or
+# `|p − 0.5|` for the variances of the CB family, which have no sign) and its p-value
+# (`rho_p`), whether the means are monotone and on the planted side of the null, and the
+# strength each measure **resolves**: from that `p` (and its mirror `1 − p`) on, every
+# interval lies on the planted side of the null (CB family: above the interval at
+# `p = 0.5`). A blank means not even `p = 0.9` is resolved.
 
 # %%
-for (measure, metric), g in summary.groupby(["measure", "metric"]):
-    record = RunRecord(
-        metric="validity", model=f"planted-{measure}", language=language, test=metric,
-        parameters={"weat_ps": weat_ps, "weat_seeds": weat_seeds, "null_seeds": null_seeds,
-                    "weat_n_sentences": weat_n_sentences, "lm_ps": lm_ps, "lm_seeds": lm_seeds,
-                    "lm_null_measures": lm_null_measures, "lm_null_seeds": lm_null_seeds,
-                    "lm_n_sentences": lm_n_sentences, "lm_n_pairs": lm_n_pairs, "alpha": alpha},
-        values={"summary": g.iloc[0].to_dict(),
-                "measurements": measurements[(measurements.measure == measure)
-                                             & (measurements.metric == metric)].to_dict("records")})
-    write_record(record, paths.output_path(output_dir))
+summary = validity.dose_summary(frame)
+summary_text = report.markdown_table(summary.drop(columns="language"), digits=2,
+                                     formats={"rho_p": ".1e"})
+
+# %% tags=["nbval-check-output"]
+print(summary_text)
+
+# %% [markdown]
+# ## Calibration with power
+#
+# The false-positive rate of each measure's own test at level `alpha` over the balanced
+# (`p = 0.5`) models, with its exact (Clopper–Pearson) 95 % interval. A verdict is given
+# only when the interval can tell `alpha` from `too_high`: "calibrated" (holds `alpha`,
+# lies below `too_high`), "too liberal" (lies above `alpha`), "conservative" (lies below
+# it), otherwise "undecided". `at_null` is the mean offset from the null at `p = 0.5`
+# and `at_null_sd` the spread between equally unbiased models.
+
+# %%
+calibration = validity.calibration_table(frame, alpha=alpha, too_high=too_high)
+calibration_text = report.markdown_table(calibration.drop(columns="language"), digits=3,
+                                         formats={"at_null": ".3g", "at_null_sd": ".3g"})
+
+# %% tags=["nbval-check-output"]
+print(calibration_text)
+
+# %% [markdown]
+# ## Minimum detectable bias
+#
+# For each measure and size, the detection rate over the models of each strength: with a
+# test, the test rejects at `alpha` in the planted direction; for the CB family (no test)
+# the value exceeds the 95 % quantile of the balanced models of the same size. The
+# minimum detectable bias (`mdb`) is the smallest planted `p` from which at least
+# `power_target` of the models detect it; `rate_at_0.5` is the same rule's rate on the
+# balanced models (its false-positive side). A blank `mdb`: not detected with that power
+# even at the strongest `p`.
+
+# %%
+mdb = validity.mdb_table(frame, alpha=alpha, target=power_target)
+mdb_text = report.markdown_table(mdb.drop(columns="language"), digits=2)
+
+# %% tags=["nbval-check-output"]
+print(mdb_text)
+
+# %% [markdown]
+# ## Findings
+#
+# The tables above in sentences (the minimum detectable bias at the default sizes); the
+# paper's validity section quotes these.
+
+# %%
+text = validity.findings(summary, calibration, mdb[mdb["default"]], alpha=alpha,
+                         target=power_target)
+
+# %% tags=["nbval-check-output"]
+print(text)
+
+# %%
+write_record(RunRecord(
+    metric="validity", model="planted", language=language, test="dose-calibration-mdb",
+    parameters={"summary_dir": summary_dir, "alpha": alpha, "too_high": too_high,
+                "power_target": power_target},
+    values={"dose": doses.to_dict("records"), "summary": summary.to_dict("records"),
+            "calibration": calibration.to_dict("records"), "mdb": mdb.to_dict("records")},
+    data_sha256={"records": records["records_sha256"]}), paths.output_path(output_dir))
 if table_file:
-    report.write_table(means_table + "\n\n" + summary_table, table_file)
-if figure_file:
-    plots.dose_response(measurements, f"Metrics against planted association ({language})",
-                        file=figure_file)
+    report.write_table("\n\n".join([
+        text,
+        "**Models** (planned in the sweep, and in this summary)", blocks_text,
+        "**Dose-response** (mean and 95 % interval over models per planted strength)", dose_text,
+        "**Monotonicity, sign and resolved strength**", summary_text,
+        f"**Calibration** (false-positive rate at α = {alpha:g} over balanced models, "
+        "Clopper–Pearson interval)", calibration_text,
+        f"**Minimum detectable bias** ({power_target:.0%} power)", mdb_text]), table_file)
+if figure_prefix:
+    plots.dose_response(doses, f"Metrics against planted strength ({language}; mean and 95 % "
+                        "interval over models)", points=frame[frame["default"]],
+                        file=f"{figure_prefix}_dose_response_{language}.png")
+    plots.power_curves(validity.power_table(frame, alpha=alpha),
+                       f"Detection rate by size ({language}; line: {power_target:.0%} power)",
+                       target=power_target, file=f"{figure_prefix}_mdb_{language}.png")

@@ -136,6 +136,16 @@ def test_record_metrics_without_a_reader_give_no_rows():
     assert results.record_rows(rec) == []
 
 
+def test_validity_records_give_the_mean_per_strength_with_its_interval():
+    rec = {"metric": "validity", "model": "planted", "language": "bn", "test": "dose-calibration-mdb",
+           "values": {"dose": [{"language": "bn", "measure": "weat", "metric": "effect-size", "p": 0.7,
+                                "n": 5, "mean": 1.1, "low": 0.7, "high": 1.4}],
+                      "summary": [], "calibration": [], "mdb": []}}
+    (row,) = results.record_rows(rec)
+    assert row["metric"] == "validity:weat:effect-size" and row["subset"] == "p=0.7"
+    assert (row["value"], row["ci_low"], row["ci_high"], row["n"]) == (1.1, 0.7, 1.4, 5)
+
+
 def test_every_record_metric_the_studies_write_has_a_reader():
     """A new study's records must not drop silently out of the table: every metric name
     written through ``RunRecord(metric="...")`` in the library or the notebooks has a reader

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import paths
@@ -110,31 +111,87 @@ def save_figure(fig, file: str) -> Path:
     return out
 
 
-def dose_response(frame: pd.DataFrame, title: str, file: str | None = None):
-    """One panel per (measure, metric): value against planted strength ``p``.
-
-    Points are single seeds, the line joins the means per ``p``; the dashed line is the
-    metric's null (``null`` column). ``frame`` as returned by
-    :func:`polybias.studies.validity.dose_response`.
-    """
+def _grid(n_panels: int, ncols: int, width: float = 3.0, height: float = 2.6):
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    panels = list(frame.groupby(["measure", "metric"], sort=False))
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.0), squeeze=False)
-    for ax, ((measure, metric), g) in zip(axes[0], panels, strict=True):
-        means = g.groupby("p")["value"].mean()
-        ax.scatter(g["p"], g["value"], s=10, color="#9bb5d6")
-        ax.plot(means.index, means.to_numpy(), color="#3b6ea8", marker="o")
-        null = float(g["null"].iloc[0])
-        if null == null:  # NaN: the metric has no null value (e.g. a variance)
+    ncols = max(1, min(ncols, n_panels))
+    nrows = -(-n_panels // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows + 0.6),
+                             squeeze=False)
+    for ax in axes.flat[n_panels:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
+def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
+                  points: pd.DataFrame | None = None, ncols: int = 4):
+    """A grid of panels, one per (measure, metric): mean value against planted strength
+    ``p`` with its interval as error bars, the null as a dashed line.
+
+    ``table``: :func:`polybias.studies.validity.dose_table` (columns measure, metric, p, mean, low,
+    high); ``points`` (optional): the single models (measure, metric, p, value, null), drawn
+    as faint dots. Titles are ``measure`` over ``metric``, small enough to fit a panel.
+    """
+    panels = list(table.groupby(["measure", "metric"], sort=False))
+    fig, axes = _grid(len(panels), ncols)
+    for ax, ((measure, metric), g) in zip(axes.flat, panels, strict=False):
+        g = g.sort_values("p")
+        if points is not None:
+            pts = points[(points["measure"] == measure) & (points["metric"] == metric)]
+            ax.scatter(pts["p"], pts["value"], s=6, color="#9bb5d6", alpha=0.6, lw=0)
+            null = float(pts["null"].iloc[0]) if len(pts) else float("nan")
+        else:
+            null = float("nan")
+        err = np.vstack([g["mean"] - g["low"], g["high"] - g["mean"]])
+        ax.errorbar(g["p"], g["mean"], yerr=np.nan_to_num(err), color="#3b6ea8", marker="o",
+                    ms=3.5, capsize=2.5, lw=1.2)
+        if null == null:  # NaN: the metric has no null value (a variance)
             ax.axhline(null, color="grey", ls="--", lw=0.8)
         ax.axvline(0.5, color="grey", ls=":", lw=0.8)
-        ax.set_title(f"{measure}\n{metric}", fontsize=9)
-        ax.set_xlabel("planted association p")
-    axes[0][0].set_ylabel("metric value")
+        ax.set_title(f"{measure}\n{metric}", fontsize=8.5)
+        ax.tick_params(labelsize=7.5)
+        ax.set_xticks([0.1, 0.3, 0.5, 0.7, 0.9])
+    for ax in axes[-1]:
+        ax.set_xlabel("planted strength p", fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("value", fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    if file:
+        save_figure(fig, file)
+    return fig
+
+
+def power_curves(power: pd.DataFrame, title: str, file: str | None = None, target: float = 0.8,
+                 ncols: int = 4):
+    """Detection rate against planted strength, one panel per (measure, metric), one line
+    per size; the horizontal line is the ``target`` power, so the minimum detectable bias
+    of a size is where its line first stays above it.
+
+    ``power``: :func:`polybias.studies.validity.power_table` (measure, metric, size_axis, size, p,
+    power).
+    """
+    panels = list(power.groupby(["measure", "metric"], sort=False))
+    fig, axes = _grid(len(panels), ncols)
+    for ax, ((measure, metric), g) in zip(axes.flat, panels, strict=False):
+        sizes = sorted(g["size"].unique())
+        for i, size in enumerate(sizes):  # dodged sideways so that equal lines stay visible
+            h = g[g["size"] == size].sort_values("p")
+            dodge = (i - (len(sizes) - 1) / 2) * 0.006
+            ax.plot(h["p"] + dodge, h["power"], marker="o", ms=3, lw=1.1, alpha=0.85,
+                    label=str(size))
+        ax.axhline(target, color="grey", ls="--", lw=0.8)
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_title(f"{measure}\n{metric}", fontsize=8.5)
+        ax.tick_params(labelsize=7.5)
+        ax.legend(title=str(g["size_axis"].iloc[0]), fontsize=6.5, title_fontsize=6.5, loc="best")
+    for ax in axes[-1]:
+        ax.set_xlabel("planted strength p", fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("detection rate", fontsize=8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     if file:

@@ -171,6 +171,9 @@ def _validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for r in rec["values"].get("measurements", []):
         yield _row(f"validity:{r['measure']}:{r['metric']}", r["value"],
                    subset=f"p={r['p']}, seed={r['seed']}", p=r.get("pvalue"))
+    for r in rec["values"].get("dose", []):  # notebook 10: mean over models per strength
+        yield _row(f"validity:{r['measure']}:{r['metric']}", r["mean"], subset=f"p={r['p']}",
+                   n=r["n"], ci=(r["low"], r["high"]), level=0.95)
 
 
 def _external_validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:

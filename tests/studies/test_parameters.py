@@ -56,7 +56,7 @@ def test_each_notebook_checks_its_parameters_once_and_its_defaults_pass(source):
     ("09_debiasing", {"tables": ["table99"]}, r"tables not in en/debias.yaml: \['table99'\]"),
     ("09_debiasing", {"scope": "some"}, "scope must be one of"),
     ("10_validity", {"alpha": 1.0}, r"alpha must be in \(0, 1\), got 1.0"),
-    ("10_validity", {"lm_seeds": -1}, "lm_seeds must be a non-negative integer, got -1"),
+    ("10_validity", {"too_high": 0.01}, "need alpha < too_high, got alpha=0.05, too_high=0.01"),
     ("11_agreement", {"seeds": 0}, "seeds must be a positive integer, got 0"),
     ("12_crows_languages", {"model": "published", "dataset": "indibias"}, "crows-pairs-dutch only"),
     ("13_external_validity", {"outcomes": ["odds"]}, "outcomes must be among"),

@@ -103,3 +103,176 @@ def test_embedding_scores_of_the_planted_mlm_follow_the_planted_direction():
         assert stereo[metric]["value"] > 0.5 and stereo[metric]["pvalue"] < 0.05, metric
         assert abs(control[metric]["value"]) < stereo[metric]["value"], metric
     assert validity.planted_embedding_scores(0.9, seed=0, n_permutations=2000) == list(stereo.values())
+
+
+# ------------------------------------------------------------------ statistics over models
+
+
+def test_clopper_pearson_interval_on_hand_computable_counts():
+    # k = 0: the upper end solves (1 - u)^n = 0.025; k = n mirrors it
+    lo, hi = validity.binomial_interval(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 10))
+    lo, hi = validity.binomial_interval(10, 10)
+    assert hi == 1.0 and lo == pytest.approx(0.025 ** (1 / 10))
+    # k = 1, n = 2: the lower end solves 1 - (1 - l)^2 = 0.025, the upper l^2 = 0.975 mirrored
+    lo, hi = validity.binomial_interval(1, 2)
+    assert lo == pytest.approx(1 - np.sqrt(0.975)) and hi == pytest.approx(np.sqrt(0.975))
+
+
+def test_wilson_interval_matches_its_formula():
+    z = 1.959963984540054
+    k, n = 3, 10
+    centre, half = k + z * z / 2, z * np.sqrt(k * (n - k) / n + z * z / 4)
+    lo, hi = validity.binomial_interval(k, n, method="wilson")
+    assert lo == pytest.approx((centre - half) / (n + z * z))
+    assert hi == pytest.approx((centre + half) / (n + z * z))
+
+
+def test_binomial_interval_rejects_bad_counts():
+    for k, n in ((3, 2), (-1, 5), (1, 0)):
+        with pytest.raises(ValidityError, match="k <= n"):
+            validity.binomial_interval(k, n)
+    with pytest.raises(ValidityError, match="method"):
+        validity.binomial_interval(1, 5, method="jeffreys")
+    with pytest.raises(ValidityError, match="integer"):
+        validity.binomial_interval(1.5, 5)
+
+
+def test_calibration_verdict_needs_an_interval_that_separates_alpha_from_too_high():
+    # 0 of 20: the upper end 1 - 0.025^(1/20) = 0.168 still holds 0.15 -> no verdict
+    assert validity.calibration_verdict(0, 20)["verdict"] == "undecided"
+    # 0 of 30: upper end 0.116 < 0.15 and the interval holds 0.05 -> calibrated
+    v = validity.calibration_verdict(0, 30)
+    assert v["verdict"] == "calibrated" and v["fpr_high"] == pytest.approx(1 - 0.025 ** (1 / 30))
+    # 6 of 20: the lower end lies above 0.05 -> too liberal
+    assert validity.calibration_verdict(6, 20)["verdict"] == "too liberal"
+    assert validity.calibration_verdict(0, 80)["verdict"] == "conservative"  # upper 0.045 < 0.05
+    with pytest.raises(ValidityError, match="too_high"):
+        validity.calibration_verdict(1, 20, alpha=0.2, too_high=0.1)
+
+
+def test_mean_interval_is_the_student_t_interval():
+    from scipy.stats import t
+
+    mean, lo, hi = validity.mean_interval([2.0, 4.0])  # sd sqrt(2), n 2, t(1) = 12.706
+    half = t.ppf(0.975, 1) * np.sqrt(2) / np.sqrt(2)
+    assert mean == 3.0 and lo == pytest.approx(3 - half) and hi == pytest.approx(3 + half)
+    assert np.isnan(validity.mean_interval([5.0])[1])
+
+
+def test_monotonicity_test_on_perfect_and_reversed_orderings():
+    up = validity.monotonicity_test([0.1, 0.3, 0.5, 0.7, 0.9], [1, 2, 3, 4, 5])
+    assert up["rho"] == pytest.approx(1.0) and up["pvalue"] < 0.01 and up["n"] == 5
+    down = validity.monotonicity_test([0.1, 0.3, 0.5, 0.7, 0.9], [5, 4, 3, 2, 1])
+    assert down["rho"] == pytest.approx(-1.0)
+    flat = validity.monotonicity_test([0.1, 0.5, 0.9], [1, 1, 1])
+    assert np.isnan(flat["rho"])
+    # ties in the dose: ranks 1.5, 1.5, 3.5, 3.5 against 1..4 -> rho = 4 / sqrt(4 * 5) = 0.894
+    tied = validity.monotonicity_test([0.1, 0.1, 0.9, 0.9], [1, 2, 3, 4])
+    assert tied["rho"] == pytest.approx(4 / np.sqrt(20))
+
+
+def test_minimum_detectable_needs_the_power_to_stay_above_the_target():
+    s = pd.Series([0.0, 0.8, 1.0, 1.0], index=[0.6, 0.7, 0.8, 0.9])
+    assert validity.minimum_detectable(s) == 0.7
+    assert validity.minimum_detectable(s, target=0.9) == 0.8
+    assert validity.minimum_detectable(pd.Series([0.9, 0.5], index=[0.6, 0.9])) != \
+        validity.minimum_detectable(pd.Series([0.9, 0.9], index=[0.6, 0.9]))
+    assert np.isnan(validity.minimum_detectable(pd.Series([0.9, 0.5], index=[0.6, 0.9])))
+
+
+def sweep_frame(values: dict[float, list[float]], pvalues: dict[float, list[float]] | None = None,
+                metric: str = "x", null: float = 0.0, size: int = 10):
+    rows = []
+    for p, vals in values.items():
+        for seed, v in enumerate(vals):
+            rows.append({"language": "en", "measure": "m", "metric": metric, "p": p, "seed": seed,
+                         "size_axis": "pairs", "size": size, "default": True, "value": v,
+                         "null": null, "pvalue": (pvalues or {}).get(p, [0.5] * len(vals))[seed]})
+    return pd.DataFrame(rows)
+
+
+def test_dose_table_and_summary_on_a_hand_made_sweep():
+    f = sweep_frame({0.3: [-1.0, -1.2, -0.8], 0.5: [0.1, -0.1, 0.0], 0.7: [0.2, -0.1, 0.5],
+                     0.9: [2.0, 2.2, 1.8]})
+    doses = validity.dose_table(f)
+    assert doses["n"].tolist() == [3, 3, 3, 3] and doses["mean"].tolist() == pytest.approx(
+        [-1.0, 0.0, 0.2, 2.0])
+    s = validity.dose_summary(f).iloc[0]
+    assert s["monotone"] and s["sign_ok"] and s["min_n"] == 3 and s["n_models"] == 12
+    # 0.7's interval (mean 0.2, sd 0.3) holds 0, so only 0.9 (and its absent mirror) resolves;
+    # 0.3's interval lies below 0 but its mirror 0.7 does not resolve
+    assert s["resolves"] == pytest.approx(0.9)
+    assert s["rho"] > 0.8 and s["rho_p"] < 0.01
+
+
+def test_unsigned_metrics_resolve_against_the_balanced_models():
+    f = sweep_frame({0.1: [3.0, 3.1, 2.9], 0.5: [1.0, 1.1, 0.9], 0.9: [3.0, 3.2, 2.8]},
+                    metric="cb", null=float("nan"))
+    f["pvalue"] = np.nan
+    s = validity.dose_summary(f).iloc[0]
+    assert s["dose"] == "abs(p - 0.5)" and s["sign_ok"] and s["resolves"] == pytest.approx(0.9)
+    assert validity.calibration_table(f).empty  # no test, no false-positive rate
+
+
+def test_calibration_table_counts_false_positives_at_one_half():
+    pv = [0.01, 0.2, 0.04, 0.6] + [0.5] * 16
+    f = sweep_frame({0.5: [0.0] * 20}, pvalues={0.5: pv})
+    row = validity.calibration_table(f).iloc[0]
+    assert row["false_positives"] == 2 and row["n"] == 20 and row["fpr"] == 0.1
+    assert (row["fpr_low"], row["fpr_high"]) == pytest.approx(validity.binomial_interval(2, 20))
+    assert row["verdict"] == "undecided"
+
+
+def test_power_and_minimum_detectable_bias_of_a_hand_made_sweep():
+    f = sweep_frame({0.5: [0.0] * 4, 0.7: [1.0, 1.0, -1.0, 1.0], 0.9: [1.0] * 4},
+                    pvalues={0.5: [0.5, 0.01, 0.5, 0.5], 0.7: [0.01, 0.01, 0.01, 0.2],
+                             0.9: [0.01] * 4})
+    power = validity.power_table(f).set_index("p")["power"]
+    # at 0.7 one model rejects on the wrong side and one does not reject: 2 of 4
+    assert power.to_dict() == {0.5: 0.0, 0.7: 0.5, 0.9: 1.0}  # value 0 at 0.5 is not above the null
+    row = validity.mdb_table(f).iloc[0]
+    assert row["mdb"] == 0.9 and row["power_at_max"] == 1.0 and row["rule"] == "own test"
+    assert validity.mdb_table(f, target=0.5).iloc[0]["mdb"] == 0.7
+
+
+def test_untested_metrics_are_detected_against_the_balanced_models_quantile():
+    f = sweep_frame({0.5: [1.0, 2.0, 3.0, 4.0, 5.0], 0.9: [4.5, 6.0, 7.0, 8.0, 9.0]}, metric="cb",
+                    null=float("nan"))
+    f["pvalue"] = np.nan
+    d = validity.detections(f)
+    # the 95 % quantile of 1..5 (linear) is 4.8: 4.5 is not above it
+    assert d[d.p == 0.9]["detected"].tolist() == [False, True, True, True, True]
+    assert validity.mdb_table(f).iloc[0]["mdb"] == 0.9
+
+
+def test_findings_state_the_tables_and_name_what_has_too_few_models():
+    f = sweep_frame({0.1: [-2.0, -2.2, -1.8], 0.5: [0.1, -0.1, 0.0], 0.9: [2.0, 2.2, 1.8]})
+    thin = sweep_frame({0.5: [1.0], 0.9: [2.0]}).assign(measure="thin")
+    frame = pd.concat([f, thin], ignore_index=True)
+    summary = validity.dose_summary(frame)
+    assert summary.set_index("measure")["assessed"].to_dict() == {"m": True, "thin": False}
+    text = validity.findings(summary, validity.calibration_table(frame), validity.mdb_table(frame))
+    assert "Increasing with the planted strength (Spearman ρ > 0, p < 0.05 over all models): m/x." in text
+    assert "not monotone" not in text
+    assert "Resolved from p = 0.9 (and its mirror): m/x." in text
+    assert "Too few models or strengths to assess" in text and "thin/x" in text
+    assert "m/x 0/3 = 0.00" in text  # false positives among the balanced models
+    assert "for a minimum detectable bias: m/x, thin/x." in text  # 3 and 1 models < 5
+
+
+def test_dose_response_figure_is_a_grid_with_intervals(tmp_path, monkeypatch):
+    from polybias import plots
+
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    f = pd.concat([sweep_frame({0.1: [-1.0, -1.2], 0.5: [0.0, 0.1], 0.9: [1.0, 1.1]}).assign(measure=f"m{i}")
+                   for i in range(9)], ignore_index=True)
+    fig = plots.dose_response(validity.dose_table(f), "t", points=f, file="grid.png")
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 9 and len(fig.axes) == 12  # 3 rows of 4, not one row of 9
+    width, height = fig.get_size_inches()
+    assert width / height < 2  # readable on a page
+    assert all(ax.containers for ax in visible)  # error bars drawn
+    assert (tmp_path / "figures" / "grid.png").is_file()
+    power = plots.power_curves(validity.power_table(f), "t", file="power.png")
+    assert sum(ax.get_visible() for ax in power.axes) == 9

@@ -24,13 +24,18 @@ _PLANTED_TEMPLATES = {
            ("S5", "গতকাল সকালে প্রতিবেশী বাজার নিয়ে অনেক কথা বলেছে । অতিথি নদী আর শহর নিয়ে "
                   "গান গেয়েছে । সবাই জানে যে {attribute} নিয়ে {target} একটি লম্বা চিঠি লিখেছে । "
                   "তারা খেলা নিয়ে খুশি ।")],
+    # Hindi: three sentence shapes of the planted corpus (the target before a postposition,
+    # so a male and a female target fit the same sentence)
+    "hi": [("planted_hi", "{target} को {attribute} पसंद है ।"),
+           ("planted_hi", "{target} ने {attribute} के बारे में सोचा ।"),
+           ("planted_hi", "{target} के लिए {attribute} जरूरी है ।")],
 }
 
 
 def planted_templates(language: str = "en") -> TemplateBook:
     """Templates over the word groups of the planted corpora (:mod:`polybias.planted.synthetic`):
     targets carry ``features: {group: male|female}``, attributes ``{group: career|family}``.
-    English sentences use only the corpus vocabulary; the Bangla ones are the sentence
+    English and Hindi sentences use only the corpus vocabulary; the Bangla ones are the sentence
     structures S1–S5 of seed 000 (template sets ``S1`` … ``S5``), whose longer contexts
     also use a few words the corpus lacks. Known answer: at p > 0.5 male targets gain
     probability next to career words.

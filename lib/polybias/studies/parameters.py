@@ -148,12 +148,12 @@ def _09_debiasing(*, language, tables, scope, ddof, extra_language, n_permutatio
                              f"{list(spec.tables)}")
 
 
-def _10_validity(*, alpha, weat_seeds, null_seeds, lm_seeds, lm_null_seeds):
-    if not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise ParameterError(f"alpha must be in (0, 1), got {alpha!r}")
-    for name, value in (("weat_seeds", weat_seeds), ("null_seeds", null_seeds),
-                        ("lm_seeds", lm_seeds), ("lm_null_seeds", lm_null_seeds)):
-        _positive_int(name, value, minimum=0)
+def _10_validity(*, alpha, too_high, power_target):
+    for name, value in (("alpha", alpha), ("too_high", too_high), ("power_target", power_target)):
+        if not isinstance(value, int | float) or not 0 < value < 1:
+            raise ParameterError(f"{name} must be in (0, 1), got {value!r}")
+    if not alpha < too_high:
+        raise ParameterError(f"need alpha < too_high, got alpha={alpha!r}, too_high={too_high!r}")
 
 
 def _11_agreement(*, seeds):

@@ -370,3 +370,387 @@ def validity_summary(frame: pd.DataFrame, alpha: float = 0.05, min_null: int = 1
             "n_null": int(len(at_half)), "calibrated": calibrated,
         })
     return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ statistics over models
+
+INTERVAL_METHODS = ("clopper-pearson", "wilson")
+
+
+def binomial_interval(k: int, n: int, level: float = 0.95,
+                      method: str = "clopper-pearson") -> tuple[float, float]:
+    """Two-sided interval for a binomial proportion ``k / n``.
+
+    ``clopper-pearson`` (exact; Clopper & Pearson 1934): the ``(1 - level)/2`` and
+    ``(1 + level)/2`` quantiles of Beta(k, n − k + 1) and Beta(k + 1, n − k), with 0
+    (k = 0) and 1 (k = n) at the ends. ``wilson`` (Wilson 1927): the score interval
+    ``(k + z²/2 ± z √(k(n − k)/n + z²/4)) / (n + z²)`` with z the normal quantile.
+
+    >>> lo, hi = binomial_interval(0, 20)
+    >>> lo, round(hi, 4), round(1 - 0.025 ** (1 / 20), 4)
+    (0.0, 0.1684, 0.1684)
+    >>> [round(x, 4) for x in binomial_interval(0, 20, method="wilson")]
+    [0.0, 0.1611]
+    """
+    from scipy.stats import beta, norm
+
+    for name, value in (("k", k), ("n", n)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValidityError(f"{name} must be an integer, got {value!r}")
+    if n < 1 or not 0 <= k <= n:
+        raise ValidityError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
+    if not 0 < level < 1:
+        raise ValidityError(f"level must be in (0, 1), got {level!r}")
+    tail = (1 - level) / 2
+    if method == "clopper-pearson":
+        lo = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
+        hi = 1.0 if k == n else float(beta.ppf(1 - tail, k + 1, n - k))
+        return lo, hi
+    if method == "wilson":
+        z = float(norm.ppf(1 - tail))
+        centre = k + z * z / 2
+        half = z * np.sqrt(k * (n - k) / n + z * z / 4)
+        return max(0.0, float((centre - half) / (n + z * z))), min(1.0, float((centre + half) / (n + z * z)))
+    raise ValidityError(f"method must be one of {INTERVAL_METHODS}, got {method!r}")
+
+
+def calibration_verdict(k: int, n: int, alpha: float = 0.05, too_high: float = 0.15,
+                        level: float = 0.95, method: str = "clopper-pearson") -> dict[str, Any]:
+    """False-positive rate ``k / n`` of a test at level ``alpha``, its binomial interval
+    (:func:`binomial_interval`) and a verdict only where the interval can tell ``alpha``
+    from ``too_high``:
+
+    * ``"calibrated"`` — the interval holds ``alpha`` and lies below ``too_high``;
+    * ``"too liberal"`` — the interval lies above ``alpha``;
+    * ``"conservative"`` — the interval lies below ``alpha``;
+    * ``"undecided"`` — the interval holds both ``alpha`` and ``too_high`` (too few models).
+
+    >>> calibration_verdict(1, 20)["verdict"], calibration_verdict(1, 60)["verdict"]
+    ('undecided', 'calibrated')
+    >>> calibration_verdict(8, 20)["verdict"], calibration_verdict(0, 100)["verdict"]
+    ('too liberal', 'conservative')
+    """
+    if not 0 < alpha < too_high < 1:
+        raise ValidityError(f"need 0 < alpha < too_high < 1, got {alpha!r}, {too_high!r}")
+    lo, hi = binomial_interval(k, n, level, method)
+    if lo > alpha:
+        verdict = "too liberal"
+    elif hi < alpha:
+        verdict = "conservative"
+    elif hi < too_high:
+        verdict = "calibrated"
+    else:
+        verdict = "undecided"
+    return {"k": int(k), "n": int(n), "fpr": k / n, "fpr_low": lo, "fpr_high": hi,
+            "verdict": verdict}
+
+
+def mean_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean of ``values`` and its Student-t interval ``mean ± t(n−1) · sd / √n`` (sd with
+    ddof = 1); the interval is NaN with fewer than two values.
+
+    >>> [round(x, 4) for x in mean_interval([1.0, 2.0, 3.0])]
+    [2.0, -0.4841, 4.4841]
+    """
+    from scipy.stats import t
+
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        raise ValidityError("mean_interval needs at least one value")
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, float("nan"), float("nan")
+    half = float(t.ppf((1 + level) / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    return mean, mean - half, mean + half
+
+
+def monotonicity_test(dose, values) -> dict[str, float]:
+    """Spearman's ρ between the planted dose and the values of all models, with its
+    two-sided p-value (scipy's t approximation, exact permutation for n ≤ 9 without ties
+    is not used: ties in the dose are the rule here).
+
+    >>> r = monotonicity_test([0.1, 0.1, 0.5, 0.5, 0.9, 0.9], [1, 2, 3, 4, 5, 6])
+    >>> round(r["rho"], 4), r["pvalue"] < 0.05, r["n"]
+    (0.9562, True, 6)
+    """
+    from scipy.stats import spearmanr
+
+    d, v = np.asarray(dose, dtype=float), np.asarray(values, dtype=float)
+    keep = ~(np.isnan(d) | np.isnan(v))
+    d, v = d[keep], v[keep]
+    if d.size < 3 or np.unique(d).size < 2 or np.unique(v).size < 2:
+        return {"rho": float("nan"), "pvalue": float("nan"), "n": int(d.size)}
+    res = spearmanr(d, v)
+    return {"rho": float(res.statistic), "pvalue": float(res.pvalue), "n": int(d.size)}
+
+
+def minimum_detectable(power: pd.Series, target: float = 0.8) -> float:
+    """Smallest planted strength from which the detection rate stays at or above
+    ``target``: ``power`` is indexed by strength (p > 0.5, or |p − 0.5|), and the result
+    is the smallest index value v with power ≥ target at v and at every larger strength;
+    NaN when even the largest strength falls short.
+
+    >>> minimum_detectable(pd.Series([0.2, 0.8, 0.6, 1.0], index=[0.6, 0.7, 0.8, 0.9]))
+    0.9
+    >>> minimum_detectable(pd.Series([0.2, 0.8, 0.8, 1.0], index=[0.6, 0.7, 0.8, 0.9]))
+    0.7
+    """
+    s = power.sort_index()
+    ok = (s >= target).to_numpy()
+    if not ok.size or not ok[-1]:
+        return float("nan")
+    first = ok.size - 1
+    while first > 0 and ok[first - 1]:
+        first -= 1
+    return float(s.index[first])
+
+
+# ------------------------------------------------------------------ tables of the validity sweep
+
+_KEYS = ["language", "measure", "metric"]
+
+
+def _dose(metric: str, p):
+    return (np.abs(np.asarray(p, dtype=float) - 0.5).round(12) if metric in UNSIGNED_METRICS
+            else np.asarray(p, dtype=float))
+
+
+def _defaults(frame: pd.DataFrame) -> pd.DataFrame:
+    needed = {*_KEYS, "p", "seed", "value", "null", "pvalue", "default"}
+    missing = sorted(needed - set(frame.columns))
+    if missing:
+        raise ValidityError(f"measurements lack columns {missing}")
+    return frame[frame["default"].astype(bool)]
+
+
+def dose_table(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Per (language, measure, metric, p), at the default sizes: the number of models
+    ``n``, the ``mean`` value and its interval ``low``–``high`` (:func:`mean_interval`).
+
+    ``frame``: the sweep's measurements (:func:`polybias.studies.validity_sweep.collect_measurements`).
+    """
+    rows = []
+    for (lang, measure, metric, p), g in _defaults(frame).groupby([*_KEYS, "p"], sort=False):
+        mean, lo, hi = mean_interval(g["value"], level)
+        rows.append({"language": lang, "measure": measure, "metric": metric, "p": float(p),
+                     "n": int(g["value"].notna().sum()), "mean": mean, "low": lo, "high": hi})
+    return pd.DataFrame(rows).sort_values([*_KEYS, "p"], kind="stable").reset_index(drop=True)
+
+
+def dose_summary(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Per (language, measure, metric), at the default sizes:
+
+    * ``dose`` — ``p``, or ``abs(p - 0.5)`` for the :data:`UNSIGNED_METRICS` (and any
+      metric without a null);
+    * ``n_models`` (all strengths), ``strengths``, ``min_n`` (fewest models at one
+      strength); ``assessed`` — at least 3 strengths with at least 2 models each (else
+      ``monotone`` and ``sign_ok`` are NaN: too few models to say);
+    * ``rho``, ``rho_p`` — Spearman's ρ of value against dose over all models and its
+      p-value (:func:`monotonicity_test`);
+    * ``monotone`` — the mean per dose never decreases as the dose grows;
+    * ``sign_ok`` — mean above the null at every ``p > 0.5`` and below it at every
+      ``p < 0.5`` (no null: above the mean at ``p = 0.5`` at every other strength);
+    * ``resolves`` — the smallest ``|p - 0.5|`` from which every strength is *resolved*,
+      given as ``0.5 + |p - 0.5|`` (``0.7`` means 0.7 and its mirror 0.3): the interval of
+      the mean (:func:`dose_table`) lies on the planted side of the null (no null: above
+      the interval at ``p = 0.5``); ``NaN`` when not even the strongest is resolved.
+
+    >>> f = pd.DataFrame({"language": "en", "measure": "m", "metric": "x", "default": True,
+    ...     "p": [0.1] * 3 + [0.3] * 3 + [0.5] * 3 + [0.7] * 3 + [0.9] * 3, "seed": 0,
+    ...     "value": [-3, -3.2, -2.8, 0.1, 0.4, -0.2, 0, 0.1, -0.1, 1, 1.2, 0.8, 3, 3.1, 2.9],
+    ...     "null": 0.0, "pvalue": 0.5})
+    >>> r = dose_summary(f).iloc[0]   # p = 0.3 lies above the null: not monotone, wrong sign
+    >>> bool(r["monotone"]), bool(r["sign_ok"]), float(r["resolves"]), int(r["min_n"])
+    (False, False, 0.9, 3)
+    """
+    table = dose_table(frame, level)
+    rows = []
+    for (lang, measure, metric), g in _defaults(frame).groupby(_KEYS, sort=False):
+        t = table[(table.language == lang) & (table.measure == measure) & (table.metric == metric)]
+        null = float(g["null"].iloc[0])
+        unsigned = metric in UNSIGNED_METRICS or null != null
+        dose = _dose("cb" if unsigned else metric, g["p"])
+        mono = monotonicity_test(dose, g["value"])
+        t_dose = _dose("cb" if unsigned else metric, t["p"])
+        means = pd.Series(t["mean"].to_numpy(), index=t_dose).groupby(level=0).mean().sort_index()
+        at_half = t[np.isclose(t["p"], 0.5)]
+        if unsigned:
+            ref_mean = float(at_half["mean"].iloc[0]) if len(at_half) else np.nan
+            ref_high = float(at_half["high"].iloc[0]) if len(at_half) else np.nan
+            others = t[~np.isclose(t["p"], 0.5)]
+            sign_ok = bool((others["mean"] > ref_mean).all()) if len(others) else False
+            resolved = pd.Series((others["low"] > ref_high).to_numpy(), index=_dose("cb", others["p"]))
+        else:
+            high, low = t[t["p"] > 0.5], t[t["p"] < 0.5]
+            sign_ok = bool((high["mean"] > null).all() and (low["mean"] < null).all())
+            resolved = pd.concat([
+                pd.Series((high["low"] > null).to_numpy(), index=high["p"].to_numpy() - 0.5),
+                pd.Series((low["high"] < null).to_numpy(), index=0.5 - low["p"].to_numpy())])
+            resolved.index = np.round(resolved.index.to_numpy(dtype=float), 12)
+        per_dose = resolved.groupby(level=0).all().astype(float)
+        smallest = minimum_detectable(per_dose, 1.0) if len(per_dose) else np.nan
+        enough = len(t) >= 3 and int(t["n"].min()) >= 2
+        rows.append({"language": lang, "measure": measure, "metric": metric,
+                     "dose": "abs(p - 0.5)" if unsigned else "p", "n_models": int(len(g)),
+                     "strengths": int(len(t)), "min_n": int(t["n"].min()),
+                     "rho": mono["rho"], "rho_p": mono["pvalue"],
+                     "monotone": bool(np.all(np.diff(means.to_numpy()) >= 0)) if enough else np.nan,
+                     "sign_ok": sign_ok if enough else np.nan,
+                     "resolves": 0.5 + smallest if smallest == smallest else np.nan,
+                     "assessed": enough})
+    return pd.DataFrame(rows)
+
+
+def calibration_table(frame: pd.DataFrame, alpha: float = 0.05, too_high: float = 0.15,
+                      level: float = 0.95) -> pd.DataFrame:
+    """False-positive rate of each measure's own test over the balanced (``p = 0.5``)
+    models at the default sizes, with its Clopper–Pearson interval and the verdict of
+    :func:`calibration_verdict`; plus the mean offset from the null (``at_null``) and its
+    spread over models (``at_null_sd``). Metrics without a test are left out."""
+    rows = []
+    half = _defaults(frame)
+    half = half[np.isclose(half["p"], 0.5) & half["pvalue"].notna()]
+    for (lang, measure, metric), g in half.groupby(_KEYS, sort=False):
+        k = int((g["pvalue"] < alpha).sum())
+        verdict = calibration_verdict(k, len(g), alpha, too_high, level)
+        rows.append({"language": lang, "measure": measure, "metric": metric,
+                     "at_null": float(g["value"].mean() - g["null"].iloc[0]),
+                     "at_null_sd": float(g["value"].std(ddof=1)) if len(g) > 1 else np.nan,
+                     "n": verdict["n"], "false_positives": k, "fpr": verdict["fpr"],
+                     "fpr_low": verdict["fpr_low"], "fpr_high": verdict["fpr_high"],
+                     "verdict": verdict["verdict"]})
+    return pd.DataFrame(rows)
+
+
+def detections(frame: pd.DataFrame, alpha: float = 0.05, null_quantile: float = 0.95) -> pd.DataFrame:
+    """``frame`` with a boolean ``detected`` column and the ``rule`` that set it.
+
+    With a test (``pvalue`` present): ``pvalue < alpha`` and the value on the planted side
+    of the null (above it for ``p >= 0.5``, below it for ``p < 0.5``). Without one (the CB
+    family, a variance): the value exceeds the ``null_quantile`` quantile of the same
+    measure's values over the balanced (``p = 0.5``) models of the same size, a
+    between-model test.
+
+    >>> f = pd.DataFrame({"language": "en", "measure": "m", "metric": "x", "size": 1,
+    ...                   "p": [0.9, 0.9, 0.1], "value": [1.0, -1.0, -1.0], "null": 0.0,
+    ...                   "pvalue": [0.01, 0.01, 0.01]})
+    >>> detections(f)["detected"].tolist()
+    [True, False, True]
+    """
+    out = frame.copy()
+    has_test = out["pvalue"].notna()
+    side = np.where(out["p"] >= 0.5, out["value"] > out["null"], out["value"] < out["null"])
+    detected = has_test & (out["pvalue"] < alpha) & side
+    rule = np.where(has_test, "own test", f"above the p = 0.5 models' {null_quantile:.0%} quantile")
+    untested = out[~has_test]
+    if len(untested):
+        keys = [*_KEYS, "size"]
+        half = untested[np.isclose(untested["p"], 0.5)]
+        cut = half.groupby(keys)["value"].quantile(null_quantile).rename("cut")
+        joined = untested.join(cut, on=keys)
+        detected = detected.copy()
+        detected[~has_test] = (joined["value"] > joined["cut"]).to_numpy()
+    out["detected"] = detected.astype(bool)
+    out["rule"] = rule
+    return out
+
+
+def power_table(frame: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """Detection rate (:func:`detections`) per (language, measure, metric, size, p ≥ 0.5):
+    the share of models whose measure detects the planted bias at that size."""
+    d = detections(frame, alpha)
+    d = d[d["p"] >= 0.5]
+    keys = [*_KEYS, "size_axis", "size", "p"]
+    out = d.groupby(keys, sort=False).agg(n=("detected", "size"), power=("detected", "mean"),
+                                          rule=("rule", "first")).reset_index()
+    return out.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def mdb_table(frame: pd.DataFrame, alpha: float = 0.05, target: float = 0.8) -> pd.DataFrame:
+    """Minimum detectable bias per (language, measure, metric, size): the smallest planted
+    ``p > 0.5`` from which at least ``target`` of the models detect the bias
+    (:func:`minimum_detectable` on :func:`power_table`), with the detection rate at the
+    largest strength and at ``p = 0.5`` (the false-positive side of the same rule);
+    ``default`` marks the size the dose-response tables use."""
+    power = power_table(frame, alpha)
+    defaults = set(map(tuple, _defaults(frame)[[*_KEYS, "size"]].drop_duplicates().to_numpy().tolist()))
+    rows = []
+    for (lang, measure, metric, axis, size), g in power.groupby(
+            [*_KEYS, "size_axis", "size"], sort=False):
+        above = g[g["p"] > 0.5].set_index("p")["power"]
+        half = g[np.isclose(g["p"], 0.5)]["power"]
+        rows.append({"language": lang, "measure": measure, "metric": metric, "size_axis": axis,
+                     "size": int(size), "default": (lang, measure, metric, size) in defaults,
+                     "min_n": int(g["n"].min()),
+                     "rate_at_0.5": float(half.iloc[0]) if len(half) else np.nan,
+                     "power_at_max": float(above.iloc[-1]) if len(above) else np.nan,
+                     "mdb": minimum_detectable(above, target), "rule": g["rule"].iloc[0]})
+    return pd.DataFrame(rows)
+
+
+def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame,
+             alpha: float = 0.05, target: float = 0.8, min_models: int = 5) -> str:
+    """The validity results of one language in sentences, every number taken from the
+    three tables (:func:`dose_summary`, :func:`calibration_table`, :func:`mdb_table`), so
+    that the paper's prose states what the tables hold. A minimum detectable bias is
+    stated only where every strength has ``min_models`` models.
+
+    >>> s = pd.DataFrame({"measure": ["a", "b"], "metric": ["x", "y"], "rho": [0.9, 0.1],
+    ...                   "rho_p": [1e-9, 0.4], "sign_ok": [True, False], "resolves": [0.7, np.nan],
+    ...                   "min_n": [5, 5]})
+    >>> c = pd.DataFrame({"measure": ["a"], "metric": ["x"], "n": [20], "false_positives": [1],
+    ...                   "fpr": [0.05], "fpr_low": [0.001], "fpr_high": [0.249], "verdict": ["undecided"]})
+    >>> m = pd.DataFrame({"measure": ["a"], "metric": ["x"], "size_axis": ["pairs"], "size": [100],
+    ...                   "mdb": [0.7], "min_n": [5]})
+    >>> print(findings(s, c, m))  # doctest: +NORMALIZE_WHITESPACE
+    Increasing with the planted strength (Spearman ρ > 0, p < 0.05 over all models): a/x.
+    Not increasing: b/y (ρ = 0.10, p = 0.4). On the wrong side of the null at some strength: b/y.
+    Resolved from p = 0.7 (and its mirror): a/x. Not resolved even at the strongest p: b/y.
+    False-positive rate at α = 0.05 over balanced models: a/x 1/20 = 0.05 [0.001, 0.249],
+    undecided. Minimum detectable bias (80% power): a/x 0.7 with 100 pairs.
+    """
+    def name(r) -> str:
+        return f"{r['measure']}/{r['metric']}"
+
+    def names(frame) -> str:
+        return ", ".join(name(r) for _, r in frame.iterrows())
+
+    out = []
+    assessed = summary[summary["assessed"].astype(bool)] if "assessed" in summary else summary
+    unassessed = summary.drop(assessed.index)
+    mono = assessed[(assessed["rho"] > 0) & (assessed["rho_p"] < 0.05)]
+    rest = assessed.drop(mono.index)
+    out.append("Increasing with the planted strength (Spearman ρ > 0, p < 0.05 over all models): "
+               + (names(mono) or "none") + ".")
+    if len(rest):
+        out.append("Not increasing: " + ", ".join(
+            f"{name(r)} (ρ = {r['rho']:.2f}, p = {r['rho_p']:.2g})" for _, r in rest.iterrows()) + ".")
+    bumpy = assessed[~assessed["monotone"].astype(bool)] if "monotone" in assessed else assessed.iloc[:0]
+    if len(bumpy):
+        out.append("Means not monotone across strengths: " + names(bumpy) + ".")
+    wrong = assessed[~assessed["sign_ok"].astype(bool)]
+    if len(wrong):
+        out.append("On the wrong side of the null at some strength: " + names(wrong) + ".")
+    for value, g in assessed.dropna(subset=["resolves"]).groupby("resolves"):
+        out.append(f"Resolved from p = {value:.1f} (and its mirror): " + names(g) + ".")
+    never = assessed[assessed["resolves"].isna()]
+    if len(never):
+        out.append("Not resolved even at the strongest p: " + names(never) + ".")
+    if len(unassessed):
+        out.append("Too few models or strengths to assess (fewer than 3 strengths with 2 models "
+                   "each): " + names(unassessed) + ".")
+    if len(calibration):
+        out.append(f"False-positive rate at α = {alpha:g} over balanced models: " + "; ".join(
+            f"{name(r)} {r['false_positives']}/{r['n']} = {r['fpr']:.2f} "
+            f"[{r['fpr_low']:.3f}, {r['fpr_high']:.3f}], {r['verdict']}"
+            for _, r in calibration.iterrows()) + ".")
+    enough = mdb[mdb["min_n"] >= min_models] if "min_n" in mdb else mdb
+    if len(enough):
+        out.append(f"Minimum detectable bias ({target:.0%} power): " + "; ".join(
+            f"{name(r)} " + (f"{r['mdb']:.1f}" if r["mdb"] == r["mdb"] else "not reached")
+            + f" with {r['size']} {r['size_axis']}" for _, r in enough.iterrows()) + ".")
+    if len(enough) < len(mdb):
+        out.append(f"Too few models (fewer than {min_models} at a strength) for a minimum "
+                   "detectable bias: " + names(mdb.drop(enough.index)) + ".")
+    return " ".join(out)

@@ -78,7 +78,8 @@ def test_every_notebook_that_loads_a_model_takes_the_model_parameters():
 
     from polybias.sweep import notebook_parameters
 
-    loading = [p for p in NOTEBOOKS if re.search(r"\b(load_lm|load_encoder)\(model\b", p.read_text())]
+    load = r"\b(?:models\.load|inputs\.language_model|inputs\.encoder)\((model\b(?!,\s*\"static\").*?)\)\n"
+    loading = [p for p in NOTEBOOKS if re.search(load, p.read_text(), re.S)]
     assert {p.stem[:2] for p in loading} >= {"02", "03", "04", "05", "06", "07", "08", "12"}
     for path in loading:
         declared = notebook_parameters(path)
@@ -86,7 +87,7 @@ def test_every_notebook_that_loads_a_model_takes_the_model_parameters():
         for name, (kind, default) in MODEL_PARAMETERS.items():
             assert declared.get(name) == kind, (path.name, name, declared.get(name))
             assert re.search(rf"^{name}: {kind} = {re.escape(default)}  #", source, re.M), (path.name, name)
-        calls = re.findall(r"\b(?:load_lm|load_encoder)\((model\b.*?)\)\n", source, re.S)
+        calls = re.findall(load, source, re.S)
         assert calls, path.name
         for call in calls:  # every load passes them on
             for name in MODEL_PARAMETERS:

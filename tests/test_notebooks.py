@@ -8,7 +8,8 @@ import sys
 import pytest
 from polybias import paths
 
-EXECUTED = sorted((paths.paper_dir() / "executed").glob("*.ipynb"))
+EXECUTED = sorted((paths.paper_dir() / "executed").glob("*.ipynb"),
+                  key=lambda p: (not p.name.startswith("01_weat_w2v-gnews"), p.name))
 
 
 @pytest.mark.skipif(not EXECUTED, reason="no executed notebooks (run make reproduce)")

@@ -30,8 +30,9 @@ commit as the ``revision`` parameter.
 
 Each run gets ``output_dir`` (its folder under ``results/``) as a parameter. A run
 starts by emptying its folder, executes the notebook there and, only when it
-succeeded, writes ``executed.ipynb`` and then a ``run.json`` marker (atomically, last)
-holding its parameter hash and the sha256 of every file the run left in its folder.
+succeeded, writes a ``run.json`` marker (atomically) holding its parameter hash and the
+sha256 of every file the run left in its folder, then puts ``executed.ipynb`` (and the
+sweep's ``executed:`` copy) in place: the marker counts only when they are there.
 A run counts as done only when that marker exists with the same hash and every file
 it lists is intact (an edit of the notebook's source counts as a change); so a run
 killed halfway, at any point, leaves nothing that looks finished, and running the
@@ -383,6 +384,10 @@ def is_done(run: Run, root: str | Path | None = None) -> bool:
         path = folder / name
         if not path.is_file() or sha256_file(path) != digest:
             return False
+    if run.executed and done.get("executed_sha256"):  # the copy beside the paper, written last
+        copy = root / run.executed
+        if not copy.is_file() or sha256_file(copy) != done["executed_sha256"]:
+            return False
     return True
 
 
@@ -605,14 +610,20 @@ def _execute_locked(run: Run, root: Path, folder: Path,
         return {"key": run.key, "status": "failed", "error": _first_line(exc),
                 "notebook": os.path.relpath(failed, root) if failed.exists() else None}
     text = nbformat.writes(_clean(nb, run.notebook, root))
-    partial.unlink(missing_ok=True)
-    write_text_atomic(folder / EXECUTED, text)
-    if run.executed:
-        write_text_atomic(root / run.executed, text)
+    # the executed notebook stays under the partial name until the marker is written, so a
+    # kill at any point leaves no executed notebook without its marker (the marker lists it,
+    # and is_done checks it and the committed copy are there and intact)
+    write_text_atomic(partial, text)
+    outputs = _outputs(folder)
+    outputs[EXECUTED] = outputs.pop(PARTIAL)
     marker = {"key": run.key, "notebook": run.notebook, "parameters": params,
               "params_hash": digest, "status": "ok", "executed": run.executed,
-              "outputs": _outputs(folder)}
+              "executed_sha256": outputs[EXECUTED] if run.executed else None,
+              "outputs": outputs}
     write_text_atomic(folder / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
+    partial.replace(folder / EXECUTED)
+    if run.executed:
+        write_text_atomic(root / run.executed, text)
     return {"key": run.key, "status": "ok", "seconds": time.perf_counter() - t0}
 
 

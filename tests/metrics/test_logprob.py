@@ -181,17 +181,6 @@ def test_bangla_structures_are_valid_templates():
     assert s1 == "বোনেরা অলস।"
 
 
-def test_hindi_planted_templates_use_only_the_corpus_vocabulary():
-    from polybias.synthetic import planted_corpus
-
-    book = logprob.planted_templates("hi")
-    vocab = {w for sentence in planted_corpus(3000, 0.5, seed=0, language="hi") for w in sentence.split()}
-    words = {w for t in book.templates.values() for w in t.text.split()} - {"{target}", "{attribute}"}
-    assert len(book.templates) == 3 and words <= vocab, sorted(words - vocab)
-    members = logprob.group_members(book, "targets")
-    assert set(members) == {"male", "female"} and len(members["male"]) == 8
-
-
 @pytest.mark.parametrize("family", ["bert", "roberta", "albert", "electra"])
 @pytest.mark.parametrize("mode", ["word", "first_piece"])
 def test_tokenizer_families_score_and_the_prior_ignores_the_masked_attribute(family, mode):

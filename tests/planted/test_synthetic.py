@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 import torch
-from polybias.planted import pinned, synthetic
+from polybias.planted import pinned, probes, synthetic
 from polybias.planted.synthetic import PLANTED_GROUPS, SyntheticError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -295,3 +295,17 @@ def test_word2vec_is_deterministic_and_shows_the_planted_association():
                                                      ("attributes", "family"))]
         effects[p] = weat(*sets, n_permutations=1000).effect_size
     assert effects[0.9] > 0.5 and effects[0.1] < -0.5, effects
+
+
+def test_hindi_planted_templates_use_only_the_corpus_vocabulary():
+    from polybias.metrics import logprob
+    from polybias.planted.synthetic import planted_corpus
+
+    book = probes.planted_templates("hi")
+    vocab = {w for sentence in planted_corpus(3000, 0.5, seed=0, language="hi") for w in sentence.split()}
+    words = {w for t in book.templates.values() for w in t.text.split()} - {"{target}", "{attribute}"}
+    assert len(book.templates) == 3 and words <= vocab, sorted(words - vocab)
+    members = logprob.group_members(book, "targets")
+    assert set(members) == {"male", "female"} and len(members["male"]) == 8
+
+

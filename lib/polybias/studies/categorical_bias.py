@@ -58,6 +58,24 @@ def seed002_prior_counts(path: str | Path) -> pd.DataFrame:
 SEED004_METHODS = ("seed004", "ahn-oh")
 
 
+SEED004_ROW_COLUMNS = ("Adjective", "Characteristics", "Values", "Probs", "Probs_base")
+
+
+def read_seed004_rows(path: str | Path, error: type[Exception] = CatBiasError) -> pd.DataFrame:
+    """Seed 004's per-row interaction file (``CG_score_2.csv``: columns
+    :data:`SEED004_ROW_COLUMNS`); ``error`` names the file when it cannot be read or
+    lacks a column."""
+    path = Path(path)
+    try:
+        df = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise error(f"{path.name}: cannot read ({exc})") from exc
+    missing = sorted(set(SEED004_ROW_COLUMNS) - set(df.columns))
+    if missing:
+        raise error(f"{path.name}: missing column(s) {missing}")
+    return df
+
+
 def seed004_interaction_scores(path: str | Path, method: str = "seed004", ddof: int = 0,
                                weights: dict[str, float] | None = None) -> pd.DataFrame:
     """Two-characteristic interaction CB from seed 004's ``CG_score_2.csv``.
@@ -80,13 +98,7 @@ def seed004_interaction_scores(path: str | Path, method: str = "seed004", ddof: 
     if method not in SEED004_METHODS:
         raise CatBiasError(f"method must be one of {SEED004_METHODS}, got {method!r}")
     path = Path(path)
-    try:
-        df = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise CatBiasError(f"{path.name}: cannot read ({exc})") from exc
-    need = {"Adjective", "Characteristics", "Values", "Probs", "Probs_base"}
-    if not need <= set(df.columns):
-        raise CatBiasError(f"{path.name}: missing column(s) {sorted(need - set(df.columns))}")
+    df = read_seed004_rows(path)
     if df[["Probs", "Probs_base"]].isna().any().any():
         raise CatBiasError(f"{path.name}: empty probabilities")
 

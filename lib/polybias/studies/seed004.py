@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from polybias.studies import cultural_interactions
+from polybias.studies import categorical_bias, cultural_interactions
 
 from ..data import sources
 from ..metrics import catbias
@@ -184,14 +184,7 @@ def row_significance(path: str | Path, strata: dict[str, str] | None = None, n_p
     null_mean, pvalue, n_groups, n_adjectives, n_cells, repeated_rows
     (:func:`group_permutation_test`, each pair with the same ``seed``).
     """
-    path = Path(path)
-    try:
-        df = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise Seed004Error(f"{path.name}: cannot read ({exc})") from exc
-    need = {"Adjective", "Characteristics", "Values", "Probs", "Probs_base"}
-    if not need <= set(df.columns):
-        raise Seed004Error(f"{path.name}: missing column(s) {sorted(need - set(df.columns))}")
+    df = categorical_bias.read_seed004_rows(path, Seed004Error)
     n_before = df.groupby("Characteristics", sort=False).size()
     df = df.drop_duplicates(["Characteristics", "Adjective", "Values", "Probs", "Probs_base"])
     repeated = n_before - df.groupby("Characteristics", sort=False).size()

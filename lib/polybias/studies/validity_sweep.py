@@ -310,8 +310,9 @@ def _score_embeddings(job, config, lm) -> list[dict[str, Any]]:
 
 def _score_interactions(job, config, lm) -> list[dict[str, Any]]:
     from ..metrics import catbias
+    from ..planted.probes import planted_interaction_templates
 
-    book = catbias.planted_interaction_templates(job["language"])
+    book = planted_interaction_templates(job["language"])
     out = []
     for metric, slots in (("interaction-cb", ["pro", "target"]), ("pronoun-cb", ["pro"])):
         r = catbias.interaction_cb(lm, book, "said", slots, "attribute")

@@ -10,15 +10,32 @@ import pandas as pd
 from . import paths
 
 
+def pyplot():
+    """``matplotlib.pyplot`` on the Agg backend (files only, no window), as every figure
+    here draws it; call it before importing seaborn, which imports pyplot itself."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def finish_figure(fig, file: str | None = None):
+    """Lay ``fig`` out tightly, save it as ``figures/<file>`` (:func:`save_figure`) when
+    ``file`` is given, and return it."""
+    fig.tight_layout()
+    if file:
+        save_figure(fig, file)
+    return fig
+
+
 def reproduced_vs_reported(frame: pd.DataFrame, x: str, title: str, file: str | None = None):
     """Grouped bars of the ``reproduced`` and ``reported`` columns of ``frame`` per ``x``.
 
     Saved as ``figures/<file>`` when ``file`` is given; returns the matplotlib figure.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import seaborn as sns
 
     long = frame.melt(id_vars=[x], value_vars=["reproduced", "reported"],
@@ -29,27 +46,18 @@ def reproduced_vs_reported(frame: pd.DataFrame, x: str, title: str, file: str | 
     ax.set_title(title)
     ax.set_xlabel("")
     ax.legend(frameon=False)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
+    return finish_figure(fig, file)
 
 
 def scores_with_ci(table: pd.DataFrame, title: str, file: str | None = None, chance: float = 50.0):
     """Bar chart of ``score`` per ``bias_type`` with ``ci_low``/``ci_high`` whiskers."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(max(4, 0.8 * len(table) + 2), 3.2))
     _score_bars(ax, table, table["bias_type"], chance)
     ax.set_ylabel("score (%)")
     ax.set_title(title)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
+    return finish_figure(fig, file)
 
 
 def _score_bars(ax, table: pd.DataFrame, labels, chance: float, **ticks) -> None:
@@ -72,10 +80,7 @@ def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x:
     """One panel per ``group``: ``score`` per ``x`` (e.g. language) with ``ci_low``/``ci_high``
     whiskers; the dashed line is ``chance``. ``table`` is e.g. the ``per_language`` frame of
     :func:`polybias.metrics.crows.compare_languages` with a group column."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     groups = list(pd.unique(table[group])) if group in table else [None]
     widths = [max(2, len(table) if g is None else int((table[group] == g).sum())) for g in groups]
@@ -88,10 +93,7 @@ def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x:
             ax.set_title(str(g), fontsize=9)
     axes[0][0].set_ylabel("score (%)")
     fig.suptitle(title)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
+    return finish_figure(fig, file)
 
 
 def save_figure(fig, file: str) -> Path:
@@ -112,10 +114,7 @@ def save_figure(fig, file: str) -> Path:
 
 
 def _grid(n_panels: int, ncols: int, width: float = 3.0, height: float = 2.6):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     ncols = max(1, min(ncols, n_panels))
     nrows = -(-n_panels // ncols)
@@ -124,6 +123,22 @@ def _grid(n_panels: int, ncols: int, width: float = 3.0, height: float = 2.6):
     for ax in axes.flat[n_panels:]:
         ax.set_visible(False)
     return fig, axes
+
+
+def _finish_strength_grid(fig, axes, panels: list[tuple[str, str]], ylabel: str, title: str,
+                          file: str | None):
+    """Title each panel ``measure`` over ``metric`` (``panels``, in the order of
+    ``axes.flat``), label the planted-strength x axes of the bottom row and the y axes of
+    the first column, and finish the figure (:func:`finish_figure`)."""
+    for ax, (measure, metric) in zip(axes.flat, panels, strict=False):
+        ax.set_title(f"{measure}\n{metric}", fontsize=8.5)
+        ax.tick_params(labelsize=7.5)
+    for ax in axes[-1]:
+        ax.set_xlabel("planted strength p", fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(ylabel, fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    return finish_figure(fig, file)
 
 
 def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
@@ -151,18 +166,8 @@ def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
         if null == null:  # NaN: the metric has no null value (a variance)
             ax.axhline(null, color="grey", ls="--", lw=0.8)
         ax.axvline(0.5, color="grey", ls=":", lw=0.8)
-        ax.set_title(f"{measure}\n{metric}", fontsize=8.5)
-        ax.tick_params(labelsize=7.5)
         ax.set_xticks([0.1, 0.3, 0.5, 0.7, 0.9])
-    for ax in axes[-1]:
-        ax.set_xlabel("planted strength p", fontsize=8)
-    for ax in axes[:, 0]:
-        ax.set_ylabel("value", fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
+    return _finish_strength_grid(fig, axes, [key for key, _ in panels], "value", title, file)
 
 
 def power_curves(power: pd.DataFrame, title: str, file: str | None = None, target: float = 0.8,
@@ -176,7 +181,7 @@ def power_curves(power: pd.DataFrame, title: str, file: str | None = None, targe
     """
     panels = list(power.groupby(["measure", "metric"], sort=False))
     fig, axes = _grid(len(panels), ncols)
-    for ax, ((measure, metric), g) in zip(axes.flat, panels, strict=False):
+    for ax, (_, g) in zip(axes.flat, panels, strict=False):
         sizes = sorted(g["size"].unique())
         for i, size in enumerate(sizes):  # dodged sideways so that equal lines stay visible
             h = g[g["size"] == size].sort_values("p")
@@ -185,26 +190,14 @@ def power_curves(power: pd.DataFrame, title: str, file: str | None = None, targe
                     label=str(size))
         ax.axhline(target, color="grey", ls="--", lw=0.8)
         ax.set_ylim(-0.03, 1.03)
-        ax.set_title(f"{measure}\n{metric}", fontsize=8.5)
-        ax.tick_params(labelsize=7.5)
         ax.legend(title=str(g["size_axis"].iloc[0]), fontsize=6.5, title_fontsize=6.5, loc="best")
-    for ax in axes[-1]:
-        ax.set_xlabel("planted strength p", fontsize=8)
-    for ax in axes[:, 0]:
-        ax.set_ylabel("detection rate", fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
+    return _finish_strength_grid(fig, axes, [key for key, _ in panels], "detection rate", title,
+                                 file)
 
 
 def correlation_heatmap(matrix: pd.DataFrame, title: str, file: str | None = None):
     """Annotated heat map of a square correlation matrix (values in [-1, 1])."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import seaborn as sns
 
     n = len(matrix)
@@ -214,7 +207,4 @@ def correlation_heatmap(matrix: pd.DataFrame, title: str, file: str | None = Non
     ax.set_xlabel("")
     ax.set_ylabel("")
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
+    return finish_figure(fig, file)

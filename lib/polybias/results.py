@@ -322,10 +322,9 @@ def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None
     """A metric across models and languages as a forest plot: one row per (test, subset,
     model, language), the value as a dot coloured by model and language, its interval as a
     bar where the measure has one, the null value dashed. Returns the figure."""
-    import matplotlib
+    from .plots import finish_figure, pyplot
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     part = frame[frame["metric"] == metric].copy()
     if part.empty:
@@ -360,8 +359,7 @@ def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None
     ax.set_xlabel(f"{metric} (dashed: null value; bars: 95 % interval where the measure has one)")
     ax.set_title(title or f"{metric} across models and languages")
     ax.legend(frameon=False, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.tight_layout()
-    return fig
+    return finish_figure(fig)
 
 
 def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = None,

@@ -286,6 +286,30 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, disable=not enabled, desc=desc, unit="batch", leave=False)
 
 
+def _padded_batches(lm: LanguageModel, lengths: np.ndarray, max_batch_tokens: int | None,
+                    pad_id: int, progress: bool, desc: str):
+    """Rows of ``lengths`` packed into forward passes of at most ``max_batch_tokens`` padded
+    tokens (None: ``lm.batch_tokens``; :func:`polybias.engines.common.pack_batches`), with a
+    progress bar: yields each pass's row indices, their lengths and a (rows, longest row)
+    int64 array filled with ``pad_id``, for the caller to fill."""
+    batches = pack_batches(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens,
+                           ScoringError)
+    with _progress(len(batches), progress, desc) as bar:
+        for b in batches:
+            blen = lengths[b]
+            yield b, blen, np.full((len(b), int(blen.max())), pad_id, dtype=np.int64)
+            bar.update()
+
+
+def _store(results: list[TokenScores], where, values: np.ndarray, extra: np.ndarray | None) -> None:
+    """Put the k-th of ``values`` (and of ``extra``) at token j of text i, for the k-th
+    (i, j) of ``where``."""
+    for k, (i, j) in enumerate(where):
+        results[i].logprob[j] = values[k]
+        if extra is not None:
+            results[i].extra[j] = extra[k]
+
+
 def _result(texts, encs, distribution_fn) -> list[TokenScores]:
     return [TokenScores(text=t, input_ids=e.ids, tokens=e.tokens, offsets=e.offsets,
                         logprob=np.full(len(e.ids), np.nan),
@@ -374,12 +398,9 @@ def masked_token_logprobs(
     if not jobs:
         return results
     lengths = np.array([len(encs[j[0]].ids) for j in jobs])
-    batches = pack_batches(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens,
-                           ScoringError)
-    with torch.inference_mode(), _progress(len(batches), progress, f"PLL {lm.name}") as bar:
-        for b in batches:
-            blen = lengths[b]
-            batch = np.full((len(b), int(blen.max())), pad_id, dtype=np.int64)
+    with torch.inference_mode():
+        for b, blen, batch in _padded_batches(lm, lengths, max_batch_tokens, pad_id, progress,
+                                              f"PLL {lm.name}"):
             gold = np.empty(len(b), dtype=np.int64)
             cols = np.empty(len(b), dtype=np.int64)
             for r, k in enumerate(b):
@@ -390,12 +411,7 @@ def masked_token_logprobs(
                 gold[r], cols[r] = ids[p], p
             values, extra = _score_batch(lm, batch, blen, np.arange(len(b)), cols, gold,
                                          distribution_fn)
-            for r, k in enumerate(b):
-                i, p, _ = jobs[k]
-                results[i].logprob[p] = values[r]
-                if extra is not None:
-                    results[i].extra[p] = extra[r]
-            bar.update()
+            _store(results, [jobs[k][:2] for k in b], values, extra)
     return results
 
 
@@ -447,12 +463,9 @@ def causal_token_logprobs(
         shift.append(0 if bos_id is None else 1)
     results = _result(texts, encs, distribution_fn)
     lengths = np.array([len(r) for r in rows_ids])
-    batches = pack_batches(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens,
-                           ScoringError)
-    with torch.inference_mode(), _progress(len(batches), progress, f"LL {lm.name}") as bar:
-        for b in batches:
-            blen = lengths[b]
-            batch = np.full((len(b), int(blen.max())), pad_id, dtype=np.int64)
+    with torch.inference_mode():
+        for b, blen, batch in _padded_batches(lm, lengths, max_batch_tokens, pad_id, progress,
+                                              f"LL {lm.name}"):
             rows, cols, gold, where = [], [], [], []
             for r, i in enumerate(b):
                 batch[r, :blen[r]] = rows_ids[i]
@@ -464,11 +477,7 @@ def causal_token_logprobs(
                 where += [(i, int(j)) for j in scored]
             values, extra = _score_batch(lm, batch, blen, np.concatenate(rows), np.concatenate(cols),
                                          np.concatenate(gold), distribution_fn)
-            for k, (i, j) in enumerate(where):
-                results[i].logprob[j] = values[k]
-                if extra is not None:
-                    results[i].extra[j] = extra[k]
-            bar.update()
+            _store(results, where, values, extra)
         if bos == "first-token":  # every first token from one run of the model on BOS alone
             first = [i for i, e in enumerate(encs) if not e.special[0]]
             if first:
@@ -478,10 +487,7 @@ def causal_token_logprobs(
                                              np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
                                              np.array([encs[i].ids[0] for i in first], dtype=np.int64),
                                              distribution_fn)
-                for k, i in enumerate(first):
-                    results[i].logprob[0] = values[k]
-                    if extra is not None:
-                        results[i].extra[0] = extra[k]
+                _store(results, [(i, 0) for i in first], values, extra)
     return results
 
 

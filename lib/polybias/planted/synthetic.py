@@ -196,6 +196,12 @@ def _check_probability(name: str, value: float) -> float:
     return float(value)
 
 
+def _check_count(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SyntheticError(f"{name} must be a non-negative integer, got {value!r}")
+    return value
+
+
 def planted_groups(language: str = "en") -> dict[str, dict[str, list[str]]]:
     """Word groups of the planted corpus of ``language`` (a copy of :data:`PLANTED_GROUPS`).
 
@@ -245,8 +251,7 @@ def planted_corpus(
     data = _language(language)
     p = _check_probability("p", p)
     filler_share = _check_probability("filler_share", filler_share)
-    if isinstance(n_sentences, bool) or not isinstance(n_sentences, int) or n_sentences < 0:
-        raise SyntheticError(f"n_sentences must be a non-negative integer, got {n_sentences!r}")
+    _check_count("n_sentences", n_sentences)
     rng = random.Random(f"planted-corpus/{language}/{seed}")
     targets = [data["targets"][g] for g in _TARGET_GROUPS]
     attributes = [data["attributes"][g] for g in _ATTRIBUTE_GROUPS]
@@ -930,8 +935,7 @@ def varied_length_corpus(
     data = _language(language)
     p = _check_probability("p", p)
     for name, value in (("n_sentences", n_sentences), ("min_words", min_words), ("max_words", max_words)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise SyntheticError(f"{name} must be a non-negative integer, got {value!r}")
+        _check_count(name, value)
     if min_words > max_words:
         raise SyntheticError(f"min_words ({min_words}) exceeds max_words ({max_words})")
     if categories is None:

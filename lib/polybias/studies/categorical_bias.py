@@ -181,13 +181,10 @@ def seed004_published_scores(path: str | Path, k: int) -> pd.DataFrame:
 def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None):
     """Heat map of :func:`polybias.metrics.catbias.group_shares` (attribute groups × target groups), saved as
     ``figures/<file>`` when ``file`` is given; returns the matplotlib figure."""
-    import matplotlib
+    from ..plots import finish_figure, pyplot
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import seaborn as sns
-
-    from ..plots import save_figure
 
     wide = shares.pivot(index="attribute_group", columns="target_group", values="share")
     fig, ax = plt.subplots(figsize=(1.4 * wide.shape[1] + 2.5, 0.6 * wide.shape[0] + 1.6))
@@ -195,10 +192,7 @@ def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None)
     ax.set_xlabel("target group")
     ax.set_ylabel("attribute group")
     ax.set_title(title)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
+    return finish_figure(fig, file)
 
 
 def score_all(lm, categories: list[str] | None = None, languages: list[str] | None = None,

@@ -35,12 +35,9 @@ def ces_table(frame, alpha: float = 0.005, digits: int = 3) -> str:
 def plot_segment_study(frame, title: str, file: str | None = None, alpha: float = 0.005):
     """CES against segment length, one line per test and sample set (seed 000 Fig. 1);
     hollow markers are not significant at ``alpha``. Saved under ``figures/`` if ``file``."""
-    import matplotlib
+    from ..plots import finish_figure, pyplot
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    from ..plots import save_figure
+    plt = pyplot()
 
     lengths = list(dict.fromkeys(frame["length"]))
     x = {length: i for i, length in enumerate(lengths)}
@@ -63,10 +60,7 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
     ax.set_ylabel("CES")
     ax.set_title(title)
     ax.legend(frameon=False, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
+    return finish_figure(fig, file)
 
 
 def run_segment_study(

@@ -363,13 +363,10 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
 def plot_effects(frame, title: str, file: str | None = None):
     """Effect size per test (rows) and method (bars), BM and IR tests side by side;
     saved as ``figures/<file>`` when given."""
-    import matplotlib
+    from ..plots import finish_figure, pyplot
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import seaborn as sns
-
-    from ..plots import save_figure
 
     kinds = list(dict.fromkeys(frame["kind"]))
     fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds) + 1.5, 3.6),
@@ -386,7 +383,4 @@ def plot_effects(frame, title: str, file: str | None = None):
         ax.tick_params(axis="x", labelrotation=25, labelsize=8)
     axes[0][-1].legend(frameon=False, fontsize=7, bbox_to_anchor=(1.0, 1.0), loc="upper left")
     fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
+    return finish_figure(fig, file)

@@ -391,14 +391,10 @@ def plot_census_scatter(joined: dict[str, pd.DataFrame], year: int, title: str, 
     ``joined`` maps a measure name to a :func:`join_census` frame (columns ``women`` and
     the measure); ``labels`` maps a measure to its panel title (default: its name).
     """
+    from ..plots import finish_figure, pyplot
+
     labels = labels or {}
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    from ..plots import save_figure
-
+    plt = pyplot()
     if not joined:
         raise ExternalValidityError("nothing to plot")
     ncols = min(3, len(joined))
@@ -420,7 +416,4 @@ def plot_census_scatter(joined: dict[str, pd.DataFrame], year: int, title: str, 
     for row in axes:
         row[0].set_ylabel("score (+: closer to women)")
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
+    return finish_figure(fig, file)

@@ -12,13 +12,10 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
                        ylabel: str = "X − Y (log-probability)"):
     """Prior vs corrected X − Y differences per structure (seed 000 Fig. 2 / 11 style):
     one point per attribute, coloured by attribute group; saved as ``figures/<file>``."""
-    import matplotlib
+    from ..plots import finish_figure, pyplot
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import seaborn as sns
-
-    from ..plots import save_figure
 
     long = per_attribute.melt(id_vars=["structure", "attribute", "attribute_group"],
                               value_vars=["prior", "corrected"], var_name="score", value_name="difference")
@@ -36,9 +33,6 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
         elif ax.get_legend() is not None:
             ax.get_legend().remove()
     fig.suptitle(title)
-    fig.tight_layout()
-    if file:
-        save_figure(fig, file)
-    return fig
+    return finish_figure(fig, file)
 
 

@@ -48,8 +48,9 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/hidden_mini
 
 # %%
 import pandas as pd
-from polybias import models, paths, records, report
+from polybias import models, report
 from polybias.engines import hidden_states
+from polybias.studies import hidden_states as hidden_study
 from polybias.studies import inputs
 from polybias.studies.parameters import check_parameters
 
@@ -66,11 +67,7 @@ encoder = models.load(model, "encoder", revision=revision, device=device, dtype=
 
 # %%
 states, items = hidden_states.identity_states(encoder, book, template, slot)
-stats = hidden_states.layer_statistics(states)
-f_sum, p_sum = hidden_states.layer_anova(states, "sum")
-f_norm, p_norm = hidden_states.layer_anova(states, "norm")
-anova = pd.DataFrame([{"statistic": "sum", "F": f_sum, "p": p_sum},
-                      {"statistic": "norm", "F": f_norm, "p": p_norm}])
+stats, anova = hidden_study.layer_tables(states)
 stats_table = report.markdown_table(stats, digits=3)
 anova_table = report.markdown_table(anova, digits=1, formats={"p": ".1e"})
 
@@ -90,11 +87,7 @@ print(anova_table)
 # is drawn below, but neither is checked.
 
 # %%
-view = states.reshape(len(states), -1) if layer_view == 99 else states[:, layer_view]
-groups = items[f"feature:{group_feature}"].tolist()
-points = {m: hidden_states.project(view, m, seed=seed) for m in hidden_states.METHODS}
-separation = pd.DataFrame([{"method": m, "eta2": hidden_states.group_separation(p, groups)}
-                           for m, p in points.items()])
+points, groups, separation = hidden_study.two_d_views(states, items, group_feature, layer_view, seed)
 stable = separation[separation.method != "tsne"]
 separation_table = report.markdown_table(stable, digits=3)
 
@@ -132,11 +125,7 @@ print()
 print(halves_table)
 
 # %% tags=["nbval-check-output"]
-print(f"{halves['n']} occurrences, layers 1-{halves['h']} against the last {halves['h']}: "
-      f"the first half sums {'higher' if halves['mean_first'] > halves['mean_last'] else 'lower'} "
-      f"for {halves['share_first_larger']:.0%} of them; paired t-test "
-      f"{'significant' if halves['p_t'] < 0.05 else 'not significant'} at 0.05, Wilcoxon "
-      f"{'significant' if halves['p_wilcoxon'] < 0.05 else 'not significant'}")
+print(hidden_study.halves_sentence(halves))
 
 # %% [markdown]
 # On MiniLM, as seed 004 found on BERT, the first half of the layers sums higher than the
@@ -146,31 +135,12 @@ print(f"{halves['n']} occurrences, layers 1-{halves['h']} against the last {halv
 # the word pieces alone.
 
 # %%
-import matplotlib
-
-matplotlib.use("Agg", force=False)
-import matplotlib.pyplot as plt
-import seaborn as sns
-from polybias.plots import save_figure
-
-fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
-for ax, (m, p) in zip(axes, points.items(), strict=True):
-    sns.scatterplot(x=p[:, 0], y=p[:, 1], hue=groups, ax=ax, s=18, legend=ax is axes[-1])
-    ax.set_title(m)
-    ax.set_xticks([])
-    ax.set_yticks([])
-fig.suptitle(f"Hidden states of the {slot} word, {model}, layer {layer_view}")
-fig.tight_layout()
-_ = save_figure(fig, f"hidden_{model}.png" if templates == "identities_en" else f"hidden_{model}_{templates}.png")
+_ = hidden_study.plot_views(points, groups, f"Hidden states of the {slot} word, {model}, layer {layer_view}",
+                            file=f"hidden_{model}.png" if templates == "identities_en" else f"hidden_{model}_{templates}.png")
 
 # %%
-record = records.RunRecord(
-    metric="hidden-states", model=model, language=book.language, test=f"{templates}:{template}:{slot}",
-    parameters={"layer_view": layer_view, "seed": seed, "group_feature": group_feature},
-    values={"anova_sum": [f_sum, p_sum], "anova_norm": [f_norm, p_norm],
-            "separation": separation.set_index("method").eta2.to_dict(),
-            "kmeans_ari": agreement.set_index("layer").ari.to_dict(), "half_sums": halves},
-    **records.model_fields(encoder))
-records.write_record(record, paths.output_path(output_dir))
+hidden_study.write_hidden_record(encoder, model, book.language, f"{templates}:{template}:{slot}",
+                                 {"layer_view": layer_view, "seed": seed, "group_feature": group_feature},
+                                 anova, separation, agreement, halves, output_dir)
 if table_file:
     report.write_table("\n\n".join([stats_table, anova_table, separation_table, agreement_table, halves_table]), table_file)

@@ -37,9 +37,9 @@ output_dir: str = "results/agreement/interactive"  # run records, relative to th
 
 # %%
 import torch
-from polybias import paths, plots, report
+from polybias import plots, report
 from polybias.metrics import agreement
-from polybias.records import RunRecord, write_record
+from polybias.studies import agreement as agreement_study
 from polybias.studies import validity
 from polybias.studies.parameters import check_parameters
 
@@ -54,11 +54,7 @@ torch.set_num_threads(1)
 # values have opposite signs.
 
 # %%
-if reported:
-    published = agreement.reported_signs(report.load_reported(reported))
-    published_table = report.markdown_table(published, digits=2)
-else:
-    published_table = "(no published values chosen)"
+published_table = agreement_study.published_signs_table(reported)
 
 # %% tags=["nbval-check-output"]
 print(published_table)
@@ -72,7 +68,7 @@ measurements = validity.dose_response(measures, ps, list(range(seeds)), language
                                       lm_n_sentences=lm_n_sentences, lm_n_pairs=lm_n_pairs)
 correlation = agreement.metric_agreement(measurements)
 signs = agreement.sign_agreement(measurements)
-corr_table = report.markdown_table(correlation.reset_index().rename(columns={"label": "metric"}), digits=2)
+corr_table = agreement_study.correlation_table(correlation)
 sign_table = report.markdown_table(signs, digits=2)
 
 # %% tags=["nbval-check-output"]
@@ -89,12 +85,10 @@ print(sign_table)
 # else it is a failure of a metric.
 
 # %%
-for name, table in (("correlation", correlation.round(12).to_dict()), ("signs", signs.to_dict("records"))):
-    write_record(RunRecord(metric="agreement", model="planted", language=language, test=name,
-                           parameters={"ps": ps, "seeds": seeds, "measures": measures,
-                                       "lm_n_sentences": lm_n_sentences, "lm_n_pairs": lm_n_pairs,
-                                       "weat_n_sentences": weat_n_sentences},
-                           values={"table": table}), paths.output_path(output_dir))
+agreement_study.write_agreement_records(
+    correlation, signs, language,
+    {"ps": ps, "seeds": seeds, "measures": measures, "lm_n_sentences": lm_n_sentences,
+     "lm_n_pairs": lm_n_pairs, "weat_n_sentences": weat_n_sentences}, output_dir)
 if table_file:
     report.write_table("\n\n".join([published_table, corr_table, sign_table]), table_file)
 if figure_file:

@@ -1,0 +1,56 @@
+"""Do the metrics agree with each other? (notebook 11; seed 000, Table 4).
+
+The agreement measures are :mod:`polybias.metrics.agreement` and the planted models'
+measurements :func:`polybias.studies.validity.dose_response`; this module makes the
+section's tables and writes its run records:
+
+* :func:`published_signs_table` — the published values of several methods per category,
+  with the signs of the significant ones counted (Markdown);
+* :func:`correlation_table` — the Spearman correlations across planted models (Markdown);
+* :func:`write_agreement_records` — one run record per agreement table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import paths, report
+from ..metrics import agreement
+from ..records import RunRecord, write_record
+
+#: What :func:`published_signs_table` shows when no published values are chosen.
+NO_PUBLISHED = "(no published values chosen)"
+
+
+def published_signs_table(reported: str, digits: int = 2) -> str:
+    """The published values ``paper/reported/<reported>.csv`` lined up per category, one
+    column per method, with ``n_pos``/``n_neg`` (significant values of each sign) and
+    ``agree`` (:func:`polybias.metrics.agreement.reported_signs`), as a Markdown table;
+    :data:`NO_PUBLISHED` when ``reported`` is empty."""
+    if not reported:
+        return NO_PUBLISHED
+    return report.markdown_table(agreement.reported_signs(report.load_reported(reported)),
+                                 digits=digits)
+
+
+def correlation_table(correlation: pd.DataFrame, digits: int = 2) -> str:
+    """The square matrix of :func:`polybias.metrics.agreement.metric_agreement` as a
+    Markdown table whose first column, ``metric``, names the rows."""
+    return report.markdown_table(correlation.reset_index().rename(columns={"label": "metric"}),
+                                 digits=digits)
+
+
+def write_agreement_records(correlation: pd.DataFrame, signs: pd.DataFrame, language: str,
+                            parameters: dict[str, Any], output_dir: str | Path) -> list[Path]:
+    """Write two run records (metric ``agreement``, model ``planted``) under ``output_dir``
+    (relative to the output root): test ``correlation`` holds the correlation matrix
+    (column → row → value, rounded to 12 decimals so that the last bits of a CPU's sums do
+    not show), test ``signs`` the rows of the sign table. Returns their paths."""
+    tables = (("correlation", correlation.round(12).to_dict()), ("signs", signs.to_dict("records")))
+    return [write_record(RunRecord(metric="agreement", model="planted", language=language, test=name,
+                                   parameters=parameters, values={"table": table}),
+                         paths.output_path(output_dir))
+            for name, table in tables]

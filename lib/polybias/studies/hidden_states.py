@@ -1,0 +1,140 @@
+"""Hidden states of identity words, layer by layer (notebook 08; seed 004, App. A).
+
+The analyses themselves are :mod:`polybias.engines.hidden_states`; this module runs them
+as the paper's section does and turns them into its tables, figure and run record:
+
+* :func:`layer_tables` — per-layer activation statistics and the one-way ANOVA across
+  layers of the summed and of the L2-norm activation;
+* :func:`two_d_views` — the 2-D projections of one layer's states and the share of their
+  variance between the groups of an entry feature (η²);
+* :func:`halves_sentence` — the decision of seed 004's first- against last-layers test
+  in words (what the notebook checks, stable across CPUs);
+* :func:`plot_views` — the projections side by side, coloured by group;
+* :func:`write_hidden_record` — the run record of one analysis.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import paths
+from ..engines import hidden_states
+from ..records import RunRecord, model_fields, write_record
+
+#: The ``layer_view`` that projects every layer's states at once (flattened per occurrence).
+ALL_LAYERS = 99
+
+
+def layer_tables(states: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per-layer statistics and the ANOVA across layers of ``states`` (n, layers, hidden).
+
+    Returns
+    -------
+    (statistics, anova)
+        :func:`polybias.engines.hidden_states.layer_statistics`, and one row per
+        per-occurrence statistic (``sum``, ``norm``) with the F statistic and p-value of
+        :func:`polybias.engines.hidden_states.layer_anova` (columns statistic, F, p).
+
+    >>> s = np.zeros((4, 3, 2)); s[:, 1] = 1.0; s[:, 2] = 2.0; s[::2] += 0.1
+    >>> stats, anova = layer_tables(s)
+    >>> anova.statistic.tolist(), bool((anova.F > 100).all())
+    (['sum', 'norm'], True)
+    """
+    rows = []
+    for statistic in hidden_states.STATISTICS:
+        f, p = hidden_states.layer_anova(states, statistic)
+        rows.append({"statistic": statistic, "F": f, "p": p})
+    return hidden_states.layer_statistics(states), pd.DataFrame(rows)
+
+
+def two_d_views(states: np.ndarray, items: pd.DataFrame, group_feature: str, layer_view: int = -1,
+                seed: int = 0) -> tuple[dict[str, np.ndarray], list[str], pd.DataFrame]:
+    """2-D projections of one layer's states and how well they separate the groups.
+
+    The states of layer ``layer_view`` (negative: from the last; :data:`ALL_LAYERS`: every
+    layer's states flattened per occurrence) are projected by each method of
+    :data:`polybias.engines.hidden_states.METHODS` (seeded by ``seed``), and each view's
+    between-group share of variance η² (:func:`polybias.engines.hidden_states.group_separation`)
+    is computed for the groups in column ``feature:<group_feature>`` of ``items``
+    (:func:`polybias.engines.hidden_states.identity_states`).
+
+    Returns
+    -------
+    (points, groups, separation)
+        method → (n, 2) points; the group of each occurrence; and one row per method
+        (columns method, eta2).
+    """
+    column = f"feature:{group_feature}"
+    if column not in items.columns:
+        known = sorted(c.removeprefix("feature:") for c in items.columns if c.startswith("feature:"))
+        raise hidden_states.HiddenStateError(
+            f"the identity entries have no feature {group_feature!r}; known: {', '.join(known) or 'none'}")
+    n_layers = states.shape[1]
+    if layer_view != ALL_LAYERS and not -n_layers <= layer_view < n_layers:
+        raise hidden_states.HiddenStateError(
+            f"layer_view must be a layer in [{-n_layers}, {n_layers - 1}] or {ALL_LAYERS} (all), "
+            f"got {layer_view}")
+    view = states.reshape(len(states), -1) if layer_view == ALL_LAYERS else states[:, layer_view]
+    groups = items[column].tolist()
+    points = {m: hidden_states.project(view, m, seed=seed) for m in hidden_states.METHODS}
+    separation = pd.DataFrame([{"method": m, "eta2": hidden_states.group_separation(p, groups)}
+                               for m, p in points.items()])
+    return points, groups, separation
+
+
+def halves_sentence(halves: dict[str, Any], alpha: float = 0.05) -> str:
+    """The decision of :func:`polybias.engines.hidden_states.half_sums_test` in one
+    sentence: which half of the layers sums higher, for what share of the occurrences,
+    and whether the paired t-test and the Wilcoxon test are significant at ``alpha``.
+
+    >>> halves_sentence({"n": 5, "h": 3, "mean_first": 2.0, "mean_last": 1.0,
+    ...                  "share_first_larger": 0.8, "p_t": 0.01, "p_wilcoxon": 0.2})
+    '5 occurrences, layers 1-3 against the last 3: the first half sums higher for 80% of them; paired t-test significant at 0.05, Wilcoxon not significant'
+    """
+    def verdict(p: float) -> str:
+        return "significant" if p < alpha else "not significant"
+
+    return (f"{halves['n']} occurrences, layers 1-{halves['h']} against the last {halves['h']}: "
+            f"the first half sums {'higher' if halves['mean_first'] > halves['mean_last'] else 'lower'} "
+            f"for {halves['share_first_larger']:.0%} of them; paired t-test "
+            f"{verdict(halves['p_t'])} at {alpha:g}, Wilcoxon {verdict(halves['p_wilcoxon'])}")
+
+
+def plot_views(points: dict[str, np.ndarray], groups: list[str], title: str, file: str | None = None):
+    """The 2-D views of :func:`two_d_views` side by side, one colour per group (legend on
+    the last panel), without ticks; saved as ``figures/<file>`` when given."""
+    from ..plots import finish_figure, pyplot
+
+    plt = pyplot()
+    import seaborn as sns
+
+    fig, axes = plt.subplots(1, len(points), figsize=(11, 3.4), squeeze=False)
+    axes = axes[0]
+    for ax, (m, p) in zip(axes, points.items(), strict=True):
+        sns.scatterplot(x=p[:, 0], y=p[:, 1], hue=groups, ax=ax, s=18, legend=ax is axes[-1])
+        ax.set_title(m)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle(title)
+    return finish_figure(fig, file)
+
+
+def write_hidden_record(encoder, model: str, language: str, test: str, parameters: dict[str, Any],
+                        anova: pd.DataFrame, separation: pd.DataFrame, kmeans: pd.DataFrame,
+                        halves: dict[str, Any], output_dir: str | Path) -> Path:
+    """Write the run record (metric ``hidden-states``) of one analysis of ``encoder``
+    under ``output_dir`` (relative to the output root): the ANOVA's [F, p] per statistic
+    (``anova_sum``, ``anova_norm``), η² per method, the adjusted Rand index per layer and
+    the half-sums test. Returns the record's path."""
+    fp = anova.set_index("statistic")
+    record = RunRecord(
+        metric="hidden-states", model=model, language=language, test=test, parameters=parameters,
+        values={**{f"anova_{s}": [float(fp.at[s, "F"]), float(fp.at[s, "p"])] for s in fp.index},
+                "separation": separation.set_index("method").eta2.to_dict(),
+                "kmeans_ari": kmeans.set_index("layer").ari.to_dict(), "half_sums": halves},
+        **model_fields(encoder))
+    return write_record(record, paths.output_path(output_dir))

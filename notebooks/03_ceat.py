@@ -72,7 +72,6 @@ output_dir: str = "results/ceat/interactive"  # run records (relative to the pro
 table_file: str = ""  # where to write the tables (e.g. paper/tables/ceat_minilm-l6.md)
 
 # %%
-import pandas as pd
 import torch
 from polybias import models, report
 from polybias.data import text, wordlists
@@ -111,11 +110,7 @@ elif model == planted_static.NAME:  # the language's own lists in generated sent
             for label, (tests_, sentences) in corpora.items()}
 else:
     runs = probes.planted_extractions(planted_p, n_sentences, n_words, language, seed)
-summary = report.markdown_table(
-    pd.DataFrame([
-        {"corpus": label, "sentences": ex.n_sentences, "words": len(ex.counts),
-         "fewest occurrences": min(ex.counts.values()), "absent": ", ".join(ex.missing())}
-        for label, (_, ex) in runs.items()]), digits=0)
+summary = report.markdown_table(ceat.extraction_summary(runs), digits=0)
 
 # %% tags=["nbval-check-output"]
 print(summary)
@@ -168,17 +163,9 @@ print(detail)
 # %%
 direction = ""
 if model == planted_static.NAME:  # the lists' own tests: every CES planted positive
-    direction = (f"{len(frame)} CES: all positive {bool((frame.ces > 0).all())}, "
-                 f"all significant at alpha = {alpha}: {bool((frame.pvalue < alpha).all())}")
+    direction = ceat.all_positive_sentence(frame, alpha)
 elif not corpus and len(planted_p) > 1:
-    order = sorted(planted_p)
-    rows = []
-    for (mode, length), grp in frame.groupby(["sample_set", "length"], sort=False):
-        ces_by_p = [float(grp[grp["test"] == f"C5 p={p}"]["ces"].iloc[0]) for p in order]
-        rows.append({"sample_set": mode, "length": length,
-                     **{f"p={p}": c for p, c in zip(order, ces_by_p, strict=True)},
-                     "increasing": all(a < b for a, b in zip(ces_by_p[:-1], ces_by_p[1:], strict=True))})
-    direction = report.markdown_table(pd.DataFrame(rows), digits=3)
+    direction = report.markdown_table(ceat.ces_by_strength(frame, planted_p), digits=3)
 
 # %% tags=["nbval-check-output"]
 print(direction)

@@ -91,3 +91,37 @@ def _bag_of_words_encoder(monkeypatch, dim=1024):
 
     monkeypatch.setattr(embeddings, "word_vectors", word_vectors)
     return calls
+
+
+def test_summary_and_direction_tables_of_planted_runs(monkeypatch):
+    import pandas as pd
+    from polybias.metrics.ceat import CeatError
+    from polybias.planted.probes import planted_extractions
+    from polybias.studies.ceat import (
+        all_positive_sentence,
+        ces_by_strength,
+        extraction_summary,
+        run_segment_study,
+    )
+
+    _bag_of_words_encoder(monkeypatch)
+    runs = planted_extractions([0.9, 0.1], n_sentences=120, n_words=3, seed=0)
+    summary = extraction_summary(runs)
+    assert summary["corpus"].tolist() == ["p=0.9", "p=0.1"]
+    assert (summary["sentences"] == 120).all() and (summary["words"] == 12).all()
+    ex = runs["p=0.9"][1]
+    assert summary["fewest occurrences"].iloc[0] == min(ex.counts.values()) > 0
+    assert summary["absent"].iloc[0] == ""
+    frame = run_segment_study(None, runs, "en", lengths=(9, 75), n_samples=20, seed=0,
+                              sample_sets=("fixed",), model_key="bow")
+    direction = ces_by_strength(frame, [0.9, 0.1])
+    assert direction.columns.tolist() == ["sample_set", "length", "p=0.1", "p=0.9", "increasing"]
+    assert direction["increasing"].all() and (direction["p=0.1"] < 0).all()
+    flipped = frame.assign(ces=-frame["ces"])
+    assert not ces_by_strength(flipped, [0.9, 0.1])["increasing"].any()
+    with pytest.raises(CeatError, match="no CES of C5 p=0.5 at fixed length 9"):
+        ces_by_strength(frame, [0.9, 0.5, 0.1])
+    sentence = all_positive_sentence(frame, alpha=0.005)
+    assert sentence.startswith("4 CES: all positive False, ")
+    assert all_positive_sentence(pd.DataFrame({"ces": [1.0], "pvalue": [0.0]})) == \
+        "1 CES: all positive True, all significant at alpha = 0.005: True"

@@ -4,7 +4,63 @@ and figure."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..metrics.ceat import CeatError, segment_length_study
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def extraction_summary(runs: dict) -> pd.DataFrame:
+    """One row per corpus of ``runs`` (label → (tests, :class:`polybias.data.text.Extraction`)):
+    its sentences, the words looked for, the fewest occurrences of any of them and the
+    words never found (comma-separated)."""
+    import pandas as pd
+
+    return pd.DataFrame([
+        {"corpus": label, "sentences": ex.n_sentences, "words": len(ex.counts),
+         "fewest occurrences": min(ex.counts.values()), "absent": ", ".join(ex.missing())}
+        for label, (_, ex) in runs.items()])
+
+
+def all_positive_sentence(frame, alpha: float = 0.005) -> str:
+    """Whether every CES of ``frame`` (:func:`run_segment_study`) is positive and every one
+    significant at ``alpha``, in one sentence (the known answer of a planted encoder).
+
+    >>> import pandas as pd
+    >>> all_positive_sentence(pd.DataFrame({"ces": [0.5, 1.2], "pvalue": [0.001, 0.01]}))
+    '2 CES: all positive True, all significant at alpha = 0.005: False'
+    """
+    return (f"{len(frame)} CES: all positive {bool((frame.ces > 0).all())}, "
+            f"all significant at alpha = {alpha}: {bool((frame.pvalue < alpha).all())}")
+
+
+def ces_by_strength(frame, planted_p: list[float]) -> pd.DataFrame:
+    """Per sample set and segment length, the CES of the planted corpora (tests named
+    ``C5 p=<p>``, as :func:`polybias.planted.probes.planted_extractions` names them) in
+    increasing order of ``p`` (columns ``p=<p>``), and whether they increase.
+
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"sample_set": "fixed", "length": 9, "test": ["C5 p=0.9", "C5 p=0.1"],
+    ...                   "ces": [0.8, -0.3]})
+    >>> ces_by_strength(f, [0.9, 0.1]).values.tolist()
+    [['fixed', 9, -0.3, 0.8, True]]
+    """
+    import pandas as pd
+
+    order = sorted(planted_p)
+    rows = []
+    for (mode, length), grp in frame.groupby(["sample_set", "length"], sort=False):
+        by_test = grp.set_index("test")["ces"]
+        missing = [f"C5 p={p}" for p in order if f"C5 p={p}" not in by_test.index]
+        if missing:
+            raise CeatError(f"no CES of {', '.join(missing)} at {mode} length {length}")
+        ces = [float(by_test[f"C5 p={p}"]) for p in order]
+        rows.append({"sample_set": mode, "length": length,
+                     **{f"p={p}": c for p, c in zip(order, ces, strict=True)},
+                     "increasing": all(a < b for a, b in zip(ces[:-1], ces[1:], strict=True))})
+    return pd.DataFrame(rows)
 
 
 def ces_table(frame, alpha: float = 0.005, digits: int = 3) -> str:

@@ -60,7 +60,6 @@ table_file: str = ""  # where to write the table (e.g. paper/tables/seat_minilm-
 
 # %%
 from polybias import report
-from polybias.metrics import seat
 from polybias.planted import static as planted_static
 from polybias.studies import inputs
 from polybias.studies import seat as seat_study
@@ -104,18 +103,8 @@ print(table)
 # Effect sizes per test; darker bars have p < 0.05.
 
 # %%
-import matplotlib.pyplot as plt  # noqa: E402
-from polybias import plots  # noqa: E402
-
-fig, ax = plt.subplots(figsize=(6.5, 0.26 * len(frame) + 1.2))
-colours = ["#3b6ea8" if p < 0.05 else "#b8c8dc" for p in frame["pvalue"]]
-ax.barh(frame["test"], frame["effect_size"], color=colours)
-ax.axvline(0, color="black", lw=0.6)
-ax.invert_yaxis()
-ax.set_xlabel("SEAT effect size d")
-ax.set_title(f"SEAT, {model} ({pooling} pooling)" + ("" if language == "en" else f", {language}"))
-fig.tight_layout()
-_ = plots.save_figure(fig, f"seat_{model}.png" if language == "en" else f"seat_{model}_{language}.png")
+_ = seat_study.plot_effects(frame, f"SEAT, {model} ({pooling} pooling)" + ("" if language == "en" else f", {language}"),
+                            file=f"seat_{model}.png" if language == "en" else f"seat_{model}_{language}.png")
 
 # %% [markdown]
 # ## The project's templates
@@ -131,15 +120,7 @@ _ = plots.save_figure(fig, f"seat_{model}.png" if language == "en" else f"seat_{
 # article, number and mass-noun forms word by word, so its attribute sentences differ.
 
 # %%
-examples = []
-for language, word in (("en", "Emily"), ("hi", "कमला"), ("bn", "কমলা")):
-    templates = seat_study.load_templates(language)
-    for group, group_templates in templates.groups.items():
-        examples.append({"language": language, "group": group, "templates": len(group_templates),
-                         "example": seat.fill_templates([word], group, templates)[0]})
-import pandas as pd  # noqa: E402
-
-example_table = report.markdown_table(pd.DataFrame(examples))
+example_table = report.markdown_table(seat_study.template_examples({"en": "Emily", "hi": "कमला", "bn": "কমলা"}))
 
 # %% tags=["nbval-check-output"]
 print(example_table)
@@ -147,17 +128,8 @@ print(example_table)
 # %%
 c6_table = "(not run: the planted encoder holds only the words of the language's lists)"
 if not isinstance(encoder, planted_static.BagOfWords):
-    words = seat_study.load_word_test("weat6")  # English C6 (the rebuild is in English whatever `language` is)
-    rebuilt = seat.templated_test(words, seat_study.load_templates("en"),
-                                  groups={"X": "name", "Y": "name", "A": "noun", "B": "noun"})
-    result = seat.seat(encoder, rebuilt, pooling=pooling, layer=layer, special_tokens=special_tokens,
-                       **options)
-    c6 = pd.DataFrame([{"sentences": "project templates", "n_x": result.sizes["X"], "n_a": result.sizes["A"],
-                        "effect_size": result.effect_size, "pvalue": result.pvalue}])
-    if "weat6" in set(frame["test"]):
-        row = frame.set_index("test").loc["weat6"]
-        c6 = pd.concat([pd.DataFrame([{"sentences": "May et al. file", "n_x": row["n_x"], "n_a": row["n_a"],
-                                       "effect_size": row["effect_size"], "pvalue": row["pvalue"]}]), c6])
+    c6 = seat_study.rebuilt_c6(encoder, frame, pooling=pooling, layer=layer,  # English C6, whatever `language` is
+                               special_tokens=special_tokens, **options)
     c6_table = report.markdown_table(c6, digits=2, formats={"pvalue": ".1e"})
 
 # %% tags=["nbval-check-output"]

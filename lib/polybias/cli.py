@@ -84,8 +84,9 @@ def _measures(name: str | None) -> int:
     from .measures import MEASURES, MeasureError
 
     if name is None:
+        width = max(len(m) for m in MEASURES)
         for m in MEASURES.values():
-            print(f"{m.name:15s} {m.input_kind:18s} {m.title}")
+            print(f"{m.name:{width}s} {m.input_kind:18s} {m.title}")
         print("\npolybias measures NAME shows a measure's card (docs/measures/NAME.md)")
         return 0
     from .cards import card

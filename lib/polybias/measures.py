@@ -134,8 +134,9 @@ class Measure:
     it on the measure's inputs and returns ``(raw, options)``; ``convert`` turns the raw
     output into a :class:`MeasureResult`. ``inputs`` names the keyword inputs of
     :func:`compute`, ``input_kind`` their kind (:data:`INPUT_KINDS`). ``polarity`` is
-    ``signed`` (swapping the two target groups reflects ``value`` about ``null_value``)
-    or ``unsigned`` (the value does not depend on the order of the groups).
+    ``signed`` (swapping the two target groups reflects ``value`` about ``null_value``; a
+    per-word measure, kind ``word-vectors``, has no target groups and its two groups are A
+    and B) or ``unsigned`` (the value does not depend on the order of the groups).
     """
 
     name: str

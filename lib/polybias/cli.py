@@ -24,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("datasets", help="list the minimal-pair datasets (languages, size, licence)")
     measures = sub.add_parser("measures", help="list the registered measures, or show one's card "
                                                "(polybias measures [NAME])")
-    measures.add_argument("name", nargs="?", help="a measure (default: list them all)")
+    measures.add_argument("name", nargs="?", help="a measure (default: list them all): "
+                                                  + _measure_names())
     sub.add_parser("results", help="read every run record into one tidy table (polybias results "
                                    "[FOLDER] [--csv FILE])", add_help=False)
     sub.add_parser("export", help="cross-model tables and comparison figures from the run records "
@@ -77,6 +78,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{row.dataset:22s} {row.language:3s} {row.pairs:5d}  {row.provenance}\n"
                   f"{'':32s}{row.bias_types}; {row.licence}")
     return 0
+
+
+def _measure_names() -> str:
+    """The registered measure names, read from ``data/measures.yaml`` without importing the
+    measures' code (the help of ``polybias measures``)."""
+    from . import paths
+
+    try:
+        return ", ".join(paths.read_yaml(paths.data_dir() / "measures.yaml"))
+    except (OSError, ValueError, TypeError) as exc:  # help outside a project still works
+        return f"(the registry cannot be read: {exc})"
 
 
 def _measures(name: str | None) -> int:

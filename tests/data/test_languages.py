@@ -30,9 +30,9 @@ def test_a_malformed_language_file_names_the_problem(empty_project, body, messag
 
 
 @pytest.mark.parametrize("body, message", [
-    ("suffix_groups: {nouns: []}\n", "suffix_groups: group 'nouns' must be a non-empty list of suffixes"),
-    ("suffix_groups: {nouns: [a, b, a]}\n", "suffix_groups: group 'nouns' repeats a"),
-    ("suffix_groups: [a, b]\n", "suffix_groups must map group names to lists of suffixes"),
+    ("suffix_groups: {nouns: []}\n", "suffix_groups: suffix group 'nouns' must be a non-empty list"),
+    ("suffix_groups: {nouns: [a, b, a]}\n", "suffix_groups: suffix group 'nouns' repeats a"),
+    ("suffix_groups: [a, b]\n", "suffix_groups: suffix_groups must map group names to lists"),
     ("sentence_terminators: '.?'\nfull_stop: '!'\n", "full_stop must be one of the sentence_terminators"),
 ])
 def test_a_malformed_suffix_table_or_full_stop_names_file_and_key(empty_project, body, message):
@@ -62,7 +62,7 @@ def test_a_word_list_takes_its_suffix_groups_from_the_language_file(empty_projec
     languages._read.cache_clear()
     lang.write_text("suffix_groups:\n  nouns: s1\n")
     with pytest.raises(WordListError, match="weat.yaml: suffix groups of language 'th': .*th.yaml: "
-                                            "suffix_groups: group 'nouns' must be a non-empty list"):
+                                            "suffix_groups: suffix group 'nouns' must be a non-empty list"):
         load_wordlist_file(lists / "weat.yaml")
 
 

@@ -95,22 +95,31 @@ def _read(code: str, path: str) -> Language:
                                 f"code points, got {script!r}")
         script = Script(str(script["name"]), script["first"], script["last"])
     return Language(code, str(raw.get("name", code)), form, terminators, script, full_stop,
-                    _suffix_groups(raw.get("suffix_groups"), file))
+                    suffix_table(raw.get("suffix_groups"), f"{file}: suffix_groups"))
 
 
-def _suffix_groups(groups: object, file: Path) -> dict[str, tuple[str, ...]]:
-    """``suffix_groups`` of a language file: group name → non-empty list of distinct suffixes."""
+def suffix_table(groups: object, where: str,
+                 error: type[Exception] = LanguageError) -> dict[str, tuple[str, ...]]:
+    """A checked ``suffix_groups`` table: group name → non-empty list of distinct suffixes
+    (None or empty: no groups). A malformed table raises ``error`` prefixed with ``where``.
+
+    >>> suffix_table({"nouns": ["er", "s"]}, "x.yaml")
+    {'nouns': ('er', 's')}
+    >>> suffix_table({"nouns": ["s", "s"]}, "x.yaml")
+    Traceback (most recent call last):
+    ...
+    polybias.data.languages.LanguageError: x.yaml: suffix group 'nouns' repeats s
+    """
     if groups is None:
         return {}
-    if not isinstance(groups, dict) or not groups:
-        raise LanguageError(f"{file}: suffix_groups must map group names to lists of suffixes")
+    if not isinstance(groups, dict):
+        raise error(f"{where}: suffix_groups must map group names to lists of suffixes")
     out = {}
     for g, sfx in groups.items():
         if not isinstance(sfx, list) or not sfx or not all(isinstance(x, str) and x.strip() for x in sfx):
-            raise LanguageError(f"{file}: suffix_groups: group {g!r} must be a non-empty list of "
-                                f"suffixes, got {sfx!r}")
+            raise error(f"{where}: suffix group {g!r} must be a non-empty list of suffixes, got {sfx!r}")
         dups = sorted(x for x, c in Counter(sfx).items() if c > 1)
         if dups:
-            raise LanguageError(f"{file}: suffix_groups: group {g!r} repeats {', '.join(dups)}")
+            raise error(f"{where}: suffix group {g!r} repeats {', '.join(dups)}")
         out[str(g)] = tuple(sfx)
     return out

@@ -105,18 +105,7 @@ def _suffix_groups(raw: dict, file: Path, language: str) -> dict[str, tuple[str,
             return languages.language(language).suffix_groups
         except languages.LanguageError as exc:
             raise WordListError(f"{file}: suffix groups of language {language!r}: {exc}") from exc
-    groups = raw.get("suffix_groups") or {}
-    if not isinstance(groups, dict):
-        raise WordListError(f"{file}: suffix_groups must map group names to lists of suffixes")
-    out = {}
-    for g, sfx in groups.items():
-        if not isinstance(sfx, list) or not sfx or not all(isinstance(s, str) and s.strip() for s in sfx):
-            raise WordListError(f"{file}: suffix group {g!r} must be a non-empty list of suffixes")
-        dups = sorted(s for s, c in Counter(sfx).items() if c > 1)
-        if dups:
-            raise WordListError(f"{file}: suffix group {g!r} repeats {', '.join(dups)}")
-        out[str(g)] = tuple(sfx)
-    return out
+    return languages.suffix_table(raw["suffix_groups"] or {}, str(file), WordListError)
 
 
 def _word_suffixes(name: str, entry: dict, words: list[str], groups: dict, file: Path) -> dict:

@@ -59,13 +59,8 @@ def _vectors(seed: int, n: int, shift: float = 1.0) -> dict:
 
 def _word_vectors(seed: int, n: int, shift: float = 1.0) -> dict:
     """Words W leaning towards attribute set A (per-word measures: WEFAT, relative norm distance)."""
-    rng = np.random.default_rng(seed)
-    d = 6
-    a_dir, b_dir = rng.normal(size=d), rng.normal(size=d)
-    A = a_dir + 0.5 * rng.normal(size=(n, d))
-    B = b_dir + 0.5 * rng.normal(size=(n + 1, d))
-    W = shift * a_dir + rng.normal(size=(n + 2, d))
-    return {"W": W, "A": A, "B": B}
+    v = _vectors(seed, n, shift)
+    return {"W": v["X"], "A": v["A"], "B": v["B"]}
 
 
 def _occurrences(seed: int, n: int, shift: float = 1.0) -> dict:

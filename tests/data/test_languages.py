@@ -19,6 +19,10 @@ def test_the_shipped_facts_are_those_text_applies():
     ("sentence_terminators: ''\n", "sentence_terminators must be a non-empty string"),
     ("script: {name: Thai, first: 3584}\n", "script must be {name, first, last}"),
     ("scripts: {}\n", "unknown key\\(s\\) scripts"),
+    ("suffix_groups: {nouns: []}\n", "suffix_groups: suffix group 'nouns' must be a non-empty list"),
+    ("suffix_groups: {nouns: [a, b, a]}\n", "suffix_groups: suffix group 'nouns' repeats a"),
+    ("suffix_groups: [a, b]\n", "suffix_groups: suffix_groups must map group names to lists"),
+    ("sentence_terminators: '.?'\nfull_stop: '!'\n", "full_stop must be one of the sentence_terminators"),
 ])
 def test_a_malformed_language_file_names_the_problem(empty_project, body, message):
     folder = empty_project / "data" / "languages"
@@ -27,20 +31,6 @@ def test_a_malformed_language_file_names_the_problem(empty_project, body, messag
     with pytest.raises(languages.LanguageError, match=f"th.yaml: {message}"):
         languages.language("th")
     assert languages.language("vi") == languages.Language("vi", "vi")  # no file: defaults
-
-
-@pytest.mark.parametrize("body, message", [
-    ("suffix_groups: {nouns: []}\n", "suffix_groups: suffix group 'nouns' must be a non-empty list"),
-    ("suffix_groups: {nouns: [a, b, a]}\n", "suffix_groups: suffix group 'nouns' repeats a"),
-    ("suffix_groups: [a, b]\n", "suffix_groups: suffix_groups must map group names to lists"),
-    ("sentence_terminators: '.?'\nfull_stop: '!'\n", "full_stop must be one of the sentence_terminators"),
-])
-def test_a_malformed_suffix_table_or_full_stop_names_file_and_key(empty_project, body, message):
-    folder = empty_project / "data" / "languages"
-    folder.mkdir(parents=True)
-    (folder / "th.yaml").write_text(body)
-    with pytest.raises(languages.LanguageError, match=f"th.yaml: {message}"):
-        languages.language("th")
 
 
 def test_a_word_list_takes_its_suffix_groups_from_the_language_file(empty_project):

@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("results", help="read every run record into one tidy table (polybias results "
                                    "[FOLDER] [--csv FILE])", add_help=False)
     sub.add_parser("export", help="cross-model tables and comparison figures from the run records "
-                                  "(polybias export [FOLDER] [--out DIR])", add_help=False)
+                                  "(polybias export [FOLDER | --sweep CONFIG] [--out DIR])",
+                   add_help=False)
     cards = sub.add_parser("cards", help="write the metric cards docs/measures/*.md from the registry")
     cards.add_argument("--check", action="store_true", help="only check that the cards are up to date")
     if argv[:1] == ["results"]:
@@ -38,8 +39,9 @@ def main(argv: list[str] | None = None) -> int:
         return main_results(argv[1:])
     if argv[:1] == ["export"]:
         from .results import main_export
+        from .sweep import run_folders
 
-        return main_export(argv[1:])
+        return main_export(argv[1:], sweep_runs=run_folders)
     if argv[:1] == ["sweep"]:
         from .sweep import main as sweep_main
 

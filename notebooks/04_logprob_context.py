@@ -171,7 +171,10 @@ print(decision_table)
 # positive and negative (the model plants nothing on it, so its difference is 0 where no
 # other trait stands in its passage), and every structure separates positive from
 # negative traits. The differences shrink from S1 to S5, as 1/n in the number of tokens
-# of the passage: the trait is one token of more context. At `planted_p = 0.5` every
+# of the passage: the trait is one token of more context. Many S4/S5 passages name other
+# traits (বন্ধুসুলভ ও সৌজন্যপূর্ণ …), which carry the planted lean too: there the prior
+# differences move away from 0 in the direction of the passage's traits while the
+# corrected ones keep the planted sign of the masked trait. At `planted_p = 0.5` every
 # corrected difference is 0 and no structure separates the groups, while the prior
 # differences (the model's fixed preference between the nouns, from their output codes)
 # stay as they were: the control removes the association, not the nouns' priors.

@@ -31,9 +31,12 @@ env: $(VENV)/.installed ## create the virtual environment (.venv) if absent
 # Checked outputs use only the pinned planted models (data/planted): trained weights
 # depend on the CPU, so training one on the fly is an error there (polybias.planted.pinned).
 CHECKED := POLYBIAS_PLANTED=pinned
+# The manuscript's cross-model tables: the records of the default sweep's runs only.
+EXPORT  := $(VENV)/bin/polybias export --sweep configs/sweeps/default.yaml --out paper/export --no-tidy --prune
 
-reproduce: env ## run the embedded-default sweep (records, executed notebooks, tables, figures), then the paper
+reproduce: env ## run the embedded-default sweep (records, executed notebooks, tables, figures), its cross-model tables, then the paper
 	@status=0; $(CHECKED) $(VENV)/bin/polybias sweep configs/sweeps/default.yaml || status=$$?; \
+	$(EXPORT) --if-complete || status=$$?; \
 	$(PY) -m polybias.manuscript; exit $$status
 
 paper: env ## assemble paper/manuscript.md from paper/sections, tables, reported values and figures
@@ -46,8 +49,8 @@ test: env ## layering contract, unit tests, doctests, then nbval on the executed
 	$(CHECKED) POLYBIAS_OUTPUT_ROOT="$$scratch" $(VENV)/bin/pytest -q --nbval-lax \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider paper/executed
 
-export: env ## cross-model tables (CSV, Markdown) and comparison figures from the run records in results/ -> paper/export/
-	$(VENV)/bin/polybias export
+export: env ## cross-model tables (CSV, Markdown) and comparison figures from the default sweep's run records -> paper/export/
+	$(EXPORT)
 
 cards: env ## regenerate the metric cards docs/measures/*.md from the measure registry
 	$(VENV)/bin/polybias cards

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from polybias import cards, paths
 from polybias.measures import MEASURES
 
@@ -56,3 +57,13 @@ def test_measures_command_lists_the_registry_and_shows_a_card(capsys):
     assert capsys.readouterr().out.strip() == cards.card("jsd-b").strip()
     assert main(["measures", "jsd"]) == 1
     assert "unknown measure 'jsd'; registered: weat" in capsys.readouterr().err
+
+
+def test_measures_help_names_every_registered_measure(capsys):
+    from polybias.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["measures", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert all(f" {name}," in shown or f" {name} " in shown for name in MEASURES)
+    assert "wefat" in shown and "relative-norm-distance" in shown

@@ -38,6 +38,31 @@ def test_missing_files_are_errors_naming_the_section_and_nothing_is_written(tmp_
     assert not (tmp_path / "m.md").exists()
 
 
+def test_records_directive_renders_the_exported_cross_model_table(tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    export = root / "paper" / "export"
+    export.mkdir(parents=True)
+    (export / "kurita.csv").write_text("study,test,subset,m1 (bn),m2 (bn)\n"
+                                       "logprob,t,structure S1,1.93 (p=0.001),-0.55 (p=0.853)\n"
+                                       "logprob,t,structure S2,1.90 (p=0.002),\n")
+    (export / "kurita.png").write_bytes(b"png")
+    monkeypatch.setenv("POLYBIAS_ROOT", str(root))
+    whole = manuscript.render_section("<!-- records: kurita -->\n", where="s.md")
+    assert whole.splitlines()[:4] == ["| study | test | subset | m1 (bn) | m2 (bn) |", "|---|---|---|---|---|",
+                                      "| logprob | t | structure S1 | 1.93 (p=0.001) | -0.55 (p=0.853) |",
+                                      "| logprob | t | structure S2 | 1.90 (p=0.002) |  |"]
+    assert "](export/kurita.png)" in whole
+    part = manuscript.render_section("<!-- records: kurita | subset=structure S2 -->\n", where="s.md")
+    assert "S1" not in part and "S2" in part and ".png" not in part  # filtered: no figure
+    for directive, message in (("kurita | model=m1", "no column 'model'"),
+                               ("kurita | subset=structure S9", "no rows"),
+                               ("kurita | subset", "not key=value"),
+                               ("cb", "no records table paper/export/cb.csv")):
+        with pytest.raises(ManuscriptError, match="s.md") as err:
+            manuscript.render_section(f"<!-- records: {directive} -->\n", where="s.md")
+        assert message in str(err.value)
+
+
 def test_no_sections_is_an_error(tmp_path):
     with pytest.raises(ManuscriptError, match="no section files"):
         manuscript.build_manuscript(tmp_path, tmp_path / "m.md")

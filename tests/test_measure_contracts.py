@@ -5,14 +5,19 @@ For every measure of :data:`polybias.measures.MEASURES`:
 * determinism: the same inputs and seed give the same result, details included;
 * group swap: exchanging the two target groups reflects a signed measure's value about
   its null (an effect size changes sign, a score s becomes 100 − s) and leaves an
-  unsigned one (a variance over groups, a largest divergence) unchanged;
+  unsigned one (a variance over groups, a largest divergence) unchanged; a per-word
+  measure (kind ``word-vectors``: WEFAT, relative norm distance) has no target groups, and
+  its two groups are the attribute sets A and B;
 * order: reordering the items within a set changes neither the value nor n (nor a
   p-value obtained without resampling; a seeded bootstrap or Monte Carlo draw indexes
   the items, so its interval follows their order by design);
 * planted direction: on the pinned planted models (``data/planted``) a signed measure
   points towards the planted association (male ~ career) and an unsigned one is larger
   on the planted model (p = 0.9) than on its control (p = 0.5);
-* malformed input raises the measure's error type with a message naming the problem.
+* malformed input raises the measure's error type with a message naming the problem;
+* per-word measures, on their details: swapping A and B flips the sign of every word's
+  score, permuting the rows of W permutes the scores the same way, reordering A or B
+  changes no score.
 
 Inputs are generated per input kind (:data:`polybias.measures.INPUT_KINDS`), so a new
 measure of a known kind gets the whole battery; a new kind fails
@@ -23,6 +28,8 @@ loading and scoring the planted models once per module).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pandas as pd
@@ -48,6 +55,12 @@ def _vectors(seed: int, n: int, shift: float = 1.0) -> dict:
     X = shift * a_dir + rng.normal(size=(n, d))
     Y = shift * b_dir + rng.normal(size=(n + 2, d))
     return {"X": X, "Y": Y, "A": A, "B": B}
+
+
+def _word_vectors(seed: int, n: int, shift: float = 1.0) -> dict:
+    """Words W leaning towards attribute set A (per-word measures: WEFAT, relative norm distance)."""
+    v = _vectors(seed, n, shift)
+    return {"W": v["X"], "A": v["A"], "B": v["B"]}
 
 
 def _occurrences(seed: int, n: int, shift: float = 1.0) -> dict:
@@ -109,7 +122,8 @@ def _distributions(seed: int, n: int, shift: float = 1.0) -> dict:
     return {"log_dists": log_dists, "labels": [f"g{i}" for i in range(n + 1)]}
 
 
-BUILD = {"vectors": _vectors, "occurrences": _occurrences, "attribute-scores": _attribute_scores,
+BUILD = {"vectors": _vectors, "word-vectors": _word_vectors, "occurrences": _occurrences,
+         "attribute-scores": _attribute_scores,
          "pair-scores": _pair_scores, "pair-attributions": _pair_scores, "group-scores": _group_scores,
          "distributions": _distributions}
 
@@ -120,6 +134,8 @@ def _swap(kind: str, inputs: dict) -> dict:
     out = dict(inputs)
     if kind in ("vectors", "occurrences"):
         out["X"], out["Y"] = inputs["Y"], inputs["X"]
+    elif kind == "word-vectors":  # a per-word measure has no target groups: its two groups are A and B
+        out["A"], out["B"] = inputs["B"], inputs["A"]
     elif kind == "attribute-scores":
         out["x"], out["y"] = inputs["y"], inputs["x"]
     elif kind in ("pair-scores", "pair-attributions"):
@@ -140,9 +156,10 @@ def _reorder(kind: str, inputs: dict, seed: int) -> dict:
     """The same inputs with the items of every set in another order."""
     rng = np.random.default_rng(seed + 1)
     out = dict(inputs)
-    if kind in ("vectors", "occurrences"):
-        for k in ("X", "Y", "A", "B"):
-            out[k] = inputs[k][rng.permutation(len(inputs[k]))]
+    if kind in ("vectors", "occurrences", "word-vectors"):
+        for k in ("X", "Y", "W", "A", "B"):
+            if k in inputs:
+                out[k] = inputs[k][rng.permutation(len(inputs[k]))]
     elif kind == "attribute-scores":
         out["scores"] = inputs["scores"].sample(frac=1.0, random_state=seed)
         for k in ("x", "y", "a", "b"):
@@ -246,6 +263,11 @@ MALFORMED = {
                 (lambda i: {**i, "A": np.where(np.arange(i["A"].size).reshape(i["A"].shape) == 0,
                                                np.nan, i["A"])}, "non-finite"),
                 (lambda i: {**i, "B": i["B"][:, :3]}, "dimension mismatch")],
+    "word-vectors": [(lambda i: {**i, "W": i["W"][:0]}, "set W is empty"),
+                     (lambda i: {**i, "A": i["A"][:0]}, "set A is empty"),
+                     (lambda i: {**i, "B": np.where(np.arange(i["B"].size).reshape(i["B"].shape) == 0,
+                                                    np.nan, i["B"])}, "set B has non-finite"),
+                     (lambda i: {**i, "W": i["W"][:, :3]}, "dimension mismatch")],
     "occurrences": [(lambda i: {**i, "Y": i["Y"][:, :2]}, "differ in the number of samples"),
                     (lambda i: {**i, "A": i["A"][:0]}, "set A must be a non-empty array")],
     "attribute-scores": [(lambda i: {**i, "x": [*i["x"], "nobody"]}, "no scores for target"),
@@ -342,8 +364,12 @@ def planted(torch_one_thread):
                                                                  ["man", "woman"])
             targets = logprob.group_members(book, "targets")
             attributes = logprob.group_members(book, "attributes")
+            static = {r: lookup(emb, ws, on_missing="raise")[0] for r, ws in sets.items()}
             out[p] = {
-                "vectors": {r: lookup(emb, ws, on_missing="raise")[0] for r, ws in sets.items()},
+                "vectors": static,
+                # the male, then the female words scored between career (A) and family (B)
+                "word-vectors": {"W": np.vstack([static["X"], static["Y"]]), "A": static["A"],
+                                 "B": static["B"], "n_first": len(static["X"])},
                 "seat": {r: embeddings.sentence_vectors(encoder, [f"the {w} ." for w in ws], pooling="mean")
                          for r, ws in sets.items()},
                 "occurrences": occ,
@@ -375,13 +401,26 @@ def _planted_inputs(name: str, per_model: dict) -> dict:
     return special.get(name, per_model[m.input_kind])
 
 
+def _planted_direction(name: str, result: measures.MeasureResult, per_model: dict) -> measures.MeasureResult:
+    """The result whose value carries the planted direction: the measure's own, or for a
+    per-word measure (W = the male words, then the female ones) the mean score of the male
+    words minus that of the female words. The per-word mean alone also carries how close
+    all the words lie to A, which the planting does not fix (on the control model the male
+    words lean towards family)."""
+    if MEASURES[name].input_kind != "word-vectors":
+        return result
+    first = result.details["item"] < per_model["word-vectors"]["n_first"]
+    score = result.details["association"]
+    return dataclasses.replace(result, value=float(score[first].mean() - score[~first].mean()))
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_the_planted_direction_shows_on_the_planted_model(name, planted):
     m = MEASURES[name]
     options = {"seed": 0, "n_permutations": 2000} if m.input_kind in ("vectors", "attribute-scores") \
         and name != "weat-gap" else {}
-    strong = _run(name, _planted_inputs(name, planted[0.9]), **options)
-    control = _run(name, _planted_inputs(name, planted[0.5]), **options)
+    strong, control = (_planted_direction(name, _run(name, _planted_inputs(name, planted[p]), **options), planted[p])
+                       for p in (0.9, 0.5))
     if m.polarity == "signed":
         assert strong.value > m.null_value, (name, strong.summary())
         assert strong.value - m.null_value > abs(control.value - m.null_value), (name, control.summary())
@@ -389,3 +428,86 @@ def test_the_planted_direction_shows_on_the_planted_model(name, planted):
             assert strong.p_value < 0.05, strong.summary()
     else:
         assert strong.value > 2 * control.value, (name, strong.value, control.value)
+
+
+# ------------------------------------------------------------------ per-word measures
+
+PER_WORD = [name for name, m in MEASURES.items() if m.input_kind == "word-vectors"]
+
+
+def _scores(name: str, inputs: dict, **options) -> np.ndarray:
+    r = _run(name, inputs, **options)
+    assert list(r.details["item"]) == list(range(len(inputs["W"]))) and r.n == len(inputs["W"])
+    return r.details["association"].to_numpy()
+
+
+def per_word(test):
+    drawn = given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 6))(test)
+    return pytest.mark.parametrize("name", PER_WORD)(SETTINGS(drawn))
+
+
+def test_the_per_word_measures_are_registered():
+    assert set(PER_WORD) == {"wefat", "relative-norm-distance"}
+
+
+@per_word
+def test_swapping_a_and_b_flips_every_words_score(name, seed, n):
+    inputs = _word_vectors(seed, n)
+    before = _scores(name, inputs)
+    after = _scores(name, {**inputs, "A": inputs["B"], "B": inputs["A"]})
+    np.testing.assert_allclose(after, -before, rtol=1e-12, atol=1e-12)
+
+
+@per_word
+def test_permuting_w_permutes_the_scores(name, seed, n):
+    inputs = _word_vectors(seed, n)
+    order = np.random.default_rng(seed).permutation(len(inputs["W"]))
+    np.testing.assert_allclose(_scores(name, {**inputs, "W": inputs["W"][order]}),
+                               _scores(name, inputs)[order], rtol=1e-12, atol=1e-12)
+
+
+@per_word
+def test_reordering_a_or_b_changes_no_score(name, seed, n):
+    inputs = _word_vectors(seed, n)
+    rng = np.random.default_rng(seed)
+    moved = {**inputs, "A": inputs["A"][rng.permutation(len(inputs["A"]))],
+             "B": inputs["B"][rng.permutation(len(inputs["B"]))]}
+    np.testing.assert_allclose(_scores(name, moved), _scores(name, inputs), rtol=1e-12, atol=1e-12)
+
+
+@per_word
+def test_per_word_scores_are_deterministic(name, seed, n):
+    inputs = _word_vectors(seed, n)
+    first, second = _run(name, inputs), _run(name, {k: v.copy() for k, v in inputs.items()})
+    assert first == second
+    pd.testing.assert_frame_equal(first.details, second.details)
+
+
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 6))
+@SETTINGS
+def test_wefat_ddof_compat_option_scales_every_score_by_one_factor(seed, n):
+    """ddof = 0 (numpy's default std, the compat option) and ddof = 1 (the default) differ by
+    the factor sqrt(m / (m − 1)), m = |A| + |B|, on every word: same signs and ranks."""
+    inputs = _word_vectors(seed, n)
+    sample, population = _run("wefat", inputs), _run("wefat", inputs, ddof=0)
+    assert sample.options == {"ddof": 1} and population.options == {"ddof": 0}
+    m = len(inputs["A"]) + len(inputs["B"])
+    np.testing.assert_allclose(population.details["association"],
+                               sample.details["association"] * np.sqrt(m / (m - 1)), rtol=1e-12)
+    assert population.value == pytest.approx(sample.value * np.sqrt(m / (m - 1)), rel=1e-12)
+    with pytest.raises(ValueError, match="ddof must be 0 or 1"):
+        _run("wefat", inputs, ddof=2)
+
+
+def test_per_word_values_by_hand():
+    """WEFAT's value is the mean of s(w), the relative norm distance Garg et al.'s sum of d(w):
+    w₁ = (1, 0), w₂ = (0, 1), A = {(1, 0)}, B = {(0, 1)}: s = ±√2 and d = ±√2."""
+    inputs = {"W": np.eye(2), "A": np.eye(2)[:1], "B": np.eye(2)[1:]}
+    wefat = _run("wefat", inputs)
+    np.testing.assert_allclose(wefat.details["association"], [np.sqrt(2), -np.sqrt(2)])
+    assert wefat.value == pytest.approx(0.0, abs=1e-12)
+    tilted = {**inputs, "W": np.array([[1.0, 0.0], [1.0, 1.0]])}
+    rnd = _run("relative-norm-distance", tilted)
+    np.testing.assert_allclose(rnd.details["association"], [np.sqrt(2), 0.0], atol=1e-12)
+    assert rnd.value == pytest.approx(np.sqrt(2))
+    assert _run("wefat", {**inputs, "W": np.array([[1.0, 0.0], [3.0, 0.0]])}).value == pytest.approx(np.sqrt(2))

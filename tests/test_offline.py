@@ -52,6 +52,10 @@ def test_offline_nbval_skips_exactly_the_notebooks_that_need_source_files(tmp_pa
         assert "\n" not in reason
         assert "cannot be had" in reason and "connect to the network" in reason, reason
     assert "gamboa-gpt2-scores" in reasons["05_crows_pairs_planted-mlm.ipynb"]
+    for analytic in ("04_logprob_context_planted-analytic-p0.9_seed000_bn.ipynb",
+                     "04_logprob_context_planted-analytic-p0.5_seed000_bn.ipynb"):
+        if analytic in reasons:  # seed 000's S1-S5 sentences, once the default sweep has run them
+            assert analytic in skipped and "seed000-" in reasons[analytic]
     external = "13_external_validity_w2v-gnews.ipynb"  # reads the census files (garg2018-*)
     if external in reasons:  # present once the default sweep has run with notebook 13
         assert external in skipped

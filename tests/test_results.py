@@ -109,6 +109,51 @@ def test_commands(records, tmp_path, capsys):
     assert "no results folder" in capsys.readouterr().err
 
 
+def test_the_validity_sweeps_model_records_are_skipped(records):
+    model_record = {"job": {"language": "en", "family": "mlm", "p": 0.9, "seed": 0},
+                    "job_hash": "ab" * 8, "training": {}, "scoring_version": 1, "rows": [{"value": 1.0}]}
+    folder = records / "validity" / "models" / "en"
+    folder.mkdir(parents=True)
+    (folder / "mlm-p0.9-s0.json").write_text(json.dumps(model_record))
+    frame = results.read_results(records)
+    assert "validity" not in set(frame["study"]) and len(frame) > 0
+    # anything else without a metric is still an error naming the file
+    (folder / "mlm-p0.9-s0.json").write_text(json.dumps({"job": {}, "rows": []}))
+    with pytest.raises(results.ResultsError, match="mlm-p0.9-s0.json: not a run record"):
+        results.read_results(records)
+
+
+def test_export_of_the_runs_of_one_sweep(records, tmp_path, capsys):
+    runs = sorted((records / "weat").iterdir())
+    frame = results.read_results(runs=runs)
+    assert set(frame["study"]) == {"weat"} and set(frame["model"]) == {"m-strong", "m-weak"}
+    assert frame["record"].str.startswith("01_weat__").all()
+    # a complete sweep: its tables, no tidy table; --prune removes what is no longer exported
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "old-metric.md").write_text("stale")
+    (out / "notes.txt").write_text("kept")
+    complete = lambda config: (runs, [])  # noqa: E731
+    assert results.main_export(["--sweep", "s.yaml", "--out", str(out), "--no-figures", "--no-tidy",
+                                "--prune"], sweep_runs=complete) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "weat.csv", "weat.md"]
+    before = (out / "weat.md").read_text()
+    # a sweep with runs not done: an error, or with --if-complete a note; nothing written
+    partial = lambda config: (runs[:1], ["01_weat__m-weak"])  # noqa: E731
+    (out / "weat.md").unlink()
+    assert results.main_export(["--sweep", "s.yaml", "--out", str(out)], sweep_runs=partial) == 1
+    assert "1 of 2 runs of s.yaml are not done (e.g. 01_weat__m-weak)" in capsys.readouterr().err
+    assert results.main_export(["--sweep", "s.yaml", "--out", str(out), "--if-complete"],
+                               sweep_runs=partial) == 0
+    assert "left as it is" in capsys.readouterr().err
+    assert not (out / "weat.md").exists()
+    assert results.main_export(["--sweep", "s.yaml", "--out", str(out), "--no-figures", "--no-tidy"],
+                               sweep_runs=complete) == 0
+    assert (out / "weat.md").read_text() == before  # deterministic
+    assert results.main_export([str(records), "--sweep", "s.yaml"], sweep_runs=complete) == 1
+    assert "not both" in capsys.readouterr().err
+
+
 def test_bad_records_name_the_file(tmp_path):
     folder = tmp_path / "results" / "weat"
     folder.mkdir(parents=True)

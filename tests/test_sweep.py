@@ -73,6 +73,9 @@ def test_sweep_runs_resumes_and_reports_failures(project):
     assert failed["status"] == "failed" and "negative x" in failed["error"]
     assert (project / failed["notebook"]).is_file()
     assert not (project / "results/demo/double__x--1/run.json").exists()
+    folders, not_done = sweep.run_folders(cfg)  # what polybias export --sweep reads
+    assert folders == [project / "results/demo/double__x-1", project / "results/demo/double__x-2"]
+    assert not_done == ["double__x--1"]
     done = project / "results/demo/double__x-2"
     assert (done / "value.txt").read_text() == "4"
     marker = json.loads((done / "run.json").read_text())

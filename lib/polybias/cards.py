@@ -79,6 +79,14 @@ def _published_rows(p) -> str:
     return "\n".join(lines)
 
 
+def _groups(m: Measure) -> str:
+    """What a group swap exchanges: the target groups, or for a per-word measure (which
+    scores every word of W on its own) the two groups A and B."""
+    if m.input_kind == "word-vectors":
+        return "the two groups A and B (which flips the sign of every word's score)"
+    return "the two target groups"
+
+
 def card(name: str) -> str:
     """The Markdown card of measure ``name``."""
     m = get(name)
@@ -101,7 +109,7 @@ def card(name: str) -> str:
             "## Null hypothesis and uncertainty", "",
             f"- null hypothesis: {m.null_hypothesis}",
             f"- uncertainty: {m.uncertainty}",
-            f"- direction: {'signed: swapping the two target groups reflects the value about ' + format(m.null_value, 'g') if m.polarity == 'signed' else 'unsigned: the value does not depend on the order of the groups'}",
+            f"- direction: {'signed: swapping ' + _groups(m) + ' reflects the value about ' + format(m.null_value, 'g') if m.polarity == 'signed' else 'unsigned: the value does not depend on the order of the groups'}",
             f"- error on malformed input: `{m.error.__module__}.{m.error.__qualname__}`", "",
             "## Reference code and compat options", ""]
     if m.compat:

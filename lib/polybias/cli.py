@@ -24,11 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("datasets", help="list the minimal-pair datasets (languages, size, licence)")
     measures = sub.add_parser("measures", help="list the registered measures, or show one's card "
                                                "(polybias measures [NAME])")
-    measures.add_argument("name", nargs="?", help="a measure (default: list them all)")
+    measures.add_argument("name", nargs="?", help="a measure (default: list them all): "
+                                                  + _measure_names())
     sub.add_parser("results", help="read every run record into one tidy table (polybias results "
                                    "[FOLDER] [--csv FILE])", add_help=False)
     sub.add_parser("export", help="cross-model tables and comparison figures from the run records "
-                                  "(polybias export [FOLDER] [--out DIR])", add_help=False)
+                                  "(polybias export [FOLDER | --sweep CONFIG] [--out DIR])",
+                   add_help=False)
     cards = sub.add_parser("cards", help="write the metric cards docs/measures/*.md from the registry")
     cards.add_argument("--check", action="store_true", help="only check that the cards are up to date")
     if argv[:1] == ["results"]:
@@ -37,8 +39,9 @@ def main(argv: list[str] | None = None) -> int:
         return main_results(argv[1:])
     if argv[:1] == ["export"]:
         from .results import main_export
+        from .sweep import run_folders
 
-        return main_export(argv[1:])
+        return main_export(argv[1:], sweep_runs=run_folders)
     if argv[:1] == ["sweep"]:
         from .sweep import main as sweep_main
 
@@ -79,13 +82,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _measure_names() -> str:
+    """The registered measure names, read from ``data/measures.yaml`` without importing the
+    measures' code (the help of ``polybias measures``)."""
+    from . import paths
+
+    try:
+        return ", ".join(paths.read_yaml(paths.data_dir() / "measures.yaml"))
+    except (OSError, ValueError, TypeError) as exc:  # help outside a project still works
+        return f"(the registry cannot be read: {exc})"
+
+
 def _measures(name: str | None) -> int:
     """``polybias measures [NAME]``: the registry as a list, or the card of one measure."""
     from .measures import MEASURES, MeasureError
 
     if name is None:
+        width = max(len(m) for m in MEASURES)
         for m in MEASURES.values():
-            print(f"{m.name:15s} {m.input_kind:18s} {m.title}")
+            print(f"{m.name:{width}s} {m.input_kind:18s} {m.title}")
         print("\npolybias measures NAME shows a measure's card (docs/measures/NAME.md)")
         return 0
     from .cards import card

@@ -8,6 +8,15 @@ line of their own::
     <!-- figure: weat_w2v-gnews.png | Caption --> figures/weat_w2v-gnews.png as an image
     <!-- reported: caliskan2017_weat -->          paper/reported/caliskan2017_weat.csv as a table
     <!-- reported: malik2022_table3 | model=glove-hi-300 -->   ... filtered on columns
+    <!-- records: kurita -->                      the cross-model table of a measure built
+                                                  from the run records (paper/export/kurita.csv)
+    <!-- records: ceat | test=C6 -->              ... filtered on columns (then no figure)
+
+``records`` tables are the ones ``polybias export`` writes from the records of the sweep
+(``make reproduce`` runs it into ``paper/export/``, :func:`polybias.results.export`): one
+row per study, test and subset, one column per model and language, followed by the
+measure's comparison figure when the table is not filtered. A sweep over other models
+therefore changes these tables without any section being edited.
 
 :func:`build_manuscript` writes ``paper/manuscript.md`` (atomically) with every
 directive replaced; a directive naming a missing file is an error naming the section and
@@ -23,23 +32,28 @@ from pathlib import Path
 from . import paths
 from .records import write_text_atomic
 
-DIRECTIVE = re.compile(r"^<!--\s*(table|figure|reported):\s*(.*?)\s*-->\s*$")
+DIRECTIVE = re.compile(r"^<!--\s*(table|figure|reported|records):\s*(.*?)\s*-->\s*$")
 
 
 class ManuscriptError(ValueError):
     """A section refers to something that does not exist, or is malformed."""
 
 
-def _reported_table(spec: str, where: str) -> str:
-    from .report import load_reported, markdown_table
-
+def _filters(spec: str, where: str, kind: str) -> tuple[str, dict[str, str]]:
     name, _, filters = (part.strip() for part in spec.partition("|"))
     kwargs = {}
     for item in filter(None, (f.strip() for f in filters.split(","))):
         key, eq, value = item.partition("=")
         if not eq:
-            raise ManuscriptError(f"{where}: reported filter {item!r} is not key=value")
+            raise ManuscriptError(f"{where}: {kind} filter {item!r} is not key=value")
         kwargs[key.strip()] = value.strip()
+    return name, kwargs
+
+
+def _reported_table(spec: str, where: str) -> str:
+    from .report import load_reported, markdown_table
+
+    name, kwargs = _filters(spec, where, "reported")
     if not (paths.paper_dir() / "reported" / f"{name}.csv").is_file():
         raise ManuscriptError(f"{where}: no reported table paper/reported/{name}.csv")
     frame = load_reported(name, **kwargs)
@@ -49,7 +63,33 @@ def _reported_table(spec: str, where: str) -> str:
     return markdown_table(frame[keep].fillna(""), digits=4)
 
 
-def render_section(text: str, where: str = "section", figures_prefix: str = "../figures/") -> str:
+def _records_table(spec: str, where: str, export_prefix: str) -> str:
+    import pandas as pd
+
+    from .report import markdown_table
+
+    name, kwargs = _filters(spec, where, "records")
+    stem = name.replace(":", "_")
+    file = paths.paper_dir() / "export" / f"{stem}.csv"
+    if not file.is_file():
+        raise ManuscriptError(f"{where}: no records table paper/export/{stem}.csv (run make reproduce)")
+    frame = pd.read_csv(file, dtype=str, keep_default_na=False)
+    for key, value in kwargs.items():
+        if key not in frame.columns:
+            raise ManuscriptError(f"{where}: records table {stem} has no column {key!r} "
+                                  f"(columns: {', '.join(frame.columns)})")
+        frame = frame[frame[key] == value]
+    if frame.empty:
+        raise ManuscriptError(f"{where}: records table {stem} has no rows for {kwargs}")
+    text = markdown_table(frame.reset_index(drop=True)) + "\n"
+    figure = paths.paper_dir() / "export" / f"{stem}.png"
+    if not kwargs and figure.is_file():
+        text += f"\n![{name} across models and languages, from the run records]({export_prefix}{stem}.png)\n"
+    return text
+
+
+def render_section(text: str, where: str = "section", figures_prefix: str = "../figures/",
+                   export_prefix: str = "export/") -> str:
     """Replace the directives of one section's text (see the module docstring).
 
     >>> render_section("Plain prose.\\n")
@@ -78,6 +118,8 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
                 raise ManuscriptError(f"{where}: figure figures/{name} does not exist "
                                       "(run make reproduce)")
             out.append(f"![{caption or name}]({figures_prefix}{name})\n")
+        elif kind == "records":
+            out.append(_records_table(spec, where, export_prefix))
         else:
             out.append(_reported_table(spec, where) + "\n")
     return "".join(out)
@@ -96,7 +138,7 @@ def build_manuscript(sections: str | Path | None = None, output: str | Path | No
     parts = [render_section(f.read_text(encoding="utf-8"), where=f"sections/{f.name}")
              for f in files]
     head = ("<!-- Generated by `make paper` from paper/sections, paper/tables, "
-            "paper/reported and figures/. Do not edit. -->\n\n")
+            "paper/export, paper/reported and figures/. Do not edit. -->\n\n")
     return write_text_atomic(output, head + "\n\n".join(p.strip("\n") for p in parts) + "\n")
 
 

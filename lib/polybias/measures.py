@@ -3,7 +3,8 @@
 Every measure of the library — WEAT, SEAT, CEAT, Kurita's log-probability bias score,
 the CrowS-Pairs stereotype score (masked, causal, AUL, AULA), the JSD stereotype score B,
 Ahn & Oh's CB score, its PLL, sentiment-weighted and interaction variants, the KL
-distribution difference and the association gap used to judge debiasing — is
+distribution difference, the association gap used to judge debiasing, and the per-word
+scores WEFAT and the relative norm distance — is
 computed by a pure function of :mod:`polybias.metrics` (arrays and frames in, numbers
 out). The registry ``data/measures.yaml`` declares each one (its inputs, null
 hypothesis, uncertainty method, reference, the options that reproduce the reference
@@ -35,13 +36,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .metrics import catbias, ceat, crows, logprob, weat
+from .metrics import catbias, ceat, crows, logprob, weat, wefat
 
 #: How a p-value was obtained.
 P_METHODS = ("permutation-exact", "permutation-monte-carlo", "normal", "binomial-exact", "none")
 #: The kinds of input a registered function takes (the contract tests build each kind).
-INPUT_KINDS = ("vectors", "occurrences", "attribute-scores", "pair-scores", "pair-attributions",
-               "group-scores", "distributions")
+INPUT_KINDS = ("vectors", "word-vectors", "occurrences", "attribute-scores", "pair-scores",
+               "pair-attributions", "group-scores", "distributions")
 
 
 class MeasureError(KeyError):
@@ -73,7 +74,7 @@ class MeasureResult:
     interval : confidence interval of ``value``, or None where the measure has none.
     p_value : p-value of the measure's null hypothesis (:attr:`Measure.null_hypothesis`),
         or None; ``p_method`` says how it was obtained (:data:`P_METHODS`).
-    n : number of units the uncertainty is computed over (target items, samples, pairs,
+    n : number of units the uncertainty is computed over (target items, scored words, samples, pairs,
         template × attribute rows, groups).
     options : the options the function ran with, defaults filled in.
     details : per-item frame (per word, sample, pair, attribute or row).
@@ -133,8 +134,9 @@ class Measure:
     it on the measure's inputs and returns ``(raw, options)``; ``convert`` turns the raw
     output into a :class:`MeasureResult`. ``inputs`` names the keyword inputs of
     :func:`compute`, ``input_kind`` their kind (:data:`INPUT_KINDS`). ``polarity`` is
-    ``signed`` (swapping the two target groups reflects ``value`` about ``null_value``)
-    or ``unsigned`` (the value does not depend on the order of the groups).
+    ``signed`` (swapping the two target groups reflects ``value`` about ``null_value``; a
+    per-word measure, kind ``word-vectors``, has no target groups and its two groups are A
+    and B) or ``unsigned`` (the value does not depend on the order of the groups).
     """
 
     name: str
@@ -258,6 +260,35 @@ def _ceat_result(name: str, r, opts: dict[str, Any], level: float = 0.95) -> Mea
                             "variance": r.variances})
     return MeasureResult(name, float(r.ces), Interval(r.ces - z * r.se, r.ces + z * r.se, level, "normal"),
                          float(r.pvalue), "normal", int(r.n_samples), opts, details)
+
+
+# ------------------------------------------------------------------ per-word scores
+
+@_registers(ADAPTERS, "wefat")
+def _wefat_adapter(W, A, B, **options):
+    opts = _options(wefat.wefat_association, options)
+    return wefat.wefat_association(W, A, B, **opts), opts
+
+
+@_registers(ADAPTERS, "relative-norm-distance")
+def _relative_norm_distance_adapter(W, A, B):
+    return wefat.relative_norm_distance(W, A, B), {}
+
+
+def _per_word(name: str, scores: np.ndarray, value: float, opts: dict[str, Any]) -> MeasureResult:
+    """A per-word measure: ``details`` holds the score of every row of W, in W's order."""
+    details = pd.DataFrame({"item": np.arange(len(scores)), "association": scores})
+    return MeasureResult(name, value, None, None, "none", len(scores), opts, details)
+
+
+@_registers(RESULTS, "word-mean")
+def _word_mean_result(name: str, scores, opts: dict[str, Any]) -> MeasureResult:
+    return _per_word(name, scores, float(np.mean(scores)), opts)
+
+
+@_registers(RESULTS, "word-sum")
+def _word_sum_result(name: str, scores, opts: dict[str, Any]) -> MeasureResult:
+    return _per_word(name, scores, float(np.sum(scores)), opts)
 
 
 # ------------------------------------------------------------------ log-probability scores

@@ -239,24 +239,47 @@ def find_records(folder: str | Path) -> list[Path]:
                   and not p.name.startswith("."))
 
 
-def read_results(folder: str | Path | None = None) -> pd.DataFrame:
+def is_model_record(record: Any) -> bool:
+    """True for a per-model record of the validity sweep
+    (:mod:`polybias.studies.validity_sweep`: ``job``, ``job_hash`` and ``rows``, no
+    ``metric``). Those are summarised in ``data/validity`` and rendered by notebook 10,
+    whose run record is read like any other; the model records themselves are skipped.
+
+    >>> is_model_record({"job": {}, "job_hash": "ab", "rows": []}), is_model_record({"metric": "weat"})
+    (True, False)
+    """
+    return isinstance(record, dict) and "metric" not in record and {"job", "job_hash", "rows"} <= set(record)
+
+
+def read_results(folder: str | Path | None = None, runs: list[Path] | None = None) -> pd.DataFrame:
     """One tidy table of every record below ``folder`` (default: ``results/`` under the
-    output root, :func:`polybias.paths.output_path`).
+    output root, :func:`polybias.paths.output_path`), or, given ``runs``, of the records
+    in those run folders only (``results/<study>/<run>``, e.g. the runs of one sweep).
 
     ``study`` is the first folder below ``folder`` on the record's path (the sweep writes
-    ``results/<study>/<run>/<record>.json``). A file that is not a readable record raises
-    :class:`ResultsError` naming it.
+    ``results/<study>/<run>/<record>.json``), or the parent of a run folder. A file that
+    is not a readable record raises :class:`ResultsError` naming it; the validity
+    sweep's model records are skipped (:func:`is_model_record`).
     """
-    folder = Path(folder) if folder is not None else paths.output_path("results")
+    if runs is not None:
+        found = [(path, Path(run).parent.name, Path(run).parent)
+                 for run in runs for path in find_records(run)]
+    else:
+        folder = Path(folder) if folder is not None else paths.output_path("results")
+        found = []
+        for path in find_records(folder):
+            rel = path.relative_to(folder)
+            found.append((path, rel.parts[0] if len(rel.parts) > 1 else "", folder))
     rows = []
-    for path in find_records(folder):
+    for path, study, base in found:
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise ResultsError(f"{path}: not a readable JSON record: {exc}") from exc
-        rel = path.relative_to(folder)
+        if is_model_record(record):
+            continue
         stamp = _dt.datetime.fromtimestamp(path.stat().st_mtime, tz=_dt.UTC)
-        rows += record_rows(record, rel.parts[0] if len(rel.parts) > 1 else "", rel.as_posix(),
+        rows += record_rows(record, study, path.relative_to(base).as_posix(),
                             stamp.strftime("%Y-%m-%dT%H:%M:%SZ"))
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["n"] = frame["n"].astype("Int64")
@@ -362,22 +385,28 @@ def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None
     return finish_figure(fig)
 
 
+EXPORT_SUFFIXES = (".csv", ".md", ".png")
+
+
 def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = None,
-           figures: bool = True, digits: int = 2) -> list[Path]:
-    """Write ``<out>/results.csv`` (the tidy table), and per metric
-    ``<out>/<metric>.csv`` and ``<out>/<metric>.md`` (:func:`cross_model_table`) and
-    ``<out>/<metric>.png`` (:func:`comparison_figure`). Returns the paths written."""
+           figures: bool = True, digits: int = 2, tidy: bool = True, prune: bool = False) -> list[Path]:
+    """Write ``<out>/results.csv`` (the tidy table; not with ``tidy=False``: it names
+    record files and their times), and per metric ``<out>/<metric>.csv`` and
+    ``<out>/<metric>.md`` (:func:`cross_model_table`) and ``<out>/<metric>.png``
+    (:func:`comparison_figure`). ``prune`` then removes the tables and figures in
+    ``out`` of metrics that are no longer exported. Returns the paths written."""
     from .report import markdown_table
 
     out = Path(out)
     metrics = list(metrics) if metrics else sorted(frame["metric"].unique())
+    if not metrics:
+        raise ResultsError("no records to export")
     unknown = [m for m in metrics if m not in set(frame["metric"])]
     if unknown:
         raise ResultsError(f"no results for metric(s) {', '.join(unknown)}")
-    written = [write_text_atomic(out / "results.csv", frame.to_csv(index=False))]
-    for metric in metrics:
-        table = cross_model_table(frame, metric, digits)
-        stem = metric.replace(":", "_")
+    tables = {metric.replace(":", "_"): cross_model_table(frame, metric, digits) for metric in metrics}
+    written = [write_text_atomic(out / "results.csv", frame.to_csv(index=False))] if tidy else []
+    for (stem, table), metric in zip(tables.items(), metrics, strict=True):
         written.append(write_text_atomic(out / f"{stem}.csv", table.to_csv(index=False)))
         written.append(write_text_atomic(out / f"{stem}.md", markdown_table(table) + "\n"))
         if figures:
@@ -394,6 +423,11 @@ def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = Non
                 tmp.unlink(missing_ok=True)
                 plt.close(fig)
             written.append(path)
+    if prune:
+        keep = {p.name for p in written} | {"results.csv"}
+        for stale in sorted(out.iterdir()):
+            if stale.is_file() and stale.suffix in EXPORT_SUFFIXES and stale.name not in keep:
+                stale.unlink()
     return written
 
 
@@ -429,22 +463,55 @@ def main_results(argv: list[str] | None = None) -> int:
     return 0
 
 
-def main_export(argv: list[str] | None = None) -> int:
-    """``polybias export [FOLDER] [--out DIR] [--metric M] [--no-figures]``."""
+def main_export(argv: list[str] | None = None, sweep_runs: Callable | None = None) -> int:
+    """``polybias export [FOLDER | --sweep CONFIG [--if-complete]] [--out DIR] [--metric M]
+    [--no-figures] [--no-tidy] [--prune]``.
+
+    ``--sweep CONFIG`` exports the records of that sweep's runs only; ``sweep_runs(CONFIG)``
+    (given by the command line, :func:`polybias.sweep.run_folders`) returns their folders
+    and the keys of the runs that are not done. A sweep with runs not done is an error
+    (nothing written) or, with ``--if-complete``, a note on stderr and exit 0 with
+    nothing written: ``make reproduce`` rewrites ``paper/export`` only from a complete
+    sweep, so an offline run that skipped some notebooks leaves the committed tables as
+    they are.
+    """
     parser = argparse.ArgumentParser(prog="polybias export",
                                      description="Cross-model tables (CSV, Markdown) and comparison "
                                                  "figures from the run records.")
     parser.add_argument("folder", nargs="?", help="records folder (default: results/ under the "
                                                   "output root)")
-    parser.add_argument("--out", default=None, help="output folder (default: paper/export under the "
-                                                    "output root)")
+    parser.add_argument("--sweep", help="export the records of this sweep config's runs only")
+    parser.add_argument("--if-complete", action="store_true",
+                        help="with --sweep: when some runs are not done, write nothing and exit 0")
+    parser.add_argument("--out", default=None, help="output folder (default: results/export under "
+                                                    "the output root)")
     parser.add_argument("--metric", action="append", help="export only this metric (repeatable)")
     parser.add_argument("--no-figures", action="store_true", help="tables only")
+    parser.add_argument("--no-tidy", action="store_true",
+                        help="no results.csv (the tidy table, which names record files and times)")
+    parser.add_argument("--prune", action="store_true",
+                        help="remove tables and figures in --out of metrics not exported now")
     args = parser.parse_args(argv)
-    out = Path(args.out) if args.out else paths.output_path("paper/export")
+    out = Path(args.out) if args.out else paths.output_path("results/export")
     try:
-        frame = read_results(args.folder)
-        written = export(frame, out, args.metric, figures=not args.no_figures)
+        if args.sweep:
+            if args.folder:
+                raise ResultsError("give a records FOLDER or --sweep CONFIG, not both")
+            if sweep_runs is None:
+                raise ResultsError("--sweep needs the sweep module (run it as polybias export)")
+            folders, not_done = sweep_runs(args.sweep)
+            if not_done:
+                message = (f"{len(not_done)} of {len(folders) + len(not_done)} runs of {args.sweep} "
+                           f"are not done (e.g. {not_done[0]}); nothing exported")
+                if args.if_complete:
+                    print(f"polybias export: {message}; {out} left as it is", file=sys.stderr)
+                    return 0
+                raise ResultsError(message)
+            frame = read_results(runs=folders)
+        else:
+            frame = read_results(args.folder)
+        written = export(frame, out, args.metric, figures=not args.no_figures,
+                         tidy=not args.no_tidy, prune=args.prune)
     except ResultsError as exc:
         print(f"polybias export: {exc}", file=sys.stderr)
         return 1

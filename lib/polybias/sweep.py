@@ -391,6 +391,19 @@ def is_done(run: Run, root: str | Path | None = None) -> bool:
     return True
 
 
+def run_folders(config: str | Path, root: str | Path | None = None) -> tuple[list[Path], list[str]]:
+    """The record folders of a sweep's runs that are done (:func:`is_done`), and the keys
+    of those that are not, in the sweep's order; what ``polybias export --sweep`` reads."""
+    root = Path(root) if root else paths.project_root()
+    done, not_done = [], []
+    for run in load_sweep(config):
+        if is_done(run, root):
+            done.append(_folder(run, root))
+        else:
+            not_done.append(run.key)
+    return done, not_done
+
+
 def _clean(nb: Any, source: str, root: Path) -> Any:
     """Drop timings and this checkout's absolute path from an executed notebook.
 

@@ -168,6 +168,13 @@ def test_context_study_per_structure_on_hand_scores():
     assert per[per.structure == "S1"].prior.tolist() == pytest.approx([0.5] * 4)
     with pytest.raises(LogProbError, match="has no group \\['boys'\\]"):
         logprob.context_study(pd.DataFrame(rows), book, "t", "a", "boys", "female", "career", "family")
+    # a structure without some attributes' sentences (seed 000's blank S5 cells) is tested on the rest
+    fewer = pd.DataFrame([r for r in rows if not (r["template"] == "two" and r["attribute"] == "c1")])
+    summary, per = logprob.context_study(fewer, book, "t", "a", "male", "female", "career", "family")
+    s = summary.set_index("structure")
+    assert sorted(per[per.structure == "S2"].attribute) == ["c2", "h1", "h2"]
+    assert s.loc["S2", "corrected_career"] == pytest.approx(0.0)
+    assert s.loc["S1", "corrected_career"] == pytest.approx(1.05)
 
 
 def test_bangla_structures_are_valid_templates():

@@ -48,6 +48,8 @@ def test_each_notebook_checks_its_parameters_once_and_its_defaults_pass(source):
     ("03_ceat", {"planted_p": []}, "give a corpus or at least one planted strength"),
     ("04_logprob_context", {"planted_p": 1.5}, "planted_p must be a probability, got 1.5"),
     ("04_logprob_context", {"y": "male"}, "the two target groups and the two attribute groups must differ"),
+    ("04_logprob_context", {"templates": "seed000_bn"}, "cannot read the study's passages of 'seed000_bn'; "
+                                                          "use model='planted-analytic'"),
     ("05_crows_pairs", {"method": "metric.py"}, "method must be one of"),
     ("06_categorical_bias", {"ddof": 2}, "ddof must be one of \\(0, 1\\), got 2"),
     ("06_categorical_bias", {"top_k": 0}, "top_k must be a positive integer, got 0"),

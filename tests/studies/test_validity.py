@@ -54,6 +54,34 @@ def test_planted_lm_scores_show_the_planted_direction(tmp_path, monkeypatch):
     assert all(r["value"] > 70 and r["null"] == 50.0 for r in rows)
 
 
+def test_planted_lm_is_loaded_by_the_one_loader(monkeypatch):
+    """validity.planted_lm asks polybias.models.load for the planted model (``trained=``),
+    once per process and input set. Cost: one pinned tiny MLM read from disk (under 1 s)."""
+    from polybias import models
+
+    monkeypatch.setenv("POLYBIAS_PLANTED", "pinned")
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    real = models.load
+    monkeypatch.setattr(models, "load", spy)
+    validity._loaded_lm.cache_clear()
+    try:
+        lm = validity.planted_lm("mlm", 0.5)
+        assert validity.planted_lm("mlm", 0.5) is lm
+    finally:
+        validity._loaded_lm.cache_clear()
+    assert calls == [(("planted-mlm-p0.5-s0", "mlm"),
+                      {"trained": {"kind": "mlm", "p": 0.5, "seed": 0, "language": "en",
+                                   "n_sentences": 3000, "batch_size": 16, "epochs": 10}})]
+    assert (lm.name, lm.kind, lm.device) == ("planted-mlm-p0.5-s0", "mlm", "cpu")
+    with pytest.raises(ValidityError, match="kind must be one of"):
+        validity.planted_lm("seq2seq", 0.5)
+
+
 def test_dose_response_rows_and_bad_arguments():
     out = validity.dose_response(["weat"], [0.2, 0.8], [0, 1], weat_n_sentences=800,
                                  weat_n_permutations=200)

@@ -2,14 +2,22 @@
 
 Each file gives the language's ``name``, the Unicode ``normalization`` form of its word
 lists and corpora, the ``sentence_terminators`` that end a sentence, and optionally the
-``script`` block its letters must lie in (``{name, first, last}``). A language without a
-file has the defaults: NFC, sentences ended by ``.?!``, no script check.
-:mod:`polybias.data.text` reads them to normalise, split sentences and check scripts.
+``full_stop`` a generated sentence ends with (one of the terminators; default the first),
+the ``script`` block its letters must lie in (``{name, first, last}``) and, for a
+language whose words inflect by suffixes (Bangla; seed 000 App. C), its
+``suffix_groups``: group name → the suffixes a word of that group takes. A language
+without a file has the defaults: NFC, sentences ended by ``.?!`` and generated ones by
+``.``, no script check, no suffix groups. :mod:`polybias.data.text` reads them to
+normalise, split sentences and check scripts, :mod:`polybias.data.wordlists` for the
+suffix groups its sets name, :mod:`polybias.planted.synthetic` for the full stop.
+
+A malformed file raises :class:`LanguageError` naming the file and the key.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -18,7 +26,7 @@ from .. import paths
 DEFAULT_NORMALIZATION = "NFC"
 DEFAULT_TERMINATORS = ".?!"
 NORMAL_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
-_KEYS = ("name", "normalization", "sentence_terminators", "script")
+_KEYS = ("name", "normalization", "sentence_terminators", "full_stop", "script", "suffix_groups")
 
 
 class LanguageError(ValueError):
@@ -43,15 +51,17 @@ class Language:
     normalization: str = DEFAULT_NORMALIZATION
     sentence_terminators: str = DEFAULT_TERMINATORS
     script: Script | None = None
+    full_stop: str = DEFAULT_TERMINATORS[0]
+    suffix_groups: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
 
 
 def language(code: str) -> Language:
     """The facts of language ``code`` (defaults when it has no file).
 
-    >>> language("bn").normalization, language("bn").script.name
-    ('NFKC', 'Bengali')
+    >>> language("bn").normalization, language("bn").script.name, language("bn").full_stop
+    ('NFKC', 'Bengali', '।')
     >>> language("xx")
-    Language(code='xx', name='xx', normalization='NFC', sentence_terminators='.?!', script=None)
+    Language(code='xx', name='xx', normalization='NFC', sentence_terminators='.?!', script=None, full_stop='.', suffix_groups={})
     """
     return _read(code, str(paths.data_dir() / "languages" / f"{code}.yaml"))
 
@@ -73,6 +83,10 @@ def _read(code: str, path: str) -> Language:
     terminators = raw.get("sentence_terminators", DEFAULT_TERMINATORS)
     if not isinstance(terminators, str) or not terminators:
         raise LanguageError(f"{file}: sentence_terminators must be a non-empty string")
+    full_stop = raw.get("full_stop", terminators[0])
+    if not isinstance(full_stop, str) or len(full_stop) != 1 or full_stop not in terminators:
+        raise LanguageError(f"{file}: full_stop must be one of the sentence_terminators "
+                            f"{terminators!r}, got {full_stop!r}")
     script = raw.get("script")
     if script is not None:
         if not isinstance(script, dict) or set(script) != {"name", "first", "last"} or \
@@ -80,4 +94,32 @@ def _read(code: str, path: str) -> Language:
             raise LanguageError(f"{file}: script must be {{name, first, last}} with integer "
                                 f"code points, got {script!r}")
         script = Script(str(script["name"]), script["first"], script["last"])
-    return Language(code, str(raw.get("name", code)), form, terminators, script)
+    return Language(code, str(raw.get("name", code)), form, terminators, script, full_stop,
+                    suffix_table(raw.get("suffix_groups"), f"{file}: suffix_groups"))
+
+
+def suffix_table(groups: object, where: str,
+                 error: type[Exception] = LanguageError) -> dict[str, tuple[str, ...]]:
+    """A checked ``suffix_groups`` table: group name → non-empty list of distinct suffixes
+    (None or empty: no groups). A malformed table raises ``error`` prefixed with ``where``.
+
+    >>> suffix_table({"nouns": ["er", "s"]}, "x.yaml")
+    {'nouns': ('er', 's')}
+    >>> suffix_table({"nouns": ["s", "s"]}, "x.yaml")
+    Traceback (most recent call last):
+    ...
+    polybias.data.languages.LanguageError: x.yaml: suffix group 'nouns' repeats s
+    """
+    if groups is None:
+        return {}
+    if not isinstance(groups, dict):
+        raise error(f"{where}: suffix_groups must map group names to lists of suffixes")
+    out = {}
+    for g, sfx in groups.items():
+        if not isinstance(sfx, list) or not sfx or not all(isinstance(x, str) and x.strip() for x in sfx):
+            raise error(f"{where}: suffix group {g!r} must be a non-empty list of suffixes, got {sfx!r}")
+        dups = sorted(x for x, c in Counter(sfx).items() if c > 1)
+        if dups:
+            raise error(f"{where}: suffix group {g!r} repeats {', '.join(dups)}")
+        out[str(g)] = tuple(sfx)
+    return out

@@ -18,13 +18,14 @@ A file holds named word ``sets`` (each with its words, provenance and source) an
         A: pleasant
         B: unpleasant
 
-Optional, for languages whose words inflect by suffixes (Bangla; seed 000 App. C): a
-top-level ``suffix_groups`` mapping (group name → suffixes) and, in a set, ``suffixes``
-mapping group names to the words of the set that take that group. Each word takes at
-most one group (its own, as the paper requires); words in no group match as roots only::
+Optional, for languages whose words inflect by suffixes (Bangla; seed 000 App. C): in a
+set, ``suffixes`` mapping suffix group names to the words of the set that take that
+group. Each word takes at most one group (its own, as the paper requires); words in no
+group match as roots only. The groups (group name → suffixes) are facts of the language,
+``suffix_groups`` in ``data/languages/<lang>.yaml`` (:mod:`polybias.data.languages`); a
+file may instead define its own top-level ``suffix_groups``, which then replace the
+language's for that file::
 
-    suffix_groups:
-      inanimate_consonant: [ের, ে, টি, টা]
     sets:
       flowers:
         ...
@@ -53,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
+from . import languages
 from .text import word_forms
 
 PROVENANCES = ("language-specific", "translated")
@@ -96,19 +98,14 @@ class AssociationTest:
         return {"X": self.X, "Y": self.Y, "A": self.A, "B": self.B}
 
 
-def _suffix_groups(raw: dict, file: Path) -> dict[str, tuple[str, ...]]:
-    groups = raw.get("suffix_groups") or {}
-    if not isinstance(groups, dict):
-        raise WordListError(f"{file}: suffix_groups must map group names to lists of suffixes")
-    out = {}
-    for g, sfx in groups.items():
-        if not isinstance(sfx, list) or not sfx or not all(isinstance(s, str) and s.strip() for s in sfx):
-            raise WordListError(f"{file}: suffix group {g!r} must be a non-empty list of suffixes")
-        dups = sorted(s for s, c in Counter(sfx).items() if c > 1)
-        if dups:
-            raise WordListError(f"{file}: suffix group {g!r} repeats {', '.join(dups)}")
-        out[str(g)] = tuple(sfx)
-    return out
+def _suffix_groups(raw: dict, file: Path, language: str) -> dict[str, tuple[str, ...]]:
+    """The file's own ``suffix_groups`` when it has the key, else the language's."""
+    if "suffix_groups" not in raw:
+        try:
+            return languages.language(language).suffix_groups
+        except languages.LanguageError as exc:
+            raise WordListError(f"{file}: suffix groups of language {language!r}: {exc}") from exc
+    return languages.suffix_table(raw["suffix_groups"] or {}, str(file), WordListError)
 
 
 def _word_suffixes(name: str, entry: dict, words: list[str], groups: dict, file: Path) -> dict:
@@ -194,7 +191,7 @@ def _load(file: Path, seen: tuple[Path, ...]) -> tuple[dict[str, WordSet], dict[
     if not isinstance(raw, dict) or not isinstance(raw.get("sets"), dict):
         raise WordListError(f"{file}: expected a mapping with 'sets:' (and optionally 'tests:')")
     language = str(raw.get("language", file.parent.name))
-    groups = _suffix_groups(raw, file)
+    groups = _suffix_groups(raw, file, language)
     inc_sets, inc_tests = _included(raw, file, seen + (file.resolve(),))
     own = {name: _word_set(name, entry, file, groups) for name, entry in raw["sets"].items()}
     clash = sorted(set(own) & set(inc_sets))

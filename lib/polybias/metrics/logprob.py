@@ -425,16 +425,27 @@ def kurita_effect(bias: pd.Series, a: list[str], b: list[str], n_permutations: i
                   seed: int = 0, alternative: stats.Alternative = "greater") -> KuritaEffect:
     """(mean_A s − mean_B s) / std_{A∪B} s (ddof=1) and its split permutation p-value.
 
+    When every s is the same up to rounding (the values span no more than the permutation
+    test's tolerance, 1e-9 × max(1, Σ|s|)), the effect size is 0/0: it is NaN, not the
+    ratio of two rounding errors (the p-value is then 1).
+
     >>> s = pd.Series({"c1": 1.0, "c2": 2.0, "f1": -1.0, "f2": 0.0})
     >>> r = kurita_effect(s, ["c1", "c2"], ["f1", "f2"])
     >>> round(r.effect_size, 4), r.pvalue   # 2 / sqrt(5/3); 1 of the 6 splits reaches {c1, c2}
     (1.5492, 0.16666666666666666)
+    >>> r = kurita_effect(pd.Series({"c1": 3e-15, "c2": -1e-15, "f1": 0.0, "f2": 2e-15}), ["c1", "c2"], ["f1", "f2"])
+    >>> r.effect_size, r.pvalue
+    (nan, 1.0)
     """
     missing = [w for w in list(a) + list(b) if w not in bias.index]
     if missing:
         raise LogProbError(f"no bias score for attribute(s) {missing}")
     sa, sb = bias.loc[list(a)].to_numpy(float), bias.loc[list(b)].to_numpy(float)
-    d = stats.standardized_mean_difference(sa, sb, ddof=1)
+    pooled = np.concatenate([sa, sb])
+    if np.ptp(pooled) <= 1e-9 * max(1.0, float(np.abs(pooled).sum())):
+        d = float("nan")
+    else:
+        d = stats.standardized_mean_difference(sa, sb, ddof=1)
     test = stats.split_permutation_test(sa, sb, alternative=alternative,
                                         n_permutations=n_permutations, seed=seed)
     return KuritaEffect(d, test.pvalue, float(sa.mean()), float(sb.mean()), len(sa), len(sb), test.method)
@@ -468,7 +479,8 @@ def context_study(scores: pd.DataFrame, book: TemplateBook, target_list: str, at
     (summary, per_attribute) : ``summary`` has one row per set (structure, effect_size,
     pvalue, corrected_a, corrected_b, prior_spread: the standard deviation over target
     pairs of the prior differences); ``per_attribute`` has structure, attribute,
-    attribute_group, fill, prior, corrected.
+    attribute_group, fill, prior, corrected. A structure without a sentence for some
+    attributes (seed 000 leaves two S5 cells blank) is tested on the attributes it has.
     """
     tg = group_members(book, target_list, feature)
     ag = group_members(book, attribute_list, feature)
@@ -485,7 +497,9 @@ def context_study(scores: pd.DataFrame, book: TemplateBook, target_list: str, at
         frame.insert(0, "structure", structure)
         frame["attribute_group"] = frame["attribute"].map({w: k for k, ws in ag.items() for w in ws})
         per.append(frame)
-        eff = kurita_effect(parts["corrected"], ag[a], ag[b], n_permutations=n_permutations, seed=seed)
+        scored = set(parts["corrected"].index)  # a structure may lack some attributes' sentences
+        eff = kurita_effect(parts["corrected"], [w for w in ag[a] if w in scored],
+                            [w for w in ag[b] if w in scored], n_permutations=n_permutations, seed=seed)
         pairs = g.groupby("target")["prior"].mean()
         prior_pairs = [pairs[m] - pairs[f] for m, f in zip(tg[x], tg[y], strict=False)]
         rows.append({"structure": structure, "effect_size": eff.effect_size, "pvalue": eff.pvalue,

@@ -42,7 +42,8 @@ def _check_dims(*arrays: np.ndarray) -> None:
 
 
 def wefat_association(W: np.ndarray, A: np.ndarray, B: np.ndarray, ddof: int = 1) -> np.ndarray:
-    """WEFAT s(w, A, B) for every row w of ``W`` (see the module docstring).
+    """WEFAT s(w, A, B) = (mean_a cos(w, a) − mean_b cos(w, b)) / std_{x∈A∪B} cos(w, x)
+    for every row w of ``W`` (Caliskan, Bryson & Narayanan 2017; see the module docstring).
 
     Parameters
     ----------
@@ -77,7 +78,8 @@ def wefat_association(W: np.ndarray, A: np.ndarray, B: np.ndarray, ddof: int = 1
 
 
 def relative_norm_distance(W: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Garg et al.'s d(w) = ‖ŵ − v̄_B‖ − ‖ŵ − v̄_A‖ for every row w of ``W``.
+    """Garg et al.'s (2018) d(w) = ‖ŵ − v̄_B‖ − ‖ŵ − v̄_A‖ for every row w of ``W``, on
+    unit vectors; Σ_w d(w) is their relative norm distance.
 
     Parameters
     ----------

@@ -55,6 +55,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from ..data import languages
 from ..records import params_hash, write_text_atomic
 from . import pinned
 
@@ -953,12 +954,12 @@ def varied_length_corpus(
                      _nfc(list(cat["B"])), _check_probability(f"p of {name!r}", cat.get("p", p))))
     rng = random.Random(f"varied-length/{language}/{seed}")
     templates, pronouns = data["templates"], data["pronouns"] or [""]
-    end = "." if language == "en" else "।"
+    end = languages.language(language).full_stop
 
     def clause(subject: str, obj: str) -> list[str]:
         template = templates[rng.randrange(len(templates))]
         words = template.format(t=subject, a=obj, pro=_pronoun(template, rng, pronouns)).split()
-        return words[:-1] if words and words[-1] in (".", "।") else words
+        return words[:-1] if words and words[-1] == end else words
 
     def filler() -> list[str]:
         subjects, objects = data["neutral_subjects"], data["neutral_objects"]

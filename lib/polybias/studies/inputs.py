@@ -7,8 +7,10 @@ One call each replaces the dispatch the notebooks would otherwise write out:
 :func:`polybias.data.seed000.kurita_templates`), ``seed002_<category>_<language>``
 (:func:`polybias.data.seed002.book_from_name`), ``seed004_countries`` (seed 004's 245
 countries, :func:`polybias.studies.seed004.country_templates`) or a template file in ``data/templates``;
-:func:`language_model` loads ``model`` through :func:`polybias.models.load`, or, for
-``model="planted"``, the planted masked LM of strength ``planted_p``.
+:func:`language_model` loads ``model`` through :func:`polybias.models.load`: for
+``model="planted"``, the planted masked LM of strength ``planted_p``; for
+``model="planted-analytic"``, the analytic masked LM built from the template book
+(:mod:`polybias.planted.analytic`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from ..data.templating import TemplateBook
 from ..planted import probes
 
 PLANTED = "planted"  # the model name that asks for a planted MLM of a chosen strength
+ANALYTIC = "planted-analytic"  # the analytic MLM built from the template book (planted.analytic.NAME)
+#: Model names whose association strength is the notebook's ``planted_p``.
+PLANTED_MODELS = (PLANTED, ANALYTIC)
 
 
 def template_book(name: str) -> TemplateBook:
@@ -44,7 +49,10 @@ def template_book(name: str) -> TemplateBook:
 
 def language_model(model: str, *, planted_p: float | None = None, language: str = "en",
                    seed: int = 0, revision: str = "", device: str = "auto", dtype="auto",
-                   batch_tokens: int = 0):
+                   batch_tokens: int = 0, book: TemplateBook | None = None,
+                   target_list: str = "targets", attribute_list: str = "attributes",
+                   group_feature: str = "group", x: str = "male", y: str = "female",
+                   a: str = "career", b: str = "family"):
     """The language model a notebook scores with, named ``model`` in its records.
 
     ``model="planted"``: the planted masked LM of :func:`polybias.planted.synthetic.cached_planted_model`
@@ -54,7 +62,20 @@ def language_model(model: str, *, planted_p: float | None = None, language: str 
     model directory or a hub id, loaded as a masked or causal LM by
     :func:`polybias.models.load` with ``revision``, ``device``, ``dtype`` and
     ``batch_tokens``.
+
+    ``model="planted-analytic"``: the analytic masked LM of ``book``
+    (:func:`polybias.planted.analytic.cached_analytic_mlm`: built once into the cache, no
+    training, the same on every CPU) with association strength ``planted_p``, target groups
+    ``x``/``y`` of ``target_list`` and attribute groups ``a`` (planted towards ``x``) and
+    ``b`` of ``attribute_list``, read from the entries' ``group_feature``; loaded from its
+    directory by :func:`polybias.models.load`, on the CPU and in float64 unless
+    ``device``/``dtype`` say otherwise, and named ``planted-analytic-p<planted_p>``.
     """
+    if model == ANALYTIC:
+        return analytic_language_model(book, planted_p, seed=seed, revision=revision, device=device,
+                                       dtype=dtype, batch_tokens=batch_tokens, target_list=target_list,
+                                       attribute_list=attribute_list, group_feature=group_feature,
+                                       x=x, y=y, a=a, b=b)
     if model == PLANTED:
         if planted_p is None:
             raise models.ModelError("model 'planted' needs planted_p, the association strength")
@@ -63,6 +84,35 @@ def language_model(model: str, *, planted_p: float | None = None, language: str 
                            trained={"kind": "mlm", "p": planted_p, "seed": seed,
                                     "language": language})
     return models.load(model, "lm", revision=revision, device=device, dtype=dtype,
+                       batch_tokens=batch_tokens)
+
+
+def analytic_language_model(book: TemplateBook | None, planted_p: float | None, *, seed: int = 0,
+                            revision: str = "", device: str = "auto", dtype="auto",
+                            batch_tokens: int = 0, target_list: str = "targets",
+                            attribute_list: str = "attributes", group_feature: str = "group",
+                            x: str = "male", y: str = "female", a: str = "career",
+                            b: str = "family"):
+    """The analytic masked LM of ``book`` at strength ``planted_p`` (see
+    :func:`language_model`), loaded through :func:`polybias.models.load` from its cached
+    directory; its recorded revision is ``analytic:<cache key>``."""
+    from ..planted import analytic
+
+    if book is None:
+        raise models.ModelError(f"model {ANALYTIC!r} is built from a template book: pass book=")
+    if planted_p is None:
+        raise models.ModelError(f"model {ANALYTIC!r} needs planted_p, the association strength")
+    if revision:
+        raise models.ModelError(f"model {ANALYTIC!r} is built from the template book: it has no "
+                                f"revision to choose (got {revision!r})")
+    folder, key = analytic.cached_analytic_mlm(
+        book, planted_p, target_list=target_list, attribute_list=attribute_list,
+        feature=group_feature, x=x, y=y, a=a, b=b, seed=seed)
+    name = f"{ANALYTIC}-p{planted_p}"
+    registry = {name: {"kind": "mlm", "path": str(folder), "revision": f"analytic:{key}"}}
+    return models.load(name, "mlm", registry=registry,
+                       device="cpu" if device in ("", "auto") else device,
+                       dtype="float64" if dtype in ("", "auto", None) else dtype,
                        batch_tokens=batch_tokens)
 
 

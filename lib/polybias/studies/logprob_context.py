@@ -1,11 +1,44 @@
-"""Log-probability bias and the amount of context (notebook 04): the prior-vs-corrected
-figure. The notebook's template books and planted Bangla MLM come from
-:mod:`polybias.studies.inputs`; the per-structure study itself is
-:func:`polybias.metrics.logprob.context_study`."""
+"""Log-probability bias and the amount of context (notebook 04): the decisions its
+checked cell prints and the prior-vs-corrected figure. The notebook's template books and
+planted Bangla MLMs come from :mod:`polybias.studies.inputs`; the per-structure study
+itself is :func:`polybias.metrics.logprob.context_study`."""
 
 from __future__ import annotations
 
 import pandas as pd
+
+#: Below this absolute size a corrected difference (in nats) counts as zero: far above the
+#: rounding noise of a float64 forward pass (about 1e-14), far below any planted effect.
+ZERO_TOLERANCE = 1e-9
+
+
+def decisions(summary: pd.DataFrame, per_attribute: pd.DataFrame, a: str, b: str,
+              alpha: float = 0.05, tol: float = ZERO_TOLERANCE) -> pd.DataFrame:
+    """Per structure, the decisions of :func:`polybias.metrics.logprob.context_study` that
+    do not depend on the last bits of the CPU's arithmetic: for each attribute group, how
+    many attributes were scored and how many have a corrected X − Y difference above
+    ``tol`` (``… > 0``) or below −``tol`` (``… < 0``); and whether the one-sided permutation
+    test separates ``a`` from ``b`` at ``alpha`` (``separated``: yes/no).
+
+    >>> per = pd.DataFrame({"structure": ["S1"] * 4, "attribute": ["c1", "c2", "h1", "h2"],
+    ...                     "attribute_group": ["career", "career", "family", "family"],
+    ...                     "corrected": [0.5, 1e-15, -0.2, -0.3]})
+    >>> summary = pd.DataFrame({"structure": ["S1"], "pvalue": [0.04]})
+    >>> decisions(summary, per, "career", "family").to_dict("records")[0]
+    {'structure': 'S1', 'n_career': 2, 'career > 0': 1, 'career < 0': 0, 'n_family': 2, 'family > 0': 0, 'family < 0': 2, 'separated': 'yes'}
+    """
+    rows = []
+    for structure, g in per_attribute.groupby("structure", sort=False):
+        row: dict[str, object] = {"structure": structure}
+        for group in (a, b):
+            values = g.loc[g["attribute_group"] == group, "corrected"]
+            row[f"n_{group}"] = int(len(values))
+            row[f"{group} > 0"] = int((values > tol).sum())
+            row[f"{group} < 0"] = int((values < -tol).sum())
+        pvalue = float(summary.loc[summary["structure"] == structure, "pvalue"].iloc[0])
+        row["separated"] = "yes" if pvalue < alpha else "no"
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None = None,

@@ -95,13 +95,18 @@ def _03_ceat(*, model, language, language_override, alternative, pooling, length
         raise ParameterError("give a corpus or at least one planted strength in planted_p")
 
 
-def _04_logprob_context(*, mode, planted_p, x, y, a, b):
+def _04_logprob_context(*, model, templates, mode, planted_p, x, y, a, b):
     from ..metrics.logprob import MODES
+    from .inputs import ANALYTIC, PLANTED
 
     _one_of("mode", mode, MODES)
     _probability("planted_p", planted_p)
     if len({x, y}) != 2 or len({a, b}) != 2:
         raise ParameterError("the two target groups and the two attribute groups must differ")
+    if model == PLANTED and templates == "seed000_bn":
+        raise ParameterError(f"model {PLANTED!r} (a 64-token window, trained on the planted "
+                             f"sentences) cannot read the study's passages of {templates!r}; use "
+                             f"model={ANALYTIC!r} (built from the book) or a hub model")
 
 
 def _05_crows_pairs(*, model, language, language_override, method):

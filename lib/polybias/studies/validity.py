@@ -106,9 +106,11 @@ def planted_weat(
 
 def planted_lm(kind: str, p: float, seed: int = 0, language: str = "en",
                n_sentences: int = 3000, **training: Any):
-    """The tiny LM of :func:`planted_lm_scores` as a :class:`polybias.engines.scoring.LanguageModel`
-    (trained once per input set, then loaded from the cache). The measures of one model
-    share it: within a process, a model is read from disk once (:func:`_loaded_lm`)."""
+    """The tiny LM of :func:`planted_lm_scores` as a :class:`polybias.engines.scoring.LanguageModel`,
+    loaded by the one loader (:func:`polybias.models.load` with ``trained=``: trained once
+    per input set, then read from the cache or the pinned store), named
+    ``planted-<kind>-p<p>-s<seed>``. The measures of one model share it: within a process,
+    a model is read from disk once (:func:`_loaded_lm`)."""
     from .. import paths
 
     if kind not in LM_TRAINING:
@@ -123,14 +125,11 @@ def _loaded_lm(kind: str, p: float, seed: int, language: str, n_sentences: int,
                options: tuple, cache: str):
     """Load (training first if needed) one planted LM; ``cache`` keys the memo on the
     cache folder in use. The models are only read (eval mode), so sharing them is safe."""
-    from ..engines.scoring import wrap_language_model
-    from ..planted.synthetic import cached_planted_model, planted_model_spec
+    from .. import models
 
-    model, tokenizer = cached_planted_model(kind, p, seed=seed, language=language,
-                                            n_sentences=n_sentences, **dict(options))
-    spec = planted_model_spec(kind, p, seed, language, n_sentences, **dict(options))
-    return wrap_language_model(model, tokenizer, name=f"planted-{kind}-p{p:g}-s{seed}",
-                               kind=kind, revision=f"planted:{spec}")
+    return models.load(f"planted-{kind}-p{p:g}-s{seed}", kind,
+                       trained={"kind": kind, "p": p, "seed": seed, "language": language,
+                                "n_sentences": n_sentences, **dict(options)})
 
 
 def planted_template_scores(

@@ -3,8 +3,8 @@
 ``make validity`` runs :func:`run_validity` on ``configs/sweeps/validity.yaml``. Each
 *job* is one trained model: a language, a model family (``word2vec``, ``mlm`` or
 ``causal``), a planted strength ``p`` and a seed. The model is trained once and cached
-under its training spec (:func:`polybias.synthetic.cached_planted_model` and
-:func:`polybias.synthetic.planted_word2vec` key it by a hash of every training input),
+under its training spec (:func:`polybias.planted.synthetic.cached_planted_model` and
+:func:`polybias.planted.synthetic.planted_word2vec` key it by a hash of every training input),
 then every measure of its family is scored at every size of :data:`SIZES` and the rows are
 written as one JSON record per job (``<records>/<language>/<family>-p<p>-s<seed>.json``,
 atomically). A job whose record exists with the same job hash (training spec, scoring

@@ -86,6 +86,22 @@ def test_a_failed_training_leaves_nothing(empty_project, monkeypatch):
     assert list((empty_project / ".cache" / "trained").iterdir()) == []
 
 
+def test_a_built_folder_needs_its_marker_and_is_built_once(tmp_path):
+    target = tmp_path / "cache" / "mlm-9"
+    with pytest.raises(pinned.PinnedError, match=f"building mlm-9 wrote no {pinned.SPEC_FILE}"):
+        pinned.build_folder(target, lambda out: (out / "weights.bin").write_bytes(b"w"))
+    assert list((tmp_path / "cache").iterdir()) == []
+    calls = []
+
+    def build(out):
+        calls.append(out)
+        (out / "done.json").write_text("{}")
+
+    assert pinned.build_folder(target, build, marker="done.json") == target
+    assert pinned.build_folder(target, build, marker="done.json") == target
+    assert len(calls) == 1 and calls[0] != target and (target / "done.json").is_file()
+
+
 def test_an_unknown_mode_is_an_error(monkeypatch):
     monkeypatch.setenv("POLYBIAS_PLANTED", "sometimes")
     with pytest.raises(pinned.PinnedError, match="POLYBIAS_PLANTED must be one of auto, pinned, pin"):

@@ -75,9 +75,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -88,6 +85,7 @@ from .. import paths
 from ..data import templating
 from ..data.templating import TemplateBook
 from ..records import canonical_json, params_hash
+from .pinned import build_folder
 
 NAME = "planted-analytic"
 #: Bump when the construction changes: the cache key covers it.
@@ -366,23 +364,8 @@ def cached_analytic_mlm(book: TemplateBook, p: float, **options) -> tuple[Path, 
     ``mlm-analytic-<hash of analytic_spec>``."""
     spec = analytic_spec(book, p, **options)
     key = f"mlm-analytic-{params_hash(spec)}"
-    root = paths.cache_dir() / "analytic"
-    folder = root / key
-    if (folder / SPEC_FILE).is_file():
-        return folder, key
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
-    try:
-        write_analytic_mlm(book, p, tmp, **options)
-        try:
-            os.rename(tmp, folder)
-        except OSError:
-            if not (folder / SPEC_FILE).is_file():  # not a concurrent writer's folder
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    folder = build_folder(paths.cache_dir() / "analytic" / key,
+                          lambda tmp: write_analytic_mlm(book, p, tmp, **options), marker=SPEC_FILE)
     return folder, key
 
 

@@ -133,6 +133,32 @@ def add(key: str, folder: Path, spec: dict[str, Any], store: Path | None = None)
     return target
 
 
+def build_folder(folder: Path, build: Callable[[Path], None], marker: str = SPEC_FILE) -> Path:
+    """``folder``, built once: unless it already holds ``marker``, ``build`` writes every
+    file into a fresh temporary folder beside it, which must then hold ``marker`` and is
+    renamed to ``folder``. A complete folder renamed there meanwhile by a concurrent
+    writer is kept; on any error the temporary folder is removed, so no half-built
+    folder is ever seen under the name."""
+    if (folder / marker).is_file():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        build(tmp)
+        if not (tmp / marker).is_file():
+            raise PinnedError(f"building {folder.name} wrote no {marker}")
+        try:
+            os.rename(tmp, folder)
+        except OSError:
+            if not (folder / marker).is_file():  # not a concurrent writer's folder
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return folder
+
+
 def resolve(key: str, spec: dict[str, Any], train: Callable[[Path], None]) -> Path:
     """The folder holding model ``key``: pinned, cached or trained by ``train(folder)``.
 
@@ -149,24 +175,7 @@ def resolve(key: str, spec: dict[str, Any], train: Callable[[Path], None]) -> Pa
             f"planted model {key} is not pinned in {store_dir()} and POLYBIAS_PLANTED=pinned "
             "forbids training it here (its weights would depend on this CPU); pin it with "
             "POLYBIAS_PLANTED=pin, or unset POLYBIAS_PLANTED to train it locally")
-    root = paths.cache_dir() / "trained"
-    folder = root / key
-    if not (folder / SPEC_FILE).is_file():
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
-        try:
-            train(tmp)
-            if not (tmp / SPEC_FILE).is_file():
-                raise PinnedError(f"training {key} wrote no {SPEC_FILE}")
-            try:
-                os.rename(tmp, folder)
-            except OSError:
-                if not (folder / SPEC_FILE).is_file():  # not a concurrent writer's entry
-                    raise
-                shutil.rmtree(tmp, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+    folder = build_folder(paths.cache_dir() / "trained" / key, train)
     if current == "pin":
         return add(key, folder, spec)
     return folder

@@ -137,9 +137,9 @@ print(tokens)
 # needs are distributed from GitHub, not from the registry. So the categories here are
 # Empath's (194 hand-validated categories shipped inside its package): a bias-raising
 # word lands in categories such as `family` or `crime` rather than in a USAS field, and
-# the table is comparable with seed 001's Table 6 in kind (which kinds of words raise
+# the table is comparable with seed 001's Table 6 in kind (which kinds of words increase
 # bias), not cell by cell.
-# Shares are percentages of a category's tokens that raise (b < 0), do not change (b = 0)
+# Shares are percentages of a category's tokens that increase (b < 0), do not change (b = 0)
 # or lower (b > 0) bias.
 
 # %%

@@ -134,7 +134,7 @@ else:
 # averaged over the attributes of one cell (`cell_feature`: career / family on the
 # planted model, a sentiment stratum on seed 004's adjectives), averaged over cells; under
 # the null the group labels of each attribute are exchangeable, and `p` is the share of
-# `n_permutations` random relabellings reaching `T`. Without cells, a group raised by the
+# `n_permutations` random relabellings reaching `T`. Without cells, a group lifted by the
 # career attributes and lowered by the family ones would cancel.
 # %%
 lm = inputs.language_model(model, revision=revision, device=device, dtype=dtype,

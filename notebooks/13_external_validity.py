@@ -54,11 +54,9 @@ table_file: str = ""  # where to write the tables (e.g. paper/tables/external_w2
 figure_file: str = "external_validity_scatter.png"  # scatter figure under figures/; empty: none
 
 # %%
-import pandas as pd
 import torch
-from polybias import models, paths, report
-from polybias.data import census, sources, wordlists
-from polybias.records import RunRecord, write_record
+from polybias import report
+from polybias.data import census
 from polybias.studies import external_validity
 from polybias.studies.parameters import check_parameters
 
@@ -80,33 +78,10 @@ print(f"{len(occupations)} occupations, {len(gender['women'])} + {len(gender['me
 # model lacks are listed below, never dropped silently.
 
 # %%
-emb = models.load(model, "static")
-static, missing = external_validity.static_occupation_bias(emb, occupations, gender["women"], gender["men"], ddof=ddof)
-scores = pd.DataFrame({"occupation": occupations}).merge(static, on="occupation", how="left")
-model_of = {m: model for m in external_validity.STATIC_MEASURES}
-if caliskan_terms:
-    weat_sets = wordlists.load_wordlist_file(paths.data_dir() / "wordlists" / "en" / "weat.yaml")[0]
-    terms = {g: list(weat_sets[f"{g}_terms"].words) for g in ("female", "male")}
-    by_terms, missing_terms = external_validity.static_occupation_bias(emb, occupations, terms["female"], terms["male"],
-                                                              ddof=ddof)
-    missing.update({"female_terms": missing_terms["women"], "male_terms": missing_terms["men"]})
-    scores = scores.merge(by_terms[["occupation", "wefat"]].rename(columns={"wefat": "wefat_caliskan_terms"}),
-                          on="occupation", how="left")
-    model_of["wefat_caliskan_terms"] = model
-if encoder:
-
-    enc_scores = external_validity.encoder_occupation_bias(models.load(encoder, "encoder"), occupations,
-                                                  gender["women"], gender["men"], ddof=ddof)
-    scores = scores.merge(enc_scores, on="occupation", how="left")
-    model_of["encoder_wefat"] = encoder
-if mlm:
-    lm = models.load(mlm, "lm")
-    scores = scores.merge(external_validity.logprob_occupation_bias(lm, occupations, mlm_women, mlm_men),
-                          on="occupation", how="left")
-    model_of["logprob_bias"] = mlm
-measures = list(model_of)
-coverage = pd.DataFrame([{"model": model, "words": role, "missing": ", ".join(words) or "none"}
-                         for role, words in missing.items()])
+result = external_validity.occupation_scores(
+    model, occupations, gender["women"], gender["men"], caliskan_terms=caliskan_terms, encoder=encoder,
+    mlm=mlm, mlm_women=mlm_women, mlm_men=mlm_men, ddof=ddof)
+coverage = external_validity.coverage_table(model, result.missing)
 
 # %% tags=["nbval-check-output"]
 print(report.markdown_table(coverage))
@@ -115,12 +90,8 @@ print(report.markdown_table(coverage))
 # ## Correlation with the census share of women
 
 # %%
-table = external_validity.external_validity_table(scores, shares, measures, years, tuple(outcomes), confidence)
-table.insert(1, "model", table["measure"].map(model_of))
-shown = table.drop(columns=["pearson_p", "spearman_p", "no_census"])
-correlation_table = report.markdown_table(shown, digits=2)
-left_out = (table[["measure", "year", "no_census"]].drop_duplicates(["measure", "year"])
-            .rename(columns={"no_census": "scored occupations without a census share"}))
+table, left_out = external_validity.correlation_tables(result, shares, years, tuple(outcomes), confidence)
+correlation_table = report.markdown_table(table.drop(columns=["pearson_p", "spearman_p", "no_census"]), digits=2)
 left_out_table = report.markdown_table(left_out)
 
 # %% tags=["nbval-check-output"]
@@ -149,23 +120,14 @@ if reported:
 print(published_table)
 
 # %%
-joined = {m: external_validity.join_census(scores.loc[scores[m].notna(), ["occupation", m]],
-                                  shares[shares["year"] == year])[0] for m in measures}
 if figure_file:
-    external_validity.plot_census_scatter(joined, year, f"Occupation bias against the census share of women ({year})",
-                                 file=figure_file, labels={m: f"{m} ({model_of[m]})" for m in measures})
-data_sha = {name: sources.get_source(name).sha256 for name in
-            (census.OCCUPATIONS, census.SHARES, census.FEMALE_WORDS, census.MALE_WORDS)}
-for measure in measures:
-    record = RunRecord(
-        metric="external_validity", model=model_of[measure], language="en", test=measure,
-        parameters={"years": years, "outcomes": outcomes, "ddof": ddof, "confidence": confidence,
-                    "mlm_women": mlm_women, "mlm_men": mlm_men},
-        values={"correlations": table[table["measure"] == measure].to_dict("records"),
-                "scores": scores[["occupation", measure]].dropna().to_dict("records"),
-                "missing_words": missing if model_of[measure] == model else {}},
-        data_sha256=data_sha)
-    write_record(record, paths.output_path(output_dir))
+    external_validity.plot_census_scatter(
+        external_validity.joined_by_measure(result, shares, year), year,
+        f"Occupation bias against the census share of women ({year})", file=figure_file,
+        labels={m: f"{m} ({by})" for m, by in result.model_of.items()})
+external_validity.write_external_records(
+    result, table, model, {"years": years, "outcomes": outcomes, "ddof": ddof, "confidence": confidence,
+                           "mlm_women": mlm_women, "mlm_men": mlm_men}, output_dir)
 if table_file:
     report.write_table("\n\n".join(t for t in (report.markdown_table(coverage), correlation_table,
                                                left_out_table, published_table) if t), table_file)

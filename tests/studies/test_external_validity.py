@@ -212,3 +212,73 @@ def test_scatter_is_a_grid_with_the_fitted_line(tmp_path, monkeypatch):
     assert (tmp_path / "figures" / "scatter.png").is_file()
     with pytest.raises(external_validity.ExternalValidityError, match="nothing to plot"):
         external_validity.plot_census_scatter({}, 2015, "t")
+
+
+# ---------------------------------------------------------------- the study over several models
+
+
+def _toy_result(monkeypatch):
+    from polybias import models
+
+    words = ["she", "he", "woman", "man", "nurse", "pilot", "baker"]
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.2], [0.1, 0.9], [0.9, 0.1], [0.2, 0.8], [0.5, 0.6]])
+    emb = static.StaticEmbeddings("toy", words, vectors)
+    loaded = []
+
+    def load(name, kind, **kwargs):
+        loaded.append((name, kind))
+        return emb if kind == "static" else f"{kind}:{name}"
+
+    def by_model(column):
+        def score(model, occupations, women, men, **kwargs):
+            return pd.DataFrame({"occupation": occupations[:2], column: [0.5, -0.5]})
+        return score
+
+    monkeypatch.setattr(models, "load", load)
+    monkeypatch.setattr(external_validity, "encoder_occupation_bias", by_model("encoder_wefat"))
+    monkeypatch.setattr(external_validity, "logprob_occupation_bias", by_model("logprob_bias"))
+    result = external_validity.occupation_scores("toy", ["nurse", "pilot", "wizard"], ["she"], ["he"],
+                                                 encoder="enc", mlm="lm")
+    return result, loaded
+
+
+def test_occupation_scores_gathers_every_measure_with_its_model(monkeypatch):
+    result, loaded = _toy_result(monkeypatch)
+    assert loaded == [("toy", "static"), ("enc", "encoder"), ("lm", "lm")]
+    assert result.model_of == {"wefat": "toy", "relative_norm_distance": "toy",
+                               "wefat_caliskan_terms": "toy", "encoder_wefat": "enc", "logprob_bias": "lm"}
+    assert result.measures == list(result.scores.columns[1:])
+    assert result.scores["occupation"].tolist() == ["nurse", "pilot", "wizard"]
+    assert result.scores["wefat"].isna().tolist() == [False, False, True]  # wizard is not in toy
+    by_terms = result.scores.set_index("occupation")["wefat_caliskan_terms"]
+    assert by_terms["nurse"] > 0 > by_terms["pilot"]
+    assert result.missing["occupations"] == ["wizard"]
+    assert "daughter" in result.missing["female_terms"] and "she" not in result.missing["female_terms"]
+    coverage = external_validity.coverage_table("toy", result.missing)
+    assert coverage.set_index("words").loc["women", "missing"] == "none"
+
+
+def test_correlations_records_and_scatter_of_the_study(monkeypatch, tmp_path):
+    import json
+
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    result, _ = _toy_result(monkeypatch)
+    result.scores = pd.concat([result.scores] * 2, ignore_index=True)  # enough rows to correlate
+    result.scores["occupation"] = [f"o{i}" for i in range(len(result.scores))]
+    result.scores = result.scores.fillna({m: 0.0 for m in result.measures}).assign(
+        **{m: np.linspace(-1, 1, len(result.scores)) * (1 if i % 2 else -1)
+           for i, m in enumerate(result.measures)})
+    shares = pd.DataFrame({"occupation": result.scores["occupation"].tolist()[:-1], "year": 2015,
+                           "women": np.linspace(0.1, 0.9, len(result.scores) - 1)})
+    table, left_out = external_validity.correlation_tables(result, shares, [2015])
+    assert table["model"].tolist() == [result.model_of[m] for m in table["measure"]]
+    assert table.set_index("measure").loc["relative_norm_distance", "pearson"] == pytest.approx(1.0)
+    assert left_out["scored occupations without a census share"].unique().tolist() == ["o5"]
+    joined = external_validity.joined_by_measure(result, shares, 2015)
+    assert list(joined) == result.measures and all(len(j) == 5 for j in joined.values())
+    paths = external_validity.write_external_records(result, table, "toy", {"ddof": 1}, "ext")
+    records = {r["test"]: r for r in (json.loads(p.read_text()) for p in paths)}
+    assert set(records) == set(result.measures)
+    assert records["logprob_bias"]["model"] == "lm" and records["logprob_bias"]["values"]["missing_words"] == {}
+    assert records["wefat"]["values"]["missing_words"] == result.missing
+    assert len(records["wefat"]["values"]["scores"]) == 6 and len(records["wefat"]["data_sha256"]) == 4

@@ -417,3 +417,123 @@ def plot_census_scatter(joined: dict[str, pd.DataFrame], year: int, title: str, 
         row[0].set_ylabel("score (+: closer to women)")
     fig.suptitle(title, fontsize=10)
     return finish_figure(fig, file)
+
+
+@dataclass
+class OccupationScores:
+    """Every measure's score per occupation, with who computed it and what was missing.
+
+    ``scores``: ``occupation`` and one column per measure (NaN: not scored); ``model_of``:
+    measure → the model that computed it, in the order the columns were added;
+    ``missing``: word role → the words the static model lacks."""
+
+    scores: pd.DataFrame
+    model_of: dict[str, str]
+    missing: dict[str, list[str]]
+
+    @property
+    def measures(self) -> list[str]:
+        return list(self.model_of)
+
+
+def occupation_scores(model: str, occupations: list[str], women: list[str], men: list[str], *,
+                      caliskan_terms: bool = True, encoder: str = "", mlm: str = "",
+                      mlm_women: list[str] = ("she",), mlm_men: list[str] = ("he",),
+                      ddof: int = 1) -> OccupationScores:
+    """Score ``occupations`` with every measure asked for, each on its own model.
+
+    * :data:`STATIC_MEASURES` on the static model ``model`` with the gender words
+      ``women`` / ``men`` (:func:`static_occupation_bias`);
+    * with ``caliskan_terms``, WEFAT on the same model with Caliskan et al.'s 8 + 8 gender
+      terms (``female_terms`` / ``male_terms`` of ``data/wordlists/en/weat.yaml``), column
+      ``wefat_caliskan_terms``;
+    * with ``encoder`` (a registered encoder), WEFAT on its sentence vectors
+      (:func:`encoder_occupation_bias`), column ``encoder_wefat``;
+    * with ``mlm`` (a registered masked LM), Kurita's log-probability bias with the
+      targets ``mlm_women`` / ``mlm_men`` (:func:`logprob_occupation_bias`), column
+      ``logprob_bias``.
+    """
+    from .. import models, paths
+    from ..data import wordlists
+
+    emb = models.load(model, "static")
+    static, missing = static_occupation_bias(emb, occupations, women, men, ddof=ddof)
+    scores = pd.DataFrame({"occupation": occupations}).merge(static, on="occupation", how="left")
+    model_of = dict.fromkeys(STATIC_MEASURES, model)
+    if caliskan_terms:
+        sets = wordlists.load_wordlist_file(paths.data_dir() / "wordlists" / "en" / "weat.yaml")[0]
+        by_terms, missing_terms = static_occupation_bias(
+            emb, occupations, list(sets["female_terms"].words), list(sets["male_terms"].words), ddof=ddof)
+        missing.update({"female_terms": missing_terms["women"], "male_terms": missing_terms["men"]})
+        scores = scores.merge(by_terms[["occupation", "wefat"]].rename(columns={"wefat": "wefat_caliskan_terms"}),
+                              on="occupation", how="left")
+        model_of["wefat_caliskan_terms"] = model
+    if encoder:
+        scores = scores.merge(encoder_occupation_bias(models.load(encoder, "encoder"), occupations,
+                                                      women, men, ddof=ddof),
+                              on="occupation", how="left")
+        model_of["encoder_wefat"] = encoder
+    if mlm:
+        scores = scores.merge(logprob_occupation_bias(models.load(mlm, "lm"), occupations,
+                                                      list(mlm_women), list(mlm_men)),
+                              on="occupation", how="left")
+        model_of["logprob_bias"] = mlm
+    return OccupationScores(scores, model_of, missing)
+
+
+def coverage_table(model: str, missing: dict[str, list[str]]) -> pd.DataFrame:
+    """One row per word role of :attr:`OccupationScores.missing`: the model, the role and
+    the words it lacks (comma-separated, ``none`` when it has them all).
+
+    >>> coverage_table("m", {"women": [], "occupations": ["ab", "cd"]}).missing.tolist()
+    ['none', 'ab, cd']
+    """
+    return pd.DataFrame([{"model": model, "words": role, "missing": ", ".join(words) or "none"}
+                         for role, words in missing.items()])
+
+
+def correlation_tables(result: OccupationScores, shares: pd.DataFrame, years: list[int],
+                       outcomes: tuple[str, ...] = ("share",), confidence: float = 0.95
+                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`external_validity_table` of every measure of ``result`` with the model that
+    computed it (column ``model``), and the occupations each measure and year left out
+    for want of a census share (columns measure, year and ``scored occupations without a
+    census share``)."""
+    table = external_validity_table(result.scores, shares, result.measures, years, tuple(outcomes),
+                                    confidence)
+    table.insert(1, "model", table["measure"].map(result.model_of))
+    left_out = (table[["measure", "year", "no_census"]].drop_duplicates(["measure", "year"])
+                .rename(columns={"no_census": "scored occupations without a census share"}))
+    return table, left_out
+
+
+def joined_by_measure(result: OccupationScores, shares: pd.DataFrame, year: int) -> dict[str, pd.DataFrame]:
+    """Measure → its scored occupations joined with the census shares of ``year``
+    (:func:`join_census`), as :func:`plot_census_scatter` takes them."""
+    one_year = shares[shares["year"] == year]
+    return {m: join_census(result.scores.loc[result.scores[m].notna(), ["occupation", m]], one_year)[0]
+            for m in result.measures}
+
+
+def write_external_records(result: OccupationScores, table: pd.DataFrame, model: str,
+                           parameters: dict, output_dir: str) -> list:
+    """One run record (metric ``external_validity``) per measure under ``output_dir``
+    (relative to the output root): its correlations (rows of ``table``), its scores and,
+    for the measures of the static ``model``, the words that model lacks; with the sha256
+    of the census files. Returns the records' paths."""
+    from .. import paths
+    from ..data import census, sources
+    from ..records import RunRecord, write_record
+
+    data_sha = {name: sources.get_source(name).sha256 for name in
+                (census.OCCUPATIONS, census.SHARES, census.FEMALE_WORDS, census.MALE_WORDS)}
+    written = []
+    for measure, by in result.model_of.items():
+        record = RunRecord(
+            metric="external_validity", model=by, language="en", test=measure, parameters=parameters,
+            values={"correlations": table[table["measure"] == measure].to_dict("records"),
+                    "scores": result.scores[["occupation", measure]].dropna().to_dict("records"),
+                    "missing_words": result.missing if by == model else {}},
+            data_sha256=data_sha)
+        written.append(write_record(record, paths.output_path(output_dir)))
+    return written

@@ -50,11 +50,8 @@ output_dir: str = "results/interactions/interactive"  # run records, relative to
 table_file: str = ""  # where to write the tables, e.g. paper/tables/interactions_planted-mlm.md
 
 # %%
-import pandas as pd
 from polybias import paths, records, report
-from polybias.data import sources, templating
-from polybias.metrics import catbias
-from polybias.studies import cultural_interactions, inputs, seed004
+from polybias.studies import cultural_interactions, inputs
 from polybias.studies.parameters import check_parameters
 
 check_parameters("07_cultural_interactions", identity_slots=identity_slots,
@@ -80,34 +77,11 @@ tables = []
 
 # %%
 if reproduce:
-    reported = report.load_reported("capstone2023_sampling")
-    rows = []
-    for name, source in cultural_interactions.SEED004_LISTS.items():
-        entries, n_raw, n_empty = cultural_interactions.read_identity_list(sources.fetch(source))
-        pre = reported[(reported.characteristic == name) & (reported.metric == "pre_sampling")].value.iloc[0]
-        post = int(reported[(reported.characteristic == name) & (reported.metric == "after_sampling")].value.iloc[0])
-        sample = catbias.stratified_sample(entries, ["all"] * len(entries), post, seed=seed)
-        rows.append({"characteristic": name, "raw": n_raw, "empty": n_empty, "unique": len(entries),
-                     "table1_pre": pre, "table1_after": post, "sampled": len(sample),
-                     "first_sampled": ", ".join(sample[:3])})
-    lists_table = report.markdown_table(pd.DataFrame(rows))
-    adjectives = cultural_interactions.read_identity_list(sources.fetch("seed004-adjectives"))[0]
-    sentiment = catbias.sentiment_weights(adjectives)
-    strata = catbias.sentiment_strata({w: sentiment.compound[w] for w in sentiment.weights})
-    words = list(strata)
-    picked = catbias.stratified_sample(words, [strata[w] for w in words], n_adjectives, seed=seed)
-    picked_frame = pd.DataFrame({"adjective": picked, "stratum": [strata[w] for w in picked],
-                                 "compound": [sentiment.compound[w] for w in picked]})
-    sampling_summary = pd.DataFrame([{"adjectives": len(adjectives), "with_sentiment": len(words),
-                                      "dropped_no_sentiment": len(sentiment.dropped),
-                                      "negative": sum(s == "negative" for s in strata.values()),
-                                      "positive": sum(s == "positive" for s in strata.values()),
-                                      "sampled": len(picked)}])
+    lists_table = report.markdown_table(cultural_interactions.identity_lists_table(seed=seed))
+    sampling_summary, picked = cultural_interactions.adjective_sample(n_adjectives, seed=seed)
     adjective_table = "\n\n".join([report.markdown_table(sampling_summary),
-                                   report.markdown_table(picked_frame, digits=4)])
-    cg2 = sources.fetch("seed004-cg-score-2")
-    cg2_strata = seed004.adjective_strata(pd.read_csv(cg2).Adjective.unique().tolist())
-    authors_test = seed004.row_significance(cg2, cg2_strata, n_permutations=n_permutations, seed=seed)
+                                   report.markdown_table(picked, digits=4)])
+    authors_test = cultural_interactions.authors_interaction_test(n_permutations=n_permutations, seed=seed)
     authors_table = report.markdown_table(authors_test, digits=4, formats={"pvalue": ".4f"})
     tables += [lists_table, adjective_table, authors_table]
 
@@ -139,29 +113,10 @@ else:
 # %%
 lm = inputs.language_model(model, revision=revision, device=device, dtype=dtype,
                            batch_tokens=batch_tokens)
-weights = None
-attrs = attributes or None
-if weighted:
-    attr_list = book.lists[book.template(template).slots[attribute_slot].list]
-    pool = attributes or [e for e in attr_list.ids if e not in neutral_attributes]
-    sw = catbias.sentiment_weights([attr_list.entry(a).forms[templating.DEFAULT_FORM][0] for a in pool])
-    surface = {attr_list.entry(a).forms[templating.DEFAULT_FORM][0]: a for a in pool}
-    weights = {surface[w]: v for w, v in sw.weights.items()}
-    attrs = list(weights)
-combos = [[s] for s in identity_slots] + ([list(identity_slots)] if len(identity_slots) > 1 else [])
-bases = ["double-mask"] + (["neutral"] if neutral_attributes else [])
-cells = seed004.attribute_cells(book, template, attribute_slot, cell_feature)
-results = []
-for slots in combos:
-    for base in bases:
-        r = catbias.interaction_cb(lm, book, template, slots, attribute_slot, attributes=attrs, base=base,
-                                   neutral_attributes=neutral_attributes or None, weights=weights)
-        test = seed004.interaction_significance(r, cells, n_permutations=n_permutations, seed=seed)
-        results.append({"characteristics": " × ".join(slots), "base": base, "weighted": weighted,
-                        "n_groups": int(r.rows.n_groups.iloc[0]), "n_attributes": len(r.rows), "score": r.score,
-                        "T": test.statistic, "T_null_mean": test.null_mean, "p": test.pvalue,
-                        "significant": test.pvalue < 0.05})
-results = pd.DataFrame(results)
+results = cultural_interactions.interaction_scores(
+    lm, book, template, identity_slots, attribute_slot, attributes=attributes,
+    neutral_attributes=neutral_attributes, weighted=weighted, cell_feature=cell_feature,
+    n_permutations=n_permutations, seed=seed)
 score_table = report.markdown_table(results, digits=4, formats={"p": ".4f"})
 tables.append(score_table)
 

@@ -7,6 +7,8 @@ import ast
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from ..metrics.catbias import CatBiasError
 
 SEED004_LISTS = {"Countries": "seed004-countries", "Languages": "seed004-languages", "Food": "seed004-dishes",
@@ -40,3 +42,122 @@ def read_identity_list(path: str | Path) -> tuple[list[str], int, int]:
     return list(dict.fromkeys(x for x in stripped if x)), len(raw), n_empty
 
 
+
+
+def identity_lists_table(seed: int = 0, reported: str = "capstone2023_sampling") -> pd.DataFrame:
+    """Seed 004's identity lists (:data:`SEED004_LISTS`, read by :func:`read_identity_list`)
+    beside its Table 1 (``paper/reported/<reported>.csv``): per characteristic the raw,
+    empty and unique entries, Table 1's counts before and after sampling, and our draw
+    of the after-sampling size (:func:`polybias.metrics.catbias.stratified_sample`, one
+    stratum, ``seed``) with its first three entries."""
+    from .. import report
+    from ..data import sources
+    from ..metrics import catbias
+
+    table1 = report.load_reported(reported)
+    rows = []
+    for name, source in SEED004_LISTS.items():
+        entries, n_raw, n_empty = read_identity_list(sources.fetch(source))
+        mine = table1[table1.characteristic == name]
+        pre = mine[mine.metric == "pre_sampling"].value.iloc[0]
+        post = int(mine[mine.metric == "after_sampling"].value.iloc[0])
+        sample = catbias.stratified_sample(entries, ["all"] * len(entries), post, seed=seed)
+        rows.append({"characteristic": name, "raw": n_raw, "empty": n_empty, "unique": len(entries),
+                     "table1_pre": pre, "table1_after": post, "sampled": len(sample),
+                     "first_sampled": ", ".join(sample[:3])})
+    return pd.DataFrame(rows)
+
+
+def adjective_sample(n_adjectives: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Seed 004's adjectives (``seed004-adjectives``) split by VADER sentiment
+    (:func:`polybias.metrics.catbias.sentiment_strata`) and ``n_adjectives`` of them drawn,
+    stratified, with ``seed``.
+
+    Returns
+    -------
+    (summary, picked)
+        One row of counts (adjectives, with_sentiment, dropped_no_sentiment, negative,
+        positive, sampled), and the drawn adjectives with their stratum and compound score.
+    """
+    from ..data import sources
+    from ..metrics import catbias
+
+    adjectives = read_identity_list(sources.fetch("seed004-adjectives"))[0]
+    sentiment = catbias.sentiment_weights(adjectives)
+    strata = catbias.sentiment_strata({w: sentiment.compound[w] for w in sentiment.weights})
+    words = list(strata)
+    picked = catbias.stratified_sample(words, [strata[w] for w in words], n_adjectives, seed=seed)
+    summary = pd.DataFrame([{"adjectives": len(adjectives), "with_sentiment": len(words),
+                             "dropped_no_sentiment": len(sentiment.dropped),
+                             "negative": sum(s == "negative" for s in strata.values()),
+                             "positive": sum(s == "positive" for s in strata.values()),
+                             "sampled": len(picked)}])
+    picked_frame = pd.DataFrame({"adjective": picked, "stratum": [strata[w] for w in picked],
+                                 "compound": [sentiment.compound[w] for w in picked]})
+    return summary, picked_frame
+
+
+def authors_interaction_test(n_permutations: int = 10000, seed: int = 0) -> pd.DataFrame:
+    """The authors' two-way interactions (``seed004-cg-score-2``) tested against their
+    double-mask base rates, the adjectives split by sentiment
+    (:func:`polybias.studies.seed004.row_significance`)."""
+    from ..data import sources
+    from . import seed004
+
+    cg2 = sources.fetch("seed004-cg-score-2")
+    strata = seed004.adjective_strata(pd.read_csv(cg2).Adjective.unique().tolist())
+    return seed004.row_significance(cg2, strata, n_permutations=n_permutations, seed=seed)
+
+
+def sentiment_attribute_weights(book, template: str, attribute_slot: str, attributes: list[str] | None = None,
+                                neutral_attributes: list[str] | None = None) -> dict[str, float]:
+    """Attribute entry id → its weight |VADER compound| (:func:`polybias.metrics.catbias.sentiment_weights`,
+    words without sentiment dropped), for ``attributes`` or else every entry of the
+    attribute slot's list but the ``neutral_attributes``; an entry is scored by its
+    default form."""
+    from ..data import templating
+    from ..metrics import catbias
+
+    words = book.lists[book.template(template).slots[attribute_slot].list]
+    pool = attributes or [e for e in words.ids if e not in (neutral_attributes or [])]
+    forms = [words.entry(a).forms[templating.DEFAULT_FORM][0] for a in pool]
+    surface = dict(zip(forms, pool, strict=True))
+    weights = catbias.sentiment_weights(forms).weights
+    return {surface[w]: v for w, v in weights.items()}
+
+
+def interaction_scores(lm, book, template: str, identity_slots: list[str], attribute_slot: str,
+                       attributes: list[str] | None = None, neutral_attributes: list[str] | None = None,
+                       weighted: bool = False, cell_feature: str = "", n_permutations: int = 10000,
+                       seed: int = 0) -> pd.DataFrame:
+    """Interaction CB of ``lm`` for each identity slot alone and, with more than one, for
+    all of them together, against the double-mask base rate and (with
+    ``neutral_attributes``) the neutral one (:func:`polybias.metrics.catbias.interaction_cb`),
+    each with its permutation test against the base rate over the cells of
+    ``cell_feature`` (:func:`polybias.studies.seed004.interaction_significance`). With
+    ``weighted``, attributes are weighted by :func:`sentiment_attribute_weights`.
+
+    Returns one row per (characteristics, base): weighted, n_groups, n_attributes, score,
+    T, T_null_mean, p, significant (p < 0.05)."""
+    from ..metrics import catbias
+    from . import seed004
+
+    weights = None
+    attrs = attributes or None
+    if weighted:
+        weights = sentiment_attribute_weights(book, template, attribute_slot, attributes, neutral_attributes)
+        attrs = list(weights)
+    combos = [[s] for s in identity_slots] + ([list(identity_slots)] if len(identity_slots) > 1 else [])
+    bases = ["double-mask"] + (["neutral"] if neutral_attributes else [])
+    cells = seed004.attribute_cells(book, template, attribute_slot, cell_feature)
+    rows = []
+    for slots in combos:
+        for base in bases:
+            r = catbias.interaction_cb(lm, book, template, slots, attribute_slot, attributes=attrs, base=base,
+                                       neutral_attributes=neutral_attributes or None, weights=weights)
+            test = seed004.interaction_significance(r, cells, n_permutations=n_permutations, seed=seed)
+            rows.append({"characteristics": " × ".join(slots), "base": base, "weighted": weighted,
+                         "n_groups": int(r.rows.n_groups.iloc[0]), "n_attributes": len(r.rows),
+                         "score": r.score, "T": test.statistic, "T_null_mean": test.null_mean,
+                         "p": test.pvalue, "significant": test.pvalue < 0.05})
+    return pd.DataFrame(rows)

@@ -50,7 +50,6 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/debias_w2v-
 
 # %%
 from polybias import models, report
-from polybias.metrics import debias
 from polybias.studies import debiasing
 from polybias.studies.parameters import check_parameters
 
@@ -132,21 +131,7 @@ for name in run_tables:
 # classifier is at chance (`chance` = majority-class rate).
 
 # %%
-import pandas as pd
-
-summary_rows = []
-for name, res in results.items():
-    for method, r in res.items():
-        d = r.details
-        summary_rows.append({
-            "table": name, "method": method, "removed": r.removed.method, "rank": r.removed.k,
-            "words changed": r.changed_words,
-            "heldout before": d.get("heldout_accuracy_before", float("nan")),
-            "heldout after": d.get("heldout_accuracy_after", float("nan")),
-            "chance": d.get("chance", float("nan")),
-            "equalised pairs": str(len(d["equalised"])) if "equalised" in d else "—",
-        })
-summary = report.markdown_table(pd.DataFrame(summary_rows), digits=3)
+summary = report.markdown_table(debiasing.removed_summary(results), digits=3)
 texts += ["### Removed subspaces", summary]
 
 # %% tags=["nbval-check-output"]
@@ -175,16 +160,7 @@ for name, f in frames.items():
 # %%
 compat_text = ""
 if compare_scope:
-    rows = []
-    for name in run_tables:
-        methods = [m for m, e in spec.tables[name]["methods"].items() if e["method"] != "inlp"]
-        other, _ = debiasing.run_table(emb, language, name, scope=other_scope, methods=methods,
-                                    seed=seed, seat=False, **weat_options)
-        both = frames[name].merge(other, on=["method", "test_type", "kind", "test"],
-                                  suffixes=(f" ({scope})", f" ({other_scope})"))
-        both = both[["kind", "test", "method", f"effect_size ({scope})", f"effect_size ({other_scope})"]]
-        rows.append(both[both["method"] != "original"].assign(table=name))
-    compat = pd.concat(rows, ignore_index=True)
+    compat = debiasing.scope_comparison(emb, language, frames, scope=scope, seed=seed, **weat_options)
     compat_text = report.markdown_table(compat, digits=2)
     texts += [f"### Scope {scope} vs {other_scope}", compat_text]
 
@@ -230,19 +206,8 @@ for n, text in reported.items():
 extra_texts = []
 if extra_model:
     extra = models.load(extra_model, "static", format=extra_format, limit=extra_limit)
-    extra_spec = debiasing.load_spec(extra_language)
-    for name in extra_spec.tables:
-        f, res = debiasing.run_table(extra, extra_language, name, scope=scope, seed=seed, **weat_options)
-        debiasing.record_table(f, res, extra, extra_language, name,
-                            {"table": name, "scope": scope, "seed": seed, **weat_options}, output_dir)
-        extra_texts += [f"### {extra_spec.tables[name]['title']} ({extra.name})",
-                        report.markdown_table(debiasing.effect_table(f))]
-        seed_tables = {"gender": ["malik2022_table3", "malik2022_table4"],
-                       "caste": ["malik2022_table5"], "religion": ["malik2022_table6"]}.get(name)
-        if extra_language == "hi" and seed_tables:
-            extra_texts.append(report.markdown_table(
-                debiasing.side_by_side_table(f, seed_tables), digits=2))
-        debiasing.plot_effects(f, f"{extra_spec.tables[name]['title']} ({extra.name})")
+    extra_texts = debiasing.language_tables(extra, extra_language, scope=scope, seed=seed,
+                                            output_dir=output_dir, **weat_options)
     print("\n\n".join(extra_texts))
 texts += extra_texts
 
@@ -274,15 +239,7 @@ texts += extra_texts
 
 # %%
 if reference_lists:
-    ref = debias.hard_debias(
-        emb, debiasing.load_source_pairs("debiaswe-definitional-pairs"),
-        debiasing.load_source_pairs("debiaswe-equalize-pairs"),
-        debiasing.load_source_words("debiaswe-gender-specific-full"),
-        case_variants=True, on_missing="drop")
-    ref_tests = {x.get("label", x["test"]): (debiasing.resolve_test(spec, x["test"]), x["kind"])
-                 for x in spec.tables[run_tables[0]]["tests"]}
-    ref_frame = debias.evaluate({"original": emb, "hard (debiaswe lists)": ref.embeddings},
-                                ref_tests, seed=seed, **weat_options)
+    ref_frame = debiasing.reference_hard_debias(emb, language, run_tables[0], seed=seed, **weat_options)
     print(report.markdown_table(debiasing.effect_table(ref_frame)))
 
 # %%

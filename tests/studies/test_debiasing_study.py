@@ -64,14 +64,55 @@ def test_hindi_tables_line_up_with_the_seed_tables(rng):
     spec = debiasing.load_spec("hi")
     words = sorted(_set_and_pair_words(spec))
     emb = StaticEmbeddings("random-hi", words, rng.normal(size=(len(words), 30)))
-    seed_tables = {"gender": ["malik2022_table3", "malik2022_table4"],
-                   "caste": ["malik2022_table5"], "religion": ["malik2022_table6"]}
-    for name, reported in seed_tables.items():
+    assert set(debiasing.SEED003_TABLES) == set(spec.tables)
+    for name, reported in debiasing.SEED003_TABLES.items():
         frame, _ = debiasing.run_table(emb, "hi", name, n_permutations=20)
         both = debiasing.side_by_side_table(frame, reported)
         missing = both[both["reported"].isna()][["test_type", "test", "method"]]
         assert missing.empty, missing.to_string()
         assert len(both) == len(frame)
+
+
+def test_language_tables_record_each_table_beside_the_seed(rng, tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    spec = debiasing.load_spec("hi")
+    words = sorted(_set_and_pair_words(spec))
+    emb = StaticEmbeddings("random-hi", words, rng.normal(size=(len(words), 30)))
+    monkeypatch.setattr(debiasing, "run_table", _without_inlp(debiasing.run_table, spec))
+    texts = debiasing.language_tables(emb, "hi", n_permutations=20, output_dir="rec")
+    assert len(texts) == 3 * len(spec.tables)  # heading, effect sizes, beside seed 003
+    assert texts[0] == f"### {spec.tables['gender']['title']} (random-hi)"
+    assert "reported" in texts[2].splitlines()[0]
+    assert len(list((tmp_path / "rec").glob("*.json"))) == len(spec.tables)
+
+
+def test_removed_summary_and_the_other_scope(rng):
+    spec = debiasing.load_spec("en")
+    words = sorted(_set_and_pair_words(spec) | {w for t in spec.tables["gender"]["tests"]
+                                                 for ws in debiasing.resolve_test(spec, t["test"]).sets().values()
+                                                 for w in ws.words})
+    emb = StaticEmbeddings("random-en", words, rng.normal(size=(len(words), 30)))
+    methods = [m for m, e in spec.tables["gender"]["methods"].items() if e["method"] != "inlp"]
+    frame, results = debiasing.run_table(emb, "en", "gender", methods=methods, n_permutations=20, seat=False)
+    summary = debiasing.removed_summary({"gender": results})
+    assert summary["method"].tolist() == methods and (summary["table"] == "gender").all()
+    assert summary["rank"].tolist() == [r.removed.k for r in results.values()]
+    hard = [m for m in methods if spec.tables["gender"]["methods"][m]["method"] == "hard"]
+    assert (summary.set_index("method").loc[hard, "equalised pairs"] != "—").all()
+    assert summary["heldout before"].isna().all()  # no INLP here
+    both = debiasing.scope_comparison(emb, "en", {"gender": frame}, scope="all", n_permutations=20)
+    assert list(both.columns[-3:]) == ["effect_size (all)", "effect_size (targets)", "table"]
+    assert "original" not in set(both["method"]) and set(both["method"]) == set(methods)
+    kept = frame[frame["method"] != "original"].set_index(["method", "test"])["effect_size"]
+    assert both.set_index(["method", "test"])["effect_size (all)"].equals(kept.loc[both.set_index(["method", "test"]).index])
+
+
+def _without_inlp(run_table, spec):
+    """``run_table`` with the INLP methods left out (they need a large vocabulary)."""
+    def run(emb, language, name, **kwargs):
+        methods = [m for m, e in spec.tables[name]["methods"].items() if e["method"] != "inlp"]
+        return run_table(emb, language, name, methods=methods, **kwargs)
+    return run
 
 
 def _set_and_pair_words(spec) -> set[str]:

@@ -338,6 +338,96 @@ def side_by_side_table(frame, reported_names: str | Sequence[str]):
     return out
 
 
+def removed_summary(results: dict[str, dict[str, DebiasResult]]):
+    """What each method removed, one row per (table, method) of ``results`` (table →
+    :func:`run_table`'s ``{method: DebiasResult}``): the removed subspace's method and
+    rank, the words changed, INLP's held-out accuracy before and after with the chance
+    rate (NaN for other methods), and hard debias's number of equalised pairs (— for
+    other methods)."""
+    import pandas as pd
+
+    rows = []
+    for name, res in results.items():
+        for method, r in res.items():
+            d = r.details
+            rows.append({
+                "table": name, "method": method, "removed": r.removed.method, "rank": r.removed.k,
+                "words changed": r.changed_words,
+                "heldout before": d.get("heldout_accuracy_before", float("nan")),
+                "heldout after": d.get("heldout_accuracy_after", float("nan")),
+                "chance": d.get("chance", float("nan")),
+                "equalised pairs": str(len(d["equalised"])) if "equalised" in d else "—",
+            })
+    return pd.DataFrame(rows)
+
+
+def scope_comparison(emb: StaticEmbeddings, language: str, frames: dict[str, Any],
+                     scope: Literal["all", "targets"] = "all", seed: int = 0, **weat_options):
+    """The WEAT effect sizes of each table of ``frames`` (table → :func:`run_table`'s
+    frame, run with ``scope``) beside those of the other scope, every method but the
+    original and INLP (whose classifier words are not the test words); SEAT rows are not
+    rerun. Columns table, kind, test, method, ``effect_size (<scope>)`` and
+    ``effect_size (<other scope>)``."""
+    import pandas as pd
+
+    spec = load_spec(language)
+    other_scope = "targets" if scope == "all" else "all"
+    rows = []
+    for name, frame in frames.items():
+        methods = [m for m, e in spec.tables[name]["methods"].items() if e["method"] != "inlp"]
+        other, _ = run_table(emb, language, name, scope=other_scope, methods=methods, seed=seed,
+                             seat=False, **weat_options)
+        both = frame.merge(other, on=["method", "test_type", "kind", "test"],
+                           suffixes=(f" ({scope})", f" ({other_scope})"))
+        both = both[["kind", "test", "method", f"effect_size ({scope})", f"effect_size ({other_scope})"]]
+        rows.append(both[both["method"] != "original"].assign(table=name))
+    return pd.concat(rows, ignore_index=True)
+
+
+#: Seed 003's reported tables (``paper/reported``) of each Hindi debias table.
+SEED003_TABLES = {"gender": ["malik2022_table3", "malik2022_table4"], "caste": ["malik2022_table5"],
+                  "religion": ["malik2022_table6"]}
+
+
+def language_tables(emb: StaticEmbeddings, language: str, scope: Literal["all", "targets"] = "all",
+                    seed: int = 0, output_dir: str | Path | None = None, **weat_options) -> list[str]:
+    """Every table of ``language``'s debias spec run on ``emb`` (:func:`run_table`; one
+    record each under ``output_dir`` when given, and a figure each), as Markdown texts: a
+    heading and the effect-size table per table and, in Hindi, the cells beside seed
+    003's (:data:`SEED003_TABLES`, :func:`side_by_side_table`)."""
+    from ..report import markdown_table
+
+    spec = load_spec(language)
+    texts = []
+    for name in spec.tables:
+        frame, results = run_table(emb, language, name, scope=scope, seed=seed, **weat_options)
+        if output_dir is not None:
+            record_table(frame, results, emb, language, name,
+                         {"table": name, "scope": scope, "seed": seed, **weat_options}, output_dir)
+        texts += [f"### {spec.tables[name]['title']} ({emb.name})", markdown_table(effect_table(frame))]
+        if language == "hi" and name in SEED003_TABLES:
+            texts.append(markdown_table(side_by_side_table(frame, SEED003_TABLES[name]), digits=2))
+        plot_effects(frame, f"{spec.tables[name]['title']} ({emb.name})")
+    return texts
+
+
+def reference_hard_debias(emb: StaticEmbeddings, language: str, table: str, seed: int = 0,
+                          **weat_options):
+    """Hard debias with Bolukbasi et al.'s own lists (debiaswe's definitional and
+    equalise pairs and gender-specific words, their case variants, missing pairs
+    dropped) evaluated on the tests of ``table``: the WEAT frame of the original and the
+    debiased embedding (:func:`polybias.metrics.debias.evaluate`)."""
+    spec = load_spec(language)
+    ref = hard_debias(emb, load_source_pairs("debiaswe-definitional-pairs"),
+                      load_source_pairs("debiaswe-equalize-pairs"),
+                      load_source_words("debiaswe-gender-specific-full"),
+                      case_variants=True, on_missing="drop")
+    tests = {x.get("label", x["test"]): (resolve_test(spec, x["test"]), x["kind"])
+             for x in spec.tables[table]["tests"]}
+    return evaluate({"original": emb, "hard (debiaswe lists)": ref.embeddings}, tests, seed=seed,
+                    **weat_options)
+
+
 def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings, language: str,
                  table: str, parameters: dict[str, Any], output_dir: str | Path,
                  file: str = "debias.yaml") -> Path:

@@ -56,11 +56,9 @@ output_dir: str = "results/catbias/interactive"  # run records, relative to the 
 table_file: str = ""  # where to write the tables, e.g. paper/tables/catbias_planted-mlm.md
 
 # %%
-import pandas as pd
 import torch
 from polybias import paths, records, report
-from polybias.data import seed002, sources
-from polybias.metrics import catbias, logprob
+from polybias.metrics import catbias
 from polybias.studies import categorical_bias, inputs
 from polybias.studies.parameters import check_parameters
 
@@ -88,19 +86,10 @@ tables = []
 
 # %%
 if reproduce:
-    reported002 = report.load_reported("behnamghader2022_cb")
-    per_set = reported002[reported002.table.str.startswith("main.ipynb")
-                          & (reported002.template_set != "aggregated")].copy()
-    per_set["template_set"] = per_set.template_set.astype(int)
-    counts = seed002.prior_counts()  # the prior lists of the template books read from the file
-    reproduction = catbias.seed002_reproduction(per_set.rename(columns={"value": "cb"}), counts, reported002)
+    reproduction, table1, table2 = categorical_bias.seed002_reproduction_tables()
     seed002_table = report.markdown_table(reproduction, digits=4)
-    tables.append(seed002_table)
-
-    printed = seed002.paper_tables({"cb": seed002.seed_set_values(reported002)})
-    printed_tables = "\n\n".join([report.markdown_table(printed["table1"], digits=4),
-                                   report.markdown_table(seed002.beside_reported(printed, reported002), digits=4)])
-    tables.append(printed_tables)
+    printed_tables = "\n\n".join([report.markdown_table(table1, digits=4), report.markdown_table(table2, digits=4)])
+    tables += [seed002_table, printed_tables]
 
 # %% tags=["nbval-check-output"]
 if reproduce:
@@ -133,27 +122,11 @@ else:
 
 # %%
 if reproduce:
-    path = sources.fetch("seed004-cg-score-2")
-    ours = categorical_bias.seed004_interaction_scores(path)[["characteristics", "n_rows", "n_adjectives", "score",
-                                                     "probs_var_within_adjective"]]
-    definition = categorical_bias.seed004_interaction_scores(path, method="ahn-oh")[["characteristics", "score"]]
-    reported004 = report.load_reported("capstone2023_interaction", metric="cb_score").rename(
-        columns={"value": "score"})
-    seed004 = report.side_by_side(ours, reported004, on="characteristics", value="score").merge(
-        definition.rename(columns={"score": "ahn_oh"}), on="characteristics")
+    seed004, weights, modified = categorical_bias.seed004_reproduction_tables()
     seed004_table = report.markdown_table(seed004, digits=5)
-    tables.append(seed004_table)
-    # the "modified" (sentiment-weighted) scores, seed 004 Figure 6
-    adjectives = sorted(pd.read_csv(path).Adjective.unique())
-    weights = catbias.sentiment_weights(adjectives)
-    modified = categorical_bias.seed004_interaction_scores(path, weights=weights.weights)[["characteristics", "score"]]
-    modified = report.side_by_side(
-        modified, report.load_reported("capstone2023_interaction", metric="modified_cb_score").rename(
-            columns={"value": "score"}), on="characteristics", value="score")
-    weight_table = report.markdown_table(pd.DataFrame({"adjective": list(weights.compound),
-                                                       "compound": list(weights.compound.values())}), digits=4)
+    weight_table = report.markdown_table(weights, digits=4)
     modified_table = report.markdown_table(modified, digits=5)
-    tables += [weight_table, modified_table]
+    tables += [seed004_table, weight_table, modified_table]
 
 # %% tags=["nbval-check-output"]
 if reproduce:
@@ -201,11 +174,7 @@ lm = inputs.language_model(model, revision=revision, device=device, dtype=dtype,
                            batch_tokens=batch_tokens)
 ahn_oh = catbias.ahn_oh_cb(lm, book, names, mode=mode, ddof=ddof, multipiece=multipiece or None)
 pll = catbias.pll_cb(catbias.pll_scores(lm, book, names), ddof=ddof, template_norm=template_norm or None)
-per_template = catbias.aggregate(ahn_oh.rows, by="template").rename(columns={"cb": "ahn_oh_cb"})
-per_set = catbias.aggregate(pll.rows, by="set").rename(columns={"cb": "pll_cb"})
-summary = pd.DataFrame([{"model": model, "templates": templates, "ahn_oh_cb": ahn_oh.score,
-                         "pll_cb": pll.score, "n_templates": len(names),
-                         "n_groups": int(ahn_oh.rows.n_groups.iloc[0])}])
+summary, per_template, per_set = categorical_bias.score_tables(ahn_oh, pll, model, templates, names)
 score_table = "\n\n".join([report.markdown_table(summary, digits=4),
                            report.markdown_table(per_template, digits=4),
                            report.markdown_table(per_set, digits=4)])
@@ -223,14 +192,10 @@ print(score_table)
 # the first template for its first attributes.
 
 # %%
-p_norm = catbias.normalized_word_probability(ahn_oh.scores)
-shares = None
-try:
-    shares = catbias.group_shares(p_norm, book, target_list, attribute_list, group_feature)
-except (catbias.CatBiasError, KeyError) as exc:
-    print(f"no group shares: {exc}")
-top = catbias.top_k_groups(p_norm[p_norm.template == names[0]], k=top_k)
-top = top[top.attribute.isin(top.attribute.unique()[:4])]
+shares, top, why = categorical_bias.group_share_tables(ahn_oh, book, names[0], target_list, attribute_list,
+                                                       group_feature, top_k)
+if why:
+    print(why)
 share_table = "\n\n".join(([report.markdown_table(shares, digits=3)] if shares is not None else [])
                           + [report.markdown_table(top, digits=3)])
 tables.append(share_table)
@@ -247,15 +212,8 @@ print(share_table)
 # among the first group of each target group.
 
 # %%
-ids = book.lists[book.template(names[0]).slots[book.template(names[0]).the("target")].list].ids
-if shares is not None:
-    firsts = logprob.group_members(book, target_list, group_feature)
-    ids = [members[0] for members in firsts.values()]
-kl = catbias.distribution_difference(lm, book, names[0], ids[:8], scale=kl_scale)
-row, col, value = catbias.max_kl(kl)
-kl_table = report.markdown_table(pd.DataFrame([{"template": names[0], "from": row, "to": col,
-                                                "kl": value, "scale": kl_scale}]),
-                                 formats={"kl": catbias.KL_FORMAT})
+kl = categorical_bias.largest_kl(lm, book, names[0], shares is not None, target_list, group_feature, kl_scale)
+kl_table = report.markdown_table(kl, formats={"kl": catbias.KL_FORMAT})
 tables.append(kl_table)
 
 # %% tags=["nbval-check-output"]
@@ -273,9 +231,7 @@ print(kl_table)
 
 # %%
 if seed002_all:
-    seed002_results = categorical_bias.score_all(lm, ddof=ddof, kl_scale=kl_scale)
-    seed002_tables = seed002.paper_tables(seed002_results)
-    seed002_tables["table2"] = seed002.beside_reported(seed002_tables, report.load_reported("behnamghader2022_cb"))
+    seed002_tables = categorical_bias.seed002_model_tables(lm, ddof=ddof, kl_scale=kl_scale)
     seed002_model_tables = "\n\n".join(
         report.markdown_table(seed002_tables[k], digits=4,
                               formats={c: ".2e" for c in ("English", "Greek", "Persian")} if k == "table3" else None)
@@ -289,7 +245,8 @@ else:
 record = records.RunRecord(
     metric="catbias", model=model, language=book.language, test=templates,
     parameters={"template_names": names, "mode": mode, "ddof": ddof, "kl_scale": kl_scale},
-    values={"ahn_oh_cb": ahn_oh.score, "pll_cb": pll.score, "max_kl": value, "max_kl_pair": [row, col],
+    values={"ahn_oh_cb": ahn_oh.score, "pll_cb": pll.score, "max_kl": float(kl.kl.iloc[0]),
+            "max_kl_pair": [kl["from"].iloc[0], kl["to"].iloc[0]],
             "group_shares": shares.to_dict("records") if shares is not None else None},
     **records.model_fields(lm))
 records.write_record(record, paths.output_path(output_dir))

@@ -100,3 +100,57 @@ def test_seed004_identity_lists_and_their_empty_entries(mirror, tmp_path):
     bad.write_text("[1, 2", encoding="utf-8")
     with pytest.raises(CatBiasError, match="bad.txt: malformed list literal"):
         cultural_interactions.read_identity_list(bad)
+
+
+# ---------------------------------------------------------------- the notebook's tables
+
+
+def test_seed004_reproduction_tables_sit_beside_the_published(mirror):
+    pytest.importorskip("vaderSentiment")
+    scores, weights, modified = categorical_bias.seed004_reproduction_tables()
+    assert {"characteristics", "reproduced", "reported", "ahn_oh"} <= set(scores.columns)
+    assert np.allclose(scores["reproduced"], scores["reported"], atol=1e-6)
+    assert np.allclose(modified["reproduced"], modified["reported"], atol=1e-6)
+    assert list(weights.columns) == ["adjective", "compound"] and weights["adjective"].is_monotonic_increasing
+
+
+def test_seed002_reproduction_tables(mirror):
+    reproduction, table1, table2 = categorical_bias.seed002_reproduction_tables()
+    # the prior-weighted mean gives the code's printed aggregates to their 4 decimals
+    assert np.allclose(reproduction["reproduced"], reproduction["notebook"], atol=6e-5)
+    assert table1.columns.tolist() == ["category", "English", "Greek", "Persian"]
+    for language in ("English", "Greek", "Persian"):  # printed to 2 decimals (6.5674 as 6.56: truncated)
+        assert np.allclose(table2[language], table2[f"{language} (paper)"], atol=0.0075)
+
+
+@pytest.fixture(scope="module")
+def planted_scores(torch_one_thread):
+    from polybias import models
+    from polybias.studies import inputs
+
+    book = inputs.template_book("planted_en")
+    lm = models.load("planted-mlm", "lm")
+    names = list(book.templates)
+    ahn_oh = catbias.ahn_oh_cb(lm, book, names, mode="word", ddof=0)
+    return lm, book, names, ahn_oh
+
+
+def test_score_share_and_kl_tables_on_the_planted_mlm(planted_scores):
+    lm, book, names, ahn_oh = planted_scores
+    pll = catbias.pll_cb(catbias.pll_scores(lm, book, names), ddof=0)
+    summary, per_template, per_set = categorical_bias.score_tables(ahn_oh, pll, "planted-mlm", "planted_en", names)
+    assert summary.iloc[0][["ahn_oh_cb", "pll_cb", "n_templates"]].tolist() == [ahn_oh.score, pll.score, len(names)]
+    assert "ahn_oh_cb" in per_template and "pll_cb" in per_set
+    shares, top, why = categorical_bias.group_share_tables(ahn_oh, book, names[0], "targets", "attributes",
+                                                           "group", top_k=2)
+    assert why == "" and shares is not None
+    assert top["template"].eq(names[0]).all() and top["attribute"].nunique() <= 4
+    none, _, why = categorical_bias.group_share_tables(ahn_oh, book, names[0], "targets", "attributes",
+                                                       "colour")
+    assert none is None and why.startswith("no group shares: ")
+    kl = categorical_bias.largest_kl(lm, book, names[0], True, "targets", "group")
+    assert kl.iloc[0]["template"] == names[0] and kl.iloc[0]["kl"] > 0 and kl.iloc[0]["scale"] == "sum"
+    from polybias.metrics import logprob
+
+    firsts = {members[0] for members in logprob.group_members(book, "targets", "group").values()}
+    assert {kl.iloc[0]["from"], kl.iloc[0]["to"]} <= firsts

@@ -249,3 +249,114 @@ def score_all(lm, categories: list[str] | None = None, languages: list[str] | No
                                          "group": r.target, "p_norm": r.p_norm})
     return {"cb": pd.DataFrame(cb_rows), "aggregate": pd.DataFrame(agg_rows),
             "kl": pd.DataFrame(kl_rows), "top": pd.DataFrame(top_rows)}
+
+
+def seed002_reproduction_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Seed 002's aggregated CB recomputed from the per-template-set values its code
+    printed (``paper/reported/behnamghader2022_cb.csv``), weighted by the numbers of
+    priors of the shipped templates (:func:`polybias.metrics.catbias.seed002_reproduction`),
+    and the printed set values laid out as the paper's Table 1(a) and Table 2, the latter
+    beside the paper's printed values.
+
+    Returns (reproduction, table1, table2 beside the reported values)."""
+    from ..report import load_reported
+
+    reported = load_reported("behnamghader2022_cb")
+    per_set = reported[reported.table.str.startswith("main.ipynb")
+                       & (reported.template_set != "aggregated")].copy()
+    per_set["template_set"] = per_set.template_set.astype(int)
+    reproduction = catbias.seed002_reproduction(per_set.rename(columns={"value": "cb"}),
+                                                seed002.prior_counts(), reported)
+    printed = seed002.paper_tables({"cb": seed002.seed_set_values(reported)})
+    return reproduction, printed["table1"], seed002.beside_reported(printed, reported)
+
+
+def seed004_reproduction_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Seed 004's two-characteristic interaction scores recomputed from the authors'
+    ``CG_score_2.csv`` (:func:`seed004_interaction_scores`) beside the published ones, with
+    the score of the paper's written definition (``ahn_oh``); the |VADER compound| weight of
+    each adjective; and the sentiment-weighted ("modified") scores beside the published.
+
+    Returns (scores, weights, modified)."""
+    from ..data import sources
+    from ..report import load_reported, side_by_side
+
+    path = sources.fetch("seed004-cg-score-2")
+    ours = seed004_interaction_scores(path)[["characteristics", "n_rows", "n_adjectives", "score",
+                                             "probs_var_within_adjective"]]
+    definition = seed004_interaction_scores(path, method="ahn-oh")[["characteristics", "score"]]
+
+    def published(metric: str) -> pd.DataFrame:
+        return load_reported("capstone2023_interaction", metric=metric).rename(columns={"value": "score"})
+
+    scores = side_by_side(ours, published("cb_score"), on="characteristics", value="score").merge(
+        definition.rename(columns={"score": "ahn_oh"}), on="characteristics")
+    weights = catbias.sentiment_weights(sorted(pd.read_csv(path).Adjective.unique()))
+    modified = seed004_interaction_scores(path, weights=weights.weights)[["characteristics", "score"]]
+    modified = side_by_side(modified, published("modified_cb_score"), on="characteristics", value="score")
+    weight_frame = pd.DataFrame({"adjective": list(weights.compound),
+                                 "compound": list(weights.compound.values())})
+    return scores, weight_frame, modified
+
+
+def score_tables(ahn_oh: catbias.CBResult, pll: catbias.CBResult, model: str, templates: str,
+                 names: list[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The CB scores of a model on the templates ``names`` of the file ``templates`` in
+    three tables: one summary row (model, templates, ahn_oh_cb, pll_cb, n_templates,
+    n_groups), Ahn & Oh's CB per template and the PLL CB
+    per template set (:func:`polybias.metrics.catbias.aggregate`)."""
+    per_template = catbias.aggregate(ahn_oh.rows, by="template").rename(columns={"cb": "ahn_oh_cb"})
+    per_set = catbias.aggregate(pll.rows, by="set").rename(columns={"cb": "pll_cb"})
+    summary = pd.DataFrame([{"model": model, "templates": templates, "ahn_oh_cb": ahn_oh.score,
+                             "pll_cb": pll.score, "n_templates": len(names),
+                             "n_groups": int(ahn_oh.rows.n_groups.iloc[0])}])
+    return summary, per_template, per_set
+
+
+def group_share_tables(ahn_oh: catbias.CBResult, book, template: str, target_list: str,
+                       attribute_list: str, group_feature: str, top_k: int = 3
+                       ) -> tuple[pd.DataFrame | None, pd.DataFrame, str]:
+    """Which groups take the probability (seed 002 App. A.4), from the scores of
+    :func:`polybias.metrics.catbias.ahn_oh_cb`: the share of each target group next to each
+    attribute group (:func:`polybias.metrics.catbias.group_shares`) and the ``top_k``
+    groups of ``template`` for its first four attributes.
+
+    Returns (shares, top, why): ``shares`` is None, and ``why`` says why, when the lists
+    or the feature do not define groups (e.g. a template book without ``group_feature``);
+    ``why`` is empty otherwise."""
+    p_norm = catbias.normalized_word_probability(ahn_oh.scores)
+    shares, why = None, ""
+    try:
+        shares = catbias.group_shares(p_norm, book, target_list, attribute_list, group_feature)
+    except (catbias.CatBiasError, KeyError) as exc:
+        why = f"no group shares: {exc}"
+    top = catbias.top_k_groups(p_norm[p_norm.template == template], k=top_k)
+    return shares, top[top.attribute.isin(top.attribute.unique()[:4])], why
+
+
+def largest_kl(lm, book, template: str, by_group: bool, target_list: str, group_feature: str,
+               kl_scale: str = "sum") -> pd.DataFrame:
+    """The largest KL(P_row ‖ P_col) between the model's distributions at the attribute
+    mask of ``template`` (seed 002 App. A.3; :func:`polybias.metrics.catbias.distribution_difference`)
+    over the first group member of each target group (``by_group``), or else the first
+    eight entries of the target list. One row: template, from, to, kl, scale."""
+    from ..metrics import logprob
+
+    t = book.template(template)
+    ids = book.lists[t.slots[t.the("target")].list].ids
+    if by_group:
+        ids = [members[0] for members in logprob.group_members(book, target_list, group_feature).values()]
+    row, col, value = catbias.max_kl(catbias.distribution_difference(lm, book, template, ids[:8],
+                                                                     scale=kl_scale))
+    return pd.DataFrame([{"template": template, "from": row, "to": col, "kl": value, "scale": kl_scale}])
+
+
+def seed002_model_tables(lm, ddof: int = 0, kl_scale: str = "sum") -> dict[str, pd.DataFrame]:
+    """Every category × language of seed 002's templates scored on ``lm`` (:func:`score_all`)
+    and laid out as the paper's Tables 1(a), 2 (beside the paper's values), 3 and 4
+    (:func:`polybias.data.seed002.paper_tables`)."""
+    from ..report import load_reported
+
+    tables = seed002.paper_tables(score_all(lm, ddof=ddof, kl_scale=kl_scale))
+    tables["table2"] = seed002.beside_reported(tables, load_reported("behnamghader2022_cb"))
+    return tables

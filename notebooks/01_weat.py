@@ -57,11 +57,10 @@ output_dir: str = "results/weat/interactive"  # run records (relative to the pro
 table_file: str = ""  # where to write the table (e.g. paper/tables/weat_w2v-gnews.md)
 
 # %%
-from polybias import models, paths, plots, report
-from polybias.engines.static import normalize_vocabulary
-from polybias.planted import static as planted_static
+from polybias import plots, report
+from polybias.studies import inputs
 from polybias.studies.parameters import check_parameters
-from polybias.studies.weat import run_weat
+from polybias.studies.weat import run_variants, run_weat
 
 check_parameters("01_weat", model=model, model_path=model_path, model_format=model_format,
                  language=language, language_override=language_override, on_missing=on_missing,
@@ -69,12 +68,10 @@ check_parameters("01_weat", model=model, model_path=model_path, model_format=mod
                  exact_limit=exact_limit, seed=seed)
 options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
                exact_limit=exact_limit, seed=seed)
-embeddings = None
-if model == planted_static.NAME:  # a known-answer table built from the word lists themselves
-    embeddings = planted_static.for_wordlists(language, wordlist_file, strength=planted_strength, seed=seed)
-if model_path:  # a file given by path; its words are brought to the word lists' NFC
-    embeddings = normalize_vocabulary(models.load(model_path, "static", format=model_format, name=model))
-variants_path = paths.data_dir() / "wordlists" / language / variants_file if variants_file else None
+# a file given by path, or planted-static: a known-answer table built from the word lists
+embeddings = inputs.static_table(model, language=language, wordlist_file=wordlist_file,
+                                 planted_strength=planted_strength, seed=seed, model_path=model_path,
+                                 model_format=model_format)
 variants_table_file = table_file.replace(".md", "_variants.md") if table_file else ""
 
 # %% [markdown]
@@ -127,13 +124,9 @@ if reported:
 
 # %%
 variant_table = ""
-if variants_path is not None and variants_path.is_file():
-    variants = run_weat(model, language, None, variants_file, on_missing, output_dir,
-                        embeddings=embeddings, **options)
-    if reported:
-        variants["base"] = variants["test"].str.split("-").str[0]
-        rep = report.load_reported(reported, model=model).rename(columns={"test": "base"})
-        variants = report.side_by_side(variants, rep, on="base", value="effect_size").drop(columns="base")
+variants = run_variants(model, language, variants_file, on_missing, output_dir, embeddings=embeddings,
+                        reported=reported, **options)
+if variants is not None:
     variant_table = report.markdown_table(variants, digits=2, formats={"pvalue": ".1e"})
     if variants_table_file:
         report.write_table(variant_table, variants_table_file)

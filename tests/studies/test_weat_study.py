@@ -50,3 +50,35 @@ def test_run_weat_takes_one_test_name_as_a_string(w2v):
 
     frame = run_weat("w2v-gnews", "en", "WEAT7", embeddings=w2v, n_permutations=100)
     assert frame["test"].tolist() == ["WEAT7"]
+
+
+def test_variants_sit_beside_the_published_value_of_their_base_test(w2v):
+    from polybias.report import load_reported
+    from polybias.studies.weat import run_variants
+
+    plain = run_variants("w2v-gnews", "en", "weat_variants.yaml", embeddings=w2v, n_permutations=100)
+    beside = run_variants("w2v-gnews", "en", "weat_variants.yaml", embeddings=w2v, n_permutations=100,
+                          reported="caliskan2017_weat")
+    assert "reported" not in plain.columns and "base" not in beside.columns
+    assert beside["test"].tolist() == plain["test"].tolist()
+    published = load_reported("caliskan2017_weat", model="w2v-gnews").set_index("test").effect_size
+    for test, value in zip(beside["test"], beside["reported"], strict=True):
+        assert value == published[test.split("-")[0]]
+    assert run_variants("w2v-gnews", "en", "no_such_variants.yaml", embeddings=w2v) is None
+    assert run_variants("w2v-gnews", "en", "", embeddings=w2v) is None
+
+
+def test_static_table_in_place_of_the_registered_model(tmp_path):
+    import unicodedata
+
+    from polybias.planted import static as planted_static
+    from polybias.studies import inputs
+
+    assert inputs.static_table("w2v-gnews") is None
+    planted = inputs.static_table(planted_static.NAME, language="bn", planted_strength=0.5)
+    assert planted.name == planted_static.NAME and len(planted.words) > 0
+    path = tmp_path / "toy.txt"
+    decomposed = unicodedata.normalize("NFD", "café")
+    path.write_text(f"2 2\n{decomposed} 1.0 0.0\nhe 0.0 1.0\n", encoding="utf-8")
+    table = inputs.static_table("toy", model_path=str(path), model_format="word2vec-text")
+    assert table.name == "toy" and "café" in table.index  # NFC, as the word lists are

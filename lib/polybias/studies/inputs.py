@@ -132,6 +132,25 @@ def encoder(model: str, *, language: str = "en", wordlist_file: str = "",
                        batch_tokens=batch_tokens)
 
 
+def static_table(model: str, *, language: str = "en", wordlist_file: str = "",
+                 planted_strength: float = 0.5, seed: int = 0, model_path: str = "",
+                 model_format: str = ""):
+    """The static table a WEAT notebook runs on in place of the registered ``model``:
+    the embedding file ``model_path`` (read in ``model_format``, named ``model``, its
+    words brought to NFC as the word lists are), else for ``model`` named
+    :data:`polybias.planted.static.NAME` the known-answer table planted from the
+    language's word lists (:func:`polybias.planted.static.for_wordlists`), else None (the
+    registered model is loaded by name)."""
+    from ..engines.static import normalize_vocabulary
+    from ..planted import static as planted_static
+
+    if model_path:
+        return normalize_vocabulary(models.load(model_path, "static", format=model_format, name=model))
+    if model == planted_static.NAME:
+        return planted_static.for_wordlists(language, wordlist_file, strength=planted_strength, seed=seed)
+    return None
+
+
 def planted_bag_of_words(language: str, wordlist_file: str = "", strength: float = 0.5,
                          dim: int = 64, seed: int = 0, name: str | None = None):
     """A :class:`polybias.planted.static.BagOfWords` encoder over

@@ -62,3 +62,24 @@ def run_weat(
                      "p_method": res.p_method, "n_x": res.sizes["X"], "n_y": res.sizes["Y"],
                      "dropped": ", ".join(w for ws in res.dropped.values() for w in ws)})
     return pd.DataFrame(rows)
+
+
+def run_variants(model: str, language: str, variants_file: str, on_missing: Literal["raise", "drop"] = "drop",
+                 output_dir: str | None = None, embeddings: StaticEmbeddings | None = None,
+                 reported: str = "", **options):
+    """:func:`run_weat` on every test of the list-variant file
+    ``data/wordlists/<language>/<variants_file>`` (tests named ``<base>-<variant>``), each
+    beside the published value of its base test (``paper/reported/<reported>.csv`` rows of
+    ``model``) when ``reported`` is given; None when there is no such file."""
+    from .. import paths
+    from ..report import load_reported, side_by_side
+
+    if not variants_file or not (paths.data_dir() / "wordlists" / language / variants_file).is_file():
+        return None
+    variants = run_weat(model, language, None, variants_file, on_missing, output_dir,
+                        embeddings=embeddings, **options)
+    if not reported:
+        return variants
+    variants["base"] = variants["test"].str.split("-").str[0]
+    published = load_reported(reported, model=model).rename(columns={"test": "base"})
+    return side_by_side(variants, published, on="base", value="effect_size").drop(columns="base")

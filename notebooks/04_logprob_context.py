@@ -82,7 +82,6 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/logprob_con
 
 # %%
 from polybias import paths, records, report
-from polybias.data import templating
 from polybias.metrics import logprob
 from polybias.studies import inputs, logprob_context
 from polybias.studies.parameters import check_parameters
@@ -103,13 +102,7 @@ label = lm.name
 # masks the attribute too).
 
 # %%
-first_of_set = {}
-for t in book.templates.values():
-    first_of_set.setdefault(t.set, t)
-examples = [(t.set, templating.expand(book, t, fixed={s: book.lists[t.slots[s].list].ids[0] for s in
-                                                      (t.the("target"), t.the("attribute"))})[0].text)
-            for t in first_of_set.values()]
-for structure, text in examples:
+for structure, text in logprob_context.structure_examples(book):
     print(f"{structure}: {text}")
 
 # %% [markdown]
@@ -138,8 +131,7 @@ print(summary_table)
 # Per attribute group and structure: mean fill, prior and corrected differences.
 
 # %%
-means = per_attribute.groupby(["structure", "attribute_group"], sort=False)[["fill", "prior", "corrected"]].mean()
-means_table = report.markdown_table(means.reset_index(), digits=3)
+means_table = report.markdown_table(logprob_context.attribute_group_means(per_attribute), digits=3)
 print(means_table)
 
 # %% [markdown]

@@ -69,3 +69,30 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
     return finish_figure(fig, file)
 
 
+
+
+def structure_examples(book) -> list[tuple[str, str]]:
+    """One sentence per structure (template set) of ``book``: its first template filled
+    with the first entry of its target and of its attribute list, as (set, text)."""
+    from ..data import templating
+
+    first_of_set = {}
+    for t in book.templates.values():
+        first_of_set.setdefault(t.set, t)
+    return [(t.set, templating.expand(book, t, fixed={s: book.lists[t.slots[s].list].ids[0]
+                                                      for s in (t.the("target"), t.the("attribute"))})[0].text)
+            for t in first_of_set.values()]
+
+
+def attribute_group_means(per_attribute: pd.DataFrame) -> pd.DataFrame:
+    """Mean fill, prior and corrected differences per structure and attribute group of
+    :func:`polybias.metrics.logprob.context_study`'s per-attribute frame, in their order
+    of appearance.
+
+    >>> f = pd.DataFrame({"structure": "S1", "attribute_group": ["a", "a", "b"],
+    ...                   "fill": [1.0, 3.0, 0.0], "prior": 0.0, "corrected": [1.0, 3.0, -1.0]})
+    >>> attribute_group_means(f).corrected.tolist()
+    [2.0, -1.0]
+    """
+    means = per_attribute.groupby(["structure", "attribute_group"], sort=False)[["fill", "prior", "corrected"]].mean()
+    return means.reset_index()

@@ -49,9 +49,7 @@ reproduce: bool = True  # recompute seed 001's GPT-2 Table 3 row from its shippe
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows_planted-mlm.md
 
 # %%
-import pandas as pd
 from polybias import models, plots, report
-from polybias.data import crowspairs, semantics
 from polybias.metrics import crows
 from polybias.studies import crows_pairs
 from polybias.studies.parameters import check_parameters
@@ -68,14 +66,7 @@ check_parameters("05_crows_pairs", model=model, language=language,
 
 # %%
 if reproduce:
-    gpt2_scores = crowspairs.load_gamboa_gpt2_scores()
-    paper = report.load_reported("gamboa2024_table3", model="gpt2").rename(columns={"value": "score"})
-    gpt2_rows = []
-    for label, atol in (("eq. 6 as written", 0.0), ("|S_JSD| <= 1e-5 is a tie", 1e-5)):
-        table = crows.gamboa_table3(gpt2_scores, atol=atol)[["bias_type", "n", "stereotyped", "ties", "score"]]
-        gpt2_rows.append(report.side_by_side(table, paper[["bias_type", "score"]], on="bias_type",
-                                             value="score").assign(aggregation=label))
-    gpt2_table = report.markdown_table(pd.concat(gpt2_rows, ignore_index=True), digits=2)
+    gpt2_table = report.markdown_table(crows_pairs.gamboa_gpt2_reproduction(), digits=2)
 else:
     gpt2_table = "(not run: reproduce = False)"
 
@@ -108,9 +99,7 @@ lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,
 run = crows_pairs.run_crows(lm, dataset, language, subset or None, method or None, n_pairs,
                             n_bootstrap, seed, compat_fourth_root, output_dir, causal_bos=causal_bos,
                             on_unmodified=on_unmodified)
-scores = run.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(
-    run.jsd[["bias_type", "score"]].rename(columns={"score": "jsd_B"}), on="bias_type")
-score_table = report.markdown_table(scores, digits=2, formats={"binom_p": ".1e"})
+score_table = report.markdown_table(crows_pairs.score_summary(run), digits=2, formats={"binom_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
 print(score_table)
@@ -143,9 +132,7 @@ print(tokens)
 # or lower (b > 0) bias.
 
 # %%
-words = crows.attribution_words(run.attributed)
-categories = semantics.category_shares(words, min_count=max(1, round(0.01 * len(words)))).head(10)
-category_table = report.markdown_table(categories, digits=2)
+category_table = report.markdown_table(crows_pairs.bias_categories(run, top=10), digits=2)
 
 # %% tags=["nbval-check-output"]
 print(category_table)

@@ -101,3 +101,41 @@ def run_crows(
                 **model_fields(lm))
             write_record(record, paths.output_path(output_dir))
     return CrowsRun(scored, stereo, attributed, jsd)
+
+
+def gamboa_gpt2_reproduction() -> pd.DataFrame:
+    """Seed 001's GPT-2 row of Table 3 re-aggregated from its published per-pair S_JSD
+    (:func:`polybias.data.crowspairs.load_gamboa_gpt2_scores`, eq. 6:
+    :func:`polybias.metrics.crows.gamboa_table3`) beside the paper's values, twice: eq. 6
+    as written, and with |S_JSD| ≤ 1e-5 counted as a tie (column ``aggregation``)."""
+    from ..data import crowspairs
+    from ..metrics.crows import gamboa_table3
+    from ..report import load_reported, side_by_side
+
+    scores = crowspairs.load_gamboa_gpt2_scores()
+    paper = load_reported("gamboa2024_table3", model="gpt2").rename(columns={"value": "score"})
+    rows = []
+    for label, atol in (("eq. 6 as written", 0.0), ("|S_JSD| <= 1e-5 is a tie", 1e-5)):
+        table = gamboa_table3(scores, atol=atol)[["bias_type", "n", "stereotyped", "ties", "score"]]
+        rows.append(side_by_side(table, paper[["bias_type", "score"]], on="bias_type",
+                                 value="score").assign(aggregation=label))
+    return pd.concat(rows, ignore_index=True)
+
+
+def score_summary(run: CrowsRun) -> pd.DataFrame:
+    """Per bias type of a :func:`run_crows` run: n, the stereotype score with its interval,
+    binomial p and ties, and the JSD stereotype score (``jsd_B``)."""
+    return run.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(
+        run.jsd[["bias_type", "score"]].rename(columns={"score": "jsd_B"}), on="bias_type")
+
+
+def bias_categories(run: CrowsRun, top: int = 10, min_share: float = 0.01) -> pd.DataFrame:
+    """The ``top`` Empath categories of the words that carry the bias in ``run``
+    (:func:`polybias.metrics.crows.attribution_words`,
+    :func:`polybias.data.semantics.category_shares`), a category counted when it holds at
+    least ``min_share`` of the words (and at least one)."""
+    from ..data import semantics
+    from ..metrics.crows import attribution_words
+
+    words = attribution_words(run.attributed)
+    return semantics.category_shares(words, min_count=max(1, round(min_share * len(words)))).head(top)

@@ -1,0 +1,28 @@
+"""The CrowS-Pairs study's tables: seed 001's GPT-2 row, the score summary, the categories."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from polybias.studies import crows_pairs
+
+
+def test_gpt2_row_reproduces_table3_when_noise_is_a_tie(mirror):
+    table = crows_pairs.gamboa_gpt2_reproduction()
+    assert table["aggregation"].unique().tolist() == ["eq. 6 as written", "|S_JSD| <= 1e-5 is a tie"]
+    tie = table[table["aggregation"] == "|S_JSD| <= 1e-5 is a tie"]
+    assert (tie["difference"].abs() < 0.005).all()  # the paper's exact counts
+    written = table[table["aggregation"] == "eq. 6 as written"].set_index("bias_type")
+    assert written.loc["gender", "stereotyped"] == tie.set_index("bias_type").loc["gender", "stereotyped"] + 1
+
+
+def test_score_summary_and_categories_of_a_run(planted_lm):
+    pytest.importorskip("empath")
+    run = crows_pairs.run_crows(planted_lm[0.9], n_pairs=30, n_bootstrap=100)
+    summary = crows_pairs.score_summary(run)
+    assert summary.columns.tolist() == ["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties", "jsd_B"]
+    assert summary["bias_type"].tolist() == run.stereotype["bias_type"].tolist()
+    pd.testing.assert_series_equal(summary["jsd_B"], run.jsd["score"], check_names=False)
+    categories = crows_pairs.bias_categories(run, top=3)
+    assert len(categories) <= 3
+    assert crows_pairs.bias_categories(run, top=10).head(3).equals(categories)

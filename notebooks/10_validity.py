@@ -25,7 +25,7 @@
 # on generated minimal pairs; Kurita's log-probability bias, Ahn & Oh's Categorical Bias
 # and the PLL-based CB on templates; SEAT and CEAT with the MLM as an encoder; in English
 # also the interaction CB of target × pronoun, and the pronoun alone as a control on which
-# nothing is planted); a tiny causal LM (stereotype and JSD scores, English).
+# nothing is planted); a tiny causal LM (stereotype and JSD scores).
 #
 # Training hundreds of models does not fit in a notebook: the validity sweep
 # (`make validity`, `configs/sweeps/validity.yaml`, `polybias.studies.validity_sweep`) trains

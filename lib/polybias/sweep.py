@@ -404,8 +404,29 @@ def run_folders(config: str | Path, root: str | Path | None = None) -> tuple[lis
     return done, not_done
 
 
+def _join_streams(outputs: list[Any]) -> list[Any]:
+    """Consecutive ``stream`` outputs of the same name joined into one.
+
+    >>> _join_streams([{"output_type": "stream", "name": "stdout", "text": "a"},
+    ...                {"output_type": "stream", "name": "stdout", "text": "\\n"},
+    ...                {"output_type": "stream", "name": "stderr", "text": "w"}])
+    [{'output_type': 'stream', 'name': 'stdout', 'text': 'a\\n'}, {'output_type': 'stream', 'name': 'stderr', 'text': 'w'}]
+    """
+    joined: list[Any] = []
+    for out in outputs:
+        last = joined[-1] if joined else None
+        if (out.get("output_type") == "stream" and last is not None
+                and last.get("output_type") == "stream" and last.get("name") == out.get("name")):
+            last["text"] = "".join(last["text"]) + "".join(out["text"])
+            continue
+        joined.append(out)
+    return joined
+
+
 def _clean(nb: Any, source: str, root: Path) -> Any:
-    """Drop timings and this checkout's absolute path from an executed notebook.
+    """Drop timings and this checkout's absolute path from an executed notebook, and join
+    consecutive pieces of one stream (how the kernel splits a cell's printing into
+    messages depends on timing).
 
     The executed copy is committed for nbval; it must diff cleanly between reruns and
     must not name the machine it ran on.
@@ -421,6 +442,8 @@ def _clean(nb: Any, source: str, root: Path) -> Any:
     meta["output_path"] = None
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i:03d}"  # jupytext gives random ids: keep reruns diff-free
+        if "outputs" in cell:
+            cell["outputs"] = _join_streams(cell["outputs"])
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
                 out["text"] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".", out["text"])

@@ -75,7 +75,7 @@ def test_static_table_in_place_of_the_registered_model(tmp_path):
     from polybias.studies import inputs
 
     assert inputs.static_table("w2v-gnews") is None
-    planted = inputs.static_table(planted_static.NAME, language="bn", planted_strength=0.5)
+    planted = inputs.static_table(planted_static.NAME, language="hi", planted_strength=0.5)
     assert planted.name == planted_static.NAME and len(planted.words) > 0
     path = tmp_path / "toy.txt"
     decomposed = unicodedata.normalize("NFD", "café")

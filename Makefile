@@ -44,7 +44,7 @@ paper: env ## assemble paper/manuscript.md from paper/sections, tables, reported
 
 test: env ## layering contract, unit tests, doctests, then nbval on the executed notebooks (writing only to a scratch folder)
 	$(VENV)/bin/lint-imports --no-logo
-	$(VENV)/bin/pytest -q tests lib/polybias --doctest-modules
+	$(VENV)/bin/pytest -q tests lib/polybias --doctest-modules --ignore=tests/peers
 	@scratch=$$(mktemp -d); trap 'rm -rf "$$scratch"' EXIT; \
 	$(CHECKED) POLYBIAS_OUTPUT_ROOT="$$scratch" $(VENV)/bin/pytest -q --nbval-lax \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider paper/executed
@@ -83,7 +83,24 @@ $(BENCH_VENV)/.installed:
 bench: env $(BENCH_VENV)/.installed ## benchmarks: one table of ratios against naive/reference code measured in the same run (BENCH_ARGS=--quick: a smoke run)
 	$(PY) benchmarks/run.py --reference-python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
 
+# Peers (mlm-bias, WEFE, lm-evaluation-harness, minicons): one environment per peer, from
+# tests/peers/requirements/<peer>.txt, so a peer's pins never reach the project's .venv.
+PEERS_ENV ?= .venv-peers
+PEERS     := $(basename $(notdir $(wildcard tests/peers/requirements/*.txt)))
+
+$(PEERS_ENV)/%/.installed: tests/peers/requirements/%.txt
+	rm -rf $(PEERS_ENV)/$*
+	python3 -m venv $(PEERS_ENV)/$*
+	$(PEERS_ENV)/$*/bin/python -m pip install --quiet --upgrade pip 2>&1 | { grep -v '^WARNING: Location' || true; }
+	$(PEERS_ENV)/$*/bin/python -m pip install --quiet -r $< 2>&1 | { grep -v '^WARNING: Location' || true; }
+	touch $@
+
+peers: env $(foreach p,$(PEERS),$(PEERS_ENV)/$(p)/.installed) ## execute the peers side by side with polybias (tests/peers, each peer in its own env), then write docs/peers.md
+	@rows=$$(mktemp -d); trap 'rm -rf "$$rows"' EXIT; \
+	POLYBIAS_PEERS_REQUIRED=1 POLYBIAS_PEERS_REPORT="$$rows/rows.jsonl" $(VENV)/bin/pytest -q -p no:cacheprovider tests/peers; \
+	POLYBIAS_PEERS_REPORT="$$rows/rows.jsonl" $(PY) tests/peers/report.py
+
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test export cards planted validity lint lab zoo bench clean
+.PHONY: help env reproduce paper test export cards planted validity lint lab zoo bench peers clean

@@ -56,7 +56,7 @@ cards: env ## regenerate the metric cards docs/measures/*.md from the measure re
 	$(VENV)/bin/polybias cards
 
 planted: env ## retrain the pinned planted models from their stored specs (data/planted) and report changes
-	$(PY) -m polybias.planted.pinned retrain
+	$(PY) -m polybias.planted retrain
 
 validity: env ## the validity sweep: train and score the planted models (resumable, cached), then rewrite data/validity
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m polybias.studies.validity_sweep configs/sweeps/validity.yaml

@@ -1,6 +1,6 @@
 """Debiasing static word embeddings, and the evaluation around it (seed 003, App. E).
 
-Every method returns a :class:`DebiasResult`: a **new** :class:`~polybias.models.StaticEmbeddings`
+Every method returns a :class:`DebiasResult`: a **new** :class:`~polybias.engines.static.StaticEmbeddings`
 (float64; the input is never modified) and the subspace it removed. By default the whole
 vocabulary is debiased. ``words=`` restricts the change to a list of words: the seed-003
 code debiased only the WEAT target words, which leaves every other word (attributes

@@ -139,7 +139,7 @@ def weat_test(
 ) -> WeatResult:
     """Run a word-list test on a static embedding; ``options`` go to :func:`weat`.
 
-    Missing words raise :class:`polybias.models.MissingWordsError` naming all of them,
+    Missing words raise :class:`polybias.engines.static.MissingWordsError` naming all of them,
     unless ``on_missing="drop"``; the dropped words are listed in the result.
     """
     vectors, dropped, missing_all = {}, {}, []

@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -206,41 +205,3 @@ def retrain_all(trainers: dict[str, Callable[[dict[str, Any], Path], None]],
             outcome[key] = files == entry["files"]
             add(key, Path(tmp), entry["spec"], store)
     return outcome
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m polybias.planted.pinned list|verify|retrain [KEY ...]`` (``make planted`` retrains)."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m polybias.planted.pinned", description=__doc__.split("\n")[0])
-    parser.add_argument("action", choices=["list", "verify", "retrain"])
-    parser.add_argument("keys", nargs="*", help="pinned model keys (default: all)")
-    args = parser.parse_args(argv)
-    manifest = read_manifest()
-    keys = args.keys or sorted(manifest)
-    try:
-        if args.action == "retrain":
-            from .synthetic import retrain_pinned
-
-            outcome = retrain_pinned(keys)
-            changed = [k for k, same in outcome.items() if not same]
-            print(f"{len(outcome)} pinned models retrained; {len(outcome) - len(changed)} "
-                  f"byte-identical, {len(changed)} changed" + (": " + ", ".join(changed) if changed else ""))
-            return 0
-        for key in keys:
-            if lookup(key) is None:
-                raise PinnedError(f"not pinned: {key}")
-            if args.action == "list":
-                spec = manifest[key]["spec"]
-                print(f"{key}  {spec['kind']}  p={spec['p']:g}  seed={spec['seed']}  "
-                      f"{spec['language']}  n={spec['n_sentences']}")
-        if args.action == "verify":
-            print(f"{len(keys)} pinned models verified (sha256) in {store_dir()}")
-    except PinnedError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

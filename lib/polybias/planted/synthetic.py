@@ -22,7 +22,7 @@ Models trained on such corpora give every method a known answer offline:
 * :func:`cached_planted_model` — a pinned model from ``data/planted`` (:mod:`polybias.planted.pinned`),
   or train once and then load from ``cache_dir()/trained`` (:func:`planted_model_spec`
   gives the inputs it is keyed by).
-* :func:`train_word2vec` — gensim word2vec as :class:`polybias.models.StaticEmbeddings`;
+* :func:`train_word2vec` — gensim word2vec as :class:`polybias.engines.static.StaticEmbeddings`;
   :func:`planted_word2vec` — the same on a planted corpus, pinned or cached like the LMs.
 
 With the default settings (8000 sentences) the MLM trains in about 30–40 s and the causal
@@ -814,7 +814,7 @@ def train_word2vec(
 
     Returns
     -------
-    :class:`polybias.models.StaticEmbeddings`
+    :class:`polybias.engines.static.StaticEmbeddings`
         Words in gensim's order (most frequent first) and float32 vectors.
     """
     from gensim.models import Word2Vec
@@ -867,7 +867,7 @@ def planted_word2vec(p: float, seed: int = 0, language: str = "en", n_sentences:
 
     Returns
     -------
-    :class:`polybias.models.StaticEmbeddings`
+    :class:`polybias.engines.static.StaticEmbeddings`
         Named ``planted-w2v``, revision ``planted:<key>``.
     """
     from safetensors.numpy import load_file

@@ -3,43 +3,15 @@ and the two-identity template over the planted vocabulary."""
 
 from __future__ import annotations
 
-import ast
-import json
-from pathlib import Path
-
 import pandas as pd
 
-from ..metrics.catbias import CatBiasError
+from .. import report
+from ..data import sources, templating
+from ..metrics import catbias
+from . import seed004
 
 SEED004_LISTS = {"Countries": "seed004-countries", "Languages": "seed004-languages", "Food": "seed004-dishes",
                  "Music": "seed004-genres", "Religion": "seed004-religions"}
-
-
-def read_identity_list(path: str | Path) -> tuple[list[str], int, int]:
-    """A seed-004 identity list: JSON object (its keys), Python list literal, or
-    comma-separated text. Entries are stripped; empty entries are dropped and counted, and
-    repeats are kept once (first occurrence).
-
-    Returns (entries, n_raw, n_empty): the unique non-empty entries in file order, the
-    number of raw entries, and how many of them were empty.
-    """
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".json":
-        raw = list(json.loads(text))
-    elif text.lstrip().startswith("["):
-        try:
-            raw = list(ast.literal_eval(text))
-        except (ValueError, SyntaxError) as exc:
-            raise CatBiasError(f"{path.name}: malformed list literal ({exc})") from exc
-    else:
-        body = text.strip()
-        raw = body.replace("\n", ",").split(",") if "," in body else body.splitlines()
-    if not all(isinstance(x, str) for x in raw):
-        raise CatBiasError(f"{path.name}: entries must be strings")
-    stripped = [x.strip() for x in raw]
-    n_empty = sum(1 for x in stripped if not x)
-    return list(dict.fromkeys(x for x in stripped if x)), len(raw), n_empty
 
 
 
@@ -50,14 +22,11 @@ def identity_lists_table(seed: int = 0, reported: str = "capstone2023_sampling")
     empty and unique entries, Table 1's counts before and after sampling, and our draw
     of the after-sampling size (:func:`polybias.metrics.catbias.stratified_sample`, one
     stratum, ``seed``) with its first three entries."""
-    from .. import report
-    from ..data import sources
-    from ..metrics import catbias
 
     table1 = report.load_reported(reported)
     rows = []
     for name, source in SEED004_LISTS.items():
-        entries, n_raw, n_empty = read_identity_list(sources.fetch(source))
+        entries, n_raw, n_empty = seed004.read_identity_list(sources.fetch(source))
         mine = table1[table1.characteristic == name]
         pre = mine[mine.metric == "pre_sampling"].value.iloc[0]
         post = int(mine[mine.metric == "after_sampling"].value.iloc[0])
@@ -79,10 +48,8 @@ def adjective_sample(n_adjectives: int, seed: int = 0) -> tuple[pd.DataFrame, pd
         One row of counts (adjectives, with_sentiment, dropped_no_sentiment, negative,
         positive, sampled), and the drawn adjectives with their stratum and compound score.
     """
-    from ..data import sources
-    from ..metrics import catbias
 
-    adjectives = read_identity_list(sources.fetch("seed004-adjectives"))[0]
+    adjectives = seed004.read_identity_list(sources.fetch("seed004-adjectives"))[0]
     sentiment = catbias.sentiment_weights(adjectives)
     strata = catbias.sentiment_strata({w: sentiment.compound[w] for w in sentiment.weights})
     words = list(strata)
@@ -101,8 +68,6 @@ def authors_interaction_test(n_permutations: int = 10000, seed: int = 0) -> pd.D
     """The authors' two-way interactions (``seed004-cg-score-2``) tested against their
     double-mask base rates, the adjectives split by sentiment
     (:func:`polybias.studies.seed004.row_significance`)."""
-    from ..data import sources
-    from . import seed004
 
     cg2 = sources.fetch("seed004-cg-score-2")
     strata = seed004.adjective_strata(pd.read_csv(cg2).Adjective.unique().tolist())
@@ -115,8 +80,6 @@ def sentiment_attribute_weights(book, template: str, attribute_slot: str, attrib
     words without sentiment dropped), for ``attributes`` or else every entry of the
     attribute slot's list but the ``neutral_attributes``; an entry is scored by its
     default form."""
-    from ..data import templating
-    from ..metrics import catbias
 
     words = book.lists[book.template(template).slots[attribute_slot].list]
     pool = attributes or [e for e in words.ids if e not in (neutral_attributes or [])]
@@ -139,8 +102,6 @@ def interaction_scores(lm, book, template: str, identity_slots: list[str], attri
 
     Returns one row per (characteristics, base): weighted, n_groups, n_attributes, score,
     T, T_null_mean, p, significant (p < 0.05)."""
-    from ..metrics import catbias
-    from . import seed004
 
     weights = None
     attrs = attributes or None

@@ -131,7 +131,7 @@ def static_occupation_bias(emb, occupations: list[str], women: list[str], men: l
 
     Parameters
     ----------
-    emb : :class:`polybias.models.StaticEmbeddings`.
+    emb : :class:`polybias.engines.static.StaticEmbeddings`.
     occupations, women, men : words; those missing from the vocabulary are left out and
         returned.
     ddof : of the WEFAT std.

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,10 +43,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from polybias.studies import categorical_bias, cultural_interactions
-
 from ..data import sources
+from ..data.templating import DEFAULT_FORM, load_templates, parse_templates
 from ..metrics import catbias
+from ..metrics.catbias import CatBiasError
+from . import categorical_bias
 
 CITATION = ("Seed 004: Cultural Biases in BERT: A primer on mitigating biases (Capstone project, "
             "BeyondInfinities/Capstone_BERT).")
@@ -162,6 +164,33 @@ def group_permutation_test(scores: pd.DataFrame, value: str = "corrected", group
     return PermutationTest(observed, p, float(null.mean()), n_permutations, False, n, n_rows, len(blocks))
 
 
+def read_identity_list(path: str | Path) -> tuple[list[str], int, int]:
+    """A seed-004 identity list: JSON object (its keys), Python list literal, or
+    comma-separated text. Entries are stripped; empty entries are dropped and counted, and
+    repeats are kept once (first occurrence).
+
+    Returns (entries, n_raw, n_empty): the unique non-empty entries in file order, the
+    number of raw entries, and how many of them were empty.
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        raw = list(json.loads(text))
+    elif text.lstrip().startswith("["):
+        try:
+            raw = list(ast.literal_eval(text))
+        except (ValueError, SyntaxError) as exc:
+            raise CatBiasError(f"{path.name}: malformed list literal ({exc})") from exc
+    else:
+        body = text.strip()
+        raw = body.replace("\n", ",").split(",") if "," in body else body.splitlines()
+    if not all(isinstance(x, str) for x in raw):
+        raise CatBiasError(f"{path.name}: entries must be strings")
+    stripped = [x.strip() for x in raw]
+    n_empty = sum(1 for x in stripped if not x)
+    return list(dict.fromkeys(x for x in stripped if x)), len(raw), n_empty
+
+
 def adjective_strata(adjectives: list[str]) -> dict[str, str]:
     """Sentiment stratum of each adjective: ``negative`` / ``neutral`` / ``positive`` by its
     VADER compound score (:func:`polybias.metrics.catbias.sentiment_strata`), ``neutral``
@@ -244,7 +273,7 @@ def attribute_cells(book, template: str, attribute_slot: str, feature: str) -> d
 
 def countries() -> list[str]:
     """All 245 countries of the authors' ``Data/countries.json`` (its keys, in file order)."""
-    entries, n_raw, n_empty = cultural_interactions.read_identity_list(sources.fetch("seed004-countries"))
+    entries, n_raw, n_empty = read_identity_list(sources.fetch("seed004-countries"))
     if len(entries) != N_COUNTRIES or n_empty:
         raise Seed004Error(f"countries.json (seed004-countries): {len(entries)} countries and {n_empty} "
                            f"empty, expected {N_COUNTRIES} and none")
@@ -261,7 +290,6 @@ def country_templates(adjective: str = "honest", regions: dict[str, str] | None 
     ``adjective`` (the hidden state of the country does not depend on it in an encoder
     that reads left to right only up to the country, and the paper fixes one).
     """
-    from ..data.templating import DEFAULT_FORM, load_templates, parse_templates
 
     if regions is None:
         own = load_templates("identities_en").lists["countries"]

@@ -10,6 +10,7 @@ import pandas as pd
 from ..metrics.crows import (
     METHODS,
     CrowsError,
+    alignment_changes,
     jsd_attributions,
     jsd_stereotype_score,
     pair_scores,
@@ -101,6 +102,41 @@ def run_crows(
                 **model_fields(lm))
             write_record(record, paths.output_path(output_dir))
     return CrowsRun(scored, stereo, attributed, jsd)
+
+
+def alignment_change_counts(model: str = "minilm-l6",
+                            datasets: dict[str, tuple[str, ...]] | None = None) -> pd.DataFrame:
+    """How many pairs of each registered dataset share other tokens under ``metric.py``'s
+    alignment than under the ``"content"`` alignment (special tokens removed, ``sent_more``
+    first), with ``model``'s tokenizer.
+
+    Parameters
+    ----------
+    model : a registered model whose tokenizer (and text normaliser) is used; default the
+        embedded ``minilm-l6`` (uncased WordPiece, as bert-base-uncased).
+    datasets : dataset -> languages; default every registered dataset
+        (:data:`polybias.data.crowspairs.DATASETS`). Pairs as :func:`load_pairs` reads them
+        (broken pairs dropped).
+
+    Returns
+    -------
+    DataFrame with one row per (dataset, language): ``pairs``, ``changed`` (pairs whose
+    shared positions differ, :func:`polybias.metrics.crows.alignment_changes`) and
+    ``pair_ids`` (theirs, comma-separated).
+    """
+    from .. import models
+    from ..data.crowspairs import DATASETS
+
+    encoder = models.load(model, "encoder")
+    rows = []
+    for dataset, languages in (DATASETS if datasets is None else datasets).items():
+        for language in languages:
+            pairs = load_pairs(dataset, language)
+            changes = alignment_changes(encoder.tokenizer, pairs, normaliser=encoder.normaliser)
+            ids = changes.loc[changes.changed, "pair_id"].astype(str).tolist()
+            rows.append({"dataset": dataset, "language": language, "pairs": len(pairs),
+                         "changed": len(ids), "pair_ids": ", ".join(ids)})
+    return pd.DataFrame(rows, columns=["dataset", "language", "pairs", "changed", "pair_ids"])
 
 
 def gamboa_gpt2_reproduction() -> pd.DataFrame:

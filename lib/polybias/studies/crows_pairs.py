@@ -64,14 +64,17 @@ def run_crows(
     output_dir: str | None = None,
     causal_bos: str = "prepend",
     on_unmodified: str = "raise",
+    alignment: str = "metric.py",
     **engine,
 ) -> CrowsRun:
     """Stereotype score and JSD attribution of an LM on a pair set.
 
     ``model`` is a loaded :class:`polybias.engines.scoring.LanguageModel` or what
     :func:`polybias.models.load` takes (a registered name, a model directory, a hub id).
-    ``causal_bos`` and ``on_unmodified`` go to :func:`pair_scores` (bias-bench compat:
-    ``method="bias-bench", causal_bos="first-token", on_unmodified="skip"``). Writes two
+    ``causal_bos``, ``on_unmodified`` and ``alignment`` go to :func:`pair_scores` (bias-bench
+    compat: ``method="bias-bench", causal_bos="first-token", on_unmodified="skip"``;
+    ``alignment="metric.py"``, the default, shares the tokens Nangia et al.'s ``metric.py``
+    shares, ``"content"`` the ones of the alignment without special tokens). Writes two
     run records (``crows`` and ``crows-jsd``) into ``output_dir`` when given.
     """
     from .. import models, paths
@@ -85,7 +88,7 @@ def run_crows(
     lm = model if isinstance(model, LanguageModel) else models.load(model, "lm")
     model = lm.name
     scored = pair_scores(lm, pairs, method, causal_bos=causal_bos, on_unmodified=on_unmodified,
-                         **engine)
+                         alignment=alignment, **engine)
     stereo = stereotype_score(scored, n_bootstrap=n_bootstrap, seed=seed)
     attributed = jsd_attributions(lm, pairs, compat_fourth_root, **engine)
     jsd = jsd_stereotype_score(attributed, n_bootstrap=n_bootstrap, seed=seed)
@@ -93,7 +96,8 @@ def run_crows(
         params = {"dataset": dataset, "bias_types": bias_types or [], "n_pairs": n_pairs,
                   "n_bootstrap": n_bootstrap, "seed": seed}
         used = method or ("causal" if lm.kind == "causal" else "nangia")
-        scoring_options = {"method": used, "causal_bos": causal_bos, "on_unmodified": on_unmodified}
+        scoring_options = {"method": used, "causal_bos": causal_bos, "on_unmodified": on_unmodified,
+                           "alignment": alignment}
         for metric, table, extra in (("crows", stereo, scoring_options),
                                      ("crows-jsd", jsd, {"compat_fourth_root": compat_fourth_root})):
             record = RunRecord(

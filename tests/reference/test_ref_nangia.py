@@ -62,26 +62,34 @@ def _append(self, other, ignore_index=False):
     return pd.concat([self, pd.DataFrame([other])], ignore_index=ignore_index)
 
 
-def run_metric_py(pairs, folder):
-    """metric.py executed on ``pairs``: (module, its rows from read_data, per-pair CSV,
-    printed output)."""
+#: metric.py's --lm_model -> (tokenizer class, model class, checkpoint, uncased), as its
+#: evaluate() loads them.
+LM_MODELS = {"bert": ("BertTokenizer", "BertForMaskedLM", "bert-base-uncased", True),
+             "roberta": ("RobertaTokenizer", "RobertaForMaskedLM", "roberta-large", False),
+             "albert": ("AlbertTokenizer", "AlbertForMaskedLM", "albert-xxlarge-v2", True)}
+
+
+def run_metric_py(pairs, folder, family="bert"):
+    """metric.py executed on ``pairs`` with ``--lm_model family`` on the tiny model of that
+    family: (module, its rows from read_data, per-pair CSV, printed output)."""
     file = reference_file(REPO, PATH)
-    model, tok = tiny("bert")
+    model, tok = tiny(family)
+    tok_class, lm_class, checkpoint, _ = LM_MODELS[family]
     csv_file = write_pairs_csv(folder / "pairs.csv", pairs)
 
     def tokenizer(name, *a, **k):
-        assert name == "bert-base-uncased"
+        assert name == checkpoint
         return tok
 
     def masked_lm(name, *a, **k):
-        assert name == "bert-base-uncased"
+        assert name == checkpoint
         return model
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(transformers.BertTokenizer, "from_pretrained", staticmethod(tokenizer))
-        mp.setattr(transformers.BertForMaskedLM, "from_pretrained", staticmethod(masked_lm))
+        mp.setattr(getattr(transformers, tok_class), "from_pretrained", staticmethod(tokenizer))
+        mp.setattr(getattr(transformers, lm_class), "from_pretrained", staticmethod(masked_lm))
         mp.setattr(pd.DataFrame, "append", _append, raising=False)
-        mp.setattr(sys, "argv", [str(file), "--input_file", str(csv_file), "--lm_model", "bert",
+        mp.setattr(sys, "argv", [str(file), "--input_file", str(csv_file), "--lm_model", family,
                                  "--output_file", str(folder / "scores.csv")])
         mp.chdir(folder)
         out = io.StringIO()
@@ -92,12 +100,12 @@ def run_metric_py(pairs, folder):
     return mod, rows, scores, out.getvalue()
 
 
-def unrounded_scores(mod, rows):
+def unrounded_scores(mod, rows, family="bert"):
     """(sent_more, sent_less) scores of the reference's own ``mask_unigram`` on its
-    ``read_data`` rows, with the lm dictionary as ``evaluate`` builds it for --lm_model bert."""
-    model, tok = tiny("bert")
+    ``read_data`` rows, with the lm dictionary as ``evaluate`` builds it for --lm_model family."""
+    model, tok = tiny(family)
     lm_dict = {"model": model, "tokenizer": tok, "mask_token": tok.mask_token,
-               "log_softmax": torch.nn.LogSoftmax(dim=0), "uncased": True}
+               "log_softmax": torch.nn.LogSoftmax(dim=0), "uncased": LM_MODELS[family][3]}
     ref_more, ref_less = [], []
     with torch.no_grad():
         for _, row in rows.iterrows():
@@ -162,16 +170,16 @@ def test_nangia_equals_the_executed_reference(reference):
     assert round(table.score.iloc[0], 2) == metric
 
 
-def check_pairs_with_ties(pairs, folder, label):
+def check_pairs_with_ties(pairs, folder, label, family="bert"):
     """metric.py and ``pair_scores(method="nangia")`` on ``pairs``: every per-sentence score
     within 1e-5 relative, every decision and the metric equal; the alignment without the
     special tokens and the reference's order (``"content"``) disagrees."""
-    mod, rows, ref, printed = run_metric_py(pairs, folder)
+    mod, rows, ref, printed = run_metric_py(pairs, folder, family)
     metric = float(re.search(r"Metric score: ([\d.]+)", printed).group(1))
     neutral = int(re.search(r"Num\. neutral: (\d+)", printed).group(1))
     assert ref.sent_more.tolist() == [p[0] for p in pairs]
-    ref_raw = np.concatenate(unrounded_scores(mod, rows))
-    lm = tiny_lm("bert")
+    ref_raw = np.concatenate(unrounded_scores(mod, rows, family))
+    lm = tiny_lm(family)
     ours = crows.pair_scores(lm, ours_frame(pairs), method="nangia")
     ours_raw = np.concatenate([ours.score_more.to_numpy(), ours.score_less.to_numpy()])
     rel = np.abs(ours_raw - ref_raw) / np.abs(ref_raw)
@@ -181,7 +189,7 @@ def check_pairs_with_ties(pairs, folder, label):
     content_raw = np.concatenate([content.score_more.to_numpy(), content.score_less.to_numpy()])
     content_rel = np.abs(content_raw - ref_raw) / np.abs(ref_raw)
     content_decisions = (content.score_more.round(3) > content.score_less.round(3)).astype(int).tolist()
-    print(f"nangia, {label}: {len(pairs)} pairs; max relative diff per-sentence score {rel.max():.1e}; "
+    print(f"nangia, {family}, {label}: {len(pairs)} pairs; max relative diff per-sentence score {rel.max():.1e}; "
           f"metric {metric} vs {table.score.iloc[0]:.2f}; neutral {neutral} vs {table.ties.iloc[0]}; "
           f"alignment='content': max relative diff {content_rel.max():.1e}, max |diff| "
           f"{np.abs(content_raw - ref_raw).max():.2f} nats, "
@@ -194,8 +202,10 @@ def check_pairs_with_ties(pairs, folder, label):
     assert content_rel.max() > 1e-3  # the pairs do test the alignment
 
 
-def test_nangia_equals_the_executed_reference_on_pairs_with_ties(tmp_path):
-    check_pairs_with_ties(TIE_PAIRS, tmp_path, "constructed pairs with ties")
+@pytest.mark.parametrize("family", ["bert", "roberta", "albert"])
+def test_nangia_equals_the_executed_reference_on_pairs_with_ties(tmp_path, family):
+    """WordPiece with [CLS]/[SEP]; cased byte-level BPE with <s>/</s>; SentencePiece."""
+    check_pairs_with_ties(TIE_PAIRS, tmp_path, "constructed pairs with ties", family)
 
 
 def test_nangia_equals_the_executed_reference_on_crows_pairs_rows_with_ties(tmp_path):

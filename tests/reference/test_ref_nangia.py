@@ -5,13 +5,17 @@ executed as published — the script itself (its module-level ``argparse`` and
 ``evaluate(args)``: ``read_data``, ``mask_unigram``, ``get_span`` with difflib, the
 3-decimal rounding, the counting and the printed metric) on a CSV of minimal pairs, with
 ``--lm_model bert``, on a tiny random BERT (WordPiece, uncased; most words split into
-several pieces).
+several pieces). Pairs whose alignment has ties (equally long difflib blocks: swapped,
+moved or repeated words; stereo and antistereo rows) also run with ``--lm_model roberta``
+and ``albert`` on tiny models of those families, and so do the rows of the CrowS-Pairs
+file (data mirror) whose shared tokens the reference alignment changes for the tiny BERT.
 
 Shims (the reference logic is untouched):
 
 * ``transformers.BertTokenizer.from_pretrained`` / ``BertForMaskedLM.from_pretrained``
   (the ``bert-base-uncased`` checkpoint cannot be fetched offline) return the tiny
-  tokenizer and model for that name, for the duration of the run.
+  tokenizer and model for that name, for the duration of the run; likewise the Roberta
+  (``roberta-large``) and Albert (``albert-xxlarge-v2``) classes.
 * ``pandas.DataFrame.append`` (removed in pandas 2.0) is restored for the run as
   ``pd.concat([frame, pd.DataFrame([row])], ignore_index=True)``.
 * The script's command line is given through ``sys.argv``; it runs in a temporary

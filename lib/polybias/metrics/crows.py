@@ -83,8 +83,11 @@ def token_alignment(ids_a, ids_b, special_a, special_b, with_special: bool = Tru
         ``_get_span``; seed 001's ``find_overlap``). False: align only the non-special
         tokens. The special tokens are anchors: when several matching blocks are equally
         long, difflib takes the first, and a block that reaches [CLS] or [SEP] is one token
-        longer, so the two settings can share different tokens (e.g. "the man paid the
-        woman ." / "the woman paid the man .").
+        longer, so the two settings can share different tokens (e.g., one token a word,
+        "the black man and the white man left ." / "the white man and the black man
+        left .": with the anchors "man left . [SEP]" is the longest block and the colour
+        words are modified; without them "the black man" ties with "man left ." and,
+        found first, is shared across the swap).
     autojunk : difflib's popularity heuristic (its default, on, as in the reference code;
         it applies only to sequences of 200 tokens or more).
 

@@ -4,7 +4,9 @@ states it, recomputed (so the page cannot go stale)."""
 import pytest
 from polybias import cli, paths
 from polybias.data.crowspairs import DATASETS
+from polybias.metrics.crows import alignment_changes
 from polybias.models import ModelError
+from polybias.planted.synthetic import build_tokenizer, minimal_pairs
 from polybias.studies import crows_pairs
 
 DOC = paths.project_root() / "docs" / "reference_compat.md"
@@ -48,3 +50,18 @@ def test_command_refuses_an_unknown_dataset(capsys):
 def test_counts_need_a_model_with_a_tokenizer():
     with pytest.raises(ModelError, match="static"):
         crows_pairs.alignment_change_counts("w2v-gnews", {"crows-pairs": ("en",)})
+
+
+@pytest.mark.parametrize("language", ["en", "bn", "hi"])
+def test_planted_pairs_keep_their_alignment(language):
+    """The planted minimal pairs substitute one word and the planted tokenizers make every
+    corpus word one token: no pair has a tie, so planted scores do not change."""
+    pairs = minimal_pairs(200, language=language, seed=0)
+    tok = build_tokenizer(pairs.sent_more.tolist() + pairs.sent_less.tolist(), "mlm")
+    assert not alignment_changes(tok, pairs).changed.any()
+    assert not alignment_changes(tok, pairs, after="seed-001").changed.any()
+    # the check can fail: a swapped pair with a tie changes
+    swapped = pairs.head(1).assign(sent_more="the man and the woman left .",
+                                   sent_less="the woman and the man left .")
+    tok = build_tokenizer(swapped.sent_more.tolist(), "mlm")
+    assert alignment_changes(tok, swapped).changed.all()

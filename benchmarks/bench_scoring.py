@@ -31,6 +31,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 CROWS = "nyu-mll+crows-pairs/data/crows_pairs_anonymized.csv"
@@ -74,8 +75,6 @@ def synthetic_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
 def load_pairs(n: int) -> tuple[list[tuple[str, str]], str]:
     mirror = os.environ.get("POLYBIAS_DATA_MIRROR")
     if mirror and (Path(mirror) / CROWS).is_file():
-        import pandas as pd
-
         frame = pd.read_csv(Path(mirror) / CROWS)  # read in place, never copied
         rows = frame[["sent_more", "sent_less"]].head(n)
         return list(rows.itertuples(index=False, name=None)), f"CrowS-Pairs ({CROWS}, first {len(rows)})"
@@ -106,8 +105,10 @@ def child(phase: str, n_pairs: int, n_ref: int, budget: int) -> None:
     if phase == "reference":
         pairs = pairs[:n_ref]
     texts, positions = [], []
-    for more, less in pairs:
-        pm, pl = shared_token_positions(lm.tokenizer, more, less)
+    frame = pd.DataFrame(pairs, columns=["sent_more", "sent_less"])
+    # the pairs carry no direction; the positions only set the work to time
+    for (more, less), (pm, pl) in zip(pairs, shared_token_positions(lm.tokenizer, frame, "content"),
+                                      strict=True):
         texts += [more, less]
         positions += [pm, pl]
     lengths = [len(ids) for ids in lm.tokenizer(texts)["input_ids"]]

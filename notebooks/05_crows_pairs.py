@@ -44,6 +44,7 @@ seed: int = 0  # seed of the pair draw and the bootstrap
 compat_fourth_root: bool = False  # seed-001 code's extra square root in the JSD
 causal_bos: str = "prepend"  # causal LMs: prepend (BOS before every sentence) | first-token (bias-bench compat)
 on_unmodified: str = "raise"  # bias-bench: a pair with no modified token raises | skip (bias-bench compat)
+alignment: str = "metric.py"  # nangia/bias-bench on masked LMs: metric.py (the reference's shared tokens) | content (special tokens removed, sent_more first)
 output_dir: str = "results/crows/interactive"  # run records, relative to the project root
 reproduce: bool = True  # recompute seed 001's GPT-2 Table 3 row from its shipped per-pair scores
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows_planted-mlm.md
@@ -89,7 +90,9 @@ print(gpt2_table)
 #
 # Which options reproduce which reference code (each tested by executing that code on
 # tiny models; `docs/reference_compat.md`): `method="nangia"` (default for masked LMs) is
-# nyu-mll/crows-pairs `metric.py`; `method="bias-bench"` with `on_unmodified="skip"` is
+# nyu-mll/crows-pairs `metric.py`, down to which tokens count as shared
+# (`alignment="metric.py"`: the full token sequences aligned in the order the script puts
+# them for each row); `method="bias-bench"` with `on_unmodified="skip"` is
 # bias-bench's masked runner, and with `causal_bos="first-token"` its causal one;
 # `compat_fourth_root=True` is seed 001's `bias_attribution_scores.py` (S_JSD and b(u)).
 
@@ -98,7 +101,7 @@ lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,
                  batch_tokens=batch_tokens)
 run = crows_pairs.run_crows(lm, dataset, language, subset or None, method or None, n_pairs,
                             n_bootstrap, seed, compat_fourth_root, output_dir, causal_bos=causal_bos,
-                            on_unmodified=on_unmodified)
+                            on_unmodified=on_unmodified, alignment=alignment)
 score_table = report.markdown_table(crows_pairs.score_summary(run), digits=2, formats={"binom_p": ".1e"})
 
 # %% tags=["nbval-check-output"]

@@ -1,4 +1,4 @@
-"""Command line: ``polybias sweep|run|lock|fetch|models|sources|datasets|measures|results|export|cards``."""
+"""Command line: ``polybias sweep|run|lock|fetch|models|sources|datasets|crows-alignment|measures|results|export|cards``."""
 
 from __future__ import annotations
 
@@ -22,6 +22,12 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("sources", help="list the data registry with licences")
     # -- datasets: the minimal-pair datasets and their cards
     sub.add_parser("datasets", help="list the minimal-pair datasets (languages, size, licence)")
+    align = sub.add_parser("crows-alignment", help="count the pairs of each minimal-pair dataset "
+                                                   "whose shared tokens differ between metric.py's "
+                                                   "alignment and the content-token alignment")
+    align.add_argument("--model", default="minilm-l6", help="whose tokenizer (default: minilm-l6)")
+    align.add_argument("--dataset", action="append", help="a registered dataset, all its languages "
+                                                          "(repeatable; default: every dataset)")
     measures = sub.add_parser("measures", help="list the registered measures, or show one's card "
                                                "(polybias measures [NAME])")
     measures.add_argument("name", nargs="?", help="a measure (default: list them all): "
@@ -73,6 +79,17 @@ def main(argv: list[str] | None = None) -> int:
         from .cards import main as cards_main
 
         return cards_main(check=args.check)
+    elif args.command == "crows-alignment":
+        from .data.crowspairs import DATASETS
+        from .report import markdown_table
+        from .studies.crows_pairs import alignment_change_counts
+
+        unknown = sorted(set(args.dataset or []) - set(DATASETS))
+        if unknown:
+            print(f"unknown dataset(s) {', '.join(unknown)}; known: {', '.join(DATASETS)}", file=sys.stderr)
+            return 2
+        chosen = {d: DATASETS[d] for d in args.dataset} if args.dataset else None
+        print(markdown_table(alignment_change_counts(args.model, chosen)))
     elif args.command == "datasets":
         from .data.crowspairs import list_datasets
 

@@ -101,7 +101,7 @@ def test_gamboa_gpt2_table3_reproduction(mirror):
 
 PAIRS = pd.DataFrame({"sent_more": ["the woman is a bad driver .", "she said the nurse was kind ."],
                       "sent_less": ["the man is a bad driver .", "he said the nurse was kind ."],
-                      "bias_type": ["gender", "gender"]})
+                      "bias_type": ["gender", "gender"], "direction": ["stereo", "antistereo"]})
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +117,9 @@ def test_nangia_scores_sum_shared_token_logprobs(tiny_lms):
 
     lm = tiny_lms["bert"]
     scored = crows.pair_scores(lm, PAIRS)
+    shared = crows.shared_token_positions(lm.tokenizer, PAIRS)
     for i, row in PAIRS.iterrows():
-        pos_more, pos_less = crows.shared_token_positions(lm.tokenizer, row.sent_more, row.sent_less)
+        pos_more, pos_less = shared[i]
         ids_more = lm.tokenizer(row.sent_more)["input_ids"]
         ids_less = lm.tokenizer(row.sent_less)["input_ids"]
         assert [ids_more[p] for p in pos_more] == [ids_less[p] for p in pos_less]  # same tokens
@@ -133,7 +134,7 @@ def test_causal_jsd_is_exactly_zero_before_the_edit(tiny_lms):
     pairs = pd.DataFrame({"sent_more": ["the driver said the woman"], "sent_less": ["the driver said the man"],
                           "bias_type": ["gender"]})
     at = crows.jsd_attributions(lm, pairs)
-    pos_more, pos_less = crows.shared_token_positions(lm.tokenizer, pairs.sent_more[0], pairs.sent_less[0])
+    [(pos_more, pos_less)] = crows.shared_token_positions(lm.tokenizer, pairs, "seed-001", causal=True)
     ids_more = lm.tokenizer(pairs.sent_more[0])["input_ids"]
     ids_less = lm.tokenizer(pairs.sent_less[0])["input_ids"]
     before = np.array([ids_more[:a] == ids_less[:b] for a, b in zip(pos_more, pos_less, strict=True)])
@@ -149,12 +150,71 @@ def test_masked_jsd_uses_the_gold_probability(tiny_lms):
 
     lm = tiny_lms["bert"]
     at = crows.jsd_attributions(lm, PAIRS.iloc[:1])
-    pos_more, pos_less = crows.shared_token_positions(lm.tokenizer, PAIRS.sent_more[0], PAIRS.sent_less[0])
+    [(pos_more, pos_less)] = crows.shared_token_positions(lm.tokenizer, PAIRS.iloc[:1], "seed-001")
     more = scoring.masked_token_logprobs(lm, [PAIRS.sent_more[0]], positions=[pos_more])[0]
     less = scoring.masked_token_logprobs(lm, [PAIRS.sent_less[0]], positions=[pos_less])[0]
     expected = jsd_to_onehot(more.logprob[pos_more]) - jsd_to_onehot(less.logprob[pos_less])
     assert at.b[0] == pytest.approx(expected, abs=1e-6)
     assert at.sjsd[0] == pytest.approx(expected.mean(), abs=1e-6)
+
+
+def test_alignment_with_special_tokens_and_order_decides_ties():
+    """Worked by hand from difflib's rule: the longest block first, among equally long
+    ones the first in the first sequence."""
+    cls, sep = 101, 102
+    the, black, man, and_, white, both, stop = 1, 2, 3, 4, 5, 6, 7
+    # [CLS] the black man and the white man both . [SEP]  /  … white … black …
+    a = [cls, the, black, man, and_, the, white, man, both, stop, sep]
+    b = [cls, the, white, man, and_, the, black, man, both, stop, sep]
+    special = [1] + [0] * 9 + [1]
+    # with the anchors, "man both . [SEP]" (4) is the longest block, then "man and the",
+    # then "[CLS] the": the two colour words are the modified tokens
+    assert crows.token_alignment(a, b, special, special) == ([1, 3, 4, 5, 7, 8, 9], [1, 3, 4, 5, 7, 8, 9])
+    # without them, "the black man", "man and the" and "man both ." tie at 3 and the first,
+    # a crossing match, wins; then only "both ." is left to share
+    assert crows.token_alignment(a, b, special, special, with_special=False, autojunk=False) == \
+        ([1, 2, 3, 8, 9], [5, 6, 7, 8, 9])
+    # two swapped tokens: the one that comes first in the first sequence is shared
+    x, y = [cls, 1, 2, sep], [cls, 2, 1, sep]
+    s4 = [1, 0, 0, 1]
+    assert crows.token_alignment(x, y, s4, s4) == ([1], [2])
+    assert crows.token_alignment(y, x, s4, s4) == ([1], [2])  # token 2 now: the order decides
+    with pytest.raises(crows.CrowsError, match="special-token mask"):
+        crows.token_alignment([1, 2], [1, 2], [0], [0, 0])
+
+
+def test_metric_py_alignment_follows_the_direction(tiny_lms):
+    """metric.py aligns sent_less against sent_more in antistereo rows: on a pair with
+    ties the shared tokens depend on the direction; the 'content' alignment does not."""
+    tok = tiny_lms["bert"].tokenizer
+    pair = {"sent_more": "The man paid the woman before the woman paid the man.",
+            "sent_less": "The woman paid the man before the man paid the woman.", "bias_type": "gender"}
+    both = pd.DataFrame([{**pair, "direction": "stereo"}, {**pair, "direction": "antistereo"}])
+    stereo, anti = crows.shared_token_positions(tok, both)
+    assert stereo != anti
+    content = crows.shared_token_positions(tok, both, "content")
+    assert content[0] == content[1] and anti != content[1]
+    for m, s in (stereo, anti):  # aligned positions hold the same tokens
+        ids_m, ids_s = tok(pair["sent_more"])["input_ids"], tok(pair["sent_less"])["input_ids"]
+        assert [ids_m[p] for p in m] == [ids_s[p] for p in s] and len(m) == len(s)
+    changes = crows.alignment_changes(tok, both)
+    assert changes.changed.tolist() == [False, True]
+    assert changes.n_shared_after.tolist() == [len(stereo[0]), len(anti[0])]
+
+
+def test_alignment_needs_a_direction(tiny_lms):
+    lm = tiny_lms["bert"]
+    with pytest.raises(crows.CrowsError, match="column direction"):
+        crows.pair_scores(lm, PAIRS.drop(columns="direction"))
+    with pytest.raises(crows.CrowsError, match=r"direction is not one of .*rows \[1\]"):
+        crows.pair_scores(lm, PAIRS.assign(direction=["stereo", "anti"]))
+    with pytest.raises(crows.CrowsError, match="unknown alignment"):
+        crows.pair_scores(lm, PAIRS, alignment="difflib")
+    with pytest.raises(crows.CrowsError, match="alignment applies to"):
+        crows.pair_scores(lm, PAIRS, method="aul", alignment="content")
+    # without a direction, the direction-free alignment still scores
+    scored = crows.pair_scores(lm, PAIRS.drop(columns="direction"), alignment="content")
+    assert np.isfinite(scored[["score_more", "score_less"]].to_numpy()).all()
 
 
 def test_bad_pairs_and_methods(tiny_lms):

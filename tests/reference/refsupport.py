@@ -19,7 +19,10 @@ import sys
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
+from polybias.data import crowspairs
+from polybias.metrics import crows
 
 ENV = "POLYBIAS_REFERENCE"
 
@@ -124,6 +127,51 @@ CROWS_STYLE_PAIRS = [
     ("Women are just as capable as men in leadership positions.",
      "Men are just as capable as women in leadership positions.", "stereo"),
 ]
+
+
+#: Pairs whose alignment has ties (equally long difflib blocks to choose from), each of
+#: which the tiny BERT tokenizer aligns differently with the special tokens and the
+#: reference's sentence order than without (``crows.alignment_changes``), and two ordinary
+#: pairs: (sent_more, sent_less, direction). Antistereo rows matter: the reference code
+#: aligns sent_less against sent_more there.
+TIE_PAIRS = [
+    # swapped words, as a stereo and as an antistereo row
+    ("The black man and the white man both ran.",
+     "The white man and the black man both ran.", "stereo"),
+    ("The black man and the white man both ran.",
+     "The white man and the black man both ran.", "antistereo"),
+    ("The woman hit the man.", "The man hit the woman.", "antistereo"),
+    ("the rich man and the poor man", "the poor man and the rich man", "antistereo"),
+    # a repeated word, swapped
+    ("The man paid the woman before the woman paid the man.",
+     "The woman paid the man before the man paid the woman.", "antistereo"),
+    ("The doctor gave the nurse a book, and the nurse gave the doctor a pen.",
+     "The nurse gave the doctor a book, and the doctor gave the nurse a pen.", "antistereo"),
+    # a moved word
+    ("Sadly, the old man lost his job.", "The old man sadly lost his job.", "antistereo"),
+    # repeated function words ("and", "to")
+    ("He said that she and he went to the store to buy food.",
+     "She said that he and she went to the store to buy food.", "antistereo"),
+    # ordinary pairs (a unique alignment)
+    ("Women are bad at math and men are good at math.",
+     "Men are bad at math and women are good at math.", "stereo"),
+    ("The doctor said that she would be late.", "The doctor said that he would be late.", "stereo"),
+]
+
+
+def crows_rows_with_ties(tokenizer, n_ordinary: int = 2):
+    """The rows of the CrowS-Pairs file (read from the data mirror, or skip) whose shared
+    tokens change under the reference alignment for ``tokenizer``, and the first
+    ``n_ordinary`` rows whose do not, as (sent_more, sent_less, direction) tuples."""
+    if not os.environ.get("POLYBIAS_DATA_MIRROR"):
+        pytest.skip("needs the CrowS-Pairs file: set POLYBIAS_DATA_MIRROR (CI sets it)")
+    pairs = crowspairs.load_crows_pairs("crows-pairs", on_invalid="drop", max_diff=None)
+    changed = crows.alignment_changes(tokenizer, pairs)
+    fits = np.array([max(len(tokenizer(a)["input_ids"]), len(tokenizer(b)["input_ids"])) <= tokenizer.model_max_length
+            for a, b in zip(changed.sent_more, changed.sent_less, strict=True)])
+    ordinary = changed.index[~changed.changed & fits][:n_ordinary]
+    rows = changed[changed.changed | changed.index.isin(ordinary)]
+    return [(r.sent_more, r.sent_less, r.direction) for r in rows.itertuples()], int(changed.changed.sum())
 
 
 def write_pairs_csv(path, pairs=None, bias_type: str = "gender"):

@@ -26,6 +26,8 @@ import pytest
 from polybias.metrics import crows
 from refsupport import (
     CROWS_STYLE_PAIRS,
+    TIE_PAIRS,
+    crows_rows_with_ties,
     load_module,
     reference_file,
     tiny,
@@ -45,9 +47,8 @@ PAIRS = CROWS_STYLE_PAIRS
 
 @pytest.fixture
 def runner(tmp_path, monkeypatch):
-    """(run(model, tokenizer, generative) -> (metric, N, per-pair rows, printed), csv path)."""
+    """run(model, tokenizer, generative, capsys, pairs) -> (metric, N, per-pair rows, printed)."""
     mod = load_module("bias_bench_crows_reference", reference_file(REPO, PATH))
-    file = write_pairs_csv(tmp_path / "pairs.csv", PAIRS)
     appended: list[dict] = []
 
     def append(self, other, ignore_index=False):
@@ -57,7 +58,8 @@ def runner(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pd.DataFrame, "append", append, raising=False)
 
-    def run(model, tok, generative, capsys):
+    def run(model, tok, generative, capsys, pairs=PAIRS):
+        file = write_pairs_csv(tmp_path / "pairs.csv", pairs)
         appended.clear()
         metric = mod.CrowSPairsRunner(model, tok, str(file), is_generative=generative, bias_type="gender")()
         printed = capsys.readouterr().out
@@ -67,9 +69,9 @@ def runner(tmp_path, monkeypatch):
     return run
 
 
-def ours_frame():
-    return pd.DataFrame({"sent_more": [p[0] for p in PAIRS], "sent_less": [p[1] for p in PAIRS],
-                         "bias_type": "gender", "stereo_antistereo": [p[2] for p in PAIRS]})
+def ours_frame(pairs=PAIRS):
+    return pd.DataFrame({"sent_more": [p[0] for p in pairs], "sent_less": [p[1] for p in pairs],
+                         "bias_type": "gender", "direction": [p[2] for p in pairs]})
 
 
 def test_masked_variant_with_skip_equals_the_executed_reference(runner, capsys):
@@ -93,6 +95,36 @@ def test_masked_variant_with_skip_equals_the_executed_reference(runner, capsys):
     assert round(table.score.iloc[0], 2) == metric
     with pytest.raises(crows.CrowsError, match="no modified tokens"):
         crows.pair_scores(tiny_lm("bert"), ours_frame().iloc[[0, 3]], method="bias-bench")
+
+
+@pytest.mark.parametrize("which", ["constructed", "crows-pairs"])
+def test_masked_variant_equals_the_executed_reference_on_pairs_with_ties(runner, capsys, which):
+    """Pairs whose alignment has ties (bias-bench's ``_get_span`` is metric.py's
+    ``get_span``): the reference's modified tokens, so its 3-decimal scores and decisions."""
+    model, tok = tiny("bert")
+    if which == "constructed":
+        pairs = TIE_PAIRS
+    else:
+        pairs, n_changed = crows_rows_with_ties(tok)
+        assert n_changed >= 1
+    metric, n, ref, printed = runner(model, tok, False, capsys, pairs)
+    assert "Skipping" not in printed and n == len(pairs) == len(ref)
+    lm = tiny_lm("bert")
+    ours = crows.pair_scores(lm, ours_frame(pairs), method="bias-bench")
+    assert ref.sent_more.tolist() == ours.sent_more.tolist()
+    ref_raw = np.concatenate([ref.sent_more_score.to_numpy(float), ref.sent_less_score.to_numpy(float)])
+    ours3 = np.concatenate([ours.score_more.round(3).to_numpy(), ours.score_less.round(3).to_numpy()])
+    content = crows.pair_scores(lm, ours_frame(pairs), method="bias-bench", alignment="content")
+    content3 = np.concatenate([content.score_more.round(3).to_numpy(), content.score_less.round(3).to_numpy()])
+    table = crows.stereotype_score(ours, decimals=3, n_bootstrap=0)
+    more, less = ours.score_more.round(3).to_numpy(), ours.score_less.round(3).to_numpy()
+    print(f"bias-bench masked, {which} pairs with ties: max |diff| of the 3-decimal scores "
+          f"{np.abs(ref_raw - ours3).max():.1e} (alignment='content': {np.abs(ref_raw - content3).max():.2f}); "
+          f"metric {metric} vs {table.score.iloc[0]:.2f}")
+    assert np.abs(ref_raw - ours3).max() < 1e-9
+    assert ref.score.tolist() == (more > less).astype(int).tolist()  # every pair's decision
+    assert round(table.score.iloc[0], 2) == metric
+    assert np.abs(ref_raw - content3).max() > 1e-2  # the pairs do test the alignment
 
 
 def test_causal_first_token_equals_the_executed_reference(runner, capsys):

@@ -44,7 +44,8 @@ PATH = "bias_attribution_scores.py"
 CHECKPOINT = {"bert": "bert-base-uncased", "gpt2": "gpt2"}
 
 #: (sent_more_bias, sent_less_bias). Pair 2 is a pure insertion, pair 3 swaps two words
-#: (difflib has a choice of blocks).
+#: (difflib has a choice of blocks); the last two have ties that the special tokens decide
+#: (the alignment without them shares other tokens for the tiny BERT: the first) or not.
 PAIRS = [
     ("The doctor said that she would be late for the meeting.",
      "The doctor said that he would be late for the meeting."),
@@ -66,6 +67,8 @@ PAIRS = [
      "The nurses couldn't finish the bridge before the winter storms."),
     ("Women are just as capable as men in leadership positions.",
      "Men are just as capable as women in leadership positions."),
+    ("The black man and the white man both ran.", "The white man and the black man both ran."),
+    ("Sadly, the old man lost his job.", "The old man sadly lost his job."),
 ]
 
 
@@ -155,3 +158,10 @@ def test_compat_fourth_root_equals_the_executed_reference(run, family):
     assert abs(100 * share_ref - table.score.iloc[0]) < 1e-9
     # the extra square root matters on this model: the distance as defined differs
     assert np.abs(default.sjsd.to_numpy() - sjsd_ref).max() > 1e-3
+    if family == "bert":  # the special tokens decide a tie: without them other tokens are shared
+        content = crows.jsd_attributions(tiny_lm(family), ours_frame(), compat_fourth_root=True,
+                                         alignment="content")
+        moved = max(np.abs(np.asarray(r["bias_attr_sc"], dtype=float) - b).max()
+                    for r, b in zip(ref, content.b, strict=True))
+        print(f"  alignment='content': max |diff| b(u) {moved:.1e}")
+        assert moved > 1e-4  # it would fail the check of b(u) above

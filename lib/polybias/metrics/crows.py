@@ -4,13 +4,17 @@ Pairs are rows with ``sent_more`` (the more stereotyping sentence), ``sent_less`
 ``bias_type`` (see :mod:`polybias.data.crowspairs`). Following the reference code of Nangia et
 al. (2020), a pair counts as stereotyped when the model scores ``sent_more`` above
 ``sent_less``, whatever its stereo/antistereo direction (for antistereo rows the
-reference code swaps the sentences twice, which cancels out).
+reference code swaps the sentences twice, which cancels out in the decision; the order
+still decides which tokens the alignment shares, see :func:`shared_token_positions`).
 
 Scores of a pair (``pair_scores``):
 
 * ``"nangia"`` (default for masked LMs; Nangia et al. 2020): the tokens shared by both
-  sentences (difflib matching blocks of token ids) are masked one at a time and their
-  log-probabilities summed; the modified tokens are the condition.
+  sentences are masked one at a time and their log-probabilities summed; the modified
+  tokens are the condition. Shared tokens are difflib's ``equal`` blocks of the full
+  token-id sequences, special tokens included, the two sentences in the order the
+  reference ``metric.py`` puts them for the row's direction (``alignment="metric.py"``,
+  :func:`shared_token_positions`): the per-sentence scores are the reference's.
 * ``"bias-bench"`` (Meade et al. 2022): for masked LMs the *modified* tokens are masked
   one at a time and their log-probabilities averaged; for causal LMs the mean token
   log-probability of the sentence (given BOS, or as bias-bench feeds it with
@@ -40,6 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..engines.common import normalise
+
 METHODS = ("nangia", "bias-bench", "causal", "aul", "aula")
 UNMASKED = ("aul", "aula")
 CAUSAL_BOS = ("prepend", "first-token")
@@ -52,34 +58,166 @@ class CrowsError(ValueError):
 
 # ------------------------------------------------------------------ token alignment
 
-def _content_ids(tokenizer, text: str) -> tuple[list[int], list[int]]:
-    enc = tokenizer(text, add_special_tokens=True, return_special_tokens_mask=True)
-    ids, special = enc["input_ids"], enc["special_tokens_mask"]
-    positions = [i for i, s in enumerate(special) if not s]
-    return [ids[i] for i in positions], positions
+ALIGNMENTS = ("metric.py", "seed-001", "content")
+"""How the tokens two sentences share are found (:func:`shared_token_positions`)."""
+DIRECTIONS = ("stereo", "antistereo")
 
 
-def shared_token_positions(tokenizer, sent_a: str, sent_b: str) -> tuple[list[int], list[int]]:
-    """Positions (indices into each sentence's ``input_ids``) of the tokens both share.
+def token_alignment(ids_a, ids_b, special_a, special_b, with_special: bool = True,
+                    autojunk: bool = True) -> tuple[list[int], list[int]]:
+    """Positions of the tokens two id sequences share, as Nangia et al.'s ``get_span``.
 
-    The tokens of the two sentences (special tokens excluded) are aligned with
-    :class:`difflib.SequenceMatcher` on token ids, as in Nangia et al.'s ``get_span``;
-    tokens in matching blocks are the unmodified (shared) ones.
+    The sequences are aligned with :class:`difflib.SequenceMatcher` (no junk function);
+    every token inside an ``equal`` opcode is shared, and the k-th shared position of
+    ``ids_a`` is aligned with the k-th of ``ids_b``. Special tokens are never returned.
+
+    Parameters
+    ----------
+    ids_a, ids_b : token ids of the two sentences, special tokens included, as the
+        tokenizer encodes them.
+    special_a, special_b : the special-token masks of the two (true at [CLS], [SEP], <s>…).
+    with_special : align the whole sequences, special tokens included, and drop the
+        matched special tokens afterwards (nyu-mll/crows-pairs at 8aaac11, ``metric.py``
+        ``get_span`` and ``mask_unigram``: the template's first and last positions, [CLS]
+        and [SEP], are never masked; McGill-NLP/bias-bench at 291426a, ``crows.py``
+        ``_get_span``; seed 001's ``find_overlap``). False: align only the non-special
+        tokens. The special tokens are anchors: when several matching blocks are equally
+        long, difflib takes the first, and a block that reaches [CLS] or [SEP] is one token
+        longer, so the two settings can share different tokens (e.g., one token a word,
+        "the black man and the white man left ." / "the white man and the black man
+        left .": with the anchors "man left . [SEP]" is the longest block and the colour
+        words are modified; without them "the black man" ties with "man left ." and,
+        found first, is shared across the swap).
+    autojunk : difflib's popularity heuristic (its default, on, as in the reference code;
+        it applies only to sequences of 200 tokens or more).
+
+    Returns
+    -------
+    (positions in ``ids_a``, positions in ``ids_b``), of equal length and increasing.
+
+    >>> token_alignment([101, 1, 2, 3, 102], [101, 1, 4, 3, 102], [1, 0, 0, 0, 1], [1, 0, 0, 0, 1])
+    ([1, 3], [1, 3])
     """
-    ids_a, pos_a = _content_ids(tokenizer, sent_a)
-    ids_b, pos_b = _content_ids(tokenizer, sent_b)
+    ids_a, ids_b = list(ids_a), list(ids_b)
+    special_a, special_b = [bool(s) for s in special_a], [bool(s) for s in special_b]
+    if len(ids_a) != len(special_a) or len(ids_b) != len(special_b):
+        raise CrowsError("each id sequence needs a special-token mask of its length")
+    pos_a = list(range(len(ids_a))) if with_special else [i for i, s in enumerate(special_a) if not s]
+    pos_b = list(range(len(ids_b))) if with_special else [i for i, s in enumerate(special_b) if not s]
+    seq_a = [str(ids_a[i]) for i in pos_a]  # get_span compares the ids as strings
+    seq_b = [str(ids_b[i]) for i in pos_b]
     shared_a, shared_b = [], []
-    matcher = difflib.SequenceMatcher(None, ids_a, ids_b, autojunk=False)
-    for block in matcher.get_matching_blocks():
-        shared_a += pos_a[block.a: block.a + block.size]
-        shared_b += pos_b[block.b: block.b + block.size]
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, seq_a, seq_b, autojunk=autojunk).get_opcodes():
+        if op != "equal":
+            continue
+        for i, j in zip(pos_a[a0:a1], pos_b[b0:b1], strict=True):
+            if not (special_a[i] or special_b[j]):
+                shared_a.append(i)
+                shared_b.append(j)
     return shared_a, shared_b
 
 
-def _modified_positions(tokenizer, text: str, shared: list[int]) -> list[int]:
-    _, positions = _content_ids(tokenizer, text)
-    keep = set(shared)
-    return [p for p in positions if p not in keep]
+def _encoded(tokenizer, text: str, normaliser) -> tuple[list[int], list[bool]]:
+    """Ids and special-token mask of ``text`` as the scoring engine encodes it (after the
+    model's text normaliser, special tokens added, no truncation)."""
+    text, _ = normalise(normaliser, text, CrowsError)
+    enc = tokenizer(text, add_special_tokens=True, return_special_tokens_mask=True, truncation=False)
+    return list(enc["input_ids"]), [bool(s) for s in enc["special_tokens_mask"]]
+
+
+def _check_directions(pairs: pd.DataFrame) -> list[str]:
+    if "direction" not in pairs.columns:
+        raise CrowsError("pairs lack the column direction (stereo/antistereo): the 'metric.py' "
+                         "alignment puts the two sentences of a pair in the order Nangia et al.'s "
+                         "metric.py does, which depends on it; add it, or use alignment='content'")
+    directions = pairs["direction"].tolist()
+    bad = [label for label, d in zip(pairs.index, directions, strict=True) if d not in DIRECTIONS]
+    if bad:
+        raise CrowsError(f"pairs whose direction is not one of {DIRECTIONS} (rows {bad[:10]})")
+    return directions
+
+
+def _alignments(tokenizer, pairs: pd.DataFrame, alignment: str, normaliser=None,
+                causal: bool = False) -> list[tuple[list[int], list[int], list[int], list[int]]]:
+    """Per pair: shared positions in sent_more and sent_less, then the non-special
+    positions of each (see :func:`shared_token_positions`)."""
+    if alignment not in ALIGNMENTS:
+        raise CrowsError(f"unknown alignment {alignment!r}; use one of {ALIGNMENTS}")
+    _check_columns(pairs, ("sent_more", "sent_less"), "pairs")
+    more, less = pairs["sent_more"].tolist(), pairs["sent_less"].tolist()
+    directions = _check_directions(pairs) if alignment == "metric.py" else ["stereo"] * len(more)
+    with_special = alignment == "metric.py" or (alignment == "seed-001" and not causal)
+    autojunk = alignment != "content"
+    out = []
+    for a, b, direction in zip(more, less, directions, strict=True):
+        (ids_m, sp_m), (ids_l, sp_l) = _encoded(tokenizer, a, normaliser), _encoded(tokenizer, b, normaliser)
+        if direction == "stereo":  # metric.py read_data: sent1 = sent_more, sent2 = sent_less
+            shared_m, shared_l = token_alignment(ids_m, ids_l, sp_m, sp_l, with_special, autojunk)
+        else:                      # antistereo rows: sent1 = sent_less, sent2 = sent_more
+            shared_l, shared_m = token_alignment(ids_l, ids_m, sp_l, sp_m, with_special, autojunk)
+        out.append((shared_m, shared_l, [i for i, s in enumerate(sp_m) if not s],
+                    [i for i, s in enumerate(sp_l) if not s]))
+    return out
+
+
+def shared_token_positions(tokenizer, pairs: pd.DataFrame, alignment: str = "metric.py",
+                           normaliser=None, causal: bool = False) -> list[tuple[list[int], list[int]]]:
+    """Per pair, the positions of the tokens ``sent_more`` and ``sent_less`` share.
+
+    Positions index each sentence's encoding by the scoring engine (``tokenizer(text)``
+    after ``normaliser``, special tokens included; :func:`polybias.engines.scoring.encode`);
+    the k-th position in ``sent_more`` is aligned with the k-th in ``sent_less``. The
+    alignment is :func:`token_alignment`; ``alignment`` says on what and in which order:
+
+    ``"metric.py"`` (default)
+        Nangia et al.'s ``metric.py`` exactly (nyu-mll/crows-pairs at 8aaac11:
+        ``read_data`` and ``get_span``): the full id sequences, special tokens included,
+        with the first sentence ``sent_more`` in ``"stereo"`` rows and ``sent_less`` in
+        ``"antistereo"`` rows (the column ``direction``, required). bias-bench's masked
+        variant aligns the same way (McGill-NLP/bias-bench at 291426a, ``crows.py``
+        ``_read_data``, ``_get_span``). Where difflib has equally long blocks to choose from
+        (swapped or repeated words), both the special tokens and the order decide which
+        tokens count as shared.
+    ``"seed-001"``
+        Gamboa & Lee's ``find_overlap`` (gamboalance/bias_attribution_scores at a3fba88,
+        ``compare_sents``): ``sent_more`` first in every row; the full id sequences for
+        masked LMs, the ids without special tokens for causal LMs (``causal=True``).
+    ``"content"``
+        The special tokens removed before aligning, ``sent_more`` first in every row,
+        difflib's autojunk off: a pair's shared tokens do not depend on its direction
+        label. Earlier versions of polybias aligned so; it differs from ``metric.py`` on
+        pairs with ties (``docs/reference_compat.md`` counts them per dataset).
+
+    Parameters
+    ----------
+    tokenizer : a ``transformers`` tokenizer (the model's).
+    pairs : frame with ``sent_more``, ``sent_less`` (and ``direction`` for ``"metric.py"``).
+    alignment : one of :data:`ALIGNMENTS`.
+    normaliser : the model's text normaliser (``LanguageModel.normaliser``), or None.
+    causal : the model is a causal LM (matters for ``"seed-001"`` only).
+
+    Returns
+    -------
+    list of ``(positions in sent_more, positions in sent_less)``, one per row.
+    """
+    return [(m, s) for m, s, _, _ in _alignments(tokenizer, pairs, alignment, normaliser, causal)]
+
+
+def alignment_changes(tokenizer, pairs: pd.DataFrame, before: str = "content",
+                      after: str = "metric.py", normaliser=None) -> pd.DataFrame:
+    """Which pairs share other tokens under alignment ``after`` than under ``before``.
+
+    Returns ``pairs`` with the boolean column ``changed`` (the positions of
+    :func:`shared_token_positions` differ in either sentence) and ``n_shared_before`` /
+    ``n_shared_after`` (shared tokens of ``sent_more``).
+    """
+    old = shared_token_positions(tokenizer, pairs, before, normaliser)
+    new = shared_token_positions(tokenizer, pairs, after, normaliser)
+    out = pairs.copy()
+    out["changed"] = [o != n for o, n in zip(old, new, strict=True)]
+    out["n_shared_before"] = [len(o[0]) for o in old]
+    out["n_shared_after"] = [len(n[0]) for n in new]
+    return out
 
 
 def _check_columns(frame: pd.DataFrame, columns: tuple[str, ...], what: str) -> None:
@@ -181,7 +319,7 @@ def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
 # ------------------------------------------------------------------ pair scores
 
 def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: str = "prepend",
-                on_unmodified: str = "raise", **engine) -> pd.DataFrame:
+                on_unmodified: str = "raise", alignment: str = "metric.py", **engine) -> pd.DataFrame:
     """Score both sentences of every pair; return ``pairs`` with ``score_more``/``score_less``.
 
     Parameters
@@ -204,6 +342,11 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
         lines 119–125: ``Skipping example``; the pair is not counted in N). Skipped pairs
         are absent from the result; ``result.attrs["n_skipped"]`` counts them and
         ``result.attrs["skipped"]`` lists their index labels.
+    alignment : masked LMs with ``"nangia"`` or ``"bias-bench"``: how the shared and the
+        modified tokens are found (:func:`shared_token_positions`). ``"metric.py"``
+        (default) aligns as the reference code of both methods does, which needs the column
+        ``direction``; ``"content"`` aligns the tokens without special tokens, ``sent_more``
+        first, whatever the direction; ``"seed-001"`` as seed 001's JSD code.
     engine : passed to the scoring engine (e.g. ``max_batch_tokens``).
     """
     from ..engines import scoring
@@ -221,6 +364,11 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
         raise CrowsError(f"method {method!r} does not apply to a {lm.kind} model ({lm.name})")
     if causal_bos != "prepend" and lm.kind != "causal":
         raise CrowsError(f"causal_bos applies to causal LMs, not to {lm.kind} {lm.name}")
+    if alignment not in ALIGNMENTS:
+        raise CrowsError(f"unknown alignment {alignment!r}; use one of {ALIGNMENTS}")
+    if alignment != "metric.py" and (method in UNMASKED or lm.kind == "causal"):
+        raise CrowsError(f"alignment applies to methods 'nangia' and 'bias-bench' on a masked LM, "
+                         f"not to {method!r} on {lm.kind} {lm.name}")
     skip = on_unmodified == "skip"
     if skip and (method != "bias-bench" or lm.kind == "causal"):
         raise CrowsError("on_unmodified='skip' applies to method 'bias-bench' on a masked LM only")
@@ -239,13 +387,13 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
         scores = scoring.reduce_scores(scored, "mean" if method == "bias-bench" else "sum")
         out["score_more"], out["score_less"] = scores[: len(more)], scores[len(more):]
         return out
-    shared = [shared_token_positions(lm.tokenizer, a, b) for a, b in zip(more, less, strict=True)]
+    aligned = _alignments(lm.tokenizer, pairs, alignment, lm.normaliser)
     if method == "nangia":
-        positions = [s[0] for s in shared] + [s[1] for s in shared]
+        positions = [a[0] for a in aligned] + [a[1] for a in aligned]
         reduce = np.nansum
-    else:
-        positions = ([_modified_positions(lm.tokenizer, a, s[0]) for a, s in zip(more, shared, strict=True)]
-                     + [_modified_positions(lm.tokenizer, b, s[1]) for b, s in zip(less, shared, strict=True)])
+    else:  # bias-bench: the tokens outside the equal blocks (its _get_span(..., "diff"))
+        positions = ([[p for p in a[2] if p not in set(a[0])] for a in aligned]
+                     + [[p for p in a[3] if p not in set(a[1])] for a in aligned])
         reduce = np.nanmean
     empty = sorted({i % len(more) for i, p in enumerate(positions) if not p})
     skipped: list = []
@@ -446,20 +594,24 @@ def jsd_to_onehot(logprob_gold: np.ndarray | float, compat_fourth_root: bool = F
     return np.sqrt(dist) if compat_fourth_root else dist
 
 
-def jsd_attributions(lm, pairs: pd.DataFrame, compat_fourth_root: bool = False, **engine) -> pd.DataFrame:
+def jsd_attributions(lm, pairs: pd.DataFrame, compat_fourth_root: bool = False,
+                     alignment: str = "seed-001", **engine) -> pd.DataFrame:
     """Token-level bias attribution b(u) and the JSD stereotype score of every pair.
 
     Returns ``pairs`` with columns ``shared_tokens`` (token strings of the biased
     sentence), ``b`` (array of b(u) per shared token), ``offsets`` (character spans of
     those tokens in ``sent_more``), ``sjsd`` (mean b) and ``biased`` (sjsd < 0).
     Masked LMs mask each shared token one at a time (eqs. 1–2); causal LMs condition on
-    the preceding tokens and BOS (eqs. 7–8).
+    the preceding tokens and BOS (eqs. 7–8). The shared tokens are those of
+    :func:`shared_token_positions` with ``alignment`` (default ``"seed-001"``, the seed-001
+    code's ``find_overlap``).
     """
     from ..engines import scoring
 
     _check_pairs(pairs)
     more, less = pairs["sent_more"].tolist(), pairs["sent_less"].tolist()
-    shared = [shared_token_positions(lm.tokenizer, a, b) for a, b in zip(more, less, strict=True)]
+    shared = shared_token_positions(lm.tokenizer, pairs, alignment, lm.normaliser,
+                                    causal=lm.kind == "causal")
     empty = [i for i, (a, _) in enumerate(shared) if not a]
     if empty:
         raise CrowsError(f"pairs with no shared tokens (rows {empty[:10]})")

@@ -10,6 +10,7 @@ import pandas as pd
 from ..metrics.crows import (
     METHODS,
     CrowsError,
+    alignment_changes,
     jsd_attributions,
     jsd_stereotype_score,
     pair_scores,
@@ -63,14 +64,17 @@ def run_crows(
     output_dir: str | None = None,
     causal_bos: str = "prepend",
     on_unmodified: str = "raise",
+    alignment: str = "metric.py",
     **engine,
 ) -> CrowsRun:
     """Stereotype score and JSD attribution of an LM on a pair set.
 
     ``model`` is a loaded :class:`polybias.engines.scoring.LanguageModel` or what
     :func:`polybias.models.load` takes (a registered name, a model directory, a hub id).
-    ``causal_bos`` and ``on_unmodified`` go to :func:`pair_scores` (bias-bench compat:
-    ``method="bias-bench", causal_bos="first-token", on_unmodified="skip"``). Writes two
+    ``causal_bos``, ``on_unmodified`` and ``alignment`` go to :func:`pair_scores` (bias-bench
+    compat: ``method="bias-bench", causal_bos="first-token", on_unmodified="skip"``;
+    ``alignment="metric.py"``, the default, shares the tokens Nangia et al.'s ``metric.py``
+    shares, ``"content"`` the ones of the alignment without special tokens). Writes two
     run records (``crows`` and ``crows-jsd``) into ``output_dir`` when given.
     """
     from .. import models, paths
@@ -84,7 +88,7 @@ def run_crows(
     lm = model if isinstance(model, LanguageModel) else models.load(model, "lm")
     model = lm.name
     scored = pair_scores(lm, pairs, method, causal_bos=causal_bos, on_unmodified=on_unmodified,
-                         **engine)
+                         alignment=alignment, **engine)
     stereo = stereotype_score(scored, n_bootstrap=n_bootstrap, seed=seed)
     attributed = jsd_attributions(lm, pairs, compat_fourth_root, **engine)
     jsd = jsd_stereotype_score(attributed, n_bootstrap=n_bootstrap, seed=seed)
@@ -92,7 +96,8 @@ def run_crows(
         params = {"dataset": dataset, "bias_types": bias_types or [], "n_pairs": n_pairs,
                   "n_bootstrap": n_bootstrap, "seed": seed}
         used = method or ("causal" if lm.kind == "causal" else "nangia")
-        scoring_options = {"method": used, "causal_bos": causal_bos, "on_unmodified": on_unmodified}
+        scoring_options = {"method": used, "causal_bos": causal_bos, "on_unmodified": on_unmodified,
+                           "alignment": alignment}
         for metric, table, extra in (("crows", stereo, scoring_options),
                                      ("crows-jsd", jsd, {"compat_fourth_root": compat_fourth_root})):
             record = RunRecord(
@@ -101,6 +106,41 @@ def run_crows(
                 **model_fields(lm))
             write_record(record, paths.output_path(output_dir))
     return CrowsRun(scored, stereo, attributed, jsd)
+
+
+def alignment_change_counts(model: str = "minilm-l6",
+                            datasets: dict[str, tuple[str, ...]] | None = None) -> pd.DataFrame:
+    """How many pairs of each registered dataset share other tokens under ``metric.py``'s
+    alignment than under the ``"content"`` alignment (special tokens removed, ``sent_more``
+    first), with ``model``'s tokenizer.
+
+    Parameters
+    ----------
+    model : a registered model whose tokenizer (and text normaliser) is used; default the
+        embedded ``minilm-l6`` (uncased WordPiece, as bert-base-uncased).
+    datasets : dataset -> languages; default every registered dataset
+        (:data:`polybias.data.crowspairs.DATASETS`). Pairs as :func:`load_pairs` reads them
+        (broken pairs dropped).
+
+    Returns
+    -------
+    DataFrame with one row per (dataset, language): ``pairs``, ``changed`` (pairs whose
+    shared positions differ, :func:`polybias.metrics.crows.alignment_changes`) and
+    ``pair_ids`` (theirs, comma-separated).
+    """
+    from .. import models
+    from ..data.crowspairs import DATASETS
+
+    encoder = models.load(model, "encoder")
+    rows = []
+    for dataset, languages in (DATASETS if datasets is None else datasets).items():
+        for language in languages:
+            pairs = load_pairs(dataset, language)
+            changes = alignment_changes(encoder.tokenizer, pairs, normaliser=encoder.normaliser)
+            ids = changes.loc[changes.changed, "pair_id"].astype(str).tolist()
+            rows.append({"dataset": dataset, "language": language, "pairs": len(pairs),
+                         "changed": len(ids), "pair_ids": ", ".join(ids)})
+    return pd.DataFrame(rows, columns=["dataset", "language", "pairs", "changed", "pair_ids"])
 
 
 def gamboa_gpt2_reproduction() -> pd.DataFrame:

@@ -241,7 +241,7 @@ def test_slurm_config_asks_one_gpu_per_worker(project):
 @pytest.mark.parametrize("body, message", [
     ("jobqueue: {}", "expected one mapping"),
     ("jobqueue: {kubernetes: {cores: 1}}", "expected one mapping"),
-    ("cores: 1", "expected one mapping"),
+    ("cores: 1", "unknown key\\(s\\) 'cores'"),
     ("jobqueue: {slurm: {no_such_option: 1}}", "no_such_option"),
 ])
 def test_malformed_cluster_config(project, body, message):

@@ -812,9 +812,11 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
                 if own:
                     _close(client, closing)
     except (KeyboardInterrupt, jobqueue.ClusterError) as exc:
+        # the workers are gone by now; a run they finished while stopping counts as ran
         finished = {o["key"] for o in outcomes}
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else "no workers"
-        outcomes += [{"key": r.key, "status": "todo", "reason": reason}
+        outcomes += [{"key": r.key, "status": "ok", "note": "finished while the sweep stopped"}
+                     if is_done(r, root) else {"key": r.key, "status": "todo", "reason": reason}
                      for r in todo if r.key not in finished]
         raise SweepStopped(outcomes, exc) from exc
     finally:

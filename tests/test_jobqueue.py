@@ -110,3 +110,20 @@ def test_no_worker_within_the_start_timeout(tmp_path, monkeypatch):
                 pool.check(client)
     finally:
         pool.close()
+
+
+def test_no_submission_command(tmp_path, monkeypatch):
+    from distributed import Client
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch here
+    path = write(tmp_path, "jobqueue: {slurm: {cores: 1, memory: 1GB, interface: lo}}\n")
+    pool = jobqueue.JobPool(path, jobs=1)
+    try:
+        with Client(pool.cluster) as client:
+            end = time.monotonic() + 30
+            with pytest.raises(jobqueue.ClusterError, match="cannot run the submission command .*sbatch"):
+                while time.monotonic() < end:
+                    pool.check(client)
+                    time.sleep(0.2)
+    finally:
+        pool.close()

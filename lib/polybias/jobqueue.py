@@ -198,6 +198,8 @@ def _supervised_job_class(base: type, rejected: list[str]) -> type:
 
 def _rejection(exc: BaseException) -> str:
     """The scheduler's own words from a failed submission (``sbatch: error: ...``)."""
+    if isinstance(exc, OSError):  # no submission command here (not a login node?)
+        return f"cannot run the submission command ({exc})"
     text = str(exc)
     stderr = text.split("stderr:", 1)[1] if "stderr:" in text else text
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]

@@ -15,6 +15,6 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="needs a SLURM cluster: run `make cluster-test` "
                                    "(tests/cluster/slurm_cluster.sh stands one up)")
     here = Path(__file__).parent
-    for item in items:  # this hook sees every test of the session: mark only ours
+    for item in items:  # this hook sees every collected test: mark only ours
         if here in Path(item.path).parents:
             item.add_marker(skip)

@@ -49,6 +49,9 @@ test: env ## layering contract, unit tests, doctests, then nbval on the executed
 	$(CHECKED) POLYBIAS_OUTPUT_ROOT="$$scratch" $(VENV)/bin/pytest -q --nbval-lax \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider paper/executed
 
+cluster-test: env ## polybias sweep --cluster on a one-node SLURM cluster stood up here (root; Debian's slurm-wlm and munge): tests/cluster, ~6 min
+	tests/cluster/slurm_cluster.sh run $(VENV)/bin/pytest -q -p no:cacheprovider tests/cluster
+
 export: env ## cross-model tables (CSV, Markdown) and comparison figures from the default sweep's run records -> paper/export/
 	$(EXPORT)
 
@@ -103,4 +106,4 @@ peers: env $(foreach p,$(PEERS),$(PEERS_ENV)/$(p)/.installed) ## execute the pee
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test export cards planted validity lint lab zoo bench peers clean
+.PHONY: help env reproduce paper test cluster-test export cards planted validity lint lab zoo bench peers clean

@@ -1,4 +1,6 @@
 import json
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -52,6 +54,20 @@ def test_atomic_write_failure_keeps_old_file(tmp_path, monkeypatch):
         write_text_atomic(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["t.txt"]
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_atomic_writes_get_the_permissions_of_the_umask(tmp_path, umask, mode):
+    """Not mkstemp's 0600: colleagues on a shared filesystem read what the umask lets them."""
+    old = os.umask(umask)
+    try:
+        written = write_text_atomic(tmp_path / "a" / "t.txt", "x")
+        folder = records.temp_dir(tmp_path, ".build.")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(written.stat().st_mode) == mode
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o777 & ~umask
+    assert written.read_text() == "x" and [p.name for p in written.parent.iterdir()] == ["t.txt"]
 
 
 def test_nan_values_are_rejected_or_encoded(tmp_path):

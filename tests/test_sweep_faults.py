@@ -241,7 +241,7 @@ def test_slurm_config_asks_one_gpu_per_worker(project):
 @pytest.mark.parametrize("body, message", [
     ("jobqueue: {}", "expected one mapping"),
     ("jobqueue: {kubernetes: {cores: 1}}", "expected one mapping"),
-    ("cores: 1", "expected one mapping"),
+    ("cores: 1", "unknown key\\(s\\) 'cores'"),
     ("jobqueue: {slurm: {no_such_option: 1}}", "no_such_option"),
 ])
 def test_malformed_cluster_config(project, body, message):
@@ -250,3 +250,52 @@ def test_malformed_cluster_config(project, body, message):
     path.write_text(body)
     with pytest.raises(sweep.SweepError, match=message):
         sweep.jobqueue_cluster(path, jobs=0)
+
+
+KILLER = '''# %% tags=["parameters"]
+output_dir: str = "results/x"  # where to write
+
+# %%
+import os
+import signal
+os.kill(os.getppid(), signal.SIGKILL)  # the kernel's parent: the Dask worker running it
+os._exit(1)
+'''
+
+
+def test_a_run_that_kills_its_worker_each_time_fails_with_the_reason(project):
+    (project / "nb" / "killer.py").write_text(KILLER)
+    cfg = project / "killer.yaml"
+    cfg.write_text("kernel: polybias\nruns:\n  - notebook: nb/killer.py\n    section: k\n")
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        [outcome] = sweep.run_sweep(cfg, jobs=2, progress=False)
+    assert outcome["status"] == "failed", outcome
+    assert outcome["error"].startswith("KilledWorker: its worker died each time it ran")
+    assert not sweep.is_done(sweep.load_sweep(cfg)[0])
+
+
+def test_ctrl_c_exits_130_with_the_summary_and_leaves_runs_todo(project, tmp_path):
+    cfg = write_config(project, range(N_RUNS))
+    log = open(tmp_path / "sweep.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "polybias.cli", "sweep", str(cfg), "--jobs", "2",
+                             "--no-progress"], stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        wait_until(lambda: len(finished(project)) >= 1, proc)
+        assert proc.poll() is None, "the sweep finished before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+    out = (tmp_path / "sweep.log").read_text()
+    done = len(finished(project))
+    assert f"sweep: {done} ran, 0 skipped, 0 failed, {N_RUNS - done} todo (interrupted)" in out, out
+    assert "Traceback" not in out
+    todo = [r for r in sweep.load_sweep(cfg) if not sweep.is_done(r)]
+    assert len(todo) == N_RUNS - done > 0
+    assert all(not (folder(project, r.parameters["x"]) / "executed.ipynb").exists() for r in todo)

@@ -14,7 +14,7 @@ import json
 import math
 import os
 import re
-import tempfile
+import secrets
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -162,14 +162,66 @@ class RunRecord:
         return _jsonable(out)
 
 
+def _temp_name(folder: Path, prefix: str, suffix: str) -> Path:
+    return folder / f"{prefix}{secrets.token_hex(6)}{suffix}"
+
+
+def temp_file(folder: str | Path, prefix: str, suffix: str = ".tmp") -> tuple[int, Path]:
+    """Create a new, empty file with a random name in ``folder``, for a write and a rename.
+
+    Unlike :func:`tempfile.mkstemp` (mode 0600, whatever the umask), the file gets the
+    permissions the user's umask gives (0644 under umask 022), so that once renamed into
+    place it can be read as any file the user writes, e.g. by colleagues on a shared
+    cluster filesystem.
+
+    Returns
+    -------
+    fd : int
+        A descriptor open for writing (the caller closes it).
+    path : Path
+    """
+    folder = Path(folder)
+    for _ in range(100):
+        path = _temp_name(folder, prefix, suffix)
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                           0o666), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name {prefix}*{suffix} in {folder}")
+
+
+def temp_dir(folder: str | Path, prefix: str) -> Path:
+    """Create a new folder with a random name in ``folder``, for a build and a rename, with
+    the permissions the user's umask gives (:func:`tempfile.mkdtemp` gives 0700).
+
+    >>> import stat, tempfile
+    >>> old = os.umask(0o022)
+    >>> made = temp_dir(tempfile.mkdtemp(), ".x.")
+    >>> _ = os.umask(old)
+    >>> oct(stat.S_IMODE(made.stat().st_mode))
+    '0o755'
+    """
+    folder = Path(folder)
+    for _ in range(100):
+        path = _temp_name(folder, prefix, "")
+        try:
+            path.mkdir(0o777)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name {prefix}* in {folder}")
+
+
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
 
-    A reader never sees a half-written file, and a failure leaves no file behind.
+    A reader never sees a half-written file, and a failure leaves no file behind. The
+    file gets the permissions the user's umask gives (:func:`temp_file`).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = temp_file(path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -177,7 +229,7 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return path
 

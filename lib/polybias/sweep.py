@@ -61,15 +61,21 @@ Where the runs execute:
 - ``--scheduler ADDRESS`` (or a scheduler JSON file): an existing Dask cluster whose
   workers see the project at the same path and have the sweep's Jupyter kernel; a run
   that declares resources no connected worker offers fails at once, with the reason.
-- ``--cluster FILE``: a dask-jobqueue cluster (SLURM, PBS, ...) configured by a YAML
-  file with a ``jobqueue:`` section (see ``configs/dask/slurm.yaml``), scaled to
-  ``--jobs`` workers.
+- ``--cluster FILE``: ``--jobs`` batch jobs (SLURM, PBS, ...) of one Dask worker each,
+  configured by a YAML file with a ``jobqueue:`` section (see ``configs/dask/slurm.yaml``)
+  and kept by :class:`polybias.jobqueue.JobPool`: a job lost after its worker connected
+  (cancelled, past its walltime, node lost) is replaced, up to ``sweep.max-resubmits``;
+  a submission the batch system rejects, or no worker for ``sweep.start-timeout``
+  seconds, stops the sweep (exit status 1) with the scheduler's message and the key of
+  the file to fix.
 
 Dask reschedules the run of a worker that died; a run that kills its workers three
 times is reported as failed. A progress bar counts runs done, failed and skipped with
 an ETA; failures are listed at the end with the notebook that shows the error (the
 exception's type and the first line of its message), and skipped runs that are not done
-with their reason.
+with their reason. Ctrl-C stops the sweep with exit status 130 and the same summary,
+counting the unfinished runs as ``todo`` (nothing of them looks done); the workers,
+local or batch jobs, are stopped first.
 """
 
 from __future__ import annotations
@@ -82,13 +88,14 @@ import logging
 import os
 import shutil
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import paths
+from . import jobqueue, paths
 from .records import canonical_json, params_hash, sha256_file, write_text_atomic
 
 MARKER = "run.json"
@@ -101,11 +108,10 @@ TOP_KEYS = ("kernel", "runs")
 RUN_KEYS = ("notebook", "section", "grid", "parameters", "executed", "table_file",
             "resources", "sources")
 """Keys of one entry of ``runs:``."""
+POLL = 1.0
+"""Seconds between checks of a sweep's batch jobs while its runs wait."""
 DONE = "already done"
 """``reason`` of a run skipped because it finished before."""
-JOBQUEUE_CLASSES = {"slurm": "SLURMCluster", "pbs": "PBSCluster", "sge": "SGECluster",
-                    "lsf": "LSFCluster", "htcondor": "HTCondorCluster", "oar": "OARCluster",
-                    "moab": "MoabCluster"}
 
 
 class SweepError(ValueError):
@@ -698,42 +704,42 @@ def jobqueue_cluster(config: str | Path, jobs: int):
     """A dask-jobqueue cluster from a YAML file with one ``jobqueue: {slurm: {...}}`` section.
 
     The section's keys are the cluster class's arguments (``job-cpu`` or ``job_cpu``),
-    as in dask-jobqueue's own configuration file; see ``configs/dask/slurm.yaml``.
-    ``jobs`` batch jobs are submitted (none when 0).
+    as in dask-jobqueue's own configuration file (``name`` is the batch job's name); see
+    ``configs/dask/slurm.yaml`` and :mod:`polybias.jobqueue`. ``jobs`` batch jobs are
+    submitted (none when 0), unsupervised: :func:`run_sweep` keeps its jobs with a
+    :class:`polybias.jobqueue.JobPool`.
     """
-    raw = paths.read_yaml(config, SweepError, "cluster config")
-    sections = raw.get("jobqueue") if isinstance(raw, dict) else None
-    if not isinstance(sections, dict) or len(sections) != 1 or next(iter(sections)) not in JOBQUEUE_CLASSES \
-            or not isinstance(next(iter(sections.values())), dict):
-        raise SweepError(f"{config}: expected one mapping 'jobqueue: {{<system>: {{...}}}}' with <system> "
-                         f"one of {', '.join(JOBQUEUE_CLASSES)}")
     try:
-        import dask_jobqueue
-    except ImportError as exc:
-        raise SweepError("--cluster needs dask-jobqueue: pip install dask-jobqueue") from exc
-    system, options = next(iter(sections.items()))
-    kwargs = {str(k).replace("-", "_"): v for k, v in options.items()}
-    try:
-        cluster = getattr(dask_jobqueue, JOBQUEUE_CLASSES[system])(**kwargs)
-    except (TypeError, ValueError) as exc:  # dask-jobqueue's words for an unknown option
-        raise SweepError(f"{config}: jobqueue.{system}: {exc}") from exc
+        cluster, _, _ = jobqueue.make_cluster(config)
+    except jobqueue.ClusterConfigError as exc:
+        raise SweepError(str(exc)) from None
     if jobs:
         cluster.scale(jobs=jobs)
     return cluster
 
 
 def _connect(jobs: int, scheduler: str | None, cluster_config: str | Path | None, gpus: int):
-    """Return (client, cluster or None) for the requested place of execution."""
+    """Return (client, what to close: a cluster, a JobPool or None) for the requested place
+    of execution."""
     from distributed import Client
 
     if scheduler:
         if Path(scheduler).is_file():  # a scheduler file (dask scheduler --scheduler-file)
             return Client(scheduler_file=scheduler), None
         return Client(scheduler), None
-    cluster = jobqueue_cluster(cluster_config, jobs) if cluster_config else local_cluster(jobs, gpus)
+    if cluster_config:
+        try:
+            pool = jobqueue.JobPool(cluster_config, jobs)
+        except jobqueue.ClusterConfigError as exc:
+            raise SweepError(str(exc)) from None
+        try:
+            return Client(pool.cluster), pool
+        except BaseException:
+            pool.close()
+            raise
+    cluster = local_cluster(jobs, gpus)
     client = Client(cluster)
-    if not cluster_config:
-        client.wait_for_workers(jobs + gpus, timeout=120)
+    client.wait_for_workers(jobs + gpus, timeout=120)
     return client, cluster
 
 
@@ -756,6 +762,14 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
     ``client``: an existing ``distributed.Client`` to use (then ``jobs``, ``scheduler``,
     ``cluster_config`` and ``gpus`` are ignored). Otherwise see the module docstring.
     ``lock``: the lock file, as :func:`load_sweep` takes it.
+
+    Raises
+    ------
+    SweepStopped
+        On Ctrl-C (``KeyboardInterrupt``) or when the batch system cannot give workers
+        (:class:`polybias.jobqueue.ClusterError`): its ``outcomes`` are those so far plus
+        one ``todo`` outcome per run that did not finish (nothing of it looks done), its
+        ``cause`` the exception. The workers (and batch jobs) are gone by then.
     """
     from tqdm.auto import tqdm
 
@@ -784,23 +798,69 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
                 record(execute(r, root, force=force))
         elif todo:
             own = client is None
-            cluster = None
-            if own:
-                need_gpu = any("GPU" in r.resources for r in todo)
-                n_gpus = gpus if gpus is not None else (local_gpus() if need_gpu and not (
-                    scheduler or cluster_config) else 0)
-                client, cluster = _connect(min(jobs, len(todo)), scheduler, cluster_config, n_gpus)
+            closing = None
             try:
+                if own:
+                    need_gpu = any("GPU" in r.resources for r in todo)
+                    n_gpus = gpus if gpus is not None else (local_gpus() if need_gpu and not (
+                        scheduler or cluster_config) else 0)
+                    client, closing = _connect(min(jobs, len(todo)), scheduler, cluster_config, n_gpus)
+                pool = closing if isinstance(closing, jobqueue.JobPool) else None
                 _submit_and_collect(client, todo, root, force, record,
-                                    check_resources=not cluster_config)
+                                    check_resources=not cluster_config, pool=pool)
             finally:
                 if own:
-                    client.close()
-                    if cluster is not None:
-                        cluster.close()
+                    _close(client, closing)
+    except (KeyboardInterrupt, jobqueue.ClusterError) as exc:
+        # the workers are gone by now; a run they finished while stopping counts as ran
+        finished = {o["key"] for o in outcomes}
+        reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else "no workers"
+        outcomes += [{"key": r.key, "status": "ok", "note": "finished while the sweep stopped"}
+                     if is_done(r, root) else {"key": r.key, "status": "todo", "reason": reason}
+                     for r in todo if r.key not in finished]
+        raise SweepStopped(outcomes, exc) from exc
     finally:
         bar.close()
     return outcomes
+
+
+class SweepStopped(Exception):
+    """A sweep that ended before its runs did (Ctrl-C, or no workers to be had).
+
+    Parameters
+    ----------
+    outcomes : list of dict
+        As :func:`run_sweep` returns them, with ``status: todo`` for the runs left to do.
+    cause : BaseException
+        ``KeyboardInterrupt`` or :class:`polybias.jobqueue.ClusterError`.
+    """
+
+    def __init__(self, outcomes: list[dict[str, Any]], cause: BaseException):
+        super().__init__(str(cause) or type(cause).__name__)
+        self.outcomes = outcomes
+        self.cause = cause
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether Ctrl-C (SIGINT) stopped the sweep."""
+        return isinstance(self.cause, KeyboardInterrupt)
+
+
+def _close(client, closing) -> None:
+    """Close the client, then the cluster or job pool the sweep started (cancelling its
+    batch jobs). A second Ctrl-C does not stop the cancelling."""
+    import signal
+
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        if client is not None:
+            client.close()
+        if closing is not None:
+            closing.close()
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, before)
 
 
 def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
@@ -828,8 +888,11 @@ def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
 
 
 def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record,
-                        check_resources: bool) -> None:
-    from distributed import as_completed
+                        check_resources: bool, pool: jobqueue.JobPool | None = None) -> None:
+    """Submit the runs to Dask and record each outcome as it comes; with a job ``pool``,
+    check its jobs every :data:`POLL` seconds while runs wait."""
+    from distributed import wait
+    from distributed.client import FIRST_COMPLETED
 
     stuck = _unplaceable(todo, client) if check_resources else []
     stuck_keys = {r.key for r in stuck}
@@ -845,18 +908,37 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
         fut = client.submit(execute, r, str(root), force, key=f"sweep-{r.key}-{r.hash_in(root)}",
                             resources=r.resources or None, pure=False)
         futures[fut] = r
+    pending = set(futures)
     try:
-        for fut in as_completed(list(futures)):
-            r = futures[fut]
+        while pending:
+            if pool is not None:
+                pool.check(client)
             try:
-                record(fut.result())
-            except Exception as exc:  # the worker died (KilledWorker) or could not run it
-                partial = _folder(r, root) / PARTIAL
-                record({"key": r.key, "status": "failed", "error": _first_line(exc),
-                        "notebook": os.path.relpath(partial, root) if partial.exists() else None})
+                finished = wait(pending, timeout=POLL, return_when=FIRST_COMPLETED).done
+            except TimeoutError:
+                continue
+            for fut in sorted(finished, key=lambda f: futures[f].key):
+                pending.discard(fut)
+                record(_outcome(fut, futures[fut], root))
     except BaseException:
-        client.cancel(list(futures))
+        client.cancel(list(pending))
         raise
+
+
+def _outcome(fut, run: Run, root: Path) -> dict[str, Any]:
+    """The outcome of a finished future: the run's, or a failure with the reason."""
+    from distributed import KilledWorker
+
+    try:
+        return fut.result()
+    except KilledWorker as exc:  # its workers died while running it, allowed-failures + 1 times
+        error = (f"KilledWorker: its worker died each time it ran ({_first_line(exc)}); it kills "
+                 "its worker, or the workers' jobs end too soon (walltime, memory, node)")
+    except Exception as exc:  # the run could not be started or its result not be had
+        error = _first_line(exc)
+    partial = _folder(run, root) / PARTIAL
+    return {"key": run.key, "status": "failed", "error": error,
+            "notebook": os.path.relpath(partial, root) if partial.exists() else None}
 
 
 def summary(outcomes: list[dict[str, Any]]) -> str:
@@ -866,7 +948,8 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
     Parameters
     ----------
     outcomes : list of dict
-        As returned by :func:`run_sweep`.
+        As returned by :func:`run_sweep` (or carried by :class:`SweepStopped`, whose
+        ``todo`` outcomes are counted with their reason).
 
     Returns
     -------
@@ -885,6 +968,9 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
     ...                {"key": "c", "status": "skipped", "reason": "running elsewhere"}]))
     sweep: 0 ran, 2 skipped (1 already done, 1 not run), 0 failed
       SKIPPED c: running elsewhere
+    >>> print(summary([{"key": "a", "status": "ok"}, {"key": "b", "status": "todo",
+    ...                 "reason": "interrupted"}]))
+    sweep: 1 ran, 0 skipped, 0 failed, 1 todo (interrupted)
     """
     counts = {s: sum(o["status"] == s for o in outcomes) for s in ("ok", "skipped", "failed")}
     skipped = f"{counts['skipped']} skipped"
@@ -895,6 +981,9 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
             parts.append(f"{counts['skipped'] - n_done} not run")
         skipped += f" ({', '.join(parts)})"
     lines = [f"sweep: {counts['ok']} ran, {skipped}, {counts['failed']} failed"]
+    n_todo = sum(o["status"] == "todo" for o in outcomes)
+    if n_todo:
+        lines[0] += f", {n_todo} todo ({_line(next(o for o in outcomes if o['status'] == 'todo')['reason'])})"
     for o in outcomes:
         if o["status"] == "skipped" and o.get("reason", DONE) != DONE:
             lines.append(f"  SKIPPED {o['key']}: {_line(o['reason'])}")
@@ -956,6 +1045,14 @@ def main(argv: list[str] | None = None) -> int:
     except SweepError as exc:
         print(f"polybias sweep: {exc}", file=sys.stderr)
         return 2
+    except SweepStopped as stop:
+        print(summary(stop.outcomes))
+        if stop.interrupted:
+            print("polybias sweep: interrupted (Ctrl-C); the runs left todo run on the next "
+                  "call", file=sys.stderr)
+            return 130
+        print(f"polybias sweep: {_line(str(stop.cause), limit=2000)}", file=sys.stderr)
+        return 1
     print(summary(outcomes))
     return 1 if any(o["status"] == "failed" for o in outcomes) else 0
 

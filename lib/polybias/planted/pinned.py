@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..records import sha256_file, write_text_atomic
+from ..records import sha256_file, temp_dir, write_text_atomic
 
 MODES = ("auto", "pinned", "pin")
 MANIFEST = "manifest.json"
@@ -113,7 +113,7 @@ def add(key: str, folder: Path, spec: dict[str, Any], store: Path | None = None)
     renamed, then the manifest is rewritten atomically; an existing entry is replaced."""
     store = store or store_dir()
     store.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=store))
+    tmp = temp_dir(store, prefix=f".{key}.")
     try:
         for path in sorted(folder.iterdir()):
             if path.is_file():
@@ -141,7 +141,7 @@ def build_folder(folder: Path, build: Callable[[Path], None], marker: str = SPEC
     if (folder / marker).is_file():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    tmp = temp_dir(folder.parent, prefix=f".{folder.name}.")
     try:
         build(tmp)
         if not (tmp / marker).is_file():

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("models", help="list the model registry")
     sub.add_parser("sources", help="list the data registry with licences")
     # -- datasets: the minimal-pair datasets and their cards
-    sub.add_parser("datasets", help="list the minimal-pair datasets (languages, size, licence)")
+    sub.add_parser("datasets", help="list the minimal-pair datasets and StereoSet (languages, size, licence)")
     measures = sub.add_parser("measures", help="list the registered measures, or show one's card "
                                                "(polybias measures [NAME])")
     measures.add_argument("name", nargs="?", help="a measure (default: list them all): "
@@ -75,10 +75,15 @@ def main(argv: list[str] | None = None) -> int:
         return cards_main(check=args.check)
     elif args.command == "datasets":
         from .data.crowspairs import list_datasets
+        from .data.stereoset import list_datasets as list_stereoset
 
         for row in list_datasets().itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.pairs:5d}  {row.provenance}\n"
                   f"{'':32s}{row.bias_types}; {row.licence}")
+        for row in list_stereoset().itertuples():
+            print(f"{row.dataset:22s} {row.language:3s} {row.items:5d}  {row.provenance}\n"
+                  f"{'':32s}items: {row.intrasentence} intrasentence + {row.intersentence} "
+                  f"intersentence; {row.bias_types}; {row.licence}")
     return 0
 
 

@@ -206,7 +206,7 @@ def published_decisions(model: str, languages: list[str] | None = None,
     if not runs:
         raise data.StereoSetError(f"no published run of {model!r}")
     out = {}
-    for run in runs:
+    for run in sorted(runs, key=lambda r: data.LANGUAGES.index(data.run_language(r))):
         language = data.run_language(run)
         if languages and language not in languages:
             continue
@@ -258,3 +258,33 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
         values={"scores": scores.replace({np.nan: None}).to_dict("records")})
     records.write_record(record, paths.output_path(output_dir))
     return dec, scores
+
+
+def language_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-target",
+                    n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """LMS, SS and ICAT with bootstrap intervals and the binomial test, one row per language
+    (and per task and both tasks together): ``language``, ``task``, ``n``, ``lms``, ``ss``,
+    ``ss_low``, ``ss_high``, ``icat``, ``binom_p`` (:func:`~polybias.metrics.stereoset.stereoset_scores`
+    of ``aggregate``)."""
+    rows = []
+    for language, dec in decisions.items():
+        tasks = list(pd.unique(dec["task"]))
+        for task in tasks + (["both"] if len(tasks) > 1 else []):
+            part = dec if task == "both" else dec[dec.task == task]
+            row = metric.stereoset_scores(part, aggregate=aggregate, by=None, n_bootstrap=n_bootstrap,
+                                          seed=seed).iloc[0]
+            rows.append({"language": language, "task": task, "n": int(row["n"]), "lms": row["lms"],
+                         "ss": row["ss"], "ss_low": row["ss_low"], "ss_high": row["ss_high"],
+                         "icat": row["icat"], "binom_p": row["binom_p"]})
+    return pd.DataFrame(rows)
+
+
+def comparison_record(comparison: crows_metrics.LanguageComparison, model: str, languages: list[str],
+                      parameters: dict, output_dir: str | Path) -> Path:
+    """Write the cross-language comparison as one ``stereoset-languages`` run record."""
+    record = records.RunRecord(
+        metric="stereoset-languages", model=model, language="+".join(languages), test="stereoset",
+        parameters=parameters,
+        values={"per_language": comparison.per_language.replace({np.nan: None}).to_dict("records"),
+                "paired": comparison.paired.replace({np.nan: None}).to_dict("records")})
+    return records.write_record(record, paths.output_path(output_dir))

@@ -377,3 +377,20 @@ def list_datasets() -> pd.DataFrame:
                      "bias_types": ", ".join(card["bias_types"]), "licence": card["licence"],
                      "provenance": card["provenance"][language], "title": card["title"]})
     return pd.DataFrame(rows)
+
+
+def card_markdown() -> str:
+    """The StereoSet card as a Markdown section (appended to ``docs/datasets.md``)."""
+    card = dataset_card()
+    lines = [f"## `{card['name']}`: {card['title']}", "",
+             "- Languages and items (intrasentence + intersentence): " + ", ".join(
+                 f"{lang} {card['items'][lang]['intrasentence']} + {card['items'][lang]['intersentence']}"
+                 for lang in card["languages"]),
+             f"- Tasks: {', '.join(card['tasks'])}",
+             f"- Bias types: {', '.join(card['bias_types'])}",
+             f"- Licence: {card['licence']}",
+             "- Provenance: " + "; ".join(f"{lang}: {card['provenance'][lang]}" for lang in card["languages"]),
+             f"- Registered files: {', '.join(f'`{x}`' for x in card['sources'])}",
+             f"- Citation: {card['citation']}", "- Known issues:"]
+    lines += [f"  - {issue}" for issue in card["known_issues"]]
+    return "\n".join(lines) + "\n"

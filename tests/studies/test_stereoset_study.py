@@ -81,3 +81,21 @@ def test_published_mbert_compared_across_five_languages(mirror):
     en = cmp.per_language.set_index("language").loc["en"]
     # the micro SS over both tasks is the workbook's overall "SS Score" (55.17)
     assert round(en.score, 2) == 55.17
+
+
+def test_language_scores_and_comparison_record(tmp_path, monkeypatch):
+    import json
+
+    pro_a = np.array([1, 1, 1, 1, 0, 0, 1, 0, 1, 1], bool)
+    dec = {lang: d.assign(target="t", score_unrelated=0.0, pro=d.score_stereotype > d.score_anti,
+                          ties=False, related=2)
+           for lang, d in _decisions(pro_a, ~pro_a).items()}
+    table = st.language_scores(dec, n_bootstrap=20, seed=0)
+    assert table[["language", "task", "n"]].values.tolist() == [["en", "intrasentence", 10],
+                                                                 ["de", "intrasentence", 10]]
+    assert table.ss.tolist() == [70.0, 30.0] and (table.lms == 100.0).all()
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    path = st.comparison_record(st.compare_languages(dec, n_bootstrap=0), "m", ["en", "de"], {"seed": 0},
+                                "results/x")
+    record = json.loads(path.read_text())
+    assert record["metric"] == "stereoset-languages" and record["values"]["paired"][0]["a_only"] == 7

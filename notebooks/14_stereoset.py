@@ -34,6 +34,7 @@ dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it
 batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 language: str = "en"  # language a scored model runs on: en, de, fr, es or tr (model not published)
 languages: list = []  # languages to compare over shared item ids; empty: every language of the published model's runs (published) or only `language`
+language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
 published_model: str = "bert-base-multilingual-cased_BertLM_BertNextSentence"  # published run, without its language, compared across languages
 tasks: list = ["intrasentence", "intersentence"]  # StereoSet tasks to score (a masked LM scores intersentence items only with a next-sentence head)
 intersentence: str = ""  # causal LMs: conditional (default) or stereoset
@@ -50,9 +51,9 @@ from polybias.studies import stereoset as study
 from polybias.studies.parameters import check_parameters
 
 check_parameters("14_stereoset", model=model, language=language, languages=languages,
-                 published_model=published_model, tasks=tasks, intersentence=intersentence,
-                 aggregate=aggregate, limit=limit, n_bootstrap=n_bootstrap, revision=revision,
-                 device=device, dtype=dtype, batch_tokens=batch_tokens)
+                 language_override=language_override, published_model=published_model, tasks=tasks,
+                 intersentence=intersentence, aggregate=aggregate, limit=limit, n_bootstrap=n_bootstrap,
+                 revision=revision, device=device, dtype=dtype, batch_tokens=batch_tokens)
 published = model == "published"
 if not published:
     lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,
@@ -109,7 +110,6 @@ if published:
 else:
     decisions = {}
     for lang in (languages or [language]):
-        models.check_language(model, lang)
         kept = [t for t in tasks if t == "intrasentence" or lm.kind == "causal"]
         decisions[lang], _ = study.run_stereoset(
             lm, model, lang, output_dir, tasks=tuple(kept), limit=limit,

@@ -189,8 +189,9 @@ def _13_external_validity(*, outcomes, mlm_women, mlm_men):
                              f"{mlm_women}, {mlm_men}")
 
 
-def _14_stereoset(*, model, language, languages, published_model, tasks, intersentence, aggregate,
-                  limit, n_bootstrap, revision="", device="auto", dtype="auto", batch_tokens=0):
+def _14_stereoset(*, model, language, languages, language_override, published_model, tasks,
+                  intersentence, aggregate, limit, n_bootstrap, revision="", device="auto", dtype="auto",
+                  batch_tokens=0):
     from ..data.stereoset import LANGUAGES, TASKS
     from ..metrics.stereoset import AGGREGATES, INTERSENTENCE
 
@@ -210,6 +211,9 @@ def _14_stereoset(*, model, language, languages, published_model, tasks, interse
                                  "scored, not to model=published")
         if not published_model:
             raise ParameterError("published_model must name a published run (without its language)")
+    else:  # before the model loads
+        for lang in languages or [language]:
+            _language(model, lang, language_override)
 
 
 #: Notebook name → its check; the keyword arguments are the parameters it checks.

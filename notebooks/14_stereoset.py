@@ -123,6 +123,17 @@ scores_table = report.markdown_table(scores, digits=2, formats={"binom_p": ".1e"
 print(scores_table)
 
 # %% [markdown]
+# Per bias type (both tasks together), with the same interval and test:
+
+# %%
+bias_table = report.markdown_table(
+    study.bias_type_scores(decisions, aggregate=aggregate, n_bootstrap=n_bootstrap, seed=seed),
+    digits=2, formats={"binom_p": ".1e"})
+
+# %% tags=["nbval-check-output"]
+print(bias_table)
+
+# %% [markdown]
 # ## Languages compared over the shared items
 #
 # Items and candidates keep their ids across the translations (German has 2,103 of the
@@ -155,7 +166,7 @@ print(paired_table)
 # %%
 if table_file:
     report.write_table("\n\n".join([summary_table, unequal_table, *sheet_tables.values(), scores_table,
-                                    per_language_table, paired_table]), table_file)
+                                    bias_table, per_language_table, paired_table]), table_file)
 if comparison is not None:
     plots.scores_by_group(comparison.per_language.assign(label=comparison.per_language.language),
                           f"StereoSet SS per language, {label}", file=f"stereoset_{model}.png")

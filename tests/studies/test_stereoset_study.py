@@ -99,3 +99,14 @@ def test_language_scores_and_comparison_record(tmp_path, monkeypatch):
                                 "results/x")
     record = json.loads(path.read_text())
     assert record["metric"] == "stereoset-languages" and record["values"]["paired"][0]["a_only"] == 7
+
+
+def test_bias_type_scores_per_language():
+    pro = np.array([1, 1, 1, 1, 0, 0, 1, 0, 1, 1], bool)
+    dec = {lang: d.assign(target="t", score_unrelated=0.0, pro=d.score_stereotype > d.score_anti, ties=False,
+                          related=2, bias_type=["gender"] * 4 + ["race"] * 6)
+           for lang, d in _decisions(pro, pro).items()}
+    table = st.bias_type_scores(dec, n_bootstrap=0)
+    assert table[["language", "bias_type", "n"]].values.tolist() == [
+        ["en", "gender", 4], ["en", "race", 6], ["de", "gender", 4], ["de", "race", 6]]
+    assert table.ss.tolist() == [100.0, 50.0, 100.0, 50.0]

@@ -288,3 +288,21 @@ def comparison_record(comparison: crows_metrics.LanguageComparison, model: str, 
         values={"per_language": comparison.per_language.replace({np.nan: None}).to_dict("records"),
                 "paired": comparison.paired.replace({np.nan: None}).to_dict("records")})
     return records.write_record(record, paths.output_path(output_dir))
+
+
+def bias_type_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-target",
+                     n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """LMS, SS (bootstrap interval, binomial test) and ICAT per language and bias type, over
+    all the tasks of each language's decisions: ``language``, ``bias_type``, ``n``,
+    ``n_targets``, ``lms``, ``ss``, ``ss_low``, ``ss_high``, ``icat``, ``binom_p``."""
+    rows = []
+    for language, dec in decisions.items():
+        table = metric.stereoset_scores(dec, aggregate=aggregate, by="bias_type", n_bootstrap=n_bootstrap,
+                                        seed=seed)
+        table = table[table.group != "all"].sort_values("group")
+        for row in table.to_dict("records"):
+            rows.append({"language": language, "bias_type": row["group"], "n": row["n"],
+                         "n_targets": row["n_targets"], "lms": row["lms"], "ss": row["ss"],
+                         "ss_low": row["ss_low"], "ss_high": row["ss_high"], "icat": row["icat"],
+                         "binom_p": row["binom_p"]})
+    return pd.DataFrame(rows)

@@ -441,3 +441,36 @@ def test_micro_and_multi_class_scores_equal_the_multilingual_evaluation(mirror, 
             ref = results[sheet][key]
             for col, value in ours.items():
                 assert value == pytest.approx(ref[col], rel=1e-12, abs=1e-12), (sheet, group, col)
+
+
+def test_intrasentence_scores_equal_bias_bench_evaluation(mirror, tmp_path, capsys):
+    """bias-bench's ``experiments/stereoset_evaluation.py`` (intrasentence only, per target)."""
+    file = reference_file(BIAS_BENCH, "experiments/stereoset_evaluation.py")
+    root = reference_file(BIAS_BENCH, "bias_bench/benchmark/stereoset/dataloader.py").parent
+    items, preds = _published_gpt2(mirror)
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps(_stereoset_json(items)), encoding="utf-8")
+    pred_file = tmp_path / "pred.json"
+    intra = preds[preds.task == "intrasentence"]
+    pred_file.write_text(json.dumps({"intrasentence": [{"id": c, "score": s} for c, s in zip(
+        intra.candidate_id, intra.score, strict=True)]}), encoding="utf-8")
+    packages = {}
+    for name, path in (("bias_bench", root.parent.parent), ("bias_bench.benchmark", root.parent),
+                       ("bias_bench.benchmark.stereoset", root)):
+        pkg = types.ModuleType(name)
+        pkg.__path__ = [str(path)]
+        packages[name] = pkg
+    loaded = "bias_bench.benchmark.stereoset.dataloader"
+    with stand_ins({**packages, loaded: None}):
+        del sys.modules[loaded]
+        mod = load_module("bias_bench_stereoset_evaluation", file)
+        results = mod.ScoreEvaluator(str(gold), str(pred_file)).get_overall_results()
+    capsys.readouterr()
+    dec = ms.item_decisions(items[items.task == "intrasentence"], intra, target="target")
+    ours = ms.stereoset_scores(dec, n_bootstrap=0).set_index("group")
+    for key, group in [("overall", "all")] + [(b, b) for b in ("gender", "profession", "race", "religion")]:
+        ref = results["intrasentence"][key]
+        assert ours.loc[group, "lms"] == pytest.approx(ref["LM Score"], rel=1e-12)
+        assert ours.loc[group, "ss"] == pytest.approx(ref["SS Score"], rel=1e-12)
+        assert ours.loc[group, "icat"] == pytest.approx(ref["ICAT Score"], rel=1e-12)
+    assert ours.loc["all", "n"] == results["intrasentence"]["overall"]["Count"] == 2106

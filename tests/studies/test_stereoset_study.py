@@ -110,3 +110,12 @@ def test_bias_type_scores_per_language():
     assert table[["language", "bias_type", "n"]].values.tolist() == [
         ["en", "gender", 4], ["en", "race", 6], ["de", "gender", 4], ["de", "race", 6]]
     assert table.ss.tolist() == [100.0, 50.0, 100.0, 50.0]
+
+
+def test_the_unreproduced_german_mbert_rows_are_sixteen_comparisons_apart(recomputed):
+    rows = recomputed[recomputed.run == "bert-base-multilingual-cased_BertLM_BertNextSentence_de"].set_index("sheet")
+    # LM score = 100 · related / (2 n): the published and recomputed values differ by 16 comparisons
+    for sheet, n in (("intrasentence", 2103), ("overall", 4226)):
+        gap = (rows.loc[sheet, "LM Score"] - rows.loc[sheet, "LM Score (ours)"]) * 2 * n / 100
+        assert round(gap) == 16 and abs(gap - 16) < 2 * n / 100 * 0.005
+    assert rows.loc["intersentence", "equal"]

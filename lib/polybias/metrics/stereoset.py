@@ -453,7 +453,8 @@ def candidate_scores(lm, items: pd.DataFrame, intrasentence: str = "stereoset",
             contexts = [_context_with_stop(c) for c in inter["context"]]
             full = [f"{c} {s}" for c, s in zip(contexts, inter["sentence"], strict=True)]
             full_lp = scoring.causal_token_logprobs(lm, full, bos=bos, progress=progress)
-            n_context = [len(lm.tokenizer(c, add_special_tokens=True)["input_ids"]) for c in contexts]
+            # the context's own tokens (after the model's text normaliser), as the full text begins
+            n_context = [len(e.ids) for e in scoring.encode(lm, contexts)]
             if intersentence == "conditional":
                 out.loc[inter.index] = np.exp(_mean_logprob(full_lp, start=n_context))
             else:  # StereoSet's ratio of mean log2 probabilities

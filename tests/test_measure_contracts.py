@@ -122,10 +122,21 @@ def _distributions(seed: int, n: int, shift: float = 1.0) -> dict:
     return {"log_dists": log_dists, "labels": [f"g{i}" for i in range(n + 1)]}
 
 
+def _item_scores(seed: int, n: int, shift: float = 1.0) -> dict:
+    rng = np.random.default_rng(seed)
+    m = 10 * n
+    anti = rng.normal(size=m)
+    return {"scored": pd.DataFrame({
+        "item_id": [f"i{k}" for k in range(m)], "target": [f"t{k % (n + 1)}" for k in range(m)],
+        "bias_type": np.where(np.arange(m) % 3 == 0, "gender", "race"),
+        "score_stereotype": rng.normal(size=m) + shift, "score_anti": anti,
+        "score_unrelated": rng.normal(size=m) - 1.0})}
+
+
 BUILD = {"vectors": _vectors, "word-vectors": _word_vectors, "occurrences": _occurrences,
          "attribute-scores": _attribute_scores,
          "pair-scores": _pair_scores, "pair-attributions": _pair_scores, "group-scores": _group_scores,
-         "distributions": _distributions}
+         "distributions": _distributions, "item-scores": _item_scores}
 
 
 def _swap(kind: str, inputs: dict) -> dict:
@@ -142,6 +153,9 @@ def _swap(kind: str, inputs: dict) -> dict:
         s = inputs["scored"]
         out["scored"] = s.assign(score_more=s["score_less"], score_less=s["score_more"])
         out["attributed"] = inputs["attributed"].assign(sjsd=-inputs["attributed"]["sjsd"])
+    elif kind == "item-scores":
+        s = inputs["scored"]
+        out["scored"] = s.assign(score_stereotype=s["score_anti"], score_anti=s["score_stereotype"])
     elif kind == "group-scores":
         names = {"g0": "g1", "g1": "g0"}
         out["scores"] = inputs["scores"].assign(target=inputs["scores"]["target"].replace(names))
@@ -169,6 +183,8 @@ def _reorder(kind: str, inputs: dict, seed: int) -> dict:
         out["attributed"] = inputs["attributed"].sample(frac=1.0, random_state=seed)
     elif kind == "group-scores":
         out["scores"] = inputs["scores"].sample(frac=1.0, random_state=seed)
+    elif kind == "item-scores":
+        out["scored"] = inputs["scored"].sample(frac=1.0, random_state=seed)
     elif kind == "distributions":
         out["log_dists"] = inputs["log_dists"][:, rng.permutation(inputs["log_dists"].shape[1])]
     return out
@@ -186,7 +202,7 @@ def _seeded(name: str) -> dict:
         options = {"seed": 3, "n_permutations": 500, "exact_limit": 0}
     elif m.input_kind == "attribute-scores":
         options = {"seed": 3, "n_permutations": 500}
-    elif m.input_kind in ("pair-scores", "pair-attributions"):
+    elif m.input_kind in ("pair-scores", "pair-attributions", "item-scores"):
         options = {"seed": 3, "n_bootstrap": 200}
     return options
 
@@ -286,6 +302,8 @@ MALFORMED = {
                                                              & (i["scores"]["target"] == "g0"))]},
                       "rows without a score for every group"),
                      (lambda i: {**i, "weights": {}}, "no weight for attribute")],
+    "item-scores": [(_drop("scored", "score_anti"), "lack the column"),
+                    (lambda i: {**i, "scored": i["scored"].iloc[:0]}, "no items")],
     "distributions": [(lambda i: {**i, "labels": i["labels"][:-1]}, r"expected \(\d+, V\)"),
                       (lambda i: {**i, "labels": ["g"] * len(i["labels"])}, "labels repeat")],
 }
@@ -385,6 +403,14 @@ def planted(torch_one_thread):
                 "interaction": {"scores": fill, "identity_columns": ["pro", "target"]},
                 "distributions": {"log_dists": dists, "labels": labels},
             }
+            # StereoSet's aggregation on the planted model's pair scores: the more stereotyping
+            # sentence as the stereotypical candidate, an unrelated candidate scored below both
+            nangia = out[p]["pair-scores"]["nangia"]["scored"]
+            out[p]["item-scores"] = {"scored": pd.DataFrame({
+                "target": nangia["bias_type"].to_numpy(), "bias_type": nangia["bias_type"].to_numpy(),
+                "score_stereotype": nangia["score_more"].to_numpy(float),
+                "score_anti": nangia["score_less"].to_numpy(float),
+                "score_unrelated": np.minimum(nangia["score_more"], nangia["score_less"]).to_numpy(float) - 1.0})}
         return out
     finally:
         if before is None:

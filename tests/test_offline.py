@@ -59,6 +59,9 @@ def test_offline_nbval_skips_exactly_the_notebooks_that_need_source_files(tmp_pa
     external = "13_external_validity_w2v-gnews.ipynb"  # reads the census files (garg2018-*)
     if external in reasons:  # present once the default sweep has run with notebook 13
         assert external in skipped
+    stereoset = "14_stereoset_published.ipynb"  # reads the StereoSet files (stereoset-*)
+    if stereoset in reasons:  # present once the default sweep has run with notebook 14
+        assert stereoset in skipped and "stereoset-" in reasons[stereoset]
     assert "POLYBIAS_DATA_MIRROR" in reasons["05_crows_pairs_planted-mlm.ipynb"]
 
 

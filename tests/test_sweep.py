@@ -149,8 +149,25 @@ def test_multilingual_sweep_models_are_registered_for_their_notebook_and_languag
     monkeypatch.setenv("POLYBIAS_ROOT", str(REPO))
     registry = models.load_registry()
     kinds = {**NOTEBOOK_KINDS, "12_crows_languages": {"mlm", "causal"}}
+    from polybias.data import stereoset
+
     runs = sweep.load_sweep(REPO / "configs/sweeps/multilingual.yaml")
-    assert {Path(r.notebook).stem for r in runs} == {"05_crows_pairs", "12_crows_languages"}
+    assert {Path(r.notebook).stem for r in runs} == {"05_crows_pairs", "12_crows_languages", "14_stereoset"}
+    stereoset_runs = [r for r in runs if Path(r.notebook).stem == "14_stereoset"]
+    runs = [r for r in runs if r not in stereoset_runs]
+    on_stereoset = set()
+    for run in stereoset_runs:
+        p = run.parameters
+        assert registry[p["model"]]["kind"] in {"mlm", "causal"}, p["model"]
+        assert run.resources == {"GPU": 1} and not p.get("language_override")
+        languages = [p["language"]] if "language" in p else p["languages"]
+        for language in languages:
+            models.check_language(p["model"], language, registry=registry)
+            on_stereoset.add(language)
+        if registry[p["model"]]["kind"] == "mlm":  # no next-sentence head: intrasentence only
+            assert p["tasks"] == ["intrasentence"], p["model"]
+        assert set(run.sources) <= set(stereoset.dataset_card()["sources"])
+    assert on_stereoset == set(stereoset.LANGUAGES)
     covered = set()
     for run in runs:
         p = run.parameters

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("models", help="list the model registry")
     sub.add_parser("sources", help="list the data registry with licences")
     # -- datasets: the minimal-pair datasets and their cards
-    sub.add_parser("datasets", help="list the minimal-pair datasets (languages, size, licence)")
+    sub.add_parser("datasets", help="list the minimal-pair datasets and StereoSet (languages, size, licence)")
     align = sub.add_parser("crows-alignment", help="count the pairs of each minimal-pair dataset "
                                                    "whose shared tokens differ between metric.py's "
                                                    "alignment and the content-token alignment")
@@ -92,10 +92,15 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown_table(alignment_change_counts(args.model, chosen)))
     elif args.command == "datasets":
         from .data.crowspairs import list_datasets
+        from .data.stereoset import list_datasets as list_stereoset
 
         for row in list_datasets().itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.pairs:5d}  {row.provenance}\n"
                   f"{'':32s}{row.bias_types}; {row.licence}")
+        for row in list_stereoset().itertuples():
+            print(f"{row.dataset:22s} {row.language:3s} {row.items:5d}  {row.provenance}\n"
+                  f"{'':32s}items: {row.intrasentence} intrasentence + {row.intersentence} "
+                  f"intersentence; {row.bias_types}; {row.licence}")
     return 0
 
 

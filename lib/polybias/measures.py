@@ -36,13 +36,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .metrics import catbias, ceat, crows, logprob, weat, wefat
+from .metrics import catbias, ceat, crows, logprob, stereoset, weat, wefat
 
 #: How a p-value was obtained.
 P_METHODS = ("permutation-exact", "permutation-monte-carlo", "normal", "binomial-exact", "none")
 #: The kinds of input a registered function takes (the contract tests build each kind).
 INPUT_KINDS = ("vectors", "word-vectors", "occurrences", "attribute-scores", "pair-scores",
-               "pair-attributions", "group-scores", "distributions")
+               "pair-attributions", "group-scores", "distributions", "item-scores")
 
 
 class MeasureError(KeyError):
@@ -346,6 +346,24 @@ def _jsd_adapter(attributed, **options):
     tie = np.abs(sjsd) <= opts["atol"]
     return (table, pd.DataFrame({"bias_type": attributed["bias_type"].to_numpy(), "sjsd": sjsd,
                                  "biased": (sjsd < 0) & ~tie, "tie": tie}, index=attributed.index)), opts
+
+
+@_registers(ADAPTERS, "stereoset")
+def _stereoset_adapter(scored, **options):
+    opts = _options(stereoset.stereoset_scores, options, skip=("by",))
+    decisions = stereoset.decisions_from_scores(scored)
+    table = stereoset.stereoset_scores(decisions, by=None, **opts)
+    return (table, decisions), opts
+
+
+@_registers(RESULTS, "stereoset")
+def _stereoset_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
+    table, decisions = raw
+    row = table.iloc[0]
+    interval = None if np.isnan(row["ss_low"]) else Interval(float(row["ss_low"]), float(row["ss_high"]),
+                                                             opts["confidence"], "bootstrap-percentile")
+    return MeasureResult(name, float(row["ss"]), interval, float(row["binom_p"]), "binomial-exact",
+                         int(row["n"]), opts, decisions)
 
 
 # ------------------------------------------------------------------ categorical bias

@@ -126,6 +126,7 @@ import numpy as np
 import pandas as pd
 
 from . import sources
+from .stereoset import card_markdown as stereoset_card_markdown
 
 log = logging.getLogger(__name__)
 
@@ -770,6 +771,8 @@ def datasets_markdown() -> str:
                   f"- Registered files: {', '.join(f'`{x}`' for x in card['sources'])}",
                   f"- Citation: {card['citation']}", "- Known issues:"]
         lines += [f"  - {issue}" for issue in card["known_issues"]] + [""]
+    lines += ["# StereoSet", "", "Not minimal pairs but items of three candidates; load them with "
+              "`polybias.data.stereoset.load_stereoset(language)`.", "", stereoset_card_markdown()]
     return "\n".join(lines)
 
 

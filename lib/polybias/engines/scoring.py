@@ -542,3 +542,93 @@ def sentence_log_likelihood(lm: LanguageModel, texts: list[str], reduction: str 
     if reduction not in REDUCTIONS:
         raise ScoringError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
     return reduce_scores(token_logprobs(lm, texts, **kw), reduction)
+
+
+# ---------------------------------------------------------------- one mask to fill, next sentence
+
+def mask_fill_logprobs(lm: LanguageModel, texts: list[str], gold_ids, max_batch_tokens: int | None = None,
+                       progress: bool = False) -> np.ndarray:
+    """log P(``gold_ids[i]`` at the one mask token of ``texts[i]``) of a masked LM.
+
+    Each text holds the tokenizer's mask token exactly once (e.g. StereoSet's
+    intrasentence inputs, where the blank becomes the word's earlier pieces and one mask;
+    :func:`polybias.metrics.stereoset.candidate_scores`). Texts are padded into batches
+    of at most ``max_batch_tokens`` tokens with an attention mask.
+
+    Returns
+    -------
+    numpy.ndarray of float64, one natural-log probability per text.
+
+    Raises
+    ------
+    ScoringError
+        A text without, or with more than one, mask token (naming it), or a gold id outside
+        the vocabulary.
+    """
+    if lm.kind != "mlm":
+        raise ScoringError(f"{lm.name} is a {lm.kind} LM; filling a mask needs a masked LM")
+    texts = check_texts(texts)
+    gold_ids = np.asarray(gold_ids, dtype=np.int64)
+    if gold_ids.shape != (len(texts),):
+        raise ScoringError(f"gold_ids must hold one id per text ({len(texts)}), got shape {gold_ids.shape}")
+    vocab = lm.model.get_output_embeddings().weight.shape[0] \
+        if hasattr(lm.model, "get_output_embeddings") and lm.model.get_output_embeddings() is not None \
+        else len(lm.tokenizer)
+    if len(gold_ids) and (gold_ids.min() < 0 or gold_ids.max() >= vocab):
+        raise ScoringError(f"a gold id lies outside {lm.name}'s vocabulary of {vocab}")
+    encs = encode(lm, texts)
+    mask_id = lm.tokenizer.mask_token_id
+    where = []
+    for i, e in enumerate(encs):
+        at = np.flatnonzero(e.ids == mask_id)
+        if len(at) != 1:
+            raise ScoringError(f"text {i} holds {len(at)} mask tokens, not one: {texts[i][:80]!r}")
+        where.append(int(at[0]))
+    pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else mask_id
+    out = np.full(len(texts), np.nan)
+    lengths = np.array([len(e.ids) for e in encs])
+    with torch.inference_mode():
+        for b, blen, batch in _padded_batches(lm, lengths, max_batch_tokens, pad_id, progress,
+                                              f"mask fill {lm.name}"):
+            for r, i in enumerate(b):
+                batch[r, :blen[r]] = encs[i].ids
+            values, _ = _score_batch(lm, batch, blen, np.arange(len(b)), np.array([where[i] for i in b]),
+                                     gold_ids[b], None)
+            out[b] = values
+    return out
+
+
+def next_sentence_probabilities(model, tokenizer, pairs: list[tuple[str, str]], is_next_index: int = 0,
+                                batch_size: int = 16, device: str = "cpu") -> np.ndarray:
+    """P(the second text follows the first) from a next-sentence-prediction head.
+
+    ``model`` is a ``…ForNextSentencePrediction`` (or any model whose output ``logits`` are
+    (batch, 2)); ``tokenizer`` encodes each pair as the model was trained
+    (``[CLS] A [SEP] B [SEP]`` with token types 0/1 for BERT). The probability is the
+    softmax of the two logits at ``is_next_index`` (0 for BERT's head: "is next").
+
+    Returns
+    -------
+    numpy.ndarray of float64, one probability per pair.
+    """
+    if not pairs:
+        return np.empty(0)
+    for i, pair in enumerate(pairs):
+        if len(pair) != 2:
+            raise ScoringError(f"pair {i} is not (context, sentence): {pair!r}")
+        check_texts(list(pair))
+    out = np.empty(len(pairs), dtype=np.float64)
+    model.eval()
+    with torch.inference_mode():
+        for s in range(0, len(pairs), batch_size):
+            chunk = pairs[s:s + batch_size]
+            enc = tokenizer([a for a, _ in chunk], [b for _, b in chunk], padding=True,
+                            return_tensors="pt", return_token_type_ids=True)
+            enc = {k: v.to(device) for k, v in enc.items()}
+            output = model(**enc)
+            logits = output.logits if hasattr(output, "logits") else output[0]
+            if logits.dim() != 2 or logits.shape[1] != 2:
+                raise ScoringError(f"expected (batch, 2) next-sentence logits, got {tuple(logits.shape)}")
+            probs = torch.softmax(logits.float(), dim=-1)[:, is_next_index]
+            out[s:s + len(chunk)] = probs.double().cpu().numpy()
+    return out

@@ -189,6 +189,33 @@ def _13_external_validity(*, outcomes, mlm_women, mlm_men):
                              f"{mlm_women}, {mlm_men}")
 
 
+def _14_stereoset(*, model, language, languages, language_override, published_model, tasks,
+                  intersentence, aggregate, limit, n_bootstrap, revision="", device="auto", dtype="auto",
+                  batch_tokens=0):
+    from ..data.stereoset import LANGUAGES, TASKS
+    from ..metrics.stereoset import AGGREGATES, INTERSENTENCE
+
+    _one_of("language", language, LANGUAGES)
+    for lang in languages:
+        _one_of("languages", lang, LANGUAGES)
+    tasks = [tasks] if isinstance(tasks, str) else list(tasks)
+    if not tasks or any(t not in TASKS for t in tasks):
+        raise ParameterError(f"tasks must be a non-empty list of {TASKS}, got {tasks!r}")
+    _one_of("intersentence", intersentence, [i for i in INTERSENTENCE if i != "nsp"], empty_ok=True)
+    _one_of("aggregate", aggregate, AGGREGATES)
+    _positive_int("limit", limit, minimum=0)
+    _positive_int("n_bootstrap", n_bootstrap, minimum=0)
+    if model == "published":
+        if revision or device != "auto" or dtype != "auto" or batch_tokens:
+            raise ParameterError("revision, device, dtype and batch_tokens apply to a model that is "
+                                 "scored, not to model=published")
+        if not published_model:
+            raise ParameterError("published_model must name a published run (without its language)")
+    else:  # before the model loads
+        for lang in languages or [language]:
+            _language(model, lang, language_override)
+
+
 #: Notebook name → its check; the keyword arguments are the parameters it checks.
 CHECKS: dict[str, Callable[..., None]] = {
     "01_weat": _01_weat,
@@ -204,6 +231,7 @@ CHECKS: dict[str, Callable[..., None]] = {
     "11_agreement": _11_agreement,
     "12_crows_languages": _12_crows_languages,
     "13_external_validity": _13_external_validity,
+    "14_stereoset": _14_stereoset,
 }
 
 

@@ -1,0 +1,308 @@
+"""Section 14: StereoSet in five languages — the published table recomputed, models scored,
+languages compared over shared item ids.
+
+:func:`recompute_published` recomputes every row of the three sheets of Öztürk et al.'s
+(2023) results workbook from their 54 per-candidate prediction files and the gold labels
+of the pickled items (:mod:`polybias.data.stereoset`), with
+:func:`polybias.metrics.stereoset.stereoset_scores`. :func:`published_table` prints it
+beside the published values. :func:`run_stereoset` scores a language model on one
+language and writes its run record; :func:`compare_languages` compares the SS decisions
+of several languages over their shared item ids (paired bootstrap difference, McNemar),
+as section 12 does for CrowS-Pairs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import paths, records, report
+from ..data import stereoset as data
+from ..metrics import crows as crows_metrics
+from ..metrics import stereoset as metric
+
+RUN_ALIASES = {
+    "gpt2__GPT2LM_c_en": "gpt2_GPT2LM_GPT2LM_c_en",
+    "THUMT_mGPT__GPT2LM_c_en": "THUMT_mGPT_GPT2LM_GPT2LM_c_en",
+    "THUMT_mGPT__GPT2LM_c_de": "THUMT_mGPT_GPT2LM_GPT2LM_c_de",
+}
+"""Workbook rows named otherwise than their prediction file (intersentence sheet: the
+``c`` runs are scored with the intersentence part of the ``GPT2LM_GPT2LM_c`` files)."""
+
+GERMAN_INTRASENTENCE_ROWS = {("overall", "t5-base_T5LM_ModelNSP_en")}
+"""Workbook rows computed on the German file's 2,103 intrasentence items instead of the
+English 2,106 (its ``Count`` is 4,226 = 2,103 + 2,123; every column matches that way and
+none matches on the English items)."""
+
+UNREPRODUCED = {
+    ("intrasentence", "bert-base-multilingual-cased_BertLM_BertNextSentence_de"):
+        "the published predictions file is not the one behind this row: its LM score is 16 of "
+        "4,206 comparisons lower (65.29 vs 65.67) and SS 2 items lower; the intersentence row "
+        "of the same file matches",
+    ("overall", "bert-base-multilingual-cased_BertLM_BertNextSentence_de"):
+        "follows from the intrasentence row (LM score again 16 comparisons apart, of 8,452)",
+}
+"""Rows that do not reproduce from the published files, with the reason."""
+
+
+def _file_for(run: str, runs: set[str]) -> str:
+    file = RUN_ALIASES.get(run, run)
+    if file not in runs:
+        raise data.StereoSetError(f"workbook row {run!r} has no prediction file "
+                                  f"(stereoset-pred-{file} is not registered)")
+    return file
+
+
+def recompute_published(book: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every row of Öztürk et al.'s workbook, recomputed from the prediction files.
+
+    Parameters
+    ----------
+    book : pandas.DataFrame, optional
+        :func:`polybias.data.stereoset.load_published_results` (read from the registry
+        by default).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per workbook row: ``sheet``, ``run``, ``predictions`` (the file's run name),
+        ``items`` (which items were scored), for every column ``c`` of
+        :data:`polybias.data.stereoset.RESULT_COLUMNS` the published value ``c`` and the
+        recomputed ``c (ours)``, ``equal`` (all nine equal at the workbook's two decimals)
+        and ``note`` (the reason for rows in :data:`UNREPRODUCED`).
+        Per-target columns group by the English target (``target_en``), as the reference
+        code does with ``target_original`` for translations.
+    """
+    book = data.load_published_results() if book is None else book
+    runs = set(data.prediction_runs())
+    items: dict[str, pd.DataFrame] = {}
+    decisions: dict[tuple[str, str, str], pd.DataFrame] = {}
+
+    def items_of(language: str) -> pd.DataFrame:
+        if language not in items:
+            items[language] = data.load_stereoset(language)
+        return items[language]
+
+    def decided(file: str, language: str, task: str) -> pd.DataFrame:
+        key = (file, language, task)
+        if key not in decisions:
+            frame = items_of(language)
+            preds = data.load_predictions(file)
+            decisions[key] = metric.item_decisions(frame[frame.task == task],
+                                                   preds[preds.task == task])
+        return decisions[key]
+
+    rows = []
+    for row in book.to_dict("records"):
+        sheet, run = row["sheet"], row["run"]
+        file = _file_for(run, runs)
+        language = data.run_language(file)
+        if sheet == "overall":
+            intra_lang = "de" if (sheet, run) in GERMAN_INTRASENTENCE_ROWS else language
+            intra = decided(file, language, "intrasentence")
+            if intra_lang != language:  # keep the items of the other language's file
+                intra = intra[intra.item_id.isin(set(items_of(intra_lang).item_id))]
+            dec = pd.concat([intra, decided(file, language, "intersentence")], ignore_index=True)
+            what = f"{language} intra- and intersentence" if intra_lang == language else \
+                f"{language} intersentence + the {intra_lang} file's intrasentence items"
+        else:
+            dec = decided(file, language, sheet)
+            what = f"{language} {sheet}"
+        ours = metric.workbook_row(metric.stereoset_scores(dec, by=None, n_bootstrap=0).iloc[0])
+        out = {"sheet": sheet, "run": run, "predictions": file, "items": what}
+        equal = True
+        for col in data.RESULT_COLUMNS:
+            pub, mine = float(row[col]), float(ours[col])
+            out[col], out[f"{col} (ours)"] = pub, mine
+            equal &= bool(np.round(mine, 2) == np.round(pub, 2))
+        out["equal"] = equal
+        out["note"] = UNREPRODUCED.get((sheet, run), "")
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+SHORT = {"Count": "n", "LM Score": "LMS", "SS Score": "SS", "ICAT Score": "ICAT",
+         "Multi Class LM Score": "LMS/t", "Multi Class SS Score": "SS/t",
+         "Multi Class SS Score Stdev": "sd SS/t", "Macro ICAT Score": "mean ICAT/t",
+         "Micro ICAT Score": "ICAT/t"}
+"""Short headers of the printed table (``/t``: per target, "multi class" in the workbook)."""
+
+
+def published_table(recomputed: pd.DataFrame, sheet: str) -> str:
+    """One sheet of :func:`recompute_published` as a Markdown table: each cell the
+    published value, and ``≠ ours`` after it where the recomputed value differs at two
+    decimals; ``equal`` says whether all nine agree."""
+    part = recomputed[recomputed.sheet == sheet]
+    cells = []
+    for row in part.to_dict("records"):
+        rec = {"run": row["run"]}
+        for col, short in SHORT.items():
+            pub, mine = row[col], row[f"{col} (ours)"]
+            fmt = "{:.0f}" if col == "Count" else "{:.2f}"
+            text = fmt.format(pub)
+            if fmt.format(mine) != text:
+                text += " ≠ " + fmt.format(mine)
+            rec[short] = text
+        rec["equal"] = "yes" if row["equal"] else "no"
+        cells.append(rec)
+    return report.markdown_table(pd.DataFrame(cells))
+
+
+def match_summary(recomputed: pd.DataFrame) -> pd.DataFrame:
+    """Rows and equal rows per sheet, plus the rows that differ with their reason."""
+    per = recomputed.groupby("sheet", sort=False).agg(rows=("equal", "size"), equal=("equal", "sum"))
+    return per.reset_index()
+
+
+# ------------------------------------------------------------------ across languages
+
+def compare_languages(decisions: dict[str, pd.DataFrame], n_bootstrap: int = 1000, seed: int = 0,
+                      confidence: float = 0.95) -> crows_metrics.LanguageComparison:
+    """SS per language and paired differences over shared item ids.
+
+    Parameters
+    ----------
+    decisions : language -> :func:`polybias.metrics.stereoset.item_decisions` of one model
+        (or run) on that language; item ids are shared across languages (an item id is
+        made unique per task).
+    n_bootstrap, seed, confidence : percentile bootstrap over items (seeded).
+
+    Returns
+    -------
+    :class:`polybias.metrics.crows.LanguageComparison`
+        ``per_language``: ``n``, ``stereotyped`` (items with s(stereotype) > s(anti)),
+        ``ties``, ``score`` (micro SS), its interval and ``binom_p``; ``paired``: per pair
+        of languages over the items both have, the SS difference with a paired bootstrap
+        interval and the exact McNemar test of the discordant items (the same computation
+        as CrowS-Pairs across languages, :func:`polybias.metrics.crows.compare_languages`,
+        with s(stereotype) and s(anti-stereotype) as the pair's two sentences).
+    """
+    scored = {}
+    for language, dec in decisions.items():
+        missing = [c for c in ("item_id", "task", "score_stereotype", "score_anti", "bias_type")
+                   if c not in dec.columns]
+        if missing:
+            raise metric.StereoSetMetricError(f"{language}: decisions lack {', '.join(missing)}")
+        scored[language] = pd.DataFrame({
+            "pair_id": dec["task"].astype(str) + ":" + dec["item_id"].astype(str),
+            "score_more": dec["score_stereotype"].to_numpy(float),
+            "score_less": dec["score_anti"].to_numpy(float),
+            "bias_type": dec["bias_type"].to_numpy()})
+    return crows_metrics.compare_languages(scored, n_bootstrap=n_bootstrap, seed=seed,
+                                           confidence=confidence)
+
+
+def published_decisions(model: str, languages: list[str] | None = None,
+                        tasks: tuple[str, ...] = data.TASKS) -> dict[str, pd.DataFrame]:
+    """Item decisions of a published model in each language it was run on.
+
+    ``model`` is the run name without its language (e.g.
+    ``"bert-base-multilingual-cased_BertLM_BertNextSentence"``); every registered run
+    ``<model>_<lang>`` is read (or only ``languages``).
+    """
+    runs = [r for r in data.prediction_runs() if r.rsplit("_", 1)[0] == model]
+    if not runs:
+        raise data.StereoSetError(f"no published run of {model!r}")
+    out = {}
+    for run in sorted(runs, key=lambda r: data.LANGUAGES.index(data.run_language(r))):
+        language = data.run_language(run)
+        if languages and language not in languages:
+            continue
+        items = data.load_stereoset(language)
+        preds = data.load_predictions(run)
+        parts = [metric.item_decisions(items[items.task == t], preds[preds.task == t]) for t in tasks]
+        out[language] = pd.concat(parts, ignore_index=True)
+    return out
+
+
+# ------------------------------------------------------------------ a model on one language
+
+def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, tasks=data.TASKS,
+                  limit: int = 0, intrasentence: str = "stereoset", intersentence: str = "",
+                  nsp=None, aggregate: str = "per-target", n_bootstrap: int = 1000,
+                  seed: int = 0, progress: bool = False, model_revision: str | None = None,
+                  data_sha256: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Score ``lm`` on StereoSet in ``language`` and write one run record.
+
+    ``limit`` > 0 keeps the first ``limit`` items of each task (a quick run). The scoring
+    options are those of :func:`polybias.metrics.stereoset.candidate_scores`.
+
+    Returns
+    -------
+    (decisions, scores)
+        :func:`~polybias.metrics.stereoset.item_decisions` and
+        :func:`~polybias.metrics.stereoset.stereoset_scores` per task and overall.
+    """
+    items = data.load_stereoset(language)
+    items = items[items.task.isin(tasks)]
+    if limit:
+        keep = items.groupby("task", sort=False)["item_id"].apply(lambda s: list(pd.unique(s))[:limit])
+        items = items[items.apply(lambda r: r.item_id in set(keep[r.task]), axis=1)]
+    cand = metric.candidate_scores(lm, items, intrasentence=intrasentence,
+                                   intersentence=intersentence or None, nsp=nsp, progress=progress)
+    dec = metric.item_decisions(items, cand)
+    tables = []
+    for task in [*tasks, "overall"] if len(tasks) > 1 else list(tasks):
+        part = dec if task == "overall" else dec[dec.task == task]
+        t = metric.stereoset_scores(part, aggregate=aggregate, n_bootstrap=n_bootstrap, seed=seed)
+        tables.append(t.assign(task=task))
+    scores = pd.concat(tables, ignore_index=True)
+    record = records.RunRecord(
+        metric="stereoset", model=model, language=language, test="stereoset",
+        parameters={"tasks": list(tasks), "limit": limit, "intrasentence": intrasentence,
+                    "intersentence": intersentence, "aggregate": aggregate,
+                    "n_bootstrap": n_bootstrap, "seed": seed},
+        model_revision=model_revision, data_sha256=data_sha256 or {},
+        values={"scores": scores.replace({np.nan: None}).to_dict("records")})
+    records.write_record(record, paths.output_path(output_dir))
+    return dec, scores
+
+
+def language_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-target",
+                    n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """LMS, SS and ICAT with bootstrap intervals and the binomial test, one row per language
+    (and per task and both tasks together): ``language``, ``task``, ``n``, ``lms``, ``ss``,
+    ``ss_low``, ``ss_high``, ``icat``, ``binom_p`` (:func:`~polybias.metrics.stereoset.stereoset_scores`
+    of ``aggregate``)."""
+    rows = []
+    for language, dec in decisions.items():
+        tasks = list(pd.unique(dec["task"]))
+        for task in tasks + (["both"] if len(tasks) > 1 else []):
+            part = dec if task == "both" else dec[dec.task == task]
+            row = metric.stereoset_scores(part, aggregate=aggregate, by=None, n_bootstrap=n_bootstrap,
+                                          seed=seed).iloc[0]
+            rows.append({"language": language, "task": task, "n": int(row["n"]), "lms": row["lms"],
+                         "ss": row["ss"], "ss_low": row["ss_low"], "ss_high": row["ss_high"],
+                         "icat": row["icat"], "binom_p": row["binom_p"]})
+    return pd.DataFrame(rows)
+
+
+def comparison_record(comparison: crows_metrics.LanguageComparison, model: str, languages: list[str],
+                      parameters: dict, output_dir: str | Path) -> Path:
+    """Write the cross-language comparison as one ``stereoset-languages`` run record."""
+    record = records.RunRecord(
+        metric="stereoset-languages", model=model, language="+".join(languages), test="stereoset",
+        parameters=parameters,
+        values={"per_language": comparison.per_language.replace({np.nan: None}).to_dict("records"),
+                "paired": comparison.paired.replace({np.nan: None}).to_dict("records")})
+    return records.write_record(record, paths.output_path(output_dir))
+
+
+def bias_type_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-target",
+                     n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """LMS, SS (bootstrap interval, binomial test) and ICAT per language and bias type, over
+    all the tasks of each language's decisions: ``language``, ``bias_type``, ``n``,
+    ``n_targets``, ``lms``, ``ss``, ``ss_low``, ``ss_high``, ``icat``, ``binom_p``."""
+    rows = []
+    for language, dec in decisions.items():
+        table = metric.stereoset_scores(dec, aggregate=aggregate, by="bias_type", n_bootstrap=n_bootstrap,
+                                        seed=seed)
+        table = table[table.group != "all"].sort_values("group")
+        for row in table.to_dict("records"):
+            rows.append({"language": language, "bias_type": row["group"], "n": row["n"],
+                         "n_targets": row["n_targets"], "lms": row["lms"], "ss": row["ss"],
+                         "ss_low": row["ss_low"], "ss_high": row["ss_high"], "icat": row["icat"],
+                         "binom_p": row["binom_p"]})
+    return pd.DataFrame(rows)

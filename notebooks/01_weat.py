@@ -89,7 +89,7 @@ if reported:
 table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(table)
+report.show_table(table)
 
 # %%
 if table_file:
@@ -132,4 +132,4 @@ if variants is not None:
         report.write_table(variant_table, variants_table_file)
 
 # %% tags=["nbval-check-output"]
-print(variant_table)
+report.show_table(variant_table)

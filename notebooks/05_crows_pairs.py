@@ -71,7 +71,7 @@ else:
     gpt2_table = "(not run: reproduce = False)"
 
 # %% tags=["nbval-check-output"]
-print(gpt2_table)
+report.show_table(gpt2_table)
 
 # %% [markdown]
 # Eq. 6 applied to the shipped scores gives one biased gender pair more than the paper
@@ -102,7 +102,7 @@ run = crows_pairs.run_crows(lm, dataset, language, subset or None, method or Non
 score_table = report.markdown_table(crows_pairs.score_summary(run), digits=2, formats={"binom_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(score_table)
+report.show_table(score_table)
 
 # %% [markdown]
 # ## Which tokens carry the bias (seed 001 Tables 4–5)
@@ -114,7 +114,7 @@ print(score_table)
 tokens = report.markdown_table(crows.token_table(run.attributed), digits=4)
 
 # %% tags=["nbval-check-output"]
-print(tokens)
+report.show_table(tokens)
 
 # %% [markdown]
 # ## Semantic categories of bias-contributing words (seed 001 Table 6)
@@ -135,7 +135,7 @@ print(tokens)
 category_table = report.markdown_table(crows_pairs.bias_categories(run, top=10), digits=2)
 
 # %% tags=["nbval-check-output"]
-print(category_table)
+report.show_table(category_table)
 
 # %%
 if table_file:

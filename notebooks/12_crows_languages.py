@@ -76,7 +76,7 @@ else:
     aggregate_table = f"(not run: scoring {model} instead)"
 
 # %% tags=["nbval-check-output"]
-print(aggregate_table)
+report.show_table(aggregate_table)
 
 # %% [markdown]
 # ## Score per language, with intervals
@@ -105,7 +105,7 @@ shown = per_language[[c for c in ("group", "model", "language", "n", "stereotype
 language_table = report.markdown_table(shown, digits=2, formats={"binom_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(language_table)
+report.show_table(language_table)
 
 # %% [markdown]
 # ## Paired differences over the aligned pairs
@@ -118,7 +118,7 @@ print(language_table)
 paired_table = report.markdown_table(comparison.paired, digits=2, formats={"mcnemar_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(paired_table)
+report.show_table(paired_table)
 
 # %%
 if table_file:

@@ -68,6 +68,19 @@ lint: env ## ruff, and the layering contract of lib/polybias (import-linter, [to
 lab: env ## open JupyterLab; notebooks/*.py open as notebooks (jupytext)
 	$(VENV)/bin/jupyter lab notebooks $(LAB_ARGS)
 
+# The JupyterLab test drives a real (headless) Chromium with Playwright, kept in its own
+# environment; the browser is the system's (POLYBIAS_CHROMIUM, default /usr/bin/chromium;
+# Playwright never downloads one). Without a Chromium the test is skipped.
+BROWSER_VENV ?= .venv-browser
+
+$(BROWSER_VENV)/.installed:
+	python3 -m venv $(BROWSER_VENV)
+	$(BROWSER_VENV)/bin/python -m pip install --quiet 'playwright>=1.45' 'pytest>=8' 2>&1 | { grep -v '^WARNING: Location' || true; }
+	touch $@
+
+lab-test: env $(BROWSER_VENV)/.installed ## a reader's run in JupyterLab: make lab headless, 01_weat.py opened, a parameter edited, run all, the WEAT table rendered (screenshots in build/screenshots)
+	LAB_VENV=$(VENV) $(BROWSER_VENV)/bin/pytest -q -rs -p no:cacheprovider --confcutdir=tests/browser tests/browser
+
 ZOO_JOBS ?= 1
 
 zoo: env ## the model zoo through the notebooks: tiny stand-ins of each family, safetensors and .bin, through 05/06/02/03/08/04 (~20 min at ZOO_JOBS=2); rewrites docs/zoo.md and the README table
@@ -103,4 +116,4 @@ peers: env $(foreach p,$(PEERS),$(PEERS_ENV)/$(p)/.installed) ## execute the pee
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test export cards planted validity lint lab zoo bench peers clean
+.PHONY: help env reproduce paper test export cards planted validity lint lab lab-test zoo bench peers clean

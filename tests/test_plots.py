@@ -1,0 +1,185 @@
+"""Figures a reader can read at the size they are shown (polybias.plots, the export's
+comparison figures): no text outside the canvas, no label cut with an ellipsis, no
+overlapping tick labels, no tiny fonts; rows named with model and language in words."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from polybias import plots, results
+from polybias.measures import MEASURES
+
+plt = plots.pyplot()
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+# ------------------------------------------------------------------ the checker itself
+
+def test_the_checker_finds_a_label_outside_the_canvas():
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.set_yticks([0, 1], ["a very long row label that does not fit on the left", "b"])
+    assert any("outside the canvas" in p for p in plots.text_problems(fig))
+
+
+def test_the_checker_finds_a_cut_label_small_fonts_and_overlaps():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.set_xticks(range(4), ["crows-pairs-dutch-published", "other monolingu…", "c", "d"],
+                  fontsize=11)
+    ax.set_title("tiny", fontsize=5)
+    fig.tight_layout()
+    problems = plots.text_problems(fig)
+    assert any("ellipsis" in p and "monolingu…" in p for p in problems)
+    assert any("font 5 pt" in p for p in problems)
+    assert any("tick labels overlap" in p for p in problems)
+
+
+def test_a_readable_figure_passes():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1], label="line")
+    ax.set_xlabel("x (unit)")
+    ax.legend()
+    fig.tight_layout()
+    assert plots.text_problems(fig) == []
+
+
+def test_wrap_never_cuts_a_word():
+    text = "crows-pairs-dutch-published · other monolingual, one per language"
+    assert plots.wrap(text, 20).replace("\n", " ") == text
+    assert "…" not in plots.wrap(text, 5)
+
+
+# ------------------------------------------------------------------ the export's figures
+
+def _crows_frame() -> pd.DataFrame:
+    """Records shaped like the default sweep's CrowS-Pairs rows: planted models in two
+    languages and the Dutch CrowS-Pairs comparison groups with long subset names."""
+    rows = []
+    for subset in ("all", "gender"):
+        for model, lang, v in (("planted-mlm", "en", 100.0), ("planted-mlm-control", "en", 46.5),
+                               ("planted-mlm-hi", "hi", 100.0)):
+            rows.append(dict(test="planted", subset=subset, model=model, language=lang, value=v,
+                             ci_low=v - 5, ci_high=min(v + 5, 100)))
+    groups = {"Dutch: multilingual vs monolingual": [("bertje", "nl"), ("mbert", "nl")],
+              "other monolingual models, one per language, on the same translated pairs":
+                  [("bert", "en"), ("flaubert", "fr"), ("bertje", "nl")]}
+    for subset, members in groups.items():
+        for k, (model, lang) in enumerate(members):
+            rows.append(dict(test="crows-pairs-dutch-published", subset=subset, model=model,
+                             language=lang, value=52.0 + 3 * k, ci_low=50.0 + 3 * k,
+                             ci_high=55.0 + 3 * k))
+    rows.append(dict(test="planted", subset="all", model="planted-causal", language="en",
+                     value=np.nan, ci_low=np.nan, ci_high=np.nan))
+    frame = pd.DataFrame(rows).assign(metric="crows", study="crows", p=0.01)
+    return frame
+
+
+def test_the_comparison_figure_names_every_row_and_hides_nothing():
+    frame = _crows_frame()
+    fig = results.comparison_figure(frame, "crows")
+    assert plots.text_problems(fig) == []
+    ax = fig.axes[0]
+    labels = [t.get_text().replace("\n", " ") for t in ax.get_yticklabels()]
+    assert len(labels) == len(frame)  # one row per model and group, none dropped
+    for row in frame.itertuples():
+        name = {"en": "English", "hi": "Hindi", "nl": "Dutch", "fr": "French"}[row.language]
+        assert f"{row.model} ({name})" in labels
+    headings = [t.get_text().replace("\n", " ") for t in ax.texts if t.get_fontweight() == "bold"]
+    assert any("other monolingual models, one per language, on the same translated pairs" in h
+               for h in headings)  # wrapped, never cut
+    assert any(t.get_text() == "no value" for t in ax.texts)
+    assert "50 = no preference; > 50 toward the stereotype" in ax.get_xlabel().replace("\n", " ")
+    legend = fig.legends[0]
+    assert sorted(t.get_text() for t in legend.get_texts()) == ["Dutch", "English", "French", "Hindi"]
+    # the legend lies outside the data area
+    fig.canvas.draw()
+    assert not legend.get_window_extent().overlaps(ax.get_window_extent())
+
+
+def test_rows_are_grouped_by_dataset_and_ordered_by_language():
+    fig = results.comparison_figure(_crows_frame(), "crows")
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    first = labels[:4]  # planted · all: the English models, then the Hindi one
+    assert first[-1] == "planted-mlm-hi (Hindi)" and all("English" in x for x in first[:-1])
+
+
+def test_the_colours_are_the_colour_blind_palette():
+    import matplotlib.colors as mcolors
+    import seaborn as sns
+
+    fig = results.comparison_figure(_crows_frame(), "crows")
+    used = {mcolors.to_hex(line.get_color()) for line in fig.axes[0].get_lines()
+            if line.get_marker() not in (None, "None", "")}
+    palette = {mcolors.to_hex(c) for c in sns.color_palette("colorblind")}
+    assert used and used <= palette
+
+
+def test_every_registered_measure_has_an_axis_with_unit_and_direction():
+    """'<name>, <unit> (<null> = no bias; <which side> ...)'."""
+    shape = re.compile(r"^.+, .+ \(.+ = .+; .+\)$")
+    for name, m in MEASURES.items():
+        assert shape.match(m.axis), (name, m.axis)
+    for metric in results.STUDY_METRICS:
+        assert shape.match(results.metric_axis(metric)[1]), metric
+
+
+def test_a_long_export_says_how_many_rows_it_shows():
+    frame = pd.concat([_crows_frame().assign(test=f"T{i}") for i in range(12)], ignore_index=True)
+    fig = results.comparison_figure(frame, "crows", max_rows=40)
+    assert f"the first 40 of {len(frame)} rows" in fig.texts[0].get_text()
+    assert plots.text_problems(fig) == []
+
+
+# ------------------------------------------------------------------ the notebooks' shared figures
+
+def _strength_tables():
+    ps = [0.1, 0.3, 0.5, 0.7, 0.9]
+    keys = [("crows-mlm", "stereotype-score"), ("template-mlm", "kurita-effect-size"),
+            ("embedding-mlm", "seat-effect-size"), ("interactions-mlm", "interaction-cb"),
+            ("weat", "effect-size")]
+    dose = pd.DataFrame([dict(measure=m, metric=k, p=p, mean=p, low=p - 0.1, high=p + 0.1)
+                         for m, k in keys for p in ps])
+    power = pd.DataFrame([dict(measure=m, metric=k, size_axis="pairs", size=s, p=p,
+                               power=min(1.0, p * s / 50))
+                          for m, k in keys for s in (25, 50, 100) for p in ps])
+    return dose, power
+
+
+FIGURES = {
+    "reproduced_vs_reported": lambda: plots.reproduced_vs_reported(
+        pd.DataFrame({"test": [f"WEAT{i}" for i in range(1, 11)],
+                      "reproduced": np.linspace(-0.2, 1.9, 10), "reported": np.linspace(0, 1.8, 10)}),
+        "test", "WEAT effect sizes, w2v-gnews"),
+    "scores_with_ci": lambda: plots.scores_with_ci(
+        pd.DataFrame({"bias_type": ["all", "gender", "sexual-orientation"], "score": [60, 55, 70],
+                      "ci_low": [55, 50, 62], "ci_high": [65, 60, 78]}),
+        "Stereotype score, planted-mlm on planted"),
+    "scores_by_group": lambda: plots.scores_by_group(
+        pd.DataFrame({"group": ["RoBERTa-based, one per language"] * 3 + ["Dutch"] * 2,
+                      "label": ["roberta (en)", "camembert (fr)", "robbert (nl)", "mbert (nl)",
+                                "bertje (nl)"],
+                      "score": [65, 58, 55, 52, 55], "ci_low": [62, 55, 52, 50, 52],
+                      "ci_high": [67, 61, 57, 55, 57]}),
+        "Stereotype score per language, published on crows-pairs-dutch"),
+    "dose_response": lambda: plots.dose_response(_strength_tables()[0],
+                                                 "Metrics against planted strength (en)"),
+    "power_curves": lambda: plots.power_curves(_strength_tables()[1],
+                                               "Detection rate against planted strength (en)"),
+    "correlation_heatmap": lambda: plots.correlation_heatmap(
+        pd.DataFrame(np.eye(6), index=[f"metric-{i}:effect-size" for i in range(6)],
+                     columns=[f"metric-{i}:effect-size" for i in range(6)]),
+        "Spearman correlation across planted models"),
+}
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_the_shared_figures_are_readable(name):
+    fig = FIGURES[name]()
+    assert plots.text_problems(fig) == []

@@ -103,6 +103,11 @@ def test_the_comparison_figure_names_every_row_and_hides_nothing():
     assert not legend.get_window_extent().overlaps(ax.get_window_extent())
 
 
+def test_the_exported_figure_fits_the_readme_width():
+    fig = results.comparison_figure(_crows_frame(), "crows")
+    assert fig.get_size_inches()[0] * results.EXPORT_DPI <= 800
+
+
 def test_rows_are_grouped_by_dataset_and_ordered_by_language():
     fig = results.comparison_figure(_crows_frame(), "crows")
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]

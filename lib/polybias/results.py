@@ -456,6 +456,8 @@ def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None
 
 
 EXPORT_SUFFIXES = (".csv", ".md", ".png")
+#: resolution of the exported figures: 7.2 in wide, they are 792 px, the README's width
+EXPORT_DPI = 110
 
 
 def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = None,
@@ -487,7 +489,7 @@ def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = Non
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.tmp.png")
             try:
-                fig.savefig(tmp, dpi=110, metadata={"Software": None})
+                fig.savefig(tmp, dpi=EXPORT_DPI, metadata={"Software": None})
                 tmp.replace(path)
             finally:
                 tmp.unlink(missing_ok=True)

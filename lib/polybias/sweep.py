@@ -447,6 +447,10 @@ def _clean(nb: Any, source: str, root: Path) -> Any:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
                 out["text"] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".", out["text"])
+            for mime in ("text/plain", "text/markdown"):  # tables shown by report.show_table
+                if mime in out.get("data", {}):
+                    out["data"][mime] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".",
+                                                    "".join(out["data"][mime]))
         cell.metadata.pop("execution", None)
         pm = cell.metadata.get("papermill", {})
         for key in ("start_time", "end_time", "duration"):

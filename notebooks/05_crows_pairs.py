@@ -49,7 +49,7 @@ reproduce: bool = True  # recompute seed 001's GPT-2 Table 3 row from its shippe
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows_planted-mlm.md
 
 # %%
-from polybias import models, plots, report
+from polybias import measures, models, plots, report
 from polybias.metrics import crows
 from polybias.studies import crows_pairs
 from polybias.studies.parameters import check_parameters
@@ -141,4 +141,4 @@ report.show_table(category_table)
 if table_file:
     report.write_table("\n\n".join([score_table, tokens, category_table]), table_file)
 plots.scores_with_ci(run.stereotype, f"Stereotype score, {model} on {dataset}",
-                     file=f"crows_{model}_{dataset}.png")
+                     ylabel=measures.get("crows").axis, file=f"crows_{model}_{dataset}.png")

@@ -45,7 +45,7 @@ output_dir: str = "results/crows-languages/interactive"  # run records, relative
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows-languages_published.md
 
 # %%
-from polybias import models, plots, report
+from polybias import measures, models, plots, report
 from polybias.studies import crows_languages
 from polybias.studies.parameters import check_parameters
 
@@ -124,4 +124,4 @@ report.show_table(paired_table)
 if table_file:
     report.write_table("\n\n".join([aggregate_table, language_table, paired_table]), table_file)
 plots.scores_by_group(per_language, f"Stereotype score per language, {model} on {dataset}",
-                      file=f"crows-languages_{model}_{dataset}.png")
+                      ylabel=measures.get("crows").axis, file=f"crows-languages_{model}_{dataset}.png")

@@ -11,6 +11,15 @@ import pandas as pd
 import pytest
 from polybias import plots, results
 from polybias.measures import MEASURES
+from polybias.studies import (
+    categorical_bias,
+    ceat,
+    debiasing,
+    external_validity,
+    hidden_states,
+    logprob_context,
+    seat,
+)
 
 plt = plots.pyplot()
 
@@ -188,3 +197,74 @@ FIGURES = {
 def test_the_shared_figures_are_readable(name):
     fig = FIGURES[name]()
     assert plots.text_problems(fig) == []
+
+
+# ------------------------------------------------------------------ the studies' figures
+
+def _ceat_frame(n_tests: int) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame([dict(test=f"religion_adjectives_translated_{t}", sample_set=s, length=n,
+                              ces=1.5 + rng.normal(0, 0.2), pvalue=0.001 if t % 3 else 0.2)
+                         for t in range(n_tests) for s in ("fixed", "random")
+                         for n in ("9", "25", "75", ">75")])
+
+
+def _context_frame() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    return pd.DataFrame([dict(structure=f"S{k}", attribute=f"a{i}", attribute_group=g,
+                              prior=rng.normal(0, 1), corrected=(2 if g == "positive" else -2)
+                              + rng.normal(0, 0.3))
+                         for k in range(1, 6) for g in ("positive", "negative") for i in range(25)])
+
+
+def _study_figures():
+    rng = np.random.default_rng(2)
+    points = {m: rng.normal(size=(120, 2)) for m in ("pca", "svd", "tsne")}
+    groups = list(np.repeat(["unknown", "americas", "asia", "africa", "europe", "oceania"], 20))
+    debias = pd.DataFrame([dict(kind=k, test=t, method=m, effect_size=rng.normal(1, 0.5))
+                           for k, tests in (("BM", ["WEAT6 names: career vs family",
+                                                     "WEAT7 math vs arts", "occupations"]),
+                                            ("IR", ["gendered role nouns", "kinship terms"]))
+                           for t in tests
+                           for m in ("original", "he-she", "PCA", "hard", "LPSG (⊥ roles)", "INLP")])
+    women = rng.uniform(0, 1, 60)
+    return {
+        "ceat, 24 tests": lambda: ceat.plot_segment_study(_ceat_frame(24),
+                                                          "CEAT by segment length, planted-static"),
+        "ceat, 2 tests": lambda: ceat.plot_segment_study(_ceat_frame(2), "CEAT, minilm-l6"),
+        "seat": lambda: seat.plot_effects(
+            pd.DataFrame({"test": ["weat5", "heilman_double_bind_competent_one_sentence"] * 6,
+                          "effect_size": np.linspace(-1, 1.4, 12), "pvalue": [0.01, 0.3] * 6}),
+            "SEAT, minilm-l6 (model pooling)"),
+        "hidden states": lambda: hidden_states.plot_views(
+            points, groups, "Hidden states of the country word, minilm-l6, layer -1"),
+        "log-probability context": lambda: logprob_context.plot_context_study(
+            _context_frame(), "Prior vs corrected differences, planted-analytic-p0.9"),
+        "debiasing": lambda: debiasing.plot_effects(
+            debias, "English gender: debiasing methods on bias (BM) and retention (IR) tests"),
+        "categorical bias": lambda: categorical_bias.plot_group_shares(
+            pd.DataFrame({"attribute_group": ["career", "career", "family", "family"],
+                          "target_group": ["female", "male"] * 2, "share": [0.1, 0.9, 0.9, 0.1]}),
+            "Normalised probability share, planted-mlm"),
+        "census": lambda: external_validity.plot_census_scatter(
+            {m: pd.DataFrame({"women": women, m: women - 0.5 + rng.normal(0, 0.1, 60)})
+             for m in ("wefat", "relative_norm_distance", "encoder_wefat", "logprob_bias")},
+            2015, "Occupation bias against the census share of women (2015)"),
+    }
+
+
+STUDY_FIGURES = ["ceat, 24 tests", "ceat, 2 tests", "seat", "hidden states",
+                 "log-probability context", "debiasing", "categorical bias", "census"]
+
+
+@pytest.mark.parametrize("name", STUDY_FIGURES)
+def test_the_study_figures_are_readable(name):
+    fig = _study_figures()[name]()
+    assert plots.text_problems(fig) == []
+    fig.canvas.draw()
+    for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes)]:
+        if legend is None:
+            continue
+        for ax in fig.axes:  # no legend over a panel of data
+            if ax.get_visible() and ax.has_data() and legend.axes is not ax:
+                assert not legend.get_window_extent().overlaps(ax.get_window_extent()), name

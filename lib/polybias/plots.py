@@ -45,18 +45,22 @@ def wrap(text: str, width: int) -> str:
 
 def pyplot():
     """``matplotlib.pyplot`` on the Agg backend (files only, no window), as every figure
-    here draws it; call it before importing seaborn, which imports pyplot itself."""
+    here draws it, with :data:`PALETTE` as the colour cycle (seaborn's default colours
+    then follow it too); call it before importing seaborn, which imports pyplot itself."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
+    import seaborn as sns
 
+    sns.set_palette(PALETTE)
     return plt
 
 
 def finish_figure(fig, file: str | None = None):
     """Lay ``fig`` out tightly (unless it has its own layout engine, e.g. constrained),
     save it as ``figures/<file>`` (:func:`save_figure`) when ``file`` is given, and return it."""
+    fit_titles(fig)
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     if file:
@@ -64,8 +68,26 @@ def finish_figure(fig, file: str | None = None):
     return fig
 
 
-def reproduced_vs_reported(frame: pd.DataFrame, x: str, title: str, file: str | None = None):
-    """Grouped bars of the ``reproduced`` and ``reported`` columns of ``frame`` per ``x``.
+def fit_titles(fig, share: float = 0.94) -> None:
+    """Wrap the figure's title and each panel's title that is wider than ``share`` of the
+    canvas (or of its panel, for a panel title) onto more lines, so that none is cut."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    titles = [(fig._suptitle, fig.bbox.width)] if fig._suptitle is not None else []
+    titles += [(ax.title, max(ax.get_window_extent(renderer).width * 1.15, 1.0))
+               for ax in fig.axes if ax.get_visible()]
+    for text, room in titles:
+        content = text.get_text()
+        width = text.get_window_extent(renderer).width
+        if content and width > share * room:
+            chars = max(12, int(len(content) * share * room / width))
+            text.set_text("\n".join(wrap(line, chars) for line in content.split("\n")))
+
+
+def reproduced_vs_reported(frame: pd.DataFrame, x: str, title: str, file: str | None = None,
+                           ylabel: str = "value"):
+    """Grouped bars of the ``reproduced`` and ``reported`` columns of ``frame`` per ``x``;
+    ``ylabel`` names the value (a measure's ``axis``: unit and direction of bias).
 
     Saved as ``figures/<file>`` when ``file`` is given; returns the matplotlib figure.
     """
@@ -79,17 +101,20 @@ def reproduced_vs_reported(frame: pd.DataFrame, x: str, title: str, file: str | 
     ax.axhline(0, color="black", lw=0.6)
     ax.set_title(title)
     ax.set_xlabel("")
-    ax.legend(frameon=False)
+    ax.set_ylabel(wrap(ylabel, 45), fontsize=8.5)
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return finish_figure(fig, file)
 
 
-def scores_with_ci(table: pd.DataFrame, title: str, file: str | None = None, chance: float = 50.0):
-    """Bar chart of ``score`` per ``bias_type`` with ``ci_low``/``ci_high`` whiskers."""
+def scores_with_ci(table: pd.DataFrame, title: str, file: str | None = None, chance: float = 50.0,
+                   ylabel: str = "score (%)"):
+    """Bar chart of ``score`` per ``bias_type`` with ``ci_low``/``ci_high`` whiskers;
+    ``ylabel`` names the score (a measure's ``axis``: unit and direction of bias)."""
     plt = pyplot()
 
-    fig, ax = plt.subplots(figsize=(max(4, 0.8 * len(table) + 2), 3.2))
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.8 * len(table) + 2), 3.4))
     _score_bars(ax, table, table["bias_type"], chance)
-    ax.set_ylabel("score (%)")
+    ax.set_ylabel(wrap(ylabel, 40), fontsize=8.5)
     ax.set_title(title)
     return finish_figure(fig, file)
 
@@ -110,9 +135,9 @@ def _score_bars(ax, table: pd.DataFrame, labels, chance: float, **ticks) -> None
 
 
 def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x: str = "label",
-                    group: str = "group", chance: float = 50.0):
+                    group: str = "group", chance: float = 50.0, ylabel: str = "score (%)"):
     """One panel per ``group``: ``score`` per ``x`` (e.g. language) with ``ci_low``/``ci_high``
-    whiskers; the dashed line is ``chance``. ``table`` is e.g. the ``per_language`` frame of
+    whiskers; the dashed line is ``chance``, ``ylabel`` names the score. ``table`` is e.g. the ``per_language`` frame of
     :func:`polybias.metrics.crows.compare_languages` with a group column."""
     plt = pyplot()
 
@@ -125,7 +150,7 @@ def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x:
         _score_bars(ax, part, part[x], chance, rotation=30, ha="right")
         if g is not None:
             ax.set_title(str(g), fontsize=9)
-    axes[0][0].set_ylabel("score (%)")
+    axes[0][0].set_ylabel(wrap(ylabel, 40), fontsize=8.5)
     fig.suptitle(title)
     return finish_figure(fig, file)
 

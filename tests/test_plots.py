@@ -229,7 +229,7 @@ def _study_figures():
                            for m in ("original", "he-she", "PCA", "hard", "LPSG (⊥ roles)", "INLP")])
     women = rng.uniform(0, 1, 60)
     return {
-        "ceat, 24 tests": lambda: ceat.plot_segment_study(_ceat_frame(24),
+        "ceat, 22 tests": lambda: ceat.plot_segment_study(_ceat_frame(22),
                                                           "CEAT by segment length, planted-static"),
         "ceat, 2 tests": lambda: ceat.plot_segment_study(_ceat_frame(2), "CEAT, minilm-l6"),
         "seat": lambda: seat.plot_effects(
@@ -253,7 +253,7 @@ def _study_figures():
     }
 
 
-STUDY_FIGURES = ["ceat, 24 tests", "ceat, 2 tests", "seat", "hidden states",
+STUDY_FIGURES = ["ceat, 22 tests", "ceat, 2 tests", "seat", "hidden states",
                  "log-probability context", "debiasing", "categorical bias", "census"]
 
 

@@ -126,7 +126,9 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
         ax.set_visible(False)
     for ax in axes.flat:
         ax.set_xticks(range(len(lengths)), lengths)
-    for ax in axes[-1]:
+    for col in axes.T:  # the lowest panel in use of each column carries the x axis
+        ax = [a for a in col if a.get_visible()][-1]
+        ax.xaxis.set_tick_params(labelbottom=True)
         ax.set_xlabel("segment length (words)", fontsize=8)
     for ax in axes[:, 0]:
         ax.set_ylabel("CES, pooled SDs\n(0 = no bias)", fontsize=8)

@@ -296,7 +296,7 @@ def forest(rows: pd.DataFrame, xlabel: str, title: str, null: float | None = Non
         y += band
         for i in rows.index[rows["group"] == g]:
             label = wrap(rows.at[i, "label"], 40)
-            step = max(1.0, 0.6 * (label.count("\n") + 1) + 0.2)  # room for a wrapped label
+            step = max(1.0, 0.75 * (label.count("\n") + 1) + 0.2)  # room for a wrapped label
             where[i] = y + (step - 1) / 2
             ticks.append((where[i], label))
             y += step

@@ -7,9 +7,9 @@ the Run menu, and the WEAT table must appear rendered as an HTML table, with the
 p-values the edited parameter gives. Screenshots go to ``build/screenshots/``.
 
 The server writes its run records and figures under a scratch ``POLYBIAS_OUTPUT_ROOT``,
-and its settings, workspaces and runtime files under the same scratch folder (autosave
-off, so the edited notebook is never saved); the test checks that ``notebooks/`` is
-unchanged afterwards.
+and its settings, workspaces, checkpoints and runtime files under the same scratch folder
+(autosave off, so the edited notebook is never saved); the test checks that
+``notebooks/`` is unchanged afterwards, hidden folders included.
 
 Needs Playwright (``make lab-test`` installs it into its own environment, ``.venv-browser``)
 and a Chromium (``POLYBIAS_CHROMIUM``, default ``/usr/bin/chromium``); skipped otherwise.
@@ -80,7 +80,9 @@ def lab(tmp_path_factory):
     args = (f"--no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port={port} "
             f"--ServerApp.port_retries=0 --IdentityProvider.token={token} "
             f"--LabApp.user_settings_dir={scratch / 'settings'} "
-            f"--LabApp.workspaces_dir={scratch / 'workspaces'}"
+            f"--LabApp.workspaces_dir={scratch / 'workspaces'} "
+            # JupyterLab checkpoints a document when it opens it: not beside the notebook
+            f"--FileCheckpoints.checkpoint_dir={scratch / 'checkpoints'}"
             + (" --allow-root" if os.geteuid() == 0 else ""))  # CI containers run as root
     env = {**os.environ, "POLYBIAS_OUTPUT_ROOT": str(scratch / "outputs"),
            "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"), "JUPYTER_CONFIG_DIR": str(scratch / "config"),

@@ -460,7 +460,8 @@ def _clean(nb: Any, source: str, root: Path) -> Any:
 
 @functools.cache
 def _kernel_manager_class():
-    """A Jupyter kernel manager that talks to its kernel over Unix sockets in a fresh folder.
+    """A Jupyter kernel manager that talks to its kernel over Unix sockets in a fresh folder,
+    and starts it on matplotlib's Agg backend.
 
     With the default TCP transport, kernels started at the same moment by parallel
     workers can pick the same free port and die ("Address already in use").
@@ -478,6 +479,12 @@ def _kernel_manager_class():
             if self.transport != "ipc":
                 return super()._ip_default()
             return os.path.join(tempfile.mkdtemp(prefix="polybias-kernel-"), "ipc")
+
+        async def _async_pre_start_kernel(self, **kw: Any) -> Any:
+            # executed notebooks hold tables, not pictures: figures go to files only,
+            # whatever backend the caller's environment names (make lab shows them inline)
+            kw["env"] = {**(kw.get("env") or os.environ), "MPLBACKEND": "Agg"}
+            return await super()._async_pre_start_kernel(**kw)
 
         async def _async_interrupt_kernel(self) -> None:
             # jupyter_client interrupts the kernel before every shutdown; papermill shuts

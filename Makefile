@@ -65,8 +65,8 @@ lint: env ## ruff, and the layering contract of lib/polybias (import-linter, [to
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks
 	$(VENV)/bin/lint-imports --no-logo
 
-lab: env ## open JupyterLab; notebooks/*.py open as notebooks (jupytext)
-	$(VENV)/bin/jupyter lab notebooks $(LAB_ARGS)
+lab: env ## open JupyterLab; notebooks/*.py open as notebooks (jupytext), figures shown below their cells
+	env -u MPLBACKEND $(VENV)/bin/jupyter lab notebooks $(LAB_ARGS)
 
 # The JupyterLab test drives a real (headless) Chromium with Playwright, kept in its own
 # environment; the browser is the system's (POLYBIAS_CHROMIUM, default /usr/bin/chromium;

@@ -140,5 +140,5 @@ report.show_table(category_table)
 # %%
 if table_file:
     report.write_table("\n\n".join([score_table, tokens, category_table]), table_file)
-plots.scores_with_ci(run.stereotype, f"Stereotype score, {model} on {dataset}",
-                     ylabel=measures.get("crows").axis, file=f"crows_{model}_{dataset}.png")
+_ = plots.scores_with_ci(run.stereotype, f"Stereotype score, {model} on {dataset}",
+                         ylabel=measures.get("crows").axis, file=f"crows_{model}_{dataset}.png")

@@ -123,5 +123,5 @@ report.show_table(paired_table)
 # %%
 if table_file:
     report.write_table("\n\n".join([aggregate_table, language_table, paired_table]), table_file)
-plots.scores_by_group(per_language, f"Stereotype score per language, {model} on {dataset}",
-                      ylabel=measures.get("crows").axis, file=f"crows-languages_{model}_{dataset}.png")
+_ = plots.scores_by_group(per_language, f"Stereotype score per language, {model} on {dataset}",
+                          ylabel=measures.get("crows").axis, file=f"crows-languages_{model}_{dataset}.png")

@@ -46,10 +46,15 @@ def wrap(text: str, width: int) -> str:
 def pyplot():
     """``matplotlib.pyplot`` on the Agg backend (files only, no window), as every figure
     here draws it, with :data:`PALETTE` as the colour cycle (seaborn's default colours
-    then follow it too); call it before importing seaborn, which imports pyplot itself."""
+    then follow it too); call it before importing seaborn, which imports pyplot itself.
+
+    A Jupyter kernel on the inline backend keeps it, so that a reader in JupyterLab sees
+    each figure below its cell (``make lab``); the runs that make the checked notebooks
+    set ``MPLBACKEND=Agg`` and keep their outputs free of pictures."""
     import matplotlib
 
-    matplotlib.use("Agg", force=False)
+    if "inline" not in str(matplotlib.rcParams["backend"]):
+        matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     import seaborn as sns
 

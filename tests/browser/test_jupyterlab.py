@@ -4,7 +4,8 @@
 WEAT notebook ``notebooks/01_weat.py`` is opened (jupytext shows it as a notebook), the
 ``n_permutations`` parameter is edited in the parameters cell, every cell is run from
 the Run menu, and the WEAT table must appear rendered as an HTML table, with the
-p-values the edited parameter gives. Screenshots go to ``build/screenshots/``.
+p-values the edited parameter gives, and the WEAT figure as an image below its cell.
+Screenshots go to ``build/screenshots/``.
 
 The server writes its run records and figures under a scratch ``POLYBIAS_OUTPUT_ROOT``,
 and its settings, workspaces, checkpoints and runtime files under the same scratch folder
@@ -182,6 +183,12 @@ def test_a_reader_edits_a_parameter_runs_all_and_sees_the_weat_table(lab, page):
     assert rows[0][:4] == EXPECTED_ROW, rows[0]
     page.screenshot(path=str(SCREENSHOTS / "jupyterlab_01_weat_table.png"))
     weat.screenshot(path=str(SCREENSHOTS / "jupyterlab_01_weat_table_only.png"))
+
+    figure = page.locator(".jp-OutputArea .jp-RenderedImage img")
+    assert figure.count() >= 1, "the WEAT figure is not shown below its cell"
+    figure.first.scroll_into_view_if_needed()
+    assert figure.first.evaluate("img => img.naturalWidth") > 300
+    figure.first.screenshot(path=str(SCREENSHOTS / "jupyterlab_01_weat_figure.png"))
 
     assert _snapshot(ROOT / "notebooks") == before, "the server wrote into notebooks/"
     assert any(lab["outputs"].rglob("*.json")), "the run wrote no records under the scratch output root"

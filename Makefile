@@ -68,8 +68,21 @@ lint: env ## ruff, and the layering contract of lib/polybias (import-linter, [to
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks
 	$(VENV)/bin/lint-imports --no-logo
 
-lab: env ## open JupyterLab; notebooks/*.py open as notebooks (jupytext)
-	$(VENV)/bin/jupyter lab notebooks $(LAB_ARGS)
+lab: env ## open JupyterLab; notebooks/*.py open as notebooks (jupytext), figures shown below their cells
+	env -u MPLBACKEND $(VENV)/bin/jupyter lab notebooks $(LAB_ARGS)
+
+# The JupyterLab test drives a real (headless) Chromium with Playwright, kept in its own
+# environment; the browser is the system's (POLYBIAS_CHROMIUM, default /usr/bin/chromium;
+# Playwright never downloads one). Without a Chromium the test is skipped.
+BROWSER_VENV ?= .venv-browser
+
+$(BROWSER_VENV)/.installed:
+	python3 -m venv $(BROWSER_VENV)
+	$(BROWSER_VENV)/bin/python -m pip install --quiet 'playwright>=1.45' 'pytest>=8' 2>&1 | { grep -v '^WARNING: Location' || true; }
+	touch $@
+
+lab-test: env $(BROWSER_VENV)/.installed ## a reader's run in JupyterLab: make lab headless, 01_weat.py opened, a parameter edited, run all, the WEAT table rendered (screenshots in build/screenshots)
+	LAB_VENV=$(VENV) $(BROWSER_VENV)/bin/pytest -q -rs -p no:cacheprovider --confcutdir=tests/browser tests/browser
 
 ZOO_JOBS ?= 1
 
@@ -106,4 +119,4 @@ peers: env $(foreach p,$(PEERS),$(PEERS_ENV)/$(p)/.installed) ## execute the pee
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test cluster-test export cards planted validity lint lab zoo bench peers clean
+.PHONY: help env reproduce paper test cluster-test export cards planted validity lint lab lab-test zoo bench peers clean

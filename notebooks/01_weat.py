@@ -57,7 +57,7 @@ output_dir: str = "results/weat/interactive"  # run records (relative to the pro
 table_file: str = ""  # where to write the table (e.g. paper/tables/weat_w2v-gnews.md)
 
 # %%
-from polybias import plots, report
+from polybias import measures, plots, report
 from polybias.studies import inputs
 from polybias.studies.parameters import check_parameters
 from polybias.studies.weat import run_variants, run_weat
@@ -89,14 +89,14 @@ if reported:
 table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(table)
+report.show_table(table)
 
 # %%
 if table_file:
     report.write_table(table, table_file)
 if reported:
     plots.reproduced_vs_reported(frame, "test", f"WEAT effect sizes, {model}",
-                                 file=f"weat_{model}.png")
+                                 ylabel=measures.get("weat").axis, file=f"weat_{model}.png")
 
 # %% [markdown]
 # ## Why WEAT 3, 4 and 10 need care
@@ -132,4 +132,4 @@ if variants is not None:
         report.write_table(variant_table, variants_table_file)
 
 # %% tags=["nbval-check-output"]
-print(variant_table)
+report.show_table(variant_table)

@@ -97,7 +97,7 @@ if reported:
 table = report.markdown_table(frame, digits=2, formats={"pvalue": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(table)
+report.show_table(table)
 
 # %% [markdown]
 # Effect sizes per test; darker bars have p < 0.05.
@@ -123,7 +123,7 @@ _ = seat_study.plot_effects(frame, f"SEAT, {model} ({pooling} pooling)" + ("" if
 example_table = report.markdown_table(seat_study.template_examples({"en": "Emily", "hi": "कमला", "bn": "কমলা"}))
 
 # %% tags=["nbval-check-output"]
-print(example_table)
+report.show_table(example_table)
 
 # %%
 c6_table = "(not run: the planted encoder holds only the words of the language's lists)"
@@ -133,7 +133,7 @@ if not isinstance(encoder, planted_static.BagOfWords):
     c6_table = report.markdown_table(c6, digits=2, formats={"pvalue": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(c6_table)
+report.show_table(c6_table)
 
 # %%
 if table_file:

@@ -113,7 +113,7 @@ else:
 summary = report.markdown_table(ceat.extraction_summary(runs), digits=0)
 
 # %% tags=["nbval-check-output"]
-print(summary)
+report.show_table(summary)
 
 # %% [markdown]
 # ## CES per segment length (seed 000 Tables 2, 5 and 6)
@@ -137,7 +137,7 @@ frame = ceat.run_segment_study(
 ces_table = ceat.ces_table(frame, alpha=alpha)
 
 # %% tags=["nbval-check-output"]
-print(ces_table)
+report.show_table(ces_table)
 
 # %% [markdown]
 # The same runs in full: standard error, p-value, between-sample variance τ² and the mean
@@ -148,7 +148,7 @@ detail = report.markdown_table(frame.drop(columns=["corpus", "dropped"]), digits
                                formats={"pvalue": ".1e", "tau2": ".2e", "mean_words": ".1f"})
 
 # %% tags=["nbval-check-output"]
-print(detail)
+report.show_table(detail)
 
 # %% [markdown]
 # ## The planted direction
@@ -168,7 +168,7 @@ elif not corpus and len(planted_p) > 1:
     direction = report.markdown_table(ceat.ces_by_strength(frame, planted_p), digits=3)
 
 # %% tags=["nbval-check-output"]
-print(direction)
+report.show_table(direction)
 
 # %% [markdown]
 # ## CES against segment length (seed 000 Fig. 1)

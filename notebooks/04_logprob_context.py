@@ -125,14 +125,14 @@ scores = logprob.kurita_scores(lm, book, list(book.templates), mode=mode, prior_
 summary, per_attribute = logprob.context_study(scores, book, target_list, attribute_list, x, y, a, b,
                                                group_feature, n_permutations, seed)
 summary_table = report.markdown_table(summary, digits=3, formats={"pvalue": ".1e"})
-print(summary_table)
+report.show_table(summary_table)
 
 # %% [markdown]
 # Per attribute group and structure: mean fill, prior and corrected differences.
 
 # %%
 means_table = report.markdown_table(logprob_context.attribute_group_means(per_attribute), digits=3)
-print(means_table)
+report.show_table(means_table)
 
 # %% [markdown]
 # The decisions, checked by nbval (the numbers above are not: their last digits, and
@@ -145,7 +145,7 @@ print(means_table)
 decision_table = report.markdown_table(logprob_context.decisions(summary, per_attribute, a, b))
 
 # %% tags=["nbval-check-output"]
-print(decision_table)
+report.show_table(decision_table)
 
 # %% [markdown]
 # What the planted Bangla MLM shows (`planted_p = 0.9`): the corrected differences

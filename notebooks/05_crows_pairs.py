@@ -50,7 +50,7 @@ reproduce: bool = True  # recompute seed 001's GPT-2 Table 3 row from its shippe
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows_planted-mlm.md
 
 # %%
-from polybias import models, plots, report
+from polybias import measures, models, plots, report
 from polybias.metrics import crows
 from polybias.studies import crows_pairs
 from polybias.studies.parameters import check_parameters
@@ -72,7 +72,7 @@ else:
     gpt2_table = "(not run: reproduce = False)"
 
 # %% tags=["nbval-check-output"]
-print(gpt2_table)
+report.show_table(gpt2_table)
 
 # %% [markdown]
 # Eq. 6 applied to the shipped scores gives one biased gender pair more than the paper
@@ -105,7 +105,7 @@ run = crows_pairs.run_crows(lm, dataset, language, subset or None, method or Non
 score_table = report.markdown_table(crows_pairs.score_summary(run), digits=2, formats={"binom_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(score_table)
+report.show_table(score_table)
 
 # %% [markdown]
 # ## Which tokens carry the bias (seed 001 Tables 4–5)
@@ -117,7 +117,7 @@ print(score_table)
 tokens = report.markdown_table(crows.token_table(run.attributed), digits=4)
 
 # %% tags=["nbval-check-output"]
-print(tokens)
+report.show_table(tokens)
 
 # %% [markdown]
 # ## Semantic categories of bias-contributing words (seed 001 Table 6)
@@ -138,10 +138,10 @@ print(tokens)
 category_table = report.markdown_table(crows_pairs.bias_categories(run, top=10), digits=2)
 
 # %% tags=["nbval-check-output"]
-print(category_table)
+report.show_table(category_table)
 
 # %%
 if table_file:
     report.write_table("\n\n".join([score_table, tokens, category_table]), table_file)
-plots.scores_with_ci(run.stereotype, f"Stereotype score, {model} on {dataset}",
-                     file=f"crows_{model}_{dataset}.png")
+_ = plots.scores_with_ci(run.stereotype, f"Stereotype score, {model} on {dataset}",
+                         ylabel=measures.get("crows").axis, file=f"crows_{model}_{dataset}.png")

@@ -93,9 +93,8 @@ if reproduce:
 
 # %% tags=["nbval-check-output"]
 if reproduce:
-    print(seed002_table)
-    print()
-    print(printed_tables)
+    report.show_table(seed002_table)
+    report.show_table(printed_tables)
 else:
     print("(not run: reproduce = False)")
 
@@ -130,7 +129,7 @@ if reproduce:
 
 # %% tags=["nbval-check-output"]
 if reproduce:
-    print(seed004_table)
+    report.show_table(seed004_table)
 else:
     print("(not run: reproduce = False)")
 
@@ -143,9 +142,8 @@ else:
 
 # %% tags=["nbval-check-output"]
 if reproduce:
-    print(weight_table)
-    print()
-    print(modified_table)
+    report.show_table(weight_table)
+    report.show_table(modified_table)
 else:
     print("(not run: reproduce = False)")
 
@@ -181,7 +179,7 @@ score_table = "\n\n".join([report.markdown_table(summary, digits=4),
 tables.append(score_table)
 
 # %% tags=["nbval-check-output"]
-print(score_table)
+report.show_table(score_table)
 
 # %% [markdown]
 # ## Which groups take the probability
@@ -201,7 +199,7 @@ share_table = "\n\n".join(([report.markdown_table(shares, digits=3)] if shares i
 tables.append(share_table)
 
 # %% tags=["nbval-check-output"]
-print(share_table)
+report.show_table(share_table)
 
 # %% [markdown]
 # ## Distribution difference (seed 002 App. A.3)
@@ -217,7 +215,7 @@ kl_table = report.markdown_table(kl, formats={"kl": catbias.KL_FORMAT})
 tables.append(kl_table)
 
 # %% tags=["nbval-check-output"]
-print(kl_table)
+report.show_table(kl_table)
 
 # %% [markdown]
 # ## Seed 002 on the chosen model: every category × language
@@ -237,7 +235,7 @@ if seed002_all:
                               formats={c: ".2e" for c in ("English", "Greek", "Persian")} if k == "table3" else None)
         for k in ("table1", "table2", "table3", "table4") if k in seed002_tables)
     tables.append(seed002_model_tables)
-    print(seed002_model_tables)
+    report.show_table(seed002_model_tables)
 else:
     print("(not run: seed002_all = False)")
 

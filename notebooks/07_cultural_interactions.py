@@ -87,11 +87,9 @@ if reproduce:
 
 # %% tags=["nbval-check-output"]
 if reproduce:
-    print(lists_table)
-    print()
-    print(adjective_table)
-    print()
-    print(authors_table)
+    report.show_table(lists_table)
+    report.show_table(adjective_table)
+    report.show_table(authors_table)
 else:
     print("(not run: reproduce = False)")
 
@@ -121,7 +119,7 @@ score_table = report.markdown_table(results, digits=4, formats={"p": ".4f"})
 tables.append(score_table)
 
 # %% tags=["nbval-check-output"]
-print(score_table)
+report.show_table(score_table)
 
 # %% [markdown]
 # On the planted MLM the target alone carries the planted bias; pronouns alone carry

@@ -73,9 +73,8 @@ anova_table = report.markdown_table(anova, digits=1, formats={"p": ".1e"})
 
 # %% tags=["nbval-check-output"]
 print(f"{len(items)} sentences, {states.shape[1]} layers, {states.shape[2]} dimensions")
-print(stats_table)
-print()
-print(anova_table)
+report.show_table(stats_table)
+report.show_table(anova_table)
 
 # %% [markdown]
 # ## Two-dimensional views
@@ -92,7 +91,7 @@ stable = separation[separation.method != "tsne"]
 separation_table = report.markdown_table(stable, digits=3)
 
 # %% tags=["nbval-check-output"]
-print(separation_table)
+report.show_table(separation_table)
 
 # %%
 print(f"t-SNE eta2 (not checked, varies with the CPU): "
@@ -120,9 +119,8 @@ agreement = hidden_states.kmeans_agreement(states, groups, seed=seed)
 halves = hidden_states.half_sums_test(states)
 agreement_table = report.markdown_table(agreement, digits=2)
 halves_table = report.markdown_table(pd.DataFrame([halves]), digits=2, formats={"p_t": ".1e", "p_wilcoxon": ".1e"})
-print(agreement_table)
-print()
-print(halves_table)
+report.show_table(agreement_table)
+report.show_table(halves_table)
 
 # %% tags=["nbval-check-output"]
 print(hidden_study.halves_sentence(halves))

@@ -95,8 +95,7 @@ for name in run_tables:
 # %% tags=["nbval-check-output"]
 for name in run_tables:
     print(spec.tables[name]["title"], f"({model}, scope={scope})")
-    print(effects[name])
-    print()
+    report.show_table(effects[name])
 
 # %% [markdown]
 # On `w2v-gnews`, hard debias brings the occupations test to about 0 while the role-noun
@@ -120,8 +119,7 @@ for name in run_tables:
 # %% tags=["nbval-check-output"]
 for name in run_tables:
     print(spec.tables[name]["title"], "- gap mean_X s − mean_Y s")
-    print(gaps[name])
-    print()
+    report.show_table(gaps[name])
 
 # %% [markdown]
 # ### What each method removed
@@ -135,7 +133,7 @@ summary = report.markdown_table(debiasing.removed_summary(results), digits=3)
 texts += ["### Removed subspaces", summary]
 
 # %% tags=["nbval-check-output"]
-print(summary)
+report.show_table(summary)
 
 # %%
 for name, f in frames.items():
@@ -165,7 +163,7 @@ if compare_scope:
     texts += [f"### Scope {scope} vs {other_scope}", compat_text]
 
 # %% tags=["nbval-check-output"]
-print(compat_text)
+report.show_table(compat_text)
 
 # %% [markdown]
 # ## Seed 003's reported tables (Hindi GloVe, 300-d)
@@ -187,8 +185,7 @@ reported["6 (SEAT)"] = report.markdown_table(debiasing.reported_table("malik2022
 # %% tags=["nbval-check-output"]
 for n, text in reported.items():
     print(f"Table {n}")
-    print(text)
-    print()
+    report.show_table(text)
 
 # %% [markdown]
 # ## Hindi and Bangla
@@ -208,7 +205,7 @@ if extra_model:
     extra = models.load(extra_model, "static", format=extra_format, limit=extra_limit)
     extra_texts = debiasing.language_tables(extra, extra_language, scope=scope, seed=seed,
                                             output_dir=output_dir, **weat_options)
-    print("\n\n".join(extra_texts))
+    report.show_table("\n\n".join(extra_texts))
 texts += extra_texts
 
 # %% [markdown]
@@ -240,7 +237,7 @@ texts += extra_texts
 # %%
 if reference_lists:
     ref_frame = debiasing.reference_hard_debias(emb, language, run_tables[0], seed=seed, **weat_options)
-    print(report.markdown_table(debiasing.effect_table(ref_frame)))
+    report.show_table(report.markdown_table(debiasing.effect_table(ref_frame)))
 
 # %%
 if table_file:

@@ -69,7 +69,7 @@ frame, records, n_records = validity_sweep.language_summary(summary_dir, languag
 blocks = pd.DataFrame(records.get("blocks", []), columns=["language", "family", "planned", "done"])
 blocks_text = report.markdown_table(blocks[blocks["language"] == language].drop(columns="language"))
 print(f"{n_records} models of language {language}; records sha256 {records['records_sha256'][:16]}")
-print(blocks_text)
+report.show_table(blocks_text)
 
 # %% [markdown]
 # ## How strong must a planted model be?
@@ -109,7 +109,7 @@ dose_text = report.markdown_table(doses.drop(columns="language"), digits=2,
                                   formats={c: ".3g" for c in ("mean", "low", "high")})
 
 # %% tags=["nbval-check-output"]
-print(dose_text)
+report.show_table(dose_text)
 
 # %% [markdown]
 # Per measure: Spearman's ρ of the value with its dose over all models (`p`, or
@@ -125,7 +125,7 @@ summary_text = report.markdown_table(summary.drop(columns="language"), digits=2,
                                      formats={"rho_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(summary_text)
+report.show_table(summary_text)
 
 # %% [markdown]
 # ## Calibration with power
@@ -143,7 +143,7 @@ calibration_text = report.markdown_table(calibration.drop(columns="language"), d
                                          formats={"at_null": ".3g", "at_null_sd": ".3g"})
 
 # %% tags=["nbval-check-output"]
-print(calibration_text)
+report.show_table(calibration_text)
 
 # %% [markdown]
 # ## Minimum detectable bias
@@ -161,7 +161,7 @@ mdb = validity.mdb_table(frame, alpha=alpha, target=power_target)
 mdb_text = report.markdown_table(mdb.drop(columns="language"), digits=2)
 
 # %% tags=["nbval-check-output"]
-print(mdb_text)
+report.show_table(mdb_text)
 
 # %% [markdown]
 # ## Findings

@@ -57,7 +57,7 @@ torch.set_num_threads(1)
 published_table = agreement_study.published_signs_table(reported)
 
 # %% tags=["nbval-check-output"]
-print(published_table)
+report.show_table(published_table)
 
 # %% [markdown]
 # ## Metrics on models of known bias
@@ -72,9 +72,8 @@ corr_table = agreement_study.correlation_table(correlation)
 sign_table = report.markdown_table(signs, digits=2)
 
 # %% tags=["nbval-check-output"]
-print(corr_table)
-print()
-print(sign_table)
+report.show_table(corr_table)
+report.show_table(sign_table)
 
 # %% [markdown]
 # The signed metrics (WEAT, SEAT, CEAT, stereotype score, JSD score, Kurita) should correlate

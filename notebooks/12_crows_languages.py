@@ -45,7 +45,7 @@ output_dir: str = "results/crows-languages/interactive"  # run records, relative
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows-languages_published.md
 
 # %%
-from polybias import models, plots, report
+from polybias import measures, models, plots, report
 from polybias.studies import crows_languages
 from polybias.studies.parameters import check_parameters
 
@@ -76,7 +76,7 @@ else:
     aggregate_table = f"(not run: scoring {model} instead)"
 
 # %% tags=["nbval-check-output"]
-print(aggregate_table)
+report.show_table(aggregate_table)
 
 # %% [markdown]
 # ## Score per language, with intervals
@@ -105,7 +105,7 @@ shown = per_language[[c for c in ("group", "model", "language", "n", "stereotype
 language_table = report.markdown_table(shown, digits=2, formats={"binom_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(language_table)
+report.show_table(language_table)
 
 # %% [markdown]
 # ## Paired differences over the aligned pairs
@@ -118,10 +118,10 @@ print(language_table)
 paired_table = report.markdown_table(comparison.paired, digits=2, formats={"mcnemar_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(paired_table)
+report.show_table(paired_table)
 
 # %%
 if table_file:
     report.write_table("\n\n".join([aggregate_table, language_table, paired_table]), table_file)
-plots.scores_by_group(per_language, f"Stereotype score per language, {model} on {dataset}",
-                      file=f"crows-languages_{model}_{dataset}.png")
+_ = plots.scores_by_group(per_language, f"Stereotype score per language, {model} on {dataset}",
+                          ylabel=measures.get("crows").axis, file=f"crows-languages_{model}_{dataset}.png")

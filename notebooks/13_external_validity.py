@@ -84,7 +84,7 @@ result = external_validity.occupation_scores(
 coverage = external_validity.coverage_table(model, result.missing)
 
 # %% tags=["nbval-check-output"]
-print(report.markdown_table(coverage))
+report.show_table(report.markdown_table(coverage))
 
 # %% [markdown]
 # ## Correlation with the census share of women
@@ -95,9 +95,8 @@ correlation_table = report.markdown_table(table.drop(columns=["pearson_p", "spea
 left_out_table = report.markdown_table(left_out)
 
 # %% tags=["nbval-check-output"]
-print(correlation_table)
-print()
-print(left_out_table)
+report.show_table(correlation_table)
+report.show_table(left_out_table)
 
 # %% [markdown]
 # ## Beside the published correlations
@@ -117,7 +116,7 @@ if reported:
     published_table = report.markdown_table(comparison, digits=2)
 
 # %% tags=["nbval-check-output"]
-print(published_table)
+report.show_table(published_table)
 
 # %%
 if figure_file:

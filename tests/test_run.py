@@ -47,8 +47,9 @@ def test_runs_weat_on_one_test(tmp_path, capsys):
     marker = json.loads((out / "run.json").read_text())
     assert marker["status"] == "ok" and marker["parameters"]["tests"] == ["WEAT7"]
     cells = json.loads((out / "executed.ipynb").read_text())["cells"]
-    printed = "".join("".join(o.get("text", "")) for c in cells for o in c.get("outputs", []))
-    assert "| WEAT7 |" in printed
+    shown = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                    for c in cells for o in c.get("outputs", []))
+    assert "| WEAT7 |" in shown
     records = [p for p in out.rglob("*.json") if p.name != "run.json"]
     assert records and all(json.loads(p.read_text())["model"] == "w2v-gnews" for p in records)
 
@@ -64,6 +65,11 @@ def test_executed_outputs_drop_the_checkout_path_but_not_longer_paths_it_prefixe
     nb = nbformat.v4.new_notebook(cells=[cell])
     text = sweep._clean(nb, "n.py", root).cells[0].outputs[0]["text"]
     assert text == f"results/a . {root}_models/m ..\n"
+    shown = nbformat.v4.new_output("display_data", data={"text/plain": f"| {root}/results/a |",
+                                                         "text/markdown": f"| {root}/results/a |"})
+    nb.cells[0].outputs = [shown]
+    data = sweep._clean(nb, "n.py", root).cells[0].outputs[0]["data"]
+    assert data["text/plain"] == data["text/markdown"] == "| results/a |"
 
 
 def test_figures_of_a_model_given_by_path_or_hub_id_stay_in_figures(tmp_path, monkeypatch):

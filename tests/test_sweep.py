@@ -189,3 +189,14 @@ def test_multilingual_sweep_models_are_registered_for_their_notebook_and_languag
     named = {r.parameters["model"] for r in runs}
     assert {"bertje", "robbert-v2-dutch-base", "camembert-base", "bert-base-multilingual-cased",
             "muril-base-cased", "xlm-roberta-large"} <= named
+
+
+def test_the_sweep_kernel_draws_figures_to_files_only(monkeypatch):
+    """Executed notebooks hold no pictures even where the caller's environment names the
+    inline backend (as make lab does for a reader)."""
+    import asyncio
+
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    km = sweep._kernel_manager_class()(kernel_name="python3")
+    _, kw = asyncio.run(km._async_pre_start_kernel())
+    assert kw["env"]["MPLBACKEND"] == "Agg"

@@ -137,6 +137,8 @@ class Measure:
     ``signed`` (swapping the two target groups reflects ``value`` about ``null_value``; a
     per-word measure, kind ``word-vectors``, has no target groups and its two groups are A
     and B) or ``unsigned`` (the value does not depend on the order of the groups).
+    ``axis`` titles the value axis of a figure: the measure's name, unit and the direction
+    of bias.
     """
 
     name: str
@@ -157,6 +159,7 @@ class Measure:
     n_is: str = ""
     polarity: str = "signed"
     null_value: float = 0.0
+    axis: str = ""
     compat: tuple[Compat, ...] = ()
     published: tuple[Published, ...] = ()
     notes: str = ""

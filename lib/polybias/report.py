@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from IPython import get_ipython
+from IPython.display import display
 
 from . import paths
 from .records import write_text_atomic
@@ -66,6 +68,26 @@ def markdown_table(frame: pd.DataFrame, digits: int = 2, formats: dict[str, str]
     rows = ["| " + " | ".join(fmt(v, c) for v, c in zip(row, frame.columns, strict=True)) + " |"
             for row in frame.itertuples(index=False)]
     return "\n".join([head, rule, *rows])
+
+
+def show_table(text: str) -> None:
+    """Show a Markdown table (:func:`markdown_table`) as a table.
+
+    In a Jupyter kernel the output carries two representations: ``text/markdown``,
+    which JupyterLab (and the documentation site) renders as a table, and
+    ``text/plain``, the exact text, which nbval compares in cells tagged
+    ``nbval-check-output`` (it compares every representation of a display output).
+    Outside a kernel the text is printed.
+
+    >>> show_table("| a |\\n|---|\\n| 1 |")
+    | a |
+    |---|
+    | 1 |
+    """
+    if get_ipython() is None:
+        print(text)
+        return
+    display({"text/markdown": text, "text/plain": text}, raw=True)
 
 
 def write_table(text: str, relpath: str | Path) -> Path:

@@ -333,59 +333,131 @@ def cross_model_table(frame: pd.DataFrame, metric: str, digits: int = 2) -> pd.D
     return wide[columns].reset_index().rename_axis(columns=None).fillna("")
 
 
+#: Titles and value axes of the metrics that are a study's own (not registered measures).
+STUDY_METRICS = {
+    "crows-difference": ("Difference of stereotype scores between two models",
+                         "stereotype score difference, percentage points (0 = the same; > 0: the "
+                         "first model more often toward the stereotype)"),
+    "separation": ("Separation of identity groups in the hidden states",
+                   "η², share of the variance between groups (0 = no separation; 1 = full)"),
+    "census-pearson": ("Occupation bias against the census share of women (Pearson)",
+                       "Pearson r with the census share of women, correlation (0 = unrelated; > 0: the bias "
+                       "follows the census)"),
+    "census-spearman": ("Occupation bias against the census share of women (Spearman)",
+                        "Spearman ρ with the census share of women, rank correlation (0 = unrelated; > 0: the bias "
+                        "follows the census)"),
+}
+#: Value axes of the validity sweep's metrics (``validity:<measure>:<metric>``), by metric.
+VALIDITY_AXES = {
+    "stereotype-score": ("% of pairs (50 = no preference; > 50 toward the planted stereotype)", 50.0),
+    "jsd-B": ("% of pairs (50 = no preference; > 50 toward the planted stereotype)", 50.0),
+    "effect-size": ("in pooled standard deviations (0 = no bias; > 0 toward the planted bias)", 0.0),
+    "seat-effect-size": ("in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
+                         0.0),
+    "ceat-ces": ("in pooled standard deviations (0 = no bias; > 0 toward the planted bias)", 0.0),
+    "kurita-effect-size": ("in pooled standard deviations (0 = no bias; > 0 toward the planted "
+                           "bias)", 0.0),
+}
+
+
 def _null_value(metric: str) -> float:
     """The registered measure's null value (50 for the stereotype scores), else 0."""
     from .measures import MEASURES
 
-    name = "crows" if metric == "crows-difference" else metric
-    return 0.0 if metric == "crows-difference" or name not in MEASURES else MEASURES[name].null_value
+    if metric.startswith("validity:"):
+        return VALIDITY_AXES.get(metric.rsplit(":", 1)[1], ("", 0.0))[1]
+    return MEASURES[metric].null_value if metric in MEASURES else 0.0
 
 
-def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None, max_rows: int = 60):
-    """A metric across models and languages as a forest plot: one row per (test, subset,
-    model, language), the value as a dot coloured by model and language, its interval as a
-    bar where the measure has one, the null value dashed. Returns the figure."""
-    from .plots import finish_figure, pyplot
+def metric_axis(metric: str) -> tuple[str, str]:
+    """The title of a figure of ``metric`` across models and its value axis: the measure's
+    name, unit and the direction of bias (the registry's ``axis``, :data:`STUDY_METRICS`,
+    or for the validity sweep :data:`VALIDITY_AXES`).
 
-    plt = pyplot()
+    >>> metric_axis("crows")[1]
+    'stereotype score, % of pairs (50 = no preference; > 50 toward the stereotype)'
+    """
+    from .measures import MEASURES
+
+    if metric in MEASURES:
+        m = MEASURES[metric]
+        return f"{m.title} across models and languages", m.axis or m.value_is
+    if metric in STUDY_METRICS:
+        return STUDY_METRICS[metric]
+    if metric.startswith("validity:"):
+        _, measure, name = metric.split(":", 2)
+        unit = VALIDITY_AXES.get(name, ("variance over groups (0 = no bias; larger = more bias)"
+                                        if name.endswith("cb") else "its own unit", 0.0))[0]
+        return (f"Validity sweep: {measure} {name} against planted strength p (mean over models)",
+                f"{name}, {unit}")
+    return f"{metric} across models and languages", metric
+
+
+def _language_names(code: str) -> str:
+    """``en`` → English; a comparison's ``en+fr+nl`` → ``English, French, Dutch``."""
+    from .data.languages import language
+
+    return ", ".join(dict.fromkeys(language(c).name for c in str(code).split("+")))
+
+
+def _codes_named(text: str) -> str:
+    """Language codes in parentheses named in words: ``bertje (nl)`` → ``bertje (Dutch)``."""
+    import re
+
+    from .data.languages import NAMES, language
+
+    return re.sub(r"\(([a-z]{2})\)", lambda m: f"({language(m[1]).name})" if m[1] in NAMES
+                  else m[0], text)
+
+
+def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None,
+                      max_rows: int = 80):
+    """A metric across models and languages as a forest plot (:func:`polybias.plots.forest`):
+    rows grouped by dataset (test and subset), one row per model, named with its language
+    in words, ordered by language within a group; colour and marker tell the language; the
+    interval as a bar where the measure has one, the null value dashed; the value axis says
+    the measure, its unit and the direction of bias (:func:`metric_axis`). Where nearly
+    every (test, subset) has one row, rows are grouped by test and named by subset and
+    model. A row of a comparison between models (model ``a+b``) is named by its subset.
+    Past ``max_rows`` rows the figure shows the first ones and says so in its title (the
+    table has them all). Returns the figure."""
+    from .plots import forest
 
     part = frame[frame["metric"] == metric].copy()
     if part.empty:
         raise ResultsError(f"no results for metric {metric!r}")
-    part["label"] = (part["test"].astype(str) + np.where(part["subset"].astype(str) != "",
-                                                        " · " + part["subset"].astype(str), ""))
-    part["series"] = part["model"] + " (" + part["language"] + ")"
-    labels = list(dict.fromkeys(part["label"]))
-    series = list(dict.fromkeys(part["series"]))
-    part["order"] = [labels.index(a) * len(series) + series.index(b)
-                     for a, b in zip(part["label"], part["series"], strict=True)]
-    part = part.sort_values("order", kind="stable").head(max_rows).reset_index(drop=True)
-    colours = plt.get_cmap("tab10")
-    fig, ax = plt.subplots(figsize=(8.5, 1.0 + 0.24 * len(part)))
-    for k, name in enumerate(series):
-        sub = part[part["series"] == name]
-        if sub.empty:
-            continue
-        err = None
-        if sub["ci_low"].notna().any():
-            err = np.vstack([(sub["value"] - sub["ci_low"]).fillna(0).to_numpy(),
-                             (sub["ci_high"] - sub["value"]).fillna(0).to_numpy()])
-        ax.errorbar(sub["value"].to_numpy(float), sub.index.to_numpy(), xerr=err, fmt="o", ms=4,
-                    capsize=2, color=colours(k % 10), label=name)
-    ax.set_yticks(range(len(part)), [t if len(t) <= 48 else t[:45] + "..." for t in part["label"]],
-                  fontsize=7)
-    for i in range(1, len(part)):  # a thin line between tests
-        if part["label"].iloc[i] != part["label"].iloc[i - 1]:
-            ax.axhline(i - 0.5, color="0.85", lw=0.6)
-    ax.set_ylim(len(part) - 0.5, -0.5)
-    ax.axvline(_null_value(metric), color="black", lw=0.8, ls="--")
-    ax.set_xlabel(f"{metric} (dashed: null value; bars: 95 % interval where the measure has one)")
-    ax.set_title(title or f"{metric} across models and languages")
-    ax.legend(frameon=False, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    return finish_figure(fig)
+    subset = part["subset"].fillna("").astype(str).map(_codes_named)
+    test = part["test"].astype(str)
+    part["hue"] = [_language_names(c) for c in part["language"]]
+    model = np.where(part["model"].astype(str).str.contains("+", regex=False), "",
+                     part["model"].astype(str) + " (" + part["hue"] + ")")
+    by_test = part.groupby([test, subset]).size().mean() <= 1.5 and test.nunique() < len(part)
+    if by_test:
+        part["group"] = test
+        part["label"] = [" — ".join(x for x in (s, m) if x) for s, m in zip(subset, model, strict=True)]
+    else:
+        part["group"] = test + np.where(subset != "", " · " + subset, "")
+        part["label"] = [m or s for s, m in zip(subset, model, strict=True)]
+    groups = list(dict.fromkeys(part["group"]))
+    languages = list(dict.fromkeys(part["hue"]))
+    models = list(dict.fromkeys(part["model"]))
+    part["order"] = [(groups.index(g), languages.index(h), models.index(m))
+                     for g, h, m in zip(part["group"], part["hue"], part["model"], strict=True)]
+    part = part.sort_values("order", kind="stable").reset_index(drop=True)
+    heading, axis = metric_axis(metric)
+    heading = title or heading
+    if len(part) > max_rows:
+        heading += f"\n(the first {max_rows} of {len(part)} rows; the table has them all)"
+        part = part.head(max_rows)
+    ci = part["ci_low"].notna().any()
+    note = ("dashed line: no bias; bars: 95 % interval" if ci else "dashed line: no bias")
+    return forest(part, xlabel=axis, title=heading, null=_null_value(metric), note=note,
+                  legend_title="language")
 
 
 EXPORT_SUFFIXES = (".csv", ".md", ".png")
+#: resolution of the exported figures: 7.2 in wide, they are 792 px, the README's width
+EXPORT_DPI = 110
 
 
 def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = None,
@@ -417,7 +489,7 @@ def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = Non
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.tmp.png")
             try:
-                fig.savefig(tmp, dpi=110, metadata={"Software": None})
+                fig.savefig(tmp, dpi=EXPORT_DPI, metadata={"Software": None})
                 tmp.replace(path)
             finally:
                 tmp.unlink(missing_ok=True)

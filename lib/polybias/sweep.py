@@ -453,6 +453,10 @@ def _clean(nb: Any, source: str, root: Path) -> Any:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
                 out["text"] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".", out["text"])
+            for mime in ("text/plain", "text/markdown"):  # tables shown by report.show_table
+                if mime in out.get("data", {}):
+                    out["data"][mime] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".",
+                                                    "".join(out["data"][mime]))
         cell.metadata.pop("execution", None)
         pm = cell.metadata.get("papermill", {})
         for key in ("start_time", "end_time", "duration"):
@@ -462,7 +466,8 @@ def _clean(nb: Any, source: str, root: Path) -> Any:
 
 @functools.cache
 def _kernel_manager_class():
-    """A Jupyter kernel manager that talks to its kernel over Unix sockets in a fresh folder.
+    """A Jupyter kernel manager that talks to its kernel over Unix sockets in a fresh folder,
+    and starts it on matplotlib's Agg backend.
 
     With the default TCP transport, kernels started at the same moment by parallel
     workers can pick the same free port and die ("Address already in use").
@@ -480,6 +485,12 @@ def _kernel_manager_class():
             if self.transport != "ipc":
                 return super()._ip_default()
             return os.path.join(tempfile.mkdtemp(prefix="polybias-kernel-"), "ipc")
+
+        async def _async_pre_start_kernel(self, **kw: Any) -> Any:
+            # executed notebooks hold tables, not pictures: figures go to files only,
+            # whatever backend the caller's environment names (make lab shows them inline)
+            kw["env"] = {**(kw.get("env") or os.environ), "MPLBACKEND": "Agg"}
+            return await super()._async_pre_start_kernel(**kw)
 
         async def _async_interrupt_kernel(self) -> None:
             # jupyter_client interrupts the kernel before every shutdown; papermill shuts

@@ -30,7 +30,7 @@ def test_a_malformed_language_file_names_the_problem(empty_project, body, messag
     (folder / "th.yaml").write_text(body)
     with pytest.raises(languages.LanguageError, match=f"th.yaml: {message}"):
         languages.language("th")
-    assert languages.language("vi") == languages.Language("vi", "vi")  # no file: defaults
+    assert languages.language("vi") == languages.Language("vi", "Vietnamese")  # no file: defaults
 
 
 def test_a_word_list_takes_its_suffix_groups_from_the_language_file(empty_project):

@@ -136,7 +136,7 @@ def test_weat_notebook_runs_hindi_with_a_model_path(tmp_path, rng):
         parameters={"model": "toy-hi", "model_path": str(path), "language": "hi",
                     "tests": ["me_gendered_verbs"], "reported": "", "variants_file": "",
                     "output_dir": str(tmp_path / "records"), "n_permutations": 2000})
-    printed = "".join(o.get("text", "") for c in jupytext.read(out)["cells"]
-                      for o in c.get("outputs", []))
-    assert "| me_gendered_verbs |" in printed
+    shown = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                    for c in jupytext.read(out)["cells"] for o in c.get("outputs", []))
+    assert "| me_gendered_verbs |" in shown
     assert len(list((tmp_path / "records").glob("weat_m-toy-hi_l-hi_*.json"))) == 1

@@ -6,7 +6,7 @@ lists and corpora, the ``sentence_terminators`` that end a sentence, and optiona
 the ``script`` block its letters must lie in (``{name, first, last}``) and, for a
 language whose words inflect by suffixes (Bangla; seed 000 App. C), its
 ``suffix_groups``: group name → the suffixes a word of that group takes. A language
-without a file has the defaults: NFC, sentences ended by ``.?!`` and generated ones by
+without a file has its English name from :data:`NAMES` and the defaults: NFC, sentences ended by ``.?!`` and generated ones by
 ``.``, no script check, no suffix groups. :mod:`polybias.data.text` reads them to
 normalise, split sentences and check scripts, :mod:`polybias.data.wordlists` for the
 suffix groups its sets name, :mod:`polybias.planted.synthetic` for the full stop.
@@ -26,6 +26,13 @@ from .. import paths
 DEFAULT_NORMALIZATION = "NFC"
 DEFAULT_TERMINATORS = ".?!"
 NORMAL_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
+#: English names of the languages the model registry lists, for a language without a
+#: file (its ``name`` otherwise); figures and tables name languages in words.
+NAMES = {"ar": "Arabic", "bn": "Bangla", "de": "German", "el": "Greek", "en": "English",
+         "fa": "Persian", "fi": "Finnish", "fr": "French", "hi": "Hindi", "id": "Indonesian",
+         "ja": "Japanese", "km": "Khmer", "ko": "Korean", "lo": "Lao", "ms": "Malay",
+         "my": "Burmese", "nl": "Dutch", "ru": "Russian", "ta": "Tamil", "th": "Thai",
+         "vi": "Vietnamese", "zh": "Chinese"}
 _KEYS = ("name", "normalization", "sentence_terminators", "full_stop", "script", "suffix_groups")
 
 
@@ -60,6 +67,8 @@ def language(code: str) -> Language:
 
     >>> language("bn").normalization, language("bn").script.name, language("bn").full_stop
     ('NFKC', 'Bengali', '।')
+    >>> language("nl").name  # no file: the name only
+    'Dutch'
     >>> language("xx")
     Language(code='xx', name='xx', normalization='NFC', sentence_terminators='.?!', script=None, full_stop='.', suffix_groups={})
     """
@@ -70,7 +79,7 @@ def language(code: str) -> Language:
 def _read(code: str, path: str) -> Language:
     file = Path(path)
     if not file.is_file():
-        return Language(code, code)
+        return Language(code, NAMES.get(code, code))
     raw = paths.read_yaml(file, LanguageError, "language file")
     if not isinstance(raw, dict):
         raise LanguageError(f"{file}: expected a mapping of language facts")
@@ -94,7 +103,7 @@ def _read(code: str, path: str) -> Language:
             raise LanguageError(f"{file}: script must be {{name, first, last}} with integer "
                                 f"code points, got {script!r}")
         script = Script(str(script["name"]), script["first"], script["last"])
-    return Language(code, str(raw.get("name", code)), form, terminators, script, full_stop,
+    return Language(code, str(raw.get("name", NAMES.get(code, code))), form, terminators, script, full_stop,
                     suffix_table(raw.get("suffix_groups"), f"{file}: suffix_groups"))
 
 

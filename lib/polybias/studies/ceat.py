@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..metrics.ceat import CeatError, segment_length_study
 
 if TYPE_CHECKING:
@@ -88,34 +90,54 @@ def ces_table(frame, alpha: float = 0.005, digits: int = 3) -> str:
     return markdown_table(pd.DataFrame(rows, columns=["test", "set", *lengths]))
 
 
-def plot_segment_study(frame, title: str, file: str | None = None, alpha: float = 0.005):
-    """CES against segment length, one line per test and sample set (seed 000 Fig. 1);
-    hollow markers are not significant at ``alpha``. Saved under ``figures/`` if ``file``."""
-    from ..plots import finish_figure, pyplot
+def plot_segment_study(frame, title: str, file: str | None = None, alpha: float = 0.005,
+                       ncols: int = 4):
+    """CES against segment length (seed 000 Fig. 1): one panel per test (so that every
+    line is named by its panel's title, however many tests), the fixed sample set as a
+    solid line, the random one dashed; hollow markers are not significant at ``alpha``.
+    Saved under ``figures/`` if ``file``."""
+    from matplotlib.lines import Line2D
+
+    from ..plots import colours, finish_figure, pyplot, wrap
 
     plt = pyplot()
 
     lengths = list(dict.fromkeys(frame["length"]))
     x = {length: i for i, length in enumerate(lengths)}
     tests = list(dict.fromkeys(frame["test"]))
-    palette = plt.get_cmap("tab10")
-    colour = {t: palette(i % 10) for i, t in enumerate(tests)}
-    fig, ax = plt.subplots(figsize=(6.5, 3.4))
-    for (test, mode), grp in frame.groupby(["test", "sample_set"], sort=False):
-        xs = [x[v] for v in grp["length"]]
-        ax.plot(xs, grp["ces"], ls="-" if mode == "fixed" else "--", color=colour[test],
-                label=f"{test} ({mode[0]})")
-        sig = (grp["pvalue"] < alpha).to_numpy()
-        ces = grp["ces"].to_numpy()
-        ax.scatter([v for v, s in zip(xs, sig, strict=True) if s], ces[sig], color=colour[test])
-        ax.scatter([v for v, s in zip(xs, sig, strict=True) if not s], ces[~sig],
-                   facecolors="none", edgecolors=colour[test])
-    ax.axhline(0, color="black", lw=0.6)
-    ax.set_xticks(range(len(lengths)), lengths)
-    ax.set_xlabel("segment length (words)")
-    ax.set_ylabel("CES")
-    ax.set_title(title)
-    ax.legend(frameon=False, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ncols = max(1, min(ncols, len(tests)))
+    nrows = -(-len(tests) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(max(1.9 * ncols + 0.9, 6.4), 1.75 * nrows + 1.3),
+                             sharex=True, sharey=True, squeeze=False, layout="constrained")
+    colour = dict(zip(("fixed", "random"), colours(2), strict=True))
+    for ax, test in zip(axes.flat, tests, strict=False):
+        for mode, grp in frame[frame["test"] == test].groupby("sample_set", sort=False):
+            xs = np.array([x[v] for v in grp["length"]])
+            ces = grp["ces"].to_numpy(float)
+            sig = (grp["pvalue"] < alpha).to_numpy()
+            c = colour.get(mode, "0.3")
+            ax.plot(xs, ces, ls="-" if mode == "fixed" else "--", color=c, lw=1.2)
+            ax.scatter(xs[sig], ces[sig], color=c, s=16, zorder=3)
+            ax.scatter(xs[~sig], ces[~sig], facecolors="white", edgecolors=c, s=16, zorder=3)
+        ax.axhline(0, color="black", lw=0.6)
+        ax.set_title(wrap(test, 26), fontsize=8)
+        ax.tick_params(labelsize=7.5)
+    for ax in axes.flat[len(tests):]:
+        ax.set_visible(False)
+    for ax in axes.flat:
+        ax.set_xticks(range(len(lengths)), lengths)
+    for col in axes.T:  # the lowest panel in use of each column carries the x axis
+        ax = [a for a in col if a.get_visible()][-1]
+        ax.xaxis.set_tick_params(labelbottom=True)
+        ax.set_xlabel("segment length (words)", fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("CES, pooled SDs\n(0 = no bias)", fontsize=8)
+    handles = [Line2D([], [], color=colour["fixed"], ls="-", marker="o", label="fixed samples"),
+               Line2D([], [], color=colour["random"], ls="--", marker="o", label="random samples"),
+               Line2D([], [], color="0.3", ls="none", marker="o", mfc="white",
+                      label=f"hollow: not significant (p ≥ {alpha:g})")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False, fontsize=8)
+    fig.suptitle(title, fontsize=10)
     return finish_figure(fig, file)
 
 

@@ -453,7 +453,7 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
 def plot_effects(frame, title: str, file: str | None = None):
     """Effect size per test (rows) and method (bars), BM and IR tests side by side;
     saved as ``figures/<file>`` when given."""
-    from ..plots import finish_figure, pyplot
+    from ..plots import finish_figure, pyplot, wrap
 
     plt = pyplot()
     import seaborn as sns
@@ -464,13 +464,14 @@ def plot_effects(frame, title: str, file: str | None = None):
     for ax, kind in zip(axes[0], kinds, strict=True):
         part = frame[frame["kind"] == kind]
         sns.barplot(data=part, x="test", y="effect_size", hue="method", ax=ax,
-                    palette="tab10", legend=(ax is axes[0][-1]))
+                    palette="colorblind", legend=(ax is axes[0][-1]))
         ax.axhline(0, color="black", lw=0.6)
         ax.set_title({"BM": "bias tests (should drop)", "IR": "retention tests (should stay)"}
                      .get(kind, kind), fontsize=10)
         ax.set_xlabel("")
-        ax.set_ylabel("WEAT effect size")
-        ax.tick_params(axis="x", labelrotation=25, labelsize=8)
-    axes[0][-1].legend(frameon=False, fontsize=7, bbox_to_anchor=(1.0, 1.0), loc="upper left")
+        ax.set_ylabel("WEAT effect size d, pooled SDs\n(0 = no bias; > 0: X with A)")
+        ax.set_xticks(ax.get_xticks(), [wrap(t.get_text(), 14) for t in ax.get_xticklabels()],
+                      fontsize=8)
+    axes[0][-1].legend(frameon=False, fontsize=8, bbox_to_anchor=(1.0, 1.0), loc="upper left")
     fig.suptitle(title, fontsize=11)
     return finish_figure(fig, file)

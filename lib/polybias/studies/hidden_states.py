@@ -105,20 +105,28 @@ def halves_sentence(halves: dict[str, Any], alpha: float = 0.05) -> str:
 
 
 def plot_views(points: dict[str, np.ndarray], groups: list[str], title: str, file: str | None = None):
-    """The 2-D views of :func:`two_d_views` side by side, one colour per group (legend on
-    the last panel), without ticks; saved as ``figures/<file>`` when given."""
+    """The 2-D views of :func:`two_d_views` side by side, one colour and marker per group
+    (legend below the panels), without ticks; saved as ``figures/<file>`` when given."""
     from ..plots import finish_figure, pyplot
 
     plt = pyplot()
     import seaborn as sns
 
-    fig, axes = plt.subplots(1, len(points), figsize=(11, 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(points), figsize=(11, 3.8), squeeze=False, layout="constrained")
     axes = axes[0]
+    order = list(dict.fromkeys(groups))
     for ax, (m, p) in zip(axes, points.items(), strict=True):
-        sns.scatterplot(x=p[:, 0], y=p[:, 1], hue=groups, ax=ax, s=18, legend=ax is axes[-1])
+        sns.scatterplot(x=p[:, 0], y=p[:, 1], hue=groups, hue_order=order, style=groups,
+                        style_order=order, ax=ax, s=18, legend=ax is axes[-1])
         ax.set_title(m)
         ax.set_xticks([])
         ax.set_yticks([])
+    legend = axes[-1].get_legend()
+    if legend is not None:  # below the panels, not over the points
+        handles, labels = axes[-1].get_legend_handles_labels()
+        legend.remove()
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 8),
+                   frameon=False, fontsize=8.5)
     fig.suptitle(title)
     return finish_figure(fig, file)
 

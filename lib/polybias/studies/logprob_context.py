@@ -52,7 +52,7 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
 
     long = per_attribute.melt(id_vars=["structure", "attribute", "attribute_group"],
                               value_vars=["prior", "corrected"], var_name="score", value_name="difference")
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), sharey=True, layout="constrained")
     for ax, score in zip(axes, ("prior", "corrected"), strict=True):
         # a swarm, not a randomly jittered strip: the figure is identical on every run
         sns.swarmplot(data=long[long.score == score], x="structure", y="difference", hue="attribute_group",
@@ -61,10 +61,12 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
         ax.set_title(f"{score} score")
         ax.set_xlabel("sentence structure")
         ax.set_ylabel(ylabel)
-        if ax is axes[1] and ax.get_legend() is not None:
-            ax.get_legend().set_title("")
-        elif ax.get_legend() is not None:
+        if ax.get_legend() is not None:
             ax.get_legend().remove()
+    handles, labels = axes[1].get_legend_handles_labels()
+    if handles:  # below the panels, not over the points
+        fig.legend(handles, [f"{lab} attributes" for lab in labels], loc="outside lower center",
+                   ncols=len(labels), frameon=False, fontsize=8.5)
     fig.suptitle(title)
     return finish_figure(fig, file)
 

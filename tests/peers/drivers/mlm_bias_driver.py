@@ -1,10 +1,11 @@
 """mlm-bias side: BiasMLM.evaluate on CrowS-style pairs (CSPS, SSS, AUL, AULA).
 
 Request: {"model": checkpoint folder, "pairs": [[bias_type, sent_more, sent_less], ...],
-"measures": ["csps", "sss", "aul"], "threads": 1}.
+"measures": ["csps", "sss", "aul"], "threads": 1, "time_measures": [["csps"], ["aul"]]}.
 Answer: {"version", "eval_results": {"S1": {measure: [...]}, "S2": {...}},
 "bias_scores": {measure: {"total": %, bias_type: %}}, "weights_max_abs_diff_before_load",
-"seconds"}.
+"seconds", "timings": {"csps": seconds of one evaluate call with those measures, ...}}
+(``measures`` and ``time_measures`` are optional; ``"aul"`` also gives AULA).
 
 mlm-bias 0.1.7 builds ``BiasMLM.model`` with ``AutoModelForMaskedLM.from_config``
 (``mlm_bias/compute_mlm_bias.py``, ``BiasMLM.__init__``): random weights, not the
@@ -36,18 +37,21 @@ def main() -> None:
     before = max(float((own[k].float() - v.float()).abs().max()) for k, v in checkpoint.items())
     mlm.model.load_state_dict(checkpoint, strict=True)
     mlm.model.eval()
-    t0 = time.perf_counter()
-    results = mlm.evaluate(measures=list(request["measures"]), attention=True)
-    seconds = time.perf_counter() - t0
-    print(json.dumps({
-        "version": importlib.metadata.version("mlm-bias"),
-        "eval_results": {s: {m: [float(v) for v in vs] for m, vs in results.eval_results[s].items()}
-                         for s in ("S1", "S2")},
-        "bias_types": results.eval_results["bias_types"],
-        "bias_scores": results.bias_scores,
-        "weights_max_abs_diff_before_load": before,
-        "seconds": seconds,
-    }))
+    answer = {"version": importlib.metadata.version("mlm-bias"),
+              "weights_max_abs_diff_before_load": before, "timings": {}}
+    for measures in request.get("time_measures", []):
+        t0 = time.perf_counter()
+        mlm.evaluate(measures=list(measures), attention=True)
+        answer["timings"]["+".join(measures)] = time.perf_counter() - t0
+    if request.get("measures"):
+        t0 = time.perf_counter()
+        results = mlm.evaluate(measures=list(request["measures"]), attention=True)
+        answer["seconds"] = time.perf_counter() - t0
+        answer["eval_results"] = {s: {m: [float(v) for v in vs] for m, vs in results.eval_results[s].items()}
+                                  for s in ("S1", "S2")}
+        answer["bias_types"] = results.eval_results["bias_types"]
+        answer["bias_scores"] = results.bias_scores
+    print(json.dumps(answer))
 
 
 if __name__ == "__main__":

@@ -68,9 +68,9 @@ def test_token_and_sentence_pll_equal_minicons(folder, family, torch_one_thread)
                agreement=f"{len(TEXTS)} sentences on a tiny {family}: every token's log-probability "
                          "and every sentence sum",
                max_difference=worst[metric],
-               definition_difference=f"none: scoring.pseudo_log_likelihood(within_word_l2r={l2r_flag}); "
-                                     "minicons's default reduction is the mean per token "
-                                     "(polybias: reduction='mean')",
+               definition_difference=f"none: scoring.pseudo_log_likelihood(within_word_l2r={l2r_flag}) "
+                                     "is sequence_score with a sum reduction (minicons's default, "
+                                     "the mean per token, is reduction='mean')",
                peer_bugs="none found (all masked copies of a batch go through one forward pass: "
                          "memory grows with the batch's total tokens)",
                test=f"tests/peers/test_minicons.py::test_token_and_sentence_pll_equal_minicons[{family}]")

@@ -88,13 +88,14 @@ def modified_positions(lm, more: str, less: str) -> tuple[list[int], list[int]]:
 
 @pytest.mark.parametrize("measure", ["csps", "aul", "aula"])
 def test_per_sentence_scores_and_stereotype_score_equal_mlm_bias(peer, ours, measure):
-    worst = 0.0
+    worst, worst_rel = 0.0, 0.0
     for family in ("bert", "roberta"):
         scored = ours[family][1][measure]
         theirs = peer[family]["eval_results"]
         for col, s in (("score_more", "S1"), ("score_less", "S2")):
             diff = np.abs(scored[col].to_numpy() - np.array(theirs[s][measure]))
             worst = max(worst, float(diff.max()))
+            worst_rel = max(worst_rel, float((diff / np.abs(np.array(theirs[s][measure]))).max()))
             assert close(scored[col], theirs[s][measure]).all(), f"{family} {measure} {col}: {diff}"
         table = crows.stereotype_score(scored, n_bootstrap=0).set_index("bias_type")["score"]
         scores = peer[family]["bias_scores"][measure]
@@ -106,8 +107,8 @@ def test_per_sentence_scores_and_stereotype_score_equal_mlm_bias(peer, ours, mea
            peer_function=f"{FILE}::compute_{'aul' if measure == 'aula' else measure}, "
                          "mlm_bias/compute_mlm_bias.py::BiasMLM.scores",
            agreement=f"{len(PAIRS)} pairs × 2 sentences on a tiny BERT and RoBERTa: every sentence "
-                     "score within the difference shown, stereotype scores (overall and per bias "
-                     "type) equal",
+                     f"score (largest relative difference {worst_rel:.1e}: float32 on both sides); "
+                     "stereotype scores, overall and per bias type, equal",
            max_difference=worst,
            definition_difference=(
                f"none: pair_scores(method='{METHODS[measure]}')" +

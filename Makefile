@@ -96,13 +96,17 @@ $(BENCH_VENV)/.installed:
 	$(BENCH_VENV)/bin/python -m pip install --quiet wefe==1.0.1 pyyaml pooch 2>&1 | { grep -v '^WARNING: Location' || true; }
 	touch $@
 
-bench: env $(BENCH_VENV)/.installed ## benchmarks: one table of ratios against naive/reference code measured in the same run (BENCH_ARGS=--quick: a smoke run)
+bench: env $(BENCH_VENV)/.installed ## benchmarks: one table of ratios against naive/reference code and the peers, measured in the same run (BENCH_ARGS=--quick: a smoke run)
 	$(PY) benchmarks/run.py --reference-python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
 
 # Peers (mlm-bias, WEFE, lm-evaluation-harness, minicons): one environment per peer, from
 # tests/peers/requirements/<peer>.txt, so a peer's pins never reach the project's .venv.
 PEERS_ENV ?= .venv-peers
 PEERS     := $(basename $(notdir $(wildcard tests/peers/requirements/*.txt)))
+
+# make bench times polybias against the peers too (benchmarks/bench_peers.py), in their environments
+bench: $(foreach p,$(PEERS),$(PEERS_ENV)/$(p)/.installed)
+bench: export POLYBIAS_PEERS_ENV := $(PEERS_ENV)
 
 $(PEERS_ENV)/%/.installed: tests/peers/requirements/%.txt
 	rm -rf $(PEERS_ENV)/$*

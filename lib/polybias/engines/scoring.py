@@ -415,6 +415,68 @@ def masked_token_logprobs(
     return results
 
 
+def jointly_masked_token_logprobs(
+    lm: LanguageModel,
+    texts: list[str],
+    positions: list[list[int]],
+    max_batch_tokens: int | None = None,
+    progress: bool = False,
+) -> list[TokenScores]:
+    """log P(token | text with all of its ``positions`` masked at once), for each position.
+
+    One masked copy per text: every position of ``positions[i]`` is replaced by the mask
+    token in the same copy, and each is scored against its own gold token (the diagonal;
+    the StereoSet-style score of the modified tokens of a pair, Nadeem et al. 2021, ACL,
+    "StereoSet", as mlm-bias scores them). :func:`masked_token_logprobs` masks one token
+    per copy instead.
+
+    Parameters
+    ----------
+    lm : a masked LM.
+    texts : sentences; each must fit ``lm.max_length`` with its special tokens.
+    positions : per text, the token indices (into ``tokenizer(text)["input_ids"]``) to mask
+        together; an empty list leaves that text unscored (all NaN). None is not accepted:
+        masking every token at once leaves no context.
+    max_batch_tokens, progress : as in :func:`masked_token_logprobs`.
+
+    Returns
+    -------
+    list of :class:`TokenScores`, one per text, in input order.
+    """
+    if lm.kind != "mlm":
+        raise ScoringError(f"{lm.name} is a {lm.kind} LM; masked scoring needs a masked LM")
+    texts = check_texts(texts)
+    encs = encode(lm, texts)
+    if positions is None or any(p is None for p in positions):
+        raise ScoringError("jointly masked scoring needs the positions to mask for every text")
+    positions = _check_positions(positions, encs)
+    mask_id = lm.tokenizer.mask_token_id
+    pad_id = lm.tokenizer.pad_token_id
+    pad_id = pad_id if pad_id is not None else mask_id
+    jobs = [i for i, pos in enumerate(positions) if pos]
+    results = _result(texts, encs, None)
+    if not jobs:
+        return results
+    lengths = np.array([len(encs[i].ids) for i in jobs])
+    with torch.inference_mode():
+        for b, blen, batch in _padded_batches(lm, lengths, max_batch_tokens, pad_id, progress,
+                                              f"joint masks {lm.name}"):
+            rows, cols, gold, where = [], [], [], []
+            for r, k in enumerate(b):
+                i = jobs[k]
+                ids, pos = encs[i].ids, positions[i]
+                batch[r, :len(ids)] = ids
+                batch[r, pos] = mask_id
+                rows += [r] * len(pos)
+                cols += pos
+                gold += ids[pos].tolist()
+                where += [(i, p) for p in pos]
+            values, _ = _score_batch(lm, batch, blen, np.array(rows, dtype=np.int64),
+                                     np.array(cols, dtype=np.int64), np.array(gold, dtype=np.int64), None)
+            _store(results, where, values, None)
+    return results
+
+
 # ---------------------------------------------------------------- causal LMs
 
 def causal_token_logprobs(

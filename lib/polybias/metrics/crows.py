@@ -20,6 +20,13 @@ Scores of a pair (``pair_scores``):
   log-probability of the sentence (given BOS, or as bias-bench feeds it with
   ``causal_bos="first-token"``). ``on_unmodified="skip"`` leaves out pairs without a
   modified token, as bias-bench does.
+* ``"sss"`` (masked LMs; the StereoSet-style score of Nadeem et al. 2021 as mlm-bias
+  computes it for pairs): the *modified* tokens are masked together in one copy and the
+  mean of their log-probabilities is the score (each modified token against its own gold
+  token: :func:`polybias.engines.scoring.jointly_masked_token_logprobs`). mlm-bias 0.1.7
+  (``mlm_bias/utils/measures.py``, ``compute_sss``) averages the whole k × k matrix of
+  every modified position's log-probability of every modified gold token instead of its
+  diagonal; the two agree when k = 1 (docs/peers.md).
 * ``"causal"`` (causal LMs; Felkner et al. 2023): full-sentence log-likelihood given BOS.
 * ``"aul"`` (masked LMs; Kaneko & Bollegala 2022, "Unmasking the mask"): the all-unmasked
   likelihood, the mean over the sentence's tokens of log P(w_i | S) with nothing masked,
@@ -46,7 +53,7 @@ import pandas as pd
 
 from ..engines.common import normalise
 
-METHODS = ("nangia", "bias-bench", "causal", "aul", "aula")
+METHODS = ("nangia", "bias-bench", "sss", "causal", "aul", "aula")
 UNMASKED = ("aul", "aula")
 CAUSAL_BOS = ("prepend", "first-token")
 ON_UNMODIFIED = ("raise", "skip")
@@ -326,7 +333,7 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     ----------
     lm : :class:`polybias.engines.scoring.LanguageModel`.
     pairs : frame with ``sent_more``, ``sent_less``, ``bias_type``.
-    method : ``"nangia"``, ``"aul"`` or ``"aula"`` for masked LMs, ``"causal"`` for causal
+    method : ``"nangia"``, ``"sss"``, ``"aul"`` or ``"aula"`` for masked LMs, ``"causal"`` for causal
         LMs, ``"bias-bench"`` for both; default by ``lm.kind`` (``"nangia"`` or
         ``"causal"``). ``"aul"``/``"aula"`` score whole unmasked sentences
         (:func:`all_unmasked_scores`; ``engine`` takes only ``max_batch_tokens``).
@@ -336,8 +343,8 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
         bias-bench at 291426a, ``bias_bench/benchmark/crows/crows.py``
         ``_joint_log_probability``, lines 290–355: the geometric mean of the token
         probabilities, i.e. exp of our mean log-probability; compat only).
-    on_unmodified : ``method="bias-bench"`` on a masked LM: a pair in which one sentence has
-        no modified token (identical token ids, or a pure insertion) is an error
+    on_unmodified : ``method="bias-bench"`` or ``"sss"`` on a masked LM: a pair in which one
+        sentence has no modified token (identical token ids, or a pure insertion) is an error
         (``"raise"``, default) or left out (``"skip"``), as bias-bench does (same file,
         lines 119–125: ``Skipping example``; the pair is not counted in N). Skipped pairs
         are absent from the result; ``result.attrs["n_skipped"]`` counts them and
@@ -370,8 +377,9 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
         raise CrowsError(f"alignment applies to methods 'nangia' and 'bias-bench' on a masked LM, "
                          f"not to {method!r} on {lm.kind} {lm.name}")
     skip = on_unmodified == "skip"
-    if skip and (method != "bias-bench" or lm.kind == "causal"):
-        raise CrowsError("on_unmodified='skip' applies to method 'bias-bench' on a masked LM only")
+    if skip and (method not in ("bias-bench", "sss") or lm.kind == "causal"):
+        raise CrowsError("on_unmodified='skip' applies to methods 'bias-bench' and 'sss' on a masked "
+                         "LM only")
     _check_pairs(pairs, allow_identical=skip)
     more, less = pairs["sent_more"].tolist(), pairs["sent_less"].tolist()
     out = pairs.copy()
@@ -409,7 +417,10 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     if empty:
         raise CrowsError(f"pairs with no {'shared' if method == 'nangia' else 'modified'} "
                          f"tokens to score (rows {empty[:10]})")
-    scored = scoring.masked_token_logprobs(lm, more + less, positions=positions, **engine)
+    if method == "sss":
+        scored = scoring.jointly_masked_token_logprobs(lm, more + less, positions=positions, **engine)
+    else:
+        scored = scoring.masked_token_logprobs(lm, more + less, positions=positions, **engine)
     values = np.array([reduce(s.logprob[p]) for s, p in zip(scored, positions, strict=True)])
     out["score_more"], out["score_less"] = values[: len(more)], values[len(more):]
     out["n_scored_more"] = [len(p) for p in positions[: len(more)]]

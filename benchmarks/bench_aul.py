@@ -42,8 +42,8 @@ def synthetic_pairs(n: int, seed: int = 0):
     for _ in range(n):
         (a, b), pred, end = (SUBJECTS[rng.integers(len(SUBJECTS))], PREDICATES[rng.integers(len(PREDICATES))],
                              ENDINGS[rng.integers(len(ENDINGS))])
-        rows.append((f"{a} {pred} {end}.", f"{b} {pred} {end}.", "other"))
-    return pd.DataFrame(rows, columns=["sent_more", "sent_less", "bias_type"])
+        rows.append((f"{a} {pred} {end}.", f"{b} {pred} {end}.", "other", "stereo"))
+    return pd.DataFrame(rows, columns=["sent_more", "sent_less", "bias_type", "direction"])
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:

@@ -37,7 +37,8 @@ def close(ours, theirs) -> np.ndarray:
 
 
 def frame(pairs) -> pd.DataFrame:
-    return pd.DataFrame([{"bias_type": b, "sent_more": m, "sent_less": s} for b, m, s in pairs])
+    return pd.DataFrame([{"bias_type": b, "sent_more": m, "sent_less": s, "direction": "stereo"}
+                         for b, m, s in pairs])
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +79,8 @@ def matrix_mean_and_diagonal(lm, text: str, positions: list[int]) -> tuple[float
 
 
 def modified_positions(lm, more: str, less: str) -> tuple[list[int], list[int]]:
-    shared = crows.shared_token_positions(lm.tokenizer, more, less)
+    pair = pd.DataFrame({"sent_more": [more], "sent_less": [less], "direction": ["stereo"]})
+    shared = crows.shared_token_positions(lm.tokenizer, pair)[0]
     out = []
     for text, keep in zip((more, less), shared, strict=True):
         enc = lm.tokenizer(text, return_special_tokens_mask=True)

@@ -88,13 +88,12 @@ else:
     sheet_tables, unequal_table = {}, ""
 
 # %% tags=["nbval-check-output"]
-print(summary_table)
-print()
-print(unequal_table)
+report.show_table(summary_table)
+report.show_table(unequal_table)
 
 # %% tags=["nbval-check-output"]
 for sheet, text in sheet_tables.items():
-    print(f"### {sheet}\n\n{text}\n")
+    report.show_table(f"### {sheet}\n\n{text}\n")
 
 # %% [markdown]
 # ## Scores per language, with intervals
@@ -120,7 +119,7 @@ scores = study.language_scores(decisions, aggregate=aggregate, n_bootstrap=n_boo
 scores_table = report.markdown_table(scores, digits=2, formats={"binom_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(scores_table)
+report.show_table(scores_table)
 
 # %% [markdown]
 # Per bias type (both tasks together), with the same interval and test:
@@ -131,7 +130,7 @@ bias_table = report.markdown_table(
     digits=2, formats={"binom_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
-print(bias_table)
+report.show_table(bias_table)
 
 # %% [markdown]
 # ## Languages compared over the shared items
@@ -159,9 +158,8 @@ else:
     per_language_table = paired_table = "(one language: nothing to compare)"
 
 # %% tags=["nbval-check-output"]
-print(per_language_table)
-print()
-print(paired_table)
+report.show_table(per_language_table)
+report.show_table(paired_table)
 
 # %%
 if table_file:

@@ -183,7 +183,7 @@ def write_tasks(out: str | Path, datasets: list[str] | None = None, languages: l
 
     Returns
     -------
-    The task names written, in registry order.
+    The task names written, datasets in the order given (registry order by default).
 
     Raises
     ------

@@ -535,8 +535,8 @@ def lm_eval_metrics(scored: pd.DataFrame) -> pd.DataFrame:
 
     >>> t = lm_eval_metrics(pd.DataFrame({"score_more": [-1.0, -3.0, -2.0],
     ...                                   "score_less": [-2.0, -1.0, -2.0], "bias_type": "a"}))
-    >>> t.iloc[0][["n", "pct_stereotype", "likelihood_diff"]].tolist()
-    [3, 0.3333333333333333, 1.0]
+    >>> t.round(4).to_dict("records")
+    [{'bias_type': 'all', 'n': 3, 'pct_stereotype': 0.3333, 'likelihood_diff': 1.0}, {'bias_type': 'a', 'n': 3, 'pct_stereotype': 0.3333, 'likelihood_diff': 1.0}]
     """
     _check_columns(scored, ("score_more", "score_less", "bias_type"), "scored pairs")
     if scored.empty:

@@ -1,4 +1,4 @@
-"""Command line: ``polybias sweep|run|lock|fetch|models|sources|datasets|crows-alignment|measures|results|export|cards``."""
+"""Command line: ``polybias sweep|run|lock|fetch|models|sources|datasets|crows-alignment|lm-eval-tasks|measures|results|export|cards``."""
 
 from __future__ import annotations
 
@@ -28,6 +28,13 @@ def main(argv: list[str] | None = None) -> int:
     align.add_argument("--model", default="minilm-l6", help="whose tokenizer (default: minilm-l6)")
     align.add_argument("--dataset", action="append", help="a registered dataset, all its languages "
                                                           "(repeatable; default: every dataset)")
+    tasks = sub.add_parser("lm-eval-tasks", help="write lm-evaluation-harness task YAMLs (and their "
+                                                 "CSVs) for the minimal-pair datasets, from local files")
+    tasks.add_argument("--out", required=True, help="folder to create (lm-eval --include_path)")
+    tasks.add_argument("--dataset", action="append", help="a registered dataset (repeatable; "
+                                                          "default: every dataset)")
+    tasks.add_argument("--language", action="append", help="keep only this language (repeatable)")
+    tasks.add_argument("--force", action="store_true", help="replace an existing --out folder")
     measures = sub.add_parser("measures", help="list the registered measures, or show one's card "
                                                "(polybias measures [NAME])")
     measures.add_argument("name", nargs="?", help="a measure (default: list them all): "
@@ -90,6 +97,17 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         chosen = {d: DATASETS[d] for d in args.dataset} if args.dataset else None
         print(markdown_table(alignment_change_counts(args.model, chosen)))
+    elif args.command == "lm-eval-tasks":
+        from .data.lm_eval_tasks import LmEvalTaskError, write_tasks
+
+        try:
+            names = write_tasks(args.out, args.dataset, args.language, overwrite=args.force)
+        except LmEvalTaskError as err:
+            print(f"polybias lm-eval-tasks: {err}", file=sys.stderr)
+            return 2
+        print(f"{len(names)} task(s) in {args.out} (tag polybias_crows):")
+        for name in names:
+            print(f"  {name}")
     elif args.command == "datasets":
         from .data.crowspairs import list_datasets
         from .data.stereoset import list_datasets as list_stereoset

@@ -115,10 +115,14 @@ site: env $(DOCS_VENV)/.installed ## the website: manuscript, executed notebooks
 	PYTHONPATH=lib $(SPHINX) -b html -c docs/site -W --keep-going -q -j 2 build/site-src build/site
 	@echo "open build/site/index.html"
 
+pdf: env $(DOCS_VENV)/.installed ## the manuscript as a PDF through Typst (Noto fonts for Bangla, Devanagari, Greek, Persian, CJK) -> build/paper.pdf
+	PYTHONPATH=lib $(PY) docs/site/stage.py build/site-src
+	$(DOCS_VENV)/bin/python docs/site/pdf.py build/site-src build/paper.pdf
+
 site-test: $(DOCS_VENV)/.installed ## browser test of build/site (headless chromium): console errors, images, internal links; screenshots -> build/screenshots
-	$(DOCS_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/site
+	$(DOCS_VENV)/bin/python -m pytest -q -p no:cacheprovider --confcutdir=tests/site tests/site
 
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test export cards planted validity lint lab zoo bench peers site site-test clean
+.PHONY: help env reproduce paper test export cards planted validity lint lab zoo bench peers site pdf site-test clean

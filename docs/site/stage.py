@@ -21,17 +21,28 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(__file__).resolve().parent
 
 
-def _copy(src: Path, dst: Path) -> None:
+_WRITTEN: set[Path] = set()
+
+
+def _write(dst: Path, data: bytes) -> None:
+    """Write only what changed, so that Sphinx rebuilds only the pages that changed."""
+    _WRITTEN.add(dst)
+    if dst.is_file() and dst.read_bytes() == data:
+        return
     dst.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(src, dst)
+    dst.write_bytes(data)
+
+
+def _copy(src: Path, dst: Path) -> None:
+    _write(dst, src.read_bytes())
 
 
 def _notebook(src: Path, dst: Path) -> None:
@@ -47,25 +58,22 @@ def _notebook(src: Path, dst: Path) -> None:
             title = f"# {match.group(1)} — `{label}`"
             cell["source"] = text[:match.start()] + title + text[match.end():]
             break
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    dst.write_text(json.dumps(nb, ensure_ascii=False, indent=1), encoding="utf-8")
+    _write(dst, json.dumps(nb, ensure_ascii=False, indent=1).encode("utf-8"))
 
 
 def stage(out: Path) -> Path:
     sys.path.insert(0, str(ROOT / "lib"))
     from polybias import manuscript
 
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
     for page in sorted((SITE / "pages").glob("*.md")):
-        _copy(page, out / page.name)
-    if not (ROOT / "docs" / "peers.md").is_file():  # written by `make peers`; optional
-        index = out / "index.md"
-        index.write_text(index.read_text(encoding="utf-8").replace("docs/peers\n", ""),
-                         encoding="utf-8")
-    (out / "paper").mkdir()
-    manuscript.build_manuscript(output=out / "paper" / "manuscript.md")
+        text = page.read_bytes()
+        if page.name == "index.md" and not (ROOT / "docs" / "peers.md").is_file():
+            text = text.replace(b"docs/peers\n", b"")  # written by `make peers`; optional
+        _write(out / page.name, text)
+    with tempfile.TemporaryDirectory() as tmp:
+        built = manuscript.build_manuscript(output=Path(tmp) / "manuscript.md")
+        _copy(built, out / "paper" / "manuscript.md")
     _copy(ROOT / "paper" / "references.bib", out / "paper" / "references.bib")
     for nb in sorted((ROOT / "paper" / "executed").glob("*.ipynb")):
         _notebook(nb, out / "paper" / "executed" / nb.name)
@@ -78,6 +86,9 @@ def stage(out: Path) -> Path:
         _copy(doc, out / "docs" / doc.name)
     for card in sorted((ROOT / "docs" / "measures").glob("*.md")):
         _copy(card, out / "docs" / "measures" / card.name)
+    for stale in [p for p in out.rglob("*") if p.is_file() and p not in _WRITTEN
+                  and p.relative_to(out).parts[0] != "api"]:  # api/: autosummary's stubs
+        stale.unlink()
     return out
 
 

@@ -52,13 +52,13 @@ html_theme = "pydata_sphinx_theme"
 html_title = "polybias"
 html_theme_options = {
     "navigation_with_keys": False,
-    "default_mode": "light",
     "header_links_before_dropdown": 5,
     "show_toc_level": 2,
     "footer_start": ["copyright"],
     "footer_end": [],
     "secondary_sidebar_items": ["page-toc"],
 }
+html_context = {"default_mode": "light"}  # an explicit mode: no "invalid theme mode" error
 html_favicon = "favicon.svg"  # else browsers ask for /favicon.ico, which is not there
 html_show_sourcelink = False
 html_copy_source = False

@@ -120,7 +120,29 @@ peers: env $(foreach p,$(PEERS),$(PEERS_ENV)/$(p)/.installed) ## execute the pee
 	POLYBIAS_PEERS_REQUIRED=1 POLYBIAS_PEERS_REPORT="$$rows/rows.jsonl" $(VENV)/bin/pytest -q -p no:cacheprovider tests/peers; \
 	POLYBIAS_PEERS_REPORT="$$rows/rows.jsonl" $(PY) tests/peers/report.py
 
+# The site and the PDF: their own environment (.venv-docs, from docs/requirements-site.txt).
+# The Sphinx source tree is staged from the committed files into build/site-src.
+DOCS_VENV ?= .venv-docs
+SPHINX    := $(DOCS_VENV)/bin/sphinx-build
+
+$(DOCS_VENV)/.installed: docs/requirements-site.txt
+	python3 -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/python -m pip install --quiet -r $< 2>&1 | { grep -v '^WARNING: Location' || true; }
+	touch $@
+
+site: env $(DOCS_VENV)/.installed ## the website: manuscript, executed notebooks, metric cards, docs, API reference -> build/site/index.html (warnings are errors)
+	PYTHONPATH=lib $(PY) docs/site/stage.py build/site-src
+	PYTHONPATH=lib $(SPHINX) -b html -c docs/site -W --keep-going -q -j 2 build/site-src build/site
+	@echo "open build/site/index.html"
+
+pdf: env $(DOCS_VENV)/.installed ## the manuscript as a PDF through Typst (Noto fonts for Bangla, Devanagari, Greek, Persian, CJK) -> build/paper.pdf
+	PYTHONPATH=lib $(PY) docs/site/stage.py build/site-src
+	$(DOCS_VENV)/bin/python docs/site/pdf.py build/site-src build/paper.pdf
+
+site-test: $(DOCS_VENV)/.installed ## browser test of build/site (headless chromium): console errors, images, internal links; screenshots -> build/screenshots
+	$(DOCS_VENV)/bin/python -m pytest -q -p no:cacheprovider --confcutdir=tests/site tests/site
+
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test cluster-test export cards planted validity lint lab lab-test zoo bench peers clean
+.PHONY: help env reproduce paper test cluster-test export cards planted validity lint lab lab-test zoo bench peers site pdf site-test clean

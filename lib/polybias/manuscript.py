@@ -12,6 +12,11 @@ line of their own::
                                                   from the run records (paper/export/kurita.csv)
     <!-- records: ceat | test=C6 -->              ... filtered on columns (then no figure)
 
+A table or figure of a section ``NN_*.md`` is followed by a one-line *Source* note
+linking the executed notebook that wrote it (``paper/executed/NN_*.ipynb``, the run whose
+label the file name holds) and the metric cards of the measures it reports
+(:data:`CARDS`, by the file name's first word), where they can be told.
+
 ``records`` tables are the ones ``polybias export`` writes from the records of the sweep
 (``make reproduce`` runs it into ``paper/export/``, :func:`polybias.results.export`): one
 row per study, test and subset, one column per model and language, followed by the
@@ -33,6 +38,64 @@ from . import paths
 from .records import write_text_atomic
 
 DIRECTIVE = re.compile(r"^<!--\s*(table|figure|reported|records):\s*(.*?)\s*-->\s*$")
+
+
+# The metric cards (docs/measures/<name>.md) behind a table or figure, by the first word
+# of its file name (the notebook's output prefix).
+CARDS = {
+    "weat": ("weat",), "seat": ("seat",), "ceat": ("ceat",), "logprob": ("kurita",),
+    "crows": ("crows", "jsd-b"), "catbias": ("cb",), "interactions": ("interaction-cb",),
+    "debias": ("weat-gap",), "external": ("wefat", "relative-norm-distance"),
+}
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in re.split(r"[_.]", text) if t]
+
+
+def _run_match(label: list[str], stem: list[str]) -> int:
+    """How many leading tokens of a run label occur, in order and adjacent, in a file stem."""
+    best = 0
+    for start in range(len(stem)):
+        n = 0
+        while n < len(label) and start + n < len(stem) and stem[start + n] == label[n]:
+            n += 1
+        best = max(best, n)
+    return best
+
+
+def source_note(file: str, section: str) -> str:
+    """The *Source* line under a table or figure ``file`` of ``section`` (``NN_*.md``), or ''.
+
+    >>> source_note("weat_w2v-gnews.md", "01_weat.md")
+    '*Source:* notebook [01_weat_w2v-gnews](executed/01_weat_w2v-gnews.ipynb); card [weat](../docs/measures/weat.md)\\n'
+    >>> source_note("weat_w2v-gnews.md", "appendix.md")  # not a numbered section
+    ''
+    """
+    number = section.split("_", 1)[0]
+    if not number.isdigit():
+        return ""
+    stem = _tokens(Path(file).stem)
+    names = [nb.stem for nb in (paths.project_root() / "notebooks").glob(f"{number}_*.py")]
+    candidates = {}
+    for nb in sorted((paths.paper_dir() / "executed").glob(f"{number}_*.ipynb")):
+        name = next((n for n in names if nb.stem.startswith(n + "_")), None)
+        if name is not None:  # the run label: what the sweep appended to the notebook's name
+            label = _tokens(nb.stem[len(name) + 1:])
+            n = _run_match(label, stem)
+            candidates[nb.name] = (n, n == len(label))  # a whole label beats a partial one
+    if len(candidates) == 1:  # one run of the notebook: it wrote everything of its section
+        candidates = {name: (1, True) for name in candidates}
+    best = max(candidates.values(), default=(0, False))
+    winners = [name for name, score in candidates.items() if score == best]
+    parts = []
+    if best[0] and len(winners) == 1:
+        parts.append(f"notebook [{Path(winners[0]).stem}](executed/{winners[0]})")
+    cards = [c for c in CARDS.get(stem[0].split("-")[0] if stem else "", ())
+             if (paths.project_root() / "docs" / "measures" / f"{c}.md").is_file()]
+    if cards:
+        parts.append("card " + ", ".join(f"[{c}](../docs/measures/{c}.md)" for c in cards))
+    return f"*Source:* {'; '.join(parts)}\n" if parts else ""
 
 
 class ManuscriptError(ValueError):
@@ -112,12 +175,16 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
                 raise ManuscriptError(f"{where}: table paper/tables/{spec} does not exist "
                                       "(run make reproduce)")
             out.append(file.read_text(encoding="utf-8").rstrip("\n") + "\n")
+            if note := source_note(spec, Path(where).name):
+                out.append("\n" + note)
         elif kind == "figure":
             name, _, caption = (part.strip() for part in spec.partition("|"))
             if not (paths.figures_dir() / name).is_file():
                 raise ManuscriptError(f"{where}: figure figures/{name} does not exist "
                                       "(run make reproduce)")
             out.append(f"![{caption or name}]({figures_prefix}{name})\n")
+            if note := source_note(name, Path(where).name):
+                out.append("\n" + note)
         elif kind == "records":
             out.append(_records_table(spec, where, export_prefix))
         else:

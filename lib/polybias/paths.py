@@ -3,13 +3,17 @@
 Every location can be overridden by an environment variable so that an installed
 package (not a checkout) works too:
 
-``POLYBIAS_ROOT``   project root (folder holding ``data/`` and ``configs/``)
-``POLYBIAS_CACHE``  download and conversion cache (default ``<root>/.cache``)
-``POLYBIAS_DATA_MIRROR``  a local mirror of external files, laid out
-                    ``<mirror>/<owner>+<repo>/<path>`` (read by :mod:`polybias.data.sources`)
-``POLYBIAS_OUTPUT_ROOT``  where notebooks write records, tables and figures (default: the
-                    project root); ``make test`` points it at a scratch folder so that
-                    re-executing the checked notebooks never writes into the checkout
+``POLYBIAS_ROOT``
+    project root (folder holding ``data/`` and ``configs/``)
+``POLYBIAS_CACHE``
+    download and conversion cache (default ``<root>/.cache``)
+``POLYBIAS_DATA_MIRROR``
+    a local mirror of external files, laid out ``<mirror>/<owner>+<repo>/<path>``
+    (read by :mod:`polybias.data.sources`)
+``POLYBIAS_OUTPUT_ROOT``
+    where notebooks write records, tables and figures (default: the project root);
+    ``make test`` points it at a scratch folder so that re-executing the checked
+    notebooks never writes into the checkout
 """
 
 from __future__ import annotations

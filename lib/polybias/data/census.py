@@ -30,7 +30,7 @@ FEMALE_WORDS = "garg2018-female-words"
 MALE_WORDS = "garg2018-male-words"
 
 SHARE_COLUMNS = ("Census year", "Occupation", "Total Weight", "Female", "Male")
-#: |Female + Male − 1| allowed in a row (the file's own sums differ from 1 by < 3e-16).
+#: The largest ``abs(Female + Male - 1)`` allowed in a row (the file's own sums differ from 1 by < 3e-16).
 SUM_TOLERANCE = 1e-6
 #: Outcomes of the share of women p that :func:`women_share_outcome` computes.
 OUTCOMES = ("share", "logit", "relative_percentage")

@@ -182,7 +182,7 @@ def _included(raw: dict, file: Path, seen: tuple[Path, ...]) -> tuple[dict, dict
 
 def load_wordlist_file(file: str | Path) -> tuple[dict[str, WordSet], dict[str, AssociationTest]]:
     """Parse and validate one word-list YAML file: its sets and its tests (with those of
-    the files it ``include``s)."""
+    the files it names under ``include``)."""
     return _load(Path(file), ())
 
 

@@ -117,6 +117,8 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
     max_length : a lower length limit than the model's (e.g. a sentence-transformers
         ``max_seq_length``).
 
+    Examples
+    --------
     >>> from polybias.planted.tiny_models import build_tiny_encoder
     >>> enc = wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
     >>> enc.max_length, enc.pooling

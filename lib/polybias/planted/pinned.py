@@ -14,10 +14,13 @@ answered, in this order:
    checked against its sha256 first and a mismatch is an error;
 2. otherwise according to ``POLYBIAS_PLANTED`` (:func:`mode`):
 
-   ``auto`` (default)  train on this machine and keep it in the cache (``.cache/trained``);
-   ``pinned``          raise: only pinned models may be used (``make test`` and
-                       ``make reproduce`` run the checked notebooks this way);
-   ``pin``             train, then add it to the pinned store (how new models are pinned).
+   ``auto`` (default)
+       train on this machine and keep it in the cache (``.cache/trained``);
+   ``pinned``
+       raise: only pinned models may be used (``make test`` and ``make reproduce``
+       run the checked notebooks this way);
+   ``pin``
+       train, then add it to the pinned store (how new models are pinned).
 
 ``make planted`` retrains every pinned model from its stored spec (:func:`retrain_all`)
 and rewrites the store; on the machine that produced the store the files come out

@@ -1,0 +1,97 @@
+"""Stage the site's Sphinx source tree from the committed repository files.
+
+The pages live in several places (``paper/``, ``docs/``, ``figures/``); Sphinx wants
+one source directory. This script copies them into ``build/site-src`` keeping the
+repository layout, so that the relative links and images inside the pages still
+resolve:
+
+* ``paper/manuscript.md`` is rebuilt from ``paper/sections`` (``polybias.manuscript``),
+  so the site always matches the committed sections, tables and figures;
+* ``paper/executed/*.ipynb`` are copied (rendered with their stored outputs, never
+  re-executed); a notebook's first heading gets its run label appended, since several
+  runs of one notebook share a title;
+* ``docs/*.md`` (peers included when present), ``docs/measures/*.md``,
+  ``figures/``, ``paper/export/*.png`` and ``paper/references.bib``;
+* the hand-written site pages of ``docs/site/pages`` at the root.
+
+Run with the project environment: ``python docs/site/stage.py [OUT]``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = Path(__file__).resolve().parent
+
+
+_WRITTEN: set[Path] = set()
+
+
+def _write(dst: Path, data: bytes) -> None:
+    """Write only what changed, so that Sphinx rebuilds only the pages that changed."""
+    _WRITTEN.add(dst)
+    if dst.is_file() and dst.read_bytes() == data:
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(data)
+
+
+def _copy(src: Path, dst: Path) -> None:
+    _write(dst, src.read_bytes())
+
+
+def _notebook(src: Path, dst: Path) -> None:
+    """Copy one executed notebook, labelling its title with the run (the name's tail)."""
+    nb = json.loads(src.read_text(encoding="utf-8"))
+    label = src.stem.split("_", 1)[1] if "_" in src.stem else src.stem
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "markdown":
+            continue
+        text = "".join(cell["source"])
+        match = re.search(r"^# (.+)$", text, flags=re.M)
+        if match:
+            title = f"# {match.group(1)} — `{label}`"
+            cell["source"] = text[:match.start()] + title + text[match.end():]
+            break
+    _write(dst, json.dumps(nb, ensure_ascii=False, indent=1).encode("utf-8"))
+
+
+def stage(out: Path) -> Path:
+    sys.path.insert(0, str(ROOT / "lib"))
+    from polybias import manuscript
+
+    out.mkdir(parents=True, exist_ok=True)
+    for page in sorted((SITE / "pages").glob("*.md")):
+        text = page.read_bytes()
+        if page.name == "index.md" and not (ROOT / "docs" / "peers.md").is_file():
+            text = text.replace(b"docs/peers\n", b"")  # written by `make peers`; optional
+        _write(out / page.name, text)
+    with tempfile.TemporaryDirectory() as tmp:
+        built = manuscript.build_manuscript(output=Path(tmp) / "manuscript.md")
+        _copy(built, out / "paper" / "manuscript.md")
+    _copy(ROOT / "paper" / "references.bib", out / "paper" / "references.bib")
+    for nb in sorted((ROOT / "paper" / "executed").glob("*.ipynb")):
+        _notebook(nb, out / "paper" / "executed" / nb.name)
+    for png in sorted((ROOT / "paper" / "export").glob("*.png")):
+        _copy(png, out / "paper" / "export" / png.name)
+    for fig in sorted((ROOT / "figures").glob("*")):
+        if fig.is_file():
+            _copy(fig, out / "figures" / fig.name)
+    for doc in sorted((ROOT / "docs").glob("*.md")):
+        _copy(doc, out / "docs" / doc.name)
+    for card in sorted((ROOT / "docs" / "measures").glob("*.md")):
+        _copy(card, out / "docs" / "measures" / card.name)
+    for stale in [p for p in out.rglob("*") if p.is_file() and p not in _WRITTEN
+                  and p.relative_to(out).parts[0] != "api"]:  # api/: autosummary's stubs
+        stale.unlink()
+    return out
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "site-src"
+    print(f"staged {stage(target)}")

@@ -1,0 +1,139 @@
+"""Browser test of the built site (``make site``, then ``make site-test``).
+
+Serves ``build/site`` on 127.0.0.1 and visits every page with headless Chromium: no
+console errors, every ``<img>`` loaded (``naturalWidth > 0``), every internal link
+answered with HTTP 200, no request leaving the machine. Screenshots of the front page,
+a manuscript section with a table and a figure, and a rendered notebook go to
+``build/screenshots``. Skipped unless the site is built and Playwright and Chromium
+(``CHROMIUM``, default ``/usr/bin/chromium``) are present.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urldefrag, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "build" / "site"
+SHOTS = ROOT / "build" / "screenshots"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+playwright = pytest.importorskip("playwright.sync_api")
+pytestmark = [
+    pytest.mark.skipif(not (SITE / "index.html").is_file(), reason="build/site not built (make site)"),
+    pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason=f"no chromium at {CHROMIUM}"),
+]
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    handler = functools.partial(_Quiet, directory=str(SITE))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    with playwright.sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM,
+            headless=True, args=FLAGS, viewport={"width": 1280, "height": 900})
+        yield context
+        context.close()
+
+
+def pages() -> list[str]:
+    return sorted(str(p.relative_to(SITE)) for p in SITE.rglob("*.html")
+                  if not p.relative_to(SITE).parts[0].startswith("_"))
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def visit(browser, url: str):
+    """Load a page; return (page, console errors, requests to other hosts)."""
+    page = browser.new_page()
+    errors, outside = [], []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("response", lambda r: errors.append(f"HTTP {r.status} for {r.url}") if r.status >= 400 else None)
+    page.on("request", lambda r: outside.append(r.url)
+            if urlparse(r.url).hostname not in (None, "127.0.0.1") and r.url.startswith("http") else None)
+    page.goto(url, wait_until="load")
+    return page, errors, outside
+
+
+def test_the_site_has_the_expected_pages():
+    names = pages()
+    assert "index.html" in names and "paper/manuscript.html" in names and "references.html" in names
+    assert sum(n.startswith("paper/executed/") for n in names) == len(list((ROOT / "paper" / "executed").glob("*.ipynb")))
+    assert sum(n.startswith("docs/measures/") for n in names) == len(list((ROOT / "docs" / "measures").glob("*.md")))
+    assert any(n.startswith("api/polybias.") for n in names)
+
+
+def test_every_page_loads_cleanly(browser, base_url):
+    problems, checked = [], {}
+    for name in pages():
+        page, errors, outside = visit(browser, base_url + name)
+        broken = page.eval_on_selector_all(
+            "img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
+        links = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
+        page.close()
+        problems += [f"{name}: console error: {e}" for e in errors]
+        problems += [f"{name}: request leaves the machine: {u}" for u in outside]
+        problems += [f"{name}: image not loaded: {src}" for src in broken]
+        for link in links:
+            target = urldefrag(link).url
+            if not target.startswith(base_url):
+                continue
+            if target not in checked:
+                checked[target] = _status(target)
+            if checked[target] != 200:
+                problems.append(f"{name}: link {link} -> HTTP {checked[target]}")
+    assert not problems, "\n".join(problems[:50])
+    assert checked, "no internal links found"
+
+
+def test_screenshots(browser, base_url):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page, _, _ = visit(browser, base_url + "index.html")
+    page.screenshot(path=str(SHOTS / "front.png"))
+    page.close()
+    # a manuscript section with both a table and a figure
+    page, _, _ = visit(browser, base_url + "paper/manuscript.html")
+    target = page.locator("section section").filter(has=page.locator("table")).filter(
+        has=page.locator("img")).first
+    assert target.count() == 1, "no manuscript section with a table and a figure"
+    target.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "manuscript_section.png"))
+    page.close()
+    page, _, _ = visit(browser, base_url + "paper/executed/01_weat_w2v-gnews.html")
+    assert page.locator("div.cell_output").count() > 0, "notebook rendered without its outputs"
+    page.locator("div.cell_output").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "notebook.png"))
+    page.close()
+    assert all((SHOTS / f).stat().st_size > 10_000 for f in ("front.png", "manuscript_section.png", "notebook.png"))

@@ -622,6 +622,64 @@ def calibration_table(frame: pd.DataFrame, alpha: float = 0.05, too_high: float 
     return pd.DataFrame(rows)
 
 
+def calibration_sample_size(k: int, too_high: float = 0.15, level: float = 0.95,
+                            method: str = "clopper-pearson") -> int:
+    """The fewest balanced models at which ``k`` false positives still give the verdict
+    "calibrated" of :func:`calibration_verdict`: the smallest n whose upper interval
+    bound for ``k / n`` lies below ``too_high`` (the bound falls as n grows).
+
+    The Clopper–Pearson bound at 0 of n is 1 − ((1 − level)/2)^(1/n), so with level 0.95
+    and ``too_high`` 0.15, 0 false positives need n ≥ ln 0.025 / ln 0.85, i.e. 23:
+
+    >>> [calibration_sample_size(k) for k in range(4)]
+    [23, 35, 46, 56]
+    """
+    if k < 0:
+        raise ValidityError(f"k must be >= 0, got {k}")
+    n = max(k, 1)
+    while binomial_interval(k, n, level, method)[1] >= too_high:
+        n += 1
+    return n
+
+
+def calibration_by_size(frame: pd.DataFrame, metrics: list[str] | None = None, alpha: float = 0.05,
+                        too_high: float = 0.15, level: float = 0.95) -> pd.DataFrame:
+    """:func:`calibration_table` at every size, not only the default: the false-positive
+    rate of each test over the balanced (``p = 0.5``) models per (language, measure,
+    metric, size), its Clopper–Pearson interval and verdict; ``metrics`` keeps those."""
+    half = frame[np.isclose(frame["p"], 0.5) & frame["pvalue"].notna()]
+    if metrics is not None:
+        half = half[half["metric"].isin(metrics)]
+    rows = []
+    for (lang, measure, metric, size), g in half.groupby([*_KEYS, "size"], sort=True):
+        k = int((g["pvalue"] < alpha).sum())
+        v = calibration_verdict(k, len(g), alpha, too_high, level)
+        rows.append({"language": lang, "measure": measure, "metric": metric,
+                     "size_axis": g["size_axis"].iloc[0], "size": int(size), "n": v["n"],
+                     "false_positives": k, "fpr": v["fpr"], "fpr_low": v["fpr_low"],
+                     "fpr_high": v["fpr_high"], "verdict": v["verdict"]})
+    return pd.DataFrame(rows)
+
+
+def layer_table(layers: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """Per (metric, layer) of a per-layer probe (one model per strength, default sizes):
+    the value at every planted ``p`` (columns ``p=…``), Spearman's ρ of value against p
+    and its p-value, and ``detected``: how many of the models with ``p != 0.5`` the
+    measure's own test detects on the planted side (:func:`detections`)."""
+    d = detections(_defaults(layers), alpha=alpha)
+    rows = []
+    for (metric, layer), g in d.groupby(["metric", "layer"], sort=True):
+        g = g.sort_values("p")
+        mono = monotonicity_test(g["p"], g["value"])
+        row = {"metric": metric, "layer": "output" if layer < 0 else int(layer)}
+        row.update({f"p={p:g}": float(v) for p, v in zip(g["p"], g["value"], strict=True)})
+        off = g[~np.isclose(g["p"], 0.5)]
+        row.update({"rho": mono["rho"], "rho_p": mono["pvalue"],
+                    "detected": f"{int(off['detected'].sum())}/{len(off)}"})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def detections(frame: pd.DataFrame, alpha: float = 0.05, null_quantile: float = 0.95) -> pd.DataFrame:
     """``frame`` with a boolean ``detected`` column and the ``rule`` that set it.
 
@@ -732,7 +790,7 @@ def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame
     if len(wrong):
         out.append("On the wrong side of the null at some strength: " + names(wrong) + ".")
     for value, g in assessed.dropna(subset=["resolves"]).groupby("resolves"):
-        out.append(f"Resolved from p = {value:.1f} (and its mirror): " + names(g) + ".")
+        out.append(f"Resolved from p = {value:g} (and its mirror): " + names(g) + ".")
     never = assessed[assessed["resolves"].isna()]
     if len(never):
         out.append("Not resolved even at the strongest p: " + names(never) + ".")

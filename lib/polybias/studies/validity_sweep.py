@@ -300,28 +300,45 @@ _BLEACHED = {"en": "the {w} .", "bn": "{w} ।", "hi": "{w} ।"}
 
 
 def _score_embeddings(job, config, lm) -> list[dict[str, Any]]:
-    from ..data import text
     from ..engines import embeddings
+
+    encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name,
+                                      revision=lm.revision, pooling="mean")
+    return embedding_rows(job, config, lambda texts: embeddings.sentence_vectors(
+        encoder, texts, pooling="mean"), encoder)
+
+
+def embedding_rows(job: dict[str, Any], config: dict[str, Any], sentence_vectors, encoder,
+                   measure: str = "embedding-mlm", layer: int = -1) -> list[dict[str, Any]]:
+    """SEAT and CEAT rows of one model at every size of ``config``.
+
+    SEAT: each group word in the bleached sentence of :data:`_BLEACHED`, embedded by
+    ``sentence_vectors(texts) -> (n, dim)``; ``seat_words`` words per set drawn with the
+    seed ``(seed, k, 2)``; WEAT statistics with a one-sided permutation p. CEAT: a fresh
+    planted corpus of the job's strength (``seed + 10_000``: sentences the model has not
+    seen), ``ceat_samples`` occurrences per word, occurrence vectors of ``encoder`` at
+    ``layer`` (:func:`polybias.metrics.ceat.occurrence_vectors`), CES with the normal
+    p (``ceat-ces``) and the word-permutation p (``ceat-ces-perm``). X = male, Y = female,
+    A = career, B = family terms of :func:`polybias.planted.synthetic.planted_groups`.
+    """
+    from ..data import text
     from ..metrics import ceat as ceat_metric
     from ..metrics.weat import weat
     from ..planted.synthetic import planted_corpus, planted_groups
 
     lang = job["language"]
-    encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name,
-                                      revision=lm.revision, pooling="mean")
     groups = planted_groups(lang)
     sets = {"X": groups["targets"]["male"], "Y": groups["targets"]["female"],
             "A": groups["attributes"]["career"], "B": groups["attributes"]["family"]}
     rows = []
-    vec = {r: dict(zip(ws, embeddings.sentence_vectors(
-        encoder, [_BLEACHED[lang].format(w=w) for w in ws], pooling="mean"), strict=True))
-        for r, ws in sets.items()}
+    vec = {r: dict(zip(ws, sentence_vectors([_BLEACHED[lang].format(w=w) for w in ws]), strict=True))
+           for r, ws in sets.items()}
     for k in config["sizes"]["seat_words"]:
         rng = np.random.default_rng([job["seed"], k, 2])
         chosen = {r: np.stack([vec[r][w] for w in _subset(ws, k, rng)]) for r, ws in sets.items()}
         res = weat(chosen["X"], chosen["Y"], chosen["A"], chosen["B"],
                    n_permutations=config["n_permutations"], seed=job["seed"])
-        rows.append(_row(job, "embedding-mlm", "seat-effect-size", "seat_words", k,
+        rows.append(_row(job, measure, "seat-effect-size", "seat_words", k,
                          config["defaults"], res.effect_size, 0.0, res.pvalue))
     n_sentences = config["mlm"]["n_sentences"]
     fresh = planted_corpus(n_sentences, job["p"], seed=job["seed"] + 10_000, language=lang)
@@ -329,14 +346,14 @@ def _score_embeddings(job, config, lm) -> list[dict[str, Any]]:
     found = text.find_occurrences(fresh, words, language=lang)
     for k in config["sizes"]["ceat_samples"]:
         samples = text.sample_occurrences(found, k, seed=job["seed"])
-        vectors = ceat_metric.occurrence_vectors(encoder, samples)
+        vectors = ceat_metric.occurrence_vectors(encoder, samples, layer=layer)
         stacked = {r: ceat_metric.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
         res = ceat_metric.ceat(stacked["X"], stacked["Y"], stacked["A"], stacked["B"])
         perm = ceat_metric.ceat_permutation(stacked["X"], stacked["Y"], stacked["A"], stacked["B"],
                                             n_permutations=config["n_permutations"], seed=job["seed"])
-        rows += [_row(job, "embedding-mlm", "ceat-ces", "ceat_samples", k,
+        rows += [_row(job, measure, "ceat-ces", "ceat_samples", k,
                       config["defaults"], res.ces, 0.0, res.pvalue),
-                 _row(job, "embedding-mlm", "ceat-ces-perm", "ceat_samples", k,
+                 _row(job, measure, "ceat-ces-perm", "ceat_samples", k,
                       config["defaults"], perm.ces, 0.0, perm.pvalue)]
     return rows
 

@@ -51,19 +51,26 @@ def test_encoder_rows_are_deterministic():
     assert first == validity_diagnosis.encoder_rows("bn", 0.6, 3, CONFIG)
 
 
-def test_layer_table_gives_rho_and_detections_per_layer():
+def test_layer_table_tells_direction_from_strength():
+    """Layer 1 follows the planted direction; layer 0 sees the planted strength with a
+    sign that flips between seeds (what SEAT shows on the trained masked LMs)."""
     rows = []
-    for layer, sign in ((0, 0.0), (1, 1.0)):
+    for layer in (0, 1, -1):
         for p in (0.1, 0.3, 0.5, 0.7, 0.9):
-            value = sign * (p - 0.5) * 4
-            rows.append({"language": "en", "family": "mlm", "measure": "embedding-mlm",
-                         "metric": "seat-effect-size", "p": p, "seed": 0, "size_axis": "words per set",
-                         "size": 8, "default": True, "value": value if sign else 0.1 * (p == 0.3),
-                         "null": 0.0, "pvalue": 0.01 if sign and p != 0.5 else 0.5, "layer": layer})
+            for seed in (0, 1):
+                flip = -1.0 if (layer == 0 and seed == 1) else 1.0
+                value = flip * (p - 0.5) * 4 + 0.01 * seed
+                rows.append({"language": "en", "family": "mlm", "measure": "embedding-mlm",
+                             "metric": "seat-effect-size", "p": p, "seed": seed,
+                             "size_axis": "words per set", "size": 8, "default": True,
+                             "value": value, "null": 0.0, "layer": layer,
+                             "pvalue": 0.01 if p != 0.5 else 0.5})
     table = validity.layer_table(pd.DataFrame(rows)).set_index("layer")
-    assert table.loc[1, "rho"] == pytest.approx(1.0) and table.loc[1, "detected"] == "4/4"
-    assert table.loc[0, "detected"] == "0/4" and table.loc[0, "rho"] < 0.5
-    assert table.loc[1, "p=0.9"] == pytest.approx(1.6)
+    assert list(table.index) == ["output", "0", "1"]
+    assert table.loc["1", "rho"] > 0.9 and table.loc["1", "right_sign"] == 1.0
+    assert table.loc["1", "detected"] == "8/8" and table.loc["1", "detected_wrong"] == "0/8"
+    assert table.loc["0", "right_sign"] == 0.5 and table.loc["0", "detected_wrong"] == "4/8"
+    assert abs(table.loc["0", "rho"]) < 0.3 and table.loc["0", "rho_abs"] > 0.8
 
 
 def test_calibration_by_size_counts_every_size():

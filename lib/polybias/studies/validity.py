@@ -661,23 +661,55 @@ def calibration_by_size(frame: pd.DataFrame, metrics: list[str] | None = None, a
     return pd.DataFrame(rows)
 
 
-def layer_table(layers: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """Per (metric, layer) of a per-layer probe (one model per strength, default sizes):
-    the value at every planted ``p`` (columns ``p=…``), Spearman's ρ of value against p
-    and its p-value, and ``detected``: how many of the models with ``p != 0.5`` the
-    measure's own test detects on the planted side (:func:`detections`)."""
-    d = detections(_defaults(layers), alpha=alpha)
+def sign_and_magnitude(frame: pd.DataFrame, keys: list[str] | None = None, alpha: float = 0.05) -> pd.DataFrame:
+    """Does a signed measure follow the planted *direction*, or only its *strength*?
+
+    Per group of ``keys`` (default: language, measure, metric) at the default sizes, over
+    models with a null:
+
+    * ``rho`` — Spearman's ρ of the value against p (direction and strength);
+    * ``rho_abs`` — ρ of ``|value − null|`` against ``|p − 0.5|`` (strength only), and
+      ``rho_abs_p`` its p-value;
+    * ``right_sign`` — share of the models with ``p ≠ 0.5`` on the planted side of the
+      null (0.5 when the sign is a coin flip);
+    * ``detected`` — models with ``p ≠ 0.5`` whose own test detects the planted direction
+      (:func:`detections`), and ``detected_wrong`` those it finds significant on the
+      other side.
+
+    A measure with a large ``rho_abs`` and ``right_sign`` near 0.5 sees an association of
+    the planted size whose direction the model does not fix.
+
+    >>> f = pd.DataFrame({"language": "en", "measure": "m", "metric": "x", "default": True,
+    ...     "p": [0.1, 0.1, 0.5, 0.5, 0.9, 0.9], "seed": [0, 1, 0, 1, 0, 1], "null": 0.0,
+    ...     "value": [2.0, -2.0, 0.1, -0.1, -2.0, 2.0], "pvalue": [0.01, 0.01, 0.6, 0.6, 0.01, 0.01]})
+    >>> r = sign_and_magnitude(f).iloc[0]
+    >>> float(r["rho"]), round(float(r["rho_abs"]), 3), float(r["right_sign"]), r["detected"]
+    (0.0, 1.0, 0.5, '2/4')
+    """
+    keys = list(keys or _KEYS)
+    d = detections(_defaults(frame).dropna(subset=["null"]), alpha=alpha)
     rows = []
-    for (metric, layer), g in d.groupby(["metric", "layer"], sort=True):
-        g = g.sort_values("p")
-        mono = monotonicity_test(g["p"], g["value"])
-        row = {"metric": metric, "layer": "output" if layer < 0 else int(layer)}
-        row.update({f"p={p:g}": float(v) for p, v in zip(g["p"], g["value"], strict=True)})
+    for key, g in d.groupby(keys, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        signed = monotonicity_test(g["p"], g["value"])
+        magnitude = monotonicity_test(np.abs(g["p"] - 0.5), np.abs(g["value"] - g["null"]))
         off = g[~np.isclose(g["p"], 0.5)]
-        row.update({"rho": mono["rho"], "rho_p": mono["pvalue"],
-                    "detected": f"{int(off['detected'].sum())}/{len(off)}"})
-        rows.append(row)
+        planted_side = np.sign(off["value"] - off["null"]) == np.sign(off["p"] - 0.5)
+        significant = off["pvalue"] < alpha
+        rows.append({**dict(zip(keys, key, strict=True)), "n": int(len(g)),
+                     "rho": signed["rho"], "rho_abs": magnitude["rho"], "rho_abs_p": magnitude["pvalue"],
+                     "right_sign": float(planted_side.mean()) if len(off) else np.nan,
+                     "detected": f"{int(off['detected'].sum())}/{len(off)}",
+                     "detected_wrong": f"{int((significant & ~planted_side).sum())}/{len(off)}"})
     return pd.DataFrame(rows)
+
+
+def layer_table(layers: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """:func:`sign_and_magnitude` per (metric, layer) of a per-layer probe (``layer`` −1,
+    the output distribution, shown as ``output``)."""
+    out = sign_and_magnitude(layers, ["metric", "layer"], alpha=alpha)
+    out["layer"] = [("output" if layer < 0 else str(int(layer))) for layer in out["layer"]]
+    return out
 
 
 def detections(frame: pd.DataFrame, alpha: float = 0.05, null_quantile: float = 0.95) -> pd.DataFrame:

@@ -41,8 +41,12 @@ ENCODER = {"ps": [0.1, 0.3, 0.4, 0.45, 0.55, 0.6, 0.7, 0.9], "models_per_strengt
 """Grid of the known-answer encoder: ``models_per_strength`` encoders (seeds) at every p,
 ``null_models`` at p = 0.5; vector size, gain γ and CEAT's context weight β."""
 
-LAYERS = {"language": "en", "ps": [0.1, 0.3, 0.5, 0.7, 0.9], "seed": 0, "n_sentences": 3000}
-"""The pinned planted MLMs probed per layer (``polybias.studies.validity.LM_TRAINING``)."""
+LAYERS = {"language": "en", "n_sentences": 3000,
+          "models": [(0.1, 0), (0.3, 0), (0.5, 0), (0.7, 0), (0.9, 0),
+                     (0.1, 1), (0.9, 1), (0.1, 2), (0.9, 2), (0.1, 3), (0.9, 3)]}
+"""The pinned planted MLMs probed per layer (``polybias.studies.validity.LM_TRAINING``):
+(p, seed) pairs; several seeds at the strengths these models learn (0.1 and 0.9), so that
+the sign of SEAT and CEAT can be compared across equally biased models."""
 
 ENCODER_FILE = "encoder.csv"
 LAYERS_FILE = "layers.csv"
@@ -109,8 +113,8 @@ def layer_frame(config: dict[str, Any], grid: dict | None = None) -> pd.DataFram
     """:func:`layer_rows` over ``grid`` (default :data:`LAYERS`)."""
     grid = {**LAYERS, **(grid or {})}
     rows = []
-    for p in grid["ps"]:
-        rows += layer_rows(p, config, grid["language"], grid["seed"], grid["n_sentences"])
+    for p, seed in grid["models"]:
+        rows += layer_rows(p, config, grid["language"], seed, grid["n_sentences"])
     return pd.DataFrame(rows)
 
 

@@ -248,7 +248,7 @@ def test_word_permutation_p_is_the_share_of_splits_reaching_the_observed_ces(rng
         reach.append(abs(ceat(targets[list(chosen)], targets[rest], A, B).ces)
                      >= abs(observed.ces) - 1e-12)
     result = ceat_permutation(X, Y, A, B)
-    assert result.n_permutations == 20 and result.pvalue_method == "word-permutation"
+    assert result.n_permutations == 20 and result.pvalue_method == "word-permutation-exact"
     assert result.pvalue == pytest.approx(np.mean(reach), abs=1e-12)
     assert result.ces == observed.ces and result.se == observed.se and result.tau2 == observed.tau2
     assert ceat(X, Y, A, B, pvalue="word-permutation").pvalue == result.pvalue
@@ -263,6 +263,7 @@ def test_word_permutation_monte_carlo_is_seeded_and_close_to_exact(rng):
     mc = ceat_permutation(X, Y, A, B, exact_limit=10, n_permutations=4000, seed=3)
     again = ceat_permutation(X, Y, A, B, exact_limit=10, n_permutations=4000, seed=3)
     assert mc.pvalue == again.pvalue and mc.n_permutations == 4000
+    assert mc.pvalue_method == "word-permutation-monte-carlo"
     assert abs(mc.pvalue - exact.pvalue) < 4 * sqrt(exact.pvalue * (1 - exact.pvalue) / 4000) + 1e-3
 
 
@@ -299,3 +300,12 @@ def test_without_word_level_noise_the_normal_p_is_closer_to_nominal():
 def test_bad_pvalue_option(rng):
     with pytest.raises(CeatError, match="pvalue must be one of"):
         ceat(*_word_noise_null(rng), pvalue="bootstrap")
+
+
+def test_the_measure_registry_reports_the_word_permutation_p(rng):
+    from polybias import measures
+
+    X, Y, A, B = _word_noise_null(rng)
+    r = measures.compute("ceat", X=X, Y=Y, A=A, B=B, pvalue="word-permutation")
+    assert r.p_method == "permutation-exact" and r.p_value == ceat_permutation(X, Y, A, B).pvalue
+    assert measures.compute("ceat", X=X, Y=Y, A=A, B=B).p_method == "normal"

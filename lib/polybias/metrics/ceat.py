@@ -361,8 +361,8 @@ def ceat_permutation(
     Returns
     -------
     CeatResult whose ``ces``, ``se``, ``tau2`` are those of :func:`ceat`, ``pvalue`` the
-    permutation p, ``pvalue_method`` ``"word-permutation"`` and ``n_permutations`` the
-    splits used.
+    permutation p, ``pvalue_method`` ``"word-permutation-exact"`` or
+    ``"word-permutation-monte-carlo"`` and ``n_permutations`` the splits used.
 
     Examples
     --------
@@ -422,8 +422,9 @@ def ceat_permutation(
         pvalue, used = (hits + 1) / (n_permutations + 1), n_permutations
     sizes = {k: len(M) for k, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}
     fields = {**re.__dict__, "pvalue": float(pvalue)}
+    method = "word-permutation-exact" if n_splits <= exact_limit else "word-permutation-monte-carlo"
     return CeatResult(**fields, effect_sizes=d, variances=V, sizes=sizes,
-                      pvalue_method="word-permutation", n_permutations=int(used))
+                      pvalue_method=method, n_permutations=int(used))
 
 
 def ceat(

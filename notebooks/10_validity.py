@@ -275,11 +275,14 @@ print(direction_text)
 # %% [markdown]
 # ## Where is the planted association in the masked LM?
 #
-# SEAT and CEAT at every layer of the pinned planted masked LMs (English; 10 epochs of
-# batch 16 on 3000 sentences, which learn the association at p = 0.1 and 0.9 but hardly
-# at 0.3 and 0.7; seed 0 at p = 0.1, 0.3, 0.5, 0.7, 0.9 and seeds 1–3 at 0.1 and 0.9;
-# layer 0 is the input embeddings), beside Kurita's effect size, which reads the output
-# distribution (`output`), with the columns of the table above.
+# SEAT and CEAT at every layer of pinned planted masked LMs (English; layer 0 is the
+# input embeddings), beside Kurita's effect size, which reads the output distribution
+# (`output`), with the columns of the table above and `agrees_with_output`: the share of
+# the models with `p ≠ 0.5` whose value has the sign of the same model's Kurita score.
+# Two trainings (`polybias.studies.validity_diagnosis.LAYERS`): 10 epochs of batch 16
+# (learns the association at p = 0.1 and 0.9 only; seed 0 at every strength, seeds 1–3
+# at 0.1 and 0.9), and the sweep's 30 epochs of batch 64 on four of the sweep's models,
+# two whose last-layer SEAT the sweep found on the planted side and two on the other.
 
 # %%
 if len(layers):

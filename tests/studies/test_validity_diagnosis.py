@@ -61,11 +61,12 @@ def test_layer_table_tells_direction_from_strength():
                 flip = -1.0 if (layer == 0 and seed == 1) else 1.0
                 value = flip * (p - 0.5) * 4 + 0.01 * seed
                 rows.append({"language": "en", "family": "mlm", "measure": "embedding-mlm",
-                             "metric": "seat-effect-size", "p": p, "seed": seed,
+                             "metric": "kurita-effect-size" if layer < 0 else "seat-effect-size", "p": p, "seed": seed,
                              "size_axis": "words per set", "size": 8, "default": True,
                              "value": value, "null": 0.0, "layer": layer,
                              "pvalue": 0.01 if p != 0.5 else 0.5})
     table = validity.layer_table(pd.DataFrame(rows)).set_index("layer")
+    assert table.loc["1", "agrees_with_output"] == 1.0 and table.loc["0", "agrees_with_output"] == 0.5
     assert list(table.index) == ["output", "0", "1"]
     assert table.loc["1", "rho"] > 0.9 and table.loc["1", "right_sign"] == 1.0
     assert table.loc["1", "detected"] == "8/8" and table.loc["1", "detected_wrong"] == "0/8"

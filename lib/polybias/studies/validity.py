@@ -705,9 +705,22 @@ def sign_and_magnitude(frame: pd.DataFrame, keys: list[str] | None = None, alpha
 
 
 def layer_table(layers: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """:func:`sign_and_magnitude` per (metric, layer) of a per-layer probe (``layer`` −1,
-    the output distribution, shown as ``output``)."""
-    out = sign_and_magnitude(layers, ["metric", "layer"], alpha=alpha)
+    """:func:`sign_and_magnitude` per (training, metric, layer) of a per-layer probe
+    (``layer`` −1, the output distribution, shown as ``output``), and
+    ``agrees_with_output``: the share of the models with ``p ≠ 0.5`` whose value has the
+    sign of the same model's Kurita effect size (the direction the model's predictions
+    carry, whether or not it is the planted one)."""
+    layers = layers if "training" in layers else layers.assign(training="")
+    keys = ["training", "metric", "layer"]
+    out = sign_and_magnitude(layers, keys, alpha=alpha)
+    d = _defaults(layers)
+    d = d[~np.isclose(d["p"], 0.5)]
+    model = ["training", "p", "seed"]
+    kurita = d[d["metric"] == "kurita-effect-size"].set_index(model)["value"].rename("output")
+    joined = d.join(kurita, on=model)
+    agree = (np.sign(joined["value"]) == np.sign(joined["output"])).groupby(
+        [joined[k] for k in keys]).mean().rename("agrees_with_output")
+    out = out.join(agree, on=keys)
     out["layer"] = [("output" if layer < 0 else str(int(layer))) for layer in out["layer"]]
     return out
 

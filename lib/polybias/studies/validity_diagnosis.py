@@ -41,12 +41,20 @@ ENCODER = {"ps": [0.1, 0.3, 0.4, 0.45, 0.55, 0.6, 0.7, 0.9], "models_per_strengt
 """Grid of the known-answer encoder: ``models_per_strength`` encoders (seeds) at every p,
 ``null_models`` at p = 0.5; vector size, gain γ and CEAT's context weight β."""
 
-LAYERS = {"language": "en", "n_sentences": 3000,
-          "models": [(0.1, 0), (0.3, 0), (0.5, 0), (0.7, 0), (0.9, 0),
-                     (0.1, 1), (0.9, 1), (0.1, 2), (0.9, 2), (0.1, 3), (0.9, 3)]}
-"""The pinned planted MLMs probed per layer (``polybias.studies.validity.LM_TRAINING``):
-(p, seed) pairs; several seeds at the strengths these models learn (0.1 and 0.9), so that
-the sign of SEAT and CEAT can be compared across equally biased models."""
+LAYERS = [
+    {"training": "10 epochs, batch 16", "language": "en", "n_sentences": 3000, "options": {},
+     "models": [(0.1, 0), (0.3, 0), (0.5, 0), (0.7, 0), (0.9, 0),
+                (0.1, 1), (0.9, 1), (0.1, 2), (0.9, 2), (0.1, 3), (0.9, 3)]},
+    {"training": "30 epochs, batch 64", "language": "en", "n_sentences": 3000,
+     "options": {"epochs": 30, "batch_size": 64},
+     "models": [(0.1, 0), (0.1, 1), (0.9, 0), (0.9, 4)]},
+]
+"""The pinned planted MLMs probed per layer: (p, seed) pairs of two trainings. The first
+(:data:`polybias.studies.validity.LM_TRAINING`) learns the association at p = 0.1 and 0.9
+only, so it has several seeds there. The second is the sweep's training
+(``configs/sweeps/validity.yaml``), on models whose last-layer SEAT the sweep found on the
+planted side (p = 0.1 seed 0, p = 0.9 seed 0) and on the other side (p = 0.1 seed 1,
+p = 0.9 seed 4) while their Kurita score was on the planted side."""
 
 ENCODER_FILE = "encoder.csv"
 LAYERS_FILE = "layers.csv"
@@ -84,15 +92,15 @@ def encoder_frame(config: dict[str, Any], languages=("en", "bn", "hi"), grid: di
 
 
 def layer_rows(p: float, config: dict[str, Any], language: str = "en", seed: int = 0,
-               n_sentences: int = 3000) -> list[dict[str, Any]]:
+               n_sentences: int = 3000, **training: Any) -> list[dict[str, Any]]:
     """SEAT and CEAT at every layer of one planted MLM (``planted_lm("mlm", p, seed)``
-    with :data:`polybias.studies.validity.LM_TRAINING`, pinned for the :data:`LAYERS`
-    grid), and its Kurita effect size (the output distribution), with a ``layer``
+    with :data:`polybias.studies.validity.LM_TRAINING` updated by ``training``, pinned for
+    the :data:`LAYERS` grids), and its Kurita effect size (the output distribution), with a ``layer``
     column (0 = input embeddings, L = the last layer; Kurita: ``layer`` = -1)."""
     from ..engines import embeddings
     from .validity import planted_lm, planted_template_scores
 
-    lm = planted_lm("mlm", p, seed, language, n_sentences)
+    lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
     encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name,
                                       revision=lm.revision, pooling="mean")
     job = {"language": language, "family": "mlm", "p": float(p), "seed": int(seed)}
@@ -102,19 +110,20 @@ def layer_rows(p: float, config: dict[str, Any], language: str = "en", seed: int
             encoder, texts, pooling="mean", layer=layer), encoder, layer=layer)
         rows += [{**r, "layer": layer} for r in found]
     for r in planted_template_scores(p, seed, language, n_sentences,
-                                     n_permutations=config["n_permutations"]):
+                                     n_permutations=config["n_permutations"], **training):
         if r["metric"] == "kurita-effect-size":
             rows.append({**vs._row(job, "template-mlm", r["metric"], "kurita_templates", 3,
                                    config["defaults"], r["value"], r["null"], r["pvalue"]), "layer": -1})
     return rows
 
 
-def layer_frame(config: dict[str, Any], grid: dict | None = None) -> pd.DataFrame:
-    """:func:`layer_rows` over ``grid`` (default :data:`LAYERS`)."""
-    grid = {**LAYERS, **(grid or {})}
+def layer_frame(config: dict[str, Any], grids: list[dict] | None = None) -> pd.DataFrame:
+    """:func:`layer_rows` over ``grids`` (default :data:`LAYERS`), with a ``training`` column."""
     rows = []
-    for p, seed in grid["models"]:
-        rows += layer_rows(p, config, grid["language"], seed, grid["n_sentences"])
+    for grid in grids or LAYERS:
+        for p, seed in grid["models"]:
+            rows += [{**r, "training": grid["training"]} for r in layer_rows(
+                p, config, grid["language"], seed, grid["n_sentences"], **grid["options"])]
     return pd.DataFrame(rows)
 
 

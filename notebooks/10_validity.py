@@ -204,9 +204,21 @@ print(mdb_text)
 # version 2):
 
 # %%
-ceat_mlm = validity.calibration_by_size(frame, ["ceat-ces", "ceat-ces-perm"], alpha=alpha,
-                                        too_high=too_high)
-ceat_mlm_text = report.markdown_table(ceat_mlm.drop(columns="language"), digits=3)
+ceat_metrics = ["ceat-ces", "ceat-ces-perm"]
+ceat_mlm = validity.calibration_by_size(frame, ceat_metrics, alpha=alpha, too_high=too_high)
+both = validity.same_models(frame, "ceat-ces-perm")
+ceat_mlm_paired = validity.calibration_by_size(both, ceat_metrics, alpha=alpha, too_high=too_high)
+everywhere = validity_sweep.read_summary(paths.project_root() / summary_dir)
+ceat_mlm_pooled = validity.calibration_by_size(
+    validity.same_models(everywhere, "ceat-ces-perm").assign(language="all"), ceat_metrics,
+    alpha=alpha, too_high=too_high)
+ceat_mlm_text = "\n\n".join([
+    "All balanced models of this language:",
+    report.markdown_table(ceat_mlm.drop(columns="language"), digits=3),
+    "The models scored with both p-values (this language):",
+    report.markdown_table(ceat_mlm_paired.drop(columns="language"), digits=3),
+    "The models scored with both p-values, the three languages pooled:",
+    report.markdown_table(ceat_mlm_pooled.drop(columns="language"), digits=3)])
 
 # %% tags=["nbval-check-output"]
 print(ceat_mlm_text)

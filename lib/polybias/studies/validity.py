@@ -704,6 +704,20 @@ def sign_and_magnitude(frame: pd.DataFrame, keys: list[str] | None = None, alpha
     return pd.DataFrame(rows)
 
 
+def same_models(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The rows of the models (language, family, p, seed) that have a row of ``metric``:
+    e.g. the models scored with both of two p-values, for a comparison on the same models.
+
+    >>> f = pd.DataFrame({"language": "en", "family": "mlm", "p": 0.5, "seed": [0, 0, 1],
+    ...                   "metric": ["a", "b", "a"]})
+    >>> same_models(f, "b")["seed"].tolist()
+    [0, 0]
+    """
+    model = ["language", "family", "p", "seed"]
+    have = frame.loc[frame["metric"] == metric, model].drop_duplicates()
+    return frame.merge(have, on=model, how="inner")
+
+
 def layer_table(layers: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """:func:`sign_and_magnitude` per (training, metric, layer) of a per-layer probe
     (``layer`` −1, the output distribution, shown as ``output``), and

@@ -63,6 +63,7 @@ planted: env ## retrain the pinned planted models from their stored specs (data/
 
 validity: env ## the validity sweep: train and score the planted models (resumable, cached), then rewrite data/validity
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m polybias.studies.validity_sweep configs/sweeps/validity.yaml
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 POLYBIAS_PLANTED=pinned $(PY) -m polybias.studies.validity_diagnosis configs/sweeps/validity.yaml
 
 lint: env ## ruff, and the layering contract of lib/polybias (import-linter, [tool.importlinter] in pyproject.toml)
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks

@@ -54,11 +54,15 @@ output_dir: str = "results/validity/interactive"  # run record, relative to the 
 import pandas as pd
 from polybias import paths, plots, report
 from polybias.records import RunRecord, write_record
-from polybias.studies import validity, validity_sweep
+from polybias.studies import validity, validity_diagnosis, validity_sweep
 from polybias.studies.parameters import check_parameters
 
 check_parameters("10_validity", alpha=alpha, too_high=too_high, power_target=power_target)
 frame, records, n_records = validity_sweep.language_summary(summary_dir, language)
+encoder_all = validity_diagnosis.read_frame(summary_dir, validity_diagnosis.ENCODER_FILE)
+encoder = encoder_all[encoder_all["language"] == language]
+layers_all = validity_diagnosis.read_frame(summary_dir, validity_diagnosis.LAYERS_FILE)
+layers = layers_all[layers_all["language"] == language]
 
 # %% [markdown]
 # The sweep's blocks of this language: models planned (`configs/sweeps/validity.yaml`)
@@ -136,6 +140,20 @@ report.show_table(summary_text)
 # lies below `too_high`), "too liberal" (lies above `alpha`), "conservative" (lies below
 # it), otherwise "undecided". `at_null` is the mean offset from the null at `p = 0.5`
 # and `at_null_sd` the spread between equally unbiased models.
+#
+# How many balanced models the rule needs: "calibrated" requires the upper bound of the
+# interval below `too_high`, so `k` false positives decide only from the `n` below (0 of
+# 20 has the bound 0.168 and cannot; 0 of 40 has 0.088). A test whose rate is exactly
+# `alpha` fires on about `alpha · n` models and is decided from about 50 models on; a
+# rate between `alpha` and `too_high` stays undecided at any feasible `n`.
+
+# %%
+needed = pd.DataFrame({"false_positives": range(6)})
+needed["n_needed"] = [validity.calibration_sample_size(k, too_high) for k in needed["false_positives"]]
+needed_text = report.markdown_table(needed)
+
+# %% tags=["nbval-check-output"]
+print(needed_text)
 
 # %%
 calibration = validity.calibration_table(frame, alpha=alpha, too_high=too_high)
@@ -164,6 +182,131 @@ mdb_text = report.markdown_table(mdb.drop(columns="language"), digits=2)
 report.show_table(mdb_text)
 
 # %% [markdown]
+# ## CEAT's false positives: cause and correction
+#
+# CEAT pools per-sample effect sizes with a random-effects model and refers the pooled
+# CES to a normal distribution with the standard error of the pooling. Three suspects for
+# its excess false positives on balanced models: (1) DerSimonian–Laird's τ² estimated
+# from few samples (then the excess would shrink as the samples per word grow); (2) the
+# dependence between samples: every sample reuses the *same* words, so a word's own
+# association, which on a balanced model is noise fixed by training, is shared by all
+# samples; (3) the reference distribution: the normal p treats those words as fixed and
+# only the contexts as random, so it tests "do these words, averaged over contexts,
+# associate?", and with more samples it estimates the words' noise ever more precisely.
+# (2) and (3) are one cause seen from two sides. The test that separates (1) from (2)–(3)
+# is the rate at 5 against 20 occurrences per word; the correction for (2)–(3) is a
+# word-permutation p (`polybias.metrics.ceat.ceat_permutation`): CES, with the whole
+# random-effects pooling redone, over re-splits of the target words, each word keeping
+# its occurrence vectors; exact under exchangeable words for any number of samples.
+#
+# On the planted masked LMs (`ceat-ces`: the normal p; `ceat-ces-perm`: the
+# word-permutation p, scored on the balanced models added to the sweep under its scoring
+# version 2):
+
+# %%
+ceat_metrics = ["ceat-ces", "ceat-ces-perm"]
+ceat_mlm = validity.calibration_by_size(frame, ceat_metrics, alpha=alpha, too_high=too_high)
+both = validity.same_models(frame, "ceat-ces-perm")
+ceat_mlm_paired = validity.calibration_by_size(both, ceat_metrics, alpha=alpha, too_high=too_high)
+everywhere = validity_sweep.read_summary(paths.project_root() / summary_dir)
+ceat_mlm_pooled = validity.calibration_by_size(
+    validity.same_models(everywhere, "ceat-ces-perm").assign(language="all"), ceat_metrics,
+    alpha=alpha, too_high=too_high)
+ceat_mlm_text = "\n\n".join([
+    "All balanced models of this language:",
+    report.markdown_table(ceat_mlm.drop(columns="language"), digits=3),
+    "The models scored with both p-values (this language):",
+    report.markdown_table(ceat_mlm_paired.drop(columns="language"), digits=3),
+    "The models scored with both p-values, the three languages pooled:",
+    report.markdown_table(ceat_mlm_pooled.drop(columns="language"), digits=3)])
+
+# %% tags=["nbval-check-output"]
+print(ceat_mlm_text)
+
+# %% [markdown]
+# On the known-answer encoder's balanced models (below: each with its own random word
+# vectors, the word-level noise of a trained model, and nothing planted), many more of
+# them:
+
+# %%
+ceat_encoder = validity.calibration_by_size(encoder, ["ceat-ces", "ceat-ces-perm", "seat-effect-size"],
+                                            alpha=alpha, too_high=too_high)
+ceat_encoder_text = report.markdown_table(ceat_encoder.drop(columns="language"), digits=3)
+
+# %% tags=["nbval-check-output"]
+print(ceat_encoder_text)
+
+# %% [markdown]
+# ## SEAT and CEAT on a known-answer encoder
+#
+# Is it the measures or the model? The planted association lives in the masked LM's
+# output distribution (which words it predicts next to which), while SEAT and CEAT read
+# vectors. Here the association is placed in the vectors themselves
+# (`polybias.planted.static.corpus_association_embedding`): every target word of the
+# planted corpus of strength `p` leans towards the career or the family direction by its
+# share of career minus family co-occurrences (about `2p − 1` for a male word), on a
+# random unit vector of its own (64 dimensions, gain 0.5). SEAT reads it through the
+# sweep's bleached sentences (mean of the words' vectors), CEAT through occurrences in a
+# fresh corpus (the word's vector plus half the mean of its context words' vectors).
+# Five encoders per strength, sixty balanced; the same sizes as the sweep.
+
+# %%
+encoder_doses = validity.dose_table(encoder)
+encoder_summary = validity.dose_summary(encoder)
+encoder_mdb = validity.mdb_table(encoder, alpha=alpha, target=power_target)
+encoder_text = "\n\n".join([
+    report.markdown_table(encoder_doses.drop(columns="language"), digits=2,
+                          formats={c: ".3g" for c in ("mean", "low", "high")}),
+    report.markdown_table(encoder_summary.drop(columns="language"), digits=2, formats={"rho_p": ".1e"}),
+    report.markdown_table(encoder_mdb.drop(columns="language"), digits=2)])
+
+# %% tags=["nbval-check-output"]
+print(encoder_text)
+
+# %% [markdown]
+# ## Direction or strength?
+#
+# On the trained masked LMs SEAT and CEAT are large at strong `p`, but with a sign that
+# changes from model to model. Per measure: Spearman's ρ of the value against `p`
+# (direction and strength), ρ of its distance from the null against `|p − 0.5|` (strength
+# only, `rho_abs`), the share of the models with `p ≠ 0.5` on the planted side
+# (`right_sign`; 0.5 is a coin flip), and how many of them the measure's own test finds
+# significant in the planted direction (`detected`) and in the other (`detected_wrong`);
+# first on the sweep's models, then on the known-answer encoder.
+
+# %%
+signed = validity.sign_and_magnitude(frame, alpha=alpha)
+direction_text = "\n\n".join([
+    report.markdown_table(signed.drop(columns="language"), digits=2, formats={"rho_abs_p": ".1e"}),
+    report.markdown_table(validity.sign_and_magnitude(encoder, alpha=alpha).drop(columns="language"),
+                          digits=2, formats={"rho_abs_p": ".1e"})])
+
+# %% tags=["nbval-check-output"]
+print(direction_text)
+
+# %% [markdown]
+# ## Where is the planted association in the masked LM?
+#
+# SEAT and CEAT at every layer of pinned planted masked LMs (English; layer 0 is the
+# input embeddings), beside Kurita's effect size, which reads the output distribution
+# (`output`), with the columns of the table above and `agrees_with_output`: the share of
+# the models with `p ≠ 0.5` whose value has the sign of the same model's Kurita score.
+# Two trainings (`polybias.studies.validity_diagnosis.LAYERS`): 10 epochs of batch 16
+# (learns the association at p = 0.1 and 0.9 only; seed 0 at every strength, seeds 1–3
+# at 0.1 and 0.9), and the sweep's 30 epochs of batch 64 on four of the sweep's models,
+# two whose last-layer SEAT the sweep found on the planted side and two on the other.
+
+# %%
+if len(layers):
+    layer_text = report.markdown_table(validity.layer_table(layers, alpha=alpha), digits=2,
+                                       formats={"rho_p": ".2g"})
+else:
+    layer_text = f"The per-layer probe runs on the English models (none for {language})."
+
+# %% tags=["nbval-check-output"]
+print(layer_text)
+
+# %% [markdown]
 # ## Findings
 #
 # The tables above in sentences (the minimum detectable bias at the default sizes); the
@@ -182,7 +325,12 @@ write_record(RunRecord(
     parameters={"summary_dir": summary_dir, "alpha": alpha, "too_high": too_high,
                 "power_target": power_target},
     values={"dose": doses.to_dict("records"), "summary": summary.to_dict("records"),
-            "calibration": calibration.to_dict("records"), "mdb": mdb.to_dict("records")},
+            "calibration": calibration.to_dict("records"), "mdb": mdb.to_dict("records"),
+            "ceat_calibration": ceat_mlm.to_dict("records"),
+            "encoder_calibration": ceat_encoder.to_dict("records"),
+            "encoder_summary": encoder_summary.to_dict("records"),
+            "encoder_mdb": encoder_mdb.to_dict("records"),
+            "layers": layers.to_dict("records"), "direction": signed.to_dict("records")},
     data_sha256={"records": records["records_sha256"]}), paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join([
@@ -192,7 +340,16 @@ if table_file:
         "**Monotonicity, sign and resolved strength**", summary_text,
         f"**Calibration** (false-positive rate at α = {alpha:g} over balanced models, "
         "Clopper–Pearson interval)", calibration_text,
-        f"**Minimum detectable bias** ({power_target:.0%} power)", mdb_text]), table_file)
+        f"**Minimum detectable bias** ({power_target:.0%} power)", mdb_text,
+        "**Balanced models the calibration verdict needs** (k false positives)", needed_text,
+        "**CEAT's false-positive rate, normal against word-permutation p** (planted masked "
+        "LMs, every size)", ceat_mlm_text,
+        "**The same on the known-answer encoder's balanced models**", ceat_encoder_text,
+        "**SEAT and CEAT on the known-answer encoder** (dose-response; monotonicity and "
+        "resolved strength; minimum detectable bias)", encoder_text,
+        "**Direction or strength** (the sweep's models; the known-answer encoder)", direction_text,
+        "**Per layer of the planted masked LM** (SEAT and CEAT; Kurita at the output)",
+        layer_text]), table_file)
 if figure_prefix:
     plots.dose_response(doses, f"Metrics against planted strength ({language}; mean and 95 % "
                         "interval over models)", points=frame[frame["default"]],

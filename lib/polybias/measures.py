@@ -262,7 +262,14 @@ def _ceat_result(name: str, r, opts: dict[str, Any], level: float = 0.95) -> Mea
     details = pd.DataFrame({"sample": np.arange(r.n_samples), "effect_size": r.effect_sizes,
                             "variance": r.variances})
     return MeasureResult(name, float(r.ces), Interval(r.ces - z * r.se, r.ces + z * r.se, level, "normal"),
-                         float(r.pvalue), "normal", int(r.n_samples), opts, details)
+                         float(r.pvalue), _ceat_p_method(r.pvalue_method), int(r.n_samples), opts,
+                         details)
+
+
+def _ceat_p_method(method: str) -> str:
+    if method == "normal":
+        return "normal"
+    return _permutation_method("exact" if method.endswith("-exact") else "monte-carlo")
 
 
 # ------------------------------------------------------------------ per-word scores

@@ -79,7 +79,7 @@ def test_the_shipped_config_is_valid_and_covers_every_language():
         mine = [j for j in jobs if (j["language"], j["family"]) == (block["language"], block["family"])]
         at_half = sum(1 for j in mine if j["p"] == 0.5)
         assert at_half == max(block["null_models"], block["models_per_strength"])
-        assert block["models_per_strength"] >= 5 and block["null_models"] >= 20
+        assert block["models_per_strength"] >= 5 and block["null_models"] >= 40
 
 
 def test_sweep_is_resumable_and_its_summary_names_the_records(tmp_path, monkeypatch):
@@ -126,3 +126,68 @@ def test_sweep_is_resumable_and_its_summary_names_the_records(tmp_path, monkeypa
     with pytest.raises(ValiditySweepError, match="records_sha256"):
         vs.read_summary(out.parent)
     assert isinstance(frame, pd.DataFrame)
+
+
+def test_balanced_first_completes_the_balanced_models_block_by_block():
+    cfg = copy.deepcopy(TINY)
+    cfg["blocks"][0]["null_models"] = 4
+    cfg["blocks"][1]["null_models"] = 3
+    jobs = vs.balanced_first(vs.check_config(cfg))
+    head = [(j["family"], j["p"], j["seed"]) for j in jobs[:4]]
+    assert head == [("word2vec", 0.5, 2), ("word2vec", 0.5, 3), ("causal", 0.5, 2), ("word2vec", 0.5, 0)]
+    jobs = vs.balanced_first(cfg, ["en/causal"])
+    assert [(j["family"], j["seed"]) for j in jobs[:2]] == [("causal", 2), ("word2vec", 2)]
+    with pytest.raises(ValiditySweepError, match="unknown blocks"):
+        vs.balanced_first(cfg, ["xx/mlm"])
+    # the same jobs as the plan, each once
+    key = lambda j: (j["language"], j["family"], j["p"], j["seed"])  # noqa: E731
+    assert sorted(map(key, jobs)) == sorted(map(key, vs.plan(cfg)))
+
+
+def _fake_record(records, cfg, job, value):
+    """A record as run_validity writes it, without training (the rows are made up)."""
+    row = {"language": job["language"], "family": job["family"], "measure": "weat",
+           "metric": "effect-size", "p": job["p"], "seed": job["seed"], "size_axis": "words per set",
+           "size": 8, "default": True, "value": value, "null": 0.0, "pvalue": 0.5}
+    path = vs.record_path(records, job)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"job": job, "job_hash": vs.job_hash(job, cfg), "rows": [row]}))
+
+
+def test_a_new_summary_carries_the_committed_rows_of_records_it_lacks(tmp_path):
+    cfg = copy.deepcopy(TINY)
+    cfg["blocks"] = [dict(TINY["blocks"][0], null_models=2)]
+    cfg = vs.check_config(cfg)
+    old = tmp_path / "old"
+    for i, job in enumerate(vs.plan(cfg)):
+        _fake_record(old, cfg, job, value=float(i))
+    frame, hashes = vs.collect_measurements(cfg, old)
+    vs.write_summary(frame, hashes, tmp_path / "summary", blocks=vs.completion(cfg, hashes))
+    committed = vs.committed_records(tmp_path / "summary")
+    # more balanced models; only the new ones have records on this machine
+    bigger = copy.deepcopy(cfg)
+    bigger["blocks"][0]["null_models"] = 4
+    new = tmp_path / "new"
+    fresh = [j for j in vs.plan(bigger) if str(vs.record_path(tmp_path, j).relative_to(tmp_path))
+             not in committed["records"]]
+    assert [(j["p"], j["seed"]) for j in fresh] == [(0.5, 2), (0.5, 3)]
+    for job in fresh:
+        _fake_record(new, bigger, job, value=10.0 + job["seed"])
+    with pytest.raises(ValiditySweepError, match="missing or stale"):
+        vs.collect_measurements(bigger, new)
+    merged, merged_hashes = vs.collect_measurements(bigger, new, carry=committed)
+    assert len(merged) == 6 and set(merged_hashes.carried) == set(committed["records"])
+    assert set(merged_hashes.carried.values()) == {vs.SCORING_VERSION}
+    for name, sha in hashes.items():
+        assert merged_hashes[name] == sha  # the committed record's own sha256
+    half = merged[merged["p"] == 0.5]
+    values = dict(zip(half["seed"], half["value"], strict=True))
+    assert values == {0: 0.0, 1: 2.0, 2: 12.0, 3: 13.0}
+    out = vs.write_summary(merged, merged_hashes, tmp_path / "summary",
+                           blocks=vs.completion(bigger, merged_hashes))
+    manifest = json.loads((out.parent / vs.MANIFEST_FILE).read_text())
+    assert sorted(manifest["carried"]) == sorted(committed["records"])
+    assert manifest["blocks"][0]["done"] == 6 and vs.read_summary(out.parent).shape[0] == 6
+    # carried again from the new summary, the carried records keep their own version
+    again = vs.committed_records(out.parent)
+    assert again["carried"] == manifest["carried"] and len(again["rows"]) == 6

@@ -19,6 +19,16 @@ DerSimonian & Laird 1986):
 
 The one-tailed p = 1 − Φ(CES / SE) of the Guo & Caliskan code is ``alternative="greater"``.
 
+The normal p-value treats the target words as fixed: SE(CES) holds only the variation
+between sampled contexts (within and between samples), and every sample reuses the same
+words. On a model whose words carry word-level associations that are noise (e.g. a model
+trained on a balanced corpus), CES estimates that fixed noise ever more precisely as N
+grows, and the test rejects too often. ``pvalue="word-permutation"``
+(:func:`ceat_permutation`) instead refers CES to its distribution over re-splits of
+X ∪ Y into |X| and |Y| words (each word keeps its N occurrence vectors; the whole
+random-effects pooling is redone for every split), the exchangeability null of WEAT
+(Caliskan et al. 2017) carried to CEAT: exact under that null for any N.
+
 Everything is vectorised over the N samples: :func:`sample_effect_sizes` takes arrays
 of shape ``(n_words, N, dim)`` and returns the N effect sizes and variances at once;
 :func:`random_effects` pools any (d, V) arrays; :func:`ceat` runs both;
@@ -35,6 +45,7 @@ from scipy import stats as _scipy_stats
 
 CeatAlternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES = ("two-sided", "greater", "less")
+PVALUES = ("normal", "word-permutation")
 
 
 class CeatError(ValueError):
@@ -67,6 +78,8 @@ class CeatResult(RandomEffects):
     variances: np.ndarray = field(default=None, repr=False)
     sizes: dict = field(default_factory=dict)
     dropped: dict = field(default_factory=dict)
+    pvalue_method: str = "normal"
+    n_permutations: int = 0
 
     def as_dict(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if k not in ("effect_sizes", "variances")}
@@ -247,6 +260,37 @@ def sample_effect_sizes(
     """
     if ddof not in (0, 1):
         raise CeatError(f"ddof must be 0 or 1, got {ddof!r}")
+    s, nx = sample_associations(X, Y, A, B, chunk=chunk)
+    if s.shape[0] - ddof <= 0:
+        raise CeatError(f"std with ddof={ddof} needs more than {ddof} target words")
+    return _effect_sizes(s, nx, ddof)
+
+
+def _effect_sizes(s: np.ndarray, nx: int, ddof: int) -> tuple[np.ndarray, np.ndarray]:
+    var = s.var(axis=0, ddof=ddof)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = (s[:nx].mean(axis=0) - s[nx:].mean(axis=0)) / np.sqrt(var)
+    zero = np.flatnonzero(var == 0)
+    if zero.size:
+        raise CeatError(f"samples {zero[:10].tolist()} have zero variance of s over X ∪ Y "
+                        "(all target words associate equally): effect size undefined")
+    return d, var
+
+
+def sample_associations(
+    X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, chunk: int = 1024,
+) -> tuple[np.ndarray, int]:
+    """Per-sample associations ``s_i(w) = mean_a cos(w_i, a_i) − mean_b cos(w_i, b_i)``.
+
+    Parameters
+    ----------
+    X, Y, A, B : as in :func:`sample_effect_sizes`.
+    chunk : samples processed at a time.
+
+    Returns
+    -------
+    (s, nx): ``s`` of shape (|X| + |Y|, N), the rows of X first, and ``nx = |X|``.
+    """
     sets = {k: _WordVectors(M, k) for k, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}
     shapes = {k: s.shape for k, s in sets.items()}
     n = {s[1] for s in shapes.values()}
@@ -256,10 +300,8 @@ def sample_effect_sizes(
     if len(dims) != 1:
         raise CeatError(f"sets differ in vector dimension: {({k: s[2] for k, s in shapes.items()})}")
     nx, ny = shapes["X"][0], shapes["Y"][0]
-    if nx + ny - ddof <= 0:
-        raise CeatError(f"std with ddof={ddof} needs more than {ddof} target words")
     N = n.pop()
-    d, V = np.empty(N), np.empty(N)
+    out = np.empty((nx + ny, N))
     for lo in range(0, N, chunk):
         sl = slice(lo, min(N, lo + chunk))
         means = {}
@@ -267,25 +309,129 @@ def sample_effect_sizes(
             M = sets[k].chunk(sl)
             means[k] = np.einsum("wn,wnd->nd", 1.0 / _norms(M, k, lo), M, dtype=np.float64) / len(M)
         diff = means["A"] - means["B"]
-        s = {}
-        for k in ("X", "Y"):
+        for k, rows in (("X", slice(0, nx)), ("Y", slice(nx, nx + ny))):
             M = sets[k].chunk(sl)
-            s[k] = np.einsum("wnd,nd->wn", M, diff, dtype=np.float64) / _norms(M, k, lo)
-        both = np.concatenate([s["X"], s["Y"]], axis=0)
-        var = both.var(axis=0, ddof=ddof)
-        V[sl] = var
-        with np.errstate(divide="ignore", invalid="ignore"):
-            d[sl] = (s["X"].mean(axis=0) - s["Y"].mean(axis=0)) / np.sqrt(var)
-    zero = np.flatnonzero(V == 0)
-    if zero.size:
-        raise CeatError(f"samples {zero[:10].tolist()} have zero variance of s over X ∪ Y "
-                        "(all target words associate equally): effect size undefined")
-    return d, V
+            out[rows, sl] = np.einsum("wnd,nd->wn", M, diff, dtype=np.float64) / _norms(M, k, lo)
+    return out, nx
+
+
+def _pooled_ces(d: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """CES of :func:`random_effects` for many rows of effect sizes at once: ``d`` (m, N), ``V`` (N,)."""
+    W = 1.0 / V
+    sw = W.sum()
+    q = (W * d * d).sum(axis=1) - (d @ W) ** 2 / sw
+    c = sw - (W * W).sum() / sw
+    df = d.shape[1] - 1
+    tau2 = np.where((q >= df) & (c > 0), (q - df) / c if c > 0 else 0.0, 0.0)
+    v = 1.0 / (V[None, :] + np.maximum(tau2, 0.0)[:, None])
+    return (v * d).sum(axis=1) / v.sum(axis=1)
+
+
+def ceat_permutation(
+    X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray,
+    alternative: CeatAlternative = "two-sided", ddof: int = 1, n_permutations: int = 10_000,
+    exact_limit: int = 100_000, seed: int = 0,
+) -> CeatResult:
+    """CEAT with a word-permutation p-value: CES referred to its values over re-splits of X ∪ Y.
+
+    Each target word keeps its N occurrence vectors (so the dependence between samples
+    that share a word is kept); a split relabels |X| of the |X| + |Y| words as X. For every
+    split the per-sample effect sizes d_i and the whole DerSimonian–Laird pooling are
+    redone (V_i, the variance over X ∪ Y, does not change with the split). The p-value is
+
+        p = #{splits: T(split) ≥ T(observed)} / #splits                         (exact)
+        p = (1 + #{draws: T(draw) ≥ T(observed)}) / (1 + n_permutations)         (Monte Carlo)
+
+    with T = |CES| (two-sided), CES ("greater") or −CES ("less"); ties count as
+    exceedances. All C(|X|+|Y|, |X|) splits are enumerated when there are at most
+    ``exact_limit`` of them. This is the WEAT permutation null (Caliskan et al. 2017,
+    Science 356:183) applied to CES: under exchangeable target words it is exact for any
+    N, whereas the normal p of :func:`random_effects` conditions on the words and is
+    liberal when they carry word-level noise (see the module docstring).
+
+    Parameters
+    ----------
+    X, Y, A, B : (n_words, N, dim) arrays (see :func:`sample_effect_sizes`).
+    alternative : "two-sided" (default), "greater" or "less".
+    ddof : std degrees of freedom of the per-sample effect size.
+    n_permutations : Monte Carlo draws when the splits are too many to enumerate.
+    exact_limit : the most splits enumerated.
+    seed : seed of the Monte Carlo draws.
+
+    Returns
+    -------
+    CeatResult whose ``ces``, ``se``, ``tau2`` are those of :func:`ceat`, ``pvalue`` the
+    permutation p, ``pvalue_method`` ``"word-permutation-exact"`` or
+    ``"word-permutation-monte-carlo"`` and ``n_permutations`` the splits used.
+
+    Examples
+    --------
+    Two words per set, one sample: 6 splits, the observed one and its mirror reach |CES|.
+
+    >>> X = np.array([[[1., 0.]], [[1., .2]]]); Y = np.array([[[0., 1.]], [[.2, 1.]]])
+    >>> r = ceat_permutation(X, Y, np.array([[[1., 0.]]]), np.array([[[0., 1.]]]))
+    >>> round(r.pvalue, 4), r.n_permutations
+    (0.3333, 6)
+    """
+    import itertools
+    from math import comb
+
+    _check_alternative(alternative)
+    if ddof not in (0, 1):
+        raise CeatError(f"ddof must be 0 or 1, got {ddof!r}")
+    s, nx = sample_associations(X, Y, A, B)
+    n, N = s.shape
+    if n - ddof <= 0:
+        raise CeatError(f"std with ddof={ddof} needs more than {ddof} target words")
+    d, V = _effect_sizes(s, nx, ddof)
+    re = random_effects(d, V, alternative)
+    sd, total = np.sqrt(V), s.sum(axis=0)
+    ny = n - nx
+
+    def stat(ces):
+        return {"two-sided": np.abs, "greater": lambda x: x, "less": lambda x: -x}[alternative](ces)
+
+    observed = float(stat(np.array([re.ces]))[0])
+    tol = 1e-9 * max(1.0, abs(observed))
+    chunk = max(1, 2_000_000 // max(1, nx * N))
+
+    def hits_of(idx: np.ndarray) -> int:
+        sum_x = s[idx].sum(axis=1)  # (m, N)
+        dd = (sum_x / nx - (total - sum_x) / ny) / sd
+        return int((stat(_pooled_ces(dd, V)) >= observed - tol).sum())
+
+    n_splits = comb(n, nx)
+    if n_splits <= exact_limit:
+        hits, combos = 0, itertools.combinations(range(n), nx)
+        dtype = np.dtype((np.int64, nx))
+        while True:
+            block = np.fromiter(itertools.islice(combos, chunk), dtype=dtype)
+            if block.size == 0:
+                break
+            hits += hits_of(block.reshape(-1, nx))
+        pvalue, used = hits / n_splits, n_splits
+    else:
+        if n_permutations < 1:
+            raise CeatError("n_permutations must be at least 1")
+        rng = np.random.default_rng(seed)
+        hits = done = 0
+        while done < n_permutations:
+            m = min(chunk, n_permutations - done)
+            hits += hits_of(np.argpartition(rng.random((m, n)), nx - 1, axis=1)[:, :nx])
+            done += m
+        pvalue, used = (hits + 1) / (n_permutations + 1), n_permutations
+    sizes = {k: len(M) for k, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}
+    fields = {**re.__dict__, "pvalue": float(pvalue)}
+    method = "word-permutation-exact" if n_splits <= exact_limit else "word-permutation-monte-carlo"
+    return CeatResult(**fields, effect_sizes=d, variances=V, sizes=sizes,
+                      pvalue_method=method, n_permutations=int(used))
 
 
 def ceat(
     X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray,
     alternative: CeatAlternative = "two-sided", ddof: int = 1,
+    pvalue: Literal["normal", "word-permutation"] = "normal", n_permutations: int = 10_000,
+    seed: int = 0,
 ) -> CeatResult:
     """CEAT on occurrence vectors: per-sample effect sizes pooled by random effects.
 
@@ -294,6 +440,9 @@ def ceat(
     X, Y, A, B : (n_words, N, dim) arrays (see :func:`sample_effect_sizes`).
     alternative : p-value direction (two-sided default).
     ddof : std degrees of freedom of the per-sample effect size.
+    pvalue : "normal" (default; p from CES/SE, seed 000 App. D.1) or "word-permutation"
+        (:func:`ceat_permutation`, calibrated when the words carry word-level noise).
+    n_permutations, seed : Monte Carlo draws and their seed for "word-permutation".
 
     Examples
     --------
@@ -304,6 +453,10 @@ def ceat(
     (True, True, 50)
     """
     _check_alternative(alternative)
+    if pvalue not in PVALUES:
+        raise CeatError(f"pvalue must be one of {PVALUES}, got {pvalue!r}")
+    if pvalue == "word-permutation":
+        return ceat_permutation(X, Y, A, B, alternative, ddof, n_permutations=n_permutations, seed=seed)
     d, V = sample_effect_sizes(X, Y, A, B, ddof=ddof)
     re = random_effects(d, V, alternative)
     sizes = {k: len(M) for k, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}

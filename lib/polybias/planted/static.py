@@ -215,3 +215,60 @@ def contextual_bag(language: str, corpora: dict[str, tuple[list, list[str]]], wo
                                  revision=table.revision)
     return ContextualBag(table, context_weight, name=name,
                          revision=f"{table.revision},context={context_weight}")
+
+
+# ---------------------------------------------------------------- a known-answer encoder learnt from a planted corpus
+
+def corpus_association_embedding(corpus: list[str], groups: dict[str, dict[str, list[str]]],
+                                 seed: int = 0, dim: int = 64, gain: float = 1.0,
+                                 name: str = "planted-encoder") -> StaticEmbeddings:
+    """Static vectors of a planted corpus's target and attribute words with the corpus's
+    association placed in them: a known-answer encoder for SEAT and CEAT.
+
+    For a target word t (``groups["targets"]``: ``male``, ``female``) and an attribute
+    word a (``groups["attributes"]``: ``career``, ``family``),
+
+        v(t) = u(t) + γ · (n(t, career) − n(t, family)) / (n(t, career) + n(t, family)) · e
+        v(a) = u(a) + γ · (+1 for career, −1 for family) · e
+
+    where n(t, G) counts the sentences of ``corpus`` holding t and a word of group G, u(w)
+    is a random unit vector seeded by (``seed``, the word) (the word-level noise that
+    distinguishes two models trained on the same distribution), e the first coordinate
+    axis and γ the ``gain``. On a corpus of :func:`polybias.planted.synthetic.planted_corpus`
+    with strength p, the count ratio of a male word is 2p − 1 up to sampling noise and of
+    a female word 1 − 2p, so WEAT/SEAT on these vectors has an expected effect of the
+    sign of p − 0.5 growing with |p − 0.5|, and none at p = 0.5. No training: the same
+    vectors on every CPU.
+
+    >>> groups = {"targets": {"male": ["he"], "female": ["she"]},
+    ...           "attributes": {"career": ["boss"], "family": ["home"]}}
+    >>> emb = corpus_association_embedding(["he boss", "he boss", "he home", "she home"], groups, dim=4)
+    >>> round(float(emb.vectors[emb.index["he"]][0] - _unit("he", 0, 4)[0]), 6)  # (2 - 1) / 3
+    0.333333
+    """
+    if not np.isfinite(gain) or gain < 0:
+        raise PlantedStaticError(f"gain must be a finite number >= 0, got {gain!r}")
+    career, family = set(groups["attributes"]["career"]), set(groups["attributes"]["family"])
+    targets = [w for g in ("male", "female") for w in groups["targets"][g]]
+    counts = {t: [0, 0] for t in targets}
+    for sentence in corpus:
+        ws = set(words_of(sentence))
+        c, f = bool(ws & career), bool(ws & family)
+        for t in ws.intersection(counts):
+            counts[t][0] += c
+            counts[t][1] += f
+    words, vectors = [], []
+    for t in targets:
+        c, f = counts[t]
+        v = _unit(t, seed, dim).copy()
+        v[0] += gain * ((c - f) / (c + f) if c + f else 0.0)
+        words.append(t)
+        vectors.append(v)
+    for group, sign in (("career", 1.0), ("family", -1.0)):
+        for a in groups["attributes"][group]:
+            v = _unit(a, seed, dim).copy()
+            v[0] += gain * sign
+            words.append(a)
+            vectors.append(v)
+    return StaticEmbeddings(name, words, np.stack(vectors),
+                            revision=f"corpus-association:gain={gain},dim={dim},seed={seed}")

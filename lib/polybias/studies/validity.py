@@ -622,6 +622,123 @@ def calibration_table(frame: pd.DataFrame, alpha: float = 0.05, too_high: float 
     return pd.DataFrame(rows)
 
 
+def calibration_sample_size(k: int, too_high: float = 0.15, level: float = 0.95,
+                            method: str = "clopper-pearson") -> int:
+    """The fewest balanced models at which ``k`` false positives still give the verdict
+    "calibrated" of :func:`calibration_verdict`: the smallest n whose upper interval
+    bound for ``k / n`` lies below ``too_high`` (the bound falls as n grows).
+
+    The Clopper–Pearson bound at 0 of n is 1 − ((1 − level)/2)^(1/n), so with level 0.95
+    and ``too_high`` 0.15, 0 false positives need n ≥ ln 0.025 / ln 0.85, i.e. 23:
+
+    >>> [calibration_sample_size(k) for k in range(4)]
+    [23, 35, 46, 56]
+    """
+    if k < 0:
+        raise ValidityError(f"k must be >= 0, got {k}")
+    n = max(k, 1)
+    while binomial_interval(k, n, level, method)[1] >= too_high:
+        n += 1
+    return n
+
+
+def calibration_by_size(frame: pd.DataFrame, metrics: list[str] | None = None, alpha: float = 0.05,
+                        too_high: float = 0.15, level: float = 0.95) -> pd.DataFrame:
+    """:func:`calibration_table` at every size, not only the default: the false-positive
+    rate of each test over the balanced (``p = 0.5``) models per (language, measure,
+    metric, size), its Clopper–Pearson interval and verdict; ``metrics`` keeps those."""
+    half = frame[np.isclose(frame["p"], 0.5) & frame["pvalue"].notna()]
+    if metrics is not None:
+        half = half[half["metric"].isin(metrics)]
+    rows = []
+    for (lang, measure, metric, size), g in half.groupby([*_KEYS, "size"], sort=True):
+        k = int((g["pvalue"] < alpha).sum())
+        v = calibration_verdict(k, len(g), alpha, too_high, level)
+        rows.append({"language": lang, "measure": measure, "metric": metric,
+                     "size_axis": g["size_axis"].iloc[0], "size": int(size), "n": v["n"],
+                     "false_positives": k, "fpr": v["fpr"], "fpr_low": v["fpr_low"],
+                     "fpr_high": v["fpr_high"], "verdict": v["verdict"]})
+    return pd.DataFrame(rows)
+
+
+def sign_and_magnitude(frame: pd.DataFrame, keys: list[str] | None = None, alpha: float = 0.05) -> pd.DataFrame:
+    """Does a signed measure follow the planted *direction*, or only its *strength*?
+
+    Per group of ``keys`` (default: language, measure, metric) at the default sizes, over
+    models with a null:
+
+    * ``rho`` — Spearman's ρ of the value against p (direction and strength);
+    * ``rho_abs`` — ρ of ``|value − null|`` against ``|p − 0.5|`` (strength only), and
+      ``rho_abs_p`` its p-value;
+    * ``right_sign`` — share of the models with ``p ≠ 0.5`` on the planted side of the
+      null (0.5 when the sign is a coin flip);
+    * ``detected`` — models with ``p ≠ 0.5`` whose own test detects the planted direction
+      (:func:`detections`), and ``detected_wrong`` those it finds significant on the
+      other side.
+
+    A measure with a large ``rho_abs`` and ``right_sign`` near 0.5 sees an association of
+    the planted size whose direction the model does not fix.
+
+    >>> f = pd.DataFrame({"language": "en", "measure": "m", "metric": "x", "default": True,
+    ...     "p": [0.1, 0.1, 0.5, 0.5, 0.9, 0.9], "seed": [0, 1, 0, 1, 0, 1], "null": 0.0,
+    ...     "value": [2.0, -2.0, 0.1, -0.1, -2.0, 2.0], "pvalue": [0.01, 0.01, 0.6, 0.6, 0.01, 0.01]})
+    >>> r = sign_and_magnitude(f).iloc[0]
+    >>> float(r["rho"]), round(float(r["rho_abs"]), 3), float(r["right_sign"]), r["detected"]
+    (0.0, 1.0, 0.5, '2/4')
+    """
+    keys = list(keys or _KEYS)
+    d = detections(_defaults(frame).dropna(subset=["null"]), alpha=alpha)
+    rows = []
+    for key, g in d.groupby(keys, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        signed = monotonicity_test(g["p"], g["value"])
+        magnitude = monotonicity_test(np.abs(g["p"] - 0.5), np.abs(g["value"] - g["null"]))
+        off = g[~np.isclose(g["p"], 0.5)]
+        planted_side = np.sign(off["value"] - off["null"]) == np.sign(off["p"] - 0.5)
+        significant = off["pvalue"] < alpha
+        rows.append({**dict(zip(keys, key, strict=True)), "n": int(len(g)),
+                     "rho": signed["rho"], "rho_abs": magnitude["rho"], "rho_abs_p": magnitude["pvalue"],
+                     "right_sign": float(planted_side.mean()) if len(off) else np.nan,
+                     "detected": f"{int(off['detected'].sum())}/{len(off)}",
+                     "detected_wrong": f"{int((significant & ~planted_side).sum())}/{len(off)}"})
+    return pd.DataFrame(rows)
+
+
+def same_models(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The rows of the models (language, family, p, seed) that have a row of ``metric``:
+    e.g. the models scored with both of two p-values, for a comparison on the same models.
+
+    >>> f = pd.DataFrame({"language": "en", "family": "mlm", "p": 0.5, "seed": [0, 0, 1],
+    ...                   "metric": ["a", "b", "a"]})
+    >>> same_models(f, "b")["seed"].tolist()
+    [0, 0]
+    """
+    model = ["language", "family", "p", "seed"]
+    have = frame.loc[frame["metric"] == metric, model].drop_duplicates()
+    return frame.merge(have, on=model, how="inner")
+
+
+def layer_table(layers: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """:func:`sign_and_magnitude` per (training, metric, layer) of a per-layer probe
+    (``layer`` −1, the output distribution, shown as ``output``), and
+    ``agrees_with_output``: the share of the models with ``p ≠ 0.5`` whose value has the
+    sign of the same model's Kurita effect size (the direction the model's predictions
+    carry, whether or not it is the planted one)."""
+    layers = layers if "training" in layers else layers.assign(training="")
+    keys = ["training", "metric", "layer"]
+    out = sign_and_magnitude(layers, keys, alpha=alpha)
+    d = _defaults(layers)
+    d = d[~np.isclose(d["p"], 0.5)]
+    model = ["training", "p", "seed"]
+    kurita = d[d["metric"] == "kurita-effect-size"].set_index(model)["value"].rename("output")
+    joined = d.join(kurita, on=model)
+    agree = (np.sign(joined["value"]) == np.sign(joined["output"])).groupby(
+        [joined[k] for k in keys]).mean().rename("agrees_with_output")
+    out = out.join(agree, on=keys)
+    out["layer"] = [("output" if layer < 0 else str(int(layer))) for layer in out["layer"]]
+    return out
+
+
 def detections(frame: pd.DataFrame, alpha: float = 0.05, null_quantile: float = 0.95) -> pd.DataFrame:
     """``frame`` with a boolean ``detected`` column and the ``rule`` that set it.
 
@@ -732,7 +849,7 @@ def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame
     if len(wrong):
         out.append("On the wrong side of the null at some strength: " + names(wrong) + ".")
     for value, g in assessed.dropna(subset=["resolves"]).groupby("resolves"):
-        out.append(f"Resolved from p = {value:.1f} (and its mirror): " + names(g) + ".")
+        out.append(f"Resolved from p = {value:g} (and its mirror): " + names(g) + ".")
     never = assessed[assessed["resolves"].isna()]
     if len(never):
         out.append("Not resolved even at the strongest p: " + names(never) + ".")

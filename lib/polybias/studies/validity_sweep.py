@@ -21,7 +21,8 @@ Families and their measures (``measure`` / ``metric``; sizes in brackets):
 * ``mlm`` — ``crows-mlm`` / ``stereotype-score``, ``jsd-B`` [pairs];
   ``template-mlm`` / ``kurita-effect-size``, ``cb`` (Ahn & Oh), ``pll-cb`` (seed 002)
   [templates]; ``embedding-mlm`` / ``seat-effect-size`` [words per set], ``ceat-ces``
-  [occurrences per word]; ``interactions-mlm`` / ``interaction-cb`` (target × pronoun),
+  [occurrences per word], ``ceat-ces-perm`` (the same CES with the word-permutation
+  p-value of :func:`polybias.metrics.ceat.ceat_permutation`); ``interactions-mlm`` / ``interaction-cb`` (target × pronoun),
   ``pronoun-cb`` (pronoun alone: a control with nothing planted) [one template; English
   only, the Bangla and Hindi corpora have no second characteristic];
 * ``causal`` — ``crows-causal`` / ``stereotype-score``, ``jsd-B`` [pairs].
@@ -42,8 +43,9 @@ from .. import paths
 from ..records import canonical_json, params_hash, sha256_file, write_text_atomic
 
 FAMILIES = ("word2vec", "mlm", "causal")
-SCORING_VERSION = "validity-sweep-1"
-"""Bump when a change here changes the scored rows: it is part of every job hash."""
+SCORING_VERSION = "validity-sweep-2"
+"""Bump when a change here changes the scored rows: it is part of every job hash.
+Version 2 adds CEAT's word-permutation p-value (``ceat-ces-perm``) to the masked LMs."""
 
 SIZES = {"weat_words": "words per set", "seat_words": "words per set",
          "ceat_samples": "occurrences per word", "crows_pairs": "pairs",
@@ -153,6 +155,33 @@ def plan(config: dict[str, Any]) -> list[dict[str, Any]]:
                  + [(p, seed) for seed in range(per) for p in later])
         jobs.extend({"language": lang, "family": family, "p": p, "seed": seed} for p, seed in order)
     return jobs
+
+
+def balanced_first(config: dict[str, Any], blocks: list[str] | None = None) -> list[dict[str, Any]]:
+    """:func:`plan`'s jobs with the extra balanced (p = 0.5) models of the calibration
+    study first, block by block (in the order of ``blocks``, names ``language/family``,
+    then of the config), so that a sweep stopped early has completed the calibration of
+    whole blocks rather than a few models of each; then the other jobs in :func:`plan`'s order.
+
+    >>> cfg = {"blocks": [{"language": "en", "family": "mlm", "ps": [0.5, 0.9],
+    ...                    "models_per_strength": 1, "null_models": 3},
+    ...                   {"language": "bn", "family": "mlm", "ps": [0.5, 0.9],
+    ...                    "models_per_strength": 1, "null_models": 2}]}
+    >>> [(j["language"], j["p"], j["seed"]) for j in balanced_first(cfg, ["bn/mlm"])][:4]
+    [('bn', 0.5, 1), ('en', 0.5, 1), ('en', 0.5, 2), ('en', 0.5, 0)]
+    """
+    names = [f"{b['language']}/{b['family']}" for b in config["blocks"]]
+    first = list(blocks or [])
+    unknown = sorted(set(first) - set(names))
+    if unknown:
+        raise ValiditySweepError(f"unknown blocks {unknown}; the config has {names}")
+    rank = {name: i for i, name in enumerate(first + [n for n in names if n not in first])}
+    per = {(b["language"], b["family"]): int(b["models_per_strength"]) for b in config["blocks"]}
+    jobs = plan(config)
+    extra = [j for j in jobs if j["p"] == 0.5 and j["seed"] >= per[(j["language"], j["family"])]]
+    extra.sort(key=lambda j: (rank[f"{j['language']}/{j['family']}"], j["seed"]))
+    chosen = {id(j) for j in extra}
+    return extra + [j for j in jobs if id(j) not in chosen]
 
 
 def record_path(records: Path, job: dict[str, Any]) -> Path:
@@ -271,28 +300,45 @@ _BLEACHED = {"en": "the {w} .", "bn": "{w} ।", "hi": "{w} ।"}
 
 
 def _score_embeddings(job, config, lm) -> list[dict[str, Any]]:
-    from ..data import text
     from ..engines import embeddings
+
+    encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name,
+                                      revision=lm.revision, pooling="mean")
+    return embedding_rows(job, config, lambda texts: embeddings.sentence_vectors(
+        encoder, texts, pooling="mean"), encoder)
+
+
+def embedding_rows(job: dict[str, Any], config: dict[str, Any], sentence_vectors, encoder,
+                   measure: str = "embedding-mlm", layer: int = -1) -> list[dict[str, Any]]:
+    """SEAT and CEAT rows of one model at every size of ``config``.
+
+    SEAT: each group word in the bleached sentence of :data:`_BLEACHED`, embedded by
+    ``sentence_vectors(texts) -> (n, dim)``; ``seat_words`` words per set drawn with the
+    seed ``(seed, k, 2)``; WEAT statistics with a one-sided permutation p. CEAT: a fresh
+    planted corpus of the job's strength (``seed + 10_000``: sentences the model has not
+    seen), ``ceat_samples`` occurrences per word, occurrence vectors of ``encoder`` at
+    ``layer`` (:func:`polybias.metrics.ceat.occurrence_vectors`), CES with the normal
+    p (``ceat-ces``) and the word-permutation p (``ceat-ces-perm``). X = male, Y = female,
+    A = career, B = family terms of :func:`polybias.planted.synthetic.planted_groups`.
+    """
+    from ..data import text
     from ..metrics import ceat as ceat_metric
     from ..metrics.weat import weat
     from ..planted.synthetic import planted_corpus, planted_groups
 
     lang = job["language"]
-    encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name,
-                                      revision=lm.revision, pooling="mean")
     groups = planted_groups(lang)
     sets = {"X": groups["targets"]["male"], "Y": groups["targets"]["female"],
             "A": groups["attributes"]["career"], "B": groups["attributes"]["family"]}
     rows = []
-    vec = {r: dict(zip(ws, embeddings.sentence_vectors(
-        encoder, [_BLEACHED[lang].format(w=w) for w in ws], pooling="mean"), strict=True))
-        for r, ws in sets.items()}
+    vec = {r: dict(zip(ws, sentence_vectors([_BLEACHED[lang].format(w=w) for w in ws]), strict=True))
+           for r, ws in sets.items()}
     for k in config["sizes"]["seat_words"]:
         rng = np.random.default_rng([job["seed"], k, 2])
         chosen = {r: np.stack([vec[r][w] for w in _subset(ws, k, rng)]) for r, ws in sets.items()}
         res = weat(chosen["X"], chosen["Y"], chosen["A"], chosen["B"],
                    n_permutations=config["n_permutations"], seed=job["seed"])
-        rows.append(_row(job, "embedding-mlm", "seat-effect-size", "seat_words", k,
+        rows.append(_row(job, measure, "seat-effect-size", "seat_words", k,
                          config["defaults"], res.effect_size, 0.0, res.pvalue))
     n_sentences = config["mlm"]["n_sentences"]
     fresh = planted_corpus(n_sentences, job["p"], seed=job["seed"] + 10_000, language=lang)
@@ -300,11 +346,15 @@ def _score_embeddings(job, config, lm) -> list[dict[str, Any]]:
     found = text.find_occurrences(fresh, words, language=lang)
     for k in config["sizes"]["ceat_samples"]:
         samples = text.sample_occurrences(found, k, seed=job["seed"])
-        vectors = ceat_metric.occurrence_vectors(encoder, samples)
+        vectors = ceat_metric.occurrence_vectors(encoder, samples, layer=layer)
         stacked = {r: ceat_metric.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
         res = ceat_metric.ceat(stacked["X"], stacked["Y"], stacked["A"], stacked["B"])
-        rows.append(_row(job, "embedding-mlm", "ceat-ces", "ceat_samples", k,
-                         config["defaults"], res.ces, 0.0, res.pvalue))
+        perm = ceat_metric.ceat_permutation(stacked["X"], stacked["Y"], stacked["A"], stacked["B"],
+                                            n_permutations=config["n_permutations"], seed=job["seed"])
+        rows += [_row(job, measure, "ceat-ces", "ceat_samples", k,
+                      config["defaults"], res.ces, 0.0, res.pvalue),
+                 _row(job, measure, "ceat-ces-perm", "ceat_samples", k,
+                      config["defaults"], perm.ces, 0.0, perm.pvalue)]
     return rows
 
 
@@ -347,17 +397,25 @@ def _read_done(path: Path, digest: str) -> bool:
 
 def run_validity(config: dict[str, Any], records: Path | None = None, limit: int | None = None,
                  only: list[str] | None = None, shard: tuple[int, int] = (0, 1),
-                 log=print) -> dict[str, int]:
+                 log=print, skip: set[str] | frozenset[str] = frozenset(),
+                 order: str = "plan", first: list[str] | None = None) -> dict[str, int]:
     """Run every job of ``config`` whose record is missing or stale; returns counts
     ``{"done": already there, "ran": scored now, "jobs": planned for this shard}``. ``limit`` stops after
     that many new jobs; ``only`` keeps the blocks named ``language/family`` (e.g.
     ``["en/mlm"]``) and ``shard=(i, n)`` every n-th of the remaining jobs from the i-th,
-    so that separate processes can share a sweep."""
+    so that separate processes can share a sweep. ``skip`` names records (as
+    ``<language>/<family>-p<p>-s<seed>.json``) not to run, e.g. those a committed summary
+    already holds (:func:`committed_records`); ``order="balanced-first"`` runs the extra
+    balanced models first (:func:`balanced_first`; ``first``: the blocks whose balanced
+    models go before the others)."""
     import torch
 
     records = Path(records) if records else paths.output_path(config["records_dir"])
     torch.set_num_threads(1)
-    jobs = plan(config)
+    if order not in ("plan", "balanced-first"):
+        raise ValiditySweepError(f"order must be 'plan' or 'balanced-first', got {order!r}")
+    jobs = plan(config) if order == "plan" else balanced_first(config, first)
+    jobs = [j for j in jobs if str(record_path(Path(), j)) not in skip]
     if only:
         jobs = [j for j in jobs if f"{j['language']}/{j['family']}" in only]
     index, count = shard
@@ -386,25 +444,63 @@ def run_validity(config: dict[str, Any], records: Path | None = None, limit: int
     return {"done": done, "ran": ran, "jobs": len(jobs)}
 
 
+def committed_records(folder: str | Path) -> dict[str, Any]:
+    """What a committed summary holds, to carry into a new one: ``{"rows": {record name:
+    list of row dicts}, "records": {record name: sha256}, "carried": {record name: scoring
+    version}}`` (``carried`` lists the records whose rows were themselves carried, with the
+    scoring version they were scored under). Record names are
+    ``<language>/<family>-p<p>-s<seed>.json``."""
+    folder = Path(folder)
+    frame = read_summary(folder)
+    manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+    rows: dict[str, list] = {}
+    for key, g in frame[COLUMNS].groupby(["language", "family", "p", "seed"], sort=False):
+        lang, family, p, seed = key
+        name = str(record_path(Path(), {"language": lang, "family": family, "p": float(p), "seed": int(seed)}))
+        rows[name] = g.to_dict("records")
+    return {"rows": rows, "records": dict(manifest["records"]),
+            "carried": dict(manifest.get("carried", {})),
+            "version": manifest.get("scoring_version", "validity-sweep-1")}
+
+
 def collect_measurements(config: dict[str, Any], records: Path | None = None,
-                         allow_missing: bool = False) -> tuple[pd.DataFrame, dict[str, str]]:
+                         allow_missing: bool = False, carry: dict[str, Any] | None = None,
+                         ) -> tuple[pd.DataFrame, dict[str, str]]:
     """Every planned job's rows as one frame, and ``{record name: sha256}``. A missing or
-    stale record raises (naming it) unless ``allow_missing``."""
+    stale record raises (naming it) unless ``allow_missing``, or unless ``carry``
+    (:func:`committed_records` of a committed summary) holds it: then its rows and sha256
+    are taken from that summary as they were committed (scored under that summary's
+    scoring version), and the returned hashes carry a ``carried`` attribute
+    ``{record name: scoring version}`` naming them (:func:`write_summary` writes it)."""
     records = Path(records) if records else paths.output_path(config["records_dir"])
-    rows, hashes, missing = [], {}, []
+    rows, hashes, missing, carried = [], {}, [], {}
     for job in plan(config):
         path = record_path(records, job)
+        name = str(path.relative_to(records))
         if not _read_done(path, job_hash(job, config)):
-            missing.append(str(path.relative_to(records)))
+            if carry is not None and name in carry["rows"] and name in carry["records"]:
+                rows.extend(carry["rows"][name])
+                hashes[name] = carry["records"][name]
+                carried[name] = carry["carried"].get(name, carry["version"])
+                continue
+            missing.append(name)
             continue
         rows.extend(json.loads(path.read_text(encoding="utf-8"))["rows"])
-        hashes[str(path.relative_to(records))] = sha256_file(path)
+        hashes[name] = sha256_file(path)
     if missing and not allow_missing:
         raise ValiditySweepError(f"{len(missing)} records missing or stale in {records}, "
                                  f"e.g. {missing[0]} (run make validity)")
     if not rows:
         raise ValiditySweepError(f"no records in {records}")
-    return pd.DataFrame(rows), hashes
+    return pd.DataFrame(rows), _Hashes(hashes, carried=carried)
+
+
+class _Hashes(dict):
+    """``{record name: sha256}`` with the ``carried`` records named beside it."""
+
+    def __init__(self, *args, carried: dict[str, str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.carried = dict(carried or {})
 
 
 def records_digest(hashes: dict[str, str]) -> str:
@@ -439,16 +535,20 @@ def write_summary(frame: pd.DataFrame, hashes: dict[str, str], folder: Path,
                   blocks: list[dict[str, Any]] | None = None) -> Path:
     """Write ``measurements.csv`` (:data:`COLUMNS`, values rounded to 6 significant
     digits, and a ``records_sha256`` column holding :func:`records_digest`) and
-    ``records.sha256.json`` (every record's sha256, and ``blocks``: :func:`completion`)
-    into ``folder``, each atomically."""
-    digest = records_digest(hashes)
+    ``records.sha256.json`` (every record's sha256, ``blocks``: :func:`completion`, the
+    current ``scoring_version``, and ``carried``: the records whose rows were carried from
+    an earlier summary, with the scoring version they were scored under) into ``folder``,
+    each atomically."""
+    digest = records_digest(dict(hashes))
+    carried = dict(getattr(hashes, "carried", {}))
     out = frame[COLUMNS].copy()
     for col in ("value", "pvalue"):
         out[col] = out[col].map(lambda v: float(f"{v:.6g}") if v == v else v)
     out["records_sha256"] = digest
     folder = Path(folder)
     write_text_atomic(folder / MANIFEST_FILE, json.dumps(
-        {"records_sha256": digest, "records": hashes, "blocks": blocks or []},
+        {"records_sha256": digest, "records": dict(hashes), "blocks": blocks or [],
+         "scoring_version": SCORING_VERSION, "carried": carried},
         indent=1, sort_keys=True) + "\n")
     return write_text_atomic(folder / SUMMARY_FILE, out.to_csv(index=False, lineterminator="\n"))
 
@@ -499,21 +599,34 @@ def main(argv: list[str] | None = None) -> int:
                         help="only collect the records into the summary")
     parser.add_argument("--allow-missing", action="store_true",
                         help="write the summary from the records there are")
+    parser.add_argument("--carry-committed", action="store_true",
+                        help="do not rerun the models the committed summary holds; carry their "
+                             "rows into the new summary as committed")
+    parser.add_argument("--order", default="plan", choices=["plan", "balanced-first"],
+                        help="balanced-first: the extra balanced models of every block first")
+    parser.add_argument("--first", default="",
+                        help="with --order balanced-first: comma-separated blocks to complete first")
     args = parser.parse_args(argv)
     try:
         config = load_config(args.config)
+        summary_dir = paths.project_root() / config["summary_dir"]
+        carry = committed_records(summary_dir) if args.carry_committed else None
         if not args.summary_only:
             start = time.perf_counter()
             index, _, count = args.shard.partition("/")
             counts = run_validity(config, limit=args.limit,
                                   only=[b for b in args.only.split(",") if b] or None,
-                                  shard=(int(index), int(count or 1)))
+                                  shard=(int(index), int(count or 1)),
+                                  skip=set(carry["records"]) if carry else frozenset(),
+                                  order=args.order,
+                                  first=[b for b in args.first.split(",") if b] or None)
             print(f"{counts['ran']} models trained and scored, {counts['done']} already done, "
                   f"of {counts['jobs']}; {time.perf_counter() - start:.0f}s", flush=True)
-        frame, hashes = collect_measurements(config, allow_missing=args.allow_missing)
-        out = write_summary(frame, hashes, paths.project_root() / config["summary_dir"],
+        frame, hashes = collect_measurements(config, allow_missing=args.allow_missing, carry=carry)
+        out = write_summary(frame, hashes, summary_dir,
                             blocks=completion(config, hashes))
-        print(f"summary of {len(hashes)} records: {out}")
+        print(f"summary of {len(hashes)} records ({len(hashes.carried)} carried from the "
+              f"committed summary): {out}")
     except (ValiditySweepError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -185,11 +185,38 @@ def _external_validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
                        ci=(r.get(f"{method}_low"), r.get(f"{method}_high")), level=level)
 
 
+def _stereoset(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """SS (the registered measure ``stereoset``), LMS and ICAT per task and group, with
+    their bootstrap intervals; SS carries its binomial test against 50."""
+    level = rec.get("parameters", {}).get("confidence", 0.95)
+    for r in rec["values"]["scores"]:
+        subset = f"{r.get('task', '')}; {r.get('group', 'all')}"
+        yield _row("stereoset", r["ss"], subset=subset, p=r.get("binom_p"), p_method="binomial-exact",
+                   n=r.get("n"), ci=(r.get("ss_low"), r.get("ss_high")), level=level)
+        for key, metric in (("lms", "stereoset-lms"), ("icat", "stereoset-icat")):
+            yield _row(metric, r[key], subset=subset, n=r.get("n"),
+                       ci=(r.get(f"{key}_low"), r.get(f"{key}_high")), level=level)
+
+
+def _stereoset_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Per-language SS decisions and the paired differences over shared item ids."""
+    v = rec["values"]
+    for r in v["per_language"]:
+        yield _row("stereoset", r["score"], language=r.get("language", rec["language"]),
+                   subset="shared items", p=r.get("binom_p"), p_method="binomial-exact",
+                   n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")), level=0.95)
+    for r in v["paired"]:
+        yield _row("stereoset-difference", r["diff"], subset=f"{r['language_a']} − {r['language_b']}",
+                   p=r.get("mcnemar_p"), p_method="binomial-exact", n=r.get("n"),
+                   ci=(r.get("ci_low"), r.get("ci_high")), level=0.95)
+
+
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows,
     "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "external_validity": _external_validity,
+    "stereoset": _stereoset, "stereoset-languages": _stereoset_languages,
 }
 """Record metric → reader of its ``values`` into rows (see :func:`record_rows`)."""
 

@@ -34,7 +34,7 @@ bounded by the budget rather than the dataset or vocabulary × tokens. Eval mode
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -345,6 +345,14 @@ def _check_positions(positions, encs: list[Encoded]) -> list[list[int]]:
     return out
 
 
+def _masked_lm_encodings(lm: LanguageModel, texts: Iterable[str]) -> tuple[list[str], list]:
+    """The checked texts and their encodings, for scoring that masks tokens (masked LMs only)."""
+    if lm.kind != "mlm":
+        raise ScoringError(f"{lm.name} is a {lm.kind} LM; masked scoring needs a masked LM")
+    texts = check_texts(texts)
+    return texts, encode(lm, texts)
+
+
 def masked_token_logprobs(
     lm: LanguageModel,
     texts: list[str],
@@ -377,10 +385,7 @@ def masked_token_logprobs(
     -------
     list of :class:`TokenScores`, one per text, in input order.
     """
-    if lm.kind != "mlm":
-        raise ScoringError(f"{lm.name} is a {lm.kind} LM; masked scoring needs a masked LM")
-    texts = check_texts(texts)
-    encs = encode(lm, texts)
+    texts, encs = _masked_lm_encodings(lm, texts)
     positions = _check_positions(positions, encs)
     mask_id = lm.tokenizer.mask_token_id
     pad_id = lm.tokenizer.pad_token_id
@@ -443,10 +448,7 @@ def jointly_masked_token_logprobs(
     -------
     list of :class:`TokenScores`, one per text, in input order.
     """
-    if lm.kind != "mlm":
-        raise ScoringError(f"{lm.name} is a {lm.kind} LM; masked scoring needs a masked LM")
-    texts = check_texts(texts)
-    encs = encode(lm, texts)
+    texts, encs = _masked_lm_encodings(lm, texts)
     if positions is None or any(p is None for p in positions):
         raise ScoringError("jointly masked scoring needs the positions to mask for every text")
     positions = _check_positions(positions, encs)

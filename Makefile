@@ -37,10 +37,10 @@ EXPORT  := $(VENV)/bin/polybias export --sweep configs/sweeps/default.yaml --out
 reproduce: env ## run the embedded-default sweep (records, executed notebooks, tables, figures), its cross-model tables, then the paper
 	@status=0; $(CHECKED) $(VENV)/bin/polybias sweep configs/sweeps/default.yaml || status=$$?; \
 	$(EXPORT) --if-complete || status=$$?; \
-	$(PY) -m polybias.manuscript; exit $$status
+	$(PY) -m polybias.results.manuscript; exit $$status
 
 paper: env ## assemble paper/manuscript.md from paper/sections, tables, reported values and figures
-	$(PY) -m polybias.manuscript
+	$(PY) -m polybias.results.manuscript
 
 test: env ## layering contract, unit tests, doctests, then nbval on the executed notebooks (writing only to a scratch folder)
 	$(VENV)/bin/lint-imports --no-logo
@@ -62,8 +62,8 @@ planted: env ## retrain the pinned planted models from their stored specs (data/
 	$(PY) -m polybias.planted retrain
 
 validity: env ## the validity sweep: train and score the planted models (resumable, cached), then rewrite data/validity
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m polybias.studies.validity_sweep configs/sweeps/validity.yaml
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 POLYBIAS_PLANTED=pinned $(PY) -m polybias.studies.validity_diagnosis configs/sweeps/validity.yaml
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m polybias.runner.validity_sweep configs/sweeps/validity.yaml
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 POLYBIAS_PLANTED=pinned $(PY) -m polybias.runner.validity_diagnosis configs/sweeps/validity.yaml
 
 lint: env ## ruff, and the layering contract of lib/polybias (import-linter, [tool.importlinter] in pyproject.toml)
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks

@@ -116,7 +116,7 @@ def child(phase: str, n_pairs: int, n_ref: int, budget: int) -> None:
     baseline = rss_mb()
     t0 = time.perf_counter()
     if phase == "engine":
-        scored = masked_token_logprobs(lm, texts, positions=positions, max_batch_tokens=budget)
+        scored = masked_token_logprobs(lm, texts, positions=positions, batch_tokens=budget)
         scores = [float(np.sum(s.logprob[p])) for s, p in zip(scored, positions, strict=True)]
     else:  # Nangia et al.'s loop: one forward pass per masked token
         scores = []
@@ -207,7 +207,7 @@ def main() -> None:
           f"(scores from {sc.min():.2f} to {sc.max():.2f}; per token "
           f"{np.mean(sc) * n / ref['masked_tokens']:.2f} on average, log(1/V) = {-np.log(30522):.2f})")
     print(f"{'method':40s} {'seconds':>9s} {'peak RSS MB':>12s} {'+ over build':>13s}")
-    print(f"{'engine (max_batch_tokens=' + str(args.max_batch_tokens) + ')':40s} "
+    print(f"{'engine (batch_tokens=' + str(args.max_batch_tokens) + ')':40s} "
           f"{eng['seconds']:9.1f} {eng['rss_peak_mb']:12.0f} "
           f"{eng['rss_peak_mb'] - eng['rss_after_build_mb']:13.0f}")
     label = "reference, one forward per masked token"

@@ -70,7 +70,7 @@ def timed_sweeps(cfg: Path) -> tuple[float, float, list[float]]:
     """Seconds for the whole sweep on a warm LocalCluster with 2 workers, then with 1 (the
     same cluster scaled down), and the work seconds of each run of the 1-worker sweep."""
     from distributed import Client
-    from polybias import sweep
+    from polybias.runner import sweep
 
     warm = make_project(cfg.parent, 2, name="warm.yaml", section="warm", first=1000)
     seconds = {}
@@ -116,8 +116,8 @@ def papermill_per_run(cfg: Path, n: int) -> float:
 
 def resume_check(folder: Path, sizes: list[int]) -> list[dict]:
     """Time to tell which runs are done (``--list``, and the start of every sweep)."""
-    from polybias import sweep
-    from polybias.records import write_text_atomic
+    from polybias.results.records import write_text_atomic
+    from polybias.runner import sweep
 
     rows = []
     for n in sizes:

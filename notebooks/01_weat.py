@@ -38,40 +38,42 @@
 
 # %% tags=["parameters"]
 model: str = "w2v-gnews"  # registered static model (configs/models.yaml), the name of model_path, or planted-static (built from the word lists)
-planted_strength: float = 0.5  # planted-static: strength of the planted association (0: none)
+planted_strength: float = 0.5  # planted-static: strength of the planted association (0: none; at least 0)
 model_path: str = ""  # static embedding file used instead of a registered model; empty: none
-model_format: str = ""  # format of model_path: word2vec-text, word2vec-binary, glove-text; empty: by suffix
+model_format: str = ""  # format of model_path: word2vec-text, word2vec-binary or glove-text; empty: by suffix
 language: str = "en"  # word-list folder under data/wordlists/
 language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
 tests: list = []  # test names; empty: every test of wordlist_file
 wordlist_file: str = ""  # word lists; empty: the language's default (bn: seed000, the study's own C1-C9; else weat.yaml); weat.yaml: the project's lists
 variants_file: str = "weat_variants.yaml"  # extra list variants to compare; empty: none
-ddof: int = 1  # std degrees of freedom of the effect size (1 Caliskan, 0 WEFE)
-alternative: str = "greater"  # permutation test: greater | less | two-sided
-n_permutations: int = 100000  # Monte Carlo draws when exact enumeration is too large
-exact_limit: int = 1000000  # enumerate all splits when there are at most this many
-seed: int = 0  # seed of the Monte Carlo draws
-on_missing: str = "drop"  # raise | drop: words missing from the model's vocabulary
+ddof: int = 1  # std degrees of freedom of the effect size (1 Caliskan, 0 WEFE): 1 or 0
+alternative: str = "greater"  # permutation test: two-sided, greater or less
+n_permutations: int = 100000  # Monte Carlo draws when exact enumeration is too large (at least 1)
+exact_limit: int = 1000000  # enumerate all splits when there are at most this many (at least 0)
+seed: int = 0  # seed of the Monte Carlo draws (at least 0)
+on_missing: str = "drop"  # words missing from the model's vocabulary: raise or drop
 reported: str = "caliskan2017_weat"  # paper/reported/NAME.csv; empty: none
 output_dir: str = "results/weat/interactive"  # run records (relative to the project root)
 table_file: str = ""  # where to write the table (e.g. paper/tables/weat_w2v-gnews.md)
 
 # %%
-from polybias import measures, plots, report
-from polybias.studies import inputs
+from polybias import measures, models
+from polybias.results import plots, report
 from polybias.studies.parameters import check_parameters
 from polybias.studies.weat import run_variants, run_weat
 
-check_parameters("01_weat", model=model, model_path=model_path, model_format=model_format,
-                 language=language, language_override=language_override, on_missing=on_missing,
-                 ddof=ddof, alternative=alternative, n_permutations=n_permutations,
-                 exact_limit=exact_limit, seed=seed)
+check_parameters("01_weat", planted_strength=planted_strength, model_format=model_format, ddof=ddof,
+                 alternative=alternative, n_permutations=n_permutations, exact_limit=exact_limit,
+                 seed=seed, on_missing=on_missing, model=model, model_path=model_path,
+                 language=language, language_override=language_override)
 options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
                exact_limit=exact_limit, seed=seed)
-# a file given by path, or planted-static: a known-answer table built from the word lists
-embeddings = inputs.static_table(model, language=language, wordlist_file=wordlist_file,
-                                 planted_strength=planted_strength, seed=seed, model_path=model_path,
-                                 model_format=model_format)
+# a file given by path (its words brought to NFC, as the lists are), a registered table, or
+# planted-static: a known-answer table built from the word lists
+planted = models.Planted(strength=planted_strength, language=language, seed=seed,
+                         wordlist_file=wordlist_file)
+embeddings = (models.load(model_path, "static", format=model_format, name=model, nfc=True)
+              if model_path else models.load(model, "static", planted=planted))
 variants_table_file = table_file.replace(".md", "_variants.md") if table_file else ""
 
 # %% [markdown]

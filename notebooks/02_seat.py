@@ -29,7 +29,7 @@
 #
 # In Hindi and Bangla the tests are the studies' own lists (seed 003 App. C, seed 000
 # C1–C9) in the language's bleached templates. Offline, `model: planted-static` is a
-# known-answer encoder (`polybias.studies.inputs.planted_bag_of_words`): a sentence's vector is
+# known-answer encoder (`polybias.models.load` builds it: `polybias.models._planted.bag_of_words`): a sentence's vector is
 # the mean of the planted static vectors of its words (the list word carries the planted
 # association, the template words are random), so every test must show a positive
 # effect, diluted by the templates; the table is built analytically, the same on every
@@ -37,7 +37,7 @@
 
 # %% tags=["parameters"]
 model: str = "minilm-l6"  # registered encoder or MLM (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id; planted-static: a bag-of-words encoder over a planted table built from the word lists (hi, bn)
-planted_strength: float = 0.5  # planted-static: strength of the planted association (0: none)
+planted_strength: float = 0.5  # planted-static: strength of the planted association (0: none; at least 0)
 revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
 device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
 dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
@@ -45,29 +45,30 @@ batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CP
 language: str = "en"  # en: May et al.'s SEAT files; hi, bn: the language's word lists in data/templates/seat_<lang>.yaml
 wordlist_file: str = ""  # hi/bn word lists (data/wordlists/<lang>/); empty: the language's default
 tests: list = []  # SEAT test names (polybias.metrics.seat.SEAT_TESTS); empty: all of them
-pooling: str = "model"  # sentence vector: model (the model's own), cls, mean (non-special tokens) or first-piece (sent-bias compat)
+pooling: str = "model"  # sentence vector: model, cls, mean or first-piece; model: the model's own, mean: non-special tokens, first-piece: sent-bias compat
 special_tokens: bool = True  # encode with [CLS]/[SEP]; False with first-piece: sent-bias's encoder (compat)
 layer: int = -1  # hidden layer (-1 last, 0 embeddings)
-ddof: int = 1  # std degrees of freedom of the effect size (1 Caliskan/May, 0 WEFE)
-alternative: str = "greater"  # permutation test: greater | less | two-sided
-n_permutations: int = 10000  # Monte Carlo re-splits when exact enumeration is too large
-exact_limit: int = 1000000  # enumerate all re-splits when there are at most this many
-seed: int = 0  # seed of the Monte Carlo draws
+ddof: int = 1  # std degrees of freedom of the effect size (1 Caliskan/May, 0 WEFE): 1 or 0
+alternative: str = "greater"  # permutation test: two-sided, greater or less
+n_permutations: int = 10000  # Monte Carlo re-splits when exact enumeration is too large (at least 1)
+exact_limit: int = 1000000  # enumerate all re-splits when there are at most this many (at least 0)
+seed: int = 0  # seed of the Monte Carlo draws (at least 0)
 cache: bool = False  # read/store sentence vectors in the embedding cache
 reported: str = ""  # paper/reported/NAME.csv (one model, keyed by test) to print beside the effect sizes, e.g. sadhu2024_bangla_seat (BanglaBERT); empty: none
 output_dir: str = "results/seat/interactive"  # run records (relative to the project root)
 table_file: str = ""  # where to write the table (e.g. paper/tables/seat_minilm-l6.md)
 
 # %%
-from polybias import report
+from polybias import models
 from polybias.planted import static as planted_static
-from polybias.studies import inputs
+from polybias.results import report
 from polybias.studies import seat as seat_study
 from polybias.studies.parameters import check_parameters
 
-check_parameters("02_seat", language=language, tests=tests, pooling=pooling, ddof=ddof,
-                 alternative=alternative, n_permutations=n_permutations, exact_limit=exact_limit,
-                 seed=seed)
+check_parameters("02_seat", planted_strength=planted_strength, batch_tokens=batch_tokens,
+                 pooling=pooling, layer=layer, ddof=ddof, alternative=alternative,
+                 n_permutations=n_permutations, exact_limit=exact_limit, seed=seed,
+                 language=language, tests=tests)
 options = dict(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
                exact_limit=exact_limit, seed=seed)
 tests = [tests] if isinstance(tests, str) else list(tests)  # `-p tests weat6` gives one name
@@ -82,9 +83,12 @@ tests = [tests] if isinstance(tests, str) else list(tests)  # `-p tests weat6` g
 # reproduces sent-bias's BERT encoder (tested by executing it; `docs/reference_compat.md`).
 
 # %%
-encoder = inputs.encoder(model, language=language, wordlist_file=wordlist_file,
-                         planted_strength=planted_strength, seed=seed, revision=revision,
-                         device=device, dtype=dtype, batch_tokens=batch_tokens)
+# planted-static: its table holds the words of the language's lists and templates
+templates = seat_study.load_templates(language).groups.values()
+planted = models.Planted(strength=planted_strength, language=language, seed=seed,
+                         wordlist_file=wordlist_file, texts=tuple(t for g in templates for t in g))
+encoder = models.load(model, "encoder", revision=revision, device=device, dtype=dtype,
+                      batch_tokens=batch_tokens, planted=planted)
 if language == "en":
     frame = seat_study.run_seat(encoder, tests or None, pooling=pooling, layer=layer, output_dir=output_dir,
                           special_tokens=special_tokens, cache=cache, **options)

@@ -54,36 +54,38 @@ language_override: bool = False  # run a registered model on a language its entr
 corpus: str = ""  # text file or folder to extract sentences from; empty: generated planted corpora
 wordlist_file: str = ""  # word lists (used with corpus); empty: the language's default (bn: seed000, the study's own C1-C9; else weat.yaml); weat.yaml: the project's lists
 tests: list = []  # tests of wordlist_file to run (used with corpus); empty: all
-planted_p: list = [0.9, 0.5, 0.1]  # planted association strengths, one generated corpus each
-n_sentences: int = 300  # sentences per generated corpus
-n_words: int = 4  # words per set of the planted test (male, female, career, family)
+planted_p: list = [0.9, 0.5, 0.1]  # planted association strengths, one generated corpus each (each in [0, 1])
+n_sentences: int = 300  # sentences per generated corpus (at least 1)
+n_words: int = 4  # words per set of the planted test (male, female, career, family; at least 1)
 lengths: list = [9, 25, 75, ">75"]  # segment lengths in words; ">75": the whole sentence
-n_samples: int = 8  # N: occurrences drawn per word and CEAT samples (seed 000 uses 1000 and 5000)
+n_samples: int = 8  # N: occurrences drawn per word and CEAT samples (seed 000 uses 1000 and 5000; at least 2: random effects need several samples)
 sample_sets: list = ["fixed", "random"]  # fixed: same occurrences at every length; random: redrawn
 strict_lengths: bool = False  # draw only sentences with at least L words (more than K for ">K")
-max_per_word: int = 10000  # occurrences kept per word while streaming the corpus (reservoir)
-alternative: str = "two-sided"  # p-value of CES: two-sided (seed 000), greater (Guo & Caliskan code), less
-alpha: float = 0.005  # significance level marked in the tables (seed 000)
+max_per_word: int = 10000  # occurrences kept per word while streaming the corpus (reservoir; at least 1)
+alternative: str = "two-sided"  # p-value of CES: two-sided, greater or less (two-sided: seed 000; greater: Guo & Caliskan code)
+alpha: float = 0.005  # significance level marked in the tables (seed 000; in (0, 1))
 layer: int = -1  # hidden layer (-1 last)
-pooling: str = "mean"  # word vector over its pieces: mean, first, last
-seed: int = 0  # seed of corpora and sample sets
+pooling: str = "mean"  # word vector over its pieces: mean, first or last
+seed: int = 0  # seed of corpora and sample sets (at least 0)
 cache: bool = False  # read/store vectors in the embedding cache
 output_dir: str = "results/ceat/interactive"  # run records (relative to the project root)
 table_file: str = ""  # where to write the tables (e.g. paper/tables/ceat_minilm-l6.md)
 
 # %%
 import torch
-from polybias import models, report
+from polybias import models
 from polybias.data import text, wordlists
 from polybias.planted import probes
 from polybias.planted import static as planted_static
+from polybias.results import report
 from polybias.studies import ceat
 from polybias.studies.parameters import check_parameters
 
-check_parameters("03_ceat", model=model, language=language, language_override=language_override,
-                 alternative=alternative, pooling=pooling, lengths=lengths,
-                 sample_sets=sample_sets, seed=seed, n_samples=n_samples, corpus=corpus,
-                 planted_p=planted_p)
+check_parameters("03_ceat", batch_tokens=batch_tokens, planted_p=planted_p, n_sentences=n_sentences,
+                 n_words=n_words, n_samples=n_samples, max_per_word=max_per_word,
+                 alternative=alternative, alpha=alpha, layer=layer, pooling=pooling, seed=seed,
+                 model=model, language=language, language_override=language_override,
+                 lengths=lengths, sample_sets=sample_sets, corpus=corpus)
 _ = torch.manual_seed(seed)
 
 # %% [markdown]
@@ -96,6 +98,7 @@ _ = torch.manual_seed(seed)
 # occurrences is sampled with replacement.
 
 # %%
+corpora = None  # planted-static: the generated corpora its contextual encoder is built over
 if corpus:
     chosen = [wordlists.get_test(language, t, wordlist_file) for t in tests] if tests else \
         list(wordlists.load_tests(language, wordlist_file).values())
@@ -123,10 +126,10 @@ report.show_table(summary)
 # `output_dir`.
 
 # %%
-encoder = (planted_static.contextual_bag(language, corpora, wordlist_file, seed=seed)
-           if model == planted_static.NAME and not corpus else
-           models.load(model, "encoder", revision=revision, device=device, dtype=dtype,
-                       batch_tokens=batch_tokens))
+planted = models.Planted(language=language, seed=seed, wordlist_file=wordlist_file,
+                         contextual=True, corpora=corpora)
+encoder = models.load(model, "encoder", revision=revision, device=device, dtype=dtype,
+                      batch_tokens=batch_tokens, planted=planted)
 frame = ceat.run_segment_study(
     encoder, runs, language, output_dir,
     parameters={"n_sentences": n_sentences, "n_words": n_words, "planted_p": planted_p,

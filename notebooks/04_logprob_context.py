@@ -43,7 +43,7 @@
 # above (or the project's trait templates `logprob_bn`, same groups).
 #
 # `seed000_bn` is read from the authors' `positive_traits_bn.csv` (109 traits) and
-# `negative_traits_bn.csv` (69), every row kept (`polybias.data.seed000`). Each row carries
+# `negative_traits_bn.csv` (69), every row kept (`polybias.data.sadhu2024`). Each row carries
 # its five structures in columns `S<k>_Mask_Suffix`, `S<k>_Placeholder`,
 # `S<k>_Trait_Suffix` (S4, S5: placeholder, trait suffix, mask suffix). Assembly rule
 # (after Table 3 of seed 000: S1–S2 target first, S3–S5 attribute first):
@@ -63,7 +63,7 @@ revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered re
 device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
 dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, float64 for the planted models, else float32), float32, bfloat16 or float16 (CUDA only)
 batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
-planted_p: float = 0.9  # planted association strength when model is planted or planted-analytic (0.5: none)
+planted_p: float = 0.9  # planted association strength when model is planted or planted-analytic (0.5: none; in [0, 1])
 templates: str = "planted_bn"  # template file in data/templates (e.g. logprob_bn), planted_<lang>, or seed000_bn (the study's own S1-S5 trait sentences)
 target_list: str = "targets"  # word list of the target slot
 attribute_list: str = "attributes"  # word list of the attribute slot
@@ -72,27 +72,30 @@ x: str = "male"  # first target group
 y: str = "female"  # second target group
 a: str = "career"  # first attribute group
 b: str = "family"  # second attribute group
-mode: str = "word"  # target scoring: word (whole word) | first_piece (Kurita / seed-000 compat)
-prior_at: str = "target"  # first_piece: read the prior at the target (default) | attribute (seed 000's code)
+mode: str = "word"  # target scoring: word or first_piece (word: whole word; first_piece: Kurita / seed-000 compat)
+prior_at: str = "target"  # first_piece: read the prior at the target or attribute (target: default; attribute: seed 000's code)
 index_quirk: str = ""  # first_piece: kurita2019 reads one token before the mask as Kurita et al.'s code; empty: none
-n_permutations: int = 10000  # Monte Carlo draws of the permutation test when not exact
-seed: int = 0  # seed of the permutation test (and of the planted model's training, or the analytic model's codes)
+n_permutations: int = 10000  # Monte Carlo draws of the permutation test when not exact (at least 1)
+seed: int = 0  # seed of the permutation test (and of the planted model's training, or the analytic model's codes; at least 0)
 output_dir: str = "results/logprob/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/logprob_context_planted.md
 
 # %%
-from polybias import paths, records, report
+from polybias import models, paths
 from polybias.metrics import logprob
+from polybias.results import records, report
 from polybias.studies import inputs, logprob_context
 from polybias.studies.parameters import check_parameters
 
-check_parameters("04_logprob_context", model=model, templates=templates, mode=mode, planted_p=planted_p,
-                 x=x, y=y, a=a, b=b)
+check_parameters("04_logprob_context", batch_tokens=batch_tokens, planted_p=planted_p, mode=mode,
+                 prior_at=prior_at, index_quirk=index_quirk, n_permutations=n_permutations,
+                 seed=seed, model=model, templates=templates, x=x, y=y, a=a, b=b)
 book = inputs.template_book(templates)
-lm = inputs.language_model(model, planted_p=planted_p, language=book.language, seed=seed,
-                           revision=revision, device=device, dtype=dtype, batch_tokens=batch_tokens,
-                           book=book, target_list=target_list, attribute_list=attribute_list,
-                           group_feature=group_feature, x=x, y=y, a=a, b=b)
+planted = models.Planted(p=planted_p, language=book.language, seed=seed, book=book,
+                         target_list=target_list, attribute_list=attribute_list,
+                         group_feature=group_feature, x=x, y=y, a=a, b=b)
+lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,
+                 batch_tokens=batch_tokens, planted=planted)
 label = lm.name
 
 # %% [markdown]
@@ -177,7 +180,7 @@ logprob_context.plot_context_study(per_attribute, f"Prior vs corrected differenc
 record = records.RunRecord(
     metric="logprob-context", model=label, language=book.language, test=templates,
     parameters={"mode": mode, "x": x, "y": y, "a": a, "b": b, "n_permutations": n_permutations,
-                "seed": seed, "planted_p": planted_p if model in inputs.PLANTED_MODELS else None},
+                "seed": seed, "planted_p": planted_p if model in models.STRENGTH_P else None},
     values={"summary": summary.to_dict("records")}, **records.model_fields(lm))
 records.write_record(record, paths.output_path(output_dir))
 if table_file:

@@ -33,30 +33,33 @@ revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered re
 device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
 dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
 batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
-dataset: str = "planted"  # planted, crows-pairs, crows-pairs-revised, crows-pairs-steinborn, crows-pairs-gamboa
-language: str = "en"  # language of the dataset
+dataset: str = "planted"  # planted minimal pairs or a registered CrowS-Pairs dataset: planted, crows-pairs, crows-pairs-revised, crows-pairs-steinborn, crows-pairs-gamboa, indibias, crows-pairs-dutch or kaneko2022
+language: str = "en"  # language of the dataset (planted: en, bn or hi; a dataset: its own, polybias.data.crowspairs.DATASETS)
 language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
 subset: list = []  # bias types to keep; empty: all
-method: str = ""  # nangia, bias-bench or causal; empty: by the model's kind
-n_pairs: int = 200  # number of planted pairs (dataset planted only)
-n_bootstrap: int = 1000  # bootstrap resamples for the confidence intervals
-seed: int = 0  # seed of the pair draw and the bootstrap
+method: str = ""  # nangia, bias-bench, sss, causal, aul, aula or lm-eval; empty: by the model's kind
+n_pairs: int = 200  # number of planted pairs (dataset planted only; at least 1)
+n_bootstrap: int = 1000  # bootstrap resamples for the confidence intervals (at least 0; 0: none)
+seed: int = 0  # seed of the pair draw and the bootstrap (at least 0)
 compat_fourth_root: bool = False  # seed-001 code's extra square root in the JSD
-causal_bos: str = "prepend"  # causal LMs: prepend (BOS before every sentence) | first-token (bias-bench compat)
-on_unmodified: str = "raise"  # bias-bench: a pair with no modified token raises | skip (bias-bench compat)
-alignment: str = "metric.py"  # nangia/bias-bench on masked LMs: metric.py (the reference's shared tokens) | content (special tokens removed, sent_more first)
+causal_bos: str = "prepend"  # causal LMs: prepend or first-token (prepend: BOS before every sentence; first-token: bias-bench compat)
+on_unmodified: str = "raise"  # bias-bench: a pair with no modified token: raise or skip (skip: bias-bench compat)
+alignment: str = "metric.py"  # nangia/bias-bench on masked LMs: metric.py, seed-001 or content (metric.py: the reference's shared tokens; content: special tokens removed, sent_more first)
 output_dir: str = "results/crows/interactive"  # run records, relative to the project root
 reproduce: bool = True  # recompute seed 001's GPT-2 Table 3 row from its shipped per-pair scores
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows_planted-mlm.md
 
 # %%
-from polybias import measures, models, plots, report
+from polybias import measures, models
 from polybias.metrics import crows
+from polybias.results import plots, report
 from polybias.studies import crows_pairs
 from polybias.studies.parameters import check_parameters
 
-check_parameters("05_crows_pairs", model=model, language=language,
-                 language_override=language_override, method=method)
+check_parameters("05_crows_pairs", batch_tokens=batch_tokens, dataset=dataset, method=method,
+                 n_pairs=n_pairs, n_bootstrap=n_bootstrap, seed=seed, causal_bos=causal_bos,
+                 on_unmodified=on_unmodified, alignment=alignment, model=model, language=language,
+                 language_override=language_override)
 
 # %% [markdown]
 # ## Reproducing seed 001's GPT-2 row from its published per-pair scores

@@ -29,9 +29,9 @@
 #
 # Seed 002's own templates: `templates="seed002_<category>_<language>"` (category gender,
 # religion or ethnicity; language en, el or fa) reads every template set of that
-# category from the authors' `prior_sentence_templates.json` (`polybias.data.seed002`: Greek
+# category from the authors' `prior_sentence_templates.json` (`polybias.data.behnamghader2022`: Greek
 # priors decline for women where the file gives feminine forms; the negated and the
-# "people from X" sets are sets of their own, `seed002.template_sets()`).
+# "people from X" sets are sets of their own, `behnamghader2022.template_sets()`).
 
 # %% tags=["parameters"]
 model: str = "planted-mlm"  # registered masked LM (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
@@ -44,12 +44,12 @@ template_names: list = []  # templates to score; empty: all templates of the fil
 target_list: str = "targets"  # word list of the target slot (for group shares)
 attribute_list: str = "attributes"  # word list of the attribute slot (for group shares)
 group_feature: str = "group"  # entry feature that names a word's group (group shares)
-mode: str = "word"  # target scoring: word (whole word) | first_piece (Ahn & Oh / Kurita compat)
-ddof: int = 0  # variance over groups: 0 population (default) | 1 sample (Ahn & Oh)
+mode: str = "word"  # target scoring: word or first_piece (word: whole word; first_piece: Ahn & Oh / Kurita compat)
+ddof: int = 0  # variance over groups: 0 or 1 (0: population, the default; 1: sample, Ahn & Oh)
 multipiece: str = ""  # ahn-oh: multi-piece words scored as Ahn & Oh's code (k masks, every piece at every mask); empty: by mode
 template_norm: str = ""  # PLL CB: per-template normalises groups within each template as seed 002's code; empty: pooled
-kl_scale: str = "sum"  # KL: sum (nats) | mean (divided by the vocabulary size, seed-002 code)
-top_k: int = 3  # groups listed per template and attribute
+kl_scale: str = "sum"  # KL: sum or mean (sum: nats; mean: divided by the vocabulary size, seed-002 code)
+top_k: int = 3  # groups listed per template and attribute (at least 1)
 reproduce: bool = True  # recompute seed-002 and seed-004 published values from shipped data
 seed002_all: bool = False  # also score every category x language of seed 002's templates on the model (Tables 1-4; minutes on the CPU)
 output_dir: str = "results/catbias/interactive"  # run records, relative to the project root
@@ -57,8 +57,9 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/catbias_pla
 
 # %%
 import torch
-from polybias import paths, records, report
+from polybias import models, paths
 from polybias.metrics import catbias
+from polybias.results import records, report
 from polybias.studies import categorical_bias, inputs
 from polybias.studies.parameters import check_parameters
 
@@ -66,7 +67,8 @@ from polybias.studies.parameters import check_parameters
 # nbval, so near-zero values (the control's KL) print the same digits everywhere
 torch.set_num_threads(1)
 
-check_parameters("06_categorical_bias", mode=mode, ddof=ddof, kl_scale=kl_scale, top_k=top_k)
+check_parameters("06_categorical_bias", batch_tokens=batch_tokens, mode=mode, ddof=ddof,
+                 multipiece=multipiece, template_norm=template_norm, kl_scale=kl_scale, top_k=top_k)
 book = inputs.template_book(templates)
 names = template_names or list(book.templates)
 tables = []
@@ -168,8 +170,8 @@ else:
 # several templates (one template: the default agrees).
 
 # %%
-lm = inputs.language_model(model, revision=revision, device=device, dtype=dtype,
-                           batch_tokens=batch_tokens)
+lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,
+                 batch_tokens=batch_tokens)
 ahn_oh = catbias.ahn_oh_cb(lm, book, names, mode=mode, ddof=ddof, multipiece=multipiece or None)
 pll = catbias.pll_cb(catbias.pll_scores(lm, book, names), ddof=ddof, template_norm=template_norm or None)
 summary, per_template, per_set = categorical_bias.score_tables(ahn_oh, pll, model, templates, names)

@@ -36,26 +36,27 @@ dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it
 batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 templates: str = "planted_interactions_en"  # template file in data/templates, or planted_interactions_en
 template: str = "said"  # the template to score
-identity_slots: list = ["pro", "target"]  # slots whose combinations form the groups
+identity_slots: list = ["pro", "target"]  # slots whose combinations form the groups (at least one)
 attribute_slot: str = "attribute"  # the attribute slot
 attributes: list = []  # attribute entry ids; empty: the whole list (minus neutral ones)
 neutral_attributes: list = []  # attribute entries used as neutral base rates; empty: double mask only
 weighted: bool = False  # weight attributes by |VADER compound| (needs words with sentiment)
-n_adjectives: int = 12  # seed-004 adjectives sampled, stratified by sentiment (reproduction)
-seed: int = 0  # seed of the samples
+n_adjectives: int = 12  # seed-004 adjectives sampled, stratified by sentiment (reproduction; at least 1)
+seed: int = 0  # seed of the samples (at least 0)
 cell_feature: str = "group"  # attribute feature whose values split the attributes into cells for the significance test (e.g. sentiment); empty: one cell
-n_permutations: int = 10000  # draws of the significance test of each interaction against its base rate
+n_permutations: int = 10000  # draws of the significance test of each interaction against its base rate (at least 1)
 reproduce: bool = True  # seed-004 identity lists and sample sizes from shipped data
 output_dir: str = "results/interactions/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/interactions_planted-mlm.md
 
 # %%
-from polybias import paths, records, report
+from polybias import models, paths
+from polybias.results import records, report
 from polybias.studies import cultural_interactions, inputs
 from polybias.studies.parameters import check_parameters
 
-check_parameters("07_cultural_interactions", identity_slots=identity_slots,
-                 n_adjectives=n_adjectives)
+check_parameters("07_cultural_interactions", batch_tokens=batch_tokens, n_adjectives=n_adjectives,
+                 seed=seed, n_permutations=n_permutations, identity_slots=identity_slots)
 book = inputs.template_book(templates)
 tables = []
 
@@ -102,15 +103,15 @@ else:
 #
 # Significance against the base rate (seed 004 §4.3: "the null hypothesis that the model
 # is unbiased", i.e. every group keeps its double-mask base rate): a permutation test
-# (`polybias.studies.seed004.group_permutation_test`). `T` is the CB score of the corrected scores
+# (`polybias.studies.capstone2023.group_permutation_test`). `T` is the CB score of the corrected scores
 # averaged over the attributes of one cell (`cell_feature`: career / family on the
 # planted model, a sentiment stratum on seed 004's adjectives), averaged over cells; under
 # the null the group labels of each attribute are exchangeable, and `p` is the share of
 # `n_permutations` random relabellings reaching `T`. Without cells, a group lifted by the
 # career attributes and lowered by the family ones would cancel.
 # %%
-lm = inputs.language_model(model, revision=revision, device=device, dtype=dtype,
-                           batch_tokens=batch_tokens)
+lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,
+                 batch_tokens=batch_tokens)
 results = cultural_interactions.interaction_scores(
     lm, book, template, identity_slots, attribute_slot, attributes=attributes,
     neutral_attributes=neutral_attributes, weighted=weighted, cell_feature=cell_feature,

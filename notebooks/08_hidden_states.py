@@ -22,7 +22,7 @@
 # Offline default: `minilm-l6` (all-MiniLM-L6-v2, 6 layers, shipped in a PyPI package)
 # on the project's country list (`data/templates/identities_en.yaml`). The authors' own
 # list, all 245 countries of `Data/countries.json`: `templates="seed004_countries"`
-# (`polybias.studies.seed004.country_templates`; the 24 countries the project's list also holds
+# (`polybias.studies.capstone2023.country_templates`; the 24 countries the project's list also holds
 # carry its world region, the others `unknown` and are left out of the agreement numbers).
 #
 # Seed 004 also clustered the states with KMeans and compared the first with the last
@@ -42,19 +42,21 @@ template: str = "person_from_is"  # template whose identity slot is analysed
 slot: str = "country"  # the identity slot
 group_feature: str = "region"  # entry feature the groups of the 2-D views come from
 layer_view: int = -1  # layer whose states are projected (-1: last; all layers flattened if 99)
-seed: int = 0  # seed of the TruncatedSVD and t-SNE projections
+seed: int = 0  # seed of the TruncatedSVD and t-SNE projections (at least 0)
 output_dir: str = "results/hidden/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/hidden_minilm-l6.md
 
 # %%
 import pandas as pd
-from polybias import models, report
+from polybias import models
 from polybias.engines import hidden_states
+from polybias.results import report
 from polybias.studies import hidden_states as hidden_study
 from polybias.studies import inputs
 from polybias.studies.parameters import check_parameters
 
-check_parameters("08_hidden_states", templates=templates, template=template, slot=slot)
+check_parameters("08_hidden_states", batch_tokens=batch_tokens, layer_view=layer_view, seed=seed,
+                 templates=templates, template=template, slot=slot)
 book = inputs.template_book(templates)
 encoder = models.load(model, "encoder", revision=revision, device=device, dtype=dtype,
                       batch_tokens=batch_tokens)

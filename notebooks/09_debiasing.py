@@ -35,26 +35,28 @@
 model: str = "w2v-gnews"  # registered static model (configs/models.yaml) or a file path
 language: str = "en"  # word-list folder of the model's language (data/wordlists/)
 tables: list = []  # experiment tables of debias.yaml to run; empty: all of them
-scope: str = "all"  # all: debias every word | targets: only the tests' target words (seed-003 code)
+scope: str = "all"  # all or targets (all: debias every word; targets: only the tests' target words, seed-003 code)
 compare_scope: bool = True  # also run the other scope and show the difference
-ddof: int = 1  # std degrees of freedom of the WEAT effect size (1 Caliskan, 0 seed-003 code)
-n_permutations: int = 10000  # Monte Carlo draws of the WEAT p-value
-seed: int = 0  # seed of the p-values, the INLP split and classifiers
+ddof: int = 1  # std degrees of freedom of the WEAT effect size (1 Caliskan, 0 seed-003 code): 1 or 0
+n_permutations: int = 10000  # Monte Carlo draws of the WEAT p-value (at least 1)
+seed: int = 0  # seed of the p-values, the INLP split and classifiers (at least 0)
 extra_model: str = ""  # Hindi/Bangla static model: registered name or file path; empty: none
-extra_language: str = "hi"  # language of extra_model: hi | bn
-extra_format: str = ""  # file format of extra_model (word2vec-text, word2vec-binary, glove-text); empty: by suffix
+extra_language: str = "hi"  # language of extra_model: hi or bn
+extra_format: str = ""  # file format of extra_model: word2vec-text, word2vec-binary or glove-text; empty: by suffix
 extra_limit: int = 0  # read only the first N words of extra_model; 0: all
 reference_lists: bool = False  # also hard-debias with the debiaswe lists (needs the data mirror or network)
 output_dir: str = "results/debias/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/debias_w2v-gnews.md
 
 # %%
-from polybias import models, report
+from polybias import models
+from polybias.results import report
 from polybias.studies import debiasing
 from polybias.studies.parameters import check_parameters
 
-check_parameters("09_debiasing", language=language, tables=tables, scope=scope, ddof=ddof,
-                 extra_language=extra_language, n_permutations=n_permutations)
+check_parameters("09_debiasing", scope=scope, ddof=ddof, n_permutations=n_permutations, seed=seed,
+                 extra_language=extra_language, extra_format=extra_format, extra_limit=extra_limit,
+                 language=language, tables=tables)
 spec = debiasing.load_spec(language)
 run_tables = list(tables) or list(spec.tables)
 weat_options = dict(ddof=ddof, n_permutations=n_permutations)

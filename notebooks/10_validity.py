@@ -28,7 +28,7 @@
 # nothing is planted); a tiny causal LM (stereotype and JSD scores).
 #
 # Training hundreds of models does not fit in a notebook: the validity sweep
-# (`make validity`, `configs/sweeps/validity.yaml`, `polybias.studies.validity_sweep`) trains
+# (`make validity`, `configs/sweeps/validity.yaml`, `polybias.runner.validity_sweep`) trains
 # them, caches each under its training spec, writes one record per model, and collects
 # the records into the committed summary `data/validity/measurements.csv` (one row per
 # model, metric and size, with the sha256 of the records it came from). This notebook
@@ -43,21 +43,24 @@
 # %% tags=["parameters"]
 language: str = "en"  # planted-corpus language: en, bn or hi
 summary_dir: str = "data/validity"  # committed summary of the validity sweep (make validity)
-alpha: float = 0.05  # significance level of the metrics' own tests
-too_high: float = 0.15  # a false-positive rate the calibration verdict must be able to rule out
-power_target: float = 0.8  # power that defines the minimum detectable bias
+alpha: float = 0.05  # significance level of the metrics' own tests (in (0, 1))
+too_high: float = 0.15  # a false-positive rate the calibration verdict must be able to rule out (in (0, 1); above alpha)
+power_target: float = 0.8  # power that defines the minimum detectable bias (in (0, 1))
 table_file: str = ""  # where to write the tables, e.g. paper/tables/validity_en.md
 figure_prefix: str = "validity"  # figures/<prefix>_dose_response_<language>.png and _mdb_; empty: none
 output_dir: str = "results/validity/interactive"  # run record, relative to the project root
 
 # %%
 import pandas as pd
-from polybias import paths, plots, report
-from polybias.records import RunRecord, write_record
-from polybias.studies import validity, validity_diagnosis, validity_sweep
+from polybias import paths
+from polybias.results import plots, report
+from polybias.results.records import RunRecord, write_record
+from polybias.runner import validity_diagnosis, validity_sweep
+from polybias.studies import validity
 from polybias.studies.parameters import check_parameters
 
-check_parameters("10_validity", alpha=alpha, too_high=too_high, power_target=power_target)
+check_parameters("10_validity", language=language, alpha=alpha, too_high=too_high,
+                 power_target=power_target)
 frame, records, n_records = validity_sweep.language_summary(summary_dir, language)
 encoder_all = validity_diagnosis.read_frame(summary_dir, validity_diagnosis.ENCODER_FILE)
 encoder = encoder_all[encoder_all["language"] == language]
@@ -291,7 +294,7 @@ print(direction_text)
 # input embeddings), beside Kurita's effect size, which reads the output distribution
 # (`output`), with the columns of the table above and `agrees_with_output`: the share of
 # the models with `p ≠ 0.5` whose value has the sign of the same model's Kurita score.
-# Two trainings (`polybias.studies.validity_diagnosis.LAYERS`): 10 epochs of batch 16
+# Two trainings (`polybias.runner.validity_diagnosis.LAYERS`): 10 epochs of batch 16
 # (learns the association at p = 0.1 and 0.9 only; seed 0 at every strength, seeds 1–3
 # at 0.1 and 0.9), and the sweep's 30 epochs of batch 64 on four of the sweep's models,
 # two whose last-layer SEAT the sweep found on the planted side and two on the other.

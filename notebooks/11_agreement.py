@@ -23,13 +23,13 @@
 # masked LM used as an encoder.
 
 # %% tags=["parameters"]
-language: str = "en"  # planted-corpus language
-ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths (one model per strength and seed)
-seeds: int = 1  # seeds per strength (0 .. seeds-1)
-measures: list = ["weat", "crows-mlm", "template-mlm", "embedding-mlm"]  # see polybias.studies.validity.MEASURES
-lm_n_sentences: int = 3000  # corpus size of the masked LMs
-lm_n_pairs: int = 100  # minimal pairs per model
-weat_n_sentences: int = 3000  # corpus size of word2vec
+language: str = "en"  # planted-corpus language: en, bn or hi
+ps: list = [0.1, 0.3, 0.5, 0.7, 0.9]  # planted strengths (one model per strength and seed; each in [0, 1])
+seeds: int = 1  # seeds per strength (0 .. seeds-1; at least 1)
+measures: list = ["weat", "crows-mlm", "template-mlm", "embedding-mlm"]  # measures compared, among weat, crows-mlm, crows-causal, template-mlm and embedding-mlm
+lm_n_sentences: int = 3000  # corpus size of the masked LMs (at least 1)
+lm_n_pairs: int = 100  # minimal pairs per model (at least 1)
+weat_n_sentences: int = 3000  # corpus size of word2vec (at least 1)
 reported: str = "sadhu2024_table4"  # published per-category values of several methods; empty: none
 table_file: str = ""  # where to write the tables, e.g. paper/tables/agreement_en.md
 figure_file: str = "agreement_heatmap.png"  # figure under figures/; empty: none
@@ -37,13 +37,15 @@ output_dir: str = "results/agreement/interactive"  # run records, relative to th
 
 # %%
 import torch
-from polybias import plots, report
 from polybias.metrics import agreement
+from polybias.results import plots, report
 from polybias.studies import agreement as agreement_study
 from polybias.studies import validity
 from polybias.studies.parameters import check_parameters
 
-check_parameters("11_agreement", seeds=seeds)
+check_parameters("11_agreement", language=language, ps=ps, seeds=seeds, measures=measures,
+                 lm_n_sentences=lm_n_sentences, lm_n_pairs=lm_n_pairs,
+                 weat_n_sentences=weat_n_sentences)
 torch.set_num_threads(1)
 
 # %% [markdown]

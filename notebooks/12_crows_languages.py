@@ -33,24 +33,26 @@ revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered re
 device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
 dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
 batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
-dataset: str = "crows-pairs-dutch"  # dataset with aligned languages: crows-pairs-dutch, indibias, kaneko2022, crows-pairs-steinborn, crows-pairs-revised
+dataset: str = "crows-pairs-dutch"  # dataset with aligned languages: crows-pairs-revised, crows-pairs-steinborn, indibias, crows-pairs-dutch or kaneko2022
 languages: list = []  # languages of the dataset to compare (two or more); empty: all of them
 language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
 subset: list = []  # bias types to keep; empty: all
-method: str = ""  # nangia, bias-bench, causal, aul or aula; empty: by the model's kind
+method: str = ""  # nangia, bias-bench, sss, causal, aul, aula or lm-eval; empty: by the model's kind
 published_groups: dict = {"RoBERTa-based, one per language": ["roberta", "camembert", "robbert"], "other monolingual, one per language": ["bert", "flaubert", "bertje"], "Dutch: multilingual vs monolingual": ["mbert", "bertje", "robbert"]}  # published models compared over the shared pairs (model published only)
-n_bootstrap: int = 1000  # bootstrap resamples for the confidence intervals
-seed: int = 0  # seed of the bootstrap
+n_bootstrap: int = 1000  # bootstrap resamples for the confidence intervals (at least 0; 0: none)
+seed: int = 0  # seed of the bootstrap (at least 0)
 output_dir: str = "results/crows-languages/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows-languages_published.md
 
 # %%
-from polybias import measures, models, plots, report
+from polybias import measures, models
+from polybias.results import plots, report
 from polybias.studies import crows_languages
 from polybias.studies.parameters import check_parameters
 
-check_parameters("12_crows_languages", model=model, dataset=dataset, method=method, revision=revision,
-                 device=device, dtype=dtype, batch_tokens=batch_tokens)
+check_parameters("12_crows_languages", batch_tokens=batch_tokens, dataset=dataset, method=method,
+                 n_bootstrap=n_bootstrap, seed=seed, model=model, languages=languages,
+                 language_override=language_override, revision=revision, device=device, dtype=dtype)
 published = model == "published"
 if not published:  # languages checked before the model loads
     languages = crows_languages.compared_languages(model, dataset, languages or None, language_override)

@@ -45,9 +45,9 @@ mlm_women: list = ["she"]  # Kurita targets for women (Kurita et al. 2019: he / 
 mlm_men: list = ["he"]  # Kurita targets for men, in the same order
 census_year: int = 0  # census year to correlate with; 0: the latest year in the file
 model_year: int = 2013  # census year matching the model's text (Google News word2vec, released 2013); 0: none
-outcomes: list = ["share", "logit"]  # share of women p, and/or logit(p) (Garg et al.'s "logit proportion")
-ddof: int = 1  # std degrees of freedom of WEFAT (1: sample std)
-confidence: float = 0.95  # level of the Fisher-z intervals
+outcomes: list = ["share", "logit"]  # among share, logit and relative_percentage: share of women p, logit(p) (Garg et al.'s "logit proportion")
+ddof: int = 1  # std degrees of freedom of WEFAT (1: sample std): 1 or 0
+confidence: float = 0.95  # level of the Fisher-z intervals (in (0, 1))
 reported: str = "external_validity_published"  # paper/reported/NAME.csv with the published correlations; empty: none
 output_dir: str = "results/external/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables (e.g. paper/tables/external_w2v-gnews.md)
@@ -55,12 +55,14 @@ figure_file: str = "external_validity_scatter.png"  # scatter figure under figur
 
 # %%
 import torch
-from polybias import report
 from polybias.data import census
+from polybias.results import report
 from polybias.studies import external_validity
 from polybias.studies.parameters import check_parameters
 
-check_parameters("13_external_validity", outcomes=outcomes, mlm_women=mlm_women, mlm_men=mlm_men)
+check_parameters("13_external_validity", census_year=census_year, model_year=model_year,
+                 outcomes=outcomes, ddof=ddof, confidence=confidence, mlm_women=mlm_women,
+                 mlm_men=mlm_men)
 torch.set_num_threads(1)
 occupations = census.occupation_words()
 gender = census.gender_words()

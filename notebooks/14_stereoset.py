@@ -33,27 +33,29 @@ device: str = "auto"  # auto (CUDA when present; the CPU for embedded and plante
 dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
 batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 language: str = "en"  # language a scored model runs on: en, de, fr, es or tr (model not published)
-languages: list = []  # languages to compare over shared item ids; empty: every language of the published model's runs (published) or only `language`
+languages: list = []  # languages to compare over shared item ids, among en, de, fr, es and tr; empty: every language of the published model's runs (published) or only `language`
 language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
 published_model: str = "bert-base-multilingual-cased_BertLM_BertNextSentence"  # published run, without its language, compared across languages
-tasks: list = ["intrasentence", "intersentence"]  # StereoSet tasks to score (a masked LM scores intersentence items only with a next-sentence head)
-intersentence: str = ""  # causal LMs: conditional (default) or stereoset
-aggregate: str = "per-target"  # per-target (Nadeem et al.) or micro (pooled over items)
+tasks: list = ["intrasentence", "intersentence"]  # StereoSet tasks to score, among intrasentence and intersentence (a masked LM scores intersentence items only with a next-sentence head)
+intersentence: str = ""  # causal LMs: conditional or stereoset; empty: conditional
+aggregate: str = "per-target"  # per-target or micro (per-target: Nadeem et al.; micro: pooled over items)
 limit: int = 0  # score only the first `limit` items of each task; 0: all
-n_bootstrap: int = 1000  # bootstrap resamples over items for the intervals
-seed: int = 0  # seed of the bootstrap
+n_bootstrap: int = 1000  # bootstrap resamples over items for the intervals (at least 0; 0: none)
+seed: int = 0  # seed of the bootstrap (at least 0)
 output_dir: str = "results/stereoset/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/stereoset_published.md
 
 # %%
-from polybias import models, plots, report
+from polybias import models
+from polybias.results import plots, report
 from polybias.studies import stereoset as study
 from polybias.studies.parameters import check_parameters
 
-check_parameters("14_stereoset", model=model, language=language, languages=languages,
-                 language_override=language_override, published_model=published_model, tasks=tasks,
-                 intersentence=intersentence, aggregate=aggregate, limit=limit, n_bootstrap=n_bootstrap,
-                 revision=revision, device=device, dtype=dtype, batch_tokens=batch_tokens)
+check_parameters("14_stereoset", batch_tokens=batch_tokens, language=language, languages=languages,
+                 tasks=tasks, intersentence=intersentence, aggregate=aggregate, limit=limit,
+                 n_bootstrap=n_bootstrap, seed=seed, model=model,
+                 language_override=language_override, published_model=published_model,
+                 revision=revision, device=device, dtype=dtype)
 published = model == "published"
 if not published:
     lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,

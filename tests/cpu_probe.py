@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import pandas as pd
 import torch
-from polybias import models, report
+from polybias import models
 from polybias.data import templating
 from polybias.engines import hidden_states
 from polybias.metrics import catbias, crows, logprob
 from polybias.planted import probes
-from polybias.studies import crows_pairs, inputs
+from polybias.results import report
+from polybias.studies import crows_pairs
 
 
 def crows_tables() -> str:
@@ -30,7 +31,7 @@ def crows_tables() -> str:
 
 def kurita_table() -> str:
     book = probes.planted_templates("bn")
-    lm = inputs.language_model("planted", planted_p=0.5, language=book.language, seed=0)
+    lm = models.load("planted", "lm", planted=models.Planted(p=0.5, language=book.language, seed=0))
     scores = logprob.kurita_scores(lm, book, list(book.templates), mode="word")
     summary, per_attribute = logprob.context_study(
         scores, book, "targets", "attributes", "male", "female", "career", "family", "group",

@@ -156,7 +156,7 @@ def project_copy(root: Path, dest: Path) -> Path:
 def dry_config(paper: Path, dest: Path, tables: Path) -> Path:
     """Copy of ``paper`` keeping the hub-model runs, with :data:`OVERRIDES` applied where
     the entry sets them and tables written under ``tables``."""
-    from polybias.sweep import notebook_parameters
+    from polybias.runner.runs import notebook_parameters
 
     raw = yaml.safe_load(paper.read_text(encoding="utf-8"))
     root = paper.resolve().parents[2]
@@ -183,7 +183,7 @@ def dry_config(paper: Path, dest: Path, tables: Path) -> Path:
 def registry_hub_ids(config: Path) -> dict[str, str]:
     """Model name → hub id for the registered hub models a sweep's runs name."""
     from polybias.models import load_registry
-    from polybias.sweep import load_sweep
+    from polybias.runner.sweep import load_sweep
 
     registry = load_registry()
     out = {}
@@ -217,12 +217,12 @@ def run(work: Path) -> tuple[list[dict[str, Any]], Path]:
     """Build everything under ``work``, lock the dry sweep from the cache and run it in this
     process (``--jobs 1``: the runs' GPU resources are not asked for); returns (outcomes,
     project root)."""
-    from polybias import lock
-    from polybias.sweep import run_sweep
+    from polybias.runner import pins
+    from polybias.runner.sweep import run_sweep
 
     config, env = prepare(work)
     os.environ.update(env)
-    lock.write_lock(lock.make_lock(config), lock.default_path(config), config)
+    pins.write_pins(pins.make_pins(config), pins.default_path(config), config)
     return run_sweep(config, jobs=1, progress=False), Path(env["POLYBIAS_ROOT"])
 
 

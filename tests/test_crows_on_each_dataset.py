@@ -11,11 +11,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from polybias import models, plots
+from polybias import models
 from polybias.data import crowspairs as cp
 from polybias.engines import scoring
 from polybias.metrics import crows
 from polybias.planted import tiny_models
+from polybias.results import plots
 from polybias.studies import crows_languages, crows_pairs
 
 NEW = {"indibias": ("en", "hi"), "crows-pairs-dutch": ("nl", "en", "fr"), "kaneko2022": ("ja", "ru")}

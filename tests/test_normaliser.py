@@ -131,7 +131,7 @@ def test_upstream_package_is_used_when_installed(folder, monkeypatch):
 
 def test_run_records_name_the_normaliser(registry, tmp_path):
     """Every record of a model with a normaliser names it; a model without one says null."""
-    from polybias import records
+    from polybias.results import records
     from polybias.studies import crows_pairs as crows
 
     lm = models.load("tiny", "lm", registry=registry, device="cpu")

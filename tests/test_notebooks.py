@@ -79,9 +79,9 @@ MODEL_PARAMETERS = {"revision": ("str", '""'), "device": ("str", '"auto"'),
 def test_every_notebook_that_loads_a_model_takes_the_model_parameters():
     import re
 
-    from polybias.sweep import notebook_parameters
+    from polybias.runner.runs import notebook_parameters
 
-    load = r"\b(?:models\.load|inputs\.language_model|inputs\.encoder)\((model\b(?!,\s*\"static\").*?)\)\n"
+    load = r"\bmodels\.load\((model\b(?!,\s*\"static\").*?)\)\n"
     loading = [p for p in NOTEBOOKS if re.search(load, p.read_text(), re.S)]
     assert {p.stem[:2] for p in loading} >= {"02", "03", "04", "05", "06", "07", "08", "12"}
     for path in loading:

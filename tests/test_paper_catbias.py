@@ -9,11 +9,11 @@ run of ``configs/sweeps/paper.yaml`` names the templates of one category, and no
 from pathlib import Path
 
 import pytest
-from polybias import sweep
 from polybias.data import templating
 from polybias.engines import scoring
 from polybias.metrics import catbias
 from polybias.planted.tiny_models import build_tiny_model
+from polybias.runner import sweep
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,7 @@ import paper_dryrun
 import pytest
 from polybias import paths
 from polybias.models import load_registry, loading
-from polybias.sweep import load_sweep
+from polybias.runner.sweep import load_sweep
 
 PAPER = Path("configs/sweeps/paper.yaml")
 
@@ -68,11 +68,11 @@ def dry_run(tmp_path_factory, torch_one_thread):
         for key, value in env.items():
             mp.setenv(key, value)
         mp.setenv("OMP_NUM_THREADS", "1")
-        from polybias import lock
-        from polybias.sweep import run_sweep
+        from polybias.runner import pins
+        from polybias.runner.sweep import run_sweep
 
-        # locked from the cache, as `polybias lock` does: the sweep picks the file up
-        lock.write_lock(lock.make_lock(config), lock.default_path(config), config)
+        # pinned from the cache, as `polybias lock` does: the sweep picks the file up
+        pins.write_pins(pins.make_pins(config), pins.default_path(config), config)
 
         outcomes = run_sweep(config, jobs=1, progress=False)
     return outcomes, Path(env["POLYBIAS_ROOT"]), work

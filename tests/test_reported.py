@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from polybias import paths
-from polybias.report import load_reported
+from polybias.results.report import load_reported
 
 REPORTED = paths.paper_dir() / "reported"
 CSVS = sorted(REPORTED.glob("*.csv"))
@@ -374,12 +374,12 @@ def test_capstone_five_way_interaction_is_below_every_two_way_one():
 
 
 def test_seed000_keyed_tables_use_the_loader_test_names_and_table4_cells():
-    from polybias.data import seed000
+    from polybias.data import sadhu2024
 
     table4 = load_reported("sadhu2024_table4")
     for name, method in (("sadhu2024_bangla_seat", "SEAT"), ("sadhu2024_bangla_weat", "WEAT")):
         keyed = load_reported(name)
-        assert set(keyed["test"]) == set(seed000.CATEGORIES), name
+        assert set(keyed["test"]) == set(sadhu2024.CATEGORIES), name
         cells = table4[table4["method"] == method]
         for model, rows in keyed.groupby("model"):
             assert len(rows) == 9

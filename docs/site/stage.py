@@ -5,7 +5,7 @@ one source directory. This script copies them into ``build/site-src`` keeping th
 repository layout, so that the relative links and images inside the pages still
 resolve:
 
-* ``paper/manuscript.md`` is rebuilt from ``paper/sections`` (``polybias.manuscript``),
+* ``paper/manuscript.md`` is rebuilt from ``paper/sections`` (``polybias.results.manuscript``),
   so the site always matches the committed sections, tables and figures;
 * ``paper/executed/*.ipynb`` are copied (rendered with their stored outputs, never
   re-executed); a notebook's first heading gets its run label appended, since several
@@ -63,7 +63,7 @@ def _notebook(src: Path, dst: Path) -> None:
 
 def stage(out: Path) -> Path:
     sys.path.insert(0, str(ROOT / "lib"))
-    from polybias import manuscript
+    from polybias.results import manuscript
 
     out.mkdir(parents=True, exist_ok=True)
     for page in sorted((SITE / "pages").glob("*.md")):

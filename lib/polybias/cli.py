@@ -1,9 +1,16 @@
-"""Command line: ``polybias sweep|run|lock|fetch|models|sources|datasets|crows-alignment|lm-eval-tasks|measures|results|export|cards``."""
+"""Command line: ``polybias sweep|run|lock|fetch|models|sources|datasets|crows-alignment|lm-eval-tasks|measures|results|export|cards``.
+
+Each subcommand imports the modules it runs when it is called (marked ``lazy: start-up``):
+importing them all here (pandas, torch, Dask, papermill, the measure registry) would make
+every call, ``polybias --help`` included, take seconds.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+from polybias import models, paths
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -14,8 +21,8 @@ def main(argv: list[str] | None = None) -> int:
                    add_help=False)
     sub.add_parser("run", help="run one notebook on one set of parameters (see polybias run --help)",
                    add_help=False)
-    sub.add_parser("lock", help="pin a sweep's hub ids to commits in a lock file (polybias lock "
-                               "CONFIG [--output LOCK])", add_help=False)
+    sub.add_parser("lock", help="pin a sweep's hub ids to commits in a pin file (polybias lock "
+                               "CONFIG [--output FILE])", add_help=False)
     fetch = sub.add_parser("fetch", help="download and verify registered data sources")
     fetch.add_argument("names", nargs="*", help="source names (default: all)")
     sub.add_parser("models", help="list the model registry")
@@ -47,49 +54,55 @@ def main(argv: list[str] | None = None) -> int:
     cards = sub.add_parser("cards", help="write the metric cards docs/measures/*.md from the registry")
     cards.add_argument("--check", action="store_true", help="only check that the cards are up to date")
     if argv[:1] == ["results"]:
-        from .results import main_results
+        # lazy: start-up (see the module docstring)
+        from polybias.results.table import main_results
 
         return main_results(argv[1:])
     if argv[:1] == ["export"]:
-        from .results import main_export
-        from .sweep import run_folders
+        # lazy: start-up (see the module docstring)
+        from polybias.results.table import main_export
+        from polybias.runner.sweep import run_folders
 
         return main_export(argv[1:], sweep_runs=run_folders)
     if argv[:1] == ["sweep"]:
-        from .sweep import main as sweep_main
+        # lazy: start-up (see the module docstring)
+        from polybias.runner.sweep import main as sweep_main
 
         return sweep_main(argv[1:])
     if argv[:1] == ["lock"]:
-        from .lock import main as lock_main
+        # lazy: start-up (see the module docstring)
+        from polybias.runner.pins import main as pins_main
 
-        return lock_main(argv[1:])
+        return pins_main(argv[1:])
     if argv[:1] == ["run"]:
-        from .run import main as run_main
+        # lazy: start-up (see the module docstring)
+        from polybias.runner.single_run import main as run_main
 
         return run_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "fetch":
         return _fetch(args.names)
     elif args.command == "models":
-        from .models import load_registry
-
-        for name, entry in load_registry().items():
+        for name, entry in models.load_registry().items():
             print(f"{name:18s} {entry['kind']:8s} {', '.join(entry.get('languages', []))}")
     elif args.command == "sources":
-        from .data.sources import load_registry
+        # lazy: start-up (see the module docstring)
+        from polybias.data.sources import load_registry
 
         for src in load_registry().values():
             print(f"{src.name}\n  url: {src.url}\n  licence: {src.licence}")
     elif args.command == "measures":
         return _measures(args.name)
     elif args.command == "cards":
-        from .cards import main as cards_main
+        # lazy: start-up (see the module docstring)
+        from polybias.results.cards import main as cards_main
 
         return cards_main(check=args.check)
     elif args.command == "crows-alignment":
-        from .data.crowspairs import DATASETS
-        from .report import markdown_table
-        from .studies.crows_pairs import alignment_change_counts
+        # lazy: start-up (see the module docstring)
+        from polybias.data.crowspairs import DATASETS
+        from polybias.results.report import markdown_table
+        from polybias.studies.crows_pairs import alignment_change_counts
 
         unknown = sorted(set(args.dataset or []) - set(DATASETS))
         if unknown:
@@ -98,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         chosen = {d: DATASETS[d] for d in args.dataset} if args.dataset else None
         print(markdown_table(alignment_change_counts(args.model, chosen)))
     elif args.command == "lm-eval-tasks":
-        from .data.lm_eval_tasks import LmEvalTaskError, write_tasks
+        # lazy: start-up (see the module docstring)
+        from polybias.data.lm_eval_tasks import LmEvalTaskError, write_tasks
 
         try:
             names = write_tasks(args.out, args.dataset, args.language, overwrite=args.force)
@@ -109,8 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             print(f"  {name}")
     elif args.command == "datasets":
-        from .data.crowspairs import list_datasets
-        from .data.stereoset import list_datasets as list_stereoset
+        # lazy: start-up (see the module docstring)
+        from polybias.data.crowspairs import list_datasets
+        from polybias.data.stereoset import list_datasets as list_stereoset
 
         for row in list_datasets().itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.pairs:5d}  {row.provenance}\n"
@@ -125,8 +140,6 @@ def main(argv: list[str] | None = None) -> int:
 def _measure_names() -> str:
     """The registered measure names, read from ``data/measures.yaml`` without importing the
     measures' code (the help of ``polybias measures``)."""
-    from . import paths
-
     try:
         return ", ".join(paths.read_yaml(paths.data_dir() / "measures.yaml"))
     except (OSError, ValueError, TypeError) as exc:  # help outside a project still works
@@ -135,7 +148,8 @@ def _measure_names() -> str:
 
 def _measures(name: str | None) -> int:
     """``polybias measures [NAME]``: the registry as a list, or the card of one measure."""
-    from .measures import MEASURES, MeasureError
+    # lazy: start-up (see the module docstring)
+    from polybias.measures import MEASURES, MeasureError
 
     if name is None:
         width = max(len(m) for m in MEASURES)
@@ -143,7 +157,8 @@ def _measures(name: str | None) -> int:
             print(f"{m.name:{width}s} {m.input_kind:18s} {m.title}")
         print("\npolybias measures NAME shows a measure's card (docs/measures/NAME.md)")
         return 0
-    from .cards import card
+    # lazy: start-up (see the module docstring)
+    from polybias.results.cards import card
 
     try:
         print(card(name))
@@ -159,7 +174,8 @@ def _fetch(names: list[str]) -> int:
     A source that cannot be had prints its one-line reason to stderr (no traceback);
     the others are still fetched, and the exit status is 1 if any failed.
     """
-    from .data.sources import DataError, fetch, load_registry
+    # lazy: start-up (see the module docstring)
+    from polybias.data.sources import DataError, fetch, load_registry
 
     try:
         names = names or sorted(load_registry())

@@ -18,7 +18,7 @@ code into a :class:`Measure` and turns what the function returns into a
     compute("weat", X=X, Y=Y, A=A, B=B, seed=0)
 
 The registry drives ``polybias measures``, the metric cards under ``docs/measures/``
-(:mod:`polybias.cards`) and the contract tests run over every measure
+(:mod:`polybias.results.cards`) and the contract tests run over every measure
 (``tests/test_measure_contracts.py``). Model-facing steps (encoding sentences, scoring
 pairs or templates) stay in the engines and metric modules named in each
 ``Measure.scorer``; what is registered here is the step from their outputs to a number.
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .metrics import catbias, ceat, crows, logprob, stereoset, weat, wefat
+from polybias.metrics import catbias, ceat, crows, logprob, stereoset, weat, wefat
 
 #: How a p-value was obtained.
 P_METHODS = ("permutation-exact", "permutation-monte-carlo", "normal", "binomial-exact", "none")
@@ -452,7 +452,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Measure]:
     code registered under the keys it gives (:data:`ADAPTERS`, :data:`RESULTS`). A name
     that resolves to nothing, or an unknown field, raises :class:`MeasureError` naming the
     measure and the field."""
-    from . import paths
+    from polybias import paths
 
     path = Path(path) if path else paths.data_dir() / "measures.yaml"
     raw = paths.read_yaml(path, MeasureError, "measure registry")

@@ -32,7 +32,7 @@ output_dir: str = "results/x"  # where to write
 import pathlib
 import time
 
-from polybias.records import write_record
+from polybias.results.records import write_record
 
 counts = pathlib.Path("counts") / f"{x}.txt"
 with open(counts, "a") as fh:

@@ -99,7 +99,7 @@ def assert_scores(got: TokenScores, want: np.ndarray, tol=TOL):
 @pytest.mark.parametrize("family", MASKED_FAMILIES)
 def test_pll_equals_one_mask_per_forward(lms, family):
     lm = lms[family]
-    got = masked_token_logprobs(lm, TEXTS, max_batch_tokens=200)
+    got = masked_token_logprobs(lm, TEXTS, batch_tokens=200)
     for text, scores in zip(TEXTS, got, strict=True):
         ref = ref_masked(lm, text)
         assert_scores(scores, ref)
@@ -121,7 +121,7 @@ def test_positions_mask_only_those_tokens(lms, family):
     for text in TEXTS:
         content = np.flatnonzero(~special_mask(lm, text))
         positions.append(sorted(rng.choice(content, size=max(1, len(content) // 3), replace=False).tolist()))
-    got = masked_token_logprobs(lm, TEXTS, positions=positions, max_batch_tokens=100)
+    got = masked_token_logprobs(lm, TEXTS, positions=positions, batch_tokens=100)
     for text, pos, scores in zip(TEXTS, positions, got, strict=True):
         ref = ref_masked(lm, text, positions=pos)
         assert_scores(scores, ref)
@@ -131,7 +131,7 @@ def test_positions_mask_only_those_tokens(lms, family):
 @pytest.mark.parametrize("family", MASKED_FAMILIES)
 def test_within_word_l2r_equals_reference(lms, family):
     lm = lms[family]
-    got = masked_token_logprobs(lm, TEXTS, within_word_l2r=True, max_batch_tokens=300)
+    got = masked_token_logprobs(lm, TEXTS, within_word_l2r=True, batch_tokens=300)
     plain = masked_token_logprobs(lm, TEXTS)
     changed = 0
     for text, scores, orig in zip(TEXTS, got, plain, strict=True):
@@ -153,7 +153,7 @@ def test_within_word_l2r_equals_reference(lms, family):
 @pytest.mark.parametrize("family", CAUSAL_FAMILIES)
 def test_causal_equals_one_forward_reference(lms, family):
     lm = lms[family]
-    got = causal_token_logprobs(lm, TEXTS, max_batch_tokens=50)
+    got = causal_token_logprobs(lm, TEXTS, batch_tokens=50)
     for text, scores in zip(TEXTS, got, strict=True):
         assert_scores(scores, ref_causal(lm, text))
     np.testing.assert_allclose(sentence_log_likelihood(lm, TEXTS),
@@ -193,15 +193,15 @@ def test_bos_handling(lms):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_batching_does_not_change_scores(lms, family):
     lm = lms[family]
-    small = token_logprobs(lm, TEXTS, max_batch_tokens=64)
-    large = token_logprobs(lm, TEXTS, max_batch_tokens=100_000)
+    small = token_logprobs(lm, TEXTS, batch_tokens=64)
+    large = token_logprobs(lm, TEXTS, batch_tokens=100_000)
     order = [3, 0, 4, 2, 1]
-    shuffled = token_logprobs(lm, [TEXTS[i] for i in order], max_batch_tokens=300)
+    shuffled = token_logprobs(lm, [TEXTS[i] for i in order], batch_tokens=300)
     for k, i in enumerate(order):
         np.testing.assert_allclose(small[i].logprob, large[i].logprob, atol=1e-5, equal_nan=True)
         np.testing.assert_allclose(shuffled[k].logprob, large[i].logprob, atol=1e-5, equal_nan=True)
         assert shuffled[k].text == TEXTS[i]
-    again = token_logprobs(lm, TEXTS, max_batch_tokens=64)  # same inputs: identical numbers
+    again = token_logprobs(lm, TEXTS, batch_tokens=64)  # same inputs: identical numbers
     for a, b in zip(small, again, strict=True):
         np.testing.assert_array_equal(a.logprob, b.logprob)
 
@@ -232,7 +232,7 @@ def test_batches_respect_the_token_budget(lms, family):
     n_rows, real = sum(rows), sum(r * n for r, n in zip(rows, lengths, strict=True))
     spy = ForwardSpy(lm.model)
     try:
-        token_logprobs(lm, texts, max_batch_tokens=256)
+        token_logprobs(lm, texts, batch_tokens=256)
     finally:
         spy.handle.remove()
     assert all(r * w <= 256 for r, w in spy.shapes)
@@ -245,7 +245,7 @@ def test_batches_respect_the_token_budget(lms, family):
 
 
 def test_one_long_row_over_budget_runs_alone(lms):
-    got = masked_token_logprobs(lms["bert"], [TEXTS[1]], max_batch_tokens=1)
+    got = masked_token_logprobs(lms["bert"], [TEXTS[1]], batch_tokens=1)
     assert_scores(got[0], ref_masked(lms["bert"], TEXTS[1]))
 
 
@@ -336,8 +336,19 @@ def test_wrong_kind_reduction_and_budget(lms):
         causal_token_logprobs(lms["bert"], TEXTS[:1])
     with pytest.raises(ScoringError, match="reduction"):
         sentence_log_likelihood(lms["bert"], TEXTS[:1], reduction="max")
-    with pytest.raises(ScoringError, match="max_batch_tokens"):
-        token_logprobs(lms["bert"], TEXTS[:1], max_batch_tokens=0)
+    with pytest.raises(ScoringError, match="batch_tokens"):
+        token_logprobs(lms["bert"], TEXTS[:1], batch_tokens=0)
+
+
+def test_the_token_budget_has_one_name(lms):
+    """``batch_tokens`` on the models and on every engine call; the old scoring keyword
+    is refused with the new name, not taken as an alias."""
+    for lm in (lms["bert"], lms["gpt2"]):
+        with pytest.raises(TypeError, match="max_batch_tokens= is now batch_tokens="):
+            token_logprobs(lm, TEXTS[:1], max_batch_tokens=64)
+    with pytest.raises(TypeError, match="max_batch_tokens= is now batch_tokens="):
+        pseudo_log_likelihood(lms["bert"], TEXTS[:1], max_batch_tokens=64)
+    assert lms["bert"].batch_tokens == lms["gpt2"].batch_tokens == 8192
 
 
 def test_float16_only_on_cuda(tmp_path):
@@ -365,7 +376,7 @@ def test_distribution_fn_sees_the_full_distribution(lms, family):
         p = log_probs.double().exp()
         return float(-(p * log_probs.double()).sum()) + 1000.0 * float(p[gold])  # entropy + marker
 
-    got = token_logprobs(lm, TEXTS[:3], distribution_fn=fn, max_batch_tokens=80)
+    got = token_logprobs(lm, TEXTS[:3], distribution_fn=fn, batch_tokens=80)
     scored = [(s, j) for s in got for j in np.flatnonzero(~np.isnan(s.logprob))]
     assert len(calls) == len(scored)
     np.testing.assert_allclose([c[0] for c in calls], 1.0, atol=1e-5)

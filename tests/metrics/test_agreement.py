@@ -3,9 +3,9 @@
 import numpy as np
 import pandas as pd
 import pytest
-from polybias import report
 from polybias.metrics import agreement
 from polybias.metrics.agreement import AgreementError
+from polybias.results import report
 
 
 def measurements():

@@ -7,12 +7,12 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-from polybias import report
-from polybias.data import seed002, templating
+from polybias.data import behnamghader2022, templating
 from polybias.engines import scoring
 from polybias.metrics import catbias, logprob
 from polybias.metrics.catbias import CatBiasError
 from polybias.planted import probes
+from polybias.results import report
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -107,7 +107,7 @@ def seed002_notebook_values():
 
 
 def test_seed002_aggregate_is_the_prior_count_weighted_mean(mirror):
-    counts = seed002.prior_counts()
+    counts = behnamghader2022.prior_counts()
     rep, per_set = seed002_notebook_values()
     agg = catbias.seed002_aggregate(per_set, counts).set_index(["category", "language"])["cb"]
     assert agg["gender", "english"] == pytest.approx(0.6271, abs=5e-5)  # seed 002 aggregate (0.63 in its Table 2)
@@ -124,7 +124,7 @@ def test_seed002_aggregate_is_the_prior_count_weighted_mean(mirror):
 
 
 def test_seed002_table1a_ethnicity_contradicts_table2(mirror):
-    counts = seed002.prior_counts()
+    counts = behnamghader2022.prior_counts()
     rep, per_set = seed002_notebook_values()
     t1 = rep[rep.table == "Table 1(a)"].set_index(["category", "language"]).value
     t2 = rep[(rep.table == "Table 2") & (rep.template_set == "aggregated")].set_index(["category", "language"]).value
@@ -189,7 +189,7 @@ def test_greek_templates_score_declined_sentences_on_a_tiny_model():
 
 
 def test_seed002_reproduction_table(mirror):
-    counts = seed002.prior_counts()
+    counts = behnamghader2022.prior_counts()
     rep, per_set = seed002_notebook_values()
     table = catbias.seed002_reproduction(per_set, counts, rep).set_index(["category", "language"])
     assert table.loc[("gender", "english"), ["notebook", "table2", "table1a"]].tolist() == [0.6271, 0.63, 0.63]

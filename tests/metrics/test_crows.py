@@ -78,8 +78,8 @@ def test_attribution_words_from_attributed_pairs():
 
 
 def test_gamboa_gpt2_table3_reproduction(mirror):
-    from polybias import report
     from polybias.data import crowspairs
+    from polybias.results import report
 
     scores = crowspairs.load_gamboa_gpt2_scores()
     summary = crowspairs.load_gamboa_gpt2_summary()

@@ -45,7 +45,7 @@ def reference(model, tokenizer, sentence):
 @pytest.mark.parametrize("family", ["bert", "roberta"])
 def test_aul_and_aula_equal_the_reference_computation(tiny, family):
     lm = tiny[family]
-    aul = crows.pair_scores(lm, PAIRS, method="aul", max_batch_tokens=64)  # padded batches
+    aul = crows.pair_scores(lm, PAIRS, method="aul", batch_tokens=64)  # padded batches
     aula = crows.pair_scores(lm, PAIRS, method="aula")
     for i, row in PAIRS.iterrows():
         for col, sentence in (("score_more", row.sent_more), ("score_less", row.sent_less)):

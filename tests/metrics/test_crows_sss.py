@@ -32,7 +32,7 @@ def direct(lm, text: str, positions: list[int]) -> float:
 
 
 def test_sss_is_the_mean_over_the_jointly_masked_modified_tokens(lm):
-    scored = crows.pair_scores(lm, PAIRS, method="sss", max_batch_tokens=16)  # several batches
+    scored = crows.pair_scores(lm, PAIRS, method="sss", batch_tokens=16)  # several batches
     one_at_a_time = crows.pair_scores(lm, PAIRS, method="bias-bench")
     sizes = set()
     aligned = crows.shared_token_positions(lm.tokenizer, PAIRS)

@@ -275,7 +275,7 @@ def test_transcribed_tables_agree_with_seed_table_2():
     """The 'original' column of seed 003 Tables 3-6 repeats its Table 2 (GloVe WEAT and
     SEAT); typed here from Table 2 independently of the transcribed CSVs."""
     import pandas as pd
-    from polybias import report
+    from polybias.results import report
 
     table2 = {  # (test_type, test): Table 2 value
         ("WEAT", "maths, arts"): 1.12, ("WEAT", "science, arts"): 1.13,

@@ -1,10 +1,10 @@
 
 import numpy as np
 import pytest
-from polybias import report
 from polybias.data import wordlists
 from polybias.engines.static import MissingWordsError, StaticEmbeddings
 from polybias.metrics.weat import weat, weat_association, weat_test
+from polybias.results import report
 
 
 def test_association_by_hand():

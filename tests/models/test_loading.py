@@ -116,6 +116,9 @@ def test_dtype_rules(monkeypatch):
     assert loading.resolve_dtype("auto", "cuda", "bert") == torch.float32
     assert loading.resolve_dtype("auto", "cuda", "gpt2") == torch.float32
     assert loading.resolve_dtype("auto", "cuda", "bert", stored="bfloat16") == torch.bfloat16
+    assert loading.resolve_dtype("auto", "cpu", "bert", stored="float64") == torch.float64
+    assert loading.resolve_dtype("auto", "cuda", "bert", stored="float64") == torch.float64
+    assert loading.resolve_dtype("float32", "cpu", "bert", stored="float64") == torch.float32
     assert loading.resolve_dtype("bfloat16", "cpu") == torch.bfloat16
     assert loading.resolve_dtype(torch.float16, "cuda:0") == torch.float16
     with pytest.raises(DeviceError, match="float16 is supported on CUDA only, not on 'cpu'"):

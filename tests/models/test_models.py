@@ -244,7 +244,7 @@ def test_load_lm_and_load_encoder_take_a_directory(tmp_path, monkeypatch):
     from polybias.engines import scoring
 
     np.testing.assert_allclose(scoring.pseudo_log_likelihood(lm, texts),  # budget 96 batches
-                               scoring.pseudo_log_likelihood(lm, texts, max_batch_tokens=8192),
+                               scoring.pseudo_log_likelihood(lm, texts, batch_tokens=8192),
                                atol=1e-5)
     assert models.load("planted-mlm-control", "lm", batch_tokens=64).batch_tokens == 64
     with pytest.raises(ModelError, match="batch_tokens must be a positive integer"):

@@ -44,8 +44,9 @@ def cache(tmp_path, monkeypatch):
 
 
 def _lm(book, p, **groups):
-    return inputs.language_model(analytic.NAME, planted_p=p, book=book, attribute_list="traits",
-                                 a="positive", b="negative", **groups)
+    planted = models.Planted(p=p, book=book, attribute_list="traits", a="positive", b="negative",
+                             **groups)
+    return models.load(analytic.NAME, "lm", planted=planted)
 
 
 def _layer_norm(v, eps=1e-12):
@@ -154,12 +155,14 @@ def test_bad_books_are_clear_errors_and_leave_nothing_behind(cache, book, option
 
 
 def test_the_model_name_needs_a_book_and_strength_and_has_no_revision(cache):
-    with pytest.raises(models.ModelError, match="built from a template book: pass book="):
-        inputs.language_model(analytic.NAME, planted_p=0.9)
-    with pytest.raises(models.ModelError, match="needs planted_p"):
-        inputs.language_model(analytic.NAME, book=_book())
+    with pytest.raises(models.ModelError, match=r"built from a template book: pass Planted\(book="):
+        models.load(analytic.NAME, planted=models.Planted(p=0.9))
+    with pytest.raises(models.ModelError, match=r"needs Planted\(p=\.\.\.\)"):
+        models.load(analytic.NAME, planted=models.Planted(book=_book()))
     with pytest.raises(models.ModelError, match="no revision to choose"):
-        inputs.language_model(analytic.NAME, planted_p=0.9, book=_book(), revision="main")
+        models.load(analytic.NAME, revision="main", planted=models.Planted(p=0.9, book=_book()))
+    with pytest.raises(models.ModelError, match="is a masked LM, not a causal LM"):
+        models.load(analytic.NAME, "causal", planted=models.Planted(p=0.9, book=_book()))
     with pytest.raises(AnalyticModelError, match="p must be a probability"):
         analytic.analytic_weights(["[MASK]"], {}, {}, p=1.5)
 

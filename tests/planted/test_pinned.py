@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from polybias.planted import pinned, synthetic
-from polybias.records import params_hash
+from polybias.results.records import params_hash
 
 
 def _fake_model(folder: Path, spec: dict) -> None:

@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 import pandas as pd
-from polybias import report
 from polybias.metrics import agreement
+from polybias.results import report
 from polybias.studies import agreement as study
 
 

@@ -4,11 +4,11 @@
 import numpy as np
 import pandas as pd
 import pytest
-from polybias import report
 from polybias.data import sources
 from polybias.metrics import catbias
 from polybias.metrics.catbias import CatBiasError
-from polybias.studies import categorical_bias, cultural_interactions, seed004
+from polybias.results import report
+from polybias.studies import capstone2023, categorical_bias, cultural_interactions
 
 SEED004_COMBINATIONS = {2: 10, 3: 10, 4: 5, 5: 1}  # characteristic sets of k = 2..5 of 5
 
@@ -87,19 +87,19 @@ def test_seed004_published_file_missing_a_combination(tmp_path):
 
 
 def test_seed004_identity_lists_and_their_empty_entries(mirror, tmp_path):
-    sizes = {name: seed004.read_identity_list(sources.fetch(src))[1:] for name, src in cultural_interactions.SEED004_LISTS.items()}
-    unique = {name: len(seed004.read_identity_list(sources.fetch(src))[0]) for name, src in cultural_interactions.SEED004_LISTS.items()}
+    sizes = {name: capstone2023.read_identity_list(sources.fetch(src))[1:] for name, src in cultural_interactions.SEED004_LISTS.items()}
+    unique = {name: len(capstone2023.read_identity_list(sources.fetch(src))[0]) for name, src in cultural_interactions.SEED004_LISTS.items()}
     assert sizes["Food"] == (185, 38) and unique["Food"] == 129  # 38 empty strings, repeats
     assert unique["Countries"] == 245 and unique["Languages"] == 185
     # seed 004 Table 1 gives Religion 17 and Music 19: the files hold 19 religions and 17 genres
     assert unique["Religion"] == 19 and unique["Music"] == 17
     f = tmp_path / "x.txt"
     f.write_text("a, b,,a ,c,\n", encoding="utf-8")
-    assert seed004.read_identity_list(f) == (["a", "b", "c"], 6, 2)
+    assert capstone2023.read_identity_list(f) == (["a", "b", "c"], 6, 2)
     bad = tmp_path / "bad.txt"
     bad.write_text("[1, 2", encoding="utf-8")
     with pytest.raises(CatBiasError, match="bad.txt: malformed list literal"):
-        seed004.read_identity_list(bad)
+        capstone2023.read_identity_list(bad)
 
 
 # ---------------------------------------------------------------- the notebook's tables

@@ -177,7 +177,7 @@ def test_garg_relative_norm_distance_reproduces_on_w2v_gnews(mirror, w2v):
     holds the same vectors; the four occupations it lacks have no 2015 share either.
     Cost: about 2 s (reads the census file once)."""
     from polybias.data import census
-    from polybias.report import load_reported
+    from polybias.results.report import load_reported
 
     words = census.gender_words()
     scores, missing = external_validity.static_occupation_bias(w2v, census.occupation_words(), words["women"], words["men"])

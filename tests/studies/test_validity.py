@@ -290,7 +290,7 @@ def test_findings_state_the_tables_and_name_what_has_too_few_models():
 
 
 def test_dose_response_figure_is_a_grid_with_intervals(tmp_path, monkeypatch):
-    from polybias import plots
+    from polybias.results import plots
 
     monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
     f = pd.concat([sweep_frame({0.1: [-1.0, -1.2], 0.5: [0.0, 0.1], 0.9: [1.0, 1.1]}).assign(measure=f"m{i}")

@@ -53,7 +53,7 @@ def test_run_weat_takes_one_test_name_as_a_string(w2v):
 
 
 def test_variants_sit_beside_the_published_value_of_their_base_test(w2v):
-    from polybias.report import load_reported
+    from polybias.results.report import load_reported
     from polybias.studies.weat import run_variants
 
     plain = run_variants("w2v-gnews", "en", "weat_variants.yaml", embeddings=w2v, n_permutations=100)
@@ -71,14 +71,15 @@ def test_variants_sit_beside_the_published_value_of_their_base_test(w2v):
 def test_static_table_in_place_of_the_registered_model(tmp_path):
     import unicodedata
 
+    from polybias import models
     from polybias.planted import static as planted_static
-    from polybias.studies import inputs
 
-    assert inputs.static_table("w2v-gnews") is None
-    planted = inputs.static_table(planted_static.NAME, language="hi", planted_strength=0.5)
+    planted = models.load(planted_static.NAME, "static",
+                          planted=models.Planted(language="hi", strength=0.5))
     assert planted.name == planted_static.NAME and len(planted.words) > 0
     path = tmp_path / "toy.txt"
     decomposed = unicodedata.normalize("NFD", "café")
     path.write_text(f"2 2\n{decomposed} 1.0 0.0\nhe 0.0 1.0\n", encoding="utf-8")
-    table = inputs.static_table("toy", model_path=str(path), model_format="word2vec-text")
+    table = models.load(str(path), "static", format="word2vec-text", name="toy", nfc=True)
     assert table.name == "toy" and "café" in table.index  # NFC, as the word lists are
+    assert "café" not in models.load(str(path), "static", format="word2vec-text").index

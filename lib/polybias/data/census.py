@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import sources
+from polybias.data import sources
 
 OCCUPATIONS = "garg2018-occupations"
 SHARES = "garg2018-occupation-gender-shares"

@@ -125,8 +125,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from . import sources
-from .stereoset import card_markdown as stereoset_card_markdown
+from polybias.data import sources
+from polybias.data.stereoset import card_markdown as stereoset_card_markdown
 
 log = logging.getLogger(__name__)
 
@@ -718,7 +718,7 @@ def dataset_card(dataset: str) -> dict:
     ``provenance`` (per language: native, adapted or translated, and how), ``sources``
     (names in ``data/sources.yaml``), ``citation`` and ``known_issues`` (a list).
     """
-    from .. import paths
+    from polybias import paths
 
     if dataset not in DATASETS:
         raise CrowsPairsError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")

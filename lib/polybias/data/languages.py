@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from .. import paths
+from polybias import paths
 
 DEFAULT_NORMALIZATION = "NFC"
 DEFAULT_TERMINATORS = ".?!"

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .crowspairs import DATASETS, CrowsPairsError, dataset_card, load_crows_pairs
+from polybias.data.crowspairs import DATASETS, CrowsPairsError, dataset_card, load_crows_pairs
 
 TAG = "polybias_crows"
 """The tag every written task has (``tasks=["polybias_crows"]`` runs them all)."""

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from .. import paths
-from ..records import sha256_file
+from polybias import paths
+from polybias.results.records import sha256_file
 
 log = logging.getLogger(__name__)
 

@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import sources
+from polybias.data import sources
 
 TASKS = ("intrasentence", "intersentence")
 LANGUAGES = ("en", "de", "fr", "es", "tr")
@@ -346,7 +346,7 @@ CARD_FIELDS = ("name", "title", "languages", "items", "tasks", "bias_types", "li
 
 def dataset_card() -> dict:
     """The card ``data/datasets/stereoset.yaml`` (fields :data:`CARD_FIELDS`)."""
-    from .. import paths
+    from polybias import paths
 
     path = paths.data_dir() / "datasets" / "stereoset.yaml"
     card = paths.read_yaml(path, StereoSetError, "dataset card")

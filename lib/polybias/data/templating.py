@@ -59,7 +59,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paths
+from polybias import paths
 
 ROLES = ("target", "attribute", "context")
 #: Name of the form of bare-string entries (and of slots without ``form``).

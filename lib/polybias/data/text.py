@@ -68,7 +68,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from . import languages
+from polybias.data import languages
 
 SEGMENT_LENGTHS = (9, 25, 75, ">75")
 

@@ -53,9 +53,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paths
-from . import languages
-from .text import word_forms
+from polybias import paths
+from polybias.data import languages
+from polybias.data.text import word_forms
 
 PROVENANCES = ("language-specific", "translated")
 
@@ -227,7 +227,7 @@ def _load(file: Path, seen: tuple[Path, ...]) -> tuple[dict[str, WordSet], dict[
 
 # Word lists read from a study's own registered files rather than from a YAML file here:
 # name → (language, loader). ``wordlist_file=<name>`` selects them.
-COLLECTIONS = {"seed000": ("bn", "polybias.data.seed000:ceat_tests")}
+COLLECTIONS = {"seed000": ("bn", "polybias.data.sadhu2024:ceat_tests")}
 # The word lists a language runs on when no file is named: the study's own where the
 # project has them (Bangla: seed 000's C1-C9), else the project's weat.yaml.
 DEFAULT_FILES = {"bn": "seed000"}
@@ -250,7 +250,7 @@ def _collection(language: str, file: str):
 
 def data_sha256(language: str, file: str = "") -> dict[str, str]:
     """Path or registered name → sha256 of what :func:`load_tests` reads (for run records)."""
-    from ..records import sha256_file
+    from polybias.results.records import sha256_file
 
     file = file or default_file(language)
     if file in COLLECTIONS:
@@ -266,7 +266,7 @@ def load_tests(language: str, file: str = "weat.yaml") -> dict[str, AssociationT
     """Tests defined in ``data/wordlists/<language>/<file>``.
 
     ``file`` may also name a collection of :data:`COLLECTIONS` (``seed000``: the Bangla
-    study's own C1–C9, :func:`polybias.data.seed000.ceat_tests`); empty: :func:`default_file`.
+    study's own C1–C9, :func:`polybias.data.sadhu2024.ceat_tests`); empty: :func:`default_file`.
     """
     file = file or default_file(language)
     if file in COLLECTIONS:

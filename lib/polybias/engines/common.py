@@ -1,4 +1,4 @@
-"""What the engines share: a model's input length limit, the device test, packing inputs
+"""What the engines share: a model's input length limit, the device and precision checks, packing inputs
 into batches under a token budget, and applying a model's text normaliser.
 
 Used by :mod:`polybias.engines.scoring` (language models) and
@@ -8,9 +8,44 @@ caller sees the error of the engine it called.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+#: Padded tokens per forward pass when neither the call nor the model gives a budget.
+DEFAULT_BATCH_TOKENS = 8192
+
+
+@dataclass
+class LoadedModel:
+    """What every model an engine runs on holds, one name per setting: the base of
+    :class:`polybias.engines.scoring.LanguageModel` and
+    :class:`polybias.engines.embeddings.Encoder`.
+
+    ``max_length`` is the longest input the model accepts, special tokens included;
+    ``device`` is where its weights are (decided by the loader, checked by the wrappers,
+    :func:`check_placed`). The settings after it are keyword-only.
+    """
+
+    model: Any
+    tokenizer: Any
+    name: str
+    revision: str | None
+    max_length: int
+    device: str = field(default="cpu", kw_only=True)
+    #: :class:`polybias.models.loading.LoadInfo` of a checkpoint load (None for wrapped models).
+    load_info: Any = field(default=None, kw_only=True, repr=False, compare=False)
+    #: padded tokens per forward pass when an engine call does not give ``batch_tokens``
+    batch_tokens: int = field(default=DEFAULT_BATCH_TOKENS, kw_only=True, compare=False)
+    #: text normaliser applied to every text before tokenising (the registry entry's
+    #: ``normaliser``, :func:`polybias.models.loading.get_normaliser`); spans and offsets
+    #: stay in the text given
+    normaliser: Any = field(default=None, kw_only=True, compare=False)
+    #: the normaliser's registry name
+    normaliser_name: str | None = field(default=None, kw_only=True, compare=False)
 
 
 def max_length(model, tokenizer, limit: int | None = None,
@@ -60,21 +95,93 @@ def is_cuda(device: str, error: type[Exception] = ValueError) -> bool:
         raise error(f"unknown device {device!r}") from exc
 
 
-def pack_batches(lengths: Sequence[int], max_batch_tokens: int,
+def renamed_keyword(old: str, new: str):
+    """Decorate a public function whose keyword ``old`` is now ``new``: passing ``old``
+    is a ``TypeError`` naming ``new`` (one name per setting, and no silent alias).
+
+    >>> @renamed_keyword("max_batch_tokens", "batch_tokens")
+    ... def f(batch_tokens=None):
+    ...     return batch_tokens
+    >>> f(max_batch_tokens=4)
+    Traceback (most recent call last):
+    ...
+    TypeError: f(): max_batch_tokens= is now batch_tokens= (the one name of the token budget of LanguageModel and Encoder)
+    """
+    def decorate(function):
+        @functools.wraps(function)
+        def checked(*args, **kwargs):
+            if old in kwargs:
+                raise TypeError(f"{function.__name__}(): {old}= is now {new}= (the one name of "
+                                "the token budget of LanguageModel and Encoder)")
+            return function(*args, **kwargs)
+        return checked
+    return decorate
+
+
+def check_half(dtypes, device: str, what: str, error: type[Exception] = ValueError) -> None:
+    """The one rule on half precision: float16 runs on CUDA only. ``dtypes`` is a dtype or
+    a collection of them (a load's requested dtype, a model's weights); ``what`` starts the
+    message (``"model 'm'"``).
+
+    >>> import torch
+    >>> check_half({torch.float32}, "cpu", "model 'm'")
+    >>> check_half(torch.float16, "cpu", "model 'm'")
+    Traceback (most recent call last):
+    ...
+    ValueError: model 'm': float16 is supported on CUDA only, not on 'cpu' (use float32 or bfloat16)
+    """
+    import torch  # heavy: only the model checks need it, not the packing helpers
+
+    dtypes = {dtypes} if isinstance(dtypes, torch.dtype) else set(dtypes)
+    if torch.float16 in dtypes and not is_cuda(device, error):
+        raise error(f"{what}: float16 is supported on CUDA only, not on {device!r} "
+                    "(use float32 or bfloat16)")
+
+
+def check_placed(model, device: str, name: str, error: type[Exception] = ValueError) -> None:
+    """Check that a model handed to an engine sits on ``device`` with weights that may run
+    there (:func:`check_half`). The engines never move a model: the loader
+    (:func:`polybias.models.load`) decides its device and places it once; a caller wrapping
+    its own model moves it first.
+
+    >>> from torch import nn
+    >>> check_placed(nn.Linear(2, 2), "cpu", "m")
+    >>> check_placed(nn.Linear(2, 2).half(), "cpu", "m")
+    Traceback (most recent call last):
+    ...
+    ValueError: model 'm' (float16 weights): float16 is supported on CUDA only, not on 'cpu' (use float32 or bfloat16)
+    """
+    import torch  # heavy: only the model checks need it, not the packing helpers
+
+    params = list(model.parameters())
+    check_half({p.dtype for p in params}, device, f"model {name!r} (float16 weights)", error)
+    try:
+        want = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise error(f"unknown device {device!r}") from exc
+    places = {p.device for p in params}
+    wrong = sorted(str(d) for d in places if d.type != want.type
+                   or (want.index is not None and d.index not in (want.index, None)))
+    if wrong:
+        raise error(f"model {name!r} has weights on {', '.join(wrong)}, not on {device!r}: move "
+                    f"it there first (model.to({str(device)!r}))")
+
+
+def pack_batches(lengths: Sequence[int], batch_tokens: int,
                  error: type[Exception] = ValueError) -> list[np.ndarray]:
     """Row indices sorted by length (longest first, stable) cut into batches whose
-    rows × longest row ≤ ``max_batch_tokens`` (a row longer than the budget goes alone).
+    rows × longest row ≤ ``batch_tokens`` (a row longer than the budget goes alone).
 
     >>> [b.tolist() for b in pack_batches([3, 5, 2, 5], 10)]
     [[1, 3], [0, 2]]
     """
-    if not isinstance(max_batch_tokens, int | np.integer) or max_batch_tokens < 1:
-        raise error(f"max_batch_tokens must be a positive integer, got {max_batch_tokens!r}")
+    if not isinstance(batch_tokens, int | np.integer) or batch_tokens < 1:
+        raise error(f"batch_tokens must be a positive integer, got {batch_tokens!r}")
     lengths = np.asarray(lengths, dtype=np.int64)
     order = np.argsort(-lengths, kind="stable")
     batches, start = [], 0
     while start < len(order):
-        rows = max(1, max_batch_tokens // int(lengths[order[start]]))
+        rows = max(1, batch_tokens // int(lengths[order[start]]))
         batches.append(order[start:start + rows])
         start += rows
     return batches

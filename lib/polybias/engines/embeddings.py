@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from . import common
+from polybias.engines import common
 
 WORD_POOLINGS = ("mean", "first", "last")
 SENTENCE_POOLINGS = ("model", "cls", "mean", "first-piece")
@@ -70,32 +70,16 @@ class EmbeddingError(ValueError):
 
 
 @dataclass
-class Encoder:
-    """A transformer encoder ready for extraction (see :func:`wrap_encoder`, :func:`polybias.models.load`).
-
-    ``max_length`` is the longest input the model accepts, special tokens included;
-    ``pooling`` is the model's own sentence pooling (``"mean"``: mean over all attended
-    tokens, as sentence-transformers; ``"cls"``: first token).
+class Encoder(common.LoadedModel):
+    """A transformer encoder ready for extraction (see :func:`wrap_encoder`,
+    :func:`polybias.models.load`): the settings of
+    :class:`polybias.engines.common.LoadedModel` and ``pooling``, the model's own sentence
+    pooling (``"mean"``: mean over all attended tokens, as sentence-transformers;
+    ``"cls"``: first token).
     """
 
-    model: Any
-    tokenizer: Any
-    name: str
-    revision: str | None
-    max_length: int
     pooling: str
-    device: str = "cpu"
     _fingerprint: str | None = field(default=None, init=False, repr=False, compare=False)
-    #: :class:`polybias.models.loading.LoadInfo` of a checkpoint load (None for wrapped models).
-    load_info: Any = field(default=None, init=False, repr=False, compare=False)
-    #: padded tokens per forward pass when an extraction call does not give ``batch_tokens``
-    batch_tokens: int = field(default=8192, compare=False)
-    #: text normaliser applied before tokenising (the registry entry's ``normaliser``);
-    #: spans and offsets stay in the text given
-    normaliser: Any = field(default=None, compare=False)
-    #: its registry name (the fingerprint reads the normaliser's name, implementation and
-    #: version)
-    normaliser_name: str | None = field(default=None, compare=False)
 
 
 # ---------------------------------------------------------------- wrapping
@@ -107,13 +91,15 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
     Parameters
     ----------
     model : a bare encoder (``BertModel``, ``AlbertModel``…) or a model with a head
-        (``…ForMaskedLM``), whose base model is then used; put in eval mode on ``device``.
+        (``…ForMaskedLM``), whose base model is then used, already on ``device`` (the
+        engine never moves it); put in eval mode.
     tokenizer : its fast tokenizer (offsets are needed).
     name : the name results and the cache are recorded under.
     revision : model revision or weights checksum; when None, the cache keys on a
         checksum of the weights.
     pooling : the model's own sentence pooling, ``"cls"`` or ``"mean"``.
-    device : torch device; float16 weights are allowed on CUDA only.
+    device : the torch device the model is on; float16 weights are allowed on CUDA only
+        (:func:`polybias.engines.common.check_placed`).
     max_length : a lower length limit than the model's (e.g. a sentence-transformers
         ``max_seq_length``).
 
@@ -139,12 +125,8 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
     if getattr(getattr(base, "config", None), "is_decoder", False) or \
             type(base).__name__ in ("GPT2Model", "LlamaModel", "Qwen2Model", "MptModel"):
         raise EmbeddingError(f"model {name!r} ({type(base).__name__}) is a decoder, not an encoder")
-    dtypes = {p.dtype for p in base.parameters()}
-    if torch.float16 in dtypes and not common.is_cuda(device, EmbeddingError):
-        raise EmbeddingError(f"model {name!r} has float16 weights; half precision is supported on "
-                             f"CUDA only, not on {device!r}")
+    common.check_placed(base, device, name, EmbeddingError)
     base.eval()
-    base.to(device)
     return Encoder(model=base, tokenizer=tokenizer, name=name, revision=revision,
                    max_length=common.max_length(base, tokenizer, max_length, EmbeddingError), pooling=pooling,
                    device=str(device))
@@ -323,7 +305,7 @@ def _check_options(encoder: Encoder, layer: int, pooling: str, allowed: tuple[st
                    batch_tokens: int | None) -> int:
     """Check the options; returns the budget (the encoder's ``batch_tokens`` when None)."""
     if batch_tokens is None:
-        batch_tokens = getattr(encoder, "batch_tokens", 8192)
+        batch_tokens = getattr(encoder, "batch_tokens", common.DEFAULT_BATCH_TOKENS)
     if not isinstance(encoder, Encoder):
         raise EmbeddingError(f"expected an Encoder (polybias.models.load / wrap_encoder), got "
                              f"{type(encoder).__name__}")
@@ -355,7 +337,7 @@ def fingerprint(encoder: Encoder) -> str:
         h = hashlib.sha256()
         h.update(f"{_CACHE_VERSION}|{encoder.name}|{encoder.max_length}|{encoder.pooling}|".encode())
         if encoder.normaliser is not None:  # name, implementation and version
-            from ..records import canonical_json, normaliser_fields
+            from polybias.results.records import canonical_json, normaliser_fields
 
             h.update(f"normaliser:{canonical_json(normaliser_fields(encoder.normaliser))}|".encode())
         if encoder.revision:
@@ -371,7 +353,7 @@ def fingerprint(encoder: Encoder) -> str:
 
 def cache_path(encoder: Encoder) -> Path:
     """SQLite file holding the cached vectors of ``encoder``."""
-    from .. import paths
+    from polybias import paths
 
     folder = paths.cache_dir() / "embeddings"
     folder.mkdir(parents=True, exist_ok=True)

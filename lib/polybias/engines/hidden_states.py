@@ -30,9 +30,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..data import templating
-from ..data.templating import TemplateBook
-from . import embeddings
+from polybias.data import templating
+from polybias.data.templating import TemplateBook
+from polybias.engines import embeddings
 
 STATISTICS = ("sum", "norm")
 METHODS = ("pca", "svd", "tsne")

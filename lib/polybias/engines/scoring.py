@@ -25,7 +25,7 @@ tokenizer's own encoding ``tokenizer(text)["input_ids"]``, special tokens includ
 engine-prepended BOS is not part of it.
 
 Batching: all masked copies (or all causal sequences) of all texts are sorted by length
-and packed into batches of at most ``max_batch_tokens`` padded tokens (rows × longest
+and packed into batches of at most ``batch_tokens`` padded tokens (rows × longest
 row), padded on the right with an attention mask. The output layer runs only on the
 scored positions, and log-softmax is taken in float32, in chunks, so memory stays
 bounded by the budget rather than the dataset or vocabulary × tokens. Eval mode and
@@ -37,12 +37,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
 
-from .common import is_cuda, max_length, normalise, pack_batches
+from polybias.engines.common import (
+    LoadedModel,
+    check_placed,
+    max_length,
+    normalise,
+    pack_batches,
+    renamed_keyword,
+)
 
 KINDS = ("mlm", "causal")
 REDUCTIONS = ("sum", "mean")
@@ -57,26 +63,12 @@ class ScoringError(ValueError):
 
 
 @dataclass
-class LanguageModel:
-    """A masked or causal LM ready for scoring (see :func:`wrap_language_model`).
-
-    ``max_length`` is the longest input the model accepts, special tokens included.
+class LanguageModel(LoadedModel):
+    """A masked or causal LM ready for scoring (see :func:`wrap_language_model`): the
+    settings of :class:`polybias.engines.common.LoadedModel` and its ``kind``.
     """
 
-    name: str
     kind: str  # "mlm" | "causal"
-    model: Any
-    tokenizer: Any
-    revision: str | None
-    max_length: int
-    device: str
-    #: :class:`polybias.models.loading.LoadInfo` of a checkpoint load (None for wrapped models).
-    load_info: Any = None
-    #: padded tokens per forward pass when an engine call does not give ``max_batch_tokens``
-    batch_tokens: int = 8192
-    #: text normaliser applied to every text before tokenising (the registry entry's
-    #: ``normaliser``, :func:`polybias.models.loading.get_normaliser`); offsets stay in the text given
-    normaliser: Any = None
 
 
 @dataclass
@@ -119,14 +111,15 @@ def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, re
 
     Parameters
     ----------
-    model : a ``…ForMaskedLM``, ``…ForCausalLM`` or ``…LMHeadModel``; put in eval mode and
-        moved to ``device``. A model without an LM head (``BertModel``,
+    model : a ``…ForMaskedLM``, ``…ForCausalLM`` or ``…LMHeadModel``, already on ``device``
+        (the engine never moves it); put in eval mode. A model without an LM head (``BertModel``,
         ``ElectraForPreTraining``) is refused.
     tokenizer : its fast tokenizer (offsets and word ids are needed).
     name : the name results are recorded under.
     kind : "mlm" or "causal"; inferred from the class name when None.
     revision : model revision / sha recorded with results.
-    device : torch device; float16 weights are allowed on CUDA only.
+    device : the torch device the model is on; float16 weights are allowed on CUDA only
+        (:func:`polybias.engines.common.check_placed`).
 
     Returns
     -------
@@ -154,12 +147,8 @@ def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, re
     if kind == "causal" and tokenizer.bos_token_id is None and tokenizer.eos_token_id is None:
         raise ScoringError(f"the tokenizer of causal LM {name!r} has neither a BOS nor an EOS token "
                            "to condition the first token on")
-    dtypes = {p.dtype for p in model.parameters()}
-    if torch.float16 in dtypes and not is_cuda(device, ScoringError):
-        raise ScoringError(f"model {name!r} has float16 weights; half precision is supported on "
-                           f"CUDA only, not on {device!r} (use float32 or bfloat16)")
+    check_placed(model, device, name, ScoringError)
     model.eval()
-    model.to(device)
     return LanguageModel(name=name, kind=kind, model=model, tokenizer=tokenizer, revision=revision,
                          max_length=max_length(model, tokenizer, error=ScoringError), device=str(device))
 
@@ -286,13 +275,13 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, disable=not enabled, desc=desc, unit="batch", leave=False)
 
 
-def _padded_batches(lm: LanguageModel, lengths: np.ndarray, max_batch_tokens: int | None,
+def _padded_batches(lm: LanguageModel, lengths: np.ndarray, batch_tokens: int | None,
                     pad_id: int, progress: bool, desc: str):
-    """Rows of ``lengths`` packed into forward passes of at most ``max_batch_tokens`` padded
+    """Rows of ``lengths`` packed into forward passes of at most ``batch_tokens`` padded
     tokens (None: ``lm.batch_tokens``; :func:`polybias.engines.common.pack_batches`), with a
     progress bar: yields each pass's row indices, their lengths and a (rows, longest row)
     int64 array filled with ``pad_id``, for the caller to fill."""
-    batches = pack_batches(lengths, lm.batch_tokens if max_batch_tokens is None else max_batch_tokens,
+    batches = pack_batches(lengths, lm.batch_tokens if batch_tokens is None else batch_tokens,
                            ScoringError)
     with _progress(len(batches), progress, desc) as bar:
         for b in batches:
@@ -353,12 +342,13 @@ def _masked_lm_encodings(lm: LanguageModel, texts: Iterable[str]) -> tuple[list[
     return texts, encode(lm, texts)
 
 
+@renamed_keyword("max_batch_tokens", "batch_tokens")
 def masked_token_logprobs(
     lm: LanguageModel,
     texts: list[str],
     positions: list[list[int]] | None = None,
     within_word_l2r: bool = False,
-    max_batch_tokens: int | None = None,
+    batch_tokens: int | None = None,
     distribution_fn: Callable[[torch.Tensor, int], float] | None = None,
     progress: bool = False,
 ) -> list[TokenScores]:
@@ -374,7 +364,7 @@ def masked_token_logprobs(
         stands for all tokens of that text.
     within_word_l2r : also mask the pieces of the same word to the right of the scored
         piece (PLL-word-l2r, Kauf & Ivanova 2023); words are ``word_ids()``.
-    max_batch_tokens : budget of one forward pass in padded tokens (rows × longest row);
+    batch_tokens : budget of one forward pass in padded tokens (rows × longest row);
         None: the model's ``batch_tokens`` (8192 unless set when loading).
     distribution_fn : ``f(log_probs, gold_id) -> float`` called at every scored token with
         the (V,) float32 log-probabilities predicted there (valid during the call only);
@@ -404,7 +394,7 @@ def masked_token_logprobs(
         return results
     lengths = np.array([len(encs[j[0]].ids) for j in jobs])
     with torch.inference_mode():
-        for b, blen, batch in _padded_batches(lm, lengths, max_batch_tokens, pad_id, progress,
+        for b, blen, batch in _padded_batches(lm, lengths, batch_tokens, pad_id, progress,
                                               f"PLL {lm.name}"):
             gold = np.empty(len(b), dtype=np.int64)
             cols = np.empty(len(b), dtype=np.int64)
@@ -420,11 +410,12 @@ def masked_token_logprobs(
     return results
 
 
+@renamed_keyword("max_batch_tokens", "batch_tokens")
 def jointly_masked_token_logprobs(
     lm: LanguageModel,
     texts: list[str],
     positions: list[list[int]],
-    max_batch_tokens: int | None = None,
+    batch_tokens: int | None = None,
     progress: bool = False,
 ) -> list[TokenScores]:
     """log P(token | text with all of its ``positions`` masked at once), for each position.
@@ -442,7 +433,7 @@ def jointly_masked_token_logprobs(
     positions : per text, the token indices (into ``tokenizer(text)["input_ids"]``) to mask
         together; an empty list leaves that text unscored (all NaN). None is not accepted:
         masking every token at once leaves no context.
-    max_batch_tokens, progress : as in :func:`masked_token_logprobs`.
+    batch_tokens, progress : as in :func:`masked_token_logprobs`.
 
     Returns
     -------
@@ -461,7 +452,7 @@ def jointly_masked_token_logprobs(
         return results
     lengths = np.array([len(encs[i].ids) for i in jobs])
     with torch.inference_mode():
-        for b, blen, batch in _padded_batches(lm, lengths, max_batch_tokens, pad_id, progress,
+        for b, blen, batch in _padded_batches(lm, lengths, batch_tokens, pad_id, progress,
                                               f"joint masks {lm.name}"):
             rows, cols, gold, where = [], [], [], []
             for r, k in enumerate(b):
@@ -481,10 +472,11 @@ def jointly_masked_token_logprobs(
 
 # ---------------------------------------------------------------- causal LMs
 
+@renamed_keyword("max_batch_tokens", "batch_tokens")
 def causal_token_logprobs(
     lm: LanguageModel,
     texts: list[str],
-    max_batch_tokens: int | None = None,
+    batch_tokens: int | None = None,
     distribution_fn: Callable[[torch.Tensor, int], float] | None = None,
     progress: bool = False,
     bos: str = "prepend",
@@ -495,7 +487,7 @@ def causal_token_logprobs(
     ``bos_token`` — or ``eos_token`` when the tokenizer has no BOS, as for GPT-2 — is
     prepended (not part of the returned arrays, but counted against ``lm.max_length``).
     Other options as in :func:`masked_token_logprobs`; every position of a causal batch
-    is scored, so its logits take about ``max_batch_tokens`` × V × 4 bytes (lower the
+    is scored, so its logits take about ``batch_tokens`` × V × 4 bytes (lower the
     budget for large vocabularies on small machines).
 
     ``bos="first-token"`` (compat, for tokenizers that add no BOS of their own) conditions
@@ -528,7 +520,7 @@ def causal_token_logprobs(
     results = _result(texts, encs, distribution_fn)
     lengths = np.array([len(r) for r in rows_ids])
     with torch.inference_mode():
-        for b, blen, batch in _padded_batches(lm, lengths, max_batch_tokens, pad_id, progress,
+        for b, blen, batch in _padded_batches(lm, lengths, batch_tokens, pad_id, progress,
                                               f"LL {lm.name}"):
             rows, cols, gold, where = [], [], [], []
             for r, i in enumerate(b):
@@ -589,7 +581,7 @@ def pseudo_log_likelihood(lm: LanguageModel, texts: list[str], reduction: str = 
 
     ``reduction="mean"`` divides by the number of scored tokens; ``within_word_l2r``
     gives PLL-word-l2r (Kauf & Ivanova 2023); ``kw`` goes to
-    :func:`masked_token_logprobs` (``positions``, ``max_batch_tokens``, ``progress``).
+    :func:`masked_token_logprobs` (``positions``, ``batch_tokens``, ``progress``).
     A text with no scored token gets NaN.
     """
     if reduction not in REDUCTIONS:
@@ -610,14 +602,15 @@ def sentence_log_likelihood(lm: LanguageModel, texts: list[str], reduction: str 
 
 # ---------------------------------------------------------------- one mask to fill, next sentence
 
-def mask_fill_logprobs(lm: LanguageModel, texts: list[str], gold_ids, max_batch_tokens: int | None = None,
+@renamed_keyword("max_batch_tokens", "batch_tokens")
+def mask_fill_logprobs(lm: LanguageModel, texts: list[str], gold_ids, batch_tokens: int | None = None,
                        progress: bool = False) -> np.ndarray:
     """log P(``gold_ids[i]`` at the one mask token of ``texts[i]``) of a masked LM.
 
     Each text holds the tokenizer's mask token exactly once (e.g. StereoSet's
     intrasentence inputs, where the blank becomes the word's earlier pieces and one mask;
     :func:`polybias.metrics.stereoset.candidate_scores`). Texts are padded into batches
-    of at most ``max_batch_tokens`` tokens with an attention mask.
+    of at most ``batch_tokens`` tokens with an attention mask.
 
     Returns
     -------
@@ -652,7 +645,7 @@ def mask_fill_logprobs(lm: LanguageModel, texts: list[str], gold_ids, max_batch_
     out = np.full(len(texts), np.nan)
     lengths = np.array([len(e.ids) for e in encs])
     with torch.inference_mode():
-        for b, blen, batch in _padded_batches(lm, lengths, max_batch_tokens, pad_id, progress,
+        for b, blen, batch in _padded_batches(lm, lengths, batch_tokens, pad_id, progress,
                                               f"mask fill {lm.name}"):
             for r, i in enumerate(b):
                 batch[r, :blen[r]] = encs[i].ids

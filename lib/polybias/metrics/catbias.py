@@ -42,9 +42,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..data.templating import TemplateBook, expand
-from ..engines import scoring
-from . import logprob
+from polybias.data.templating import TemplateBook, expand
+from polybias.engines import scoring
+from polybias.metrics import logprob
 
 
 class CatBiasError(ValueError):
@@ -303,7 +303,7 @@ def ahn_oh_cb(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str
 
 def pll_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
                targets: list[str] | None = None, attributes: list[str] | None = None,
-               max_batch_tokens: int | None = None) -> pd.DataFrame:
+               batch_tokens: int | None = None) -> pd.DataFrame:
     """Sentence PLL of every filled template (all entries and synonym variants).
 
     Returns columns set, template, target, attribute, variant, text, pll.
@@ -316,7 +316,7 @@ def pll_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[st
             items, tgt, att = logprob._items(book, name, targets, attributes)
         except logprob.LogProbError as exc:
             raise CatBiasError(str(exc)) from exc
-        pll = scoring.pseudo_log_likelihood(lm, [f.text for f in items], max_batch_tokens=max_batch_tokens)
+        pll = scoring.pseudo_log_likelihood(lm, [f.text for f in items], batch_tokens=batch_tokens)
         frames.append(pd.DataFrame({
             "set": t.set, "template": name, "target": [f.choice[tgt] for f in items],
             "attribute": [f.choice[att] for f in items], "variant": [f.variant for f in items],

@@ -537,7 +537,7 @@ def occurrence_vectors(
     keyed by (text, start, end), filled here) carries vectors over between calls with the
     same encoder, layer and pooling, e.g. across segment lengths whose segments coincide.
     """
-    from ..engines import embeddings
+    from polybias.engines import embeddings
 
     memo = {} if memo is None else memo
     todo: dict[tuple[str, int, int], None] = {}
@@ -598,7 +598,7 @@ def segment_length_study(
     """
     import pandas as pd
 
-    from ..data import text
+    from polybias.data import text
 
     tests = list(tests)
     if not tests:

@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ..engines.common import normalise
+from polybias.engines.common import normalise
 
 METHODS = ("nangia", "bias-bench", "sss", "causal", "aul", "aula", "lm-eval")
 CAUSAL_METHODS = ("causal", "lm-eval")
@@ -266,7 +266,7 @@ def _eager_attention(model):
 
 
 def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
-                        max_batch_tokens: int = 8192) -> list[dict]:
+                        batch_tokens: int = 8192) -> list[dict]:
     """AUL / AULA of every text (Kaneko & Bollegala 2022), one forward pass per text.
 
     With the whole sentence S unmasked, p_i = log P(w_i | S) for every non-special token
@@ -279,7 +279,7 @@ def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
     This is the reference code (kanekomasahiro/evaluate_bias_in_mlm, ``calculate_aul``):
     it averages ``output.attentions`` over layers, heads and query rows and multiplies the
     log-probabilities of tokens ``[1:-1]`` by it before ``torch.mean`` (the weights are not
-    renormalised). Texts are batched (``max_batch_tokens`` padded tokens a pass, right
+    renormalised). Texts are batched (``batch_tokens`` padded tokens a pass, right
     padding with an attention mask), which changes the numbers only at rounding level.
     Attention weights need the eager attention implementation; the model is switched to it
     for the call and back.
@@ -289,8 +289,8 @@ def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
     """
     import torch
 
-    from ..engines import scoring
-    from ..engines.common import pack_batches
+    from polybias.engines import scoring
+    from polybias.engines.common import pack_batches
 
     if lm.kind != "mlm":
         raise CrowsError(f"AUL/AULA apply to masked LMs, not to {lm.kind} {lm.name}")
@@ -300,7 +300,7 @@ def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
     results: list[dict | None] = [None] * len(texts)
     lengths = [len(e.ids) for e in encs]
     with torch.inference_mode(), (_eager_attention(lm.model) if attention else nullcontext()):
-        for rows in pack_batches(lengths, max_batch_tokens, scoring.ScoringError):
+        for rows in pack_batches(lengths, batch_tokens, scoring.ScoringError):
             width = max(lengths[i] for i in rows)
             batch = np.full((len(rows), width), pad, dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -340,7 +340,7 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     method : ``"nangia"``, ``"sss"``, ``"aul"`` or ``"aula"`` for masked LMs, ``"causal"`` or
         ``"lm-eval"`` for causal LMs, ``"bias-bench"`` for both; default by ``lm.kind``
         (``"nangia"`` or ``"causal"``). ``"aul"``/``"aula"`` score whole unmasked sentences
-        (:func:`all_unmasked_scores`; ``engine`` takes only ``max_batch_tokens``).
+        (:func:`all_unmasked_scores`; ``engine`` takes only ``batch_tokens``).
         ``"lm-eval"`` reproduces lm-evaluation-harness's ``crows_pairs`` tasks (see Notes).
     causal_bos : causal LMs: ``"prepend"`` (default) conditions every token on BOS;
         ``"first-token"`` only the first one, the sentence itself fed without BOS — with
@@ -359,7 +359,7 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
         (default) aligns as the reference code of both methods does, which needs the column
         ``direction``; ``"content"`` aligns the tokens without special tokens, ``sent_more``
         first, whatever the direction; ``"seed-001"`` as seed 001's JSD code.
-    engine : passed to the scoring engine (e.g. ``max_batch_tokens``).
+    engine : passed to the scoring engine (e.g. ``batch_tokens``).
 
     Notes
     -----
@@ -378,7 +378,7 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     written: the model's text normaliser (``lm.normaliser``) is not applied. lm-eval cuts
     inputs longer than the model's window from the left; here such a text is an error.
     """
-    from ..engines import scoring
+    from polybias.engines import scoring
 
     if on_unmodified not in ON_UNMODIFIED:
         raise CrowsError(f"on_unmodified must be one of {ON_UNMODIFIED}, got {on_unmodified!r}")
@@ -684,7 +684,7 @@ def jsd_attributions(lm, pairs: pd.DataFrame, compat_fourth_root: bool = False,
     :func:`shared_token_positions` with ``alignment`` (default ``"seed-001"``, the seed-001
     code's ``find_overlap``).
     """
-    from ..engines import scoring
+    from polybias.engines import scoring
 
     _check_pairs(pairs)
     more, less = pairs["sent_more"].tolist(), pairs["sent_less"].tolist()

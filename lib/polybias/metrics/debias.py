@@ -50,7 +50,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..engines.static import MissingWordsError, StaticEmbeddings
+from polybias.engines.static import MissingWordsError, StaticEmbeddings
 
 Pair = tuple[str, str]
 _TINY = 1e-12
@@ -659,8 +659,8 @@ def evaluate(
     """
     import pandas as pd
 
-    from ..engines.static import lookup
-    from .weat import weat, weat_association, weat_test
+    from polybias.engines.static import lookup
+    from polybias.metrics.weat import weat, weat_association, weat_test
 
     def gap_of(M):
         return float(weat_association(M["X"], M["A"], M["B"]).mean()

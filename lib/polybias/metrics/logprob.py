@@ -37,11 +37,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import stats
-from ..data import templating
-from ..data.templating import Filled, TemplateBook
-from ..engines import scoring
-from ..engines.common import pack_batches
+from polybias import stats
+from polybias.data import templating
+from polybias.data.templating import Filled, TemplateBook
+from polybias.engines import scoring
+from polybias.engines.common import pack_batches
 
 MODES = ("word", "first_piece")
 PRIOR_AT = ("target", "attribute")
@@ -78,7 +78,7 @@ def _mask_index(lm: scoring.LanguageModel, enc, start: int, text: str) -> int:
 
 
 def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: list[int],
-                           max_batch_tokens: int | None = None, shifts: list[int] | None = None) -> np.ndarray:
+                           batch_tokens: int | None = None, shifts: list[int] | None = None) -> np.ndarray:
     """(n, V) natural-log distributions predicted at the mask token starting at character
     ``starts[i]`` of ``texts[i]`` (other masks of the text stay masked).
 
@@ -118,8 +118,8 @@ def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: 
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     out: np.ndarray | None = None
     with torch.inference_mode():
-        for batch in pack_batches(lengths, lm.batch_tokens if max_batch_tokens is None
-                                  else max_batch_tokens, scoring.ScoringError):
+        for batch in pack_batches(lengths, lm.batch_tokens if batch_tokens is None
+                                  else batch_tokens, scoring.ScoringError):
             width = int(lengths[batch].max())
             ids = np.full((len(batch), width), pad, dtype=np.int64)
             for r, k in enumerate(batch):
@@ -148,7 +148,7 @@ def text_head(text: str) -> str:
 
 def target_logprobs(lm: scoring.LanguageModel, items: list[Filled], target: str,
                     masked: tuple[str, ...] | list[str] = (), mode: str = "word",
-                    read_at: str | None = None, max_batch_tokens: int | None = None,
+                    read_at: str | None = None, batch_tokens: int | None = None,
                     read_shift: list[int] | None = None) -> np.ndarray:
     """log P(target word | rest of the sentence) for realised templates.
 
@@ -209,7 +209,7 @@ def target_logprobs(lm: scoring.LanguageModel, items: list[Filled], target: str,
         # was written out differently) is scored once
         unique = list(dict.fromkeys(jobs))
         scores = scoring.masked_token_logprobs(lm, [t for t, _ in unique], positions=[list(p) for _, p in unique],
-                                               within_word_l2r=True, max_batch_tokens=max_batch_tokens)
+                                               within_word_l2r=True, batch_tokens=batch_tokens)
         total = {job: float(np.sum(s.logprob[list(job[1])])) for job, s in zip(unique, scores, strict=True)}
         return np.array([total[job] for job in jobs])
     read_at = read_at or target
@@ -225,7 +225,7 @@ def target_logprobs(lm: scoring.LanguageModel, items: list[Filled], target: str,
         starts.append(g.spans[read_at][0])
     if read_shift is not None and len(read_shift) != len(items):
         raise LogProbError(f"{len(items)} sentences but {len(read_shift)} read shifts")
-    dist = mask_log_distributions(lm, texts, starts, max_batch_tokens, shifts=read_shift)
+    dist = mask_log_distributions(lm, texts, starts, batch_tokens, shifts=read_shift)
     return dist[np.arange(len(items)), np.asarray(gold)]
 
 
@@ -255,7 +255,7 @@ def _items(book: TemplateBook, template: str, targets, attributes) -> tuple[list
 def kurita_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
                   targets: list[str] | None = None, attributes: list[str] | None = None,
                   mode: str = "word", prior_at: str = "target",
-                  max_batch_tokens: int | None = None, index_quirk: str | None = None) -> pd.DataFrame:
+                  batch_tokens: int | None = None, index_quirk: str | None = None) -> pd.DataFrame:
     """Fill, prior and corrected log-probability scores for every sentence of ``templates``.
 
     Every template needs exactly one target and one attribute slot; context slots are
@@ -304,10 +304,10 @@ def kurita_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list
             fill_shift = [0 if x else -1 for x in first]   # last mask read without the +1
             prior_shift = [-1 if x else 0 for x in first]
             read_prior = att
-        fill = target_logprobs(lm, items, tgt, (), mode, max_batch_tokens=max_batch_tokens,
+        fill = target_logprobs(lm, items, tgt, (), mode, batch_tokens=batch_tokens,
                                read_shift=fill_shift)
         prior = target_logprobs(lm, items, tgt, (att,), mode, read_at=read_prior,
-                                max_batch_tokens=max_batch_tokens, read_shift=prior_shift)
+                                batch_tokens=batch_tokens, read_shift=prior_shift)
         frames.append(pd.DataFrame({
             "template": name, "target": [f.choice[tgt] for f in items],
             "attribute": [f.choice[att] for f in items], "variant": [f.variant for f in items],
@@ -317,7 +317,7 @@ def kurita_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list
 
 def ahn_oh_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
                   targets: list[str] | None = None, attributes: list[str] | None = None,
-                  max_batch_tokens: int | None = None) -> pd.DataFrame:
+                  batch_tokens: int | None = None) -> pd.DataFrame:
     """Fill, prior and corrected scores computed as Ahn & Oh's code does for multi-piece
     words (compat; ``multipiece="ahn-oh"`` of :func:`polybias.metrics.catbias.ahn_oh_cb`).
 
@@ -369,7 +369,7 @@ def ahn_oh_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list
                         shifts.append(j)
                         gold.append(p)
                         owner.append((n, kind))
-        dist = mask_log_distributions(lm, texts, starts, max_batch_tokens, shifts=shifts)
+        dist = mask_log_distributions(lm, texts, starts, batch_tokens, shifts=shifts)
         values = dist[np.arange(len(texts)), np.asarray(gold)]
         total: dict[tuple[int, str], float] = {}
         for key, v in zip(owner, values, strict=True):

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..stats import Alternative
-from .weat import WeatResult, check_weat_options, weat
+from polybias.metrics.weat import WeatResult, check_weat_options, weat
+from polybias.stats import Alternative
 
 ROLES = ("X", "Y", "A", "B")
 _FILE_ROLES = {"targ1": "X", "targ2": "Y", "attr1": "A", "attr2": "B"}
@@ -165,7 +165,7 @@ def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -
     """Sentence vectors of the four sets, each distinct sentence encoded once
     (``encoder`` may also be any object with its own ``encode(sentences)``, e.g. the
     known-answer :class:`polybias.planted.static.BagOfWords`)."""
-    from ..engines.embeddings import sentence_vectors
+    from polybias.engines.embeddings import sentence_vectors
 
     unique = list(dict.fromkeys(s for r in ROLES for s in test.sentences[r]))
     if callable(getattr(encoder, "encode", None)):  # an encoder of its own (a known answer)

@@ -55,7 +55,7 @@ import string
 import numpy as np
 import pandas as pd
 
-from ..engines import scoring
+from polybias.engines import scoring
 
 GOLD_LABELS = ("stereotype", "anti-stereotype", "unrelated")
 AGGREGATES = ("per-target", "micro")

@@ -17,9 +17,9 @@ from typing import Literal
 
 import numpy as np
 
-from ..data.wordlists import AssociationTest
-from ..engines.static import StaticEmbeddings, lookup
-from ..stats import Alternative, split_permutation_test, standardized_mean_difference
+from polybias.data.wordlists import AssociationTest
+from polybias.engines.static import StaticEmbeddings, lookup
+from polybias.stats import Alternative, split_permutation_test, standardized_mean_difference
 
 
 def _unit_rows(M: np.ndarray, label: str, words: list[str] | None = None) -> np.ndarray:
@@ -152,7 +152,7 @@ def weat_test(
             raise ValueError(f"{test.name}: no word of set {role} ({ws.name}) is in {emb.name}")
         vectors[role] = (M, kept)
     if missing_all and on_missing == "raise":
-        from ..engines.static import MissingWordsError
+        from polybias.engines.static import MissingWordsError
 
         raise MissingWordsError(missing_all, emb.name, where=test.name)
     for role, (M, kept) in vectors.items():
@@ -171,7 +171,7 @@ def check_weat_options(on_missing: str = "raise", ddof: int = 1, alternative: st
     ...
     ValueError: alternative must be one of ('greater', 'less', 'two-sided'), got 'bigger'
     """
-    from ..stats import _ALTERNATIVES
+    from polybias.stats import _ALTERNATIVES
 
     if on_missing not in ("raise", "drop"):
         raise ValueError(f"on_missing must be 'raise' or 'drop', got {on_missing!r}")

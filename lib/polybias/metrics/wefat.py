@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .weat import _unit_rows
+from polybias.metrics.weat import _unit_rows
 
 
 def _check_dims(*arrays: np.ndarray) -> None:

@@ -1,6 +1,13 @@
-"""Models: the registry (``configs/models.yaml``) and :func:`load`, the one loader of
+"""Models: the registry (``configs/models.yaml``) and :func:`load`, the one resolver of
 every kind — static embeddings, encoders, masked and causal LMs, planted models — from a
-registered name, a local path or a hub id.
+registered name, a local path, a hub id, or a planted model's name (``planted``,
+``planted-analytic``, ``planted-static``) with what it is built from (:class:`Planted`).
+Studies and notebooks only name a model and call :func:`load`.
+
+The device is decided once per load (:func:`polybias.models.loading.resolve_device`, the
+one place ``auto`` is read: CUDA when available, the CPU for embedded and planted
+models) and the model is moved there once (by the checkpoint loader, or by :func:`load`
+for a planted model read from disk); the engines only check where it is.
 
 Static embeddings are returned as :class:`polybias.engines.static.StaticEmbeddings`
 (plain words + a float32 matrix), read without pickle from word2vec text, word2vec binary
@@ -16,14 +23,31 @@ from __future__ import annotations
 
 import os
 import re
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from polybias import paths
+from polybias.engines.embeddings import wrap_encoder
+from polybias.engines.static import normalize_vocabulary
+from polybias.models import _planted, _static, loading
+from polybias.models._planted import Planted
+from polybias.planted.synthetic import cached_planted_model
+from polybias.results.records import sha256_file
 
 
 class ModelError(RuntimeError):
     """Unknown model, unsupported format, or a model file that cannot be read."""
+
+
+#: The planted MLM trained at the strength :attr:`Planted.p` (named ``planted-p<p>``).
+PLANTED = _planted.TRAINED
+#: The analytic MLM built from the template book :attr:`Planted.book`.
+ANALYTIC = _planted.ANALYTIC
+#: The static table (or encoder over it) planted from the word lists.
+PLANTED_STATIC = _planted.STATIC
+#: The model names whose association strength is :attr:`Planted.p` (a notebook's ``planted_p``).
+STRENGTH_P = _planted.STRENGTH_P
 
 
 # ---------------------------------------------------------------- registry
@@ -78,8 +102,6 @@ def check_loading_keys(name: str, entry: dict[str, Any], where: str = "model reg
     ...
     polybias.models.ModelError: model registry: model 'm' sets trust_remote_code but its revision 'main' is not a pinned 40-hex commit; repository code runs only from a reviewed commit
     """
-    from .loading import NORMALISERS
-
     revision = entry.get("revision")
     if revision is not None and (not isinstance(revision, str) or not revision.strip()):
         raise ModelError(f"{where}: model {name!r} has revision {revision!r}; expected a branch, "
@@ -93,9 +115,9 @@ def check_loading_keys(name: str, entry: dict[str, Any], where: str = "model reg
                          f"{revision!r} is not a pinned 40-hex commit; repository code runs only "
                          "from a reviewed commit")
     normaliser = entry.get("normaliser")
-    if normaliser is not None and normaliser not in NORMALISERS:
+    if normaliser is not None and normaliser not in loading.NORMALISERS:
         raise ModelError(f"{where}: model {name!r} names text normaliser {normaliser!r}; known: "
-                         f"{', '.join(sorted(NORMALISERS))}")
+                         f"{', '.join(sorted(loading.NORMALISERS))}")
 
 
 def loading_options(name: str, registry: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -196,15 +218,14 @@ def resolve_model(model: str, registry: dict[str, dict[str, Any]] | None = None
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-def _embedded_device(device: str | None, name: str) -> str:
-    """Device of an embedded (planted or package-shipped) model: ``auto`` is the CPU, so
-    their checked outputs are the same on every machine; an explicit device is honoured."""
-    from . import loading
-
-    if device in (None, "", "auto"):
-        return "cpu"
+def _device(device: str | None, name: str, entry: dict[str, Any]) -> str:
+    """The device model ``name`` runs on, decided once per load by
+    :func:`polybias.models.loading.resolve_device`: an embedded model (planted, analytic or
+    package-shipped) runs on the CPU under ``auto``, so its checked outputs are the same on
+    every machine."""
+    embedded = "trained" in entry or "package" in entry or bool(entry.get("embedded"))
     try:
-        return loading.resolve_device(device, f"model {name!r}")
+        return loading.resolve_device(device, f"model {name!r}", embedded=embedded)
     except loading.LoadError as exc:
         raise ModelError(str(exc)) from exc
 
@@ -218,7 +239,7 @@ _ACCEPTS = {"static": ("static",), "encoder": ("encoder", "mlm"), "mlm": ("mlm",
             "causal": ("causal",), "lm": ("mlm", "causal")}
 _WHAT = {"static": "a static embedding", "encoder": "an encoder (encoder or mlm)",
          "mlm": "a masked LM", "causal": "a causal LM", "lm": "a language model (mlm or causal)"}
-_OPTIONS = {"static": ("format", "limit", "allow_pickle", "name"),
+_OPTIONS = {"static": ("format", "limit", "allow_pickle", "name", "nfc"),
             "encoder": ("pooling", "allow_pickle", "memory_limit"),
             "lm": ("allow_pickle", "memory_limit")}
 
@@ -226,15 +247,17 @@ _OPTIONS = {"static": ("format", "limit", "allow_pickle", "name"),
 def load(model: str, kind: str | None = None, *, revision: str | None = None,
          device: str = "auto", dtype="auto", batch_tokens: int | None = None,
          registry: dict[str, dict[str, Any]] | None = None,
-         trained: dict[str, Any] | None = None, **options):
-    """Load any model the project runs on: the one loader of every kind.
+         trained: dict[str, Any] | None = None, planted: Planted | None = None, **options):
+    """Load any model the project runs on: the one resolver of every kind.
 
     Parameters
     ----------
     model : a registered name (``configs/models.yaml`` and ``POLYBIAS_MODELS_FILE``), a
-        local model directory, a hub id (``org/name``; offline: from the hub cache), or,
-        with ``kind="static"``, an embedding file (word2vec text or binary, GloVe text,
-        gensim ``.kv`` with ``allow_pickle=True``).
+        local model directory, a hub id (``org/name``; offline: from the hub cache), a
+        planted model built from ``planted`` (``planted``, ``planted-analytic``,
+        ``planted-static``: :mod:`polybias.models._planted`), or, with ``kind="static"``, an
+        embedding file (word2vec text or binary, GloVe text, gensim ``.kv`` with
+        ``allow_pickle=True``).
     kind : what the caller needs: ``static`` (:class:`polybias.engines.static.StaticEmbeddings`),
         ``encoder`` (:class:`polybias.engines.embeddings.Encoder`; a masked LM's encoder
         serves too), ``mlm``, ``causal`` or ``lm`` (either;
@@ -252,8 +275,13 @@ def load(model: str, kind: str | None = None, *, revision: str | None = None,
     trained : a planted model not in the registry: the keyword arguments of
         :func:`polybias.planted.synthetic.cached_planted_model` (``kind``, ``p``, ``seed``,
         ``language``, …), loaded under the name ``model``.
+    planted : what a planted model named ``planted``, ``planted-analytic`` or
+        ``planted-static`` is built from (:class:`Planted`: strength, language, seed, word
+        lists, template book, …); ignored for every other model, so a notebook passes its
+        parameters whatever model it is asked for.
     options : ``format``, ``limit``, ``allow_pickle``, ``name`` (the name a file's table is
-        recorded under; static); ``pooling`` (the encoder's
+        recorded under), ``nfc`` (bring a file's words to NFC, as the word lists are;
+        static); ``pooling`` (the encoder's
         own sentence pooling), ``allow_pickle``, ``memory_limit`` (bytes; checkpoints).
 
     Every route keeps the loading rules of :mod:`polybias.models.loading` (correct or
@@ -270,6 +298,9 @@ def load(model: str, kind: str | None = None, *, revision: str | None = None,
     if kind is not None and kind not in LOAD_KINDS:
         raise ModelError(f"kind must be one of {LOAD_KINDS}, got {kind!r}")
     revision = revision or None
+    if model in _planted.NAMES and trained is None:
+        return _load_built(model, kind, planted or Planted(), revision, device, dtype,
+                           batch_tokens, options)
     if trained is not None:
         name, entry = model, {"kind": trained.get("kind"), "trained": dict(trained)}
     else:
@@ -290,6 +321,7 @@ def load(model: str, kind: str | None = None, *, revision: str | None = None,
                          f"known: {', '.join(_OPTIONS[group])}")
     if group == "static":
         return _load_static(name, entry, revision, options)
+    device = _device(device, name, entry)
     if "trained" in entry:
         return _load_planted(name, entry, group, revision, device, dtype, batch_tokens, options)
     if "package" in entry:
@@ -300,26 +332,54 @@ def load(model: str, kind: str | None = None, *, revision: str | None = None,
     raise ModelError(f"model {name!r} needs 'hub', 'path', 'package' or 'trained'")
 
 
-def _load_static(name: str, entry: dict[str, Any], revision, options: dict[str, Any]):
-    from . import _static
+def _load_built(model, kind, planted: Planted, revision, device, dtype, batch_tokens, options):
+    """A planted model built from ``planted`` (:mod:`polybias.models._planted`)."""
+    if not isinstance(planted, Planted):
+        raise ModelError(f"model {model!r}: planted must be a polybias.models.Planted, got "
+                         f"{type(planted).__name__}")
+    try:
+        if model == _planted.TRAINED:
+            name, entry = _planted.trained_entry(planted)
+            return load(name, kind or "mlm", revision=revision, device=device, dtype=dtype,
+                        batch_tokens=batch_tokens, trained=entry["trained"], **options)
+        if model == _planted.ANALYTIC:
+            if kind not in (None, "lm", "mlm"):
+                raise ModelError(f"model {model!r} is a masked LM, not {_WHAT[kind]}")
+            name, entry = _planted.analytic_entry(planted, revision)
+            return load(name, "mlm", registry={name: {**entry, "embedded": True}}, device=device,
+                        dtype=dtype, batch_tokens=batch_tokens, **options)
+    except _planted.PlantedOptionsError as exc:
+        raise ModelError(str(exc)) from exc
+    if kind not in ("static", "encoder"):
+        raise ModelError(f"model {model!r} is a static table or an encoder over it; ask for "
+                         f"kind 'static' or 'encoder', not {kind!r}")
+    if revision or dtype not in (None, "", "auto") or options:
+        raise ModelError(f"model {model!r} is built from the word lists: revision, dtype and "
+                         "loading options do not apply")
+    try:
+        return _planted.static_table(planted) if kind == "static" else _planted.encoder(planted)
+    except _planted.PlantedOptionsError as exc:
+        raise ModelError(str(exc)) from exc
 
+
+def _load_static(name: str, entry: dict[str, Any], revision, options: dict[str, Any]):
     if revision:
         raise ModelError(f"model {name!r} is a static embedding table: it has no revision to "
                          "choose")
     name = options.pop("name", None) or name
+    nfc = bool(options.pop("nfc", False))
     entry = {**entry, **{k: v for k, v in options.items() if v}}  # 0, "" or None: unset
     if "path" not in entry and "source" not in entry:
         raise ModelError(f"model {name!r} needs a 'source' (+ member) or a 'path'")
     try:
-        return _static.load_registered(name, entry,
-                                       _expand(entry["path"]) if "path" in entry else None)
+        table = _static.load_registered(name, entry,
+                                        _expand(entry["path"]) if "path" in entry else None)
     except _static.StaticFileError as exc:
         raise ModelError(str(exc)) from exc
+    return normalize_vocabulary(table) if nfc else table
 
 
 def _budget(model, device: str, head: str, batch_tokens: int | None) -> int:
-    from . import loading
-
     try:
         return loading.batch_tokens_for(model, device, head, batch_tokens)
     except loading.LoadError as exc:
@@ -328,48 +388,44 @@ def _budget(model, device: str, head: str, batch_tokens: int | None) -> int:
 
 def _load_planted(name, entry, group, revision, device, dtype, batch_tokens, options):
     """A planted model (:mod:`polybias.planted.synthetic`): trained once then cached, or
-    read from the pinned store; float64, on the CPU unless ``device`` names another."""
-    from ..engines.embeddings import wrap_encoder
-    from ..engines.scoring import wrap_language_model
-    from ..planted.synthetic import cached_planted_model
+    read from the pinned store; float64, on ``device`` (:func:`_device`)."""
+    # the scoring engine imports torch: loaded when an LM is asked for, so that reading and
+    # checking the registry (polybias models, parameter checks) stays light
+    from polybias.engines.scoring import wrap_language_model
 
     if dtype not in (None, "", "auto") or revision or options:
         raise ModelError(f"model {name!r} is a planted model (float64, no revision): "
                          "dtype, revision and loading options do not apply")
     spec = dict(entry["trained"])
     model, tokenizer = cached_planted_model(**spec)
-    embedded = _embedded_device(device, name)
+    model.to(device)  # the one move: read from disk onto the CPU, then to its device
     if group == "encoder":
         loaded = wrap_encoder(model, tokenizer, name=name, revision=f"planted:{spec}",
-                              pooling="cls", device=embedded)
-        loaded.batch_tokens = _budget(loaded.model, embedded, "encoder", batch_tokens)
+                              pooling="cls", device=device)
+        loaded.batch_tokens = _budget(loaded.model, device, "encoder", batch_tokens)
         return loaded
     loaded = wrap_language_model(model, tokenizer, name=name, kind=entry.get("kind"),
-                                 revision=f"planted:{spec}", device=embedded)
-    loaded.batch_tokens = _budget(model, embedded, loaded.kind, batch_tokens)
+                                 revision=f"planted:{spec}", device=device)
+    loaded.batch_tokens = _budget(model, device, loaded.kind, batch_tokens)
     return loaded
 
 
 def _load_package(name, entry, group, revision, device, dtype, batch_tokens, options):
     """An encoder shipped inside an installed package (the embedded ``minilm-l6``); its
     recorded revision is the package version plus the sha256 of its weights file."""
-    from importlib import metadata
-
-    from ..records import sha256_file
-    from . import _transformers
+    from polybias.models import _transformers  # imports torch: see _load_planted
 
     if group != "encoder":
         raise ModelError(f"model {name!r} ships in package {entry['package']!r} as an encoder")
     if revision:
         raise ModelError(f"model {name!r} ships in package {entry['package']!r}; it has "
                          "no hub revision to choose")
-    embedded = _embedded_device(device, name)
     folder = _transformers.package_folder(str(entry["package"]), str(entry.get("folder", "")),
                                           ModelError)
     weights = folder / "model.safetensors"
     checksum = sha256_file(weights) if weights.is_file() else "no-safetensors"
     recorded = f"{entry['package']}=={metadata.version(str(entry['package']))} sha256:{checksum}"
-    return _transformers.encoder(folder, name, ModelError, None, embedded, dtype,
+    return _transformers.encoder(folder, name, ModelError, None, device, dtype,
                                  bool(options.get("allow_pickle")),
                                  pooling=options.get("pooling"), record_revision=recorded,
                                  memory_limit=options.get("memory_limit"),
@@ -378,7 +434,7 @@ def _load_package(name, entry, group, revision, device, dtype, batch_tokens, opt
 
 def _load_checkpoint(name, entry, group, wanted, revision, device, dtype, batch_tokens, options):
     """A hub or local checkpoint with the entry's :func:`loading_options` and normaliser."""
-    from . import _transformers, loading
+    from polybias.models import _transformers  # imports torch: see _load_planted
 
     if entry.get("kind") is None:
         opts = {"source": entry.get("hub") or entry["path"], "revision": None,
@@ -401,11 +457,10 @@ def _load_checkpoint(name, entry, group, wanted, revision, device, dtype, batch_
             source, name, ModelError, opts["revision"], device, dtype, opts["allow_pickle"],
             pooling=options.get("pooling"), trust_remote_code=opts["trust_remote_code"],
             memory_limit=options.get("memory_limit"), batch_tokens=batch_tokens)
-        loaded.normaliser, loaded.normaliser_name = normaliser, normaliser_name
-        return loaded
-    lm_kind = wanted if wanted in ("mlm", "causal") else entry.get("kind")
-    loaded = _transformers.language_model(
-        source, ModelError, kind=lm_kind, device=device, dtype=dtype, batch_tokens=batch_tokens,
-        memory_limit=options.get("memory_limit"), **opts)
-    loaded.normaliser = normaliser
+    else:
+        lm_kind = wanted if wanted in ("mlm", "causal") else entry.get("kind")
+        loaded = _transformers.language_model(
+            source, ModelError, kind=lm_kind, device=device, dtype=dtype,
+            batch_tokens=batch_tokens, memory_limit=options.get("memory_limit"), **opts)
+    loaded.normaliser, loaded.normaliser_name = normaliser, normaliser_name
     return loaded

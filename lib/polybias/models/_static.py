@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import paths
-from ..data import sources
-from ..engines.static import StaticEmbeddings
-from ..records import sha256_file, write_text_atomic
+from polybias import paths
+from polybias.data import sources
+from polybias.engines.static import StaticEmbeddings
+from polybias.results.records import sha256_file, write_text_atomic
 
 STATIC_FORMATS = ("word2vec-text", "word2vec-binary", "glove-text", "gensim-kv")
 
@@ -214,7 +214,7 @@ def _read_word2vec_binary(path: Path, limit: int | None) -> tuple[list[str], np.
 
 
 def _read_gensim_kv(path: Path) -> tuple[list[str], np.ndarray]:
-    from gensim.models import KeyedVectors
+    from gensim.models import KeyedVectors  # optional: only gensim .kv files need it
 
     kv = KeyedVectors.load(str(path))
     return list(kv.index_to_key), np.asarray(kv.vectors, dtype=np.float32)

@@ -9,11 +9,12 @@ caller's error with the same one-line message.
 from __future__ import annotations
 
 import json
+from importlib import metadata
 from pathlib import Path
 
-from ..engines.embeddings import Encoder, wrap_encoder
-from ..engines.scoring import KINDS, LanguageModel, kind_of_class, wrap_language_model
-from . import loading
+from polybias.engines.embeddings import Encoder, wrap_encoder
+from polybias.engines.scoring import KINDS, LanguageModel, kind_of_class, wrap_language_model
+from polybias.models import loading
 
 
 def language_model(source: str, error: type[Exception], kind: str | None = None, revision=None,
@@ -42,8 +43,8 @@ def language_model(source: str, error: type[Exception], kind: str | None = None,
                             f"(architectures: {archs or 'none'}); pass kind='mlm' or 'causal'")
             kind = kinds.pop()
         model, tokenizer, info = loading.load_checkpoint(
-            source, kind, revision=revision, device="auto" if device is None else device,
-            dtype="auto" if dtype is None else dtype, trust_remote_code=trust_remote_code,
+            source, kind, revision=revision, device=device, dtype=dtype,
+            trust_remote_code=trust_remote_code,
             allow_pickle=allow_pickle, memory_limit=memory_limit, name=label)
         budget = loading.batch_tokens_for(model, info.device, kind, batch_tokens)
     except loading.LoadError as exc:
@@ -66,6 +67,7 @@ def is_decoder(model) -> bool:
     >>> is_decoder(build_tiny_encoder("bert")[0]), is_decoder(build_tiny_model("gpt2")[0])
     (False, True)
     """
+    # heavy: only loading needs transformers
     from transformers.models.auto.modeling_auto import (
         MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
         MODEL_FOR_MASKED_LM_MAPPING_NAMES,
@@ -82,8 +84,6 @@ def is_decoder(model) -> bool:
 
 def package_folder(package: str, folder: str, error: type[Exception]) -> Path:
     """The model folder ``folder`` inside installed package ``package``."""
-    from importlib import metadata
-
     try:
         dist = metadata.distribution(package)
     except metadata.PackageNotFoundError as exc:
@@ -124,15 +124,14 @@ def encoder(source: Path | str, name: str, error: type[Exception], revision: str
     sentence-transformers pooling and length limit are read from the resolved folder;
     ``record_revision`` replaces the resolved commit as the recorded revision
     (package-shipped models)."""
-    from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf_logging  # heavy: only loading needs it
 
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # keep notebook outputs clean
     try:
         model, tokenizer, info = loading.load_checkpoint(
-            source, "encoder", revision=revision or None,
-            device="auto" if device is None else device,
-            dtype="auto" if dtype is None else dtype, trust_remote_code=trust_remote_code,
+            source, "encoder", revision=revision or None, device=device, dtype=dtype,
+            trust_remote_code=trust_remote_code,
             allow_pickle=allow_pickle, memory_limit=memory_limit, name=name)
         budget = loading.batch_tokens_for(model, info.device, "encoder", batch_tokens)
     except loading.LoadError as exc:

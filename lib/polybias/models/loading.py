@@ -54,12 +54,18 @@ Repository code
     that the resolved snapshot matches (so the code that runs is the code reviewed).
 
 Device and dtype
-    ``device="auto"``: CUDA when available, else CPU; ``"cuda"`` without CUDA is an error.
+    Decided once, here: :func:`resolve_device` is the one place ``device="auto"`` is
+    read (CUDA when available, else CPU; the CPU for embedded and planted models);
+    ``"cuda"`` without CUDA is an error. :func:`load_checkpoint` moves the model to its
+    device once; the engines never move a model, they check where it is.
     ``dtype="auto"``: float32 on CPU; on CUDA bfloat16 for the families in
     :data:`BF16_FAMILIES` (causal LMs trained in bfloat16) or a checkpoint stored in
     bfloat16, when the GPU supports it, else float32 (masked LMs and encoders stay in
-    float32: their bias scores are small differences of log-probabilities). float16 is
-    refused on CPU. Log-softmax is taken in float32 by the scorers, whatever the weights'
+    float32: their bias scores are small differences of log-probabilities); a checkpoint
+    stored in float64 (the planted analytic models, :mod:`polybias.planted.analytic`)
+    stays in float64 on every device. float16 is
+    refused on CPU (:func:`polybias.engines.common.check_half`, the one rule, which the
+    engines apply to the weights they are given). Log-softmax is taken in float32 by the scorers, whatever the weights'
     dtype; this module does not compute any.
 
 Memory
@@ -80,14 +86,22 @@ Text normalisers
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import pickle
 import re
+import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from polybias.engines.common import DEFAULT_BATCH_TOKENS, check_half
+from polybias.models import normalisers
+from polybias.results.records import normaliser_fields
 
 HEADS = ("mlm", "causal", "encoder")
 
@@ -279,7 +293,7 @@ def _from_hub(repo_id: str, revision: str | None, label: str) -> tuple[Path, str
     """Resolve ``revision`` to a commit online and fetch that commit's config, tokenizer
     and one weights format (safetensors when the repository has them, else ``.bin``)."""
     try:
-        from huggingface_hub import HfApi, snapshot_download
+        from huggingface_hub import HfApi, snapshot_download  # only a hub source needs it
 
         info = HfApi().model_info(repo_id, revision=revision)
         files = [s.rfilename for s in (info.siblings or [])]
@@ -303,7 +317,7 @@ def resolve_commit(repo_id: str, revision: str | None = None) -> str:
     if _offline():
         return _from_cache(repo_id, revision, f"model {repo_id!r}")[1]
     try:
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi  # only a hub source needs it
 
         return str(HfApi().model_info(repo_id, revision=revision).sha)
     except Exception as exc:  # network, auth, unknown repository or revision
@@ -348,7 +362,7 @@ def weights_files(path: Path, label: str) -> tuple[str, list[Path]]:
 
 def remote_code_needs(path: Path, head: str, label: str) -> list[str]:
     """Why loading ``path`` with ``head`` needs repository code (empty: it does not)."""
-    from transformers import CONFIG_MAPPING
+    from transformers import CONFIG_MAPPING  # heavy: only loading needs it
 
     config = _read_json(path / "config.json", label)
     tok_config = _read_json(path / "tokenizer_config.json", label)
@@ -391,13 +405,22 @@ def _check_remote_code(path: Path, head: str, commit: str | None, revision: str 
                    if commit is None else f"source resolves to commit {commit}"))
 
 
-def resolve_device(device: str | None, label: str = "model") -> str:
-    """``auto`` → ``cuda`` when available, else ``cpu``; CUDA asked for but absent is an error."""
-    import torch
+def resolve_device(device: str | None, label: str = "model", embedded: bool = False) -> str:
+    """The device a model runs on: the one place ``auto`` is interpreted.
 
-    device = "auto" if device is None else str(device)
+    ``auto`` (or None, or empty) → ``cuda`` when available, else ``cpu``; for an
+    ``embedded`` model (planted, analytic or package-shipped) ``cpu``, so its checked
+    outputs are the same on every machine. An explicit device is honoured; CUDA asked for
+    but absent is an error.
+
+    >>> resolve_device("auto", embedded=True), resolve_device("cpu")
+    ('cpu', 'cpu')
+    """
+    import torch  # heavy: the registry and its checks import without it
+
+    device = "auto" if device in (None, "") else str(device)
     if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return "cuda" if torch.cuda.is_available() and not embedded else "cpu"
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
@@ -415,10 +438,12 @@ def resolve_device(device: str | None, label: str = "model") -> str:
 def resolve_dtype(dtype, device: str, model_type: str | None = None,
                   stored: str | None = None, label: str = "model"):
     """The torch dtype to load in (see the module's rules); float16 off CUDA is an error."""
-    import torch
+    import torch  # heavy: the registry and its checks import without it
 
     cuda = torch.device(device).type == "cuda"
-    if dtype is None or dtype == "auto":
+    if dtype in (None, "", "auto"):
+        if stored == "float64":  # the planted analytic models: exact in float64
+            return torch.float64
         if cuda and (model_type in BF16_FAMILIES or stored == "bfloat16") \
                 and torch.cuda.is_bf16_supported():
             return torch.bfloat16
@@ -429,16 +454,12 @@ def resolve_dtype(dtype, device: str, model_type: str | None = None,
             raise DeviceError(f"{label}: unknown dtype {dtype!r} (use auto, float32, bfloat16 or "
                               "float16)")
         dtype = value
-    if dtype == torch.float16 and not cuda:
-        raise DeviceError(f"{label}: float16 is supported on CUDA only, not on {device!r} "
-                          "(use float32 or bfloat16)")
+    check_half(dtype, device, label, DeviceError)
     return dtype
 
 
 def _safetensors_numel(file: Path) -> int | None:
     """Number of parameters in a safetensors file, from its header (no tensor is read)."""
-    import struct
-
     try:
         with open(file, "rb") as fh:
             (size,) = struct.unpack("<Q", fh.read(8))
@@ -469,13 +490,13 @@ def estimate_weight_bytes(files: list[Path], fmt: str, target_bytes: int,
 
 def available_memory(device: str) -> int:
     """Free memory in bytes: free CUDA memory, else available RAM (psutil, /proc/meminfo)."""
-    import torch
+    import torch  # heavy: the registry and its checks import without it
 
     if torch.device(device).type == "cuda":
         free, _total = torch.cuda.mem_get_info(torch.device(device))
         return int(free)
     try:
-        import psutil
+        import psutil  # optional: /proc/meminfo otherwise
 
         return int(psutil.virtual_memory().available)
     except ImportError:
@@ -519,10 +540,6 @@ _BUFFER = re.compile(r"(^|\.)(position_ids|inv_freq|masked_bias)$|(^|\.)attn\.bi
 _UNUSED_HEADS = re.compile(r"(^|\.)(pooler|seq_relationship|sop_classifier)\.")
 
 
-#: Padded tokens per forward pass on the CPU (the engines' historical default).
-DEFAULT_BATCH_TOKENS = 8192
-
-
 def batch_tokens_for(model, device: str, head: str, batch_tokens: int | None = None, *,
                      free_bytes: int | None = None, fraction: float = 0.5) -> int:
     """The engines' token budget (padded tokens per forward pass) for a loaded model.
@@ -549,7 +566,7 @@ def batch_tokens_for(model, device: str, head: str, batch_tokens: int | None = N
             raise LoadError(f"batch_tokens must be a positive integer or 0 (auto), got "
                             f"{batch_tokens!r}")
         return int(batch_tokens)
-    import torch
+    import torch  # heavy: the registry and its checks import without it
 
     if torch.device(device).type != "cuda":
         return DEFAULT_BATCH_TOKENS
@@ -630,7 +647,7 @@ class _Quiet:
     """transformers' logging at error level and no progress bars, restored afterwards."""
 
     def __enter__(self):
-        from transformers.utils import logging as hf_logging
+        from transformers.utils import logging as hf_logging  # heavy: only loading needs it
 
         self._log = hf_logging
         self._level = hf_logging.get_verbosity()
@@ -647,7 +664,7 @@ class _Quiet:
 
 
 def _load_tokenizer(path: Path, label: str, trust_remote_code: bool):
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # heavy: only loading needs it
 
     try:
         tok = AutoTokenizer.from_pretrained(str(path), use_fast=True, local_files_only=True,
@@ -664,7 +681,7 @@ def _load_tokenizer(path: Path, label: str, trust_remote_code: bool):
 
 
 def _pickle_state_dict(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
-    import torch
+    import torch  # heavy: the registry and its checks import without it
 
     state, dropped = {}, []
     for f in files:
@@ -703,7 +720,7 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
     -------
     (model, tokenizer, LoadInfo) : the model in eval mode on ``device``, its fast tokenizer.
     """
-    import torch
+    import torch  # heavy: the registry and its checks import without it
 
     label = f"model {name or str(source)!r}"
     if head not in HEADS:
@@ -724,7 +741,7 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
     estimate = estimate_weight_bytes(files, fmt, target, stored)
     check_memory(estimate, device, label, max_memory_fraction, memory_limit)
 
-    import transformers
+    import transformers  # heavy: the registry and its checks import without it
 
     auto = getattr(transformers, AUTO_CLASSES[head])
     opts = dict(local_files_only=True, trust_remote_code=trust_remote_code)
@@ -779,8 +796,6 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
 
 
 def _is_unpickling_error(exc: BaseException) -> bool:
-    import pickle
-
     while exc is not None:
         if isinstance(exc, pickle.UnpicklingError) or "Weights only load failed" in str(exc):
             return True
@@ -824,8 +839,6 @@ _UPSTREAM = "pip install git+https://github.com/csebuetnlp/normalizer"
 def _banglabert() -> Normaliser:
     """This project's implementation of the csebuetnlp normaliser BanglaBERT was trained with
     (:func:`polybias.models.normalisers.banglabert_normalise`, defaults of the model card)."""
-    from . import normalisers
-
     try:
         import ftfy  # noqa: F401
     except ImportError as exc:  # a runtime dependency: only a broken install lacks it
@@ -846,13 +859,9 @@ def _banglabert_upstream() -> Normaliser:
             "text normaliser 'banglabert-upstream' (the csebuetnlp package) is not installed: "
             f"{_UPSTREAM} (or name 'banglabert', this project's implementation of its rules)"
         ) from exc
-    import inspect
-
     if "unicode_norm" not in inspect.signature(normalize).parameters:
         raise NormaliserError("text normaliser 'banglabert-upstream': the installed 'normalizer' "
                               f"package is not the csebuetnlp one ({_UPSTREAM})")
-    from importlib import metadata
-
     try:
         version = metadata.version("normalizer")
     except metadata.PackageNotFoundError:
@@ -900,6 +909,4 @@ def normaliser_record(normaliser: Normaliser | Callable[[str], str] | None) -> d
     >>> normaliser_record(None) is None, normaliser_record(get_normaliser("banglabert"))["name"]
     (True, 'banglabert')
     """
-    from ..records import normaliser_fields
-
     return normaliser_fields(normaliser)

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
+from importlib import metadata
 
 import regex
 
@@ -221,7 +222,7 @@ def banglabert_normalise(
     >>> banglabert_normalise("দেখুন https://example.org/a এখানে।", url_replacement="<url>")
     'দেখুন <url> এখানে।'
     """
-    from ftfy import fix_text
+    from ftfy import fix_text  # only the banglabert normaliser needs it (checked on use)
 
     if not isinstance(text, str):
         raise TypeError(f"banglabert_normalise takes a string, got {type(text).__name__}")
@@ -246,8 +247,6 @@ def banglabert_normalise(
 
 def ftfy_version() -> str | None:
     """The installed ftfy version (recorded with the normaliser), None when absent."""
-    from importlib import metadata
-
     try:
         return metadata.version("ftfy")
     except metadata.PackageNotFoundError:

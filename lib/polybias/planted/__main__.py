@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .pinned import PinnedError, lookup, read_manifest, store_dir
-from .synthetic import retrain_pinned
+from polybias.planted.pinned import PinnedError, lookup, read_manifest, store_dir
+from polybias.planted.synthetic import retrain_pinned
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,7 +67,7 @@ tolerance of :func:`polybias.stats.split_permutation_test`, whose p-value is the
 
 :func:`cached_analytic_mlm` writes the model (safetensors), its tokenizer and its spec into
 ``cache_dir()/analytic/<key>``, the key a hash of every input (the book's content
-included); :func:`polybias.studies.inputs.language_model` loads it as any model directory.
+included); :func:`polybias.models.load` (``planted-analytic``) loads it as any model directory.
 Nothing built from a book is kept anywhere else.
 """
 
@@ -81,11 +81,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import paths
-from ..data import templating
-from ..data.templating import TemplateBook
-from ..records import canonical_json, params_hash
-from .pinned import build_folder
+from polybias import paths
+from polybias.data import templating
+from polybias.data.templating import TemplateBook
+from polybias.planted.pinned import build_folder
+from polybias.results.records import canonical_json, params_hash
 
 NAME = "planted-analytic"
 #: Bump when the construction changes: the cache key covers it.

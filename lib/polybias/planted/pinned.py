@@ -39,8 +39,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import paths
-from ..records import sha256_file, temp_dir, write_text_atomic
+from polybias import paths
+from polybias.results.records import sha256_file, temp_dir, write_text_atomic
 
 MODES = ("auto", "pinned", "pin")
 MANIFEST = "manifest.json"

@@ -5,9 +5,9 @@ with career words at p > 0.5). Used by the studies, the validity study and the t
 
 from __future__ import annotations
 
-from ..data import templating
-from ..data.templating import TemplateBook
-from .synthetic import SyntheticError
+from polybias.data import templating
+from polybias.data.templating import TemplateBook
+from polybias.planted.synthetic import SyntheticError
 
 _PLANTED_TEMPLATES = {
     "en": [("planted_en", "the {target} thinks about the {attribute} ."),
@@ -40,7 +40,7 @@ def planted_templates(language: str = "en") -> TemplateBook:
     also use a few words the corpus lacks. Known answer: at p > 0.5 male targets gain
     probability next to career words.
     """
-    from .synthetic import PLANTED_GROUPS
+    from polybias.planted.synthetic import PLANTED_GROUPS
 
     if language not in _PLANTED_TEMPLATES:
         raise SyntheticError(f"no planted templates for language {language!r}; "
@@ -68,7 +68,7 @@ def planted_interaction_templates(language: str = "en") -> TemplateBook:
     corpus), with pronouns as a second characteristic that carries no planted association.
     Targets and attributes carry ``features: {group: ...}`` as in
     :func:`planted_templates`."""
-    from .synthetic import PLANTED_GROUPS
+    from polybias.planted.synthetic import PLANTED_GROUPS
 
     if language != "en":
         raise SyntheticError(f"planted interaction templates exist for 'en' only, not {language!r}")
@@ -91,8 +91,8 @@ def planted_interaction_templates(language: str = "en") -> TemplateBook:
 def planted_test(language: str = "en", n_words: int | None = None, name: str = "C5"):
     """The C5-style test of the planted corpora: male vs female terms, career vs family
     (:data:`polybias.planted.synthetic.PLANTED_GROUPS`), the first ``n_words`` words of each set."""
-    from ..data.wordlists import AssociationTest, WordSet
-    from .synthetic import planted_groups
+    from polybias.data.wordlists import AssociationTest, WordSet
+    from polybias.planted.synthetic import planted_groups
 
     g = planted_groups(language)
     groups = {"X": g["targets"]["male"], "Y": g["targets"]["female"],
@@ -112,8 +112,8 @@ def planted_extractions(
     Returns ``{"p=0.9": ([test], extraction), ...}``; the test is named ``"C5 p=0.9"``.
     Corpora come from :func:`polybias.planted.synthetic.varied_length_corpus` (seeded).
     """
-    from ..data import text
-    from . import synthetic
+    from polybias.data import text
+    from polybias.planted import synthetic
 
     out = {}
     for p in p_values:

@@ -15,7 +15,7 @@ and WEAT must find a positive effect for every test; at α = 0 the embedding is 
 and the effects are noise. No training is involved, so the table is identical on every
 CPU. The vocabulary is the lists' words, built in memory and never written out.
 
-:func:`polybias.studies.inputs.planted_bag_of_words` turns it into a sentence encoder for SEAT (the mean of a sentence's
+:func:`polybias.models.load` (``planted-static`` as an encoder) turns it into a sentence encoder for SEAT (the mean of a sentence's
 word vectors; the templates' own words get unplanted random vectors).
 """
 
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.wordlists import AssociationTest, load_tests
-from ..engines.static import StaticEmbeddings
+from polybias.data.wordlists import AssociationTest, load_tests
+from polybias.engines.static import StaticEmbeddings
 
 NAME = "planted-static"
 ROLE_SIGNS = {"X": 1.0, "Y": -1.0, "A": 1.0, "B": -1.0}
@@ -189,7 +189,7 @@ def list_corpora(language: str, wordlist_file: str = "", p_values: tuple[float, 
     """
     from dataclasses import replace
 
-    from . import synthetic
+    from polybias.planted import synthetic
 
     tests = list(load_tests(language, wordlist_file).values())
     categories = {t.name: {"X": list(t.X.words), "Y": list(t.Y.words), "A": list(t.A.words),

@@ -55,9 +55,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from ..data import languages
-from ..records import params_hash, write_text_atomic
-from . import pinned
+from polybias.data import languages
+from polybias.planted import pinned
+from polybias.results.records import params_hash, write_text_atomic
 
 #: Bump when a change to this module changes the corpora or the trained weights:
 #: it is part of the cache key of :func:`cached_planted_model`.
@@ -819,7 +819,7 @@ def train_word2vec(
     """
     from gensim.models import Word2Vec
 
-    from ..engines.static import StaticEmbeddings
+    from polybias.engines.static import StaticEmbeddings
 
     if not isinstance(corpus, list) or not corpus or not all(isinstance(s, str) for s in corpus):
         raise SyntheticError("corpus must be a non-empty list of sentences (str)")
@@ -872,7 +872,7 @@ def planted_word2vec(p: float, seed: int = 0, language: str = "en", n_sentences:
     """
     from safetensors.numpy import load_file
 
-    from ..engines.static import StaticEmbeddings
+    from polybias.engines.static import StaticEmbeddings
 
     spec = planted_word2vec_spec(p, seed, language, n_sentences, **word2vec)
     key = f"{WORD2VEC_KIND}-{params_hash(spec)}"

@@ -17,9 +17,10 @@ from typing import Any
 
 import pandas as pd
 
-from .. import paths, report
-from ..metrics import agreement
-from ..records import RunRecord, write_record
+from polybias import paths
+from polybias.metrics import agreement
+from polybias.results import report
+from polybias.results.records import RunRecord, write_record
 
 #: What :func:`published_signs_table` shows when no published values are chosen.
 NO_PUBLISHED = "(no published values chosen)"

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import seed002
-from ..metrics import catbias
-from ..metrics.catbias import CatBiasError
+from polybias.data import behnamghader2022
+from polybias.metrics import catbias
+from polybias.metrics.catbias import CatBiasError
 
 _SEED002_LANGS = ("english", "greek", "persian")
 
@@ -181,7 +181,7 @@ def seed004_published_scores(path: str | Path, k: int) -> pd.DataFrame:
 def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None):
     """Heat map of :func:`polybias.metrics.catbias.group_shares` (attribute groups × target groups), saved as
     ``figures/<file>`` when ``file`` is given; returns the matplotlib figure."""
-    from ..plots import finish_figure, pyplot
+    from polybias.results.plots import finish_figure, pyplot
 
     plt = pyplot()
     import seaborn as sns
@@ -200,49 +200,49 @@ def score_all(lm, categories: list[str] | None = None, languages: list[str] | No
               path: str | Path | None = None) -> dict[str, pd.DataFrame]:
     """Seed 002's measures on ``lm`` for every category × language of the authors' file.
 
-    For each :func:`polybias.data.seed002.template_book`: the PLL CB of every template set
+    For each :func:`polybias.data.behnamghader2022.template_book`: the PLL CB of every template set
     (:func:`polybias.metrics.catbias.pll_cb`; the aggregate over a category is the mean
     over all (set, prior) rows), the largest pairwise KL between the vocabulary
     distributions at the prior's mask of the set's first template (all groups;
     :func:`polybias.metrics.catbias.distribution_difference`), and for Table 4 the
     ``top_k`` fine-grained groups of "Why are [MASK] / people from [MASK] always so
-    sexist / prejudiced?" (:data:`polybias.data.seed002.TABLE4`) by normalised sentence probability (exp PLL
+    sexist / prejudiced?" (:data:`polybias.data.behnamghader2022.TABLE4`) by normalised sentence probability (exp PLL
     normalised over the groups, synonyms averaged in probability space). Returns frames
     ``cb`` (category, language, set, template_set, cb, n_priors), ``aggregate``
     (category, language, cb), ``kl`` (category, language, set, template_set, max_kl,
     from, to) and ``top`` (language, set, prior, rank, group, p_norm), the inputs of
     :func:`paper_tables`.
     """
-    categories = list(categories or seed002.CATEGORIES.values())
-    languages = [seed002.LANGUAGES[seed002._language(x)] for x in (languages or seed002.LANGUAGES.values())]
+    categories = list(categories or behnamghader2022.CATEGORIES.values())
+    languages = [behnamghader2022.LANGUAGES[behnamghader2022._language(x)] for x in (languages or behnamghader2022.LANGUAGES.values())]
     cb_rows, agg_rows, kl_rows, top_rows = [], [], [], []
     for cat in categories:
         for lang in languages:
-            book = seed002.template_book(cat, lang, path)
+            book = behnamghader2022.template_book(cat, lang, path)
             scores = catbias.pll_scores(lm, book, list(book.templates))
             all_rows = []
             for sname, g in scores.groupby("set", sort=False):  # sets differ in their groups
                 rows = catbias.pll_cb(g, ddof=ddof).rows
                 all_rows.append(rows)
-                cb_rows.append({"category": seed002._category(cat), "language": lang, "set": sname,
+                cb_rows.append({"category": behnamghader2022._category(cat), "language": lang, "set": sname,
                                 "template_set": int(sname.rsplit("_", 1)[1]), "cb": float(rows["cb"].mean()),
                                 "n_priors": len(rows)})
-            agg_rows.append({"category": seed002._category(cat), "language": lang,
+            agg_rows.append({"category": behnamghader2022._category(cat), "language": lang,
                              "cb": float(pd.concat(all_rows)["cb"].mean())})
             if kl:
                 for sname in dict.fromkeys(t.set for t in book.templates.values()):
                     first = next(n for n, t in book.templates.items() if t.set == sname)
                     row, col, value = catbias.max_kl(catbias.distribution_difference(lm, book, first,
                                                                                      scale=kl_scale))
-                    kl_rows.append({"category": seed002._category(cat), "language": lang, "set": sname,
+                    kl_rows.append({"category": behnamghader2022._category(cat), "language": lang, "set": sname,
                                     "template_set": int(sname.rsplit("_", 1)[1]), "max_kl": value,
                                     "from": row, "to": col})
-            if seed002._category(cat) == seed002.TABLE4["category"]:
-                for sname, prior in seed002.TABLE4["pairs"]:
-                    name = f"{lang}_{sname}_{seed002.TABLE4['template_index']}"
+            if behnamghader2022._category(cat) == behnamghader2022.TABLE4["category"]:
+                for sname, prior in behnamghader2022.TABLE4["pairs"]:
+                    name = f"{lang}_{sname}_{behnamghader2022.TABLE4['template_index']}"
                     sub = scores[(scores.template == name) & (scores.attribute == prior)]
                     if sub.empty:
-                        raise seed002.Seed002Error(f"seed 002: no scores for template {name} and prior {prior!r}")
+                        raise behnamghader2022.Seed002Error(f"seed 002: no scores for template {name} and prior {prior!r}")
                     p = catbias.normalized_word_probability(sub, value="pll")
                     for r in catbias.top_k_groups(p, k=top_k).itertuples(index=False):
                         top_rows.append({"language": lang, "set": sname, "prior": prior, "rank": r.rank,
@@ -259,16 +259,16 @@ def seed002_reproduction_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFr
     beside the paper's printed values.
 
     Returns (reproduction, table1, table2 beside the reported values)."""
-    from ..report import load_reported
+    from polybias.results.report import load_reported
 
     reported = load_reported("behnamghader2022_cb")
     per_set = reported[reported.table.str.startswith("main.ipynb")
                        & (reported.template_set != "aggregated")].copy()
     per_set["template_set"] = per_set.template_set.astype(int)
     reproduction = catbias.seed002_reproduction(per_set.rename(columns={"value": "cb"}),
-                                                seed002.prior_counts(), reported)
-    printed = seed002.paper_tables({"cb": seed002.seed_set_values(reported)})
-    return reproduction, printed["table1"], seed002.beside_reported(printed, reported)
+                                                behnamghader2022.prior_counts(), reported)
+    printed = behnamghader2022.paper_tables({"cb": behnamghader2022.seed_set_values(reported)})
+    return reproduction, printed["table1"], behnamghader2022.beside_reported(printed, reported)
 
 
 def seed004_reproduction_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -278,8 +278,8 @@ def seed004_reproduction_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFr
     each adjective; and the sentiment-weighted ("modified") scores beside the published.
 
     Returns (scores, weights, modified)."""
-    from ..data import sources
-    from ..report import load_reported, side_by_side
+    from polybias.data import sources
+    from polybias.results.report import load_reported, side_by_side
 
     path = sources.fetch("seed004-cg-score-2")
     ours = seed004_interaction_scores(path)[["characteristics", "n_rows", "n_adjectives", "score",
@@ -340,7 +340,7 @@ def largest_kl(lm, book, template: str, by_group: bool, target_list: str, group_
     mask of ``template`` (seed 002 App. A.3; :func:`polybias.metrics.catbias.distribution_difference`)
     over the first group member of each target group (``by_group``), or else the first
     eight entries of the target list. One row: template, from, to, kl, scale."""
-    from ..metrics import logprob
+    from polybias.metrics import logprob
 
     t = book.template(template)
     ids = book.lists[t.slots[t.the("target")].list].ids
@@ -354,9 +354,9 @@ def largest_kl(lm, book, template: str, by_group: bool, target_list: str, group_
 def seed002_model_tables(lm, ddof: int = 0, kl_scale: str = "sum") -> dict[str, pd.DataFrame]:
     """Every category × language of seed 002's templates scored on ``lm`` (:func:`score_all`)
     and laid out as the paper's Tables 1(a), 2 (beside the paper's values), 3 and 4
-    (:func:`polybias.data.seed002.paper_tables`)."""
-    from ..report import load_reported
+    (:func:`polybias.data.behnamghader2022.paper_tables`)."""
+    from polybias.results.report import load_reported
 
-    tables = seed002.paper_tables(score_all(lm, ddof=ddof, kl_scale=kl_scale))
-    tables["table2"] = seed002.beside_reported(tables, load_reported("behnamghader2022_cb"))
+    tables = behnamghader2022.paper_tables(score_all(lm, ddof=ddof, kl_scale=kl_scale))
+    tables["table2"] = behnamghader2022.beside_reported(tables, load_reported("behnamghader2022_cb"))
     return tables

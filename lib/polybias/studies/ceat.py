@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..metrics.ceat import CeatError, segment_length_study
+from polybias.metrics.ceat import CeatError, segment_length_study
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,7 +70,7 @@ def ces_table(frame, alpha: float = 0.005, digits: int = 3) -> str:
     column per segment length, CES with ``*`` where p ≥ ``alpha`` (not significant)."""
     import pandas as pd
 
-    from ..report import markdown_table
+    from polybias.results.report import markdown_table
 
     if frame.empty:
         raise CeatError("no results to tabulate")
@@ -98,7 +98,7 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
     Saved under ``figures/`` if ``file``."""
     from matplotlib.lines import Line2D
 
-    from ..plots import colours, finish_figure, pyplot, wrap
+    from polybias.results.plots import colours, finish_figure, pyplot, wrap
 
     plt = pyplot()
 
@@ -155,8 +155,8 @@ def run_segment_study(
     """
     import pandas as pd
 
-    from .. import paths
-    from ..records import RunRecord, model_fields, write_record
+    from polybias import paths
+    from polybias.results.records import RunRecord, model_fields, write_record
 
     frames = []
     for label, (tests, extraction) in runs.items():

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..data.crowspairs import DUTCH_SCORE_MODELS, load_dutch_crows_scores
-from ..metrics.crows import (
+from polybias.data.crowspairs import DUTCH_SCORE_MODELS, load_dutch_crows_scores
+from polybias.metrics.crows import (
     METHODS,
     CrowsError,
     LanguageComparison,
@@ -15,15 +15,15 @@ from ..metrics.crows import (
     pair_scores,
     stereotype_score,
 )
-from ..records import model_fields
-from . import crows_pairs
+from polybias.results.records import model_fields
+from polybias.studies import crows_pairs
 
 
 def _comparison_record(comparison: LanguageComparison, model: str, languages: list[str],
                        test: str, parameters: dict, output_dir: str, model_revision: str | None = None,
                        data_sha256: dict | None = None, normaliser: dict | None = None) -> None:
-    from .. import paths
-    from ..records import RunRecord, write_record
+    from polybias import paths
+    from polybias.results.records import RunRecord, write_record
 
     record = RunRecord(
         metric="crows-languages", model=model, language="+".join(languages), test=test,
@@ -45,8 +45,8 @@ def compared_languages(model: str, dataset: str, languages: list[str] | None = N
     >>> compared_languages("some/dir", "crows-pairs-dutch", ["nl", "en"])
     ['nl', 'en']
     """
-    from ..data.crowspairs import DATASETS
-    from ..models import check_language
+    from polybias.data.crowspairs import DATASETS
+    from polybias.models import check_language
 
     if dataset not in DATASETS:
         raise CrowsError(f"unknown dataset {dataset!r}; datasets with aligned languages: "
@@ -91,7 +91,7 @@ def run_crows_languages(
     record into ``output_dir`` when given. Returns ``({language: scored}, comparison)``;
     ``comparison.per_language`` has a ``model`` column.
     """
-    from .. import models
+    from polybias import models
 
     if method is not None and method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
@@ -124,8 +124,8 @@ def published_dutch_comparison(groups: dict[str, list[str]], n_bootstrap: int = 
     Writes one ``crows-languages`` record per group into ``output_dir`` when given (the
     sha256 of the score files it read).
     """
-    from ..data import sources
-    from ..data.crowspairs import DUTCH_SCORE_MODELS, load_dutch_crows_scores
+    from polybias.data import sources
+    from polybias.data.crowspairs import DUTCH_SCORE_MODELS, load_dutch_crows_scores
 
     registry = sources.load_registry()
     per, paired = [], []

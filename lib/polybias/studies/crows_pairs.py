@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..metrics.crows import (
+from polybias.metrics.crows import (
     METHODS,
     CrowsError,
     alignment_changes,
@@ -26,7 +26,7 @@ def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None 
     ``seed``) and match the vocabulary of the models trained on planted corpora.
     """
     if dataset == "planted":
-        from ..planted.synthetic import minimal_pairs
+        from polybias.planted.synthetic import minimal_pairs
 
         pairs = minimal_pairs(n=n, language=language, seed=seed)
         if bias_types:
@@ -34,7 +34,7 @@ def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None 
             if unknown:
                 raise CrowsError(f"planted pairs have no bias type {', '.join(unknown)}")
         return pairs
-    from ..data.crowspairs import load_crows_pairs
+    from polybias.data.crowspairs import load_crows_pairs
 
     # drop only broken pairs (empty or identical sentences); keep the benchmark's non-minimal ones
     return load_crows_pairs(dataset, language, bias_types=bias_types or None, on_invalid="drop",
@@ -77,13 +77,13 @@ def run_crows(
     shares, ``"content"`` the ones of the alignment without special tokens). Writes two
     run records (``crows`` and ``crows-jsd``) into ``output_dir`` when given.
     """
-    from .. import models, paths
-    from ..records import RunRecord, model_fields, write_record
+    from polybias import models, paths
+    from polybias.results.records import RunRecord, model_fields, write_record
 
     if method is not None and method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
     pairs = load_pairs(dataset, language, bias_types, n_pairs, seed)
-    from ..engines.scoring import LanguageModel
+    from polybias.engines.scoring import LanguageModel
 
     lm = model if isinstance(model, LanguageModel) else models.load(model, "lm")
     model = lm.name
@@ -128,8 +128,8 @@ def alignment_change_counts(model: str = "minilm-l6",
     shared positions differ, :func:`polybias.metrics.crows.alignment_changes`) and
     ``pair_ids`` (theirs, comma-separated).
     """
-    from .. import models
-    from ..data.crowspairs import DATASETS
+    from polybias import models
+    from polybias.data.crowspairs import DATASETS
 
     encoder = models.load(model, "encoder")
     rows = []
@@ -148,9 +148,9 @@ def gamboa_gpt2_reproduction() -> pd.DataFrame:
     (:func:`polybias.data.crowspairs.load_gamboa_gpt2_scores`, eq. 6:
     :func:`polybias.metrics.crows.gamboa_table3`) beside the paper's values, twice: eq. 6
     as written, and with |S_JSD| ≤ 1e-5 counted as a tie (column ``aggregation``)."""
-    from ..data import crowspairs
-    from ..metrics.crows import gamboa_table3
-    from ..report import load_reported, side_by_side
+    from polybias.data import crowspairs
+    from polybias.metrics.crows import gamboa_table3
+    from polybias.results.report import load_reported, side_by_side
 
     scores = crowspairs.load_gamboa_gpt2_scores()
     paper = load_reported("gamboa2024_table3", model="gpt2").rename(columns={"value": "score"})
@@ -174,8 +174,8 @@ def bias_categories(run: CrowsRun, top: int = 10, min_share: float = 0.01) -> pd
     (:func:`polybias.metrics.crows.attribution_words`,
     :func:`polybias.data.semantics.category_shares`), a category counted when it holds at
     least ``min_share`` of the words (and at least one)."""
-    from ..data import semantics
-    from ..metrics.crows import attribution_words
+    from polybias.data import semantics
+    from polybias.metrics.crows import attribution_words
 
     words = attribution_words(run.attributed)
     return semantics.category_shares(words, min_count=max(1, round(min_share * len(words)))).head(top)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import report
-from ..data import sources, templating
-from ..metrics import catbias
-from . import seed004
+from polybias.data import sources, templating
+from polybias.metrics import catbias
+from polybias.results import report
+from polybias.studies import capstone2023
 
 SEED004_LISTS = {"Countries": "seed004-countries", "Languages": "seed004-languages", "Food": "seed004-dishes",
                  "Music": "seed004-genres", "Religion": "seed004-religions"}
@@ -26,7 +26,7 @@ def identity_lists_table(seed: int = 0, reported: str = "capstone2023_sampling")
     table1 = report.load_reported(reported)
     rows = []
     for name, source in SEED004_LISTS.items():
-        entries, n_raw, n_empty = seed004.read_identity_list(sources.fetch(source))
+        entries, n_raw, n_empty = capstone2023.read_identity_list(sources.fetch(source))
         mine = table1[table1.characteristic == name]
         pre = mine[mine.metric == "pre_sampling"].value.iloc[0]
         post = int(mine[mine.metric == "after_sampling"].value.iloc[0])
@@ -49,7 +49,7 @@ def adjective_sample(n_adjectives: int, seed: int = 0) -> tuple[pd.DataFrame, pd
         positive, sampled), and the drawn adjectives with their stratum and compound score.
     """
 
-    adjectives = seed004.read_identity_list(sources.fetch("seed004-adjectives"))[0]
+    adjectives = capstone2023.read_identity_list(sources.fetch("seed004-adjectives"))[0]
     sentiment = catbias.sentiment_weights(adjectives)
     strata = catbias.sentiment_strata({w: sentiment.compound[w] for w in sentiment.weights})
     words = list(strata)
@@ -67,11 +67,11 @@ def adjective_sample(n_adjectives: int, seed: int = 0) -> tuple[pd.DataFrame, pd
 def authors_interaction_test(n_permutations: int = 10000, seed: int = 0) -> pd.DataFrame:
     """The authors' two-way interactions (``seed004-cg-score-2``) tested against their
     double-mask base rates, the adjectives split by sentiment
-    (:func:`polybias.studies.seed004.row_significance`)."""
+    (:func:`polybias.studies.capstone2023.row_significance`)."""
 
     cg2 = sources.fetch("seed004-cg-score-2")
-    strata = seed004.adjective_strata(pd.read_csv(cg2).Adjective.unique().tolist())
-    return seed004.row_significance(cg2, strata, n_permutations=n_permutations, seed=seed)
+    strata = capstone2023.adjective_strata(pd.read_csv(cg2).Adjective.unique().tolist())
+    return capstone2023.row_significance(cg2, strata, n_permutations=n_permutations, seed=seed)
 
 
 def sentiment_attribute_weights(book, template: str, attribute_slot: str, attributes: list[str] | None = None,
@@ -97,7 +97,7 @@ def interaction_scores(lm, book, template: str, identity_slots: list[str], attri
     all of them together, against the double-mask base rate and (with
     ``neutral_attributes``) the neutral one (:func:`polybias.metrics.catbias.interaction_cb`),
     each with its permutation test against the base rate over the cells of
-    ``cell_feature`` (:func:`polybias.studies.seed004.interaction_significance`). With
+    ``cell_feature`` (:func:`polybias.studies.capstone2023.interaction_significance`). With
     ``weighted``, attributes are weighted by :func:`sentiment_attribute_weights`.
 
     Returns one row per (characteristics, base): weighted, n_groups, n_attributes, score,
@@ -110,13 +110,13 @@ def interaction_scores(lm, book, template: str, identity_slots: list[str], attri
         attrs = list(weights)
     combos = [[s] for s in identity_slots] + ([list(identity_slots)] if len(identity_slots) > 1 else [])
     bases = ["double-mask"] + (["neutral"] if neutral_attributes else [])
-    cells = seed004.attribute_cells(book, template, attribute_slot, cell_feature)
+    cells = capstone2023.attribute_cells(book, template, attribute_slot, cell_feature)
     rows = []
     for slots in combos:
         for base in bases:
             r = catbias.interaction_cb(lm, book, template, slots, attribute_slot, attributes=attrs, base=base,
                                        neutral_attributes=neutral_attributes or None, weights=weights)
-            test = seed004.interaction_significance(r, cells, n_permutations=n_permutations, seed=seed)
+            test = capstone2023.interaction_significance(r, cells, n_permutations=n_permutations, seed=seed)
             rows.append({"characteristics": " × ".join(slots), "base": base, "weighted": weighted,
                          "n_groups": int(r.rows.n_groups.iloc[0]), "n_attributes": len(r.rows),
                          "score": r.score, "T": test.statistic, "T_null_mean": test.null_mean,

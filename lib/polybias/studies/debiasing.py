@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import paths
-from ..engines.static import StaticEmbeddings
-from ..metrics.debias import (
+from polybias import paths
+from polybias.engines.static import StaticEmbeddings
+from polybias.metrics.debias import (
     DebiasError,
     DebiasResult,
     Pair,
@@ -92,7 +92,7 @@ def load_spec(language: str, file: str = "debias.yaml") -> DebiasSpec:
     title, tests: [{test, kind}], methods: name → method spec). A test ``F:NAME`` is test
     NAME of file F in the same folder.
     """
-    from ..data import wordlists
+    from polybias.data import wordlists
 
     path = paths.data_dir() / "wordlists" / language / file
     if not path.is_file():
@@ -174,7 +174,7 @@ def _validate_direction(spec: DebiasSpec, d: Any, where: str) -> None:
 
 
 def resolve_test(spec: DebiasSpec, name: str):
-    from ..data import wordlists
+    from polybias.data import wordlists
 
     if ":" in name:
         file, tname = name.split(":", 1)
@@ -243,7 +243,7 @@ def _read_source_json(name: str) -> Any:
     """The parsed JSON of a registered data source (fetched or found in the mirror)."""
     import json
 
-    from ..data import sources
+    from polybias.data import sources
 
     with open(sources.fetch(name), encoding="utf-8") as fh:
         return json.load(fh)
@@ -302,7 +302,7 @@ def run_table(
     seat_groups = {x.get("label", x["test"]): x["seat"] for x in t["tests"] if seat and "seat" in x}
     templates = None
     if seat_groups:
-        from .seat import load_templates
+        from polybias.studies.seat import load_templates
 
         templates = load_templates(language)
     return evaluate(embs, tests, seat_groups=seat_groups, templates=templates, seed=seed,
@@ -312,7 +312,7 @@ def run_table(
 def reported_table(name: str, test_type: str = "WEAT", digits: int = 2):
     """A transcribed seed table (``paper/reported/<name>.csv``) in the shape of
     :func:`effect_table` (one test type: WEAT or SEAT)."""
-    from ..report import load_reported
+    from polybias.results.report import load_reported
 
     frame = load_reported(name, test_type=test_type)
     if frame.empty:
@@ -326,7 +326,7 @@ def side_by_side_table(frame, reported_names: str | Sequence[str]):
     and 4 for the WEAT and SEAT rows of the Hindi gender table)."""
     import pandas as pd
 
-    from ..report import load_reported
+    from polybias.results.report import load_reported
 
     names = [reported_names] if isinstance(reported_names, str) else list(reported_names)
     keys = ["test_type", "test", "method"]
@@ -395,7 +395,7 @@ def language_tables(emb: StaticEmbeddings, language: str, scope: Literal["all", 
     record each under ``output_dir`` when given, and a figure each), as Markdown texts: a
     heading and the effect-size table per table and, in Hindi, the cells beside seed
     003's (:data:`SEED003_TABLES`, :func:`side_by_side_table`)."""
-    from ..report import markdown_table
+    from polybias.results.report import markdown_table
 
     spec = load_spec(language)
     texts = []
@@ -433,7 +433,7 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
                  file: str = "debias.yaml") -> Path:
     """Write one run record for a debiasing table (values: every cell and each method's
     details) under ``output_dir`` (relative to the project root)."""
-    from ..records import RunRecord, model_fields, sha256_file, write_record
+    from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
 
     spec_path = paths.data_dir() / "wordlists" / language / file
     details = {name: {"method": r.method, "changed_words": r.changed_words,
@@ -453,7 +453,7 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
 def plot_effects(frame, title: str, file: str | None = None):
     """Effect size per test (rows) and method (bars), BM and IR tests side by side;
     saved as ``figures/<file>`` when given."""
-    from ..plots import finish_figure, pyplot, wrap
+    from polybias.results.plots import finish_figure, pyplot, wrap
 
     plt = pyplot()
     import seaborn as sns

@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ..data.census import women_share_outcome
-from ..metrics.wefat import relative_norm_distance, wefat_association
+from polybias.data.census import women_share_outcome
+from polybias.metrics.wefat import relative_norm_distance, wefat_association
 
 METHODS = ("pearson", "spearman")
 #: Measures :func:`static_occupation_bias` computes (column names of its frame).
@@ -117,7 +117,7 @@ def correlation_with_interval(x, y, method: str = "pearson", confidence: float =
 # ---------------------------------------------------------------- scores per occupation
 
 def _lookup(emb, words: list[str], role: str) -> tuple[np.ndarray, list[str], list[str]]:
-    from ..engines.static import lookup
+    from polybias.engines.static import lookup
 
     M, kept, missing = lookup(emb, list(words), on_missing="drop")
     if not kept:
@@ -176,7 +176,7 @@ def encoder_occupation_bias(encoder, occupations: list[str], women: list[str], m
 
     Returns a frame with columns occupation, encoder_wefat (positive: closer to women).
     """
-    from ..engines.embeddings import sentence_vectors
+    from polybias.engines.embeddings import sentence_vectors
 
     if "{phrase}" not in template:
         raise ExternalValidityError(f"template {template!r} has no {{phrase}} slot")
@@ -202,7 +202,7 @@ def occupation_template_book(occupations: list[str], women: list[str], men: list
     >>> [f.text for f in templating.expand(book, "occupation", fixed={"target": "she", "occupation": "engineer"})]
     ['she is an engineer .']
     """
-    from ..data.templating import parse_templates
+    from polybias.data.templating import parse_templates
 
     overlap = sorted(set(women) & set(men))
     if overlap:
@@ -227,7 +227,7 @@ def occupation_template_book(occupations: list[str], women: list[str], men: list
 
 def logprob_occupation_bias(lm, occupations: list[str], women: list[str], men: list[str],
                             text: str = LOGPROB_TEMPLATE, mode: str = "word",
-                            max_batch_tokens: int | None = None) -> pd.DataFrame:
+                            batch_tokens: int | None = None) -> pd.DataFrame:
     """Kurita et al.'s log-probability bias of each occupation, women minus men.
 
     For the template "{target} is a/an {occupation} ." (Kurita, Vyas, Pareek, Black &
@@ -242,10 +242,10 @@ def logprob_occupation_bias(lm, occupations: list[str], women: list[str], men: l
 
     Returns a frame with columns occupation, logprob_bias, in the order of ``occupations``.
     """
-    from ..metrics.logprob import attribute_bias, kurita_scores
+    from polybias.metrics.logprob import attribute_bias, kurita_scores
 
     book = occupation_template_book(occupations, women, men, text)
-    scores = kurita_scores(lm, book, "occupation", mode=mode, max_batch_tokens=max_batch_tokens)
+    scores = kurita_scores(lm, book, "occupation", mode=mode, batch_tokens=batch_tokens)
     bias = attribute_bias(scores, list(women), list(men))
     return pd.DataFrame({"occupation": list(occupations),
                          "logprob_bias": bias.reindex(list(occupations)).to_numpy(float)})
@@ -391,7 +391,7 @@ def plot_census_scatter(joined: dict[str, pd.DataFrame], year: int, title: str, 
     ``joined`` maps a measure name to a :func:`join_census` frame (columns ``women`` and
     the measure); ``labels`` maps a measure to its panel title (default: its name).
     """
-    from ..plots import finish_figure, pyplot
+    from polybias.results.plots import finish_figure, pyplot
 
     labels = labels or {}
     plt = pyplot()
@@ -453,8 +453,8 @@ def occupation_scores(model: str, occupations: list[str], women: list[str], men:
       targets ``mlm_women`` / ``mlm_men`` (:func:`logprob_occupation_bias`), column
       ``logprob_bias``.
     """
-    from .. import models, paths
-    from ..data import wordlists
+    from polybias import models, paths
+    from polybias.data import wordlists
 
     emb = models.load(model, "static")
     static, missing = static_occupation_bias(emb, occupations, women, men, ddof=ddof)
@@ -521,9 +521,9 @@ def write_external_records(result: OccupationScores, table: pd.DataFrame, model:
     (relative to the output root): its correlations (rows of ``table``), its scores and,
     for the measures of the static ``model``, the words that model lacks; with the sha256
     of the census files. Returns the records' paths."""
-    from .. import paths
-    from ..data import census, sources
-    from ..records import RunRecord, write_record
+    from polybias import paths
+    from polybias.data import census, sources
+    from polybias.results.records import RunRecord, write_record
 
     data_sha = {name: sources.get_source(name).sha256 for name in
                 (census.OCCUPATIONS, census.SHARES, census.FEMALE_WORDS, census.MALE_WORDS)}

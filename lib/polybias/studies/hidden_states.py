@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import paths
-from ..engines import hidden_states
-from ..records import RunRecord, model_fields, write_record
+from polybias import paths
+from polybias.engines import hidden_states
+from polybias.results.records import RunRecord, model_fields, write_record
 
 #: The ``layer_view`` that projects every layer's states at once (flattened per occurrence).
 ALL_LAYERS = 99
@@ -107,7 +107,7 @@ def halves_sentence(halves: dict[str, Any], alpha: float = 0.05) -> str:
 def plot_views(points: dict[str, np.ndarray], groups: list[str], title: str, file: str | None = None):
     """The 2-D views of :func:`two_d_views` side by side, one colour and marker per group
     (legend below the panels), without ticks; saved as ``figures/<file>`` when given."""
-    from ..plots import finish_figure, pyplot
+    from polybias.results.plots import finish_figure, pyplot
 
     plt = pyplot()
     import seaborn as sns

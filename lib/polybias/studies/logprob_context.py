@@ -1,6 +1,7 @@
 """Log-probability bias and the amount of context (notebook 04): the decisions its
-checked cell prints and the prior-vs-corrected figure. The notebook's template books and
-planted Bangla MLMs come from :mod:`polybias.studies.inputs`; the per-structure study
+checked cell prints and the prior-vs-corrected figure. The notebook's template books
+come from :mod:`polybias.studies.inputs`, its planted Bangla MLMs from
+:func:`polybias.models.load`; the per-structure study
 itself is :func:`polybias.metrics.logprob.context_study`."""
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
                        ylabel: str = "X − Y (log-probability)"):
     """Prior vs corrected X − Y differences per structure (seed 000 Fig. 2 / 11 style):
     one point per attribute, coloured by attribute group; saved as ``figures/<file>``."""
-    from ..plots import finish_figure, pyplot
+    from polybias.results.plots import finish_figure, pyplot
 
     plt = pyplot()
     import seaborn as sns
@@ -76,7 +77,7 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
 def structure_examples(book) -> list[tuple[str, str]]:
     """One sentence per structure (template set) of ``book``: its first template filled
     with the first entry of its target and of its attribute list, as (set, text)."""
-    from ..data import templating
+    from polybias.data import templating
 
     first_of_set = {}
     for t in book.templates.values():

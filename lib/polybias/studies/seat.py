@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..metrics.seat import (
+from polybias.metrics.seat import (
     _FILE_ROLES,
     _SLOT,
     ROLES,
@@ -53,7 +53,7 @@ def read_sent_bias(path: str | Path, name: str | None = None) -> SeatTest:
 def seat_source(name: str, words: bool = False, registry=None) -> str:
     """Registered source name of a sent-bias test: its sentence file, or with
     ``words=True`` its word-level file (``weat*`` tests only)."""
-    from ..data import sources
+    from polybias.data import sources
 
     registry = registry if registry is not None else sources.load_registry()
     if words:
@@ -70,7 +70,7 @@ def seat_source(name: str, words: bool = False, registry=None) -> str:
 
 
 def _load_registered(name: str, words: bool, registry) -> SeatTest:
-    from ..data import sources
+    from polybias.data import sources
 
     registry = registry if registry is not None else sources.load_registry()
     source = seat_source(name, words=words, registry=registry)
@@ -92,7 +92,7 @@ def load_word_test(name: str, registry=None) -> SeatTest:
 def load_templates(language: str, path: str | Path | None = None) -> SeatTemplates:
     """Read ``data/templates/seat_<language>.yaml`` (or ``path``) and check every
     template holds exactly one slot ``{X}`` or ``{aX}``."""
-    from .. import paths
+    from polybias import paths
 
     path = Path(path) if path else paths.data_dir() / "templates" / f"seat_{language}.yaml"
     raw = paths.read_yaml(path, SeatError, f"SEAT templates for {language!r}")
@@ -128,10 +128,10 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
     DataFrame with one row per test."""
     import pandas as pd
 
-    from .. import models, paths
-    from ..data import sources
-    from ..engines.embeddings import Encoder
-    from ..records import RunRecord, model_fields, write_record
+    from polybias import models, paths
+    from polybias.data import sources
+    from polybias.engines.embeddings import Encoder
+    from polybias.results.records import RunRecord, model_fields, write_record
 
     check_weat_options(**options)
     names = [tests] if isinstance(tests, str) else list(tests) if tests else list(SEAT_TESTS)
@@ -163,7 +163,7 @@ def template_groups(language: str, test_name: str) -> dict[str, str]:
     """Template group of each role of word-list test ``test_name`` of ``language``: the
     ``seat`` entry the language's ``debias.yaml`` tables give the test (Hindi: the part of
     speech of each list, seed 003 App. D), else ``noun`` for every role."""
-    from .. import paths
+    from polybias import paths
 
     path = paths.data_dir() / "wordlists" / language / "debias.yaml"
     if path.is_file():
@@ -190,10 +190,10 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
     """
     import pandas as pd
 
-    from .. import models, paths
-    from ..data import wordlists
-    from ..engines.embeddings import Encoder
-    from ..records import RunRecord, model_fields, sha256_file, write_record
+    from polybias import models, paths
+    from polybias.data import wordlists
+    from polybias.engines.embeddings import Encoder
+    from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
 
     check_weat_options(**options)
     defined = wordlists.load_tests(language, file)
@@ -207,7 +207,7 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
     for n in names:  # every test is built (and its template groups checked) before the model loads
         g = groups.get(n) or template_groups(language, n)
         built[n] = (templated_test(defined[n], templates, g), g)
-    from ..planted.static import BagOfWords
+    from polybias.planted.static import BagOfWords
 
     encoder = model if isinstance(model, Encoder | BagOfWords) else models.load(model, "encoder", device=device)
     data_sha = {**wordlists.data_sha256(language, file)}
@@ -240,7 +240,7 @@ def template_examples(words: dict[str, str]) -> pd.DataFrame:
     language, group, templates (how many the group has), example (its first template)."""
     import pandas as pd
 
-    from ..metrics.seat import fill_templates
+    from polybias.metrics.seat import fill_templates
 
     rows = []
     for language, word in words.items():
@@ -280,7 +280,7 @@ def plot_effects(frame: pd.DataFrame, title: str, file: str | None = None, alpha
     when given."""
     from matplotlib.patches import Patch
 
-    from ..plots import finish_figure, pyplot
+    from polybias.results.plots import finish_figure, pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 0.26 * len(frame) + 1.6))

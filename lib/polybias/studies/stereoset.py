@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import paths, records, report
-from ..data import stereoset as data
-from ..metrics import crows as crows_metrics
-from ..metrics import stereoset as metric
+from polybias import paths
+from polybias.data import stereoset as data
+from polybias.metrics import crows as crows_metrics
+from polybias.metrics import stereoset as metric
+from polybias.results import records, report
 
 RUN_ALIASES = {
     "gpt2__GPT2LM_c_en": "gpt2_GPT2LM_GPT2LM_c_en",

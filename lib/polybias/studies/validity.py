@@ -89,9 +89,9 @@ def planted_weat(
     >>> row["value"] > 0.5, row == planted_weat(0.9, seed=0, n_sentences=1500, n_permutations=1000)
     (True, True)
     """
-    from ..engines.static import lookup
-    from ..metrics.weat import weat
-    from ..planted.synthetic import planted_groups, planted_word2vec
+    from polybias.engines.static import lookup
+    from polybias.metrics.weat import weat
+    from polybias.planted.synthetic import planted_groups, planted_word2vec
 
     p = _check_p(p)
     emb = planted_word2vec(p, seed=seed, language=language, n_sentences=n_sentences, **word2vec)
@@ -111,7 +111,7 @@ def planted_lm(kind: str, p: float, seed: int = 0, language: str = "en",
     per input set, then read from the cache or the pinned store), named
     ``planted-<kind>-p<p>-s<seed>``. The measures of one model share it: within a process,
     a model is read from disk once (:func:`_loaded_lm`)."""
-    from .. import paths
+    from polybias import paths
 
     if kind not in LM_TRAINING:
         raise ValidityError(f"kind must be one of {tuple(LM_TRAINING)}, got {kind!r}")
@@ -125,7 +125,7 @@ def _loaded_lm(kind: str, p: float, seed: int, language: str, n_sentences: int,
                options: tuple, cache: str):
     """Load (training first if needed) one planted LM; ``cache`` keys the memo on the
     cache folder in use. The models are only read (eval mode), so sharing them is safe."""
-    from .. import models
+    from polybias import models
 
     return models.load(f"planted-{kind}-p{p:g}-s{seed}", kind,
                        trained={"kind": kind, "p": p, "seed": seed, "language": language,
@@ -152,8 +152,8 @@ def planted_template_scores(
     Returns two dicts (``metric`` "kurita-effect-size" and "cb"), ``measure``
     "template-mlm".
     """
-    from ..metrics import catbias, logprob
-    from ..planted import probes
+    from polybias.metrics import catbias, logprob
+    from polybias.planted import probes
 
     lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
     book = probes.planted_templates(language)
@@ -170,6 +170,87 @@ def planted_template_scores(
             {**base, "metric": "cb", "value": cb, "null": float("nan"), "pvalue": float("nan")}]
 
 
+BLEACHED = {"en": "the {w} .", "bn": "{w} ।", "hi": "{w} ।"}
+"""The bleached sentence SEAT embeds each planted word in, per corpus language."""
+
+
+def word_subset(words: list[str], k: int | None, rng: np.random.Generator) -> list[str]:
+    """``k`` of ``words`` drawn without replacement by ``rng``, in their order; all of them
+    (and nothing drawn) when ``k`` is None or at least their number.
+
+    >>> word_subset(["a", "b", "c"], 5, np.random.default_rng(0))
+    ['a', 'b', 'c']
+    >>> len(word_subset(["a", "b", "c"], 2, np.random.default_rng(0)))
+    2
+    """
+    if k is None or k >= len(words):
+        return list(words)
+    return [words[i] for i in sorted(rng.choice(len(words), size=k, replace=False))]
+
+
+def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int, language: str,
+                                  n_sentences: int, seat_words: list[int | None],
+                                  ceat_samples: list[int], n_permutations: int, layer: int = -1,
+                                  ceat_permutation: bool = True) -> list[dict[str, Any]]:
+    """SEAT and CEAT of an encoder on the planted groups, at every size asked for.
+
+    SEAT: each group word in its language's bleached sentence (:data:`BLEACHED`), embedded
+    by ``sentence_vectors(texts) -> (n, dim)`` one group at a time; for each ``k`` of
+    ``seat_words``, ``k`` words per set (:func:`word_subset` with the seed ``(seed, k, 2)``;
+    None: every word); WEAT statistics with a one-sided permutation p. CEAT: a fresh planted
+    corpus of strength ``p`` (``planted_corpus(n_sentences, p, seed + 10_000)``: sentences
+    the model has not seen); for each ``k`` of ``ceat_samples``, ``k`` occurrences per word
+    (seeded), occurrence vectors of ``encoder`` at ``layer``
+    (:func:`polybias.metrics.ceat.occurrence_vectors`), random-effects CES with its normal
+    two-tailed p (``ceat-ces``) and, when ``ceat_permutation``, the same CES with the
+    word-permutation p (``ceat-ces-perm``). X = male, Y = female, A = career, B = family
+    terms of :func:`polybias.planted.synthetic.planted_groups`.
+
+    Returns
+    -------
+    list of dict
+        ``metric``, ``size_key`` (``"seat_words"`` or ``"ceat_samples"``), ``size`` (None:
+        every word), ``value`` and ``pvalue``: the SEAT rows size by size, then per CEAT
+        size ``ceat-ces`` (and ``ceat-ces-perm``).
+    """
+    from polybias.data import text
+    from polybias.metrics import ceat as ceat_metric
+    from polybias.metrics.weat import weat
+    from polybias.planted.synthetic import planted_corpus, planted_groups
+
+    groups = planted_groups(language)
+    sets = {"X": groups["targets"]["male"], "Y": groups["targets"]["female"],
+            "A": groups["attributes"]["career"], "B": groups["attributes"]["family"]}
+    rows = []
+    vec = {r: dict(zip(ws, sentence_vectors([BLEACHED[language].format(w=w) for w in ws]),
+                       strict=True))
+           for r, ws in sets.items()}
+    for k in seat_words:
+        rng = np.random.default_rng([seed, k, 2]) if k is not None else None
+        chosen = {r: np.stack([vec[r][w] for w in word_subset(ws, k, rng)]) for r, ws in sets.items()}
+        res = weat(chosen["X"], chosen["Y"], chosen["A"], chosen["B"],
+                   n_permutations=n_permutations, seed=seed)
+        rows.append({"metric": "seat-effect-size", "size_key": "seat_words", "size": k,
+                     "value": float(res.effect_size), "pvalue": float(res.pvalue)})
+    fresh = planted_corpus(n_sentences, p, seed=seed + 10_000, language=language)
+    words = [w for ws in sets.values() for w in ws]
+    found = text.find_occurrences(fresh, words, language=language)
+    for k in ceat_samples:
+        samples = text.sample_occurrences(found, k, seed=seed)
+        vectors = ceat_metric.occurrence_vectors(encoder, samples, layer=layer)
+        stacked = {r: ceat_metric.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
+        res = ceat_metric.ceat(stacked["X"], stacked["Y"], stacked["A"], stacked["B"])
+        rows.append({"metric": "ceat-ces", "size_key": "ceat_samples", "size": k,
+                     "value": float(res.ces), "pvalue": float(res.pvalue)})
+        if ceat_permutation:
+            perm = ceat_metric.ceat_permutation(stacked["X"], stacked["Y"], stacked["A"],
+                                                stacked["B"], n_permutations=n_permutations,
+                                                seed=seed)
+            rows.append({"metric": "ceat-ces-perm", "size_key": "ceat_samples", "size": k,
+                         "value": float(perm.ces), "pvalue": float(perm.pvalue)})
+    return rows
+
+
 def planted_embedding_scores(
     p: float,
     seed: int = 0,
@@ -181,45 +262,28 @@ def planted_embedding_scores(
 ) -> list[dict[str, Any]]:
     """SEAT and CEAT of the tiny planted MLM used as an encoder (its last layer).
 
-    SEAT: each target and attribute word in the bleached sentence ``"the {word} ."``
-    (words of the corpus vocabulary only), sentence vector = mean over the word's tokens
-    (``pooling="mean"``); WEAT statistics with a one-sided permutation p. CEAT: a fresh
-    corpus from the same distribution (``planted_corpus(n_sentences, p, seed + 10_000)``,
-    sentences the model has not seen), ``n_samples`` occurrences per word (seeded), word
-    vectors pooled over the word's pieces, random-effects CES with a two-tailed p.
-    X = male, Y = female, A = career, B = family terms in both.
+    :func:`planted_embedding_association` at one size: SEAT on every target and attribute
+    word in its bleached sentence (English: ``"the {word} ."``), sentence vector = mean
+    over the word's tokens (``pooling="mean"``); CEAT on ``n_samples`` occurrences per
+    word of a fresh corpus from the same distribution, word vectors pooled over the
+    word's pieces, random-effects CES with a two-tailed p. The validity sweep
+    (:mod:`polybias.runner.validity_sweep`) scores the same function at several sizes.
 
     Returns two dicts (``metric`` "seat-effect-size" and "ceat-ces"), ``measure``
     "embedding-mlm".
     """
-    from ..data import text
-    from ..engines import embeddings
-    from ..metrics import ceat as ceat_metric
-    from ..metrics.weat import weat
-    from ..planted.synthetic import planted_corpus, planted_groups
+    from polybias.engines import embeddings
 
     lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
     encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name,
                                       revision=lm.revision, pooling="mean")
-    groups = planted_groups(language)
-    sets = {"X": groups["targets"]["male"], "Y": groups["targets"]["female"],
-            "A": groups["attributes"]["career"], "B": groups["attributes"]["family"]}
-    seat_vec = {r: embeddings.sentence_vectors(encoder, [f"the {w} ." for w in ws], pooling="mean")
-                for r, ws in sets.items()}
-    seat_res = weat(seat_vec["X"], seat_vec["Y"], seat_vec["A"], seat_vec["B"],
-                    n_permutations=n_permutations, seed=seed)
-    fresh = planted_corpus(n_sentences, p, seed=seed + 10_000, language=language)
-    words = [w for ws in sets.values() for w in ws]
-    found = text.find_occurrences(fresh, words, language=language)
-    samples = text.sample_occurrences(found, n_samples, seed=seed)
-    vectors = ceat_metric.occurrence_vectors(encoder, samples)
-    stacked = {r: ceat_metric.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
-    ceat_res = ceat_metric.ceat(stacked["X"], stacked["Y"], stacked["A"], stacked["B"])
+    found = planted_embedding_association(
+        encoder, lambda texts: embeddings.sentence_vectors(encoder, texts, pooling="mean"),
+        p, seed, language, n_sentences, seat_words=[None], ceat_samples=[n_samples],
+        n_permutations=n_permutations, ceat_permutation=False)
     base = {"measure": "embedding-mlm", "p": float(p), "seed": seed, "null": 0.0}
-    return [{**base, "metric": "seat-effect-size", "value": float(seat_res.effect_size),
-             "pvalue": float(seat_res.pvalue)},
-            {**base, "metric": "ceat-ces", "value": float(ceat_res.ces),
-             "pvalue": float(ceat_res.pvalue)}]
+    return [{**base, "metric": r["metric"], "value": r["value"], "pvalue": r["pvalue"]}
+            for r in found]
 
 
 def planted_lm_scores(
@@ -244,8 +308,8 @@ def planted_lm_scores(
     list of two dicts (``metric`` "stereotype-score" and "jsd-B"), keys as in
     :func:`planted_weat`, ``measure`` = ``"crows-" + kind``.
     """
-    from ..metrics import crows
-    from ..planted.synthetic import minimal_pairs
+    from polybias.metrics import crows
+    from polybias.planted.synthetic import minimal_pairs
 
     lm = planted_lm(kind, p, seed, language, n_sentences, **training)
     pairs = minimal_pairs(n_pairs, language=language, seed=seed)
@@ -527,7 +591,7 @@ def dose_table(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """Per (language, measure, metric, p), at the default sizes: the number of models
     ``n``, the ``mean`` value and its interval ``low``–``high`` (:func:`mean_interval`).
 
-    ``frame``: the sweep's measurements (:func:`polybias.studies.validity_sweep.collect_measurements`).
+    ``frame``: the sweep's measurements (:func:`polybias.runner.validity_sweep.collect_measurements`).
     """
     rows = []
     for (lang, measure, metric, p), g in _defaults(frame).groupby([*_KEYS, "p"], sort=False):

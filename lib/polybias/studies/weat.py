@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..engines.static import StaticEmbeddings
-from ..metrics.weat import check_weat_options, weat_test
+from polybias.engines.static import StaticEmbeddings
+from polybias.metrics.weat import check_weat_options, weat_test
 
 
 def run_weat(
@@ -24,7 +24,7 @@ def run_weat(
     ``wordlist_file`` may name a collection read from a study's registered files
     (``seed000``) or be empty: the language's default (:func:`polybias.data.wordlists.default_file`).
 
-    Writes one :class:`polybias.records.RunRecord` per test into ``output_dir`` (relative
+    Writes one :class:`polybias.results.records.RunRecord` per test into ``output_dir`` (relative
     to the project root) when given, and returns a DataFrame with one row per test.
     ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to :func:`polybias.metrics.weat.weat`.
     ``embeddings``: an already loaded table (e.g. :func:`polybias.models.load` of a file
@@ -33,9 +33,9 @@ def run_weat(
     """
     import pandas as pd
 
-    from .. import models, paths
-    from ..data.wordlists import data_sha256, default_file, load_tests
-    from ..records import RunRecord, model_fields, write_record
+    from polybias import models, paths
+    from polybias.data.wordlists import data_sha256, default_file, load_tests
+    from polybias.results.records import RunRecord, model_fields, write_record
 
     check_weat_options(on_missing=on_missing, **options)
     emb = embeddings if embeddings is not None else models.load(model, "static")
@@ -71,8 +71,8 @@ def run_variants(model: str, language: str, variants_file: str, on_missing: Lite
     ``data/wordlists/<language>/<variants_file>`` (tests named ``<base>-<variant>``), each
     beside the published value of its base test (``paper/reported/<reported>.csv`` rows of
     ``model``) when ``reported`` is given; None when there is no such file."""
-    from .. import paths
-    from ..report import load_reported, side_by_side
+    from polybias import paths
+    from polybias.results.report import load_reported, side_by_side
 
     if not variants_file or not (paths.data_dir() / "wordlists" / language / variants_file).is_file():
         return None

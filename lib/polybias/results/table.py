@@ -1,0 +1,619 @@
+"""Run records as the ground truth of every table: read them back, tabulate, export.
+
+Every notebook writes one JSON record per (model, language, test) run
+(:mod:`polybias.results.records`) under ``results/<study>/<run>/``. :func:`read_results` reads
+all records below a folder into one tidy table, one row per number, with the columns of
+:data:`COLUMNS`:
+
+model, revision, language, study, test, subset, metric, value, ci_low, ci_high, ci_level,
+p, p_method, n, options_hash, run_time, record
+
+``metric`` is the name of the registered measure (:mod:`polybias.measures`) where the
+number is one (``weat``, ``seat``, ``ceat``, ``kurita``, ``crows``, ``aul``, ``aula``,
+``jsd-b``, ``cb``, ``pll-cb``, ``sentiment-cb``, ``interaction-cb``, ``kl-difference``,
+``weat-gap``), else a name of the study's own (``crows-difference``, ``separation``,
+``validity:…``). ``subset`` says which part of a run a row is (a bias type, a segment
+length and sample set, a sentence structure, a debiasing method). ``run_time`` is the
+time the record file was last written (records carry no timestamp, so that the same
+inputs give byte-identical records).
+
+:func:`export` writes cross-model tables (CSV and Markdown, one per metric: a row per
+test and subset, a column per model and language) and a comparison figure per metric
+(its value across models and languages, with intervals where the measure has them).
+``polybias results`` and ``polybias export`` are the command line of this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from polybias import paths
+from polybias.results.records import write_text_atomic
+
+COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
+           "ci_low", "ci_high", "ci_level", "p", "p_method", "n", "options_hash", "run_time",
+           "record")
+_SKIP_FILES = {"run.json"}
+
+
+class ResultsError(ValueError):
+    """A record that cannot be read or tabulated; the message names the file."""
+
+
+def _num(value: Any) -> float:
+    """A record number as float (records write non-finite floats as null / "inf")."""
+    if value is None:
+        return math.nan
+    if isinstance(value, str):
+        return {"inf": math.inf, "-inf": -math.inf}.get(value, math.nan)
+    return float(value)
+
+
+def _row(metric: str, value: Any, *, subset: str = "", p: Any = None, p_method: str = "none",
+         n: Any = None, ci: tuple[Any, Any] | None = None, level: float | None = None,
+         **over: Any) -> dict[str, Any]:
+    has_p = p is not None and not (isinstance(p, float) and math.isnan(p))
+    low, high = (ci if ci is not None else (None, None))
+    has_ci = low is not None and not math.isnan(_num(low))
+    return {"metric": metric, "value": _num(value), "subset": subset,
+            "ci_low": _num(low) if has_ci else math.nan, "ci_high": _num(high) if has_ci else math.nan,
+            "ci_level": level if has_ci else math.nan,
+            "p": _num(p) if has_p else math.nan, "p_method": p_method if has_p else "none",
+            "n": int(n) if n is not None else None, **over}
+
+
+def _permutation(values: dict[str, Any]) -> str:
+    return "permutation-exact" if values.get("p_method") == "exact" else "permutation-monte-carlo"
+
+
+# ------------------------------------------------------------------ one reader per record metric
+
+def _weat_like(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    v = rec["values"]
+    sizes = v.get("sizes", {})
+    yield _row(rec["metric"], v["effect_size"], p=v.get("pvalue"), p_method=_permutation(v),
+               n=sizes.get("X", 0) + sizes.get("Y", 0))
+
+
+def _crows_measure(rec: dict[str, Any]) -> str:
+    if rec["metric"] == "crows-jsd":
+        return "jsd-b"
+    method = rec.get("parameters", {}).get("method")
+    return method if method in ("aul", "aula") else "crows"
+
+
+def _share_rows(metric: str, rows: list[dict[str, Any]], level: float = 0.95,
+                subset_of: Callable[[dict[str, Any]], str] = lambda r: str(r.get("bias_type", "")),
+                **over: Any) -> Iterator[dict[str, Any]]:
+    for r in rows:
+        yield _row(metric, r["score"], subset=subset_of(r), p=r.get("binom_p"),
+                   p_method="binomial-exact", n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")),
+                   level=level, **over)
+
+
+def _crows(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield from _share_rows(_crows_measure(rec), rec["values"]["by_bias_type"])
+
+
+def _crows_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    v = rec["values"]
+    for r in v["per_language"]:
+        over = {"language": r.get("language", rec["language"])}
+        if "model" in r:
+            over["model"] = r["model"]
+        subset = f"{r['group']}" if "group" in r else "all"
+        yield from _share_rows("crows", [r], subset_of=lambda _r, s=subset: s, **over)
+    for r in v["paired"]:
+        a, b = r.get("label_a", r.get("language_a")), r.get("label_b", r.get("language_b"))
+        group = f"{r['group']}: " if "group" in r else ""
+        yield _row("crows-difference", r["diff"], subset=f"{group}{a} − {b}", p=r.get("mcnemar_p"),
+                   p_method="binomial-exact", n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")),
+                   level=0.95)
+
+
+def _ceat(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    z = 1.959963984540054  # the normal 95 % interval of the CES (docs/measures/ceat.md)
+    for r in rec["values"]["rows"]:
+        ces, se = _num(r["ces"]), _num(r["se"])
+        yield _row("ceat", ces, subset=f"{r.get('sample_set', '')}, length {r.get('length', '')}",
+                   p=r.get("pvalue"), p_method="normal", n=r.get("n_samples"),
+                   ci=(ces - z * se, ces + z * se), level=0.95)
+
+
+def _catbias(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    v = rec["values"]
+    for key, metric in (("ahn_oh_cb", "cb"), ("pll_cb", "pll-cb"), ("max_kl", "kl-difference")):
+        if v.get(key) is not None:
+            subset = " ‖ ".join(v["max_kl_pair"]) if key == "max_kl" and v.get("max_kl_pair") else ""
+            yield _row(metric, v[key], subset=subset)
+
+
+def _interaction(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for r in rec["values"]["scores"]:
+        metric = "sentiment-cb" if r.get("weighted") else "interaction-cb"
+        yield _row(metric, r["score"], subset=f"{r.get('characteristics', '')}; {r.get('base', '')}",
+                   n=r.get("n_attributes"))
+
+
+def _logprob_context(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for r in rec["values"]["summary"]:
+        yield _row("kurita", r["effect_size"], subset=f"structure {r['structure']}",
+                   p=r.get("pvalue"), p_method="permutation-monte-carlo")
+
+
+def _debias(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for r in rec["values"]["cells"]:
+        over = {"test": r["test"]}
+        subset = f"{r.get('method', '')}; {r.get('kind', '')}"
+        yield _row(str(r.get("test_type", "WEAT")).lower(), r["effect_size"], subset=subset,
+                   p=r.get("pvalue"), p_method="permutation-monte-carlo", **over)
+        if r.get("gap") is not None:
+            yield _row("weat-gap", r["gap"], subset=f"{subset}; {r.get('test_type', 'WEAT')}", **over)
+
+
+def _hidden(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    v = rec["values"]
+    for method, value in v.get("separation", {}).items():
+        yield _row("separation", value, subset=method)
+
+
+def _validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for r in rec["values"].get("measurements", []):
+        yield _row(f"validity:{r['measure']}:{r['metric']}", r["value"],
+                   subset=f"p={r['p']}, seed={r['seed']}", p=r.get("pvalue"))
+    for r in rec["values"].get("dose", []):  # notebook 10: mean over models per strength
+        yield _row(f"validity:{r['measure']}:{r['metric']}", r["mean"], subset=f"p={r['p']}",
+                   n=r["n"], ci=(r["low"], r["high"]), level=0.95)
+
+
+def _external_validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    level = rec.get("parameters", {}).get("confidence", 0.95)
+    for r in rec["values"]["correlations"]:
+        for method in ("pearson", "spearman"):
+            yield _row(f"census-{method}", r[method], subset=f"{r['outcome']}, census {r['year']}",
+                       p=r.get(f"{method}_p"), p_method=f"{method}-test", n=r.get("n"),
+                       ci=(r.get(f"{method}_low"), r.get(f"{method}_high")), level=level)
+
+
+def _stereoset(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """SS (the registered measure ``stereoset``), LMS and ICAT per task and group, with
+    their bootstrap intervals; SS carries its binomial test against 50."""
+    level = rec.get("parameters", {}).get("confidence", 0.95)
+    for r in rec["values"]["scores"]:
+        subset = f"{r.get('task', '')}; {r.get('group', 'all')}"
+        yield _row("stereoset", r["ss"], subset=subset, p=r.get("binom_p"), p_method="binomial-exact",
+                   n=r.get("n"), ci=(r.get("ss_low"), r.get("ss_high")), level=level)
+        for key, metric in (("lms", "stereoset-lms"), ("icat", "stereoset-icat")):
+            yield _row(metric, r[key], subset=subset, n=r.get("n"),
+                       ci=(r.get(f"{key}_low"), r.get(f"{key}_high")), level=level)
+
+
+def _stereoset_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Per-language SS decisions and the paired differences over shared item ids."""
+    v = rec["values"]
+    for r in v["per_language"]:
+        yield _row("stereoset", r["score"], language=r.get("language", rec["language"]),
+                   subset="shared items", p=r.get("binom_p"), p_method="binomial-exact",
+                   n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")), level=0.95)
+    for r in v["paired"]:
+        yield _row("stereoset-difference", r["diff"], subset=f"{r['language_a']} − {r['language_b']}",
+                   p=r.get("mcnemar_p"), p_method="binomial-exact", n=r.get("n"),
+                   ci=(r.get("ci_low"), r.get("ci_high")), level=0.95)
+
+
+READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
+    "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows,
+    "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
+    "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
+    "hidden-states": _hidden, "validity": _validity, "external_validity": _external_validity,
+    "stereoset": _stereoset, "stereoset-languages": _stereoset_languages,
+}
+"""Record metric → reader of its ``values`` into rows (see :func:`record_rows`)."""
+
+
+def record_rows(record: dict[str, Any], study: str = "", source: str = "",
+                run_time: str = "") -> list[dict[str, Any]]:
+    """The tidy rows of one record (columns :data:`COLUMNS`); ``source`` names the record
+    file in errors and in the ``record`` column.
+
+    A record metric without a reader (e.g. ``agreement``, a matrix of correlations between
+    measures) gives no rows.
+
+    >>> rec = {"metric": "weat", "model": "m", "language": "en", "test": "T", "params_hash": "ab",
+    ...        "values": {"effect_size": 1.2, "pvalue": 0.01, "p_method": "exact",
+    ...                   "sizes": {"X": 8, "Y": 8, "A": 8, "B": 8}}}
+    >>> row = record_rows(rec, "weat")[0]
+    >>> row["metric"], row["value"], row["p"], row["p_method"], row["n"]
+    ('weat', 1.2, 0.01, 'permutation-exact', 16)
+    """
+    where = f"{source}: " if source else ""
+    if not isinstance(record, dict):
+        raise ResultsError(f"{where}not a run record (not a JSON object)")
+    for key in ("metric", "model", "language", "test", "values"):
+        if key not in record:
+            raise ResultsError(f"{where}not a run record (no {key!r} field)")
+    reader = READERS.get(record["metric"])
+    if reader is None:
+        return []
+    base = {"model": record["model"], "revision": record.get("model_revision"),
+            "language": record["language"], "study": study, "test": record["test"],
+            "options_hash": record.get("params_hash", ""), "run_time": run_time,
+            "record": source or record.get("run_id", "")}
+    try:
+        rows = [{**base, **r} for r in reader(record)]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ResultsError(f"{where}malformed {record['metric']!r} record: {type(exc).__name__}: {exc}") from exc
+    return [{c: row.get(c) for c in COLUMNS} for row in rows]
+
+
+def find_records(folder: str | Path) -> list[Path]:
+    """Every run record below ``folder`` (``*.json`` except the sweep's ``run.json``
+    markers), sorted."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ResultsError(f"no results folder {folder}")
+    return sorted(p for p in folder.rglob("*.json") if p.name not in _SKIP_FILES
+                  and not p.name.startswith("."))
+
+
+def is_model_record(record: Any) -> bool:
+    """True for a per-model record of the validity sweep
+    (:mod:`polybias.runner.validity_sweep`: ``job``, ``job_hash`` and ``rows``, no
+    ``metric``). Those are summarised in ``data/validity`` and rendered by notebook 10,
+    whose run record is read like any other; the model records themselves are skipped.
+
+    >>> is_model_record({"job": {}, "job_hash": "ab", "rows": []}), is_model_record({"metric": "weat"})
+    (True, False)
+    """
+    return isinstance(record, dict) and "metric" not in record and {"job", "job_hash", "rows"} <= set(record)
+
+
+def read_results(folder: str | Path | None = None, runs: list[Path] | None = None) -> pd.DataFrame:
+    """One tidy table of every record below ``folder`` (default: ``results/`` under the
+    output root, :func:`polybias.paths.output_path`), or, given ``runs``, of the records
+    in those run folders only (``results/<study>/<run>``, e.g. the runs of one sweep).
+
+    ``study`` is the first folder below ``folder`` on the record's path (the sweep writes
+    ``results/<study>/<run>/<record>.json``), or the parent of a run folder. A file that
+    is not a readable record raises :class:`ResultsError` naming it; the validity
+    sweep's model records are skipped (:func:`is_model_record`).
+    """
+    if runs is not None:
+        found = [(path, Path(run).parent.name, Path(run).parent)
+                 for run in runs for path in find_records(run)]
+    else:
+        folder = Path(folder) if folder is not None else paths.output_path("results")
+        found = []
+        for path in find_records(folder):
+            rel = path.relative_to(folder)
+            found.append((path, rel.parts[0] if len(rel.parts) > 1 else "", folder))
+    rows = []
+    for path, study, base in found:
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ResultsError(f"{path}: not a readable JSON record: {exc}") from exc
+        if is_model_record(record):
+            continue
+        stamp = _dt.datetime.fromtimestamp(path.stat().st_mtime, tz=_dt.UTC)
+        rows += record_rows(record, study, path.relative_to(base).as_posix(),
+                            stamp.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame["n"] = frame["n"].astype("Int64")
+    return frame
+
+
+# ------------------------------------------------------------------ cross-model tables and figures
+
+def _cell(value: float, low: float, high: float, p: float, digits: int) -> str:
+    if value is None or np.isnan(value):
+        return "—"
+    text = _fmt(value, digits)
+    if not np.isnan(low):
+        text += f" [{_fmt(low, digits)}, {_fmt(high, digits)}]"
+    if not np.isnan(p):
+        text += f" (p={p:.1e})" if p < 1e-3 else f" (p={p:.3f})"
+    return text
+
+
+def _fmt(v: float, digits: int) -> str:
+    if v != 0 and abs(v) < 10 ** (-digits):
+        return f"{v:.{max(digits - 1, 1)}e}"
+    return f"{v:.{digits}f}"
+
+
+def cross_model_table(frame: pd.DataFrame, metric: str, digits: int = 2) -> pd.DataFrame:
+    """One metric across models: a row per (study, test, subset), a column per
+    ``model (language)``, each cell ``value [ci_low, ci_high] (p=…)``.
+
+    >>> rows = pd.DataFrame({"metric": "weat", "study": "weat", "test": ["T1", "T1"],
+    ...                      "subset": "", "model": ["m1", "m2"], "language": "en",
+    ...                      "value": [1.0, 0.5], "ci_low": np.nan, "ci_high": np.nan, "p": [0.01, 0.2]})
+    >>> cross_model_table(rows, "weat").to_dict("records")
+    [{'study': 'weat', 'test': 'T1', 'subset': '', 'm1 (en)': '1.00 (p=0.010)', 'm2 (en)': '0.50 (p=0.200)'}]
+    """
+    part = frame[frame["metric"] == metric]
+    if part.empty:
+        raise ResultsError(f"no results for metric {metric!r}; metrics: "
+                           f"{', '.join(sorted(frame['metric'].unique()))}")
+    part = part.assign(column=part["model"] + " (" + part["language"] + ")",
+                       cell=[_cell(*r, digits) for r in
+                             part[["value", "ci_low", "ci_high", "p"]].to_numpy(float)])
+    keys = ["study", "test", "subset"]
+    dup = part.duplicated([*keys, "column"], keep=False)
+    if dup.any():
+        bad = part.loc[dup, [*keys, "column"]].drop_duplicates().head(3).to_dict("records")
+        raise ResultsError(f"metric {metric!r}: several records give the same cell (runs with "
+                           f"different options?): {bad}; point FOLDER at the records of one sweep")
+    wide = part.pivot(index=keys, columns="column", values="cell")
+    columns = list(dict.fromkeys(part["column"]))
+    return wide[columns].reset_index().rename_axis(columns=None).fillna("")
+
+
+#: Titles and value axes of the metrics that are a study's own (not registered measures).
+STUDY_METRICS = {
+    "crows-difference": ("Difference of stereotype scores between two models",
+                         "stereotype score difference, percentage points (0 = the same; > 0: the "
+                         "first model more often toward the stereotype)"),
+    "separation": ("Separation of identity groups in the hidden states",
+                   "η², share of the variance between groups (0 = no separation; 1 = full)"),
+    "census-pearson": ("Occupation bias against the census share of women (Pearson)",
+                       "Pearson r with the census share of women, correlation (0 = unrelated; > 0: the bias "
+                       "follows the census)"),
+    "census-spearman": ("Occupation bias against the census share of women (Spearman)",
+                        "Spearman ρ with the census share of women, rank correlation (0 = unrelated; > 0: the bias "
+                        "follows the census)"),
+}
+#: Value axes of the validity sweep's metrics (``validity:<measure>:<metric>``), by metric.
+VALIDITY_AXES = {
+    "stereotype-score": ("% of pairs (50 = no preference; > 50 toward the planted stereotype)", 50.0),
+    "jsd-B": ("% of pairs (50 = no preference; > 50 toward the planted stereotype)", 50.0),
+    "effect-size": ("in pooled standard deviations (0 = no bias; > 0 toward the planted bias)", 0.0),
+    "seat-effect-size": ("in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
+                         0.0),
+    "ceat-ces": ("in pooled standard deviations (0 = no bias; > 0 toward the planted bias)", 0.0),
+    "kurita-effect-size": ("in pooled standard deviations (0 = no bias; > 0 toward the planted "
+                           "bias)", 0.0),
+}
+
+
+def _null_value(metric: str) -> float:
+    """The registered measure's null value (50 for the stereotype scores), else 0."""
+    from polybias.measures import MEASURES
+
+    if metric.startswith("validity:"):
+        return VALIDITY_AXES.get(metric.rsplit(":", 1)[1], ("", 0.0))[1]
+    return MEASURES[metric].null_value if metric in MEASURES else 0.0
+
+
+def metric_axis(metric: str) -> tuple[str, str]:
+    """The title of a figure of ``metric`` across models and its value axis: the measure's
+    name, unit and the direction of bias (the registry's ``axis``, :data:`STUDY_METRICS`,
+    or for the validity sweep :data:`VALIDITY_AXES`).
+
+    >>> metric_axis("crows")[1]
+    'stereotype score, % of pairs (50 = no preference; > 50 toward the stereotype)'
+    """
+    from polybias.measures import MEASURES
+
+    if metric in MEASURES:
+        m = MEASURES[metric]
+        return f"{m.title} across models and languages", m.axis or m.value_is
+    if metric in STUDY_METRICS:
+        return STUDY_METRICS[metric]
+    if metric.startswith("validity:"):
+        _, measure, name = metric.split(":", 2)
+        unit = VALIDITY_AXES.get(name, ("variance over groups (0 = no bias; larger = more bias)"
+                                        if name.endswith("cb") else "its own unit", 0.0))[0]
+        return (f"Validity sweep: {measure} {name} against planted strength p (mean over models)",
+                f"{name}, {unit}")
+    return f"{metric} across models and languages", metric
+
+
+def _language_names(code: str) -> str:
+    """``en`` → English; a comparison's ``en+fr+nl`` → ``English, French, Dutch``."""
+    from polybias.data.languages import language
+
+    return ", ".join(dict.fromkeys(language(c).name for c in str(code).split("+")))
+
+
+def _codes_named(text: str) -> str:
+    """Language codes in parentheses named in words: ``bertje (nl)`` → ``bertje (Dutch)``."""
+    import re
+
+    from polybias.data.languages import NAMES, language
+
+    return re.sub(r"\(([a-z]{2})\)", lambda m: f"({language(m[1]).name})" if m[1] in NAMES
+                  else m[0], text)
+
+
+def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None,
+                      max_rows: int = 80):
+    """A metric across models and languages as a forest plot (:func:`polybias.results.plots.forest`):
+    rows grouped by dataset (test and subset), one row per model, named with its language
+    in words, ordered by language within a group; colour and marker tell the language; the
+    interval as a bar where the measure has one, the null value dashed; the value axis says
+    the measure, its unit and the direction of bias (:func:`metric_axis`). Where nearly
+    every (test, subset) has one row, rows are grouped by test and named by subset and
+    model. A row of a comparison between models (model ``a+b``) is named by its subset.
+    Past ``max_rows`` rows the figure shows the first ones and says so in its title (the
+    table has them all). Returns the figure."""
+    from polybias.results.plots import forest
+
+    part = frame[frame["metric"] == metric].copy()
+    if part.empty:
+        raise ResultsError(f"no results for metric {metric!r}")
+    subset = part["subset"].fillna("").astype(str).map(_codes_named)
+    test = part["test"].astype(str)
+    part["hue"] = [_language_names(c) for c in part["language"]]
+    model = np.where(part["model"].astype(str).str.contains("+", regex=False), "",
+                     part["model"].astype(str) + " (" + part["hue"] + ")")
+    by_test = part.groupby([test, subset]).size().mean() <= 1.5 and test.nunique() < len(part)
+    if by_test:
+        part["group"] = test
+        part["label"] = [" — ".join(x for x in (s, m) if x) for s, m in zip(subset, model, strict=True)]
+    else:
+        part["group"] = test + np.where(subset != "", " · " + subset, "")
+        part["label"] = [m or s for s, m in zip(subset, model, strict=True)]
+    groups = list(dict.fromkeys(part["group"]))
+    languages = list(dict.fromkeys(part["hue"]))
+    models = list(dict.fromkeys(part["model"]))
+    part["order"] = [(groups.index(g), languages.index(h), models.index(m))
+                     for g, h, m in zip(part["group"], part["hue"], part["model"], strict=True)]
+    part = part.sort_values("order", kind="stable").reset_index(drop=True)
+    heading, axis = metric_axis(metric)
+    heading = title or heading
+    if len(part) > max_rows:
+        heading += f"\n(the first {max_rows} of {len(part)} rows; the table has them all)"
+        part = part.head(max_rows)
+    ci = part["ci_low"].notna().any()
+    note = ("dashed line: no bias; bars: 95 % interval" if ci else "dashed line: no bias")
+    return forest(part, xlabel=axis, title=heading, null=_null_value(metric), note=note,
+                  legend_title="language")
+
+
+EXPORT_SUFFIXES = (".csv", ".md", ".png")
+#: resolution of the exported figures: 7.2 in wide, they are 792 px, the README's width
+EXPORT_DPI = 110
+
+
+def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = None,
+           figures: bool = True, digits: int = 2, tidy: bool = True, prune: bool = False) -> list[Path]:
+    """Write ``<out>/results.csv`` (the tidy table; not with ``tidy=False``: it names
+    record files and their times), and per metric ``<out>/<metric>.csv`` and
+    ``<out>/<metric>.md`` (:func:`cross_model_table`) and ``<out>/<metric>.png``
+    (:func:`comparison_figure`). ``prune`` then removes the tables and figures in
+    ``out`` of metrics that are no longer exported. Returns the paths written."""
+    from polybias.results.report import markdown_table
+
+    out = Path(out)
+    metrics = list(metrics) if metrics else sorted(frame["metric"].unique())
+    if not metrics:
+        raise ResultsError("no records to export")
+    unknown = [m for m in metrics if m not in set(frame["metric"])]
+    if unknown:
+        raise ResultsError(f"no results for metric(s) {', '.join(unknown)}")
+    tables = {metric.replace(":", "_"): cross_model_table(frame, metric, digits) for metric in metrics}
+    written = [write_text_atomic(out / "results.csv", frame.to_csv(index=False))] if tidy else []
+    for (stem, table), metric in zip(tables.items(), metrics, strict=True):
+        written.append(write_text_atomic(out / f"{stem}.csv", table.to_csv(index=False)))
+        written.append(write_text_atomic(out / f"{stem}.md", markdown_table(table) + "\n"))
+        if figures:
+            import matplotlib.pyplot as plt
+
+            fig = comparison_figure(frame, metric)
+            path = out / f"{stem}.png"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.tmp.png")
+            try:
+                fig.savefig(tmp, dpi=EXPORT_DPI, metadata={"Software": None})
+                tmp.replace(path)
+            finally:
+                tmp.unlink(missing_ok=True)
+                plt.close(fig)
+            written.append(path)
+    if prune:
+        keep = {p.name for p in written} | {"results.csv"}
+        for stale in sorted(out.iterdir()):
+            if stale.is_file() and stale.suffix in EXPORT_SUFFIXES and stale.name not in keep:
+                stale.unlink()
+    return written
+
+
+# ------------------------------------------------------------------ command line
+
+def main_results(argv: list[str] | None = None) -> int:
+    """``polybias results [FOLDER] [--csv FILE] [--metric M] [--model M]``."""
+    parser = argparse.ArgumentParser(prog="polybias results",
+                                     description="Read every run record into one tidy table.")
+    parser.add_argument("folder", nargs="?", help="records folder (default: results/ under the "
+                                                  "output root)")
+    parser.add_argument("--csv", help="write the table to this CSV file instead of printing it")
+    parser.add_argument("--metric", action="append", help="keep only this metric (repeatable)")
+    parser.add_argument("--model", action="append", help="keep only this model (repeatable)")
+    args = parser.parse_args(argv)
+    try:
+        frame = read_results(args.folder)
+    except ResultsError as exc:
+        print(f"polybias results: {exc}", file=sys.stderr)
+        return 1
+    if args.metric:
+        frame = frame[frame["metric"].isin(args.metric)]
+    if args.model:
+        frame = frame[frame["model"].isin(args.model)]
+    if args.csv:
+        write_text_atomic(args.csv, frame.to_csv(index=False))
+        print(f"{len(frame)} rows -> {args.csv}")
+        return 0
+    shown = frame.drop(columns=["revision", "record", "run_time"])
+    with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200,
+                           "display.max_colwidth", 40):
+        print(shown.to_string(index=False))
+    return 0
+
+
+def main_export(argv: list[str] | None = None, sweep_runs: Callable | None = None) -> int:
+    """``polybias export [FOLDER | --sweep CONFIG [--if-complete]] [--out DIR] [--metric M]
+    [--no-figures] [--no-tidy] [--prune]``.
+
+    ``--sweep CONFIG`` exports the records of that sweep's runs only; ``sweep_runs(CONFIG)``
+    (given by the command line, :func:`polybias.runner.sweep.run_folders`) returns their folders
+    and the keys of the runs that are not done. A sweep with runs not done is an error
+    (nothing written) or, with ``--if-complete``, a note on stderr and exit 0 with
+    nothing written: ``make reproduce`` rewrites ``paper/export`` only from a complete
+    sweep, so an offline run that skipped some notebooks leaves the committed tables as
+    they are.
+    """
+    parser = argparse.ArgumentParser(prog="polybias export",
+                                     description="Cross-model tables (CSV, Markdown) and comparison "
+                                                 "figures from the run records.")
+    parser.add_argument("folder", nargs="?", help="records folder (default: results/ under the "
+                                                  "output root)")
+    parser.add_argument("--sweep", help="export the records of this sweep config's runs only")
+    parser.add_argument("--if-complete", action="store_true",
+                        help="with --sweep: when some runs are not done, write nothing and exit 0")
+    parser.add_argument("--out", default=None, help="output folder (default: results/export under "
+                                                    "the output root)")
+    parser.add_argument("--metric", action="append", help="export only this metric (repeatable)")
+    parser.add_argument("--no-figures", action="store_true", help="tables only")
+    parser.add_argument("--no-tidy", action="store_true",
+                        help="no results.csv (the tidy table, which names record files and times)")
+    parser.add_argument("--prune", action="store_true",
+                        help="remove tables and figures in --out of metrics not exported now")
+    args = parser.parse_args(argv)
+    out = Path(args.out) if args.out else paths.output_path("results/export")
+    try:
+        if args.sweep:
+            if args.folder:
+                raise ResultsError("give a records FOLDER or --sweep CONFIG, not both")
+            if sweep_runs is None:
+                raise ResultsError("--sweep needs the sweep module (run it as polybias export)")
+            folders, not_done = sweep_runs(args.sweep)
+            if not_done:
+                message = (f"{len(not_done)} of {len(folders) + len(not_done)} runs of {args.sweep} "
+                           f"are not done (e.g. {not_done[0]}); nothing exported")
+                if args.if_complete:
+                    print(f"polybias export: {message}; {out} left as it is", file=sys.stderr)
+                    return 0
+                raise ResultsError(message)
+            frame = read_results(runs=folders)
+        else:
+            frame = read_results(args.folder)
+        written = export(frame, out, args.metric, figures=not args.no_figures,
+                         tidy=not args.no_tidy, prune=args.prune)
+    except ResultsError as exc:
+        print(f"polybias export: {exc}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(path)
+    return 0

@@ -1,0 +1,17 @@
+"""Running notebooks: sweeps, a single run, revision pins, cluster jobs and the validity sweep.
+
+The modules, each importing only those above it in this list:
+
+* :mod:`~polybias.runner.locks` — the file lock a run holds while it executes (``lock``
+  means only this in the package);
+* :mod:`~polybias.runner.cluster` — batch jobs (SLURM, PBS, ...) of Dask workers;
+* :mod:`~polybias.runner.runs` — a sweep YAML read into its runs; a notebook's declared
+  parameters and their checks;
+* :mod:`~polybias.runner.pins` — hub revisions pinned to commits (``polybias lock``);
+* :mod:`~polybias.runner.sweep` — executing runs, resumable, locally or on Dask
+  (``polybias sweep``);
+* :mod:`~polybias.runner.single_run` — one notebook on one set of parameters
+  (``polybias run``), through the sweep's execution;
+* :mod:`~polybias.runner.validity_sweep` and :mod:`~polybias.runner.validity_diagnosis` —
+  the planted-model validity study's jobs, resumable and locked like the runs of a sweep.
+"""

@@ -1,0 +1,278 @@
+"""What a sweep runs: a sweep YAML expanded into its runs, each a notebook with checked
+parameters.
+
+:func:`read_sweep` reads and checks a sweep YAML (its format is described in
+:mod:`polybias.runner.sweep`) into one :class:`Run` per grid point;
+:func:`notebook_parameters` reads the parameters a notebook declares, which
+:func:`check_parameters` and :func:`normalise_parameters` hold the given ones to. Both the
+sweep and the single run (:mod:`polybias.runner.single_run`) build their runs here, and
+the revision pins (:mod:`polybias.runner.pins`) read the runs they pin from here.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from polybias import paths
+from polybias.data import sources
+from polybias.results.records import canonical_json, params_hash, sha256_file
+
+TOP_KEYS = ("kernel", "runs")
+"""Keys of a sweep YAML's top level."""
+RUN_KEYS = ("notebook", "section", "grid", "parameters", "executed", "table_file",
+            "resources", "sources")
+"""Keys of one entry of ``runs:``."""
+class SweepError(ValueError):
+    """A sweep configuration (or how it is asked to run) is malformed."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One notebook execution of a sweep."""
+
+    notebook: str
+    section: str
+    key: str
+    parameters: dict[str, Any]
+    executed: str | None
+    kernel: str
+    resources: dict[str, float] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
+
+    @property
+    def params_hash(self) -> str:
+        """Hash of the parameters and of the notebook's source: editing either reruns the run."""
+        return self.hash_in(paths.project_root())
+
+    def hash_in(self, root: str | Path) -> str:
+        """:attr:`params_hash` with the notebook read from the project at ``root``."""
+        source = _source_sha(Path(root) / self.notebook)
+        return params_hash({"notebook": self.notebook, "source": source, **self.parameters})
+
+
+def _source_sha(path: Path) -> str:
+    stat = path.stat()
+    return _source_sha_cached(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _source_sha_cached(path: str, mtime_ns: int, size: int) -> str:
+    return sha256_file(path)
+
+
+def _slug(value: Any) -> str:
+    text = value if isinstance(value, str) else canonical_json(value)
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in text)[:60]
+
+
+def _resources(value: Any, where: str) -> dict[str, float]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+            for k, v in value.items()):
+        raise SweepError(f"{where}: 'resources' must map resource names to positive numbers, "
+                         f"e.g. {{GPU: 1}}; got {value!r}")
+    return {k: float(v) for k, v in value.items()}
+
+
+def _unknown_keys(found: Any, valid: tuple[str, ...], where: str) -> None:
+    unknown = [str(k) for k in found if k not in valid]
+    if unknown:
+        raise SweepError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
+                         f"valid keys: {', '.join(valid)}")
+
+
+def notebook_parameters(path: str | Path) -> dict[str, str]:
+    """The parameters a notebook declares, with their annotated types.
+
+    Parameters
+    ----------
+    path : str or Path
+        A jupytext source (``.py`` percent format) or an ``.ipynb`` notebook.
+
+    Returns
+    -------
+    dict
+        Parameter name -> the type name of its annotation (``"str"``, ``"list"``, ...;
+        ``"None"`` when not annotated), in the order of the notebook's first cell tagged
+        ``parameters``, as papermill's parameter inspection reads it.
+
+    Raises
+    ------
+    SweepError
+        If the notebook has no cell tagged ``parameters``.
+    """
+    path = Path(path)
+    stat = path.stat()
+    return dict(_notebook_parameters(str(path), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=64)
+def _notebook_parameters(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, str], ...]:
+    # lazy: jupytext and papermill take seconds to import, and only runs need them
+    import jupytext
+    from papermill.translators import PythonTranslator
+
+    nb = jupytext.read(path)
+    cell = next((c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if cell is None:
+        raise SweepError(f"notebook {path} has no cell tagged 'parameters', so it takes no "
+                         "parameters (a sweep passes at least output_dir)")
+    return tuple((p.name, str(p.inferred_type_name)) for p in PythonTranslator.inspect(cell))
+
+
+def _is_list_type(type_name: str) -> bool:
+    return type_name.split("[", 1)[0].strip().lower() in ("list", "typing.list")
+
+
+def normalise_parameters(params: dict[str, Any], declared: dict[str, str]) -> dict[str, Any]:
+    """Parameter values as the notebook expects them: a lone value of a ``list`` parameter
+    becomes a one-item list.
+
+    A string given where the notebook declares ``tests: list = []`` would otherwise be
+    iterated letter by letter (``"weat1"`` -> ``w``, ``e``, ...).
+
+    >>> normalise_parameters({"tests": "weat1", "seed": 0}, {"tests": "list", "seed": "int"})
+    {'tests': ['weat1'], 'seed': 0}
+    """
+    return {name: [value] if _is_list_type(declared.get(name, "")) and not isinstance(value, list)
+            and value is not None else value for name, value in params.items()}
+
+
+def check_parameters(names: list[str], nb: str, declared: dict[str, str], where: str) -> None:
+    """Refuse a parameter name that the notebook does not declare.
+
+    Parameters
+    ----------
+    names : list of str
+        The names given (a sweep entry's grid and fixed parameters, or the ``-p`` names of
+        a single run), with ``output_dir`` and any other name the runner passes.
+    nb : str
+        The notebook, as the message names it.
+    declared : dict
+        :func:`notebook_parameters` of the notebook.
+    where : str
+        Where the names come from (``CONFIG: runs[i]``, ``notebook NAME``), the message's start.
+
+    Raises
+    ------
+    SweepError
+        Naming the unknown parameters and the ones the notebook declares.
+    """
+    unknown = [n for n in names if n not in declared]
+    if unknown:
+        raise SweepError(f"{where}: unknown parameter(s) {', '.join(map(repr, unknown))} of notebook "
+                         f"{nb}; it declares: {', '.join(declared) or 'none'}")
+
+
+def _sources(value: Any, where: str, registry: dict[str, Any]) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise SweepError(f"{where}: 'sources' must be a list of data source names "
+                         f"(data/sources.yaml), e.g. [crows-pairs]; got {value!r}")
+    unknown = [v for v in value if v not in registry]
+    if unknown:
+        raise SweepError(f"{where}: unknown data source(s) {', '.join(map(repr, unknown))} in "
+                         f"'sources'; registered: {', '.join(sorted(registry))}")
+    return tuple(dict.fromkeys(value))
+
+
+def _data_registry(config: Path) -> dict[str, Any]:
+    try:
+        return sources.load_registry()
+    except sources.DataError as exc:
+        raise SweepError(f"{config}: 'sources' needs the data registry: {exc}") from exc
+
+
+def read_sweep(config: str | Path) -> list[Run]:
+    """Expand a sweep YAML into its runs, validated; nothing is executed, nothing is pinned.
+
+    :func:`polybias.runner.sweep.load_sweep` gives the same runs with the pinned revisions
+    of a pin file (:mod:`polybias.runner.pins`).
+
+    Parameters
+    ----------
+    config : str or Path
+        The sweep YAML (see :mod:`polybias.runner.sweep`).
+
+    Returns
+    -------
+    list of Run
+        One run per grid point of every entry, in file order.
+
+    Raises
+    ------
+    SweepError
+        On malformed YAML, an unknown key (top level or run entry), a missing notebook,
+        a parameter the notebook does not declare, an unknown data source, malformed
+        resources, or two runs that would share a folder. The message names the entry
+        (``runs[i]``) and what is valid.
+    """
+    config = Path(config)
+    raw = paths.read_yaml(config, SweepError, "sweep config")
+    if not isinstance(raw, dict) or not isinstance(raw.get("runs"), list) or not raw["runs"]:
+        raise SweepError(f"{config}: expected a mapping with a non-empty list 'runs:'")
+    _unknown_keys(raw, TOP_KEYS, str(config))
+    kernel = str(raw.get("kernel", "polybias"))
+    root = paths.project_root()
+    registry: dict[str, Any] | None = None
+    runs: list[Run] = []
+    for i, entry in enumerate(raw["runs"]):
+        where = f"{config}: runs[{i}]"
+        if not isinstance(entry, dict) or "notebook" not in entry:
+            raise SweepError(f"{where} needs a 'notebook'")
+        _unknown_keys(entry, RUN_KEYS, where)
+        nb = str(entry["notebook"])
+        if not (root / nb).is_file():
+            raise SweepError(f"{where}: notebook {nb} not found")
+        grid = entry.get("grid") or {}
+        fixed = entry.get("parameters") or {}
+        if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+            raise SweepError(f"{where}: 'grid' must map parameter names to non-empty lists")
+        if not isinstance(fixed, dict):
+            raise SweepError(f"{where}: 'parameters' must be a mapping")
+        clash = sorted(set(grid) & set(fixed))
+        if clash:
+            raise SweepError(f"{where}: {', '.join(clash)} both in grid and parameters")
+        try:
+            declared = notebook_parameters(root / nb)
+        except SweepError as exc:
+            raise SweepError(f"{where}: {exc}") from None
+        given = [*map(str, grid), *map(str, fixed), "output_dir"]
+        if "table_file" in entry:
+            given.append("table_file")
+        check_parameters(given, nb, declared, where)
+        resources = _resources(entry.get("resources"), where)
+        if entry.get("sources") is not None and registry is None:
+            registry = _data_registry(config)
+        needed = _sources(entry.get("sources"), where, registry or {})
+        section = str(entry.get("section", Path(nb).stem))
+        names = list(grid)
+        for values in itertools.product(*(grid[n] for n in names)):
+            point = dict(zip(names, values, strict=True))
+            params = normalise_parameters({**fixed, **point}, declared)
+            if "table_file" in entry:
+                params["table_file"] = _fill(entry["table_file"], point, where)
+            key = "__".join([Path(nb).stem] + [f"{n}-{_slug(point[n])}" for n in names])
+            executed = _fill(entry["executed"], point, where) if entry.get("executed") else None
+            runs.append(Run(nb, section, key, params, executed, kernel, dict(resources), needed))
+    dups = sorted(k for k, n in Counter(r.key for r in runs).items() if n > 1)
+    if dups:
+        raise SweepError(f"{config}: runs collide on the same folder: {', '.join(dups)}")
+    return runs
+
+
+def _fill(template: str, point: dict[str, Any], where: str) -> str:
+    try:
+        return str(template).format(**point)
+    except KeyError as exc:
+        raise SweepError(f"{where}: template {template!r} uses {exc} which is not in the grid") from exc
+
+

@@ -1,0 +1,817 @@
+"""Run notebooks over a grid of parameters with papermill on Dask (``polybias sweep CONFIG``).
+
+A sweep YAML lists entries; each expands to one run per point of its grid::
+
+    kernel: polybias                 # explicit Jupyter kernel for every run
+    runs:
+      - notebook: notebooks/01_weat.py      # jupytext py:percent source
+        section: weat                       # results/<section>/<run key>/
+        grid:                               # cartesian product
+          model: [w2v-gnews]
+          language: [en]
+        parameters:                         # the same for every point
+          n_permutations: 100000
+        executed: paper/executed/01_weat_{model}.ipynb   # optional copy for nbval
+        table_file: paper/tables/weat_{model}.md         # optional, passed to the notebook
+        resources: {GPU: 1}                 # optional Dask worker resources held by each run
+        sources: [crows-pairs]              # optional data sources (data/sources.yaml) it needs
+
+The configuration is strict: a key other than those above (at the top level:
+``kernel`` and ``runs``), or a parameter (in ``grid`` or ``parameters``) that the
+notebook's cell tagged ``parameters`` does not declare, is a :class:`SweepError` before
+anything runs. A parameter the notebook annotates ``list`` given a single value (``tests:
+weat1``) is passed as a one-item list (``["weat1"]``), never as a string whose letters a
+loop would visit one by one.
+
+A pin file (:mod:`polybias.runner.pins`, written by ``polybias lock CONFIG``) pins hub ids
+to commits: ``<config stem>.lock.yaml`` beside the config is used when present (``--pins
+FILE`` names another, ``--no-pins`` none), and each run of a hub model gets its pinned
+commit as the ``revision`` parameter. The runs themselves are read by
+:func:`polybias.runner.runs.read_sweep`.
+
+Each run gets ``output_dir`` (its folder under ``results/``) as a parameter. A run
+starts by emptying its folder, executes the notebook there and, only when it
+succeeded, writes a ``run.json`` marker (atomically) holding its parameter hash and the
+sha256 of every file the run left in its folder, then puts ``executed.ipynb`` (and the
+sweep's ``executed:`` copy) in place: the marker counts only when they are there.
+A run counts as done only when that marker exists with the same hash and every file
+it lists is intact (an edit of the notebook's source counts as a change); so a run
+killed halfway, at any point, leaves nothing that looks finished, and running the
+sweep again redoes only what is missing. A failed run leaves ``failed.ipynb``
+(showing the error) and no marker.
+
+Runs are skipped (reported as ``skipped``, with the reason, not as failed) when:
+
+- they are done already (see above);
+- a data source they declare under ``sources:`` cannot be had now (no mirror copy, no
+  verified cache and no download; see :func:`polybias.data.sources.availability`): nothing of
+  theirs is written, and the summary gives the one-line reason;
+- another process is executing them ("running elsewhere"): a run in progress holds an
+  exclusive file lock on ``.lock`` in its folder (:mod:`polybias.runner.locks`), which the
+  operating system releases when the holder ends or is killed; so two sweeps of the same
+  configuration never compute the same run at the same time.
+
+Where the runs execute:
+
+- ``--jobs 1``: one after the other in this process (declared resources are ignored).
+- default: a Dask ``LocalCluster`` of ``--jobs`` single-threaded worker processes
+  (default: the number of cores), plus one worker per local GPU (``--gpus``, default:
+  the GPUs torch sees when a run asks for ``GPU``), each seeing only its GPU
+  (``CUDA_VISIBLE_DEVICES``) and offering the resource ``GPU: 1``, so that a run that
+  declares ``resources: {GPU: 1}`` holds a whole GPU.
+- ``--scheduler ADDRESS`` (or a scheduler JSON file): an existing Dask cluster whose
+  workers see the project at the same path and have the sweep's Jupyter kernel; a run
+  that declares resources no connected worker offers fails at once, with the reason.
+- ``--cluster FILE``: ``--jobs`` batch jobs (SLURM, PBS, ...) of one Dask worker each,
+  configured by a YAML file with a ``jobqueue:`` section (see ``configs/dask/slurm.yaml``)
+  and kept by :class:`polybias.runner.cluster.JobPool`: a job lost after its worker connected
+  (cancelled, past its walltime, node lost) is replaced, up to ``sweep.max-resubmits``;
+  a submission the batch system rejects, or no worker for ``sweep.start-timeout``
+  seconds, stops the sweep (exit status 1) with the scheduler's message and the key of
+  the file to fix.
+
+Dask reschedules the run of a worker that died; a run that kills its workers three
+times is reported as failed. A progress bar counts runs done, failed and skipped with
+an ETA; failures are listed at the end with the notebook that shows the error (the
+exception's type and the first line of its message), and skipped runs that are not done
+with their reason. Ctrl-C stops the sweep with exit status 130 and the same summary,
+counting the unfinished runs as ``todo`` (nothing of them looks done); the workers,
+local or batch jobs, are stopped first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from polybias import paths
+from polybias.data import sources
+from polybias.results.records import sha256_file, write_text_atomic
+from polybias.runner import cluster as jobqueue
+from polybias.runner import pins as pinning
+from polybias.runner.locks import LOCK_FILE, RunLock
+from polybias.runner.runs import Run, SweepError, read_sweep
+
+MARKER = "run.json"
+EXECUTED = "executed.ipynb"
+FAILED = "failed.ipynb"
+PARTIAL = ".executing.ipynb"
+POLL = 1.0
+"""Seconds between checks of a sweep's batch jobs while its runs wait."""
+DONE = "already done"
+"""``reason`` of a run skipped because it finished before."""
+
+
+def load_sweep(config: str | Path, pins: str | Path | bool | None = True) -> list[Run]:
+    """Expand a sweep YAML into its runs, validated and pinned; nothing is executed.
+
+    Parameters
+    ----------
+    config : str or Path
+        The sweep YAML (see the module docstring).
+    pins : True, a path, or None/False
+        The pin file (:mod:`polybias.runner.pins`) whose commits become the ``revision`` of
+        the runs of hub models: True (default) uses ``<config stem>.lock.yaml`` beside the
+        config when there is one; a path uses that file (which must exist); None or False
+        uses none.
+
+    Returns
+    -------
+    list of Run
+        One run per grid point of every entry, in file order
+        (:func:`polybias.runner.runs.read_sweep`), with their pinned revisions.
+
+    Raises
+    ------
+    SweepError
+        On malformed YAML, an unknown key (top level or run entry), a missing notebook,
+        a parameter the notebook does not declare, an unknown data source, malformed
+        resources, two runs that would share a folder, or a pin file that is missing,
+        malformed or lacks a hub id of the sweep. The message names the entry
+        (``runs[i]``) and what is valid.
+    """
+    config = Path(config)
+    runs = read_sweep(config)
+    if pins is None or pins is False:
+        return runs
+    path = pinning.default_path(config) if pins is True else Path(pins)
+    if pins is True and not path.is_file():
+        return runs
+    try:
+        return pinning.apply_pins(runs, pinning.read_pins(path), path, config)
+    except pinning.PinError as exc:
+        raise SweepError(str(exc)) from None
+
+
+
+def _folder(run: Run, root: Path) -> Path:
+    return root / "results" / run.section / run.key
+
+
+def _outputs(folder: Path) -> dict[str, str]:
+    """sha256 of every file under ``folder`` but the marker and the lock, by path relative to it."""
+    return {p.relative_to(folder).as_posix(): sha256_file(p)
+            for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.relative_to(folder).as_posix() not in (MARKER, LOCK_FILE)}
+
+
+def is_done(run: Run, root: str | Path | None = None) -> bool:
+    """True when the run finished before with the same parameters and its files are intact."""
+    root = Path(root) if root else paths.project_root()
+    folder = _folder(run, root)
+    marker = folder / MARKER
+    if not marker.is_file():
+        return False
+    try:
+        done = json.loads(marker.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    if not isinstance(done, dict) or done.get("status") != "ok" \
+            or done.get("params_hash") != run.hash_in(root):
+        return False
+    for name, digest in (done.get("outputs") or {}).items():
+        path = folder / name
+        if not path.is_file() or sha256_file(path) != digest:
+            return False
+    if run.executed and done.get("executed_sha256"):  # the copy beside the paper, written last
+        copy = root / run.executed
+        if not copy.is_file() or sha256_file(copy) != done["executed_sha256"]:
+            return False
+    return True
+
+
+def run_folders(config: str | Path, root: str | Path | None = None) -> tuple[list[Path], list[str]]:
+    """The record folders of a sweep's runs that are done (:func:`is_done`), and the keys
+    of those that are not, in the sweep's order; what ``polybias export --sweep`` reads."""
+    root = Path(root) if root else paths.project_root()
+    done, not_done = [], []
+    for run in load_sweep(config):
+        if is_done(run, root):
+            done.append(_folder(run, root))
+        else:
+            not_done.append(run.key)
+    return done, not_done
+
+
+def _join_streams(outputs: list[Any]) -> list[Any]:
+    """Consecutive ``stream`` outputs of the same name joined into one.
+
+    >>> _join_streams([{"output_type": "stream", "name": "stdout", "text": "a"},
+    ...                {"output_type": "stream", "name": "stdout", "text": "\\n"},
+    ...                {"output_type": "stream", "name": "stderr", "text": "w"}])
+    [{'output_type': 'stream', 'name': 'stdout', 'text': 'a\\n'}, {'output_type': 'stream', 'name': 'stderr', 'text': 'w'}]
+    """
+    joined: list[Any] = []
+    for out in outputs:
+        last = joined[-1] if joined else None
+        if (out.get("output_type") == "stream" and last is not None
+                and last.get("output_type") == "stream" and last.get("name") == out.get("name")):
+            last["text"] = "".join(last["text"]) + "".join(out["text"])
+            continue
+        joined.append(out)
+    return joined
+
+
+def _clean(nb: Any, source: str, root: Path) -> Any:
+    """Drop timings and this checkout's absolute path from an executed notebook, and join
+    consecutive pieces of one stream (how the kernel splits a cell's printing into
+    messages depends on timing).
+
+    The executed copy is committed for nbval; it must diff cleanly between reruns and
+    must not name the machine it ran on.
+    """
+    # the checkout's path, not a longer one it prefixes (``/x/repo_models`` stays)
+    root_re = re.compile(re.escape(str(root)) + r"(/|(?![\w-]|\.\w))")
+    meta = nb.metadata.get("papermill", {})
+    for key in ("start_time", "end_time", "duration", "environment_variables"):
+        meta.pop(key, None)
+    meta["input_path"] = source
+    meta["output_path"] = None
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i:03d}"  # jupytext gives random ids: keep reruns diff-free
+        if "outputs" in cell:
+            cell["outputs"] = _join_streams(cell["outputs"])
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                out["text"] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".", out["text"])
+            for mime in ("text/plain", "text/markdown"):  # tables shown by report.show_table
+                if mime in out.get("data", {}):
+                    out["data"][mime] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".",
+                                                    "".join(out["data"][mime]))
+        cell.metadata.pop("execution", None)
+        pm = cell.metadata.get("papermill", {})
+        for key in ("start_time", "end_time", "duration"):
+            pm.pop(key, None)
+    return nb
+
+
+@functools.cache
+def _kernel_manager_class():
+    """A Jupyter kernel manager that talks to its kernel over Unix sockets in a fresh folder,
+    and starts it on matplotlib's Agg backend.
+
+    With the default TCP transport, kernels started at the same moment by parallel
+    workers can pick the same free port and die ("Address already in use").
+    """
+    # lazy: jupyter_client comes with papermill, needed (and slow to import) only to run
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import CaselessStrEnum, default
+
+    class IPCKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        @default("ip")
+        def _unique_ip(self) -> str:
+            if self.transport != "ipc":
+                return super()._ip_default()
+            return os.path.join(tempfile.mkdtemp(prefix="polybias-kernel-"), "ipc")
+
+        async def _async_pre_start_kernel(self, **kw: Any) -> Any:
+            # executed notebooks hold tables, not pictures: figures go to files only,
+            # whatever backend the caller's environment names (make lab shows them inline)
+            kw["env"] = {**(kw.get("env") or os.environ), "MPLBACKEND": "Agg"}
+            return await super()._async_pre_start_kernel(**kw)
+
+        async def _async_interrupt_kernel(self) -> None:
+            # jupyter_client interrupts the kernel before every shutdown; papermill shuts
+            # down an idle kernel, which then logs "KeyboardInterrupt caught in kernel" at
+            # error level on every successful run. A busy kernel that ignores the shutdown
+            # request is still killed after shutdown_wait_time.
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart)
+            if not restart and self.transport == "ipc":
+                shutil.rmtree(os.path.dirname(self.ip), ignore_errors=True)
+
+    return IPCKernelManager
+
+
+def _empty(folder: Path) -> None:
+    """Remove what an earlier (killed, failed or outdated) attempt left in a run's folder.
+
+    The lock file stays: it is held by the caller, and a new file at its path would be
+    a different lock.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    for child in folder.iterdir():
+        if child.name == LOCK_FILE:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def _first_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` of an exception (papermill's included)."""
+    ename = getattr(exc, "ename", None)  # PapermillExecutionError: the cell's exception
+    evalue = getattr(exc, "evalue", None)
+    if ename:
+        kind, message = str(ename), str(evalue or "")
+    else:
+        kind, message = type(exc).__name__, str(exc)
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    return f"{kind}: {lines[0]}" if lines else kind
+
+
+def execute(run: Run, root: str | Path | None = None, force: bool = False) -> dict[str, Any]:
+    """Execute one run now and return its outcome (``key``, ``status``, ...).
+
+    Used by :func:`run_sweep` on the workers; also callable directly. ``root`` is the
+    project root (the workers of a cluster must see it at the same path). A run already
+    done is skipped unless ``force``: Dask may re-execute a task whose worker died after
+    the run had finished, and that must not compute it twice. A run that another
+    process is executing (its folder's lock is held) is skipped, with the reason
+    ``running elsewhere``, and nothing of it is touched.
+
+    Returns
+    -------
+    dict
+        ``key``, ``status`` (``ok``, ``failed`` or ``skipped``) and: ``seconds`` (ok);
+        ``error`` (the exception's type and first line) and ``notebook`` (failed);
+        ``reason`` (skipped).
+    """
+    root = Path(root) if root else paths.project_root()
+    folder = _folder(run, root)
+    lock = RunLock(folder)
+    if not lock.acquire():
+        holder = lock.holder()
+        return {"key": run.key, "status": "skipped",
+                "reason": f"running elsewhere (locked by {holder or 'another process'})"}
+    with lock:
+        if not force and is_done(run, root):  # checked under the lock: it may just have finished
+            return {"key": run.key, "status": "skipped", "reason": DONE}
+        return execute_locked(run, root, folder)
+
+
+def execute_locked(run: Run, root: Path, folder: Path,
+                   output_dir: str | None = None) -> dict[str, Any]:
+    """Execute one run in ``folder``, whose :class:`RunLock` the caller holds.
+
+    The folder is emptied first (so nothing of an earlier attempt looks done), the notebook
+    runs with papermill (parameters: the run's, plus ``output_dir``), and on success the
+    cleaned ``executed.ipynb`` and the ``run.json`` marker (parameter hash and the sha256 of
+    every file left) are written atomically, marker before the notebook is put in place;
+    on an error the partial notebook becomes ``failed.ipynb``.
+
+    Parameters
+    ----------
+    run : Run
+        What to execute.
+    root : Path
+        The project root (the notebook is read and executed from there).
+    folder : Path
+        The run's folder; the caller holds its lock.
+    output_dir : str, optional
+        The ``output_dir`` parameter; default: ``folder`` relative to ``root``.
+
+    Returns
+    -------
+    dict
+        ``key``, ``status`` (``ok`` or ``failed``) and ``seconds`` (ok) or ``error`` and
+        ``notebook`` (failed), as :func:`execute` returns them.
+    """
+    # lazy: jupytext, nbformat and papermill take seconds to import, and only runs need them
+    import jupytext
+    import nbformat
+    import papermill as pm
+
+    digest = run.hash_in(root)  # of the source about to run, not of a later edit
+    _empty(folder)  # the marker goes first: from here on the run is not done
+    params = {**run.parameters, "output_dir": output_dir or os.path.relpath(folder, root)}
+    src = jupytext.read(root / run.notebook)
+    src.metadata["kernelspec"] = {"name": run.kernel, "display_name": run.kernel, "language": "python"}
+    partial, failed = folder / PARTIAL, folder / FAILED
+    t0 = time.perf_counter()
+    try:
+        nb = pm.execute_notebook(
+            src, str(partial), parameters=params, kernel_name=run.kernel, cwd=str(root),
+            progress_bar=False, log_output=False, request_save_on_cell_execute=False,
+            kernel_manager_class=_kernel_manager_class(),
+        )
+    except Exception as exc:  # papermill raises PapermillExecutionError with the cell's error
+        if partial.exists():
+            partial.replace(failed)
+        return {"key": run.key, "status": "failed", "error": _first_line(exc),
+                "notebook": os.path.relpath(failed, root) if failed.exists() else None}
+    text = nbformat.writes(_clean(nb, run.notebook, root))
+    # the executed notebook stays under the partial name until the marker is written, so a
+    # kill at any point leaves no executed notebook without its marker (the marker lists it,
+    # and is_done checks it and the committed copy are there and intact)
+    write_text_atomic(partial, text)
+    outputs = _outputs(folder)
+    outputs[EXECUTED] = outputs.pop(PARTIAL)
+    marker = {"key": run.key, "notebook": run.notebook, "parameters": params,
+              "params_hash": digest, "status": "ok", "executed": run.executed,
+              "executed_sha256": outputs[EXECUTED] if run.executed else None,
+              "outputs": outputs}
+    write_text_atomic(folder / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
+    partial.replace(folder / EXECUTED)
+    if run.executed:
+        write_text_atomic(root / run.executed, text)
+    return {"key": run.key, "status": "ok", "seconds": time.perf_counter() - t0}
+
+
+# ----------------------------------------------------------------------------- clusters
+def local_gpus() -> int:
+    """Number of GPUs torch sees here (0 without torch or CUDA)."""
+    try:  # lazy: torch is optional here and slow to import; only GPU sweeps ask
+        import torch
+    except ImportError:
+        return 0
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def local_cluster(jobs: int, gpus: int = 0):
+    """A Dask ``LocalCluster``: ``jobs`` single-threaded worker processes, plus one per GPU.
+
+    The GPU workers offer the resource ``GPU: 1`` and see only their device
+    (``CUDA_VISIBLE_DEVICES``). Workers have no memory limit: a run's memory is held
+    by its notebook kernel, a child process of the worker.
+    """
+    from distributed import LocalCluster, Nanny  # lazy: Dask only for sweeps on workers
+
+    cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                           dashboard_address=None, memory_limit=0, silence_logs=logging.ERROR)
+    if gpus:
+        template = cluster.new_spec["options"]
+        for g in range(gpus):
+            env = {**template.get("env", {}), "CUDA_VISIBLE_DEVICES": str(g)}
+            cluster.worker_spec[f"gpu-{g}"] = {"cls": Nanny, "options": {
+                **template, "resources": {"GPU": 1}, "env": env}}
+        cluster.scale(len(cluster.worker_spec))
+    return cluster
+
+
+def jobqueue_cluster(config: str | Path, jobs: int):
+    """A dask-jobqueue cluster from a YAML file with one ``jobqueue: {slurm: {...}}`` section.
+
+    The section's keys are the cluster class's arguments (``job-cpu`` or ``job_cpu``),
+    as in dask-jobqueue's own configuration file (``name`` is the batch job's name); see
+    ``configs/dask/slurm.yaml`` and :mod:`polybias.runner.cluster`. ``jobs`` batch jobs are
+    submitted (none when 0), unsupervised: :func:`run_sweep` keeps its jobs with a
+    :class:`polybias.runner.cluster.JobPool`.
+    """
+    try:
+        cluster, _, _ = jobqueue.make_cluster(config)
+    except jobqueue.ClusterConfigError as exc:
+        raise SweepError(str(exc)) from None
+    if jobs:
+        cluster.scale(jobs=jobs)
+    return cluster
+
+
+def _connect(jobs: int, scheduler: str | None, cluster_config: str | Path | None, gpus: int):
+    """Return (client, what to close: a cluster, a JobPool or None) for the requested place
+    of execution."""
+    from distributed import Client  # lazy: Dask only for sweeps on workers
+
+    if scheduler:
+        if Path(scheduler).is_file():  # a scheduler file (dask scheduler --scheduler-file)
+            return Client(scheduler_file=scheduler), None
+        return Client(scheduler), None
+    if cluster_config:
+        try:
+            pool = jobqueue.JobPool(cluster_config, jobs)
+        except jobqueue.ClusterConfigError as exc:
+            raise SweepError(str(exc)) from None
+        try:
+            return Client(pool.cluster), pool
+        except BaseException:
+            pool.close()
+            raise
+    cluster = local_cluster(jobs, gpus)
+    client = Client(cluster)
+    client.wait_for_workers(jobs + gpus, timeout=120)
+    return client, cluster
+
+
+def _unplaceable(runs: list[Run], client) -> list[Run]:
+    """Runs asking for resources that no connected worker offers."""
+    offered: list[dict[str, float]] = [w.get("resources") or {}
+                                       for w in client.scheduler_info()["workers"].values()]
+    return [r for r in runs if r.resources and not any(
+        all(w.get(k, 0) >= v for k, v in r.resources.items()) for w in offered)]
+
+
+# ----------------------------------------------------------------------------- the sweep
+def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
+              only: str | None = None, scheduler: str | None = None,
+              cluster_config: str | Path | None = None, gpus: int | None = None,
+              client=None, progress: bool = True,
+              pins: str | Path | bool | None = True) -> list[dict[str, Any]]:
+    """Execute every run of ``config`` not yet done; return one outcome dict per run.
+
+    ``client``: an existing ``distributed.Client`` to use (then ``jobs``, ``scheduler``,
+    ``cluster_config`` and ``gpus`` are ignored). Otherwise see the module docstring.
+    ``pins``: the pin file, as :func:`load_sweep` takes it.
+
+    Raises
+    ------
+    SweepStopped
+        On Ctrl-C (``KeyboardInterrupt``) or when the batch system cannot give workers
+        (:class:`polybias.runner.cluster.ClusterError`): its ``outcomes`` are those so far plus
+        one ``todo`` outcome per run that did not finish (nothing of it looks done), its
+        ``cause`` the exception. The workers (and batch jobs) are gone by then.
+    """
+    root = paths.project_root()
+    runs = [r for r in load_sweep(config, pins) if only is None or only in r.key]
+    done = [not force and is_done(r, root) for r in runs]
+    outcomes = [{"key": r.key, "status": "skipped", "reason": DONE}
+                for r, d in zip(runs, done, strict=True) if d]
+    todo, without_data = _with_data([r for r, d in zip(runs, done, strict=True) if not d])
+    outcomes += without_data
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    distributed = client is not None or scheduler or cluster_config or jobs > 1
+    bar = tqdm(total=len(runs), initial=len(outcomes), desc="sweep", unit="run",
+               disable=not progress or not todo, dynamic_ncols=True)
+    counts = {"ok": 0, "failed": 0, "skipped": len(outcomes)}
+
+    def record(outcome: dict[str, Any]) -> None:
+        outcomes.append(outcome)
+        counts[outcome["status"]] += 1
+        bar.set_postfix(counts, refresh=False)
+        bar.update()
+
+    try:
+        if todo and not distributed:
+            for r in todo:  # execute checks is_done again under the run's lock
+                record(execute(r, root, force=force))
+        elif todo:
+            own = client is None
+            closing = None
+            try:
+                if own:
+                    need_gpu = any("GPU" in r.resources for r in todo)
+                    n_gpus = gpus if gpus is not None else (local_gpus() if need_gpu and not (
+                        scheduler or cluster_config) else 0)
+                    client, closing = _connect(min(jobs, len(todo)), scheduler, cluster_config, n_gpus)
+                pool = closing if isinstance(closing, jobqueue.JobPool) else None
+                _submit_and_collect(client, todo, root, force, record,
+                                    check_resources=not cluster_config, pool=pool)
+            finally:
+                if own:
+                    _close(client, closing)
+    except (KeyboardInterrupt, jobqueue.ClusterError) as exc:
+        # the workers are gone by now; a run they finished while stopping counts as ran
+        finished = {o["key"] for o in outcomes}
+        reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else "no workers"
+        outcomes += [{"key": r.key, "status": "ok", "note": "finished while the sweep stopped"}
+                     if is_done(r, root) else {"key": r.key, "status": "todo", "reason": reason}
+                     for r in todo if r.key not in finished]
+        raise SweepStopped(outcomes, exc) from exc
+    finally:
+        bar.close()
+    return outcomes
+
+
+class SweepStopped(Exception):
+    """A sweep that ended before its runs did (Ctrl-C, or no workers to be had).
+
+    Parameters
+    ----------
+    outcomes : list of dict
+        As :func:`run_sweep` returns them, with ``status: todo`` for the runs left to do.
+    cause : BaseException
+        ``KeyboardInterrupt`` or :class:`polybias.runner.cluster.ClusterError`.
+    """
+
+    def __init__(self, outcomes: list[dict[str, Any]], cause: BaseException):
+        super().__init__(str(cause) or type(cause).__name__)
+        self.outcomes = outcomes
+        self.cause = cause
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether Ctrl-C (SIGINT) stopped the sweep."""
+        return isinstance(self.cause, KeyboardInterrupt)
+
+
+def _close(client, closing) -> None:
+    """Close the client, then the cluster or job pool the sweep started (cancelling its
+    batch jobs). A second Ctrl-C does not stop the cancelling."""
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        if client is not None:
+            client.close()
+        if closing is not None:
+            closing.close()
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, before)
+
+
+def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
+    """Split runs into those whose declared data sources can be had now and the others.
+
+    Each source is checked once (:func:`polybias.data.sources.availability`: mirror, verified
+    cache, else a short download attempt). Returns the runs to execute and one
+    ``skipped`` outcome, with the one-line reason, for each of the others.
+    """
+    names = sorted({s for r in runs for s in r.sources})
+    if not names:
+        return runs, []
+    registry = sources.load_registry()
+    verdict = {name: sources.availability(name, registry) for name in names}
+    ready, skipped = [], []
+    for r in runs:
+        missing = [verdict[s][1] for s in r.sources if not verdict[s][0]]
+        if missing:
+            skipped.append({"key": r.key, "status": "skipped", "reason": "; ".join(missing)})
+        else:
+            ready.append(r)
+    return ready, skipped
+
+
+def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record,
+                        check_resources: bool, pool: jobqueue.JobPool | None = None) -> None:
+    """Submit the runs to Dask and record each outcome as it comes; with a job ``pool``,
+    check its jobs every :data:`POLL` seconds while runs wait."""
+    # lazy: Dask only for sweeps on workers
+    from distributed import wait
+    from distributed.client import FIRST_COMPLETED
+
+    stuck = _unplaceable(todo, client) if check_resources else []
+    stuck_keys = {r.key for r in stuck}
+    for r in stuck:
+        record({"key": r.key, "status": "failed", "notebook": None,
+                "error": f"needs resources {r.resources} that no worker of the cluster offers "
+                         "(locally: --gpus N declares N GPUs; --jobs 1 runs everything in this "
+                         "process, whatever the runs declare)"})
+    futures = {}
+    for r in todo:
+        if r.key in stuck_keys:
+            continue
+        fut = client.submit(execute, r, str(root), force, key=f"sweep-{r.key}-{r.hash_in(root)}",
+                            resources=r.resources or None, pure=False)
+        futures[fut] = r
+    pending = set(futures)
+    try:
+        while pending:
+            if pool is not None:
+                pool.check(client)
+            try:
+                finished = wait(pending, timeout=POLL, return_when=FIRST_COMPLETED).done
+            except TimeoutError:
+                continue
+            for fut in sorted(finished, key=lambda f: futures[f].key):
+                pending.discard(fut)
+                record(_outcome(fut, futures[fut], root))
+    except BaseException:
+        client.cancel(list(pending))
+        raise
+
+
+def _outcome(fut, run: Run, root: Path) -> dict[str, Any]:
+    """The outcome of a finished future: the run's, or a failure with the reason."""
+    from distributed import KilledWorker  # lazy: Dask only for sweeps on workers
+
+    try:
+        return fut.result()
+    except KilledWorker as exc:  # its workers died while running it, allowed-failures + 1 times
+        error = (f"KilledWorker: its worker died each time it ran ({_first_line(exc)}); it kills "
+                 "its worker, or the workers' jobs end too soon (walltime, memory, node)")
+    except Exception as exc:  # the run could not be started or its result not be had
+        error = _first_line(exc)
+    partial = _folder(run, root) / PARTIAL
+    return {"key": run.key, "status": "failed", "error": error,
+            "notebook": os.path.relpath(partial, root) if partial.exists() else None}
+
+
+def summary(outcomes: list[dict[str, Any]]) -> str:
+    """Counts, one line per run skipped for a reason other than being done, and one
+    paragraph per failed run naming the notebook that shows the error.
+
+    Parameters
+    ----------
+    outcomes : list of dict
+        As returned by :func:`run_sweep` (or carried by :class:`SweepStopped`, whose
+        ``todo`` outcomes are counted with their reason).
+
+    Returns
+    -------
+    str
+        The summary; a skipped run's ``reason`` and a failed run's ``error`` are shown
+        by their first line (the exception's type and the first line of its message).
+
+    Examples
+    --------
+    >>> print(summary([{"key": "a", "status": "ok"}, {"key": "b", "status": "failed",
+    ...                 "error": "ValueError: boom", "notebook": "results/s/b/failed.ipynb"}]))
+    sweep: 1 ran, 0 skipped, 1 failed
+      FAILED b: see results/s/b/failed.ipynb
+        ValueError: boom
+    >>> print(summary([{"key": "a", "status": "skipped", "reason": DONE},
+    ...                {"key": "c", "status": "skipped", "reason": "running elsewhere"}]))
+    sweep: 0 ran, 2 skipped (1 already done, 1 not run), 0 failed
+      SKIPPED c: running elsewhere
+    >>> print(summary([{"key": "a", "status": "ok"}, {"key": "b", "status": "todo",
+    ...                 "reason": "interrupted"}]))
+    sweep: 1 ran, 0 skipped, 0 failed, 1 todo (interrupted)
+    """
+    counts = {s: sum(o["status"] == s for o in outcomes) for s in ("ok", "skipped", "failed")}
+    skipped = f"{counts['skipped']} skipped"
+    n_done = sum(o["status"] == "skipped" and o.get("reason", DONE) == DONE for o in outcomes)
+    if counts["skipped"]:
+        parts = [f"{n_done} already done"] if n_done else []
+        if counts["skipped"] > n_done:
+            parts.append(f"{counts['skipped'] - n_done} not run")
+        skipped += f" ({', '.join(parts)})"
+    lines = [f"sweep: {counts['ok']} ran, {skipped}, {counts['failed']} failed"]
+    n_todo = sum(o["status"] == "todo" for o in outcomes)
+    if n_todo:
+        lines[0] += f", {n_todo} todo ({_line(next(o for o in outcomes if o['status'] == 'todo')['reason'])})"
+    for o in outcomes:
+        if o["status"] == "skipped" and o.get("reason", DONE) != DONE:
+            lines.append(f"  SKIPPED {o['key']}: {_line(o['reason'])}")
+    for o in outcomes:
+        if o["status"] == "failed":
+            where = o.get("notebook") or "no notebook (the run did not start or its worker died)"
+            lines.append(f"  FAILED {o['key']}: see {where}\n    {_line(o['error'])}")
+    return "\n".join(lines)
+
+
+def _line(text: str, limit: int = 400) -> str:
+    """The first non-empty line of ``text``, cut after ``limit`` characters."""
+    first = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
+    return first if len(first) <= limit else first[:limit - 1] + "…"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="polybias sweep", description=__doc__.split("\n")[0])
+    parser.add_argument("config", help="sweep YAML (e.g. configs/sweeps/default.yaml)")
+    parser.add_argument("-j", "--jobs", type=int, default=None,
+                        help="parallel runs: local workers, or jobqueue workers with --cluster "
+                             "(default: cores; 1 runs in this process)")
+    parser.add_argument("--scheduler", default=None,
+                        help="address (tcp://host:8786) or scheduler file of an existing Dask cluster")
+    parser.add_argument("--cluster", default=None, metavar="FILE",
+                        help="dask-jobqueue cluster YAML (e.g. configs/dask/slurm.yaml)")
+    parser.add_argument("--gpus", type=int, default=None,
+                        help="local GPU workers (default: the GPUs torch sees, when a run asks for one)")
+    parser.add_argument("--force", action="store_true", help="rerun runs that are already done")
+    parser.add_argument("--only", default=None, help="run only keys containing this text")
+    parser.add_argument("--list", action="store_true", help="list the runs and exit")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--pins", "--lock", default=None, metavar="FILE", dest="pins",
+                        help="pin file of hub commits (default: <config stem>.lock.yaml beside "
+                             "the config when there is one; see polybias lock)")
+    parser.add_argument("--no-pins", "--no-lock", action="store_true", dest="no_pins",
+                        help="ignore any pin file")
+    args = parser.parse_args(argv)
+    if args.scheduler and args.cluster:
+        parser.error("--scheduler and --cluster exclude each other")
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    if args.pins and args.no_pins:
+        parser.error("--pins and --no-pins exclude each other")
+    pins = None if args.no_pins else (args.pins or True)
+    try:
+        if args.list:
+            root = paths.project_root()
+            for r in load_sweep(args.config, pins):
+                folder = _folder(r, root)
+                state = "done" if is_done(r, root) else (
+                    "running" if RunLock(folder).held_elsewhere() else
+                    "failed" if (folder / FAILED).exists() else "todo")
+                extra = f"  [{', '.join(f'{k}={v:g}' for k, v in r.resources.items())}]" if r.resources else ""
+                print(f"{state:6s} {r.key}{extra}")
+            return 0
+        outcomes = run_sweep(args.config, args.jobs, args.force, args.only, scheduler=args.scheduler,
+                             cluster_config=args.cluster, gpus=args.gpus,
+                             progress=not args.no_progress, pins=pins)
+    except SweepError as exc:
+        print(f"polybias sweep: {exc}", file=sys.stderr)
+        return 2
+    except SweepStopped as stop:
+        print(summary(stop.outcomes))
+        if stop.interrupted:
+            print("polybias sweep: interrupted (Ctrl-C); the runs left todo run on the next "
+                  "call", file=sys.stderr)
+            return 130
+        print(f"polybias sweep: {_line(str(stop.cause), limit=2000)}", file=sys.stderr)
+        return 1
+    print(summary(outcomes))
+    return 1 if any(o["status"] == "failed" for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

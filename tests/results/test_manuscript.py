@@ -1,0 +1,77 @@
+"""The manuscript is assembled from section files; every number comes from a generated file."""
+
+import pytest
+from polybias import paths
+from polybias.results import manuscript
+from polybias.results.manuscript import ManuscriptError
+
+
+def test_table_figure_and_reported_directives_are_replaced(tmp_path):
+    sections = tmp_path / "sections"
+    sections.mkdir()
+    (sections / "02_b.md").write_text("## B\n<!-- reported: caliskan2017_weat | test=WEAT3 -->\n")
+    (sections / "01_a.md").write_text(
+        "# A\n<!-- table: weat_w2v-gnews.md -->\n<!-- figure: weat_w2v-gnews.png | WEAT bars -->\n")
+    out = manuscript.build_manuscript(sections, tmp_path / "m.md")
+    text = out.read_text()
+    table = (paths.paper_dir() / "tables" / "weat_w2v-gnews.md").read_text().strip()
+    assert table in text
+    assert "![WEAT bars](../figures/weat_w2v-gnews.png)" in text
+    assert text.index("# A") < text.index("## B")  # sections in name order
+    assert "| WEAT3 | 0.5800 |" in text and "WEAT1" not in text.split("## B")[1]
+    assert "<!-- table" not in text and "<!-- reported" not in text
+
+
+@pytest.mark.parametrize("directive, message", [
+    ("<!-- table: missing.md -->", "paper/tables/missing.md"),
+    ("<!-- figure: missing.png -->", "figures/missing.png"),
+    ("<!-- reported: no_such_study -->", "paper/reported/no_such_study.csv"),
+    ("<!-- reported: caliskan2017_weat | test -->", "not key=value"),
+    ("<!-- reported: caliskan2017_weat | test=WEAT99 -->", "no rows"),
+])
+def test_missing_files_are_errors_naming_the_section_and_nothing_is_written(tmp_path, directive, message):
+    sections = tmp_path / "sections"
+    sections.mkdir()
+    (sections / "01_x.md").write_text(f"text\n{directive}\n")
+    with pytest.raises(ManuscriptError, match="sections/01_x.md") as err:
+        manuscript.build_manuscript(sections, tmp_path / "m.md")
+    assert message in str(err.value)
+    assert not (tmp_path / "m.md").exists()
+
+
+def test_records_directive_renders_the_exported_cross_model_table(tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    export = root / "paper" / "export"
+    export.mkdir(parents=True)
+    (export / "kurita.csv").write_text("study,test,subset,m1 (bn),m2 (bn)\n"
+                                       "logprob,t,structure S1,1.93 (p=0.001),-0.55 (p=0.853)\n"
+                                       "logprob,t,structure S2,1.90 (p=0.002),\n")
+    (export / "kurita.png").write_bytes(b"png")
+    monkeypatch.setenv("POLYBIAS_ROOT", str(root))
+    whole = manuscript.render_section("<!-- records: kurita -->\n", where="s.md")
+    assert whole.splitlines()[:4] == ["| study | test | subset | m1 (bn) | m2 (bn) |", "|---|---|---|---|---|",
+                                      "| logprob | t | structure S1 | 1.93 (p=0.001) | -0.55 (p=0.853) |",
+                                      "| logprob | t | structure S2 | 1.90 (p=0.002) |  |"]
+    assert "](export/kurita.png)" in whole
+    part = manuscript.render_section("<!-- records: kurita | subset=structure S2 -->\n", where="s.md")
+    assert "S1" not in part and "S2" in part and ".png" not in part  # filtered: no figure
+    for directive, message in (("kurita | model=m1", "no column 'model'"),
+                               ("kurita | subset=structure S9", "no rows"),
+                               ("kurita | subset", "not key=value"),
+                               ("cb", "no records table paper/export/cb.csv")):
+        with pytest.raises(ManuscriptError, match="s.md") as err:
+            manuscript.render_section(f"<!-- records: {directive} -->\n", where="s.md")
+        assert message in str(err.value)
+
+
+def test_no_sections_is_an_error(tmp_path):
+    with pytest.raises(ManuscriptError, match="no section files"):
+        manuscript.build_manuscript(tmp_path, tmp_path / "m.md")
+
+
+def test_committed_manuscript_is_built_from_the_current_sections(tmp_path):
+    committed = paths.paper_dir() / "manuscript.md"
+    if not committed.is_file():
+        pytest.skip("paper/manuscript.md not built yet (make paper)")
+    fresh = manuscript.build_manuscript(output=tmp_path / "manuscript.md")
+    assert fresh.read_text() == committed.read_text(), "paper/manuscript.md is stale: run make paper"

@@ -1,0 +1,231 @@
+"""Run records read back into one tidy table, cross-model tables and figures
+(``polybias results`` / ``polybias export``). Records are written with the library's own
+writer and the values the metric functions return, in the shapes the studies record."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from polybias.cli import main as cli
+from polybias.metrics import ceat, crows, weat
+from polybias.results import table as results
+from polybias.results.records import RunRecord, write_record
+
+
+def _weat_record(model: str, language: str, test: str, shift: float, seed: int) -> RunRecord:
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=4), rng.normal(size=4)
+    X, Y = shift * a + rng.normal(size=(6, 4)), shift * b + rng.normal(size=(6, 4))
+    res = weat.weat(X, Y, a + 0.1 * rng.normal(size=(5, 4)), b + 0.1 * rng.normal(size=(5, 4)),
+                    n_permutations=200, exact_limit=0, seed=seed)
+    return RunRecord(metric="weat", model=model, language=language, test=test,
+                     parameters={"ddof": 1, "seed": seed}, values=res.as_dict(), model_revision="r1",
+                     packages={})
+
+
+def _crows_record(model: str, language: str) -> RunRecord:
+    rng = np.random.default_rng(1)
+    scored = pd.DataFrame({"score_more": rng.normal(size=40) + 0.5, "score_less": rng.normal(size=40),
+                           "bias_type": np.where(np.arange(40) % 2, "gender", "race")})
+    table = crows.stereotype_score(scored, n_bootstrap=100, seed=0)
+    return RunRecord(metric="crows", model=model, language=language, test="planted",
+                     parameters={"method": "nangia"}, values={"by_bias_type": table.to_dict("records")},
+                     packages={})
+
+
+@pytest.fixture
+def records(tmp_path):
+    folder = tmp_path / "results"
+    for model, shift in (("m-strong", 2.0), ("m-weak", 0.0)):
+        for language in ("en", "hi"):
+            write_record(_weat_record(model, language, "T1", shift, 3), folder / "weat" / f"01_weat__{model}")
+        write_record(_crows_record(model, "en"), folder / "crows" / f"05_crows__{model}")
+    rng = np.random.default_rng(2)
+    r = ceat.ceat(*(rng.normal(size=(3, 5, 4)) for _ in range(4)))
+    rows = [{"test": "C5", "sample_set": "fixed", "length": "9", "ces": r.ces, "se": r.se,
+             "pvalue": r.pvalue, "tau2": r.tau2, "n_samples": r.n_samples}]
+    write_record(RunRecord(metric="ceat", model="m-strong", language="en", test="C5", parameters={},
+                           values={"rows": rows}, packages={}), folder / "ceat" / "03_ceat__m")
+    (folder / "weat" / "01_weat__m-strong" / "run.json").write_text("{}")  # a sweep marker
+    return folder
+
+
+def test_every_record_becomes_tidy_rows(records):
+    frame = results.read_results(records)
+    assert list(frame.columns) == list(results.COLUMNS)
+    assert sorted(frame["study"].unique()) == ["ceat", "crows", "weat"]
+    weat_rows = frame[frame.metric == "weat"]
+    assert len(weat_rows) == 4 and set(weat_rows.language) == {"en", "hi"}
+    stored = json.loads((records / "weat" / "01_weat__m-strong" / "weat_m-m-strong_l-en_t-t1.json").read_text())
+    row = weat_rows[(weat_rows.model == "m-strong") & (weat_rows.language == "en")].iloc[0]
+    assert row.value == stored["values"]["effect_size"] and row.p == stored["values"]["pvalue"]
+    assert row.p_method == "permutation-monte-carlo" and row.n == 12
+    assert row.options_hash == stored["params_hash"] and row.revision == "r1"
+    crows_all = frame[(frame.metric == "crows") & (frame.subset == "all")]
+    assert len(crows_all) == 2 and crows_all.ci_level.eq(0.95).all()
+    assert (crows_all.ci_low <= crows_all.value).all() and (crows_all.value <= crows_all.ci_high).all()
+    ceat_row = frame[frame.metric == "ceat"].iloc[0]
+    stored = json.loads(next((records / "ceat").rglob("*.json")).read_text())["values"]["rows"][0]
+    assert ceat_row.value == stored["ces"]
+    assert ceat_row.ci_high - ceat_row.value == pytest.approx(1.959963984540054 * stored["se"], rel=1e-12)
+    assert ceat_row.p_method == "normal" and ceat_row.subset == "fixed, length 9"
+
+
+def test_cross_model_table_has_a_column_per_model_and_language(records):
+    table = results.cross_model_table(results.read_results(records), "weat")
+    assert list(table.columns) == ["study", "test", "subset", "m-strong (en)", "m-strong (hi)",
+                                   "m-weak (en)", "m-weak (hi)"]
+    assert table["m-strong (en)"].str.fullmatch(r"-?\d+\.\d\d \(p=0\.\d{3}\)").all(), table
+    with pytest.raises(results.ResultsError, match="no results for metric 'cb'; metrics: ceat, crows, weat"):
+        results.cross_model_table(results.read_results(records), "cb")
+
+
+def test_export_writes_tables_and_figures(records, tmp_path):
+    out = tmp_path / "export"
+    written = results.export(results.read_results(records), out)
+    names = sorted(p.name for p in written)
+    assert names == sorted(["results.csv", *(f"{m}.{e}" for m in ("ceat", "crows", "weat")
+                                             for e in ("csv", "md", "png"))])
+    md = (out / "crows.md").read_text()
+    assert md.startswith("| study | test | subset | m-strong (en) | m-weak (en) |")
+    assert "[" in md  # intervals
+    assert (out / "weat.png").stat().st_size > 1000
+    assert pd.read_csv(out / "results.csv").shape[0] == len(results.read_results(records))
+
+
+def test_commands(records, tmp_path, capsys):
+    assert cli(["results", str(records), "--metric", "weat"]) == 0
+    printed = capsys.readouterr().out
+    assert "m-strong" in printed and "crows" not in printed
+    csv = tmp_path / "all.csv"
+    assert cli(["results", str(records), "--csv", str(csv)]) == 0
+    assert pd.read_csv(csv).shape[0] == len(results.read_results(records))
+    assert cli(["export", str(records), "--out", str(tmp_path / "x"), "--no-figures"]) == 0
+    assert (tmp_path / "x" / "weat.md").is_file() and not (tmp_path / "x" / "weat.png").exists()
+    assert cli(["results", str(tmp_path / "nowhere")]) == 1
+    assert "no results folder" in capsys.readouterr().err
+
+
+def test_the_validity_sweeps_model_records_are_skipped(records):
+    model_record = {"job": {"language": "en", "family": "mlm", "p": 0.9, "seed": 0},
+                    "job_hash": "ab" * 8, "training": {}, "scoring_version": 1, "rows": [{"value": 1.0}]}
+    folder = records / "validity" / "models" / "en"
+    folder.mkdir(parents=True)
+    (folder / "mlm-p0.9-s0.json").write_text(json.dumps(model_record))
+    frame = results.read_results(records)
+    assert "validity" not in set(frame["study"]) and len(frame) > 0
+    # anything else without a metric is still an error naming the file
+    (folder / "mlm-p0.9-s0.json").write_text(json.dumps({"job": {}, "rows": []}))
+    with pytest.raises(results.ResultsError, match="mlm-p0.9-s0.json: not a run record"):
+        results.read_results(records)
+
+
+def test_export_of_the_runs_of_one_sweep(records, tmp_path, capsys):
+    runs = sorted((records / "weat").iterdir())
+    frame = results.read_results(runs=runs)
+    assert set(frame["study"]) == {"weat"} and set(frame["model"]) == {"m-strong", "m-weak"}
+    assert frame["record"].str.startswith("01_weat__").all()
+    # a complete sweep: its tables, no tidy table; --prune removes what is no longer exported
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "old-metric.md").write_text("stale")
+    (out / "notes.txt").write_text("kept")
+    complete = lambda config: (runs, [])  # noqa: E731
+    assert results.main_export(["--sweep", "s.yaml", "--out", str(out), "--no-figures", "--no-tidy",
+                                "--prune"], sweep_runs=complete) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "weat.csv", "weat.md"]
+    before = (out / "weat.md").read_text()
+    # a sweep with runs not done: an error, or with --if-complete a note; nothing written
+    partial = lambda config: (runs[:1], ["01_weat__m-weak"])  # noqa: E731
+    (out / "weat.md").unlink()
+    assert results.main_export(["--sweep", "s.yaml", "--out", str(out)], sweep_runs=partial) == 1
+    assert "1 of 2 runs of s.yaml are not done (e.g. 01_weat__m-weak)" in capsys.readouterr().err
+    assert results.main_export(["--sweep", "s.yaml", "--out", str(out), "--if-complete"],
+                               sweep_runs=partial) == 0
+    assert "left as it is" in capsys.readouterr().err
+    assert not (out / "weat.md").exists()
+    assert results.main_export(["--sweep", "s.yaml", "--out", str(out), "--no-figures", "--no-tidy"],
+                               sweep_runs=complete) == 0
+    assert (out / "weat.md").read_text() == before  # deterministic
+    assert results.main_export([str(records), "--sweep", "s.yaml"], sweep_runs=complete) == 1
+    assert "not both" in capsys.readouterr().err
+
+
+def test_bad_records_name_the_file(tmp_path):
+    folder = tmp_path / "results" / "weat"
+    folder.mkdir(parents=True)
+    (folder / "broken.json").write_text("{not json")
+    with pytest.raises(results.ResultsError, match=r"broken.json: not a readable JSON record"):
+        results.read_results(tmp_path / "results")
+    (folder / "broken.json").write_text(json.dumps({"metric": "weat", "model": "m"}))
+    with pytest.raises(results.ResultsError, match=r"broken.json: not a run record \(no 'language' field\)"):
+        results.read_results(tmp_path / "results")
+    (folder / "broken.json").write_text(json.dumps({"metric": "weat", "model": "m", "language": "en",
+                                                    "test": "T", "values": {"pvalue": 0.1}}))
+    with pytest.raises(results.ResultsError, match=r"broken.json: malformed 'weat' record: KeyError"):
+        results.read_results(tmp_path / "results")
+
+
+def test_same_cell_from_two_runs_is_an_error(records):
+    frame = results.read_results(records)
+    doubled = pd.concat([frame, frame[frame.metric == "weat"].assign(options_hash="other")])
+    with pytest.raises(results.ResultsError, match="several records give the same cell"):
+        results.cross_model_table(doubled, "weat")
+
+
+def test_record_metrics_without_a_reader_give_no_rows():
+    rec = {"metric": "agreement", "model": "m", "language": "en", "test": "t", "values": {"table": {}}}
+    assert results.record_rows(rec) == []
+
+
+def test_validity_records_give_the_mean_per_strength_with_its_interval():
+    rec = {"metric": "validity", "model": "planted", "language": "bn", "test": "dose-calibration-mdb",
+           "values": {"dose": [{"language": "bn", "measure": "weat", "metric": "effect-size", "p": 0.7,
+                                "n": 5, "mean": 1.1, "low": 0.7, "high": 1.4}],
+                      "summary": [], "calibration": [], "mdb": []}}
+    (row,) = results.record_rows(rec)
+    assert row["metric"] == "validity:weat:effect-size" and row["subset"] == "p=0.7"
+    assert (row["value"], row["ci_low"], row["ci_high"], row["n"]) == (1.1, 0.7, 1.4, 5)
+
+
+def test_every_record_metric_the_studies_write_has_a_reader():
+    """A new study's records must not drop silently out of the table: every metric name
+    written through ``RunRecord(metric="...")`` in the library or the notebooks has a reader
+    (``agreement``, a correlation matrix between measures, is the one deliberate exception)."""
+    import re
+
+    from polybias import paths
+
+    root = paths.project_root()
+    written = {"crows", "crows-jsd"}  # run_crows writes these two through a loop variable
+    for path in [*(root / "lib" / "polybias").rglob("*.py"), *(root / "notebooks").glob("*.py")]:
+        written |= set(re.findall(r'RunRecord\(\s*metric="([^"]+)"', path.read_text(encoding="utf-8")))
+    assert len(written) >= 12, written
+    assert written - set(results.READERS) == {"agreement"}
+
+
+def test_the_studies_tables_come_back_from_their_records(w2v, planted_lm, tmp_path, monkeypatch):
+    """What a study prints (its table) and what `polybias results` reads from the records it
+    wrote are the same numbers: WEAT on w2v-gnews and CrowS-Pairs on the pinned planted MLM."""
+    from polybias.studies.crows_pairs import run_crows
+    from polybias.studies.weat import run_weat
+
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    printed = run_weat("w2v-gnews", "en", ["WEAT1", "WEAT6"], embeddings=w2v, n_permutations=2000,
+                       output_dir="results/weat/run")
+    crows_run = run_crows(planted_lm[0.9], n_pairs=30, n_bootstrap=100, output_dir="results/crows/run")
+    frame = results.read_results(tmp_path / "results")
+    weat_rows = frame[frame.metric == "weat"].set_index("test")
+    for row in printed.itertuples():
+        assert weat_rows.loc[row.test, "value"] == row.effect_size
+        assert weat_rows.loc[row.test, "p"] == row.pvalue
+        assert weat_rows.loc[row.test, "n"] == row.n_x + row.n_y
+    for metric, table in (("crows", crows_run.stereotype), ("jsd-b", crows_run.jsd)):
+        got = frame[frame.metric == metric].set_index("subset")
+        for row in table.itertuples():
+            assert got.loc[row.bias_type, ["value", "ci_low", "ci_high", "p"]].tolist() == \
+                [row.score, row.ci_low, row.ci_high, row.binom_p], (metric, row.bias_type)
+            assert got.loc[row.bias_type, "model"] == planted_lm[0.9].name

@@ -1,0 +1,140 @@
+"""The batch-job side of ``polybias sweep --cluster`` without a batch system: the cluster
+file, the job script, and a rejected submission through a stand-in ``sbatch`` (the real
+cluster: tests/cluster, ``make cluster-test``)."""
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from polybias.runner import cluster as batch
+from polybias.runner import sweep
+
+pytest.importorskip("dask_jobqueue")
+Client = pytest.importorskip("distributed").Client
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path, body):
+    path = tmp_path / "cluster.yaml"
+    path.write_text(body)
+    return path
+
+
+@pytest.fixture
+def batch_commands(tmp_path, monkeypatch):
+    """Put stand-in batch commands first on PATH: ``batch_commands(sbatch=SHELL)`` writes
+    ``sbatch`` running SHELL and an ``scancel`` that succeeds; ``batch_commands()`` leaves
+    PATH with no batch command at all."""
+
+    def install(sbatch: str | None = None) -> Path:
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        if sbatch is None:
+            monkeypatch.setenv("PATH", str(bin_dir))
+            return bin_dir
+        for name, text in (("sbatch", sbatch), ("scancel", "exit 0")):
+            (bin_dir / name).write_text(f"#!/bin/sh\n{text}\n")
+            (bin_dir / name).chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        return bin_dir
+
+    return install
+
+
+@contextlib.contextmanager
+def job_pool(path, jobs):
+    """A :class:`~polybias.runner.cluster.JobPool` of ``jobs`` jobs and a client of its
+    cluster; the pool is closed on the way out, whatever happened."""
+    pool = batch.JobPool(path, jobs=jobs)
+    try:
+        with Client(pool.cluster) as client:
+            yield pool, client
+    finally:
+        pool.close()
+
+
+def check_until_error(pool, client, seconds=30):
+    """Check the pool's jobs every 0.2 s until :meth:`JobPool.check` raises (the test's
+    ``pytest.raises`` catches it); a pool that stays quiet for ``seconds`` fails the test."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pool.check(client)
+        time.sleep(0.2)
+    pytest.fail(f"the job pool raised nothing within {seconds} s")
+
+
+def test_committed_config_names_its_jobs_and_has_no_dashboard():
+    system, options, settings = batch.read_config(REPO / "configs" / "dask" / "slurm.yaml")
+    assert system == "slurm" and options["job_name"] == "polybias-worker" and "name" not in options
+    assert options["scheduler_options"]["dashboard"] is False
+    assert settings == {"start-timeout": 3600, "max-resubmits": 16}
+    with sweep.jobqueue_cluster(REPO / "configs" / "dask" / "slurm.yaml", jobs=0) as cluster:
+        script = cluster.job_script()
+        assert cluster.scheduler.http_server.port != 8787
+    assert "#SBATCH -J polybias-worker" in script
+
+
+def test_a_dashboard_only_when_asked(tmp_path):
+    path = write(tmp_path, "jobqueue: {slurm: {cores: 1, memory: 1GB, "
+                           "scheduler-options: {dashboard_address: ':0'}}}")
+    _, options, settings = batch.read_config(path)
+    assert options["scheduler_options"] == {"dashboard_address": ":0"}
+    assert settings == batch.SETTINGS
+
+
+@pytest.mark.parametrize("body, message", [
+    ("jobqueue: {slurm: {cores: 1}}\nworkers: 2", "unknown key(s) 'workers'"),
+    ("jobqueue: {slurm: {cores: 1}}\nsweep: {timeout: 2}", "unknown key 'timeout'"),
+    ("jobqueue: {slurm: {cores: 1}}\nsweep: {start-timeout: -1}", "must be a number >= 0"),
+    ("jobqueue: {slurm: {cores: 1}}\nsweep: {max-resubmits: yes}", "must be a number >= 0"),
+    ("jobqueue: {slurm: {cores: 1}}\nsweep: [1]", "'sweep' must be a mapping"),
+])
+def test_malformed_sweep_settings(tmp_path, body, message):
+    with pytest.raises(sweep.SweepError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        sweep.jobqueue_cluster(write(tmp_path, body), jobs=0)
+
+
+def test_importing_dask_jobqueue_keeps_the_ctrl_c_handler():
+    """dask_jobqueue's runner replaces SIGINT's handler by sys.exit(): Ctrl-C would exit 0."""
+    code = ("import signal; from polybias.runner import cluster; cluster._import_dask_jobqueue(); "
+            "import dask_jobqueue.runner; "
+            "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+
+
+def test_a_rejected_submission_raises_the_schedulers_message(tmp_path, batch_commands):
+    batch_commands(sbatch="echo 'sbatch: error: Invalid generic resource (gres) "
+                          "specification' >&2; exit 1")
+    path = write(tmp_path, "jobqueue: {slurm: {cores: 1, memory: 1GB, interface: lo, "
+                           "job-extra-directives: ['--gres=gpu:1']}}\n")
+    with job_pool(path, jobs=2) as (pool, client), pytest.raises(batch.ClusterError) as caught:
+        check_until_error(pool, client)
+    message = str(caught.value)
+    assert "sbatch: error: Invalid generic resource (gres) specification" in message
+    assert "jobqueue.slurm.job-extra-directives" in message and str(path) in message
+    assert pool.cluster.status.name == "closed"
+
+
+def test_no_worker_within_the_start_timeout(tmp_path, batch_commands):
+    batch_commands(sbatch="echo 'Submitted batch job 42'")
+    path = write(tmp_path, "jobqueue: {slurm: {cores: 1, memory: 1GB, interface: lo}}\n"
+                           "sweep: {start-timeout: 1}\n")
+    with job_pool(path, jobs=1) as (pool, client):
+        pool.check(client)  # within the timeout: nothing to say
+        time.sleep(1.5)
+        with pytest.raises(batch.ClusterError, match=r"no Dask worker connected within 1 s "
+                                                        r"\(SLURMCluster-0 \(job 42"):
+            pool.check(client)
+
+
+def test_no_submission_command(tmp_path, batch_commands):
+    batch_commands()  # no sbatch on PATH
+    path = write(tmp_path, "jobqueue: {slurm: {cores: 1, memory: 1GB, interface: lo}}\n")
+    with job_pool(path, jobs=1) as (pool, client), pytest.raises(
+            batch.ClusterError, match="cannot run the submission command .*sbatch"):
+        check_until_error(pool, client)

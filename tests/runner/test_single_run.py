@@ -1,0 +1,123 @@
+"""``polybias run NOTEBOOK -p NAME VALUE``: one notebook, one set of parameters."""
+
+import json
+
+import pytest
+from polybias import cli, paths
+from polybias.runner import single_run as single
+
+
+def test_bad_parameters_are_one_line_errors_and_nothing_is_written(tmp_path, capsys):
+    out = tmp_path / "out"
+    for args, message in [
+        (["-p", "modle", "w2v-gnews"], "unknown parameter(s) 'modle' of notebook 01_weat.py"),
+        (["-p", "n_permutations", "many"], "parameter 'n_permutations' is int, got 'many'"),
+        (["-p", "seed", "1", "-p", "seed", "2"], "parameter(s) given twice: seed"),
+        (["-p", "output_dir", "x"], "output_dir is set by the run"),
+    ]:
+        assert cli.main(["run", "01_weat", *args, "--output", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    assert cli.main(["run", "99_nothing"]) == 2
+    assert "no notebook '99_nothing'; give a path or one of: 01_weat" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_values_are_typed_as_papermill_and_checked_against_the_notebook():
+    run, folder = single.prepare("05_crows_pairs", [("model", "org/model"), ("revision", "1234"),
+                                                   ("subset", "gender"), ("n_pairs", "20"),
+                                                   ("reproduce", "False")])
+    assert run.parameters == {"model": "org/model", "revision": "1234", "subset": ["gender"],
+                              "n_pairs": 20, "reproduce": False}
+    assert run.notebook == "notebooks/05_crows_pairs.py"
+    assert folder == paths.project_root() / "results" / "run" / "05_crows_pairs" / run.key
+    again, _ = single.prepare("notebooks/05_crows_pairs.py", [("n_pairs", "20"), ("model", "org/model"),
+                                                             ("revision", "1234"), ("subset", "[gender]"),
+                                                             ("reproduce", "false")])
+    assert again.key == run.key  # same notebook and values: the same folder
+
+
+@pytest.mark.usefixtures("torch_one_thread")
+def test_runs_weat_on_one_test(tmp_path, capsys):
+    out = tmp_path / "weat7"
+    code = cli.main(["run", "01_weat", "-p", "tests", "WEAT7", "-p", "n_permutations", "200",
+                     "-p", "reported", "", "-p", "variants_file", "", "--output", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert str(out) in capsys.readouterr().out
+    marker = json.loads((out / "run.json").read_text())
+    assert marker["status"] == "ok" and marker["parameters"]["tests"] == ["WEAT7"]
+    cells = json.loads((out / "executed.ipynb").read_text())["cells"]
+    shown = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                    for c in cells for o in c.get("outputs", []))
+    assert "| WEAT7 |" in shown
+    records = [p for p in out.rglob("*.json") if p.name != "run.json"]
+    assert records and all(json.loads(p.read_text())["model"] == "w2v-gnews" for p in records)
+
+
+def test_executed_outputs_drop_the_checkout_path_but_not_longer_paths_it_prefixes(tmp_path):
+    import nbformat
+    from polybias.runner import sweep
+
+    root = tmp_path / "repo"
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [nbformat.v4.new_output(
+        "stream", text=f"{root}/results/a {root} {root}_models/m {root}.\n")]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    text = sweep._clean(nb, "n.py", root).cells[0].outputs[0]["text"]
+    assert text == f"results/a . {root}_models/m ..\n"
+    shown = nbformat.v4.new_output("display_data", data={"text/plain": f"| {root}/results/a |",
+                                                         "text/markdown": f"| {root}/results/a |"})
+    nb.cells[0].outputs = [shown]
+    data = sweep._clean(nb, "n.py", root).cells[0].outputs[0]["data"]
+    assert data["text/plain"] == data["text/markdown"] == "| results/a |"
+
+
+def test_figures_of_a_model_given_by_path_or_hub_id_stay_in_figures(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from polybias.results import plots
+
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    fig = plt.figure()
+    for file, name in [("seat_org/name.png", "seat_org-name.png"),
+                       ("hidden_/models/my bert.png", "hidden_-models-my-bert.png"),
+                       ("crows_planted-mlm_planted.png", "crows_planted-mlm_planted.png")]:
+        assert plots.save_figure(fig, file) == tmp_path / "figures" / name
+    plt.close(fig)
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == [
+        "crows_planted-mlm_planted.png", "hidden_-models-my-bert.png", "seat_org-name.png"]
+
+
+@pytest.mark.usefixtures("torch_one_thread")
+def test_runs_crows_on_a_hub_id_from_the_offline_cache_and_records_its_commit(tmp_path, monkeypatch,
+                                                                              capsys):
+    from polybias.planted.tiny_models import build_tiny_model
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--org--tiny-bert"
+    snapshot = repo / "snapshots" / commit
+    model, tok = build_tiny_model("bert")
+    model.save_pretrained(snapshot)
+    tok.save_pretrained(snapshot)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path / "outputs"))  # figures
+    out = tmp_path / "crows"
+    code = cli.main(["run", "05_crows_pairs", "-p", "model", "org/tiny-bert", "-p", "device", "cpu",
+                     "-p", "n_pairs", "20", "-p", "n_bootstrap", "20", "-p", "reproduce", "false",
+                     "--output", str(out)])
+    assert code == 0, capsys.readouterr().err
+    records = sorted(out.glob("crows*_m-org-tiny-bert_*.json"))
+    assert len(records) == 2
+    assert all(json.loads(p.read_text())["model_revision"] == commit for p in records)
+    capsys.readouterr()
+    # a hub id the cache does not hold: the run fails with the loader's one-line reason
+    code = cli.main(["run", "05_crows_pairs", "-p", "model", "org/absent", "-p", "n_pairs", "20",
+                     "-p", "reproduce", "false", "--output", str(tmp_path / "absent")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1
+    assert "ModelError: model 'org/absent' is not in the offline Hugging Face cache" in err

@@ -1,0 +1,202 @@
+"""Sweep runner on a throw-away project: expansion, runs, resume, failures (the Dask
+cluster, faults and GPU resources: test_sweep_faults.py)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from polybias.runner import sweep
+
+NOTEBOOK = '''# %% tags=["parameters"]
+x: int = 1  # a number
+output_dir: str = "results/x"  # where to write
+table_file: str = ""  # table
+
+# %%
+import pathlib
+if x < 0:
+    raise ValueError("negative x")
+out = pathlib.Path(output_dir); out.mkdir(parents=True, exist_ok=True)
+(out / "value.txt").write_text(str(x * 2))
+print("wrote", pathlib.Path(output_dir).resolve())
+
+# %% tags=["nbval-check-output"]
+print(x * 2)
+'''
+
+
+@pytest.fixture
+def project(empty_project):
+    (empty_project / "nb" / "double.py").write_text(NOTEBOOK)
+    return empty_project
+
+
+def config(project, xs, executed=True):
+    text = ("kernel: polybias\nruns:\n  - notebook: nb/double.py\n    section: demo\n"
+            f"    grid:\n      x: {xs}\n")
+    if executed:
+        text += "    executed: paper/executed/double_{x}.ipynb\n    table_file: t/{x}.md\n"
+    path = project / "sweep.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_expand_grid(project):
+    runs = sweep.load_sweep(config(project, [1, 2, 3]))
+    assert [r.key for r in runs] == ["double__x-1", "double__x-2", "double__x-3"]
+    assert runs[0].parameters == {"x": 1, "table_file": "t/1.md"}
+    assert runs[0].executed == "paper/executed/double_1.ipynb"
+    assert len({r.params_hash for r in runs}) == 3
+
+
+@pytest.mark.parametrize("body, message", [
+    ("runs: [", "malformed YAML"),
+    ("runs: []", "non-empty list 'runs:'"),
+    ("runs:\n  - grid: {x: [1]}\n", "needs a 'notebook'"),
+    ("runs:\n  - notebook: nb/absent.py\n", "not found"),
+    ("runs:\n  - notebook: nb/double.py\n    grid: {x: []}\n", "non-empty lists"),
+    ("runs:\n  - notebook: nb/double.py\n    grid: {x: [1]}\n    parameters: {x: 2}\n", "both in grid"),
+    ("runs:\n  - notebook: nb/double.py\n    grid: {x: [1]}\n    executed: 'a/{y}.ipynb'\n", "not in the grid"),
+])
+def test_malformed_sweeps(project, body, message):
+    path = project / "bad.yaml"
+    path.write_text(body)
+    with pytest.raises(sweep.SweepError, match=message):
+        sweep.load_sweep(path)
+
+
+def test_sweep_runs_resumes_and_reports_failures(project):
+    cfg = config(project, [1, 2, -1])
+    outcomes = {o["key"]: o for o in sweep.run_sweep(cfg, jobs=1)}
+    assert outcomes["double__x-1"]["status"] == outcomes["double__x-2"]["status"] == "ok"
+    failed = outcomes["double__x--1"]
+    assert failed["status"] == "failed" and "negative x" in failed["error"]
+    assert (project / failed["notebook"]).is_file()
+    assert not (project / "results/demo/double__x--1/run.json").exists()
+    folders, not_done = sweep.run_folders(cfg)  # what polybias export --sweep reads
+    assert folders == [project / "results/demo/double__x-1", project / "results/demo/double__x-2"]
+    assert not_done == ["double__x--1"]
+    done = project / "results/demo/double__x-2"
+    assert (done / "value.txt").read_text() == "4"
+    marker = json.loads((done / "run.json").read_text())
+    assert marker["status"] == "ok" and marker["parameters"]["output_dir"] == "results/demo/double__x-2"
+    executed = json.loads((project / "paper/executed/double_2.ipynb").read_text())
+    assert executed["metadata"]["kernelspec"]["name"] == "polybias"
+    assert str(project) not in json.dumps(executed)  # no machine paths in the executed copy
+    # resume: finished runs are skipped, the failed one is tried again
+    again = {o["key"]: o["status"] for o in sweep.run_sweep(cfg, jobs=1)}
+    assert again == {"double__x-1": "skipped", "double__x-2": "skipped", "double__x--1": "failed"}
+    # an edited notebook invalidates finished runs
+    nb = project / "nb/double.py"
+    nb.write_text(nb.read_text() + "\n# edited\n")
+    assert not sweep.is_done(sweep.load_sweep(cfg)[0])
+    # changed parameters invalidate a finished run
+    assert sweep.main([str(config(project, [1], executed=False)), "--jobs", "1"]) == 0
+    assert json.loads((project / "results/demo/double__x-1/run.json").read_text())["parameters"].get("table_file") is None
+
+
+# ----------------------------------------------------------------------- paper sweep
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOK_KINDS = {"01_weat": {"static"}, "05_crows_pairs": {"mlm", "causal"},
+                  "02_seat": {"encoder", "mlm"}, "03_ceat": {"encoder", "mlm"},
+                  "04_logprob_context": {"mlm"}, "06_categorical_bias": {"mlm"},
+                  "07_cultural_interactions": {"mlm"}, "08_hidden_states": {"encoder", "mlm"},
+                  "09_debiasing": {"static"}}
+
+
+def commented_blocks(text):
+    """The commented-out run entries of a sweep file, parsed as YAML."""
+    import yaml
+
+    lines = [ln[4:] for ln in text.splitlines() if ln.startswith("  # ")]
+    body = "\n".join(ln for ln in lines if ln.startswith(("- ", "  ")))
+    return yaml.safe_load(body) or []
+
+
+def test_paper_sweep_names_registered_models_and_existing_notebooks(monkeypatch):
+    from polybias import models
+
+    monkeypatch.setenv("POLYBIAS_ROOT", str(REPO))
+    registry = models.load_registry()
+    runs = sweep.load_sweep(REPO / "configs/sweeps/paper.yaml")  # checks each notebook exists
+    assert len(runs) >= 21
+    text = (REPO / "configs/sweeps/paper.yaml").read_text()
+    planned = commented_blocks(text)
+    assert len(planned) >= 3
+    for entry in planned:
+        assert set(entry) <= {"notebook", "section", "grid", "parameters", "resources", "table_file"}
+    points = [(r.notebook, r.parameters["model"], r.resources) for r in runs]
+    points += [(e["notebook"], m, e.get("resources") or {}) for e in planned for m in e["grid"]["model"]]
+    for notebook, model, resources in points:
+        assert model in registry, f"{model} ({notebook}) is not in configs/models.yaml"
+        kind = registry[model]["kind"]
+        assert kind in NOTEBOOK_KINDS[Path(notebook).stem], (model, notebook)
+        assert (kind == "static") == (not resources), f"{model}: GPU only for neural models"
+    named = {m for _, m, _ in points}
+    for study_model in ("bert-base-uncased", "albert-xxlarge-v2", "bert-base-multilingual-uncased",
+                        "gpt2", "xlm-roberta-large", "muril-large-cased", "banglabert-large-generator",
+                        "banglabert-large", "greekbert", "parsbert", "sea-lion-3b",
+                        "sealion-bert-base", "seallms-v3-7b-chat"):
+        assert study_model in named
+
+
+def test_multilingual_sweep_models_are_registered_for_their_notebook_and_languages(monkeypatch):
+    """configs/sweeps/multilingual.yaml: every model is registered, of a kind its notebook
+    scores, and meant for the dataset languages it is run on (no language_override)."""
+    from polybias import models
+    from polybias.data import crowspairs
+
+    monkeypatch.setenv("POLYBIAS_ROOT", str(REPO))
+    registry = models.load_registry()
+    kinds = {**NOTEBOOK_KINDS, "12_crows_languages": {"mlm", "causal"}}
+    from polybias.data import stereoset
+
+    runs = sweep.load_sweep(REPO / "configs/sweeps/multilingual.yaml")
+    assert {Path(r.notebook).stem for r in runs} == {"05_crows_pairs", "12_crows_languages", "14_stereoset"}
+    stereoset_runs = [r for r in runs if Path(r.notebook).stem == "14_stereoset"]
+    runs = [r for r in runs if r not in stereoset_runs]
+    on_stereoset = set()
+    for run in stereoset_runs:
+        p = run.parameters
+        assert registry[p["model"]]["kind"] in {"mlm", "causal"}, p["model"]
+        assert run.resources == {"GPU": 1} and not p.get("language_override")
+        languages = [p["language"]] if "language" in p else p["languages"]
+        for language in languages:
+            models.check_language(p["model"], language, registry=registry)
+            on_stereoset.add(language)
+        if registry[p["model"]]["kind"] == "mlm":  # no next-sentence head: intrasentence only
+            assert p["tasks"] == ["intrasentence"], p["model"]
+        assert set(run.sources) <= set(stereoset.dataset_card()["sources"])
+    assert on_stereoset == set(stereoset.LANGUAGES)
+    covered = set()
+    for run in runs:
+        p = run.parameters
+        model, dataset = p["model"], p["dataset"]
+        assert model in registry, f"{model} is not in configs/models.yaml"
+        assert registry[model]["kind"] in kinds[Path(run.notebook).stem], (model, run.notebook)
+        assert run.resources == {"GPU": 1}
+        assert not p.get("language_override")
+        languages = [p["language"]] if "language" in p else p["languages"]
+        assert set(languages) <= set(crowspairs.DATASETS[dataset]), (dataset, languages)
+        if "languages" in p:
+            assert len(languages) >= 2
+        for language in languages:
+            models.check_language(model, language, registry=registry)
+            covered.add((dataset, language))
+        assert set(run.sources) <= {s for s in crowspairs.dataset_card(dataset)["sources"]}
+    for dataset in ("indibias", "crows-pairs-dutch", "kaneko2022", "crows-pairs-steinborn"):
+        assert {(dataset, lang) for lang in crowspairs.DATASETS[dataset]} <= covered
+    named = {r.parameters["model"] for r in runs}
+    assert {"bertje", "robbert-v2-dutch-base", "camembert-base", "bert-base-multilingual-cased",
+            "muril-base-cased", "xlm-roberta-large"} <= named
+
+
+def test_the_sweep_kernel_draws_figures_to_files_only(monkeypatch):
+    """Executed notebooks hold no pictures even where the caller's environment names the
+    inline backend (as make lab does for a reader)."""
+    import asyncio
+
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    km = sweep._kernel_manager_class()(kernel_name="python3")
+    _, kw = asyncio.run(km._async_pre_start_kernel())
+    assert kw["env"]["MPLBACKEND"] == "Agg"

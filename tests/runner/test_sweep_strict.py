@@ -1,0 +1,248 @@
+"""Every misconfiguration of a sweep is an error before anything runs; runs whose data
+cannot be had, or that another process is executing, are skipped with their reason; a
+successful run logs nothing at error level; failures keep the exception's first line."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from polybias.runner import locks, sweep
+from polybias.runner.runs import normalise_parameters
+
+NOTEBOOK = '''# %% tags=["parameters"]
+x: int = 1  # a number
+tests: list = []  # test names
+output_dir: str = "results/x"  # where to write
+table_file: str = ""  # table
+
+# %%
+import json
+import pathlib
+if x < 0:
+    raise ValueError("negative x\\nsecond line of the message")
+pathlib.Path(output_dir, "value.json").write_text(json.dumps({"x": x, "tests": tests}))
+'''
+
+PLOT = '''# %% tags=["parameters"]
+output_dir: str = "results/x"  # where to write
+
+# %%
+import matplotlib.pyplot as plt
+plt.plot([1, 2])
+plt.show()
+'''
+
+NO_PARAMETERS = '''# %%
+print("no parameters cell")
+'''
+
+
+def files_under(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+@pytest.fixture
+def project(empty_project, monkeypatch):
+    (empty_project / "nb" / "echo.py").write_text(NOTEBOOK)
+    (empty_project / "nb" / "plot.py").write_text(PLOT)
+    (empty_project / "nb" / "bare.py").write_text(NO_PARAMETERS)
+    monkeypatch.setenv("POLYBIAS_CACHE", str(empty_project / ".cache"))
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
+    return empty_project
+
+
+def write(project, body, name="sweep.yaml"):
+    path = project / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+RUN = "runs:\n  - notebook: nb/echo.py\n    section: s\n"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("kernal: polybias\n" + RUN + "    grid: {x: [1]}\n",
+     r"sweep.yaml: unknown key\(s\) 'kernal'; valid keys: kernel, runs$"),
+    (RUN + "    grid: {x: [1]}\n    paramters: {tests: [a]}\n",
+     r"sweep.yaml: runs\[0\]: unknown key\(s\) 'paramters'; valid keys: notebook, section, grid, "
+     r"parameters, executed, table_file, resources, sources$"),
+    (RUN + "    grid: {y: [1]}\n",
+     r"sweep.yaml: runs\[0\]: unknown parameter\(s\) 'y' of notebook nb/echo.py; it declares: "
+     r"x, tests, output_dir, table_file$"),
+    (RUN + "    grid: {x: [1]}\n    parameters: {n_permutation: 10, seed: 0}\n",
+     r"unknown parameter\(s\) 'n_permutation', 'seed' of notebook nb/echo.py; it declares: x, "),
+    ("runs:\n  - notebook: nb/plot.py\n    table_file: t.md\n",
+     r"unknown parameter\(s\) 'table_file' of notebook nb/plot.py; it declares: output_dir$"),
+    ("runs:\n  - notebook: nb/bare.py\n",
+     r"runs\[0\]: notebook .*bare.py has no cell tagged 'parameters'"),
+    (RUN + "    sources: crows-pairs\n", r"runs\[0\]: 'sources' must be a list of data source names"),
+    (RUN + "    sources: [crows-pairz]\n",
+     r"runs\[0\]: unknown data source\(s\) 'crows-pairz' in 'sources'; registered: far, here$"),
+])
+def test_misconfigurations_are_errors_before_anything_runs(project, body, message, capsys):
+    registry(project)
+    path = write(project, body)
+    before = files_under(project)
+    with pytest.raises(sweep.SweepError, match=message):
+        sweep.load_sweep(path)
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 2
+    assert capsys.readouterr().err.startswith("polybias sweep: ")
+    assert files_under(project) == before  # nothing ran, nothing was written
+
+
+def test_a_lone_value_of_a_list_parameter_is_a_one_item_list(project):
+    path = write(project, RUN + "    grid: {tests: [weat1, [weat1, weat2]]}\n"
+                                "    parameters: {x: 3}\n")
+    runs = sweep.load_sweep(path)
+    assert [r.parameters["tests"] for r in runs] == [["weat1"], ["weat1", "weat2"]]
+    fixed = write(project, RUN + "    parameters: {tests: WEAT1}\n", "fixed.yaml")
+    [run] = sweep.load_sweep(fixed)
+    assert run.parameters == {"tests": ["WEAT1"]}
+    [outcome] = sweep.run_sweep(fixed, jobs=1, progress=False)
+    assert outcome["status"] == "ok"
+    value = json.loads((project / "results/s/echo/value.json").read_text())
+    assert value["tests"] == ["WEAT1"]  # not W, E, A, T, 1
+    assert normalise_parameters({"tests": None}, {"tests": "list"}) == {"tests": None}
+
+
+def closed_port_url():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/o/r/file.csv"
+
+
+def registry(project):
+    """Two sources: ``here`` in the mirror folder of the project, ``far`` unreachable."""
+    import hashlib
+
+    (project / "mirror" / "o+r").mkdir(parents=True, exist_ok=True)
+    (project / "mirror" / "o+r" / "here.csv").write_text("a,b\n")
+    digest = hashlib.sha256(b"a,b\n").hexdigest()
+    (project / "data").mkdir(exist_ok=True)
+    (project / "data" / "sources.yaml").write_text(
+        f"sources:\n"
+        f"  here: {{repo: o/r, commit: {'1' * 40}, path: here.csv, sha256: {digest}, licence: MIT}}\n"
+        f"  far: {{url: '{closed_port_url()}', sha256: {'a' * 64}, licence: MIT}}\n")
+
+
+def test_runs_whose_data_cannot_be_had_are_skipped(project, monkeypatch, capsys):
+    registry(project)
+    monkeypatch.setenv("POLYBIAS_DATA_MIRROR", str(project / "mirror"))
+    path = write(project, RUN + "    grid: {x: [1]}\n    sources: [here]\n"
+                 "  - notebook: nb/echo.py\n    section: s\n    grid: {x: [2]}\n"
+                 "    sources: [here, far]\n    executed: paper/executed/echo_{x}.ipynb\n")
+    assert [r.sources for r in sweep.load_sweep(path)] == [("here",), ("here", "far")]
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "sweep: 1 ran, 1 skipped (1 not run), 0 failed"
+    assert out[1].startswith("  SKIPPED echo__x-2: data source 'far' cannot be had: no connection to "
+                             "127.0.0.1 (offline?) for http://127.0.0.1:")
+    assert out[1].endswith("connect to the network, or put the file file.csv (sha256 " + "a" * 64
+                           + f") at {project / '.cache' / 'sources' / 'far' / 'file.csv'}")
+    assert (project / "results/s/echo__x-1/run.json").is_file()
+    assert not (project / "results/s/echo__x-2").exists()  # the skipped run wrote nothing
+    assert not (project / "paper").exists()
+    assert not (project / ".cache" / "sources" / "far").exists()
+    # the next sweep: one run done, the other still without its data; both meanings told apart
+    outcomes = {o["key"]: o for o in sweep.run_sweep(path, jobs=1, progress=False)}
+    assert outcomes["echo__x-1"] == {"key": "echo__x-1", "status": "skipped", "reason": sweep.DONE}
+    assert outcomes["echo__x-2"]["status"] == "skipped"
+    assert "'far' cannot be had" in outcomes["echo__x-2"]["reason"]
+    assert sweep.summary(list(outcomes.values())).startswith(
+        "sweep: 0 ran, 2 skipped (1 already done, 1 not run), 0 failed\n  SKIPPED echo__x-2: ")
+
+
+HOLD = """
+import fcntl, sys, time
+fh = open(sys.argv[1], "a+")
+fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+fh.seek(0); fh.truncate(); fh.write("otherhost pid 4242\\n"); fh.flush()
+print("locked", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_run_locked_by_another_process_is_skipped_then_taken_over(project, capsys):
+    path = write(project, RUN + "    grid: {x: [1, 2]}\n")
+    folder = project / "results/s/echo__x-1"
+    folder.mkdir(parents=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(folder / ".lock")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        assert sweep.main([str(path), "--list"]) == 0
+        assert capsys.readouterr().out.splitlines() == ["running echo__x-1", "todo   echo__x-2"]
+        outcomes = {o["key"]: o for o in sweep.run_sweep(path, jobs=1, progress=False)}
+        assert outcomes["echo__x-1"] == {"key": "echo__x-1", "status": "skipped",
+                                         "reason": "running elsewhere (locked by otherhost pid 4242)"}
+        assert outcomes["echo__x-2"]["status"] == "ok"
+        assert files_under(folder) == [".lock"]  # the locked run was not touched
+        assert "SKIPPED echo__x-1: running elsewhere (locked by otherhost pid 4242)" in \
+            sweep.summary(list(outcomes.values()))
+    finally:
+        holder.send_signal(signal.SIGKILL)  # killed: the system releases its lock
+        holder.wait()
+    outcomes = {o["key"]: o["status"] for o in sweep.run_sweep(path, jobs=1, progress=False)}
+    assert outcomes == {"echo__x-1": "ok", "echo__x-2": "skipped"}
+    assert json.loads((folder / "value.json").read_text()) == {"x": 1, "tests": []}
+    assert sweep.is_done(sweep.load_sweep(path)[0])
+    assert "pid" in (folder / ".lock").read_text() and ".lock" not in json.loads(
+        (folder / "run.json").read_text())["outputs"]
+
+
+def test_two_sweeps_of_one_config_do_not_compute_a_run_twice(project):
+    """A second sweep process started while the first executes a (slow) run skips it."""
+    slow = NOTEBOOK.replace("import json\n", "import json\nimport time\ntime.sleep(x)\n")
+    (project / "nb" / "echo.py").write_text(slow)
+    path = write(project, RUN + "    grid: {x: [6]}\n")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    first = subprocess.Popen([sys.executable, "-m", "polybias.cli", "sweep", str(path), "--jobs", "1",
+                              "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, env=env)
+    lock = locks.RunLock(project / "results/s/echo__x-6")
+    import time
+
+    end = time.monotonic() + 60
+    while not lock.held_elsewhere():
+        assert time.monotonic() < end and first.poll() is None, "the first sweep never took the lock"
+        time.sleep(0.05)
+    second = subprocess.run([sys.executable, "-m", "polybias.cli", "sweep", str(path), "--jobs", "1",
+                             "--no-progress"], capture_output=True, text=True, env=env, timeout=120)
+    assert second.returncode == 0
+    assert second.stdout.splitlines()[0] == "sweep: 0 ran, 1 skipped (1 not run), 0 failed"
+    assert f"SKIPPED echo__x-6: running elsewhere (locked by {os.uname().nodename} pid {first.pid})" \
+        in second.stdout
+    out, _ = first.communicate(timeout=120)
+    assert first.returncode == 0 and "sweep: 1 ran, 0 skipped, 0 failed" in out
+
+
+def test_success_logs_no_error_and_failures_keep_the_first_line(project, capfd, monkeypatch):
+    """jupyter_client interrupts a kernel before shutting it down; the SIGINT reaching the
+    idle kernel made it log "KeyboardInterrupt caught in kernel" at error level (when it
+    arrives is a race, so the interrupts themselves are counted)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    interrupts = []
+    original = AsyncKernelManager._async_interrupt_kernel
+
+    async def spy(self):
+        interrupts.append(self.shutting_down)
+        await original(self)
+
+    monkeypatch.setattr(AsyncKernelManager, "_async_interrupt_kernel", spy)
+    path = write(project, "runs:\n  - notebook: nb/plot.py\n    section: p\n"
+                          "  - notebook: nb/echo.py\n    section: s\n    grid: {x: [-1]}\n")
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 1
+    captured = capfd.readouterr()
+    assert interrupts == []
+    assert "ERROR" not in captured.err and "KeyboardInterrupt" not in captured.err
+    assert captured.out.splitlines() == [
+        "sweep: 1 ran, 0 skipped, 1 failed",
+        "  FAILED echo__x--1: see results/s/echo__x--1/failed.ipynb",
+        "    ValueError: negative x"]

@@ -11,7 +11,8 @@ import yaml
 from polybias import paths
 from polybias.data.sources import DataError
 from polybias.models import ModelError
-from polybias.runner.sweep import load_sweep, notebook_parameters
+from polybias.runner.runs import notebook_parameters
+from polybias.runner.sweep import load_sweep
 from polybias.studies import parameters
 from polybias.studies.parameters import NOTEBOOKS, Parameter, ParameterError, check_parameters
 

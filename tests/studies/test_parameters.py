@@ -92,7 +92,7 @@ def test_allowed_values_come_from_the_library():
 
 def _sweep_runs():
     return [pytest.param(run, id=f"{config.stem}:{run.key}")
-            for config in SWEEPS for run in load_sweep(config, lock=None)]
+            for config in SWEEPS for run in load_sweep(config, pins=None)]
 
 
 @pytest.mark.parametrize("run", _sweep_runs())

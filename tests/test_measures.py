@@ -1,6 +1,9 @@
-"""The measure registry (data/measures.yaml joined with polybias.measures.CODE) and the result type."""
+"""The measure registry (data/measures.yaml joined with the code it names) and the result type."""
 
 from __future__ import annotations
+
+import ast
+import inspect
 
 import numpy as np
 import pytest
@@ -25,8 +28,17 @@ def test_every_registered_measure_is_complete():
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    (lambda r: r["cb"].update(adapter="variance"), "measure 'cb': adapter must be one of weat, .*got 'variance'"),
-    (lambda r: r["cb"].update(result=None), "measure 'cb': result must be one of"),
+    (lambda r: r["cb"].update(adapter="variance"), "measure 'cb': adapter must be the dotted name .*got 'variance'"),
+    (lambda r: r["cb"].update(result=None), "measure 'cb': result must be the dotted name"),
+    (lambda r: r["cb"].update(adapter="polybias.metrics.catbias.cb_adaptor"),
+     "measure 'cb': adapter 'polybias.metrics.catbias.cb_adaptor' cannot be imported"),
+    (lambda r: r["cb"].update(adapter="polybias.metrics.catbias.cb_result"),
+     "measure 'cb': adapter 'polybias.metrics.catbias.cb_result' is not marked @measure_adapter"),
+    (lambda r: r["kl-difference"].update(result="polybias.metrics.catbias.kl_matrix"),
+     "measure 'kl-difference': result 'polybias.metrics.catbias.kl_matrix' is not marked @measure_result"),
+    (lambda r: r["weat"].update(scorers="a static embedding"), "measure 'weat': scorers must be a list of dotted"),
+    (lambda r: r["weat"].pop("scorers"), "measure 'weat': scorers must be a list of dotted"),
+    (lambda r: r["weat"].update(scorer="polybias.engines.static.lookup"), "measure 'weat': .*scorer"),
     (lambda r: r["weat"].update(function="polybias.metrics.weat.wheat"),
      "measure 'weat': function 'polybias.metrics.weat.wheat' cannot be imported"),
     (lambda r: r["ceat"].update(error="polybias.metrics.ceat.ceat"),
@@ -53,3 +65,34 @@ def test_result_summary_is_one_flat_row():
     assert r.options == {"ddof": 1, "alternative": "greater", "n_permutations": 100_000,
                          "exact_limit": 1_000_000, "seed": 0}
     assert list(r.details.columns) == ["set", "item", "association"] and len(r.details) == 6
+
+
+def test_every_scorer_resolves_and_takes_the_options_it_is_named_with():
+    """``scorers`` are checked for their form when the registry loads; here each is
+    imported (that loads the engines) and the options written in parentheses must be
+    parameters of the function."""
+    for m in measures.MEASURES.values():
+        for scorer in m.scorers:
+            func = measures.scorer_function(scorer)
+            assert callable(func), (m.name, scorer)
+            if "(" in scorer:
+                call = ast.parse(scorer, mode="eval").body
+                assert isinstance(call, ast.Call) and not call.args, (m.name, scorer)
+                params = inspect.signature(func).parameters
+                assert all(k.arg in params for k in call.keywords), (m.name, scorer)
+
+
+def test_adapters_and_results_live_beside_their_function():
+    from polybias.metrics.measure import role
+
+    for m in measures.MEASURES.values():
+        assert role(m.adapter) == "adapter" and role(m.convert.func) == "result", m.name
+        module = m.function.__module__
+        assert m.adapter.__module__ == m.convert.func.__module__ == module, m.name
+
+
+def test_the_result_types_are_reexported():
+    from polybias.metrics import measure
+
+    assert measures.MeasureResult is measure.MeasureResult and measures.Interval is measure.Interval
+    assert measures.P_METHODS == measure.P_METHODS

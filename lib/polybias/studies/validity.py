@@ -19,7 +19,9 @@ reverse) trains a model, and each metric is computed on it with the project's de
   in fresh sentences drawn from the same planted distribution; effect sizes (null 0) with
   their p-values.
 
-:func:`dose_response` runs them over a grid of ``p`` and seeds (one row per measurement);
+:func:`dose_response` runs these designs (:data:`DESIGNS`) over a grid of ``p`` and seeds
+(one row per measurement, labelled by its design, ``measure``, and its ``metric``;
+:data:`METRIC_MEASURES` names the registered measure behind every metric label);
 :func:`validity_summary` says, per measure, whether it is monotone in ``p``, whether its
 sign follows the planted direction, how far it sits from its null at ``p = 0.5``, and how
 often it calls a balanced model biased (false-positive rate at level ``alpha``).
@@ -40,11 +42,37 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-MEASURES = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
-"""Measure families :func:`dose_response` knows. ``crows-*`` give two rows each: the
-stereotype score (``metric="stereotype-score"``) and the JSD score (``metric="jsd-B"``);
-``template-mlm`` gives ``kurita-effect-size`` and ``cb``; ``embedding-mlm`` gives
-``seat-effect-size`` and ``ceat-ces``."""
+DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
+"""The validity designs :func:`dose_response` knows (a planted model and the probes run
+on it). ``crows-*`` give two rows each: the stereotype score (``metric="stereotype-score"``)
+and the JSD score (``metric="jsd-B"``); ``template-mlm`` gives ``kurita-effect-size`` and
+``cb``; ``embedding-mlm`` gives ``seat-effect-size`` and ``ceat-ces``."""
+
+METRIC_MEASURES: dict[str, dict[str, str]] = {
+    "weat": {"effect-size": "weat"},
+    "crows-mlm": {"stereotype-score": "crows", "jsd-B": "jsd-b"},
+    "crows-causal": {"stereotype-score": "crows", "jsd-B": "jsd-b"},
+    "template-mlm": {"kurita-effect-size": "kurita", "cb": "cb", "pll-cb": "pll-cb"},
+    "embedding-mlm": {"seat-effect-size": "seat", "ceat-ces": "ceat", "ceat-ces-perm": "ceat"},
+    "embedding-encoder": {"seat-effect-size": "seat", "ceat-ces": "ceat", "ceat-ces-perm": "ceat"},
+    "interactions-mlm": {"interaction-cb": "interaction-cb", "pronoun-cb": "interaction-cb"},
+}
+"""Per validity design (:data:`DESIGNS`, the sweep's ``interactions-mlm``,
+:mod:`polybias.runner.validity_sweep`, and the known-answer encoder's ``embedding-encoder``,
+:mod:`polybias.runner.validity_diagnosis`): its metric labels, as stored in the measurements
+and run records, → the key of the registered measure each reports (:mod:`polybias.measures`;
+``ceat-ces-perm`` is the CES with the word-permutation p-value, ``pronoun-cb`` the
+interaction CB of the pronoun alone)."""
+
+
+def registered_measure(design: str, metric: str) -> str | None:
+    """The registry key behind a validity measurement's ``measure`` (its design) and
+    ``metric`` labels, or None.
+
+    >>> registered_measure("crows-causal", "jsd-B"), registered_measure("weat", "gap")
+    ('jsd-b', None)
+    """
+    return METRIC_MEASURES.get(design, {}).get(metric)
 
 UNSIGNED_METRICS = ("cb",)
 """Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``."""
@@ -325,22 +353,23 @@ def planted_lm_scores(
 
 
 def dose_response(
-    measures: list[str] | tuple[str, ...],
+    designs: list[str] | tuple[str, ...],
     ps: list[float],
     seeds: list[int],
     language: str = "en",
     progress: bool = False,
     **options: Any,
 ) -> pd.DataFrame:
-    """Every measure at every ``p`` and seed: one row per (measure, metric, p, seed).
+    """Every design (:data:`DESIGNS`) at every ``p`` and seed: one row per (measure, metric,
+    p, seed), ``measure`` the design.
 
     ``options`` go to :func:`planted_weat` (keys ``weat_*`` with the prefix removed) and
     :func:`planted_lm_scores` (keys ``lm_*``), e.g. ``weat_n_sentences=4000``,
     ``lm_n_pairs=100``.
     """
-    unknown = sorted(set(measures) - set(MEASURES))
-    if unknown or not measures:
-        raise ValidityError(f"unknown or no measures {unknown}; known: {MEASURES}")
+    unknown = sorted(set(designs) - set(DESIGNS))
+    if unknown or not designs:
+        raise ValidityError(f"unknown or no designs {unknown}; known: {DESIGNS}")
     if not ps or not seeds:
         raise ValidityError("ps and seeds must be non-empty")
     weat_opts = {k[5:]: v for k, v in options.items() if k.startswith("weat_")}
@@ -349,7 +378,7 @@ def dose_response(
     other = sorted(k for k in options if not k.startswith(("weat_", "lm_")))
     if other:
         raise ValidityError(f"options must start with weat_ or lm_: {other}")
-    jobs = [(m, p, s) for m in measures for p in ps for s in seeds]
+    jobs = [(m, p, s) for m in designs for p in ps for s in seeds]
     if progress:
         from tqdm.auto import tqdm
 

@@ -7,8 +7,12 @@ import inspect
 
 import numpy as np
 import pytest
+import test_measure_contracts as contracts
 import yaml
 from polybias import measures, paths
+
+#: the planted models of the contract tests, for the contract run on a new measure
+planted = contracts.planted
 
 
 def _registry(tmp_path, edit):
@@ -96,3 +100,104 @@ def test_the_result_types_are_reexported():
 
     assert measures.MeasureResult is measure.MeasureResult and measures.Interval is measure.Interval
     assert measures.P_METHODS == measure.P_METHODS
+
+
+# ------------------------------------------------------------------ adding a measure
+
+TOY_MODULE = '''"""A toy measure: the gap between the median associations of two target sets."""
+
+import numpy as np
+
+from polybias.metrics.measure import MeasureResult, measure_adapter, measure_result
+from polybias.metrics.weat import weat_association
+
+
+def median_gap(X, Y, A, B) -> float:
+    """median_X s(x, A, B) - median_Y s(y, A, B), s the WEAT association."""
+    return float(np.median(weat_association(X, A, B, ("X", "A", "B")))
+                 - np.median(weat_association(Y, A, B, ("Y", "A", "B"))))
+
+
+@measure_adapter
+def median_gap_adapter(X, Y, A, B):
+    return (median_gap(X, Y, A, B), len(X) + len(Y)), {}
+
+
+@measure_result
+def median_gap_result(name, raw, opts):
+    value, n = raw
+    return MeasureResult(name, value, None, None, "none", n, opts)
+'''
+
+TOY_ENTRY = {
+    "title": "Median association gap (toy)",
+    "summary": "The gap between the median associations of two target sets.",
+    "formula": "median_X s(x, A, B) - median_Y s(y, A, B)",
+    "inputs": {"X": "(n_x, d) target vectors", "Y": "(n_y, d) target vectors",
+               "A": "(n_a, d) attribute vectors", "B": "(n_b, d) attribute vectors"},
+    "input_kind": "vectors",
+    "function": "toy_median_gap.median_gap",
+    "adapter": "toy_median_gap.median_gap_adapter",
+    "result": "toy_median_gap.median_gap_result",
+    "error": "builtins.ValueError",
+    "value_is": "the gap in cosine units",
+    "n_is": "|X| + |Y| target items",
+    "polarity": "signed",
+    "null_value": 0.0,
+    "axis": "median association gap, cosine units (0 = no bias)",
+    "null_hypothesis": "none tested",
+    "uncertainty": "none",
+    "reference": "the test suite",
+    "scorers": ["polybias.engines.static.lookup"],
+}
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A measure added the documented way (docs/architecture.md, "Adding a measure"): one
+    metric module with a pure function, its adapter and its result, and one registry
+    entry; nothing else of the library is touched. It is put into the registry in use for
+    the test only."""
+    (tmp_path / "toy_median_gap.py").write_text(TOY_MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "measures.yaml"
+    path.write_text(yaml.safe_dump({"median-gap": TOY_ENTRY}, sort_keys=False), encoding="utf-8")
+    (m,) = measures.load_registry(path).values()
+    monkeypatch.setitem(measures.MEASURES, "median-gap", m)
+    return m
+
+
+def test_a_new_measure_is_one_module_and_one_registry_entry(toy):
+    import toy_median_gap
+    from polybias.results import cards
+
+    rng = np.random.default_rng(0)
+    X, Y, A, B = (rng.normal(size=(5, 4)) for _ in range(4))
+    r = measures.compute("median-gap", X=X, Y=Y, A=A, B=B)
+    assert r.value == toy_median_gap.median_gap(X, Y, A, B) and r.n == 10 and r.p_method == "none"
+    text = cards.card("median-gap")
+    assert text == cards.card(toy)
+    assert "# median-gap: Median association gap (toy)" in text
+    assert "Computed by `toy_median_gap.median_gap`: median_X s(x, A, B) - median_Y" in text
+    assert "adapter `toy_median_gap.median_gap_adapter`" in text
+
+
+def test_a_new_measure_gets_the_whole_contract(toy, planted):
+    """The contract checks of tests/test_measure_contracts.py, run on the toy measure."""
+    contracts.test_deterministic_for_a_seed(name="median-gap")
+    contracts.test_swapping_the_target_groups(name="median-gap")
+    contracts.test_reordering_items_changes_nothing(name="median-gap")
+    contracts.test_malformed_input_raises_the_measures_error("median-gap")
+    contracts.test_the_planted_direction_shows_on_the_planted_model("median-gap", planted)
+
+
+def test_a_new_measure_with_an_unmarked_adapter_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "toy_unmarked.py").write_text(TOY_MODULE.replace("@measure_adapter\n", ""), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    entry = {**TOY_ENTRY, "function": "toy_unmarked.median_gap", "adapter": "toy_unmarked.median_gap_adapter",
+             "result": "toy_unmarked.median_gap_result"}
+    path = tmp_path / "measures.yaml"
+    path.write_text(yaml.safe_dump({"median-gap": entry}, sort_keys=False), encoding="utf-8")
+    with pytest.raises(measures.MeasureError, match="measure 'median-gap': adapter "
+                       "'toy_unmarked.median_gap_adapter' is not marked @measure_adapter"):
+        measures.load_registry(path)

@@ -44,7 +44,8 @@ import pandas as pd
 from polybias.metrics.measure import P_METHODS, Interval, MeasureResult, role
 
 __all__ = ["INPUT_KINDS", "MEASURES", "P_METHODS", "Compat", "Interval", "Measure", "MeasureError",
-           "MeasureResult", "Published", "compute", "get", "load_registry", "measures_table"]
+           "MeasureResult", "Published", "compute", "get", "load_registry", "measures_table",
+           "scorer_function"]
 
 #: The kinds of input a registered function takes (the contract tests build each kind).
 INPUT_KINDS = ("vectors", "word-vectors", "occurrences", "attribute-scores", "pair-scores",

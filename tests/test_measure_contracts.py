@@ -19,6 +19,10 @@ For every measure of :data:`polybias.measures.MEASURES`:
   score, permuting the rows of W permutes the scores the same way, reordering A or B
   changes no score.
 
+and, for the studies that compute a headline number by calling a metric function
+themselves (the validity study goes through :func:`polybias.measures.compute`), that
+their call gives bit for bit the numbers of ``compute`` on the same inputs.
+
 Inputs are generated per input kind (:data:`polybias.measures.INPUT_KINDS`), so a new
 measure of a known kind gets the whole battery; a new kind fails
 ``test_every_input_kind_has_builders`` until it has them. The synthetic properties run
@@ -39,6 +43,7 @@ from hypothesis import strategies as st
 from polybias import measures
 from polybias.measures import MEASURES, compute
 from polybias.planted import probes
+from polybias.results import cards
 
 NAMES = list(MEASURES)
 SETTINGS = settings(max_examples=8, deadline=None, derandomize=True)
@@ -195,16 +200,23 @@ def _run(name: str, inputs: dict, **options) -> measures.MeasureResult:
     return compute(name, **{k: inputs[k] for k in m.inputs}, **options)
 
 
+def _accepted(name: str, options: dict) -> dict:
+    """The ``options`` the measure takes (a measure without a test, e.g. ``weat-gap``, takes
+    no seed)."""
+    accepted = cards.options(MEASURES[name])
+    return {k: v for k, v in options.items() if k in accepted}
+
+
 def _seeded(name: str) -> dict:
     m = MEASURES[name]
     options = {}
-    if m.input_kind in ("vectors",) and name != "weat-gap":
+    if m.input_kind in ("vectors",):
         options = {"seed": 3, "n_permutations": 500, "exact_limit": 0}
     elif m.input_kind == "attribute-scores":
         options = {"seed": 3, "n_permutations": 500}
     elif m.input_kind in ("pair-scores", "pair-attributions", "item-scores"):
         options = {"seed": 3, "n_bootstrap": 200}
-    return options
+    return _accepted(name, options)
 
 
 def test_every_input_kind_has_builders():
@@ -401,6 +413,7 @@ def planted(torch_one_thread):
                                  "identity_columns": ["pro", "target"]},
                 "pll": {"scores": pll},
                 "interaction": {"scores": fill, "identity_columns": ["pro", "target"]},
+                "interaction-score": inter.score,
                 "distributions": {"log_dists": dists, "labels": labels},
             }
             # StereoSet's aggregation on the planted model's pair scores: the more stereotyping
@@ -443,8 +456,8 @@ def _planted_direction(name: str, result: measures.MeasureResult, per_model: dic
 @pytest.mark.parametrize("name", NAMES)
 def test_the_planted_direction_shows_on_the_planted_model(name, planted):
     m = MEASURES[name]
-    options = {"seed": 0, "n_permutations": 2000} if m.input_kind in ("vectors", "attribute-scores") \
-        and name != "weat-gap" else {}
+    options = _accepted(name, {"seed": 0, "n_permutations": 2000}
+                        if m.input_kind in ("vectors", "attribute-scores") else {})
     strong, control = (_planted_direction(name, _run(name, _planted_inputs(name, planted[p]), **options), planted[p])
                        for p in (0.9, 0.5))
     if m.polarity == "signed":
@@ -537,3 +550,131 @@ def test_per_word_values_by_hand():
     np.testing.assert_allclose(rnd.details["association"], [np.sqrt(2), 0.0], atol=1e-12)
     assert rnd.value == pytest.approx(np.sqrt(2))
     assert _run("wefat", {**inputs, "W": np.array([[1.0, 0.0], [3.0, 0.0]])}).value == pytest.approx(np.sqrt(2))
+
+
+# ------------------------------------------------------------------ the studies' own calls
+
+# Where a study computes a headline number by calling a metric function itself rather than
+# polybias.measures.compute (the validity study goes through compute), its call, written as
+# the study writes it, and compute give the same numbers on the same inputs, bit for bit:
+# the registered measure is the number the study reports.
+
+def test_crows_studies_report_the_registered_stereotype_scores():
+    """studies.crows_pairs.run_crows and studies.crows_languages: the ``all`` row of
+    ``stereotype_score`` / ``jsd_stereotype_score`` with a seeded bootstrap."""
+    from polybias.metrics import crows
+
+    inputs = _pair_scores(4, 5)
+    for key, func, arg in (("crows", crows.stereotype_score, "scored"),
+                           ("jsd-b", crows.jsd_stereotype_score, "attributed")):
+        table = func(inputs[arg], n_bootstrap=200, seed=3)
+        row = table[table["bias_type"] == "all"].iloc[0]
+        r = compute(key, **{arg: inputs[arg]}, n_bootstrap=200, seed=3)
+        assert (r.value, r.interval.low, r.interval.high, r.p_value, r.n) == (
+            row["score"], row["ci_low"], row["ci_high"], row["binom_p"], row["n"]), key
+
+
+def test_the_stereoset_study_reports_the_registered_ss():
+    """studies.stereoset: ``stereoset_scores`` of ``item_decisions`` (candidates in the
+    dataset's format) over all items."""
+    from polybias.metrics import stereoset
+
+    scored = _item_scores(5, 4)["scored"]
+    labels = {"score_stereotype": "stereotype", "score_anti": "anti-stereotype",
+              "score_unrelated": "unrelated"}
+    items = pd.DataFrame([{"item_id": r.item_id, "task": "intrasentence", "bias_type": r.bias_type,
+                           "candidate_id": f"{r.item_id}-{label}", "gold_label": label,
+                           "target_en": r.target}
+                          for r in scored.itertuples() for label in labels.values()])
+    scores = pd.DataFrame([{"candidate_id": f"{r['item_id']}-{label}", "score": r[column]}
+                           for _, r in scored.iterrows() for column, label in labels.items()])
+    dec = stereoset.item_decisions(items, scores)
+    row = stereoset.stereoset_scores(dec, by=None, n_bootstrap=200, seed=3).iloc[0]
+    r = compute("stereoset", scored=dec[["item_id", "task", "bias_type", "target", *labels]],
+                n_bootstrap=200, seed=3)
+    assert (r.value, r.interval.low, r.interval.high, r.p_value, r.n) == (
+        row["ss"], row["ss_low"], row["ss_high"], row["binom_p"], row["n"])
+
+
+def test_the_categorical_bias_study_reports_the_registered_cb_scores():
+    """metrics.catbias.ahn_oh_cb (the mean of ``cb_rows``) and ``pll_cb``, as
+    studies.categorical_bias and notebook 06 call them."""
+    from polybias.metrics import catbias
+
+    scores = _group_scores(6, 4)["scores"]
+    for ddof in (0, 1):
+        ahn_oh = float(catbias.cb_rows(scores, "corrected", ddof=ddof)["cb"].mean())
+        assert compute("cb", scores=scores, ddof=ddof).value == ahn_oh
+        assert compute("pll-cb", scores=scores, ddof=ddof).value == catbias.pll_cb(scores, ddof=ddof).score
+
+
+def test_the_external_validity_study_reports_the_registered_word_scores():
+    """studies.external_validity.static_occupation_bias: ``wefat_association`` and
+    ``relative_norm_distance`` per word."""
+    from polybias.metrics.wefat import relative_norm_distance, wefat_association
+
+    inputs = _word_vectors(8, 5)
+    for ddof in (0, 1):
+        np.testing.assert_array_equal(
+            compute("wefat", **inputs, ddof=ddof).details["association"].to_numpy(),
+            wefat_association(inputs["W"], inputs["A"], inputs["B"], ddof=ddof))
+    np.testing.assert_array_equal(
+        compute("relative-norm-distance", **inputs).details["association"].to_numpy(),
+        relative_norm_distance(inputs["W"], inputs["A"], inputs["B"]))
+
+
+def test_the_debiasing_and_weat_studies_report_the_registered_weat_and_gap():
+    """metrics.debias.evaluate (the gap of every cell, beside weat_test's effect size) and
+    studies.weat.run_weat (weat_test on the words of an embedding)."""
+    from polybias.data.wordlists import AssociationTest, WordSet
+    from polybias.engines.static import StaticEmbeddings, lookup
+    from polybias.metrics.weat import weat_association, weat_test
+
+    v = _vectors(9, 4)
+    words = {role: [f"{role.lower()}{i}" for i in range(len(M))] for role, M in v.items()}
+    emb = StaticEmbeddings("toy", [w for ws in words.values() for w in ws], np.vstack(list(v.values())))
+    test = AssociationTest("T", *(WordSet(role, tuple(ws), "", "") for role, ws in words.items()), "en")
+    M = {role: lookup(emb, ws, on_missing="drop")[0] for role, ws in words.items()}
+    gap = float(weat_association(M["X"], M["A"], M["B"]).mean() - weat_association(M["Y"], M["A"], M["B"]).mean())
+    assert compute("weat-gap", **M).value == gap
+    options = {"n_permutations": 500, "seed": 3, "exact_limit": 0}
+    r = weat_test(emb, test, on_missing="drop", **options)
+    assert compute("weat", **M, **options).summary()["value"] == r.effect_size
+    assert compute("weat", **M, **options).p_value == r.pvalue
+
+
+def test_the_context_study_reports_the_registered_kurita_score():
+    """metrics.logprob.context_study (notebook 04, studies.logprob_context): per sentence
+    structure, ``kurita_effect`` of the corrected ``attribute_bias``."""
+    from polybias.metrics.logprob import attribute_bias, kurita_effect
+
+    inputs = _attribute_scores(10, 4)
+    for _structure, g in inputs["scores"].groupby("template", sort=False):
+        bias = attribute_bias(g, inputs["x"], inputs["y"], value="corrected")
+        eff = kurita_effect(bias, inputs["a"], inputs["b"], n_permutations=500, seed=3)
+        r = compute("kurita", **{**inputs, "scores": g}, n_permutations=500, seed=3)
+        assert (r.value, r.p_value) == (eff.effect_size, eff.pvalue)
+
+
+def test_the_ceat_study_reports_the_registered_ces():
+    """metrics.ceat.ceat_from_occurrences (studies.ceat: segment_length_study): CEAT of a
+    word-list test on per-word occurrence vectors."""
+    from polybias.data.wordlists import AssociationTest, WordSet
+    from polybias.metrics.ceat import ceat_from_occurrences
+
+    occ = _occurrences(11, 4)
+    words = {role: [f"{role.lower()}{i}" for i in range(len(M))] for role, M in occ.items()}
+    vectors = {w: occ[role][i] for role, ws in words.items() for i, w in enumerate(ws)}
+    test = AssociationTest("C", *(WordSet(role, tuple(ws), "", "") for role, ws in words.items()), "en")
+    for alternative in ("two-sided", "greater"):
+        r = ceat_from_occurrences(vectors, test, alternative=alternative)
+        m = compute("ceat", **occ, alternative=alternative)
+        assert (m.value, m.p_value, m.n) == (r.ces, r.pvalue, r.n_samples)
+
+
+def test_the_cultural_interactions_study_reports_the_registered_interaction_cb(planted):
+    """metrics.catbias.interaction_cb (studies.cultural_interactions): its score is the
+    registered interaction CB of the scores it returns."""
+    # the planted fixture ran interaction_cb on the planted model and kept its scores
+    for p in (0.9, 0.5):
+        assert compute("interaction-cb", **planted[p]["interaction"]).value == planted[p]["interaction-score"]

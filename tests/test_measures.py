@@ -1,11 +1,18 @@
-"""The measure registry (data/measures.yaml joined with polybias.measures.CODE) and the result type."""
+"""The measure registry (data/measures.yaml joined with the code it names) and the result type."""
 
 from __future__ import annotations
 
+import ast
+import inspect
+
 import numpy as np
 import pytest
+import test_measure_contracts as contracts
 import yaml
 from polybias import measures, paths
+
+#: the planted models of the contract tests, for the contract run on a new measure
+planted = contracts.planted
 
 
 def _registry(tmp_path, edit):
@@ -25,8 +32,17 @@ def test_every_registered_measure_is_complete():
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    (lambda r: r["cb"].update(adapter="variance"), "measure 'cb': adapter must be one of weat, .*got 'variance'"),
-    (lambda r: r["cb"].update(result=None), "measure 'cb': result must be one of"),
+    (lambda r: r["cb"].update(adapter="variance"), "measure 'cb': adapter must be the dotted name .*got 'variance'"),
+    (lambda r: r["cb"].update(result=None), "measure 'cb': result must be the dotted name"),
+    (lambda r: r["cb"].update(adapter="polybias.metrics.catbias.cb_adaptor"),
+     "measure 'cb': adapter 'polybias.metrics.catbias.cb_adaptor' cannot be imported"),
+    (lambda r: r["cb"].update(adapter="polybias.metrics.catbias.cb_result"),
+     "measure 'cb': adapter 'polybias.metrics.catbias.cb_result' is not marked @measure_adapter"),
+    (lambda r: r["kl-difference"].update(result="polybias.metrics.catbias.kl_matrix"),
+     "measure 'kl-difference': result 'polybias.metrics.catbias.kl_matrix' is not marked @measure_result"),
+    (lambda r: r["weat"].update(scorers="a static embedding"), "measure 'weat': scorers must be a list of dotted"),
+    (lambda r: r["weat"].pop("scorers"), "measure 'weat': scorers must be a list of dotted"),
+    (lambda r: r["weat"].update(scorer="polybias.engines.static.lookup"), "measure 'weat': .*scorer"),
     (lambda r: r["weat"].update(function="polybias.metrics.weat.wheat"),
      "measure 'weat': function 'polybias.metrics.weat.wheat' cannot be imported"),
     (lambda r: r["ceat"].update(error="polybias.metrics.ceat.ceat"),
@@ -53,3 +69,135 @@ def test_result_summary_is_one_flat_row():
     assert r.options == {"ddof": 1, "alternative": "greater", "n_permutations": 100_000,
                          "exact_limit": 1_000_000, "seed": 0}
     assert list(r.details.columns) == ["set", "item", "association"] and len(r.details) == 6
+
+
+def test_every_scorer_resolves_and_takes_the_options_it_is_named_with():
+    """``scorers`` are checked for their form when the registry loads; here each is
+    imported (that loads the engines) and the options written in parentheses must be
+    parameters of the function."""
+    for m in measures.MEASURES.values():
+        for scorer in m.scorers:
+            func = measures.scorer_function(scorer)
+            assert callable(func), (m.name, scorer)
+            if "(" in scorer:
+                call = ast.parse(scorer, mode="eval").body
+                assert isinstance(call, ast.Call) and not call.args, (m.name, scorer)
+                params = inspect.signature(func).parameters
+                assert all(k.arg in params for k in call.keywords), (m.name, scorer)
+
+
+def test_adapters_and_results_live_beside_their_function():
+    from polybias.metrics.measure import role
+
+    for m in measures.MEASURES.values():
+        assert role(m.adapter) == "adapter" and role(m.convert.func) == "result", m.name
+        module = m.function.__module__
+        assert m.adapter.__module__ == m.convert.func.__module__ == module, m.name
+
+
+def test_the_result_types_are_reexported():
+    from polybias.metrics import measure
+
+    assert measures.MeasureResult is measure.MeasureResult and measures.Interval is measure.Interval
+    assert measures.P_METHODS == measure.P_METHODS
+
+
+# ------------------------------------------------------------------ adding a measure
+
+TOY_MODULE = '''"""A toy measure: the gap between the median associations of two target sets."""
+
+import numpy as np
+
+from polybias.metrics.measure import MeasureResult, measure_adapter, measure_result
+from polybias.metrics.weat import weat_association
+
+
+def median_gap(X, Y, A, B) -> float:
+    """median_X s(x, A, B) - median_Y s(y, A, B), s the WEAT association."""
+    return float(np.median(weat_association(X, A, B, ("X", "A", "B")))
+                 - np.median(weat_association(Y, A, B, ("Y", "A", "B"))))
+
+
+@measure_adapter
+def median_gap_adapter(X, Y, A, B):
+    return (median_gap(X, Y, A, B), len(X) + len(Y)), {}
+
+
+@measure_result
+def median_gap_result(name, raw, opts):
+    value, n = raw
+    return MeasureResult(name, value, None, None, "none", n, opts)
+'''
+
+TOY_ENTRY = {
+    "title": "Median association gap (toy)",
+    "summary": "The gap between the median associations of two target sets.",
+    "formula": "median_X s(x, A, B) - median_Y s(y, A, B)",
+    "inputs": {"X": "(n_x, d) target vectors", "Y": "(n_y, d) target vectors",
+               "A": "(n_a, d) attribute vectors", "B": "(n_b, d) attribute vectors"},
+    "input_kind": "vectors",
+    "function": "toy_median_gap.median_gap",
+    "adapter": "toy_median_gap.median_gap_adapter",
+    "result": "toy_median_gap.median_gap_result",
+    "error": "builtins.ValueError",
+    "value_is": "the gap in cosine units",
+    "n_is": "|X| + |Y| target items",
+    "polarity": "signed",
+    "null_value": 0.0,
+    "axis": "median association gap, cosine units (0 = no bias)",
+    "null_hypothesis": "none tested",
+    "uncertainty": "none",
+    "reference": "the test suite",
+    "scorers": ["polybias.engines.static.lookup"],
+}
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A measure added the documented way (docs/architecture.md, "Adding a measure"): one
+    metric module with a pure function, its adapter and its result, and one registry
+    entry; nothing else of the library is touched. It is put into the registry in use for
+    the test only."""
+    (tmp_path / "toy_median_gap.py").write_text(TOY_MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "measures.yaml"
+    path.write_text(yaml.safe_dump({"median-gap": TOY_ENTRY}, sort_keys=False), encoding="utf-8")
+    (m,) = measures.load_registry(path).values()
+    monkeypatch.setitem(measures.MEASURES, "median-gap", m)
+    return m
+
+
+def test_a_new_measure_is_one_module_and_one_registry_entry(toy):
+    import toy_median_gap
+    from polybias.results import cards
+
+    rng = np.random.default_rng(0)
+    X, Y, A, B = (rng.normal(size=(5, 4)) for _ in range(4))
+    r = measures.compute("median-gap", X=X, Y=Y, A=A, B=B)
+    assert r.value == toy_median_gap.median_gap(X, Y, A, B) and r.n == 10 and r.p_method == "none"
+    text = cards.card("median-gap")
+    assert text == cards.card(toy)
+    assert "# median-gap: Median association gap (toy)" in text
+    assert "Computed by `toy_median_gap.median_gap`: median_X s(x, A, B) - median_Y" in text
+    assert "adapter `toy_median_gap.median_gap_adapter`" in text
+
+
+def test_a_new_measure_gets_the_whole_contract(toy, planted):
+    """The contract checks of tests/test_measure_contracts.py, run on the toy measure."""
+    contracts.test_deterministic_for_a_seed(name="median-gap")
+    contracts.test_swapping_the_target_groups(name="median-gap")
+    contracts.test_reordering_items_changes_nothing(name="median-gap")
+    contracts.test_malformed_input_raises_the_measures_error("median-gap")
+    contracts.test_the_planted_direction_shows_on_the_planted_model("median-gap", planted)
+
+
+def test_a_new_measure_with_an_unmarked_adapter_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "toy_unmarked.py").write_text(TOY_MODULE.replace("@measure_adapter\n", ""), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    entry = {**TOY_ENTRY, "function": "toy_unmarked.median_gap", "adapter": "toy_unmarked.median_gap_adapter",
+             "result": "toy_unmarked.median_gap_result"}
+    path = tmp_path / "measures.yaml"
+    path.write_text(yaml.safe_dump({"median-gap": entry}, sort_keys=False), encoding="utf-8")
+    with pytest.raises(measures.MeasureError, match="measure 'median-gap': adapter "
+                       "'toy_unmarked.median_gap_adapter' is not marked @measure_adapter"):
+        measures.load_registry(path)

@@ -229,3 +229,39 @@ def test_the_studies_tables_come_back_from_their_records(w2v, planted_lm, tmp_pa
             assert got.loc[row.bias_type, ["value", "ci_low", "ci_high", "p"]].tolist() == \
                 [row.score, row.ci_low, row.ci_high, row.binom_p], (metric, row.bias_type)
             assert got.loc[row.bias_type, "model"] == planted_lm[0.9].name
+
+
+def test_every_stored_label_maps_to_a_registered_measure():
+    """One name per measure: the labels run records store (kept, so records stay
+    byte-identical) map to registry keys in one table, and the table's ``metric`` column
+    holds registry keys or a study's own metric names only."""
+    from polybias.measures import MEASURES
+    from polybias.results.records import RECORD_MEASURES, record_measure
+
+    assert set(RECORD_MEASURES.values()) <= set(MEASURES)
+    assert not set(RECORD_MEASURES) & set(MEASURES)  # a key is never relabelled
+    for label in results.READERS:
+        key = record_measure(label)
+        assert key in MEASURES or label in ("catbias", "debias", "hidden-states", "validity",
+                                            "external_validity"), label
+
+
+def test_the_table_names_every_measure_by_its_registry_key():
+    from polybias.measures import MEASURES
+
+    records = [
+        {"metric": "catbias", "values": {"ahn_oh_cb": 0.1, "pll_cb": 0.2, "max_kl": 0.3,
+                                         "max_kl_pair": ["a", "b"]}},
+        {"metric": "logprob-context", "values": {"summary": [{"structure": 1, "effect_size": 0.5}]}},
+        {"metric": "debias", "values": {"cells": [{"test": "T", "test_type": "SEAT", "effect_size": 0.4,
+                                                   "gap": 0.01}]}},
+        {"metric": "crows-jsd", "values": {"by_bias_type": [{"bias_type": "all", "score": 55.0, "n": 10}]}},
+        {"metric": "crows", "parameters": {"method": "aula"},
+         "values": {"by_bias_type": [{"bias_type": "all", "score": 52.0, "n": 10}]}},
+        {"metric": "stereoset-languages", "values": {"per_language": [{"score": 51.0, "n": 3}], "paired": []}},
+    ]
+    metrics = [r["metric"] for rec in records
+               for r in results.record_rows({"model": "m", "language": "en", "test": "t", **rec})]
+    assert metrics == ["cb", "pll-cb", "kl-difference", "kurita", "seat", "weat-gap", "jsd-b", "aula",
+                       "stereoset"]
+    assert set(metrics) <= set(MEASURES)

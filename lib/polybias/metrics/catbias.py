@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,6 +46,7 @@ import pandas as pd
 from polybias.data.templating import TemplateBook, expand
 from polybias.engines import scoring
 from polybias.metrics import logprob
+from polybias.metrics.measure import MeasureResult, call_options, measure_adapter, measure_result
 
 
 class CatBiasError(ValueError):
@@ -645,3 +647,67 @@ def interaction_cb(lm: scoring.LanguageModel, book: TemplateBook, template: str,
     return CBResult(value, rows, fill, ddof)
 
 
+# ------------------------------------------------------------------ the registered measures
+# The adapters and results of the measures of data/measures.yaml that use this module
+# (polybias.metrics.measure explains the two roles).
+
+@measure_result
+def cb_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
+    """A CB score (a variance, no test); details: the per-row variances."""
+    value, rows = raw
+    return MeasureResult(name, float(value), None, None, "none", len(rows), opts, rows)
+
+
+@measure_adapter
+def cb_adapter(scores, value: str = "corrected", group: str = "target", ddof: int = 0):
+    """Measure ``cb``: the mean of :func:`cb_rows`."""
+    rows = cb_rows(scores, value, group=group, ddof=ddof)
+    return (float(rows["cb"].mean()), rows), {"value": value, "group": group, "ddof": ddof}
+
+
+@measure_adapter
+def pll_cb_adapter(scores, **options):
+    """Measure ``pll-cb``: :func:`pll_cb`."""
+    opts = call_options(pll_cb, options)
+    r = pll_cb(scores, **opts)
+    return (r.score, r.rows), opts
+
+
+@measure_adapter
+def weighted_cb_adapter(scores, weights, value: str = "corrected", group: str = "target", ddof: int = 0):
+    """Measure ``sentiment-cb``: :func:`weighted_cb` of :func:`cb_rows`."""
+    rows = cb_rows(scores, value, group=group, ddof=ddof)
+    return ((weighted_cb(rows, weights), rows.assign(weight=rows["attribute"].map(weights))),
+            {"value": value, "group": group, "ddof": ddof})
+
+
+@measure_adapter
+def interaction_adapter(scores, identity_columns, value: str = "corrected", ddof: int = 0,
+                        weights: dict[str, float] | None = None):
+    """Measure ``interaction-cb``: :func:`cb_rows` over the combined identity columns."""
+    columns = list(identity_columns)
+    if not columns:
+        raise CatBiasError("identity_columns must name at least one column")
+    missing = [c for c in columns if c not in scores.columns]
+    if missing:
+        raise CatBiasError(f"scores have no identity column(s) {missing}")
+    combined = scores.assign(group=scores[columns].astype(str).agg("|".join, axis=1))
+    rows = cb_rows(combined, value, group="group", ddof=ddof)
+    score = float(rows["cb"].mean()) if weights is None else weighted_cb(rows, weights)
+    return (score, rows), {"identity_columns": columns, "value": value, "ddof": ddof,
+                           "weighted": weights is not None}
+
+
+@measure_adapter
+def kl_adapter(log_dists, labels, scale: str = "sum"):
+    """Measure ``kl-difference``: :func:`kl_matrix` and its :func:`max_kl`."""
+    matrix = kl_matrix(log_dists, list(labels), scale)
+    return (matrix, max_kl(matrix)), {"scale": scale}
+
+
+@measure_result
+def kl_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
+    """The largest divergence; details: the whole matrix, long."""
+    matrix, (_row, _col, value) = raw
+    long = matrix.rename_axis("p").reset_index().melt(id_vars="p", var_name="q", value_name="kl")
+    return MeasureResult(name, float(value), None, None, "none", matrix.shape[0], opts, long)

@@ -38,10 +38,20 @@ of shape ``(n_words, N, dim)`` and returns the N effect sizes and variances at o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 from scipy import stats as _scipy_stats
+
+from polybias.metrics.measure import (
+    Interval,
+    MeasureResult,
+    call_options,
+    measure_adapter,
+    measure_result,
+    permutation_method,
+)
 
 CeatAlternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -633,3 +643,29 @@ def segment_length_study(
     return pd.DataFrame(rows)
 
 
+# ------------------------------------------------------------------ the registered measures
+# The adapters and results of the measures of data/measures.yaml that use this module
+# (polybias.metrics.measure explains the two roles).
+
+@measure_adapter
+def ceat_adapter(X, Y, A, B, **options):
+    """Measure ``ceat``: :func:`ceat` on four sets of occurrence vectors."""
+    opts = call_options(ceat, options)
+    return ceat(X, Y, A, B, **opts), opts
+
+
+def _ceat_p_method(method: str) -> str:
+    if method == "normal":
+        return "normal"
+    return permutation_method("exact" if method.endswith("-exact") else "monte-carlo")
+
+
+@measure_result
+def ceat_result(name: str, r, opts: dict[str, Any], level: float = 0.95) -> MeasureResult:
+    """The CES with its normal interval and p-value; details: every sample's effect size."""
+    z = float(_scipy_stats.norm.ppf(0.5 + level / 2))
+    details = pd.DataFrame({"sample": np.arange(r.n_samples), "effect_size": r.effect_sizes,
+                            "variance": r.variances})
+    return MeasureResult(name, float(r.ces), Interval(r.ces - z * r.se, r.ces + z * r.se, level, "normal"),
+                         float(r.pvalue), _ceat_p_method(r.pvalue_method), int(r.n_samples), opts,
+                         details)

@@ -50,11 +50,19 @@ from __future__ import annotations
 import difflib
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from polybias.engines.common import normalise
+from polybias.metrics.measure import (
+    Interval,
+    MeasureResult,
+    call_options,
+    measure_adapter,
+    measure_result,
+)
 
 METHODS = ("nangia", "bias-bench", "sss", "causal", "aul", "aula", "lm-eval")
 CAUSAL_METHODS = ("causal", "lm-eval")
@@ -812,3 +820,48 @@ def token_table(attributed: pd.DataFrame, row: int | None = None) -> pd.DataFram
     return pd.DataFrame({"word": [w for w, _ in words], "b": [b for _, b in words],
                          "direction": ["more bias" if b < 0 else "less bias" if b > 0 else "none"
                                        for _, b in words]})
+
+
+# ------------------------------------------------------------------ the registered measures
+# The adapters and results of the measures of data/measures.yaml that use this module
+# (polybias.metrics.measure explains the two roles).
+
+@measure_result
+def share_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
+    """A share of pairs in percent (``crows``, ``aul``, ``aula``, ``jsd-b``) with its
+    bootstrap interval and binomial p-value; details: one row per pair."""
+    table, per_pair = raw
+    row = table.iloc[0]
+    interval = None if np.isnan(row["ci_low"]) else Interval(float(row["ci_low"]), float(row["ci_high"]),
+                                                             opts["confidence"], "bootstrap-percentile")
+    p = None if np.isnan(row["binom_p"]) else float(row["binom_p"])
+    return MeasureResult(name, float(row["score"]), interval, p, "binomial-exact" if p is not None else "none",
+                         int(row["n"]), opts, per_pair)
+
+
+def _share_options(score, options: dict[str, Any]) -> dict[str, Any]:
+    return call_options((score, aggregate_pairs), options, skip=("stereotyped", "bias_type", "ties"))
+
+
+@measure_adapter
+def stereotype_adapter(scored, **options):
+    """Measures ``crows``, ``aul``, ``aula``: :func:`stereotype_score` of scored pairs."""
+    opts = _share_options(stereotype_score, options)
+    table = stereotype_score(scored, **opts)
+    more, less = scored["score_more"].to_numpy(float), scored["score_less"].to_numpy(float)
+    if opts["decimals"] is not None:
+        more, less = np.round(more, opts["decimals"]), np.round(less, opts["decimals"])
+    return (table, pd.DataFrame({"bias_type": scored["bias_type"].to_numpy(), "score_more": more,
+                                 "score_less": less, "stereotyped": more > less, "tie": more == less},
+                                index=scored.index)), opts
+
+
+@measure_adapter
+def jsd_adapter(attributed, **options):
+    """Measure ``jsd-b``: :func:`jsd_stereotype_score` of attributed pairs."""
+    opts = _share_options(jsd_stereotype_score, options)
+    table = jsd_stereotype_score(attributed, **opts)
+    sjsd = attributed["sjsd"].to_numpy(float)
+    tie = np.abs(sjsd) <= opts["atol"]
+    return (table, pd.DataFrame({"bias_type": attributed["bias_type"].to_numpy(), "sjsd": sjsd,
+                                 "biased": (sjsd < 0) & ~tie, "tie": tie}, index=attributed.index)), opts

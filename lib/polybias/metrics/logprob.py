@@ -32,6 +32,7 @@ permutation p of :func:`polybias.stats.split_permutation_test`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,6 +43,13 @@ from polybias.data import templating
 from polybias.data.templating import Filled, TemplateBook
 from polybias.engines import scoring
 from polybias.engines.common import pack_batches
+from polybias.metrics.measure import (
+    MeasureResult,
+    call_options,
+    measure_adapter,
+    measure_result,
+    permutation_method,
+)
 
 MODES = ("word", "first_piece")
 PRIOR_AT = ("target", "attribute")
@@ -508,3 +516,24 @@ def context_study(scores: pd.DataFrame, book: TemplateBook, target_list: str, at
     return pd.DataFrame(rows), pd.concat(per, ignore_index=True)
 
 
+# ------------------------------------------------------------------ the registered measures
+# The adapters and results of the measures of data/measures.yaml that use this module
+# (polybias.metrics.measure explains the two roles).
+
+@measure_adapter
+def kurita_adapter(scores, x, y, a, b, value: str = "corrected", **options):
+    """Measure ``kurita``: :func:`attribute_bias` of the template scores, then
+    :func:`kurita_effect` over the attribute sets a and b."""
+    opts = call_options(kurita_effect, options)
+    bias = attribute_bias(scores, x, y, value=value)
+    return (kurita_effect(bias, a, b, **opts), bias, list(a), list(b)), {"value": value, **opts}
+
+
+@measure_result
+def kurita_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
+    """The effect size with its permutation p-value; details: every attribute's bias."""
+    r, bias, a, b = raw
+    details = pd.DataFrame({"attribute": a + b, "set": ["A"] * len(a) + ["B"] * len(b),
+                            "bias": bias.loc[a + b].to_numpy(float)})
+    return MeasureResult(name, float(r.effect_size), None, float(r.pvalue),
+                         permutation_method(r.method), r.n_a + r.n_b, opts, details)

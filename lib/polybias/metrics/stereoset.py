@@ -51,11 +51,19 @@ techniques for pre-trained language models. ACL (bias-bench).
 from __future__ import annotations
 
 import string
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from polybias.engines import scoring
+from polybias.metrics.measure import (
+    Interval,
+    MeasureResult,
+    call_options,
+    measure_adapter,
+    measure_result,
+)
 
 GOLD_LABELS = ("stereotype", "anti-stereotype", "unrelated")
 AGGREGATES = ("per-target", "micro")
@@ -464,3 +472,28 @@ def candidate_scores(lm, items: pd.DataFrame, intrasentence: str = "stereoset",
                 out.loc[inter.index] = (alone / np.log(2)) / (context_lp / np.log(2))
     return pd.DataFrame({"task": items["task"].to_numpy(), "candidate_id": items["candidate_id"].to_numpy(),
                          "score": out.to_numpy(float)})
+
+
+# ------------------------------------------------------------------ the registered measures
+# The adapters and results of the measures of data/measures.yaml that use this module
+# (polybias.metrics.measure explains the two roles).
+
+@measure_adapter
+def stereoset_adapter(scored, **options):
+    """Measure ``stereoset``: :func:`decisions_from_scores`, then :func:`stereoset_scores`
+    over all items."""
+    opts = call_options(stereoset_scores, options, skip=("by",))
+    decisions = decisions_from_scores(scored)
+    table = stereoset_scores(decisions, by=None, **opts)
+    return (table, decisions), opts
+
+
+@measure_result
+def stereoset_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
+    """SS with its bootstrap interval and binomial p-value; details: every item's decision."""
+    table, decisions = raw
+    row = table.iloc[0]
+    interval = None if np.isnan(row["ss_low"]) else Interval(float(row["ss_low"]), float(row["ss_high"]),
+                                                             opts["confidence"], "bootstrap-percentile")
+    return MeasureResult(name, float(row["ss"]), interval, float(row["binom_p"]), "binomial-exact",
+                         int(row["n"]), opts, decisions)

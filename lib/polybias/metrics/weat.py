@@ -13,12 +13,20 @@ and a permutation p-value of S over equal-size re-splits of X ∪ Y
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 
 from polybias.data.wordlists import AssociationTest
 from polybias.engines.static import StaticEmbeddings, lookup
+from polybias.metrics.measure import (
+    MeasureResult,
+    call_options,
+    measure_adapter,
+    measure_result,
+    permutation_method,
+)
 from polybias.stats import Alternative, split_permutation_test, standardized_mean_difference
 
 
@@ -186,3 +194,42 @@ def check_weat_options(on_missing: str = "raise", ddof: int = 1, alternative: st
         raise ValueError(f"seed must be an integer, got {seed!r}")
 
 
+# ------------------------------------------------------------------ the registered measures
+# The adapters and results of the measures of data/measures.yaml that use this module
+# (polybias.metrics.measure explains the two roles).
+
+def _associations(X, Y, A, B) -> pd.DataFrame:
+    """s(w, A, B) of every target item: the per-item details of the association tests."""
+    s = {role: weat_association(M, A, B, (role, "A", "B")) for role, M in (("X", X), ("Y", Y))}
+    return pd.DataFrame({"set": ["X"] * len(s["X"]) + ["Y"] * len(s["Y"]),
+                         "item": list(range(len(s["X"]))) + list(range(len(s["Y"]))),
+                         "association": np.concatenate([s["X"], s["Y"]])})
+
+
+@measure_adapter
+def weat_adapter(X, Y, A, B, **options):
+    """Measures ``weat`` and ``seat``: :func:`weat` on four sets of vectors; the details are
+    s(w, A, B) of every target item."""
+    opts = call_options(weat, options)
+    return (weat(X, Y, A, B, **opts), _associations(X, Y, A, B)), opts
+
+
+@measure_result
+def weat_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
+    """The effect size d with its permutation p-value; n = |X| + |Y|."""
+    r, details = raw
+    return MeasureResult(name, float(r.effect_size), None, float(r.pvalue),
+                         permutation_method(r.p_method), r.sizes["X"] + r.sizes["Y"], opts, details)
+
+
+@measure_adapter
+def gap_adapter(X, Y, A, B):
+    """Measure ``weat-gap``: :func:`association_gap` and s(w, A, B) of every target item."""
+    return (association_gap(X, Y, A, B), _associations(X, Y, A, B)), {}
+
+
+@measure_result
+def gap_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
+    """The gap in cosine units, without a test."""
+    gap, details = raw
+    return MeasureResult(name, float(gap), None, None, "none", len(details), opts, details)

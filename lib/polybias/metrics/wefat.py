@@ -30,8 +30,12 @@ first group, on vectors normalised to unit length beforehand (README, step 1).
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
+import numpy as np
+import pandas as pd
+
+from polybias.metrics.measure import MeasureResult, call_options, measure_adapter, measure_result
 from polybias.metrics.weat import _unit_rows
 
 
@@ -105,3 +109,38 @@ def relative_norm_distance(W: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.nd
     Wn, An, Bn = _unit_rows(W, "W"), _unit_rows(A, "A"), _unit_rows(B, "B")
     _check_dims(Wn, An, Bn)
     return np.linalg.norm(Wn - Bn.mean(axis=0), axis=1) - np.linalg.norm(Wn - An.mean(axis=0), axis=1)
+
+
+# ------------------------------------------------------------------ the registered measures
+# The adapters and results of the measures of data/measures.yaml that use this module
+# (polybias.metrics.measure explains the two roles).
+
+@measure_adapter
+def wefat_adapter(W, A, B, **options):
+    """Measure ``wefat``: :func:`wefat_association` of every row of W."""
+    opts = call_options(wefat_association, options)
+    return wefat_association(W, A, B, **opts), opts
+
+
+@measure_adapter
+def relative_norm_distance_adapter(W, A, B):
+    """Measure ``relative-norm-distance``: :func:`relative_norm_distance` of every row of W."""
+    return relative_norm_distance(W, A, B), {}
+
+
+def _per_word(name: str, scores: np.ndarray, value: float, opts: dict[str, Any]) -> MeasureResult:
+    """A per-word measure: ``details`` holds the score of every row of W, in W's order."""
+    details = pd.DataFrame({"item": np.arange(len(scores)), "association": scores})
+    return MeasureResult(name, value, None, None, "none", len(scores), opts, details)
+
+
+@measure_result
+def word_mean_result(name: str, scores, opts: dict[str, Any]) -> MeasureResult:
+    """The mean of the per-word scores."""
+    return _per_word(name, scores, float(np.mean(scores)), opts)
+
+
+@measure_result
+def word_sum_result(name: str, scores, opts: dict[str, Any]) -> MeasureResult:
+    """The sum of the per-word scores."""
+    return _per_word(name, scores, float(np.sum(scores)), opts)

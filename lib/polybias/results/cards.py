@@ -87,15 +87,18 @@ def _groups(m: Measure) -> str:
     return "the two target groups"
 
 
-def card(name: str) -> str:
-    """The Markdown card of measure ``name``."""
-    m = get(name)
+def card(name: str | Measure) -> str:
+    """The Markdown card of measure ``name`` (a registry key, or a :class:`Measure` of
+    another registry, :func:`polybias.measures.load_registry`)."""
+    m = name if isinstance(name, Measure) else get(name)
     out = [HEADER, "", f"# {m.name}: {m.title}", "", m.summary, "",
            "## Formula", "", f"    {m.formula}", "",
            f"Computed by `{m.function_name}`: {_first_paragraph(m.function)}", "",
+           f"Registered code: adapter `{m.adapter_name}`, result `{m.result_name}`.", "",
            "## Inputs", "", "| input | what |", "|---|---|"]
     out += [f"| `{k}` | {v} |" for k, v in m.inputs.items()]
-    out += ["", f"Input kind: `{m.input_kind}`. They come from a model through `{m.scorer}`.", "",
+    out += ["", f"Input kind: `{m.input_kind}`. They come from a model through "
+            + ", ".join(f"`{s}`" for s in m.scorers) + ".", "",
             "## Options", ""]
     opts = options(m)
     out += [", ".join(f"`{k}={v!r}`" for k, v in opts.items()) if opts else "none", "",

@@ -8,11 +8,12 @@ all records below a folder into one tidy table, one row per number, with the col
 model, revision, language, study, test, subset, metric, value, ci_low, ci_high, ci_level,
 p, p_method, n, options_hash, run_time, record
 
-``metric`` is the name of the registered measure (:mod:`polybias.measures`) where the
+``metric`` is the key of the registered measure (:mod:`polybias.measures`) where the
 number is one (``weat``, ``seat``, ``ceat``, ``kurita``, ``crows``, ``aul``, ``aula``,
 ``jsd-b``, ``cb``, ``pll-cb``, ``sentiment-cb``, ``interaction-cb``, ``kl-difference``,
-``weat-gap``), else a name of the study's own (``crows-difference``, ``separation``,
-``validity:…``). ``subset`` says which part of a run a row is (a bias type, a segment
+``weat-gap``, ``stereoset``; the labels stored in records are mapped to it by
+:func:`polybias.results.records.record_measure`), else a name of the study's own
+(``crows-difference``, ``separation``, ``validity:…``). ``subset`` says which part of a run a row is (a bias type, a segment
 length and sample set, a sentence structure, a debiasing method). ``run_time`` is the
 time the record file was last written (records carry no timestamp, so that the same
 inputs give byte-identical records).
@@ -38,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from polybias import paths
-from polybias.results.records import write_text_atomic
+from polybias.results.records import record_measure, write_text_atomic
 
 COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
            "ci_low", "ci_high", "ci_level", "p", "p_method", "n", "options_hash", "run_time",
@@ -81,13 +82,15 @@ def _permutation(values: dict[str, Any]) -> str:
 def _weat_like(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     v = rec["values"]
     sizes = v.get("sizes", {})
-    yield _row(rec["metric"], v["effect_size"], p=v.get("pvalue"), p_method=_permutation(v),
+    yield _row(record_measure(rec["metric"]), v["effect_size"], p=v.get("pvalue"), p_method=_permutation(v),
                n=sizes.get("X", 0) + sizes.get("Y", 0))
 
 
 def _crows_measure(rec: dict[str, Any]) -> str:
-    if rec["metric"] == "crows-jsd":
-        return "jsd-b"
+    """``crows``, ``aul`` or ``aula`` by the scoring method of a ``crows`` record; ``jsd-b``
+    for a ``crows-jsd`` record."""
+    if rec["metric"] != "crows":
+        return record_measure(rec["metric"])
     method = rec.get("parameters", {}).get("method")
     return method if method in ("aul", "aula") else "crows"
 
@@ -112,7 +115,7 @@ def _crows_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         if "model" in r:
             over["model"] = r["model"]
         subset = f"{r['group']}" if "group" in r else "all"
-        yield from _share_rows("crows", [r], subset_of=lambda _r, s=subset: s, **over)
+        yield from _share_rows(record_measure(rec["metric"]), [r], subset_of=lambda _r, s=subset: s, **over)
     for r in v["paired"]:
         a, b = r.get("label_a", r.get("language_a")), r.get("label_b", r.get("language_b"))
         group = f"{r['group']}: " if "group" in r else ""
@@ -132,10 +135,10 @@ def _ceat(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 def _catbias(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     v = rec["values"]
-    for key, metric in (("ahn_oh_cb", "cb"), ("pll_cb", "pll-cb"), ("max_kl", "kl-difference")):
+    for key in ("ahn_oh_cb", "pll_cb", "max_kl"):
         if v.get(key) is not None:
             subset = " ‖ ".join(v["max_kl_pair"]) if key == "max_kl" and v.get("max_kl_pair") else ""
-            yield _row(metric, v[key], subset=subset)
+            yield _row(record_measure(key), v[key], subset=subset)
 
 
 def _interaction(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -147,7 +150,7 @@ def _interaction(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 def _logprob_context(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for r in rec["values"]["summary"]:
-        yield _row("kurita", r["effect_size"], subset=f"structure {r['structure']}",
+        yield _row(record_measure(rec["metric"]), r["effect_size"], subset=f"structure {r['structure']}",
                    p=r.get("pvalue"), p_method="permutation-monte-carlo")
 
 
@@ -155,10 +158,11 @@ def _debias(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for r in rec["values"]["cells"]:
         over = {"test": r["test"]}
         subset = f"{r.get('method', '')}; {r.get('kind', '')}"
-        yield _row(str(r.get("test_type", "WEAT")).lower(), r["effect_size"], subset=subset,
+        yield _row(record_measure(str(r.get("test_type", "WEAT"))), r["effect_size"], subset=subset,
                    p=r.get("pvalue"), p_method="permutation-monte-carlo", **over)
         if r.get("gap") is not None:
-            yield _row("weat-gap", r["gap"], subset=f"{subset}; {r.get('test_type', 'WEAT')}", **over)
+            yield _row(record_measure("gap"), r["gap"], subset=f"{subset}; {r.get('test_type', 'WEAT')}",
+                       **over)
 
 
 def _hidden(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -202,7 +206,7 @@ def _stereoset_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Per-language SS decisions and the paired differences over shared item ids."""
     v = rec["values"]
     for r in v["per_language"]:
-        yield _row("stereoset", r["score"], language=r.get("language", rec["language"]),
+        yield _row(record_measure(rec["metric"]), r["score"], language=r.get("language", rec["language"]),
                    subset="shared items", p=r.get("binom_p"), p_method="binomial-exact",
                    n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")), level=0.95)
     for r in v["paired"]:
@@ -374,25 +378,29 @@ STUDY_METRICS = {
                         "Spearman ρ with the census share of women, rank correlation (0 = unrelated; > 0: the bias "
                         "follows the census)"),
 }
-#: Value axes of the validity sweep's metrics (``validity:<measure>:<metric>``), by metric.
+#: Units of the validity sweep's metrics (``validity:<design>:<metric>``), by metric; the
+#: null value comes from the registered measure behind the metric
+#: (:data:`polybias.studies.validity.METRIC_MEASURES`).
 VALIDITY_AXES = {
-    "stereotype-score": ("% of pairs (50 = no preference; > 50 toward the planted stereotype)", 50.0),
-    "jsd-B": ("% of pairs (50 = no preference; > 50 toward the planted stereotype)", 50.0),
-    "effect-size": ("in pooled standard deviations (0 = no bias; > 0 toward the planted bias)", 0.0),
-    "seat-effect-size": ("in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
-                         0.0),
-    "ceat-ces": ("in pooled standard deviations (0 = no bias; > 0 toward the planted bias)", 0.0),
-    "kurita-effect-size": ("in pooled standard deviations (0 = no bias; > 0 toward the planted "
-                           "bias)", 0.0),
+    "stereotype-score": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",
+    "jsd-B": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",
+    "effect-size": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
+    "seat-effect-size": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
+    "ceat-ces": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
+    "kurita-effect-size": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
 }
 
 
 def _null_value(metric: str) -> float:
-    """The registered measure's null value (50 for the stereotype scores), else 0."""
+    """The registered measure's null value (50 for the stereotype scores), else 0; for a
+    validity metric, that of the measure it reports."""
     from polybias.measures import MEASURES
 
     if metric.startswith("validity:"):
-        return VALIDITY_AXES.get(metric.rsplit(":", 1)[1], ("", 0.0))[1]
+        from polybias.studies.validity import registered_measure
+
+        _, design, name = metric.split(":", 2)
+        metric = registered_measure(design, name) or ""
     return MEASURES[metric].null_value if metric in MEASURES else 0.0
 
 
@@ -413,8 +421,8 @@ def metric_axis(metric: str) -> tuple[str, str]:
         return STUDY_METRICS[metric]
     if metric.startswith("validity:"):
         _, measure, name = metric.split(":", 2)
-        unit = VALIDITY_AXES.get(name, ("variance over groups (0 = no bias; larger = more bias)"
-                                        if name.endswith("cb") else "its own unit", 0.0))[0]
+        unit = VALIDITY_AXES.get(name, "variance over groups (0 = no bias; larger = more bias)"
+                                 if name.endswith("cb") else "its own unit")
         return (f"Validity sweep: {measure} {name} against planted strength p (mean over models)",
                 f"{name}, {unit}")
     return f"{metric} across models and languages", metric

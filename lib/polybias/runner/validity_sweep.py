@@ -19,7 +19,9 @@ elsewhere.
 metric and size) and :func:`write_summary` writes it, with the sha256 of every record it
 came from, to the committed summary folder (``data/validity``) that notebook 10 renders.
 
-Families and their measures (``measure`` / ``metric``; sizes in brackets):
+Families and their measures (``measure``, the validity design / ``metric``; sizes in
+brackets; :data:`polybias.studies.validity.METRIC_MEASURES` names the registered measure
+behind each metric):
 
 * ``word2vec`` — ``weat`` / ``effect-size`` [words per set];
 * ``mlm`` — ``crows-mlm`` / ``stereotype-score``, ``jsd-B`` [pairs];

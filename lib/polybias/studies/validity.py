@@ -19,7 +19,9 @@ reverse) trains a model, and each metric is computed on it with the project's de
   in fresh sentences drawn from the same planted distribution; effect sizes (null 0) with
   their p-values.
 
-:func:`dose_response` runs them over a grid of ``p`` and seeds (one row per measurement);
+:func:`dose_response` runs these designs (:data:`DESIGNS`) over a grid of ``p`` and seeds
+(one row per measurement, labelled by its design, ``measure``, and its ``metric``;
+:data:`METRIC_MEASURES` names the registered measure behind every metric label);
 :func:`validity_summary` says, per measure, whether it is monotone in ``p``, whether its
 sign follows the planted direction, how far it sits from its null at ``p = 0.5``, and how
 often it calls a balanced model biased (false-positive rate at level ``alpha``).
@@ -40,11 +42,37 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-MEASURES = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
-"""Measure families :func:`dose_response` knows. ``crows-*`` give two rows each: the
-stereotype score (``metric="stereotype-score"``) and the JSD score (``metric="jsd-B"``);
-``template-mlm`` gives ``kurita-effect-size`` and ``cb``; ``embedding-mlm`` gives
-``seat-effect-size`` and ``ceat-ces``."""
+DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
+"""The validity designs :func:`dose_response` knows (a planted model and the probes run
+on it). ``crows-*`` give two rows each: the stereotype score (``metric="stereotype-score"``)
+and the JSD score (``metric="jsd-B"``); ``template-mlm`` gives ``kurita-effect-size`` and
+``cb``; ``embedding-mlm`` gives ``seat-effect-size`` and ``ceat-ces``."""
+
+METRIC_MEASURES: dict[str, dict[str, str]] = {
+    "weat": {"effect-size": "weat"},
+    "crows-mlm": {"stereotype-score": "crows", "jsd-B": "jsd-b"},
+    "crows-causal": {"stereotype-score": "crows", "jsd-B": "jsd-b"},
+    "template-mlm": {"kurita-effect-size": "kurita", "cb": "cb", "pll-cb": "pll-cb"},
+    "embedding-mlm": {"seat-effect-size": "seat", "ceat-ces": "ceat", "ceat-ces-perm": "ceat"},
+    "embedding-encoder": {"seat-effect-size": "seat", "ceat-ces": "ceat", "ceat-ces-perm": "ceat"},
+    "interactions-mlm": {"interaction-cb": "interaction-cb", "pronoun-cb": "interaction-cb"},
+}
+"""Per validity design (:data:`DESIGNS`, the sweep's ``interactions-mlm``,
+:mod:`polybias.runner.validity_sweep`, and the known-answer encoder's ``embedding-encoder``,
+:mod:`polybias.runner.validity_diagnosis`): its metric labels, as stored in the measurements
+and run records, → the key of the registered measure each reports (:mod:`polybias.measures`;
+``ceat-ces-perm`` is the CES with the word-permutation p-value, ``pronoun-cb`` the
+interaction CB of the pronoun alone)."""
+
+
+def registered_measure(design: str, metric: str) -> str | None:
+    """The registry key behind a validity measurement's ``measure`` (its design) and
+    ``metric`` labels, or None.
+
+    >>> registered_measure("crows-causal", "jsd-B"), registered_measure("weat", "gap")
+    ('jsd-b', None)
+    """
+    return METRIC_MEASURES.get(design, {}).get(metric)
 
 UNSIGNED_METRICS = ("cb",)
 """Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``."""
@@ -90,7 +118,7 @@ def planted_weat(
     (True, True)
     """
     from polybias.engines.static import lookup
-    from polybias.metrics.weat import weat
+    from polybias.measures import compute
     from polybias.planted.synthetic import planted_groups, planted_word2vec
 
     p = _check_p(p)
@@ -98,10 +126,10 @@ def planted_weat(
     groups = planted_groups(language)
     sets = [groups["targets"]["male"], groups["targets"]["female"],
             groups["attributes"]["career"], groups["attributes"]["family"]]
-    vectors = [lookup(emb, words, on_missing="raise")[0] for words in sets]
-    result = weat(*vectors, n_permutations=n_permutations, seed=seed)
+    X, Y, A, B = (lookup(emb, words, on_missing="raise")[0] for words in sets)
+    result = compute("weat", X=X, Y=Y, A=A, B=B, n_permutations=n_permutations, seed=seed)
     return {"measure": "weat", "metric": "effect-size", "p": p, "seed": seed,
-            "value": float(result.effect_size), "null": 0.0, "pvalue": float(result.pvalue)}
+            "value": result.value, "null": 0.0, "pvalue": result.p_value}
 
 
 def planted_lm(kind: str, p: float, seed: int = 0, language: str = "en",
@@ -152,7 +180,8 @@ def planted_template_scores(
     Returns two dicts (``metric`` "kurita-effect-size" and "cb"), ``measure``
     "template-mlm".
     """
-    from polybias.metrics import catbias, logprob
+    from polybias.measures import compute
+    from polybias.metrics import logprob
     from polybias.planted import probes
 
     lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
@@ -160,14 +189,14 @@ def planted_template_scores(
     scores = logprob.kurita_scores(lm, book, list(book.templates))
     targets = logprob.group_members(book, "targets")
     attributes = logprob.group_members(book, "attributes")
-    bias = logprob.attribute_bias(scores, targets["male"], targets["female"])
-    effect = logprob.kurita_effect(bias, attributes["career"], attributes["family"],
-                                   n_permutations=n_permutations, seed=seed)
-    cb = float(catbias.cb_rows(scores, "corrected", ddof=0)["cb"].mean())
+    effect = compute("kurita", scores=scores, x=targets["male"], y=targets["female"],
+                     a=attributes["career"], b=attributes["family"], n_permutations=n_permutations,
+                     seed=seed)
+    cb = compute("cb", scores=scores, ddof=0)
     base = {"measure": "template-mlm", "p": float(p), "seed": seed}
-    return [{**base, "metric": "kurita-effect-size", "value": float(effect.effect_size),
-             "null": 0.0, "pvalue": float(effect.pvalue)},
-            {**base, "metric": "cb", "value": cb, "null": float("nan"), "pvalue": float("nan")}]
+    return [{**base, "metric": "kurita-effect-size", "value": effect.value,
+             "null": 0.0, "pvalue": effect.p_value},
+            {**base, "metric": "cb", "value": cb.value, "null": float("nan"), "pvalue": float("nan")}]
 
 
 BLEACHED = {"en": "the {w} .", "bn": "{w} ।", "hi": "{w} ।"}
@@ -214,8 +243,8 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
         size ``ceat-ces`` (and ``ceat-ces-perm``).
     """
     from polybias.data import text
+    from polybias.measures import compute
     from polybias.metrics import ceat as ceat_metric
-    from polybias.metrics.weat import weat
     from polybias.planted.synthetic import planted_corpus, planted_groups
 
     groups = planted_groups(language)
@@ -228,10 +257,9 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
     for k in seat_words:
         rng = np.random.default_rng([seed, k, 2]) if k is not None else None
         chosen = {r: np.stack([vec[r][w] for w in word_subset(ws, k, rng)]) for r, ws in sets.items()}
-        res = weat(chosen["X"], chosen["Y"], chosen["A"], chosen["B"],
-                   n_permutations=n_permutations, seed=seed)
+        res = compute("seat", **chosen, n_permutations=n_permutations, seed=seed)
         rows.append({"metric": "seat-effect-size", "size_key": "seat_words", "size": k,
-                     "value": float(res.effect_size), "pvalue": float(res.pvalue)})
+                     "value": res.value, "pvalue": res.p_value})
     fresh = planted_corpus(n_sentences, p, seed=seed + 10_000, language=language)
     words = [w for ws in sets.values() for w in ws]
     found = text.find_occurrences(fresh, words, language=language)
@@ -239,9 +267,9 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
         samples = text.sample_occurrences(found, k, seed=seed)
         vectors = ceat_metric.occurrence_vectors(encoder, samples, layer=layer)
         stacked = {r: ceat_metric.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
-        res = ceat_metric.ceat(stacked["X"], stacked["Y"], stacked["A"], stacked["B"])
+        res = compute("ceat", **stacked)
         rows.append({"metric": "ceat-ces", "size_key": "ceat_samples", "size": k,
-                     "value": float(res.ces), "pvalue": float(res.pvalue)})
+                     "value": res.value, "pvalue": res.p_value})
         if ceat_permutation:
             perm = ceat_metric.ceat_permutation(stacked["X"], stacked["Y"], stacked["A"],
                                                 stacked["B"], n_permutations=n_permutations,
@@ -308,39 +336,38 @@ def planted_lm_scores(
     list of two dicts (``metric`` "stereotype-score" and "jsd-B"), keys as in
     :func:`planted_weat`, ``measure`` = ``"crows-" + kind``.
     """
+    from polybias.measures import compute
     from polybias.metrics import crows
     from polybias.planted.synthetic import minimal_pairs
 
     lm = planted_lm(kind, p, seed, language, n_sentences, **training)
     pairs = minimal_pairs(n_pairs, language=language, seed=seed)
-    stereo = crows.stereotype_score(crows.pair_scores(lm, pairs), n_bootstrap=0)
-    jsd = crows.jsd_stereotype_score(crows.jsd_attributions(lm, pairs), n_bootstrap=0)
-    rows = []
-    for metric, table in (("stereotype-score", stereo), ("jsd-B", jsd)):
-        overall = table[table["bias_type"] == "all"].iloc[0]
-        rows.append({"measure": f"crows-{kind}", "metric": metric, "p": p, "seed": seed,
-                     "value": float(overall["score"]), "null": 50.0,
-                     "pvalue": float(overall["binom_p"])})
-    return rows
+    stereo = compute("crows", scored=crows.pair_scores(lm, pairs), n_bootstrap=0)
+    jsd = compute("jsd-b", attributed=crows.jsd_attributions(lm, pairs), n_bootstrap=0)
+    return [{"measure": f"crows-{kind}", "metric": metric, "p": p, "seed": seed,
+             "value": r.value, "null": 50.0,
+             "pvalue": float("nan") if r.p_value is None else r.p_value}
+            for metric, r in (("stereotype-score", stereo), ("jsd-B", jsd))]
 
 
 def dose_response(
-    measures: list[str] | tuple[str, ...],
+    designs: list[str] | tuple[str, ...],
     ps: list[float],
     seeds: list[int],
     language: str = "en",
     progress: bool = False,
     **options: Any,
 ) -> pd.DataFrame:
-    """Every measure at every ``p`` and seed: one row per (measure, metric, p, seed).
+    """Every design (:data:`DESIGNS`) at every ``p`` and seed: one row per (measure, metric,
+    p, seed), ``measure`` the design.
 
     ``options`` go to :func:`planted_weat` (keys ``weat_*`` with the prefix removed) and
     :func:`planted_lm_scores` (keys ``lm_*``), e.g. ``weat_n_sentences=4000``,
     ``lm_n_pairs=100``.
     """
-    unknown = sorted(set(measures) - set(MEASURES))
-    if unknown or not measures:
-        raise ValidityError(f"unknown or no measures {unknown}; known: {MEASURES}")
+    unknown = sorted(set(designs) - set(DESIGNS))
+    if unknown or not designs:
+        raise ValidityError(f"unknown or no designs {unknown}; known: {DESIGNS}")
     if not ps or not seeds:
         raise ValidityError("ps and seeds must be non-empty")
     weat_opts = {k[5:]: v for k, v in options.items() if k.startswith("weat_")}
@@ -349,7 +376,7 @@ def dose_response(
     other = sorted(k for k in options if not k.startswith(("weat_", "lm_")))
     if other:
         raise ValidityError(f"options must start with weat_ or lm_: {other}")
-    jobs = [(m, p, s) for m in measures for p in ps for s in seeds]
+    jobs = [(m, p, s) for m in designs for p in ps for s in seeds]
     if progress:
         from tqdm.auto import tqdm
 

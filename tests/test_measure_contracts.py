@@ -371,7 +371,7 @@ def planted(torch_one_thread):
             pairs = minimal_pairs(n=40, language="en", seed=0)
             fresh = planted_corpus(600, p, seed=10_000, language="en")
             found = text.find_occurrences(fresh, [w for ws in sets.values() for w in ws], language="en")
-            vectors = ceat.occurrence_vectors(encoder, text.sample_occurrences(found, 6, seed=0))
+            vectors = embeddings.occurrence_vectors(encoder, text.sample_occurrences(found, 6, seed=0))
             occ = {r: ceat.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
             inter = catbias.interaction_cb(lm, probes.planted_interaction_templates("en"), "said",
                                            ["pro", "target"], "attribute")

@@ -11,8 +11,7 @@ from polybias import models
 from polybias.data import sadhu2024, sources, wordlists
 from polybias.engines.static import StaticEmbeddings
 from polybias.metrics import logprob
-from polybias.metrics.weat import weat_test
-from polybias.studies.weat import run_weat
+from polybias.studies.weat import run_weat, weat_on_embedding
 
 pytestmark = pytest.mark.usefixtures("mirror")
 
@@ -143,7 +142,7 @@ def _planted_embedding(test, rng):
 
 def test_weat_runs_on_the_seed_categories(rng, tmp_path):
     c3 = sadhu2024.ceat_tests()["C3"]
-    res = weat_test(_planted_embedding(c3, rng), c3, n_permutations=2000)
+    res = weat_on_embedding(_planted_embedding(c3, rng), c3, n_permutations=2000)
     assert res.effect_size > 1.5 and res.sizes == {"X": 27, "Y": 27, "A": 24, "B": 24}
     emb = _planted_embedding(c3, rng)
     frame = run_weat("planted-bn", "bn", ["C3"], "", embeddings=emb, n_permutations=500,

@@ -576,3 +576,37 @@ def sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "mod
 def clear_cache(encoder: Encoder) -> None:
     """Delete the cached vectors of ``encoder``."""
     cache_path(encoder).unlink(missing_ok=True)
+
+
+def occurrence_vectors(
+    encoder, samples: dict[str, list], layer: int = -1, pooling: str = "mean",
+    batch_tokens: int | None = None, cache: bool = False, progress: bool = False,
+    memo: dict | None = None,
+) -> dict[str, np.ndarray]:
+    """Contextual vectors of sampled occurrences: ``{word: (N, dim)}``, row i = occurrence i.
+
+    ``samples`` maps each word to its N occurrences (:class:`polybias.data.text.Occurrence`:
+    text + character span), e.g. segments from :func:`polybias.data.text.segments`. All
+    occurrences go to :func:`polybias.engines.embeddings.word_vectors` in one call; an occurrence
+    drawn several times (sampling with replacement) is embedded once. ``memo`` (a dict
+    keyed by (text, start, end), filled here) carries vectors over between calls with the
+    same encoder, layer and pooling, e.g. across segment lengths whose segments coincide.
+    """
+    memo = {} if memo is None else memo
+    todo: dict[tuple[str, int, int], None] = {}
+    for occs in samples.values():
+        for o in occs:
+            key = (o.text, o.start, o.end)
+            if key not in memo:
+                todo[key] = None
+    if todo:
+        keys = list(todo)
+        if callable(getattr(encoder, "word_vectors", None)):  # an analytic encoder with its own
+            # word vectors (polybias.planted.static.ContextualBag, a known-answer model)
+            V = encoder.word_vectors([k[0] for k in keys], [(k[1], k[2]) for k in keys])
+        else:
+            V = word_vectors(encoder, [k[0] for k in keys], [(k[1], k[2]) for k in keys],
+                             layer=layer, pooling=pooling, batch_tokens=batch_tokens,
+                             cache=cache, progress=progress)
+        memo.update(zip(keys, V, strict=True))
+    return {w: np.stack([memo[(o.text, o.start, o.end)] for o in occs]) for w, occs in samples.items()}

@@ -609,7 +609,7 @@ def mask_fill_logprobs(lm: LanguageModel, texts: list[str], gold_ids, batch_toke
 
     Each text holds the tokenizer's mask token exactly once (e.g. StereoSet's
     intrasentence inputs, where the blank becomes the word's earlier pieces and one mask;
-    :func:`polybias.metrics.stereoset.candidate_scores`). Texts are padded into batches
+    :func:`polybias.studies.stereoset.candidate_scores`). Texts are padded into batches
     of at most ``batch_tokens`` tokens with an attention mask.
 
     Returns

@@ -13,12 +13,9 @@ and a permutation p-value of S over equal-size re-splits of X ∪ Y
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 
-from polybias.data.wordlists import AssociationTest
-from polybias.engines.static import StaticEmbeddings, lookup
 from polybias.stats import Alternative, split_permutation_test, standardized_mean_difference
 
 
@@ -129,36 +126,6 @@ def weat(
         ddof=ddof,
         sizes={"X": len(sx), "Y": len(sy), "A": len(A), "B": len(B)},
     )
-
-
-def weat_test(
-    emb: StaticEmbeddings,
-    test: AssociationTest,
-    on_missing: Literal["raise", "drop"] = "raise",
-    **options,
-) -> WeatResult:
-    """Run a word-list test on a static embedding; ``options`` go to :func:`weat`.
-
-    Missing words raise :class:`polybias.engines.static.MissingWordsError` naming all of them,
-    unless ``on_missing="drop"``; the dropped words are listed in the result.
-    """
-    vectors, dropped, missing_all = {}, {}, []
-    for role, ws in test.sets().items():
-        M, kept, missing = lookup(emb, list(ws.words), on_missing="drop")
-        if missing:
-            dropped[role] = missing
-            missing_all += [f"{w} [{role}: {ws.name}]" for w in missing]
-        if not kept:
-            raise ValueError(f"{test.name}: no word of set {role} ({ws.name}) is in {emb.name}")
-        vectors[role] = (M, kept)
-    if missing_all and on_missing == "raise":
-        from polybias.engines.static import MissingWordsError
-
-        raise MissingWordsError(missing_all, emb.name, where=test.name)
-    for role, (M, kept) in vectors.items():
-        _unit_rows(M, f"{role} ({test.sets()[role].name})", kept)
-    result = weat(*(vectors[r][0] for r in ("X", "Y", "A", "B")), **options)
-    return WeatResult(**{**result.__dict__, "dropped": dropped})
 
 
 def check_weat_options(on_missing: str = "raise", ddof: int = 1, alternative: str = "greater",

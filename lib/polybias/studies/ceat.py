@@ -4,14 +4,12 @@ and figure."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
+import pandas as pd
 
-from polybias.metrics.ceat import CeatError, segment_length_study
-
-if TYPE_CHECKING:
-    import pandas as pd
+from polybias.data import text
+from polybias.engines.embeddings import occurrence_vectors
+from polybias.metrics.ceat import CeatAlternative, CeatError, ceat_from_occurrences
 
 
 def extraction_summary(runs: dict) -> pd.DataFrame:
@@ -145,7 +143,7 @@ def run_segment_study(
     encoder, runs: dict, language: str = "en", output_dir: str | None = None,
     parameters: dict | None = None, data_sha256: dict | None = None, **options,
 ):
-    """:func:`polybias.metrics.ceat.segment_length_study` over several corpora, with one run
+    """:func:`polybias.studies.ceat.segment_length_study` over several corpora, with one run
     record per test.
 
     ``runs`` maps a corpus label to ``(tests, extraction)`` (e.g. from
@@ -178,3 +176,73 @@ def run_segment_study(
             )
             write_record(record, paths.output_path(output_dir))
     return pd.concat(frames, ignore_index=True)
+
+
+def segment_length_study(
+    encoder,
+    tests,
+    extraction,
+    lengths=(9, 25, 75, ">75"),
+    n_samples: int = 1000,
+    seed: int = 0,
+    sample_sets=("fixed", "random"),
+    alternative: CeatAlternative = "two-sided",
+    layer: int = -1,
+    pooling: str = "mean",
+    strict_lengths: bool = False,
+    cache: bool = False,
+    model_key: str | None = None,
+):
+    """CES of each test at each segment length, for fixed and random sample sets (seed 000 §5.1).
+
+    Parameters
+    ----------
+    encoder : :class:`polybias.engines.embeddings.Encoder`.
+    tests : iterable of :class:`polybias.data.wordlists.AssociationTest` (their words are
+        looked up in ``extraction``).
+    extraction : :class:`polybias.data.text.Extraction` from :func:`polybias.data.text.find_occurrences`.
+    lengths : segment lengths in words (:func:`polybias.data.text.parse_length`: ints, ``">K"``).
+    n_samples : N, occurrences drawn per word and CEAT samples.
+    seed : seed of the sample sets. ``"fixed"``: one draw of occurrences, cut at every
+        length (and the same for every model); ``"random"``: a new draw per
+        (model, length) (:func:`polybias.data.text.sample_seed`).
+    strict_lengths : draw only from sentences with at least L words for length L (more
+        than K for ``">K"``); by default shorter sentences are used whole.
+    model_key : name of the model in the random seeds (default: ``encoder.name``).
+
+    Returns
+    -------
+    DataFrame with one row per (test, sample set, length): ``ces``, ``se``, ``pvalue``,
+    ``tau2``, ``n_samples``, ``mean_words`` (mean words per segment) and ``dropped``.
+    """
+    tests = list(tests)
+    if not tests:
+        raise CeatError("no tests given")
+    words = {w for t in tests for s in t.sets().values() for w in s.words}
+    pool = {w: extraction.occurrences.get(w, []) for w in sorted(words)}
+    for mode in sample_sets:
+        text.sample_seed(seed, mode)  # validates the mode
+    key = model_key or getattr(encoder, "name", "model")
+    rows, memo = [], {}
+    for mode in sample_sets:
+        fixed = None
+        for length in lengths:
+            window, more_than = text.parse_length(length)
+            need = max(window or 0, more_than) if strict_lengths else 0
+            s = text.sample_seed(seed, mode, key, length)
+            if mode == "fixed" and not strict_lengths:  # the same occurrences at every length
+                if fixed is None:
+                    fixed = text.sample_occurrences(pool, n_samples, s, on_missing="drop")
+                drawn = fixed
+            else:
+                drawn = text.sample_occurrences(pool, n_samples, s, min_words=need, on_missing="drop")
+            segs = {w: text.segments(occs, length) for w, occs in drawn.items()}
+            vectors = occurrence_vectors(encoder, segs, layer, pooling, cache=cache, memo=memo)
+            mean_words = float(np.mean([o.n_words for occs in segs.values() for o in occs]))
+            for t in tests:
+                r = ceat_from_occurrences(vectors, t, alternative=alternative, on_missing="drop")
+                rows.append({"test": t.name, "sample_set": mode, "length": str(length),
+                             "ces": r.ces, "se": r.se, "pvalue": r.pvalue, "tau2": r.tau2,
+                             "n_samples": r.n_samples, "mean_words": mean_words,
+                             "dropped": ", ".join(w for ws in r.dropped.values() for w in ws)})
+    return pd.DataFrame(rows)

@@ -9,15 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import pandas as pd
+
 from polybias import paths
-from polybias.engines.static import StaticEmbeddings
+from polybias.engines.static import StaticEmbeddings, lookup
 from polybias.metrics.debias import (
     DebiasError,
     DebiasResult,
     Pair,
     Subspace,
     _check_pairs,
-    evaluate,
     extreme_words,
     hard_debias,
     inlp_debias,
@@ -25,7 +26,10 @@ from polybias.metrics.debias import (
     lpsg,
     pair_direction,
     pca_subspace,
+    static_seat_vectors,
 )
+from polybias.metrics.weat import weat, weat_association
+from polybias.studies.weat import weat_on_embedding
 
 
 def _fixed(v: float, digits: int) -> str:
@@ -416,7 +420,7 @@ def reference_hard_debias(emb: StaticEmbeddings, language: str, table: str, seed
     """Hard debias with Bolukbasi et al.'s own lists (debiaswe's definitional and
     equalise pairs and gender-specific words, their case variants, missing pairs
     dropped) evaluated on the tests of ``table``: the WEAT frame of the original and the
-    debiased embedding (:func:`polybias.metrics.debias.evaluate`)."""
+    debiased embedding (:func:`evaluate`)."""
     spec = load_spec(language)
     ref = hard_debias(emb, load_source_pairs("debiaswe-definitional-pairs"),
                       load_source_pairs("debiaswe-equalize-pairs"),
@@ -475,3 +479,58 @@ def plot_effects(frame, title: str, file: str | None = None):
     axes[0][-1].legend(frameon=False, fontsize=8, bbox_to_anchor=(1.0, 1.0), loc="upper left")
     fig.suptitle(title, fontsize=11)
     return finish_figure(fig, file)
+
+
+def evaluate(
+    embeddings: dict[str, StaticEmbeddings],
+    tests: dict[str, tuple[Any, str]],
+    on_missing: Literal["raise", "drop"] = "drop",
+    seat_groups: dict[str, dict[str, str]] | None = None,
+    templates=None,
+    **weat_options,
+):
+    """WEAT (and static SEAT) of every test on every embedding: a long DataFrame.
+
+    ``tests`` maps a row label to ``(AssociationTest, kind)`` with kind ``BM``
+    (bias measuring) or ``IR`` (information retention). Columns: method, test_type,
+    kind, test, effect_size, pvalue, gap, dropped. ``gap`` is the unnormalised association
+    ``mean_X s(x, A, B) − mean_Y s(y, A, B)`` in cosine units: the effect size divides it
+    by the spread of s, so after a debiasing that shrinks every s, a tiny residual gap
+    can still give a large effect size (of either sign).
+
+    ``seat_groups`` maps a label to the template group of each role (X, Y, A, B); those
+    tests also run as SEAT on :func:`static_seat_vectors` with ``templates``
+    (:func:`polybias.studies.seat.load_templates`).
+    """
+    def gap_of(M):
+        return float(weat_association(M["X"], M["A"], M["B"]).mean()
+                     - weat_association(M["Y"], M["A"], M["B"]).mean())
+
+    seat_groups = seat_groups or {}
+    if seat_groups and templates is None:
+        raise DebiasError("SEAT rows need the templates of the language")
+    rows = []
+    for method, emb in embeddings.items():
+        for label, (test, kind) in tests.items():
+            r = weat_on_embedding(emb, test, on_missing=on_missing, **weat_options)
+            M = {role: lookup(emb, list(ws.words), on_missing="drop")[0]
+                 for role, ws in test.sets().items()}
+            rows.append({"method": method, "test_type": "WEAT", "kind": kind, "test": label,
+                         "effect_size": r.effect_size, "pvalue": r.pvalue, "gap": gap_of(M),
+                         "dropped": ", ".join(w for ws in r.dropped.values() for w in ws)})
+        for label, groups in seat_groups.items():
+            test, kind = tests[label]
+            M, dropped = {}, []
+            for role, ws in test.sets().items():
+                M[role], _, miss = static_seat_vectors(emb, ws.words, groups[role], templates)
+                dropped += miss
+                if not len(M[role]):
+                    raise DebiasError(f"SEAT {label}: no word of set {role} in {emb.name}")
+            r = weat(M["X"], M["Y"], M["A"], M["B"], **weat_options)
+            rows.append({"method": method, "test_type": "SEAT", "kind": kind, "test": label,
+                         "effect_size": r.effect_size, "pvalue": r.pvalue, "gap": gap_of(M),
+                         "dropped": ", ".join(dropped)})
+    frame = pd.DataFrame(rows)
+    order = {"WEAT": 0, "SEAT": 1}
+    return frame.sort_values("test_type", key=lambda c: c.map(order), kind="stable",
+                             ignore_index=True)

@@ -10,6 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from polybias.metrics.seat import (
     _FILE_ROLES,
     _SLOT,
@@ -18,10 +20,11 @@ from polybias.metrics.seat import (
     SeatError,
     SeatTemplates,
     SeatTest,
-    check_weat_options,
-    seat,
+    fill_templates,
     templated_test,
 )
+from polybias.metrics.weat import WeatResult, check_weat_options, weat
+from polybias.stats import Alternative
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -240,8 +243,6 @@ def template_examples(words: dict[str, str]) -> pd.DataFrame:
     language, group, templates (how many the group has), example (its first template)."""
     import pandas as pd
 
-    from polybias.metrics.seat import fill_templates
-
     rows = []
     for language, word in words.items():
         templates = load_templates(language)
@@ -255,7 +256,7 @@ def rebuilt_c6(encoder, frame: pd.DataFrame | None = None, pooling: str = "model
                special_tokens: bool = True, **options) -> pd.DataFrame:
     """C6 (career/family, May et al.'s ``weat6``) rebuilt from its word list in the English
     templates (names in the ``name`` templates, career and family words in the singular
-    ``noun`` ones) and run on ``encoder`` with ``options`` (:func:`polybias.metrics.seat.seat`),
+    ``noun`` ones) and run on ``encoder`` with ``options`` (:func:`polybias.studies.seat.seat`),
     beside May et al.'s own sentence file where ``frame`` (:func:`run_seat`) holds
     ``weat6``. Columns sentences, n_x, n_a, effect_size, pvalue."""
     import pandas as pd
@@ -297,3 +298,47 @@ def plot_effects(frame: pd.DataFrame, title: str, file: str | None = None, alpha
               loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, frameon=False, fontsize=8,
               borderaxespad=1.4)
     return finish_figure(fig, file)
+
+
+def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -1,
+                 batch_tokens: int | None = None, cache: bool = False,
+                 special_tokens: bool = True) -> dict[str, np.ndarray]:
+    """Sentence vectors of the four sets, each distinct sentence encoded once
+    (``encoder`` may also be any object with its own ``encode(sentences)``, e.g. the
+    known-answer :class:`polybias.planted.static.BagOfWords`)."""
+    from polybias.engines.embeddings import sentence_vectors
+
+    unique = list(dict.fromkeys(s for r in ROLES for s in test.sentences[r]))
+    if callable(getattr(encoder, "encode", None)):  # an encoder of its own (a known answer)
+        vecs = encoder.encode(unique)
+    else:
+        vecs = sentence_vectors(encoder, unique, pooling=pooling, layer=layer,
+                                batch_tokens=batch_tokens, cache=cache, special_tokens=special_tokens)
+    index = {s: i for i, s in enumerate(unique)}
+    return {r: vecs[[index[s] for s in test.sentences[r]]] for r in ROLES}
+
+
+def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof: int = 1,
+         alternative: Alternative = "greater", n_permutations: int = 100_000,
+         exact_limit: int = 1_000_000, seed: int = 0, batch_tokens: int | None = None,
+         cache: bool = False, special_tokens: bool = True) -> WeatResult:
+    """Run one SEAT on an encoder (:mod:`polybias.engines.embeddings`).
+
+    Parameters
+    ----------
+    encoder : an :class:`polybias.engines.embeddings.Encoder`.
+    test : from :func:`polybias.studies.seat.load_seat_test` or :func:`templated_test`.
+    pooling, layer : sentence pooling (``model``, ``cls``, ``mean``) and hidden layer.
+    special_tokens : ``False`` with ``pooling="first-piece"`` reproduces the sent-bias
+        code's BERT vectors (W4ngatang/sent-bias ``sentbias/encoders/bert.py`` lines
+        19–26: text tokenized without [CLS]/[SEP], output position 0; compat only); see
+        :func:`polybias.engines.embeddings.sentence_vectors`.
+    ddof, alternative, n_permutations, exact_limit, seed : as in
+        :func:`polybias.metrics.weat.weat`.
+    batch_tokens, cache : extraction options.
+    """
+    check_weat_options(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
+                       exact_limit=exact_limit, seed=seed)
+    v = seat_vectors(encoder, test, pooling, layer, batch_tokens, cache, special_tokens)
+    return weat(v["X"], v["Y"], v["A"], v["B"], ddof=ddof, alternative=alternative,
+                n_permutations=n_permutations, exact_limit=exact_limit, seed=seed)

@@ -201,7 +201,7 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
     corpus of strength ``p`` (``planted_corpus(n_sentences, p, seed + 10_000)``: sentences
     the model has not seen); for each ``k`` of ``ceat_samples``, ``k`` occurrences per word
     (seeded), occurrence vectors of ``encoder`` at ``layer``
-    (:func:`polybias.metrics.ceat.occurrence_vectors`), random-effects CES with its normal
+    (:func:`polybias.engines.embeddings.occurrence_vectors`), random-effects CES with its normal
     two-tailed p (``ceat-ces``) and, when ``ceat_permutation``, the same CES with the
     word-permutation p (``ceat-ces-perm``). X = male, Y = female, A = career, B = family
     terms of :func:`polybias.planted.synthetic.planted_groups`.
@@ -214,6 +214,7 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
         size ``ceat-ces`` (and ``ceat-ces-perm``).
     """
     from polybias.data import text
+    from polybias.engines import embeddings
     from polybias.metrics import ceat as ceat_metric
     from polybias.metrics.weat import weat
     from polybias.planted.synthetic import planted_corpus, planted_groups
@@ -237,7 +238,7 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
     found = text.find_occurrences(fresh, words, language=language)
     for k in ceat_samples:
         samples = text.sample_occurrences(found, k, seed=seed)
-        vectors = ceat_metric.occurrence_vectors(encoder, samples, layer=layer)
+        vectors = embeddings.occurrence_vectors(encoder, samples, layer=layer)
         stacked = {r: ceat_metric.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
         res = ceat_metric.ceat(stacked["X"], stacked["Y"], stacked["A"], stacked["B"])
         rows.append({"metric": "ceat-ces", "size_key": "ceat_samples", "size": k,

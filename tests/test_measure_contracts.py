@@ -342,16 +342,16 @@ def planted(torch_one_thread):
     import os
 
     from polybias.data import text
-    from polybias.engines import embeddings
+    from polybias.engines import embeddings, template_scores
     from polybias.engines.static import lookup
-    from polybias.metrics import catbias, ceat, crows, logprob
+    from polybias.metrics import ceat, crows, logprob
     from polybias.planted.synthetic import (
         minimal_pairs,
         planted_corpus,
         planted_groups,
         planted_word2vec,
     )
-    from polybias.studies import validity
+    from polybias.studies import categorical_bias, validity
 
     before = os.environ.get("POLYBIAS_PLANTED")
     os.environ["POLYBIAS_PLANTED"] = "pinned"
@@ -366,19 +366,19 @@ def planted(torch_one_thread):
             encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name, revision=lm.revision,
                                               pooling="mean")
             book = probes.planted_templates("en")
-            scores = logprob.kurita_scores(lm, book, list(book.templates))
-            pll = catbias.pll_scores(lm, book, list(book.templates))
+            scores = template_scores.kurita_scores(lm, book, list(book.templates))
+            pll = categorical_bias.pll_scores(lm, book, list(book.templates))
             pairs = minimal_pairs(n=40, language="en", seed=0)
             fresh = planted_corpus(600, p, seed=10_000, language="en")
             found = text.find_occurrences(fresh, [w for ws in sets.values() for w in ws], language="en")
             vectors = embeddings.occurrence_vectors(encoder, text.sample_occurrences(found, 6, seed=0))
             occ = {r: ceat.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
-            inter = catbias.interaction_cb(lm, probes.planted_interaction_templates("en"), "said",
+            inter = categorical_bias.interaction_cb(lm, probes.planted_interaction_templates("en"), "said",
                                            ["pro", "target"], "attribute")
             fill = inter.scores.assign(pro=inter.scores["group"].str.split("|").str[0],
                                        target=inter.scores["group"].str.split("|").str[1],
                                        template="said")
-            dists, labels = catbias.attribute_mask_distributions(lm, book, list(book.templates)[0],
+            dists, labels = categorical_bias.attribute_mask_distributions(lm, book, list(book.templates)[0],
                                                                  ["man", "woman"])
             targets = logprob.group_members(book, "targets")
             attributes = logprob.group_members(book, "attributes")

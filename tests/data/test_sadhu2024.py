@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from polybias import models
 from polybias.data import sadhu2024, sources, wordlists
+from polybias.engines import template_scores
 from polybias.engines.static import StaticEmbeddings
 from polybias.metrics import logprob
 from polybias.studies.weat import run_weat, weat_on_embedding
@@ -162,7 +163,7 @@ def test_kurita_runs_on_the_seed_sentences(torch_one_thread):
     names = [f"S{k}_{t}" for k in (1, 2, 3) for t in traits]
     terms = sadhu2024.gender_terms()
     male, female = terms["male"][:4], [w for w in terms["female"] if w != "বউ"][:4]
-    scores = logprob.kurita_scores(lm, book, names, targets=male + female, mode="first_piece")
+    scores = template_scores.kurita_scores(lm, book, names, targets=male + female, mode="first_piece")
     assert len(scores) == len(names) * 8
     assert np.isfinite(scores["corrected"]).all()
     bias = logprob.attribute_bias(scores, male, female)

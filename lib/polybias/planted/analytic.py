@@ -7,7 +7,7 @@ passages (seed 000's S4 and S5). This model is written down instead: a one-layer
 one-head ``BertForMaskedLM`` whose weights are set by hand from the book's own words, in
 float64, with ``max_positions`` (512) positions. It is the same on every CPU and runs the
 real scoring path (:func:`polybias.models.load` → :mod:`polybias.engines.scoring` →
-:func:`polybias.metrics.logprob.kurita_scores`).
+:func:`polybias.engines.template_scores.kurita_scores`).
 
 Construction
 ------------

@@ -243,7 +243,7 @@ def row_significance(path: str | Path, strata: dict[str, str] | None = None, n_p
 
 def interaction_significance(result: catbias.CBResult, cells: dict[str, str] | None = None,
                              n_permutations: int = 10000, seed: int = 0) -> PermutationTest:
-    """:func:`group_permutation_test` of an :func:`polybias.metrics.catbias.interaction_cb`
+    """:func:`group_permutation_test` of an :func:`polybias.studies.categorical_bias.interaction_cb`
     result: its per-(attribute, group) corrected scores, attributes as replicates, split
     into cells by ``cells`` (attribute id → cell, e.g. its sentiment or planted group)."""
     fill = result.scores

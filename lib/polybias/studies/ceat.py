@@ -143,7 +143,7 @@ def run_segment_study(
     encoder, runs: dict, language: str = "en", output_dir: str | None = None,
     parameters: dict | None = None, data_sha256: dict | None = None, **options,
 ):
-    """:func:`polybias.studies.ceat.segment_length_study` over several corpora, with one run
+    """:func:`segment_length_study` over several corpora, with one run
     record per test.
 
     ``runs`` maps a corpus label to ``(tests, extraction)`` (e.g. from

@@ -233,7 +233,7 @@ def logprob_occupation_bias(lm, occupations: list[str], women: list[str], men: l
     For the template "{target} is a/an {occupation} ." (Kurita, Vyas, Pareek, Black &
     Tsvetkov 2019, with the occupation as the attribute), the corrected score of a target
     word x is log P(x | occupation shown) − log P(x | occupation masked), read at the
-    target's mask (:func:`polybias.metrics.logprob.kurita_scores`), and
+    target's mask (:func:`polybias.engines.template_scores.kurita_scores`), and
 
         b(o) = mean_{x ∈ women} corrected(x, o) − mean_{y ∈ men} corrected(y, o)
 
@@ -242,7 +242,8 @@ def logprob_occupation_bias(lm, occupations: list[str], women: list[str], men: l
 
     Returns a frame with columns occupation, logprob_bias, in the order of ``occupations``.
     """
-    from polybias.metrics.logprob import attribute_bias, kurita_scores
+    from polybias.engines.template_scores import kurita_scores
+    from polybias.metrics.logprob import attribute_bias
 
     book = occupation_template_book(occupations, women, men, text)
     scores = kurita_scores(lm, book, "occupation", mode=mode, batch_tokens=batch_tokens)

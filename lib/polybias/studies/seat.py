@@ -256,7 +256,7 @@ def rebuilt_c6(encoder, frame: pd.DataFrame | None = None, pooling: str = "model
                special_tokens: bool = True, **options) -> pd.DataFrame:
     """C6 (career/family, May et al.'s ``weat6``) rebuilt from its word list in the English
     templates (names in the ``name`` templates, career and family words in the singular
-    ``noun`` ones) and run on ``encoder`` with ``options`` (:func:`polybias.studies.seat.seat`),
+    ``noun`` ones) and run on ``encoder`` with ``options`` (:func:`seat`),
     beside May et al.'s own sentence file where ``frame`` (:func:`run_seat`) holds
     ``weat6``. Columns sentences, n_x, n_a, effect_size, pvalue."""
     import pandas as pd

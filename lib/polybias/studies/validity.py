@@ -152,12 +152,13 @@ def planted_template_scores(
     Returns two dicts (``metric`` "kurita-effect-size" and "cb"), ``measure``
     "template-mlm".
     """
+    from polybias.engines import template_scores
     from polybias.metrics import catbias, logprob
     from polybias.planted import probes
 
     lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
     book = probes.planted_templates(language)
-    scores = logprob.kurita_scores(lm, book, list(book.templates))
+    scores = template_scores.kurita_scores(lm, book, list(book.templates))
     targets = logprob.group_members(book, "targets")
     attributes = logprob.group_members(book, "attributes")
     bias = logprob.attribute_bias(scores, targets["male"], targets["female"])

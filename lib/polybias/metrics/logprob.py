@@ -79,7 +79,7 @@ class KuritaEffect:
     method: str
 
 
-def kurita_effect(bias: pd.Series, a: list[str], b: list[str], n_permutations: int = 100_000,
+def kurita_effect(bias: pd.Series, a: list[str], b: list[str], n_permutations: int = stats.N_PERMUTATIONS,
                   seed: int = 0, alternative: stats.Alternative = "greater") -> KuritaEffect:
     """(mean_A s − mean_B s) / std_{A∪B} s (ddof=1) and its split permutation p-value.
 

@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from polybias.stats import Alternative, split_permutation_test, standardized_mean_difference
+from polybias.stats import (
+    N_PERMUTATIONS,
+    Alternative,
+    split_permutation_test,
+    standardized_mean_difference,
+)
 
 
 def _unit_rows(M: np.ndarray, label: str, words: list[str] | None = None) -> np.ndarray:
@@ -90,7 +95,7 @@ def weat(
     X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray,
     ddof: int = 1,
     alternative: Alternative = "greater",
-    n_permutations: int = 100_000,
+    n_permutations: int = N_PERMUTATIONS,
     exact_limit: int = 1_000_000,
     seed: int = 0,
 ) -> WeatResult:
@@ -129,7 +134,7 @@ def weat(
 
 
 def check_weat_options(on_missing: str = "raise", ddof: int = 1, alternative: str = "greater",
-                       n_permutations: int = 100_000, exact_limit: int = 1_000_000,
+                       n_permutations: int = N_PERMUTATIONS, exact_limit: int = 1_000_000,
                        seed: int = 0) -> None:
     """Reject bad WEAT options before any work is done (used by notebooks and sweeps).
 

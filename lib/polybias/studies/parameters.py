@@ -660,7 +660,7 @@ NOTEBOOKS: dict[str, Notebook] = {
                         low=0, high=1, each=True),
         "seeds": _integer("seeds per strength (0 .. seeds-1; {range})", low=1),
         "measures": Parameter("measures compared, among {values}",
-                              values=lambda: validity.MEASURES, each=True),
+                              values=lambda: validity.DESIGNS, each=True),
         "lm_n_sentences": _integer("corpus size of the masked LMs ({range})", low=1),
         "lm_n_pairs": _integer("minimal pairs per model ({range})", low=1),
         "weat_n_sentences": _integer("corpus size of word2vec ({range})", low=1),

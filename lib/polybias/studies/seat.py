@@ -24,7 +24,7 @@ from polybias.metrics.seat import (
     templated_test,
 )
 from polybias.metrics.weat import WeatResult, check_weat_options, weat
-from polybias.stats import Alternative
+from polybias.stats import N_PERMUTATIONS, Alternative
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -319,7 +319,7 @@ def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -
 
 
 def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof: int = 1,
-         alternative: Alternative = "greater", n_permutations: int = 100_000,
+         alternative: Alternative = "greater", n_permutations: int = N_PERMUTATIONS,
          exact_limit: int = 1_000_000, seed: int = 0, batch_tokens: int | None = None,
          cache: bool = False, special_tokens: bool = True) -> WeatResult:
     """Run one SEAT on an encoder (:mod:`polybias.engines.embeddings`).

@@ -40,8 +40,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-MEASURES = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
-"""Measure families :func:`dose_response` knows. ``crows-*`` give two rows each: the
+DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
+"""Validity designs :func:`dose_response` knows (a measure family and the planted model it runs
+on; not the registry of measures, :data:`polybias.measures.MEASURES`). ``crows-*`` give two rows each: the
 stereotype score (``metric="stereotype-score"``) and the JSD score (``metric="jsd-B"``);
 ``template-mlm`` gives ``kurita-effect-size`` and ``cb``; ``embedding-mlm`` gives
 ``seat-effect-size`` and ``ceat-ces``."""
@@ -340,9 +341,9 @@ def dose_response(
     :func:`planted_lm_scores` (keys ``lm_*``), e.g. ``weat_n_sentences=4000``,
     ``lm_n_pairs=100``.
     """
-    unknown = sorted(set(measures) - set(MEASURES))
+    unknown = sorted(set(measures) - set(DESIGNS))
     if unknown or not measures:
-        raise ValidityError(f"unknown or no measures {unknown}; known: {MEASURES}")
+        raise ValidityError(f"unknown or no measures {unknown}; known: {DESIGNS}")
     if not ps or not seeds:
         raise ValidityError("ps and seeds must be non-empty")
     weat_opts = {k[5:]: v for k, v in options.items() if k.startswith("weat_")}

@@ -55,8 +55,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
+from polybias import paths
 from polybias.engines import common
+from polybias.results.records import canonical_json, normaliser_fields
 
 WORD_POOLINGS = ("mean", "first", "last")
 SENTENCE_POOLINGS = ("model", "cls", "mean", "first-piece")
@@ -110,7 +113,7 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
     >>> enc.max_length, enc.pooling
     (64, 'cls')
     """
-    import torch
+    import torch  # lazy: heavy; model code only
 
     if pooling not in MODEL_POOLINGS:
         raise EmbeddingError(f"the model's own pooling must be one of {MODEL_POOLINGS}, got {pooling!r}")
@@ -263,7 +266,7 @@ def _sentence_rows(encoder: Encoder, texts: list[str], pooling: str, first: int)
 def _run(encoder: Encoder, rows: list[_Row], layers: list[int], batch_tokens: int, bar) -> np.ndarray:
     """(len(rows), len(layers), hidden) pooled vectors of ``rows`` at every layer of
     ``layers``; rows with the same input ids share one forward pass, which serves all layers."""
-    import torch
+    import torch  # lazy: heavy; model code only
 
     tok = encoder.tokenizer
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
@@ -337,8 +340,6 @@ def fingerprint(encoder: Encoder) -> str:
         h = hashlib.sha256()
         h.update(f"{_CACHE_VERSION}|{encoder.name}|{encoder.max_length}|{encoder.pooling}|".encode())
         if encoder.normaliser is not None:  # name, implementation and version
-            from polybias.results.records import canonical_json, normaliser_fields
-
             h.update(f"normaliser:{canonical_json(normaliser_fields(encoder.normaliser))}|".encode())
         if encoder.revision:
             h.update(f"rev:{encoder.revision}|".encode())
@@ -353,8 +354,6 @@ def fingerprint(encoder: Encoder) -> str:
 
 def cache_path(encoder: Encoder) -> Path:
     """SQLite file holding the cached vectors of ``encoder``."""
-    from polybias import paths
-
     folder = paths.cache_dir() / "embeddings"
     folder.mkdir(parents=True, exist_ok=True)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)[:60]
@@ -396,8 +395,6 @@ def _cache_put(con: sqlite3.Connection, keys: list[bytes], vectors: np.ndarray) 
 
 def _iter_vectors(encoder: Encoder, items: Iterable, kind: str, layer: int, pooling: str,
                   batch_tokens: int, cache: bool, progress: bool, chunk_size: int) -> Iterator[np.ndarray]:
-    from tqdm.auto import tqdm
-
     dim = int(encoder.model.config.hidden_size)
     con = _open_cache(cache_path(encoder)) if cache else None
     layer_key = _norm_layer(encoder, layer)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from polybias.engines.common import (
     LoadedModel,
@@ -270,8 +271,6 @@ def _score_batch(lm: LanguageModel, batch: np.ndarray, lengths: np.ndarray, rows
 
 
 def _progress(total: int, enabled: bool, desc: str):
-    from tqdm.auto import tqdm
-
     return tqdm(total=total, disable=not enabled, desc=desc, unit="batch", leave=False)
 
 

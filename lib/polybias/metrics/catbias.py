@@ -410,7 +410,7 @@ def sentiment_weights(words: list[str], on_unknown: str = "drop") -> SentimentWe
     if bad:
         raise CatBiasError(f"empty or non-text attribute word(s): {bad}")
     try:
-        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer  # lazy: sentiment only
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise CatBiasError("sentiment weights need the 'vaderSentiment' package") from exc
     analyzer = SentimentIntensityAnalyzer()

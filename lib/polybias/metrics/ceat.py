@@ -37,7 +37,9 @@ of shape ``(n_words, N, dim)`` and returns the N effect sizes and variances at o
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
+from math import comb
 from typing import Literal
 
 import numpy as np
@@ -373,9 +375,6 @@ def ceat_permutation(
     >>> round(r.pvalue, 4), r.n_permutations
     (0.3333, 6)
     """
-    import itertools
-    from math import comb
-
     _check_alternative(alternative)
     if ddof not in (0, 1):
         raise CeatError(f"ddof must be 0 or 1, got {ddof!r}")

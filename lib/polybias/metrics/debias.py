@@ -44,6 +44,7 @@ effect size is scale-free, so a nearly removed association can still show a larg
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -441,11 +442,11 @@ def make_classifier(kind: str = "linear_svc", seed: int = 0, **params):
     """A scikit-learn linear classifier; ``linear_svc`` defaults follow Ravfogel et al.'s
     word-embedding experiment (``fit_intercept=False``, ``dual=False``)."""
     if kind == "linear_svc":
-        from sklearn.svm import LinearSVC
+        from sklearn.svm import LinearSVC  # lazy: scikit-learn is heavy
 
         return LinearSVC(**{"fit_intercept": False, "dual": False, "random_state": seed, **params})
     if kind == "logistic":
-        from sklearn.linear_model import LogisticRegression
+        from sklearn.linear_model import LogisticRegression  # lazy: scikit-learn is heavy
 
         return LogisticRegression(**{"fit_intercept": False, "max_iter": 1000,
                                      "random_state": seed, **params})
@@ -595,8 +596,6 @@ _SLOT = "\x00"  # stands for the word while a template is split into tokens
 
 
 def _strip_punct(token: str) -> str:
-    import unicodedata
-
     start, end = 0, len(token)
     while start < end and unicodedata.category(token[start]).startswith("P"):
         start += 1

@@ -54,6 +54,7 @@ import string
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 
 GOLD_LABELS = ("stereotype", "anti-stereotype", "unrelated")
 AGGREGATES = ("per-target", "micro")
@@ -251,8 +252,6 @@ def stereoset_scores(
     >>> float(s.ss_micro), round(float(s.ss_target), 4), float(s.lms_micro)
     (50.0, 33.3333, 87.5)
     """
-    from scipy.stats import binomtest
-
     if aggregate not in AGGREGATES:
         raise StereoSetMetricError(f"unknown aggregate {aggregate!r}; choose one of {', '.join(AGGREGATES)}")
     _need(decisions, ("item_id", "target", "pro", "ties", "related"), "decisions")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from polybias.stats import (
+    _ALTERNATIVES,
     N_PERMUTATIONS,
     Alternative,
     split_permutation_test,
@@ -143,8 +144,6 @@ def check_weat_options(on_missing: str = "raise", ddof: int = 1, alternative: st
     ...
     ValueError: alternative must be one of ('greater', 'less', 'two-sided'), got 'bigger'
     """
-    from polybias.stats import _ALTERNATIVES
-
     if on_missing not in ("raise", "drop"):
         raise ValueError(f"on_missing must be 'raise' or 'drop', got {on_missing!r}")
     if ddof not in (0, 1):

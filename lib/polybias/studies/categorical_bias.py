@@ -11,11 +11,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from polybias.data import behnamghader2022
+from polybias.data import behnamghader2022, sources
 from polybias.data.templating import TemplateBook, expand
 from polybias.engines import scoring, template_scores
-from polybias.metrics import catbias
+from polybias.metrics import catbias, logprob
 from polybias.metrics.catbias import CatBiasError
+from polybias.results.plots import finish_figure, pyplot
+from polybias.results.report import load_reported, side_by_side
 
 _SEED002_LANGS = ("english", "greek", "persian")
 
@@ -183,10 +185,8 @@ def seed004_published_scores(path: str | Path, k: int) -> pd.DataFrame:
 def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None):
     """Heat map of :func:`polybias.metrics.catbias.group_shares` (attribute groups × target groups), saved as
     ``figures/<file>`` when ``file`` is given; returns the matplotlib figure."""
-    from polybias.results.plots import finish_figure, pyplot
-
     plt = pyplot()
-    import seaborn as sns
+    import seaborn as sns  # lazy: heavy; figures only
 
     wide = shares.pivot(index="attribute_group", columns="target_group", values="share")
     fig, ax = plt.subplots(figsize=(1.4 * wide.shape[1] + 2.5, 0.6 * wide.shape[0] + 1.6))
@@ -261,8 +261,6 @@ def seed002_reproduction_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFr
     beside the paper's printed values.
 
     Returns (reproduction, table1, table2 beside the reported values)."""
-    from polybias.results.report import load_reported
-
     reported = load_reported("behnamghader2022_cb")
     per_set = reported[reported.table.str.startswith("main.ipynb")
                        & (reported.template_set != "aggregated")].copy()
@@ -280,9 +278,6 @@ def seed004_reproduction_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFr
     each adjective; and the sentiment-weighted ("modified") scores beside the published.
 
     Returns (scores, weights, modified)."""
-    from polybias.data import sources
-    from polybias.results.report import load_reported, side_by_side
-
     path = sources.fetch("seed004-cg-score-2")
     ours = seed004_interaction_scores(path)[["characteristics", "n_rows", "n_adjectives", "score",
                                              "probs_var_within_adjective"]]
@@ -342,8 +337,6 @@ def largest_kl(lm, book, template: str, by_group: bool, target_list: str, group_
     mask of ``template`` (seed 002 App. A.3; :func:`polybias.studies.categorical_bias.distribution_difference`)
     over the first group member of each target group (``by_group``), or else the first
     eight entries of the target list. One row: template, from, to, kl, scale."""
-    from polybias.metrics import logprob
-
     t = book.template(template)
     ids = book.lists[t.slots[t.the("target")].list].ids
     if by_group:
@@ -357,8 +350,6 @@ def seed002_model_tables(lm, ddof: int = 0, kl_scale: str = "sum") -> dict[str, 
     """Every category × language of seed 002's templates scored on ``lm`` (:func:`score_all`)
     and laid out as the paper's Tables 1(a), 2 (beside the paper's values), 3 and 4
     (:func:`polybias.data.behnamghader2022.paper_tables`)."""
-    from polybias.results.report import load_reported
-
     tables = behnamghader2022.paper_tables(score_all(lm, ddof=ddof, kl_scale=kl_scale))
     tables["table2"] = behnamghader2022.beside_reported(tables, load_reported("behnamghader2022_cb"))
     return tables

@@ -7,17 +7,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from polybias import paths
 from polybias.data import text
 from polybias.engines.embeddings import occurrence_vectors
 from polybias.metrics.ceat import CeatAlternative, CeatError, ceat_from_occurrences
+from polybias.results.plots import colours, finish_figure, pyplot, wrap
+from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.report import markdown_table
 
 
 def extraction_summary(runs: dict) -> pd.DataFrame:
     """One row per corpus of ``runs`` (label → (tests, :class:`polybias.data.text.Extraction`)):
     its sentences, the words looked for, the fewest occurrences of any of them and the
     words never found (comma-separated)."""
-    import pandas as pd
-
     return pd.DataFrame([
         {"corpus": label, "sentences": ex.n_sentences, "words": len(ex.counts),
          "fewest occurrences": min(ex.counts.values()), "absent": ", ".join(ex.missing())}
@@ -47,8 +49,6 @@ def ces_by_strength(frame, planted_p: list[float]) -> pd.DataFrame:
     >>> ces_by_strength(f, [0.9, 0.1]).values.tolist()
     [['fixed', 9, -0.3, 0.8, True]]
     """
-    import pandas as pd
-
     order = sorted(planted_p)
     rows = []
     for (mode, length), grp in frame.groupby(["sample_set", "length"], sort=False):
@@ -66,10 +66,6 @@ def ces_by_strength(frame, planted_p: list[float]) -> pd.DataFrame:
 def ces_table(frame, alpha: float = 0.005, digits: int = 3) -> str:
     """Markdown table shaped like seed 000 Tables 2/5/6: a row per (test, sample set), a
     column per segment length, CES with ``*`` where p ≥ ``alpha`` (not significant)."""
-    import pandas as pd
-
-    from polybias.results.report import markdown_table
-
     if frame.empty:
         raise CeatError("no results to tabulate")
     lengths = list(dict.fromkeys(frame["length"]))
@@ -94,9 +90,7 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
     line is named by its panel's title, however many tests), the fixed sample set as a
     solid line, the random one dashed; hollow markers are not significant at ``alpha``.
     Saved under ``figures/`` if ``file``."""
-    from matplotlib.lines import Line2D
-
-    from polybias.results.plots import colours, finish_figure, pyplot, wrap
+    from matplotlib.lines import Line2D  # lazy: heavy; figures only
 
     plt = pyplot()
 
@@ -151,11 +145,6 @@ def run_segment_study(
     ``segment_length_study``. Records (metric ``ceat``; values: the rows of the test) go to ``output_dir`` (relative to the
     project root) when given. Returns the rows of all runs with a ``corpus`` column.
     """
-    import pandas as pd
-
-    from polybias import paths
-    from polybias.results.records import RunRecord, model_fields, write_record
-
     frames = []
     for label, (tests, extraction) in runs.items():
         frame = segment_length_study(encoder, tests, extraction, **options)

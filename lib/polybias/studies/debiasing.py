@@ -4,6 +4,7 @@ before and after each method, their records and figure."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from polybias import paths
+from polybias.data import sources, wordlists
 from polybias.engines.static import StaticEmbeddings, lookup
 from polybias.metrics.debias import (
     DebiasError,
@@ -29,6 +31,10 @@ from polybias.metrics.debias import (
     static_seat_vectors,
 )
 from polybias.metrics.weat import weat, weat_association
+from polybias.results.plots import finish_figure, pyplot, wrap
+from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
+from polybias.results.report import load_reported, markdown_table
+from polybias.studies.seat import load_templates
 from polybias.studies.weat import weat_on_embedding
 
 
@@ -47,8 +53,6 @@ def effect_table(frame, digits: int = 2, pdigits: int = 2, value: str = "effect_
     >>> effect_table(f).values.tolist()
     [['BM', 't', '1.23 (0.01)', '0.00 (0.50)']]
     """
-    import pandas as pd
-
     if value == "effect_size":
         cells = [f"{_fixed(e, digits)} ({_fixed(p, pdigits)})"
                  for e, p in zip(frame.effect_size, frame.pvalue, strict=True)]
@@ -96,8 +100,6 @@ def load_spec(language: str, file: str = "debias.yaml") -> DebiasSpec:
     title, tests: [{test, kind}], methods: name → method spec). A test ``F:NAME`` is test
     NAME of file F in the same folder.
     """
-    from polybias.data import wordlists
-
     path = paths.data_dir() / "wordlists" / language / file
     if not path.is_file():
         raise DebiasError(f"no debias spec {language}/{file} under data/wordlists")
@@ -178,8 +180,6 @@ def _validate_direction(spec: DebiasSpec, d: Any, where: str) -> None:
 
 
 def resolve_test(spec: DebiasSpec, name: str):
-    from polybias.data import wordlists
-
     if ":" in name:
         file, tname = name.split(":", 1)
         return wordlists.get_test(spec.language, tname, file)
@@ -245,10 +245,6 @@ def apply_method(
 
 def _read_source_json(name: str) -> Any:
     """The parsed JSON of a registered data source (fetched or found in the mirror)."""
-    import json
-
-    from polybias.data import sources
-
     with open(sources.fetch(name), encoding="utf-8") as fh:
         return json.load(fh)
 
@@ -306,8 +302,6 @@ def run_table(
     seat_groups = {x.get("label", x["test"]): x["seat"] for x in t["tests"] if seat and "seat" in x}
     templates = None
     if seat_groups:
-        from polybias.studies.seat import load_templates
-
         templates = load_templates(language)
     return evaluate(embs, tests, seat_groups=seat_groups, templates=templates, seed=seed,
                     **weat_options), results
@@ -316,8 +310,6 @@ def run_table(
 def reported_table(name: str, test_type: str = "WEAT", digits: int = 2):
     """A transcribed seed table (``paper/reported/<name>.csv``) in the shape of
     :func:`effect_table` (one test type: WEAT or SEAT)."""
-    from polybias.results.report import load_reported
-
     frame = load_reported(name, test_type=test_type)
     if frame.empty:
         raise DebiasError(f"{name}.csv has no {test_type} rows")
@@ -328,10 +320,6 @@ def side_by_side_table(frame, reported_names: str | Sequence[str]):
     """Reproduced and reported effect sizes per (test type, test, method), with the
     difference; ``reported_names`` are ``paper/reported`` tables (e.g. seed 003 Tables 3
     and 4 for the WEAT and SEAT rows of the Hindi gender table)."""
-    import pandas as pd
-
-    from polybias.results.report import load_reported
-
     names = [reported_names] if isinstance(reported_names, str) else list(reported_names)
     keys = ["test_type", "test", "method"]
     rep = pd.concat([load_reported(n)[[*keys, "effect_size"]] for n in names], ignore_index=True)
@@ -348,8 +336,6 @@ def removed_summary(results: dict[str, dict[str, DebiasResult]]):
     rank, the words changed, INLP's held-out accuracy before and after with the chance
     rate (NaN for other methods), and hard debias's number of equalised pairs (— for
     other methods)."""
-    import pandas as pd
-
     rows = []
     for name, res in results.items():
         for method, r in res.items():
@@ -372,8 +358,6 @@ def scope_comparison(emb: StaticEmbeddings, language: str, frames: dict[str, Any
     original and INLP (whose classifier words are not the test words); SEAT rows are not
     rerun. Columns table, kind, test, method, ``effect_size (<scope>)`` and
     ``effect_size (<other scope>)``."""
-    import pandas as pd
-
     spec = load_spec(language)
     other_scope = "targets" if scope == "all" else "all"
     rows = []
@@ -399,8 +383,6 @@ def language_tables(emb: StaticEmbeddings, language: str, scope: Literal["all", 
     record each under ``output_dir`` when given, and a figure each), as Markdown texts: a
     heading and the effect-size table per table and, in Hindi, the cells beside seed
     003's (:data:`SEED003_TABLES`, :func:`side_by_side_table`)."""
-    from polybias.results.report import markdown_table
-
     spec = load_spec(language)
     texts = []
     for name in spec.tables:
@@ -437,8 +419,6 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
                  file: str = "debias.yaml") -> Path:
     """Write one run record for a debiasing table (values: every cell and each method's
     details) under ``output_dir`` (relative to the project root)."""
-    from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
-
     spec_path = paths.data_dir() / "wordlists" / language / file
     details = {name: {"method": r.method, "changed_words": r.changed_words,
                       "removed_rank": r.removed.k, "removed_method": r.removed.method,
@@ -457,10 +437,8 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
 def plot_effects(frame, title: str, file: str | None = None):
     """Effect size per test (rows) and method (bars), BM and IR tests side by side;
     saved as ``figures/<file>`` when given."""
-    from polybias.results.plots import finish_figure, pyplot, wrap
-
     plt = pyplot()
-    import seaborn as sns
+    import seaborn as sns  # lazy: heavy; figures only
 
     kinds = list(dict.fromkeys(frame["kind"]))
     fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds) + 1.5, 3.6),

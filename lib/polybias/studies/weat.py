@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from polybias.data.wordlists import AssociationTest
+import pandas as pd
+
+from polybias import models, paths
+from polybias.data.wordlists import AssociationTest, data_sha256, default_file, load_tests
 from polybias.engines.static import MissingWordsError, StaticEmbeddings, lookup
 from polybias.metrics.weat import WeatResult, _unit_rows, check_weat_options, weat
+from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.report import load_reported, side_by_side
 
 
 def run_weat(
@@ -32,12 +37,6 @@ def run_weat(
     given by path) used instead of loading the registered ``model``; ``model`` then
     only names it in the records.
     """
-    import pandas as pd
-
-    from polybias import models, paths
-    from polybias.data.wordlists import data_sha256, default_file, load_tests
-    from polybias.results.records import RunRecord, model_fields, write_record
-
     check_weat_options(on_missing=on_missing, **options)
     emb = embeddings if embeddings is not None else models.load(model, "static")
     wordlist_file = wordlist_file or default_file(language)
@@ -72,9 +71,6 @@ def run_variants(model: str, language: str, variants_file: str, on_missing: Lite
     ``data/wordlists/<language>/<variants_file>`` (tests named ``<base>-<variant>``), each
     beside the published value of its base test (``paper/reported/<reported>.csv`` rows of
     ``model``) when ``reported`` is given; None when there is no such file."""
-    from polybias import paths
-    from polybias.results.report import load_reported, side_by_side
-
     if not variants_file or not (paths.data_dir() / "wordlists" / language / variants_file).is_file():
         return None
     variants = run_weat(model, language, None, variants_file, on_missing, output_dir,

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from gensim.models import KeyedVectors  # noqa: E402
 from polybias import models  # noqa: E402
 from polybias.data import wordlists
-from polybias.metrics.weat import weat_test  # noqa: E402
+from polybias.studies.weat import weat_on_embedding  # noqa: E402
 from wefe.metrics import WEAT  # noqa: E402
 from wefe.query import Query  # noqa: E402
 from wefe.word_embedding_model import WordEmbeddingModel  # noqa: E402
@@ -44,10 +44,10 @@ def main(iterations: int = 10_000) -> None:
                                lost_vocabulary_threshold=1.0)
         t_ref = time.perf_counter() - t0
         t0 = time.perf_counter()
-        ours = weat_test(emb, test, on_missing="drop", n_permutations=iterations, exact_limit=0, ddof=0)
+        ours = weat_on_embedding(emb, test, on_missing="drop", n_permutations=iterations, exact_limit=0, ddof=0)
         t_ours = time.perf_counter() - t0
         t0 = time.perf_counter()
-        ours_default = weat_test(emb, test, on_missing="drop", n_permutations=iterations)
+        ours_default = weat_on_embedding(emb, test, on_missing="drop", n_permutations=iterations)
         t_default = time.perf_counter() - t0
         print(json.dumps({
             "test": name, "iterations": iterations,

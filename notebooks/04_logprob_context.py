@@ -82,6 +82,7 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/logprob_con
 
 # %%
 from polybias import models, paths
+from polybias.engines import template_scores
 from polybias.metrics import logprob
 from polybias.results import records, report
 from polybias.studies import inputs, logprob_context
@@ -123,8 +124,8 @@ for structure, text in logprob_context.structure_examples(book):
 # mask); `mode="first_piece", prior_at="attribute"` is seed 000's `bias_score.py`.
 
 # %%
-scores = logprob.kurita_scores(lm, book, list(book.templates), mode=mode, prior_at=prior_at,
-                               index_quirk=index_quirk or None)
+scores = template_scores.kurita_scores(lm, book, list(book.templates), mode=mode, prior_at=prior_at,
+                                       index_quirk=index_quirk or None)
 summary, per_attribute = logprob.context_study(scores, book, target_list, attribute_list, x, y, a, b,
                                                group_feature, n_permutations, seed)
 summary_table = report.markdown_table(summary, digits=3, formats={"pvalue": ".1e"})

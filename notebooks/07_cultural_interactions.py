@@ -103,7 +103,7 @@ else:
 #
 # Significance against the base rate (seed 004 §4.3: "the null hypothesis that the model
 # is unbiased", i.e. every group keeps its double-mask base rate): a permutation test
-# (`polybias.studies.capstone2023.group_permutation_test`). `T` is the CB score of the corrected scores
+# (`polybias.stats.group_permutation_test`). `T` is the CB score of the corrected scores
 # averaged over the attributes of one cell (`cell_feature`: career / family on the
 # planted model, a sentiment stratum on seed 004's adjectives), averaged over cells; under
 # the null the group labels of each attribute are exchangeable, and `p` is the share of

@@ -24,7 +24,7 @@
 # a restricted unpickler), every row of their results workbook is recomputed and printed
 # beside the published value. Then the stereotype decisions of one published model are
 # compared across the five languages over the shared item ids. Set `model` to a
-# registered language model to score it instead (`polybias.metrics.stereoset.candidate_scores`).
+# registered language model to score it instead (`polybias.studies.stereoset.candidate_scores`).
 
 # %% tags=["parameters"]
 model: str = "published"  # published: Öztürk et al.'s prediction files; else a registered language model (configs/models.yaml), a model directory or a hub id

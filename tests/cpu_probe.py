@@ -14,11 +14,11 @@ import pandas as pd
 import torch
 from polybias import models
 from polybias.data import templating
-from polybias.engines import hidden_states
+from polybias.engines import hidden_states, template_scores
 from polybias.metrics import catbias, crows, logprob
 from polybias.planted import probes
 from polybias.results import report
-from polybias.studies import crows_pairs
+from polybias.studies import categorical_bias, crows_pairs
 
 
 def crows_tables() -> str:
@@ -32,7 +32,7 @@ def crows_tables() -> str:
 def kurita_table() -> str:
     book = probes.planted_templates("bn")
     lm = models.load("planted", "lm", planted=models.Planted(p=0.5, language=book.language, seed=0))
-    scores = logprob.kurita_scores(lm, book, list(book.templates), mode="word")
+    scores = template_scores.kurita_scores(lm, book, list(book.templates), mode="word")
     summary, per_attribute = logprob.context_study(
         scores, book, "targets", "attributes", "male", "female", "career", "family", "group",
         10_000, 0)
@@ -47,11 +47,11 @@ def catbias_tables() -> str:
     book = probes.planted_templates("en")
     names = list(book.templates)
     lm = models.load("planted-mlm-control", "lm")
-    ahn_oh = catbias.ahn_oh_cb(lm, book, names, mode="word", ddof=0)
-    pll = catbias.pll_cb(catbias.pll_scores(lm, book, names), ddof=0)
+    ahn_oh = categorical_bias.ahn_oh_cb(lm, book, names, mode="word", ddof=0)
+    pll = catbias.pll_cb(categorical_bias.pll_scores(lm, book, names), ddof=0)
     summary = pd.DataFrame([{"ahn_oh_cb": ahn_oh.score, "pll_cb": pll.score}])
     ids = book.lists[book.template(names[0]).slots[book.template(names[0]).the("target")].list].ids
-    kl = catbias.distribution_difference(lm, book, names[0], ids[:8], scale="sum")
+    kl = categorical_bias.distribution_difference(lm, book, names[0], ids[:8], scale="sum")
     row, col, value = catbias.max_kl(kl)
     kl_table = report.markdown_table(pd.DataFrame([{"from": row, "to": col, "kl": value}]),
                                      formats={"kl": catbias.KL_FORMAT})

@@ -56,7 +56,8 @@ def test_every_dotted_name_resolves():
 
 @pytest.mark.parametrize("name, exists", [
     ("polybias.metrics.weat", True),
-    ("polybias.metrics.weat.weat_test", True),
+    ("polybias.studies.weat.weat_on_embedding", True),
+    ("polybias.metrics.weat.weat_test", False),
     ("polybias.engines.static.StaticEmbeddings", True),
     ("polybias.models.StaticEmbeddings", False),
     ("polybias.embeddings.sentence_vectors", False),

@@ -354,16 +354,16 @@ def planted(torch_one_thread):
     import os
 
     from polybias.data import text
-    from polybias.engines import embeddings
+    from polybias.engines import embeddings, template_scores
     from polybias.engines.static import lookup
-    from polybias.metrics import catbias, ceat, crows, logprob
+    from polybias.metrics import ceat, crows, logprob
     from polybias.planted.synthetic import (
         minimal_pairs,
         planted_corpus,
         planted_groups,
         planted_word2vec,
     )
-    from polybias.studies import validity
+    from polybias.studies import categorical_bias, validity
 
     before = os.environ.get("POLYBIAS_PLANTED")
     os.environ["POLYBIAS_PLANTED"] = "pinned"
@@ -378,19 +378,19 @@ def planted(torch_one_thread):
             encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name, revision=lm.revision,
                                               pooling="mean")
             book = probes.planted_templates("en")
-            scores = logprob.kurita_scores(lm, book, list(book.templates))
-            pll = catbias.pll_scores(lm, book, list(book.templates))
+            scores = template_scores.kurita_scores(lm, book, list(book.templates))
+            pll = categorical_bias.pll_scores(lm, book, list(book.templates))
             pairs = minimal_pairs(n=40, language="en", seed=0)
             fresh = planted_corpus(600, p, seed=10_000, language="en")
             found = text.find_occurrences(fresh, [w for ws in sets.values() for w in ws], language="en")
-            vectors = ceat.occurrence_vectors(encoder, text.sample_occurrences(found, 6, seed=0))
+            vectors = embeddings.occurrence_vectors(encoder, text.sample_occurrences(found, 6, seed=0))
             occ = {r: ceat.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
-            inter = catbias.interaction_cb(lm, probes.planted_interaction_templates("en"), "said",
+            inter = categorical_bias.interaction_cb(lm, probes.planted_interaction_templates("en"), "said",
                                            ["pro", "target"], "attribute")
             fill = inter.scores.assign(pro=inter.scores["group"].str.split("|").str[0],
                                        target=inter.scores["group"].str.split("|").str[1],
                                        template="said")
-            dists, labels = catbias.attribute_mask_distributions(lm, book, list(book.templates)[0],
+            dists, labels = categorical_bias.attribute_mask_distributions(lm, book, list(book.templates)[0],
                                                                  ["man", "woman"])
             targets = logprob.group_members(book, "targets")
             attributes = logprob.group_members(book, "attributes")
@@ -597,7 +597,7 @@ def test_the_stereoset_study_reports_the_registered_ss():
 
 
 def test_the_categorical_bias_study_reports_the_registered_cb_scores():
-    """metrics.catbias.ahn_oh_cb (the mean of ``cb_rows``) and ``pll_cb``, as
+    """studies.categorical_bias.ahn_oh_cb (the mean of ``cb_rows``) and ``pll_cb``, as
     studies.categorical_bias and notebook 06 call them."""
     from polybias.metrics import catbias
 
@@ -624,11 +624,12 @@ def test_the_external_validity_study_reports_the_registered_word_scores():
 
 
 def test_the_debiasing_and_weat_studies_report_the_registered_weat_and_gap():
-    """metrics.debias.evaluate (the gap of every cell, beside weat_test's effect size) and
-    studies.weat.run_weat (weat_test on the words of an embedding)."""
+    """studies.debiasing.evaluate (the gap of every cell, beside weat_on_embedding's effect size) and
+    studies.weat.run_weat (weat_on_embedding on the words of an embedding)."""
     from polybias.data.wordlists import AssociationTest, WordSet
     from polybias.engines.static import StaticEmbeddings, lookup
-    from polybias.metrics.weat import weat_association, weat_test
+    from polybias.metrics.weat import weat_association
+    from polybias.studies.weat import weat_on_embedding
 
     v = _vectors(9, 4)
     words = {role: [f"{role.lower()}{i}" for i in range(len(M))] for role, M in v.items()}
@@ -638,7 +639,7 @@ def test_the_debiasing_and_weat_studies_report_the_registered_weat_and_gap():
     gap = float(weat_association(M["X"], M["A"], M["B"]).mean() - weat_association(M["Y"], M["A"], M["B"]).mean())
     assert compute("weat-gap", **M).value == gap
     options = {"n_permutations": 500, "seed": 3, "exact_limit": 0}
-    r = weat_test(emb, test, on_missing="drop", **options)
+    r = weat_on_embedding(emb, test, on_missing="drop", **options)
     assert compute("weat", **M, **options).summary()["value"] == r.effect_size
     assert compute("weat", **M, **options).p_value == r.pvalue
 
@@ -673,7 +674,7 @@ def test_the_ceat_study_reports_the_registered_ces():
 
 
 def test_the_cultural_interactions_study_reports_the_registered_interaction_cb(planted):
-    """metrics.catbias.interaction_cb (studies.cultural_interactions): its score is the
+    """studies.categorical_bias.interaction_cb (studies.cultural_interactions): its score is the
     registered interaction CB of the scores it returns."""
     # the planted fixture ran interaction_cb on the planted model and kept its scores
     for p in (0.9, 0.5):

@@ -14,6 +14,7 @@ from polybias.engines import scoring
 from polybias.metrics import catbias
 from polybias.planted.tiny_models import build_tiny_model
 from polybias.runner import sweep
+from polybias.studies import categorical_bias
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,15 +48,15 @@ def test_notebook_06_cb_calls_run_for_both_english_categories(monkeypatch, tiny_
                                                                torch_one_thread):
     book = templating.load_templates("catbias_en")
     with pytest.raises(catbias.CatBiasError, match="rows without a score for every group"):
-        catbias.ahn_oh_cb(tiny_mlm, book, list(book.templates))
+        categorical_bias.ahn_oh_cb(tiny_mlm, book, list(book.templates))
     for run in [r for r in _catbias_runs(monkeypatch) if r.parameters["templates"] == "catbias_en"]:
         names, ddof = run.parameters["template_names"], run.parameters["ddof"]
-        ahn_oh = catbias.ahn_oh_cb(tiny_mlm, book, names, mode=run.parameters["mode"], ddof=ddof)
-        pll = catbias.pll_cb(catbias.pll_scores(tiny_mlm, book, names), ddof=ddof)
+        ahn_oh = categorical_bias.ahn_oh_cb(tiny_mlm, book, names, mode=run.parameters["mode"], ddof=ddof)
+        pll = catbias.pll_cb(categorical_bias.pll_scores(tiny_mlm, book, names), ddof=ddof)
         groups = len(book.lists[run.parameters["target_list"]].ids)
         assert int(ahn_oh.rows.n_groups.iloc[0]) == groups and ahn_oh.score >= 0 and pll.score >= 0
         p_norm = catbias.normalized_word_probability(ahn_oh.scores)
         assert not catbias.top_k_groups(p_norm[p_norm.template == names[0]], k=3).empty
-        kl = catbias.distribution_difference(tiny_mlm, book, names[0],
+        kl = categorical_bias.distribution_difference(tiny_mlm, book, names[0],
                                              book.lists[run.parameters["target_list"]].ids[:8])
         assert catbias.max_kl(kl)[2] >= 0

@@ -2,8 +2,14 @@ import itertools
 from math import comb
 
 import numpy as np
+import pandas as pd
 import pytest
-from polybias.stats import split_permutation_test, standardized_mean_difference
+from polybias.stats import (
+    GroupPermutationError,
+    group_permutation_test,
+    split_permutation_test,
+    standardized_mean_difference,
+)
 
 
 def test_effect_size_by_hand():
@@ -81,3 +87,66 @@ def test_null_calibration(method):
 def test_bad_alternative():
     with pytest.raises(ValueError, match="alternative"):
         split_permutation_test(np.ones(2), np.zeros(2), alternative="bigger")
+
+
+# ---------------------------------------------------------------- group permutation test
+
+def _group_frame(d: np.ndarray, cells: list[str] | None = None) -> pd.DataFrame:
+    """(replicates, groups) corrected scores as rows attribute, group, corrected[, cell]."""
+    rows = []
+    for r, n in itertools.product(range(d.shape[0]), range(d.shape[1])):
+        rows.append({"attribute": f"a{r}", "group": f"g{n}", "corrected": float(d[r, n]),
+                     **({"cell": cells[r]} if cells else {})})
+    return pd.DataFrame(rows)
+
+
+def test_exact_test_by_hand():
+    # two groups, replicates (1, -1), (1, -1), (-1, 1): mean (1/3, -1/3), T = 1/9;
+    # of 8 label permutations, 6 give means ±1/3 (T = 1/9) and 2 give ±1 (T = 1): p = 1
+    r = group_permutation_test(_group_frame(np.array([[1.0, -1], [1, -1], [-1, 1]])))
+    assert r.exact and r.n_permutations == 8
+    assert r.statistic == pytest.approx(1 / 9) and r.pvalue == pytest.approx(1.0)
+    assert r.null_mean == pytest.approx((6 / 9 + 2) / 8)
+    # all three agree: T = 1, only the 2 permutations that keep all or flip all reach it
+    r = group_permutation_test(_group_frame(np.array([[1.0, -1], [1, -1], [1, -1]])))
+    assert r.statistic == pytest.approx(1.0) and r.pvalue == pytest.approx(2 / 8)
+
+
+def test_cells_average_their_own_variances():
+    # cell c1 agrees (T_c1 = 1), cell c2 cancels (T_c2 = 0): T = 1/2
+    d = np.array([[1.0, -1], [1, -1], [1, -1], [-1, 1]])
+    r = group_permutation_test(_group_frame(d, ["c1", "c1", "c2", "c2"]), cell="cell")
+    assert r.n_cells == 2 and r.statistic == pytest.approx(0.5)
+    # per cell, T_c is 1 for 2 of 4 permutations and 0 otherwise: P(T >= 1/2) = 1 - (1/2)^2
+    assert r.exact and r.pvalue == pytest.approx(0.75)
+
+
+def test_planted_bias_is_found_and_the_null_keeps_its_level():
+    rng = np.random.default_rng(0)
+    n_attr, n_groups = 12, 4
+    sign = np.repeat([1.0, -1.0], n_attr // 2)[:, None]          # career vs family attributes
+    effect = np.array([1.0, 1.0, -1.0, -1.0])[None, :]           # male vs female terms
+    cells = ["career"] * 6 + ["family"] * 6
+    shift = rng.normal(0, 3, (n_attr, 1))                         # a shift common to all groups
+    planted = shift + 0.8 * sign * effect + rng.normal(0, 0.5, (n_attr, n_groups))
+    r = group_permutation_test(_group_frame(planted, cells), cell="cell", n_permutations=2000, seed=1)
+    assert not r.exact and r.pvalue < 0.01
+    # without the cells the two halves cancel: the planted effect is invisible
+    assert group_permutation_test(_group_frame(planted), n_permutations=2000, seed=1).pvalue > 0.05
+    # under the null (no group effect) the test rejects at about its level
+    pvalues = [group_permutation_test(
+        _group_frame(rng.normal(0, 3, (n_attr, 1)) + rng.normal(0, 0.5, (n_attr, n_groups)), cells),
+        cell="cell", n_permutations=199, seed=k).pvalue for k in range(100)]
+    assert 0.0 <= np.mean(np.array(pvalues) <= 0.05) <= 0.12
+
+
+def test_bad_input_is_named():
+    with pytest.raises(GroupPermutationError, match="at least two replicates"):
+        group_permutation_test(_group_frame(np.array([[1.0, -1]])))
+    frame = _group_frame(np.array([[1.0, -1], [1, -1]])).iloc[:-1]
+    with pytest.raises(GroupPermutationError, match="without a score for every group"):
+        group_permutation_test(frame)
+    with pytest.raises(GroupPermutationError, match="no column 'cell'"):
+        group_permutation_test(_group_frame(np.array([[1.0, -1], [1, -1]])), cell="cell")
+    with pytest.raises(GroupPermutationError, match="more than one score"):
+        group_permutation_test(pd.concat([frame, frame]))

@@ -22,6 +22,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 _MARKERS = ("pyproject.toml", "configs")
 
 
@@ -107,8 +109,6 @@ def mirror_dir() -> Path | None:
 
 def read_yaml(path: str | Path, error: type[Exception] = ValueError, what: str = "file") -> Any:
     """``yaml.safe_load`` of a file; a missing file or malformed YAML raises ``error`` naming it."""
-    import yaml
-
     path = Path(path)
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))

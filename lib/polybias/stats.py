@@ -12,14 +12,20 @@ and p = (hits + 1) / (n + 1) (Phipson & Smyth 2010), which is never 0.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from math import comb
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 
 Alternative = Literal["greater", "less", "two-sided"]
 _ALTERNATIVES = ("greater", "less", "two-sided")
+
+#: Monte Carlo draws of a permutation test whose splits are too many to enumerate (the
+#: WEAT default, Caliskan et al. 2017; used by WEAT, SEAT and Kurita's effect size).
+N_PERMUTATIONS = 100_000
 
 
 def standardized_mean_difference(x: np.ndarray, y: np.ndarray, ddof: int = 1) -> float:
@@ -68,7 +74,7 @@ def split_permutation_test(
     x: np.ndarray,
     y: np.ndarray,
     alternative: Alternative = "greater",
-    n_permutations: int = 100_000,
+    n_permutations: int = N_PERMUTATIONS,
     exact_limit: int = 1_000_000,
     seed: int = 0,
     chunk: int = 20_000,
@@ -123,3 +129,130 @@ def split_permutation_test(
     return PermutationResult(
         statistic, (hits + 1) / (n_permutations + 1), "monte-carlo", n_permutations, alternative
     )
+
+
+class GroupPermutationError(ValueError):
+    """Bad input to :func:`group_permutation_test`; the message names what is wrong."""
+
+
+_GROUP_TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class GroupPermutationResult:
+    """Result of :func:`group_permutation_test`."""
+
+    statistic: float
+    pvalue: float
+    null_mean: float
+    n_permutations: int
+    exact: bool
+    n_groups: int
+    n_replicates: int
+    n_cells: int
+
+
+def _group_blocks(scores: pd.DataFrame, value: str, group: str, replicate: str,
+            cell: str | None) -> tuple[list[np.ndarray], list[str]]:
+    for c in (value, group, replicate, *([cell] if cell else [])):
+        if c not in scores.columns:
+            raise GroupPermutationError(f"scores have no column {c!r}")
+    if scores.empty:
+        raise GroupPermutationError("no scores")
+    if not np.all(np.isfinite(scores[value].to_numpy(float))):
+        raise GroupPermutationError(f"column {value!r} holds a value that is not finite")
+    key = [cell, replicate] if cell else [replicate]
+    if scores.duplicated([*key, group]).any():
+        dup = scores[scores.duplicated([*key, group], keep=False)][[*key, group]].head(3)
+        raise GroupPermutationError(f"more than one score per ({', '.join(key)}, {group}): {dup.values.tolist()}")
+    groups = sorted(scores[group].unique(), key=str)
+    if len(groups) < 2:
+        raise GroupPermutationError(f"the test needs at least two groups, got {groups}")
+    wide = scores.pivot_table(index=key, columns=group, values=value, sort=False)
+    missing = wide[wide.isna().any(axis=1)]
+    if len(missing):
+        raise GroupPermutationError(f"{replicate} rows without a score for every {group}: {missing.index.tolist()[:3]}")
+    blocks = []
+    cells = wide.index.get_level_values(0).unique() if cell else [None]
+    for c in cells:
+        block = (wide.xs(c, level=0) if cell else wide)[groups].to_numpy(float)
+        if len(block) < 2:
+            raise GroupPermutationError(f"cell {c!r} has {len(block)} {replicate}: the test needs at least two "
+                               "replicates per cell (with one, no permutation changes the statistic)")
+        blocks.append(block)
+    return blocks, groups
+
+
+def _group_statistic(blocks: list[np.ndarray]) -> float:
+    return float(np.mean([b.mean(axis=0).var() for b in blocks]))
+
+
+def group_permutation_test(scores: pd.DataFrame, value: str = "corrected", group: str = "group",
+                           replicate: str = "attribute", cell: str | None = None,
+                           n_permutations: int = 10000, seed: int = 0,
+                           exact_limit: int = 10000) -> GroupPermutationResult:
+    """Permutation test of base-corrected scores against "no group differs from its base rate".
+
+    With d[c, r, n] the corrected score (log P − log base) of group n in replicate r of
+    cell c (e.g. attributes of one sentiment stratum, templates, items):
+
+    * **statistic**: T = (1/|C|) Σ_c Var_n( (1/|R_c|) Σ_{r∈R_c} d[c, r, n] ), the CB score
+      of the replicate-averaged corrected scores (population variance over groups, mean
+      over cells);
+    * **null** H0: within every (cell, replicate) the group labels are exchangeable: no
+      group is consistently raised or lowered relative to its base rate across the
+      replicates of a cell;
+    * **p-value**: the share of the label permutations (each replicate's labels permuted
+      independently) whose T is at least the observed one, counting the identity —
+      exact when the (N!)^R permutations can be enumerated, else
+      p = (1 + #{T_b ≥ T}) / (1 + B) over B random draws (Phipson & Smyth 2010).
+
+    With a single replicate per cell T cannot move under H0 and the test is refused. Used
+    on seed 004's interactions by :mod:`polybias.studies.capstone2023`.
+
+    Parameters
+    ----------
+    scores : one row per (cell, replicate, group) with the corrected score in ``value``
+        (log P − log base); every replicate must score every group.
+    cell : column splitting the replicates into cells (e.g. sentiment stratum), or None.
+    n_permutations, seed : Monte Carlo draws (``numpy.random.default_rng(seed)``) when the
+        permutations number more than ``exact_limit``; else all are enumerated.
+
+    Two groups, two replicates agreeing on the direction: T = Var([1, −1]) = 1; of the
+    four label permutations two keep the direction (T = 1), two cancel it (T = 0):
+
+    >>> df = pd.DataFrame({"attribute": ["a", "a", "b", "b"], "group": ["x", "y", "x", "y"],
+    ...                    "corrected": [1.0, -1.0, 1.0, -1.0]})
+    >>> r = group_permutation_test(df)
+    >>> r.statistic, r.pvalue, r.exact, r.n_permutations
+    (1.0, 0.5, True, 4)
+    """
+    blocks, groups = _group_blocks(scores, value, group, replicate, cell)
+    n = len(groups)
+    observed = _group_statistic(blocks)
+    n_rows = sum(len(b) for b in blocks)
+    total = math.factorial(n) ** n_rows if n_rows * math.log(math.factorial(n)) < 64 else None
+    if total is not None and total <= exact_limit:
+        perms = [np.array(p) for p in itertools.permutations(range(n))]
+        null = []
+        for choice in itertools.product(range(len(perms)), repeat=n_rows):
+            it = iter(choice)
+            null.append(_group_statistic([np.stack([row[perms[next(it)]] for row in b]) for b in blocks]))
+        null = np.array(null)
+        p = float(np.mean(null >= observed - _GROUP_TOLERANCE))
+        return GroupPermutationResult(observed, p, float(null.mean()), int(total), True, n, n_rows, len(blocks))
+    if n_permutations < 1:
+        raise GroupPermutationError(f"n_permutations must be positive, got {n_permutations}")
+    rng = np.random.default_rng(seed)
+    null = np.zeros(n_permutations)
+    chunk = max(1, int(2_000_000 // max(1, n_rows * n)))
+    for start in range(0, n_permutations, chunk):
+        size = min(chunk, n_permutations - start)
+        acc = np.zeros(size)
+        for b in blocks:
+            idx = rng.random((size, *b.shape)).argsort(axis=2)
+            permuted = np.take_along_axis(np.broadcast_to(b, (size, *b.shape)), idx, axis=2)
+            acc += permuted.mean(axis=1).var(axis=1)
+        null[start:start + size] = acc / len(blocks)
+    p = float((1 + np.sum(null >= observed - _GROUP_TOLERANCE)) / (1 + n_permutations))
+    return GroupPermutationResult(observed, p, float(null.mean()), n_permutations, False, n, n_rows, len(blocks))

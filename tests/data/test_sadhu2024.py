@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from polybias import models
 from polybias.data import sadhu2024, sources, wordlists
+from polybias.engines import template_scores
 from polybias.engines.static import StaticEmbeddings
 from polybias.metrics import logprob
-from polybias.metrics.weat import weat_test
-from polybias.studies.weat import run_weat
+from polybias.studies.weat import run_weat, weat_on_embedding
 
 pytestmark = pytest.mark.usefixtures("mirror")
 
@@ -143,7 +143,7 @@ def _planted_embedding(test, rng):
 
 def test_weat_runs_on_the_seed_categories(rng, tmp_path):
     c3 = sadhu2024.ceat_tests()["C3"]
-    res = weat_test(_planted_embedding(c3, rng), c3, n_permutations=2000)
+    res = weat_on_embedding(_planted_embedding(c3, rng), c3, n_permutations=2000)
     assert res.effect_size > 1.5 and res.sizes == {"X": 27, "Y": 27, "A": 24, "B": 24}
     emb = _planted_embedding(c3, rng)
     frame = run_weat("planted-bn", "bn", ["C3"], "", embeddings=emb, n_permutations=500,
@@ -163,7 +163,7 @@ def test_kurita_runs_on_the_seed_sentences(torch_one_thread):
     names = [f"S{k}_{t}" for k in (1, 2, 3) for t in traits]
     terms = sadhu2024.gender_terms()
     male, female = terms["male"][:4], [w for w in terms["female"] if w != "বউ"][:4]
-    scores = logprob.kurita_scores(lm, book, names, targets=male + female, mode="first_piece")
+    scores = template_scores.kurita_scores(lm, book, names, targets=male + female, mode="first_piece")
     assert len(scores) == len(names) * 8
     assert np.isfinite(scores["corrected"]).all()
     bias = logprob.attribute_bias(scores, male, female)

@@ -260,8 +260,8 @@ def test_bangla_ceat_pipeline_on_a_tiny_sentencepiece_encoder(mirror, torch_one_
     sample dropped and named."""
     from polybias.data import wordlists
     from polybias.engines import embeddings
-    from polybias.metrics.ceat import segment_length_study
     from polybias.planted.tiny_models import build_tiny_encoder
+    from polybias.studies.ceat import segment_length_study
 
     sample = sources.fetch("bangla-raw-sample")
     c1 = wordlists.get_test("bn", "C1")

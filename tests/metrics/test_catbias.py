@@ -13,6 +13,7 @@ from polybias.metrics import catbias, logprob
 from polybias.metrics.catbias import CatBiasError
 from polybias.planted import probes
 from polybias.results import report
+from polybias.studies import categorical_bias
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -157,19 +158,19 @@ def test_cb_scores_on_planted_and_control(planted_lm):
     names = list(book.templates)
     tg = logprob.group_members(book, "targets")
     ag = logprob.group_members(book, "attributes")
-    strong = catbias.ahn_oh_cb(planted_lm[0.9], book, names)
-    control = catbias.ahn_oh_cb(planted_lm[0.5], book, names)
+    strong = categorical_bias.ahn_oh_cb(planted_lm[0.9], book, names)
+    control = categorical_bias.ahn_oh_cb(planted_lm[0.5], book, names)
     assert strong.score > 20 * control.score and control.score < 0.01
     # direction: male targets take most of the normalised probability next to career words
     p = catbias.normalized_word_probability(strong.scores)
     share = (p.assign(male=p.target.isin(tg["male"])).groupby(["template", "attribute", "male"]).p_norm.sum()
              .groupby(["attribute", "male"]).mean().unstack())
     assert share.loc[ag["career"], True].mean() > 0.7 and share.loc[ag["family"], True].mean() < 0.3
-    pll_strong = catbias.pll_cb(catbias.pll_scores(planted_lm[0.9], book, names))
-    pll_control = catbias.pll_cb(catbias.pll_scores(planted_lm[0.5], book, names))
+    pll_strong = catbias.pll_cb(categorical_bias.pll_scores(planted_lm[0.9], book, names))
+    pll_control = catbias.pll_cb(categorical_bias.pll_scores(planted_lm[0.5], book, names))
     assert pll_strong.score > 20 * pll_control.score
-    kl = catbias.max_kl(catbias.distribution_difference(planted_lm[0.9], book, names[0], ["man", "woman"]))
-    kl0 = catbias.max_kl(catbias.distribution_difference(planted_lm[0.5], book, names[0], ["man", "woman"]))
+    kl = catbias.max_kl(categorical_bias.distribution_difference(planted_lm[0.9], book, names[0], ["man", "woman"]))
+    kl0 = catbias.max_kl(categorical_bias.distribution_difference(planted_lm[0.5], book, names[0], ["man", "woman"]))
     assert kl[2] > 10 * kl0[2]
 
 
@@ -179,7 +180,7 @@ def test_greek_templates_score_declined_sentences_on_a_tiny_model():
     model, tok = tiny_models.build_tiny_model("roberta")  # byte-level BPE: any script
     lm = scoring.wrap_language_model(model, tok, name="tiny-roberta")
     book = templating.load_templates("catbias_el")
-    scores = catbias.pll_scores(lm, book, "el_gender_are", attributes=["violent", "savage"])
+    scores = categorical_bias.pll_scores(lm, book, "el_gender_are", attributes=["violent", "savage"])
     assert set(scores.text) == {"Οι άντρες είναι βίαιοι.", "Οι γυναίκες είναι βίαιες.",
                                 "Οι άντρες είναι άγριοι.", "Οι άντρες είναι βάρβαροι.",
                                 "Οι γυναίκες είναι άγριες.", "Οι γυναίκες είναι βάρβαρες."}
@@ -257,34 +258,34 @@ def test_stratified_sampler_sizes_and_seed():
 
 def test_interaction_cb_k1_is_ahn_oh_and_k2_shows_the_planted_bias(planted_lm):
     book = probes.planted_templates("en")
-    one = catbias.interaction_cb(planted_lm[0.9], book, "planted_en_0", ["target"], "attribute")
-    ahn = catbias.ahn_oh_cb(planted_lm[0.9], book, "planted_en_0")
+    one = categorical_bias.interaction_cb(planted_lm[0.9], book, "planted_en_0", ["target"], "attribute")
+    ahn = categorical_bias.ahn_oh_cb(planted_lm[0.9], book, "planted_en_0")
     assert one.score == pytest.approx(ahn.score, rel=1e-9)
     pairs = probes.planted_interaction_templates("en")
     targets = {"target": ["man", "father", "woman", "mother"]}
     attrs = ["office", "salary", "home", "children"]
-    strong = catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
+    strong = categorical_bias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
                                     attributes=attrs, identities=targets)
-    control = catbias.interaction_cb(planted_lm[0.5], pairs, "said", ["pro", "target"], "attribute",
+    control = categorical_bias.interaction_cb(planted_lm[0.5], pairs, "said", ["pro", "target"], "attribute",
                                      attributes=attrs, identities=targets)
     assert strong.rows.n_groups.iloc[0] == 4 * 4
     assert strong.score > 10 * control.score
     # equal weights change nothing; weighting one attribute only gives its own variance
-    same = catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
+    same = categorical_bias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
                                   attributes=attrs, identities=targets, weights=dict.fromkeys(attrs, 0.5))
     assert same.score == pytest.approx(strong.score)
-    only = catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
+    only = categorical_bias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
                                   attributes=attrs, identities=targets,
                                   weights={"office": 1.0, "salary": 0.0, "home": 0.0, "children": 0.0})
     assert only.score == pytest.approx(strong.rows.set_index("attribute").cb["office"])
     # neutral base rate: neutral "attributes" from the list itself (here: two family words)
-    neutral = catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
+    neutral = categorical_bias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute",
                                      attributes=["office", "salary"], identities=targets, base="neutral",
                                      neutral_attributes=["home", "children"])
     assert neutral.score > strong.rows.set_index("attribute").cb[["office", "salary"]].mean()
     with pytest.raises(CatBiasError, match="needs neutral_attributes"):
-        catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute", base="neutral")
+        categorical_bias.interaction_cb(planted_lm[0.9], pairs, "said", ["pro", "target"], "attribute", base="neutral")
     with pytest.raises(CatBiasError, match="has no slot"):
-        catbias.interaction_cb(planted_lm[0.9], pairs, "said", ["country"], "attribute")
+        categorical_bias.interaction_cb(planted_lm[0.9], pairs, "said", ["country"], "attribute")
 
 

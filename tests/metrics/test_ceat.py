@@ -209,9 +209,10 @@ def _planted_tests(p_words):
 def test_segment_study_runs_the_engine_on_a_tiny_encoder(torch_one_thread):
     from polybias.data import text
     from polybias.engines import embeddings
-    from polybias.metrics.ceat import occurrence_vectors, segment_length_study
+    from polybias.engines.embeddings import occurrence_vectors
     from polybias.planted import synthetic
     from polybias.planted.tiny_models import build_tiny_encoder
+    from polybias.studies.ceat import segment_length_study
 
     test, cats = _planted_tests(2)
     corpus = synthetic.varied_length_corpus(60, cats, seed=1, min_words=5, max_words=30)

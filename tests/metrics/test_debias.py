@@ -10,8 +10,8 @@ from polybias import paths
 from polybias.engines.static import MissingWordsError, StaticEmbeddings
 from polybias.metrics import debias
 from polybias.metrics.debias import DebiasError, Subspace
-from polybias.metrics.weat import weat_test
 from polybias.studies import debiasing
+from polybias.studies.weat import weat_on_embedding
 
 DEFINITIONAL = [("he", "she"), ("his", "her"), ("man", "woman"), ("John", "Mary"),
                 ("himself", "herself"), ("son", "daughter"), ("father", "mother"),
@@ -114,9 +114,9 @@ def test_target_words_compat_changes_only_those_words(w2v):
 
 
 def test_hard_debias_removes_bias_and_keeps_meaningful_gender(w2v, hard, spec):
-    before = {t: weat_test(w2v, spec.tests[t], n_permutations=20000) for t in
+    before = {t: weat_on_embedding(w2v, spec.tests[t], n_permutations=20000) for t in
               ("BM-occupations", "IR-roles")}
-    after = {t: weat_test(hard.embeddings, spec.tests[t], n_permutations=20000) for t in before}
+    after = {t: weat_on_embedding(hard.embeddings, spec.tests[t], n_permutations=20000) for t in before}
     assert before["BM-occupations"].effect_size > 1.5 and before["BM-occupations"].pvalue < 0.01
     assert abs(after["BM-occupations"].effect_size) < 0.5 and after["BM-occupations"].pvalue > 0.05
     assert after["IR-roles"].effect_size > 1.5 and after["IR-roles"].pvalue < 0.01
@@ -130,7 +130,7 @@ def test_hard_debias_removes_bias_and_keeps_meaningful_gender(w2v, hard, spec):
 
 def test_hard_debias_gap_shrinks(w2v, hard, spec):
     tests = {"occ": (spec.tests["BM-occupations"], "BM"), "roles": (spec.tests["IR-roles"], "IR")}
-    frame = debias.evaluate({"original": w2v, "hard": hard.embeddings}, tests, n_permutations=100)
+    frame = debiasing.evaluate({"original": w2v, "hard": hard.embeddings}, tests, n_permutations=100)
     gap = frame.set_index(["method", "test"])["gap"]
     assert abs(gap["hard", "occ"]) < 0.1 * gap["original", "occ"]
     assert gap["hard", "roles"] > 0.8 * gap["original", "roles"]
@@ -311,7 +311,7 @@ def test_static_seat_rows(w2v, spec):
 
     test = spec.tests["IR-roles"]
     groups = {"IR": {r: "person" for r in "XYAB"}}
-    frame = debias.evaluate({"original": w2v}, {"IR": (test, "IR")}, seat_groups=groups,
+    frame = debiasing.evaluate({"original": w2v}, {"IR": (test, "IR")}, seat_groups=groups,
                             templates=load_templates("en"), n_permutations=1000)
     assert frame["test_type"].tolist() == ["WEAT", "SEAT"]
     seat_row = frame.iloc[1]
@@ -325,6 +325,6 @@ def test_static_seat_rows(w2v, spec):
     expected = np.mean([w2v.vectors[w2v.index[w]] for w in words], axis=0)
     np.testing.assert_allclose(V[0], expected, rtol=1e-6)
     with pytest.raises(DebiasError, match="templates"):
-        debias.evaluate({"original": w2v}, {"IR": (test, "IR")}, seat_groups=groups)
+        debiasing.evaluate({"original": w2v}, {"IR": (test, "IR")}, seat_groups=groups)
 
 

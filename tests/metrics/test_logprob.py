@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import torch
 from polybias.data import templating
-from polybias.engines import scoring
+from polybias.engines import scoring, template_scores
 from polybias.metrics import logprob
 from polybias.metrics.logprob import LogProbError
 from polybias.planted import probes
@@ -38,7 +38,7 @@ def raw_logprob_at(lm, text, index, token_id):
 
 def test_prior_is_read_at_the_target_mask(planted_lm, book):
     lm = planted_lm[0.9]
-    scores = logprob.kurita_scores(lm, book, "planted_en_0", targets=["man"], attributes=["office"],
+    scores = template_scores.kurita_scores(lm, book, "planted_en_0", targets=["man"], attributes=["office"],
                                    mode="first_piece")
     row = scores.iloc[0]
     # "the [MASK] thinks about the [MASK] ." -> [CLS] the [MASK] thinks about the [MASK] . [SEP]
@@ -48,7 +48,7 @@ def test_prior_is_read_at_the_target_mask(planted_lm, book):
     at_attribute = raw_logprob_at(lm, text, 6, man)
     assert row.prior == pytest.approx(at_target, abs=1e-5)
     assert abs(at_target - at_attribute) > 0.5  # the two readings really differ
-    compat = logprob.kurita_scores(lm, book, "planted_en_0", targets=["man"], attributes=["office"],
+    compat = template_scores.kurita_scores(lm, book, "planted_en_0", targets=["man"], attributes=["office"],
                                    mode="first_piece", prior_at="attribute")
     assert compat.prior.iloc[0] == pytest.approx(at_attribute, abs=1e-5)
     # fill: only the target masked
@@ -56,7 +56,7 @@ def test_prior_is_read_at_the_target_mask(planted_lm, book):
     assert row.fill == pytest.approx(fill, abs=1e-5)
     assert row.corrected == pytest.approx(fill - at_target, abs=1e-5)
     # whole-word mode on a one-piece word gives the same numbers
-    word = logprob.kurita_scores(lm, book, "planted_en_0", targets=["man"], attributes=["office"])
+    word = template_scores.kurita_scores(lm, book, "planted_en_0", targets=["man"], attributes=["office"])
     assert word[["fill", "prior"]].to_numpy() == pytest.approx(scores[["fill", "prior"]].to_numpy(), abs=1e-5)
 
 
@@ -68,8 +68,8 @@ def test_multi_piece_target_whole_word_vs_first_piece(planted_lm):
     book = templating.parse_templates(raw)
     assert lm.tokenizer.tokenize("mothers") == ["mother", "##s"]
     mother, s = lm.tokenizer.convert_tokens_to_ids(["mother", "##s"])
-    word = logprob.kurita_scores(lm, book, "m").iloc[0]
-    first = logprob.kurita_scores(lm, book, "m", mode="first_piece").iloc[0]
+    word = template_scores.kurita_scores(lm, book, "m").iloc[0]
+    first = template_scores.kurita_scores(lm, book, "m", mode="first_piece").iloc[0]
     # chain rule within the word: P(mother | [MASK][MASK]) * P(##s | mother [MASK])
     fill_ref = (raw_logprob_at(lm, "the [MASK][MASK] thinks about the office .", 2, mother)
                 + raw_logprob_at(lm, "the mother[MASK] thinks about the office .", 3, s))
@@ -85,7 +85,7 @@ def test_multi_piece_target_whole_word_vs_first_piece(planted_lm):
 def effect(lm, book, mode="word"):
     tg = logprob.group_members(book, "targets")
     ag = logprob.group_members(book, "attributes")
-    scores = logprob.kurita_scores(lm, book, list(book.templates), mode=mode)
+    scores = template_scores.kurita_scores(lm, book, list(book.templates), mode=mode)
     bias = logprob.attribute_bias(scores, tg["male"], tg["female"])
     return logprob.kurita_effect(bias, ag["career"], ag["family"], seed=0)
 
@@ -120,25 +120,25 @@ def test_hand_computed_attribute_bias_and_effect():
 
 def test_bad_inputs_are_clear_errors(planted_lm, book):
     lm = planted_lm[0.5]
-    with pytest.raises(LogProbError, match="mode must be one of"):
-        logprob.kurita_scores(lm, book, "planted_en_0", mode="whole")
-    with pytest.raises(LogProbError, match="first_piece mode only"):
-        logprob.kurita_scores(lm, book, "planted_en_0", prior_at="attribute")
-    with pytest.raises(LogProbError, match="has no entries \\['queen'\\]"):
-        logprob.kurita_scores(lm, book, "planted_en_0", targets=["queen"])
-    with pytest.raises(LogProbError, match="empty list"):
-        logprob.kurita_scores(lm, book, "planted_en_0", attributes=[])
+    with pytest.raises(template_scores.LogProbError, match="mode must be one of"):
+        template_scores.kurita_scores(lm, book, "planted_en_0", mode="whole")
+    with pytest.raises(template_scores.LogProbError, match="first_piece mode only"):
+        template_scores.kurita_scores(lm, book, "planted_en_0", prior_at="attribute")
+    with pytest.raises(template_scores.LogProbError, match="has no entries \\['queen'\\]"):
+        template_scores.kurita_scores(lm, book, "planted_en_0", targets=["queen"])
+    with pytest.raises(template_scores.LogProbError, match="empty list"):
+        template_scores.kurita_scores(lm, book, "planted_en_0", attributes=[])
     with pytest.raises(LogProbError, match="targets in both groups"):
         logprob.attribute_bias(pd.DataFrame({"target": ["a"], "attribute": ["x"], "corrected": [0.0]}), ["a"], ["a"])
     nomask = templating.parse_templates({"lists": {"g": ["man"]}, "templates": [
         {"name": "nomask", "text": "the {g} .", "slots": {"g": "g"}}]})
     with pytest.raises(templating.TemplateError, match="'nomask'.*exactly one target"):
-        logprob.kurita_scores(lm, nomask, "nomask")
+        template_scores.kurita_scores(lm, nomask, "nomask")
     two = templating.parse_templates({"lists": {"g": ["man"], "a": ["office"]}, "templates": [
         {"name": "two", "text": "the {g} and the {a} .",
          "slots": {"g": {"list": "g", "role": "target"}, "a": {"list": "a", "role": "context"}}}]})
     with pytest.raises(templating.TemplateError, match="'two'.*exactly one attribute"):
-        logprob.kurita_scores(lm, two, "two")
+        template_scores.kurita_scores(lm, two, "two")
 
 
 def test_context_study_per_structure_on_hand_scores():
@@ -198,7 +198,7 @@ def test_tokenizer_families_score_and_the_prior_ignores_the_masked_attribute(fam
     raw = {"lists": {"t": ["nurse", "engineer"], "a": ["kind", "rude", "careful"]},
            "templates": [{"name": "x", "text": "The {t} is very {a}.",
                           "slots": {"t": {"list": "t", "role": "target"}, "a": {"list": "a", "role": "attribute"}}}]}
-    scores = logprob.kurita_scores(lm, templating.parse_templates(raw), "x", mode=mode)
+    scores = template_scores.kurita_scores(lm, templating.parse_templates(raw), "x", mode=mode)
     assert len(scores) == 6 and np.isfinite(scores[["fill", "prior"]].to_numpy()).all()
     assert (scores[["fill", "prior"]].to_numpy() < 0).all()
     spread = scores.groupby("target").prior.agg(lambda v: v.max() - v.min())

@@ -59,7 +59,7 @@ def test_seat_is_weat_on_sentence_vectors_hand_computed(monkeypatch):
 
     monkeypatch.setattr(embeddings, "sentence_vectors", fake)
     test = S.SeatTest("toy", {"X": ("x1", "x2"), "Y": ("y1", "y2"), "A": ("a", "a"), "B": ("b",)})
-    r = S.seat(None, test)
+    r = seat_study.seat(None, test)
     assert seen == [["x1", "x2", "y1", "y2", "a", "b"]]  # each distinct sentence once
     assert round(r.effect_size, 3) == 1.728 and r.pvalue == pytest.approx(1 / 6)
     assert r.p_method == "exact" and r.sizes == {"X": 2, "Y": 2, "A": 2, "B": 1}
@@ -74,13 +74,13 @@ def test_seat_matches_weat_on_a_tiny_encoder(torch_one_thread):
 
     enc = embeddings.wrap_encoder(*build_tiny_encoder("bert"), name="tiny-bert")
     t = S.templated_test(_word_test(), EN, groups="mass_noun")
-    r = S.seat(enc, t, pooling="mean", n_permutations=2000, exact_limit=10, seed=3)
+    r = seat_study.seat(enc, t, pooling="mean", n_permutations=2000, exact_limit=10, seed=3)
     v = {role: embeddings.sentence_vectors(enc, list(t.sentences[role]), pooling="mean")
          for role in S.ROLES}
     expected = weat(v["X"], v["Y"], v["A"], v["B"], n_permutations=2000, exact_limit=10, seed=3)
     assert r.effect_size == pytest.approx(expected.effect_size, abs=1e-5)
     assert r.pvalue == expected.pvalue and r.p_method == "monte-carlo"
-    again = S.seat(enc, t, pooling="mean", n_permutations=2000, exact_limit=10, seed=3)
+    again = seat_study.seat(enc, t, pooling="mean", n_permutations=2000, exact_limit=10, seed=3)
     assert again == r
 
 

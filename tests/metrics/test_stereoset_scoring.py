@@ -9,6 +9,7 @@ import torch
 from polybias.engines import scoring
 from polybias.metrics import stereoset as ms
 from polybias.planted import tiny_models
+from polybias.studies import stereoset as stereoset_study
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -42,7 +43,7 @@ def test_masked_intrasentence_score_by_hand(lms):
     lm = lms["bert"]
     tok, model = lm.tokenizer, lm.model
     items = _items()
-    got = ms.candidate_scores(lm, items[items.task == "intrasentence"])
+    got = stereoset_study.candidate_scores(lm, items[items.task == "intrasentence"])
     row = items.iloc[0]
     pieces = tok.encode(row.word, add_special_tokens=False)
     assert len(pieces) > 1  # the word is split, so the one-mask-after-earlier-pieces rule matters
@@ -61,7 +62,7 @@ def test_causal_scores_by_hand(lms):
     lm = lms["gpt2"]
     tok, model = lm.tokenizer, lm.model
     items = _items()
-    got = ms.candidate_scores(lm, items).set_index("candidate_id")["score"]
+    got = stereoset_study.candidate_scores(lm, items).set_index("candidate_id")["score"]
     eos = tok.eos_token_id
 
     def logprobs(ids):
@@ -88,17 +89,17 @@ def test_word_option_reads_the_sentence():
 def test_bad_input_and_options(lms):
     items = _items()
     with pytest.raises(ms.StereoSetMetricError, match="scores causal LMs.*give nsp"):
-        ms.candidate_scores(lms["bert"], items)
+        stereoset_study.candidate_scores(lms["bert"], items)
     with pytest.raises(ms.StereoSetMetricError, match="needs nsp"):
-        ms.candidate_scores(lms["gpt2"], items, intersentence="nsp")
+        stereoset_study.candidate_scores(lms["gpt2"], items, intersentence="nsp")
     with pytest.raises(ms.StereoSetMetricError, match="unknown intersentence"):
-        ms.candidate_scores(lms["gpt2"], items, intersentence="ratio")
+        stereoset_study.candidate_scores(lms["gpt2"], items, intersentence="ratio")
     with pytest.raises(ms.StereoSetMetricError, match="unknown word source"):
-        ms.candidate_scores(lms["bert"], items, word="sentence")
+        stereoset_study.candidate_scores(lms["bert"], items, word="sentence")
     bad = items.copy()
     bad.loc[0, "context"] = "No blank."
     with pytest.raises(ms.StereoSetMetricError, match="without BLANK"):
-        ms.candidate_scores(lms["bert"], bad[bad.task == "intrasentence"])
+        stereoset_study.candidate_scores(lms["bert"], bad[bad.task == "intrasentence"])
     with pytest.raises(scoring.ScoringError, match="holds 0 mask tokens"):
         scoring.mask_fill_logprobs(lms["bert"], ["no mask here"], [5])
     two = f"a {lms['bert'].tokenizer.mask_token} b {lms['bert'].tokenizer.mask_token}"

@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 from polybias.data import wordlists
 from polybias.engines.static import MissingWordsError, StaticEmbeddings
-from polybias.metrics.weat import weat, weat_association, weat_test
+from polybias.metrics.weat import weat, weat_association
 from polybias.results import report
+from polybias.studies.weat import weat_on_embedding
 
 
 def test_association_by_hand():
@@ -88,21 +89,21 @@ def make_test(X, Y, A=("a1",), B=("b1",)):
 def test_missing_words_raise_by_default_and_drop_on_request(toy):
     test = make_test(["x1", "x2", "nope"], ["y1", "y2", "gone"])
     with pytest.raises(MissingWordsError) as err:
-        weat_test(toy, test)
+        weat_on_embedding(toy, test)
     assert "nope" in str(err.value) and "gone" in str(err.value) and "on_missing='drop'" in str(err.value)
-    r = weat_test(toy, test, on_missing="drop")
+    r = weat_on_embedding(toy, test, on_missing="drop")
     assert r.dropped == {"X": ["nope"], "Y": ["gone"]}
     assert r.sizes["X"] == 2
 
 
 def test_zero_vector_word_is_named(toy):
     with pytest.raises(ValueError, match="zero"):
-        weat_test(toy, make_test(["x1", "zero"], ["y1", "y2"]))
+        weat_on_embedding(toy, make_test(["x1", "zero"], ["y1", "y2"]))
 
 
 def test_all_words_missing_is_an_error(toy):
     with pytest.raises(ValueError, match="no word of set A"):
-        weat_test(toy, make_test(["x1"], ["y1"], A=("zz",)), on_missing="drop")
+        weat_on_embedding(toy, make_test(["x1"], ["y1"], A=("zz",)), on_missing="drop")
 
 
 # ----------------------------------------------------------- published values (Caliskan et al. 2017)
@@ -114,7 +115,7 @@ def test_caliskan_word2vec_effect_sizes(w2v):
     reported = report.load_reported("caliskan2017_weat", model="w2v-gnews").set_index("test")
     tests = wordlists.load_tests("en")
     for name in REPRODUCED:
-        got = weat_test(w2v, tests[name], on_missing="drop", n_permutations=100).effect_size
+        got = weat_on_embedding(w2v, tests[name], on_missing="drop", n_permutations=100).effect_size
         assert got == pytest.approx(reported.loc[name, "effect_size"], abs=0.01), name
 
 
@@ -122,8 +123,8 @@ def test_weat4_with_caliskan_names_reproduces(w2v):
     """WEAT4 reproduces only with the 16+16 names of Caliskan et al. (weat_variants.yaml)."""
     reported = report.load_reported("caliskan2017_weat", model="w2v-gnews").set_index("test")
     variants = wordlists.load_tests("en", "weat_variants.yaml")
-    full = weat_test(w2v, wordlists.get_test("en", "WEAT4"), n_permutations=100).effect_size
-    caliskan = weat_test(w2v, variants["WEAT4-caliskan"], n_permutations=100).effect_size
+    full = weat_on_embedding(w2v, wordlists.get_test("en", "WEAT4"), n_permutations=100).effect_size
+    caliskan = weat_on_embedding(w2v, variants["WEAT4-caliskan"], n_permutations=100).effect_size
     assert caliskan == pytest.approx(reported.loc["WEAT4", "effect_size"], abs=0.01)
     assert abs(full - reported.loc["WEAT4", "effect_size"]) > 0.05
 

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from polybias import models
 from polybias.data import templating
+from polybias.engines import template_scores
 from polybias.metrics import logprob
 from polybias.planted import analytic
 from polybias.planted.analytic import AnalyticModelError
@@ -73,7 +74,7 @@ def test_the_construction_and_the_formula_by_hand_on_a_toy_book(cache, torch_one
     assert E[ids["he"]] @ g == 0 and E[ids["she"]] @ g == 0  # the nouns' inputs carry no gender
     assert np.allclose(D[ids["he"]] - D[ids["she"]], 2 * GAMMA * g, atol=1e-12)
 
-    scores = logprob.kurita_scores(lm, book, "short")
+    scores = template_scores.kurita_scores(lm, book, "short")
     s = logprob.attribute_bias(scores, ["he"], ["she"])
     for trait, sign in (("kind", 1), ("cruel", -1)):
         tokens = ["[CLS]", "[MASK]", "is", trait, ".", "[SEP]"]
@@ -83,7 +84,7 @@ def test_the_construction_and_the_formula_by_hand_on_a_toy_book(cache, torch_one
         by_hand = 2 * GAMMA * sign * beta * k / (len(tokens) * np.sqrt(u_fill @ u_fill / H + 1e-12))
         assert s[trait] == pytest.approx(by_hand, rel=1e-9)
         assert np.sign(s[trait]) == sign
-    null = logprob.attribute_bias(logprob.kurita_scores(_lm(book, 0.5), book, "short"), ["he"], ["she"])
+    null = logprob.attribute_bias(template_scores.kurita_scores(_lm(book, 0.5), book, "short"), ["he"], ["she"])
     assert np.abs(null.to_numpy()).max() < 1e-12
 
 
@@ -103,7 +104,7 @@ def test_seed000_sentences_show_the_planted_direction_in_every_structure_and_not
     assert len(names) == 150
     for p in (0.9, 0.5):
         lm = _lm(book, p)
-        scores = logprob.kurita_scores(lm, book, names)
+        scores = template_scores.kurita_scores(lm, book, names)
         set_of = {t.name: t.set for t in book.templates.values()}
         scores = scores.assign(structure=scores["template"].map(set_of))
         assert sorted(scores.structure.unique()) == ["S1", "S2", "S3", "S4", "S5"]

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 from polybias.data.wordlists import AssociationTest, WordSet
 from polybias.metrics import seat
-from polybias.metrics.weat import weat_test
 from polybias.planted import static as planted_static
 from polybias.planted.static import PlantedStaticError
 from polybias.studies import ceat as ceat_study
+from polybias.studies import seat as seat_study
+from polybias.studies.weat import weat_on_embedding
 
 
 def _test(name: str, prefix: str, n: int = 6) -> AssociationTest:
@@ -24,15 +25,15 @@ TESTS = {"t1": _test("t1", "p"), "t2": _test("t2", "q")}
 def test_every_planted_test_has_a_large_positive_effect_and_none_without_planting():
     emb = planted_static.planted_embedding(TESTS, strength=0.5, dim=32)
     for t in TESTS.values():
-        r = weat_test(emb, t, n_permutations=2000, seed=0)
+        r = weat_on_embedding(emb, t, n_permutations=2000, seed=0)
         assert r.effect_size > 1.2 and r.pvalue < 0.01
     null = planted_static.planted_embedding(TESTS, strength=0.0, dim=32)
-    sizes = [weat_test(null, t, n_permutations=200, seed=0).effect_size for t in TESTS.values()]
+    sizes = [weat_on_embedding(null, t, n_permutations=200, seed=0).effect_size for t in TESTS.values()]
     assert all(abs(d) < 1.2 for d in sizes)
     # the test with its targets swapped, on the same table, finds the reverse association
     flipped = AssociationTest(name="t1", language="xx", X=TESTS["t1"].Y, Y=TESTS["t1"].X,
                               A=TESTS["t1"].A, B=TESTS["t1"].B)
-    r = weat_test(emb, flipped, alternative="less", n_permutations=2000, seed=0)
+    r = weat_on_embedding(emb, flipped, alternative="less", n_permutations=2000, seed=0)
     assert r.effect_size < -1.2 and r.pvalue < 0.01
 
 
@@ -73,7 +74,7 @@ def test_seat_runs_on_the_bag_of_words_encoder():
     t = TESTS["t1"]
     sentences = {r: tuple(f"this is {w} ." for w in getattr(t, r).words) for r in seat.ROLES}
     test = seat.SeatTest("t1", sentences, {r: r for r in seat.ROLES}, "xx")
-    r = seat.seat(planted_static.BagOfWords(table), test, n_permutations=2000, seed=0)
+    r = seat_study.seat(planted_static.BagOfWords(table), test, n_permutations=2000, seed=0)
     assert r.effect_size > 1.2 and r.pvalue < 0.01
 
 

@@ -33,7 +33,9 @@ import pytest
 import torch
 import transformers
 from polybias.data import templating
-from polybias.metrics import catbias, logprob
+from polybias.engines import template_scores
+from polybias.metrics import catbias
+from polybias.studies import categorical_bias
 from refsupport import load_module, module, reference_file, stand_ins, tiny, tiny_lm
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -108,7 +110,7 @@ def test_words_split_into_pieces():
 def test_multipiece_ahn_oh_equals_the_executed_reference(reference):
     mod, printed_cb = reference
     lm = tiny_lm("bert")
-    result = catbias.ahn_oh_cb(lm, book(), list(book().templates), multipiece="ahn-oh", ddof=1)
+    result = categorical_bias.ahn_oh_cb(lm, book(), list(book().templates), multipiece="ahn-oh", ddof=1)
     ours = result.scores.set_index(["template", "target", "attribute"])["corrected"]
     _, tok = tiny("bert")
     nation_dict = mod.how_many_tokens(GROUPS, tok)
@@ -135,9 +137,9 @@ def test_multipiece_ahn_oh_equals_the_executed_reference(reference):
     assert np.allclose(cb_t, mod.total_var, rtol=1e-5, atol=1e-6)
     assert result.score == pytest.approx(printed_cb, rel=1e-5)
     # the defaults do not reproduce it: population variance, and word scoring
-    assert catbias.ahn_oh_cb(lm, book(), "t1", multipiece="ahn-oh").score < \
-        catbias.ahn_oh_cb(lm, book(), "t1", multipiece="ahn-oh", ddof=1).score
-    word = catbias.ahn_oh_cb(lm, book(), list(book().templates), ddof=1).score
+    assert categorical_bias.ahn_oh_cb(lm, book(), "t1", multipiece="ahn-oh").score < \
+        categorical_bias.ahn_oh_cb(lm, book(), "t1", multipiece="ahn-oh", ddof=1).score
+    word = categorical_bias.ahn_oh_cb(lm, book(), list(book().templates), ddof=1).score
     assert abs(word - printed_cb) > 0.01
 
 
@@ -147,8 +149,8 @@ def test_one_piece_words_equal_first_piece_scores():
                                     "templates": [{"name": "x", "text": "the {a} is {t} .",
                                                    "slots": {"t": {"list": "t", "role": "target"},
                                                              "a": {"list": "a", "role": "attribute"}}}]})
-    a = logprob.ahn_oh_scores(lm, b, "x")
-    f = logprob.kurita_scores(lm, b, "x", mode="first_piece")
+    a = template_scores.ahn_oh_scores(lm, b, "x")
+    f = template_scores.kurita_scores(lm, b, "x", mode="first_piece")
     assert np.allclose(a[["fill", "prior"]].to_numpy(), f[["fill", "prior"]].to_numpy(), atol=1e-6)
     with pytest.raises(catbias.CatBiasError, match="multipiece must be one of"):
-        catbias.ahn_oh_cb(lm, b, "x", multipiece="ahn")
+        categorical_bias.ahn_oh_cb(lm, b, "x", multipiece="ahn")

@@ -47,7 +47,7 @@ import pytest
 import torch
 import transformers
 from polybias.data import templating
-from polybias.metrics import logprob
+from polybias.engines import template_scores
 from refsupport import load_module, module, reference_file, stand_ins, tiny, tiny_lm
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -105,9 +105,9 @@ def test_words_split_into_pieces():
 def test_prior_at_attribute_equals_the_executed_reference(reference, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "results").mkdir()
-    ours = logprob.kurita_scores(tiny_lm("bert"), book(), list(TEMPLATES), mode="first_piece",
+    ours = template_scores.kurita_scores(tiny_lm("bert"), book(), list(TEMPLATES), mode="first_piece",
                                  prior_at="attribute").set_index(["template", "target", "attribute"])
-    default = logprob.kurita_scores(tiny_lm("bert"), book(), list(TEMPLATES), mode="first_piece")
+    default = template_scores.kurita_scores(tiny_lm("bert"), book(), list(TEMPLATES), mode="first_piece")
     default = default.set_index(["template", "target", "attribute"])
     diffs = {"fill": [], "prior": [], "Bias_Score": [], "prior correction": [], "Norm_Score": []}
     gaps = []

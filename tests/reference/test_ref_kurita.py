@@ -34,6 +34,7 @@ import numpy as np
 import pytest
 import torch
 from polybias.data import templating
+from polybias.engines import template_scores
 from polybias.metrics import logprob
 from refsupport import load_module, module, reference_file, stand_ins, tiny, tiny_lm
 
@@ -137,9 +138,9 @@ def test_words_split_into_pieces():
 
 def test_index_quirk_kurita2019_equals_the_executed_reference(reference):
     lm = tiny_lm("bert")
-    ours = logprob.kurita_scores(lm, book(), list(TEMPLATES), mode="first_piece", index_quirk="kurita2019")
+    ours = template_scores.kurita_scores(lm, book(), list(TEMPLATES), mode="first_piece", index_quirk="kurita2019")
     ours = ours.set_index(["template", "target", "attribute"])
-    default = logprob.kurita_scores(lm, book(), list(TEMPLATES), mode="first_piece",
+    default = template_scores.kurita_scores(lm, book(), list(TEMPLATES), mode="first_piece",
                                     prior_at="attribute").set_index(["template", "target", "attribute"])
     diffs, bias_diffs, gaps = [], [], []
     with torch.no_grad():
@@ -168,7 +169,7 @@ def test_index_quirk_kurita2019_equals_the_executed_reference(reference):
 
 def test_index_quirk_needs_first_piece_mode():
     lm = tiny_lm("bert")
-    with pytest.raises(logprob.LogProbError, match="needs mode='first_piece'"):
-        logprob.kurita_scores(lm, book(), "first", index_quirk="kurita2019")
-    with pytest.raises(logprob.LogProbError, match="index_quirk must be one of"):
-        logprob.kurita_scores(lm, book(), "first", mode="first_piece", index_quirk="kurita")
+    with pytest.raises(template_scores.LogProbError, match="needs mode='first_piece'"):
+        template_scores.kurita_scores(lm, book(), "first", index_quirk="kurita2019")
+    with pytest.raises(template_scores.LogProbError, match="index_quirk must be one of"):
+        template_scores.kurita_scores(lm, book(), "first", mode="first_piece", index_quirk="kurita")

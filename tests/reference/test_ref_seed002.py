@@ -30,6 +30,7 @@ import torch
 from polybias.data import templating
 from polybias.engines import scoring
 from polybias.metrics import catbias
+from polybias.studies import categorical_bias
 from refsupport import load_module, module, reference_file, stand_ins, tiny_lm
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -76,7 +77,7 @@ def test_per_template_norm_equals_the_executed_reference(reference):
                        "slots": {"g": {"list": "g", "role": "target"}, "p": {"list": "p", "role": "attribute"}}}
                       for i, t in enumerate(TEMPLATES)]})
     lm = tiny_lm("bert")
-    scores = catbias.pll_scores(lm, book, list(book.templates))
+    scores = categorical_bias.pll_scores(lm, book, list(book.templates))
     ours = catbias.pll_cb(scores, template_norm="per-template")
     rows = ours.rows.set_index("attribute").cb.reindex(PRIORS).to_numpy()
     default = catbias.pll_cb(scores).score

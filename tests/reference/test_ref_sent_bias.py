@@ -28,6 +28,7 @@ import pytest
 import torch
 from polybias.engines import embeddings
 from polybias.metrics import seat
+from polybias.studies import seat as seat_study
 from refsupport import load_module, module, reference_file, stand_ins, tiny
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -86,8 +87,8 @@ def test_special_tokens_false_equals_the_executed_reference(reference, monkeypat
 
     enc = embeddings.wrap_encoder(*tiny("bert", head=False), name="tiny-bert-encoder")
     test = seat.SeatTest("tiny", {r: tuple(s) for r, s in SENTENCES.items()})
-    ours = seat.seat(enc, test, pooling="first-piece", special_tokens=False, ddof=1)
-    vecs = seat.seat_vectors(enc, test, pooling="first-piece", special_tokens=False)
+    ours = seat_study.seat(enc, test, pooling="first-piece", special_tokens=False, ddof=1)
+    vecs = seat_study.seat_vectors(enc, test, pooling="first-piece", special_tokens=False)
     vdiff = max(np.abs(vecs[r][i] - ref_vecs[r][s]).max()
                 for r, ss in SENTENCES.items() for i, s in enumerate(ss))
     print(f"sent-bias: max |diff| vectors {vdiff:.1e}, effect size {ours.effect_size:.6f} vs {ref_es:.6f}, "
@@ -97,7 +98,7 @@ def test_special_tokens_false_equals_the_executed_reference(reference, monkeypat
     assert ours.pvalue == pytest.approx(ref_p, abs=1e-9)
     assert np.sign(ours.effect_size) == np.sign(ref_es)
     # the special tokens matter: with [CLS]/[SEP] the first piece's vector differs
-    with_special = seat.seat_vectors(enc, test, pooling="first-piece")
+    with_special = seat_study.seat_vectors(enc, test, pooling="first-piece")
     assert np.abs(with_special["X"] - vecs["X"]).max() > 1e-2
 
 

@@ -49,6 +49,7 @@ import pandas as pd
 import pytest
 import torch
 from polybias.metrics import stereoset as ms
+from polybias.studies import stereoset as stereoset_study
 from refsupport import load_module, module, reference_file, stand_ins, tiny, tiny_lm
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -267,7 +268,7 @@ def test_masked_intrasentence_and_nsp_equal_stereoset_discriminative(stereoset_s
         intra = _by_id(evaluator.evaluate_intrasentence())
         evaluator.device = "cpu"
         inter = _by_id(evaluator.evaluate_intersentence())
-    ours = ms.candidate_scores(models["bert_lm"], items, nsp=models["nsp"], word="stereoset")
+    ours = stereoset_study.candidate_scores(models["bert_lm"], items, nsp=models["nsp"], word="stereoset")
     capsys.readouterr()
     d_intra = _assert_close(ours, intra, "intrasentence")
     d_inter = _assert_close(ours, inter, "intersentence")
@@ -290,11 +291,11 @@ def test_causal_scores_equal_stereoset_generative(stereoset_scripts, models, cap
         intra = _by_id(evaluator.evaluate_intrasentence())
         inter = _by_id(evaluator.evaluate_intersentence())
     capsys.readouterr()
-    ours = ms.candidate_scores(models["gpt2_lm"], items, intersentence="stereoset")
+    ours = stereoset_study.candidate_scores(models["gpt2_lm"], items, intersentence="stereoset")
     d_intra = _assert_close(ours, intra, "intrasentence")
     d_inter = _assert_close(ours, inter, "intersentence")
     print(f"StereoSet causal intrasentence {d_intra:.1e}; intersentence ratio {d_inter:.1e}")
-    default = ms.candidate_scores(models["gpt2_lm"], items)
+    default = stereoset_study.candidate_scores(models["gpt2_lm"], items)
     assert not np.allclose(default[default.task == "intersentence"].score,
                            ours[ours.task == "intersentence"].score, rtol=1e-3)
 
@@ -325,7 +326,7 @@ def test_scoring_equals_bias_bench_runner(tmp_path, models):
             results[family] = _by_id(runner()["intrasentence"])
     intra = items[items.task == "intrasentence"]
     for family in ("bert", "gpt2"):
-        ours = ms.candidate_scores(models[f"{family}_lm"], intra, word="stereoset")
+        ours = stereoset_study.candidate_scores(models[f"{family}_lm"], intra, word="stereoset")
         print(f"bias-bench {family} intrasentence: max relative difference "
               f"{_assert_close(ours, results[family], 'intrasentence'):.1e}")
 
@@ -355,9 +356,9 @@ def test_multilingual_inference_equals_ours(models, monkeypatch):
                                                                gpt2_tok, 1, 0))
     finally:
         gpt2_tok.pad_token = pad_before
-    d_mlm = _assert_close(ms.candidate_scores(models["bert_lm"], items[items.task == "intrasentence"]), mlm,
+    d_mlm = _assert_close(stereoset_study.candidate_scores(models["bert_lm"], items[items.task == "intrasentence"]), mlm,
                           "intrasentence")
-    ours = ms.candidate_scores(models["gpt2_lm"], items)
+    ours = stereoset_study.candidate_scores(models["gpt2_lm"], items)
     d_causal = _assert_close(ours, causal, "intrasentence")
     d_inter = _assert_close(ours, case_d, "intersentence")
     print(f"stereotypes-multi: masked {d_mlm:.1e}, causal {d_causal:.1e}, case d {d_inter:.1e}")

@@ -131,13 +131,13 @@ def planted_scores(torch_one_thread):
     book = inputs.template_book("planted_en")
     lm = models.load("planted-mlm", "lm")
     names = list(book.templates)
-    ahn_oh = catbias.ahn_oh_cb(lm, book, names, mode="word", ddof=0)
+    ahn_oh = categorical_bias.ahn_oh_cb(lm, book, names, mode="word", ddof=0)
     return lm, book, names, ahn_oh
 
 
 def test_score_share_and_kl_tables_on_the_planted_mlm(planted_scores):
     lm, book, names, ahn_oh = planted_scores
-    pll = catbias.pll_cb(catbias.pll_scores(lm, book, names), ddof=0)
+    pll = catbias.pll_cb(categorical_bias.pll_scores(lm, book, names), ddof=0)
     summary, per_template, per_set = categorical_bias.score_tables(ahn_oh, pll, "planted-mlm", "planted_en", names)
     assert summary.iloc[0][["ahn_oh_cb", "pll_cb", "n_templates"]].tolist() == [ahn_oh.score, pll.score, len(names)]
     assert "ahn_oh_cb" in per_template and "pll_cb" in per_set

@@ -18,9 +18,8 @@ def _planted_tests(p_words):
 
 def test_segment_study_shows_planted_direction_and_dilution(monkeypatch):
     from polybias.data import text
-    from polybias.metrics.ceat import segment_length_study
     from polybias.planted import synthetic
-    from polybias.studies.ceat import ces_table
+    from polybias.studies.ceat import ces_table, segment_length_study
 
     calls = _bag_of_words_encoder(monkeypatch)
     test, cats = _planted_tests(4)

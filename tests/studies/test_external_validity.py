@@ -132,7 +132,7 @@ def test_template_book_agrees_the_article():
 def test_logprob_bias_is_women_minus_men_on_a_tiny_bert(torch_one_thread):
     """Cost: one tiny random BERT, 3 occupations x 4 targets (about 4 s on a free core)."""
     from polybias.engines import scoring
-    from polybias.metrics.logprob import kurita_scores
+    from polybias.engines.template_scores import kurita_scores
     from polybias.planted import tiny_models
 
     lm = scoring.wrap_language_model(*tiny_models.build_tiny_model("bert"), name="tiny-bert")

@@ -102,10 +102,10 @@ def test_known_answer_on_minilm(minilm, mirror):
     base = seat_study.load_seat_test("weat6")
     career, family = base.sentences["A"][:40], base.sentences["B"][:40]
     same = S.SeatTest("planted", {"X": career, "Y": family, "A": career, "B": family})
-    r = S.seat(minilm, same, n_permutations=2000)
+    r = seat_study.seat(minilm, same, n_permutations=2000)
     assert r.effect_size > 1.5 and r.pvalue < 0.01
     flipped = S.SeatTest("flipped", {"X": career, "Y": family, "A": family, "B": career})
-    assert S.seat(minilm, flipped, n_permutations=2000).effect_size == pytest.approx(-r.effect_size)
+    assert seat_study.seat(minilm, flipped, n_permutations=2000).effect_size == pytest.approx(-r.effect_size)
 
 
 def test_run_seat_writes_records(minilm, mirror, tmp_path, monkeypatch):

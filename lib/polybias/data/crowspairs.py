@@ -125,6 +125,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from polybias import paths
 from polybias.data import sources
 from polybias.data.stereoset import card_markdown as stereoset_card_markdown
 
@@ -718,8 +719,6 @@ def dataset_card(dataset: str) -> dict:
     ``provenance`` (per language: native, adapted or translated, and how), ``sources``
     (names in ``data/sources.yaml``), ``citation`` and ``known_issues`` (a list).
     """
-    from polybias import paths
-
     if dataset not in DATASETS:
         raise CrowsPairsError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
     path = paths.data_dir() / "datasets" / f"{dataset}.yaml"

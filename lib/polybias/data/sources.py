@@ -37,6 +37,7 @@ import zipfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from urllib.parse import urlparse
 
 from polybias import paths
 from polybias.results.records import sha256_file
@@ -156,12 +157,10 @@ def _cache_target(source: Source) -> Path:
 def _cause(exc: BaseException) -> str:
     """A short, one-line cause of a failed download."""
     try:
-        import requests
+        import requests  # lazy: downloads only
     except ImportError:  # pragma: no cover - pooch depends on requests
         requests = None
     if requests is not None:
-        from urllib.parse import urlparse
-
         url = getattr(getattr(exc, "request", None), "url", None) or ""
         host = urlparse(url).hostname or "the server"
         if isinstance(exc, requests.exceptions.Timeout):
@@ -274,7 +273,7 @@ def availability(name: str, registry: dict[str, Source] | None = None,
 
 
 def _download(source: Source, folder: Path, timeout: float = DOWNLOAD_TIMEOUT) -> Path:
-    import pooch
+    import pooch  # lazy: downloads only
 
     log.warning("downloading %s from %s (licence: %s)", source.name, source.url, source.licence)
     pooch.get_logger().setLevel(logging.WARNING)  # its own message names the local cache path
@@ -287,7 +286,7 @@ def _download(source: Source, folder: Path, timeout: float = DOWNLOAD_TIMEOUT) -
             downloader=pooch.HTTPDownloader(progressbar=False, timeout=timeout),
         )
     except Exception as exc:
-        import requests
+        import requests  # lazy: downloads only
 
         try:  # leave no empty folder behind a failed download
             folder.rmdir()

@@ -57,6 +57,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from polybias import paths
 from polybias.data import sources
 
 TASKS = ("intrasentence", "intersentence")
@@ -313,7 +314,7 @@ def load_published_results() -> pd.DataFrame:
     ``model_name``) and :data:`RESULT_COLUMNS` as printed (two decimals; ``Count`` an
     integer). Empty rows are dropped.
     """
-    import openpyxl
+    import openpyxl  # lazy: the workbook only
 
     path = sources.fetch("stereoset-multi-results")
     book = openpyxl.load_workbook(path, read_only=True, data_only=True)
@@ -346,8 +347,6 @@ CARD_FIELDS = ("name", "title", "languages", "items", "tasks", "bias_types", "li
 
 def dataset_card() -> dict:
     """The card ``data/datasets/stereoset.yaml`` (fields :data:`CARD_FIELDS`)."""
-    from polybias import paths
-
     path = paths.data_dir() / "datasets" / "stereoset.yaml"
     card = paths.read_yaml(path, StereoSetError, "dataset card")
     if not isinstance(card, dict):

@@ -49,6 +49,7 @@ error); its tests may then use the included sets::
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,7 @@ from pathlib import Path
 from polybias import paths
 from polybias.data import languages
 from polybias.data.text import word_forms
+from polybias.results.records import sha256_file
 
 PROVENANCES = ("language-specific", "translated")
 
@@ -239,8 +241,6 @@ def default_file(language: str) -> str:
 
 
 def _collection(language: str, file: str):
-    import importlib
-
     lang, target = COLLECTIONS[file]
     if language != lang:
         raise WordListError(f"word lists {file!r} are in {lang!r}, not {language!r}")
@@ -250,12 +250,8 @@ def _collection(language: str, file: str):
 
 def data_sha256(language: str, file: str = "") -> dict[str, str]:
     """Path or registered name → sha256 of what :func:`load_tests` reads (for run records)."""
-    from polybias.results.records import sha256_file
-
     file = file or default_file(language)
     if file in COLLECTIONS:
-        import importlib
-
         module = COLLECTIONS[file][1].split(":")[0]
         return importlib.import_module(module).data_sha256()
     return {f"wordlists/{language}/{file}":

@@ -8,6 +8,7 @@ caller sees the error of the engine it called.
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -87,7 +88,7 @@ def is_cuda(device: str, error: type[Exception] = ValueError) -> bool:
     >>> is_cuda("cpu"), is_cuda("cuda:1")
     (False, True)
     """
-    import torch
+    import torch  # lazy: heavy; model code only
 
     try:
         return torch.device(device).type == "cuda"
@@ -130,7 +131,7 @@ def check_half(dtypes, device: str, what: str, error: type[Exception] = ValueErr
     ...
     ValueError: model 'm': float16 is supported on CUDA only, not on 'cpu' (use float32 or bfloat16)
     """
-    import torch  # heavy: only the model checks need it, not the packing helpers
+    import torch  # lazy: only the model checks need it, not the packing helpers
 
     dtypes = {dtypes} if isinstance(dtypes, torch.dtype) else set(dtypes)
     if torch.float16 in dtypes and not is_cuda(device, error):
@@ -151,7 +152,7 @@ def check_placed(model, device: str, name: str, error: type[Exception] = ValueEr
     ...
     ValueError: model 'm' (float16 weights): float16 is supported on CUDA only, not on 'cpu' (use float32 or bfloat16)
     """
-    import torch  # heavy: only the model checks need it, not the packing helpers
+    import torch  # lazy: only the model checks need it, not the packing helpers
 
     params = list(model.parameters())
     check_half({p.dtype for p in params}, device, f"model {name!r} (float16 weights)", error)
@@ -198,8 +199,6 @@ def normalise(normaliser: Callable[[str], str] | None, text: str,
     >>> t, remap(np.array([[2, 7], [8, 11]])).tolist()
     ('a color red', [[2, 8], [9, 12]])
     """
-    import difflib
-
     if normaliser is None:
         return text, lambda offsets: offsets
     new = normaliser(text)

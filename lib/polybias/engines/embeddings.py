@@ -55,8 +55,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
+from polybias import paths
 from polybias.engines import common
+from polybias.results.records import canonical_json, normaliser_fields
 
 WORD_POOLINGS = ("mean", "first", "last")
 SENTENCE_POOLINGS = ("model", "cls", "mean", "first-piece")
@@ -110,7 +113,7 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
     >>> enc.max_length, enc.pooling
     (64, 'cls')
     """
-    import torch
+    import torch  # lazy: heavy; model code only
 
     if pooling not in MODEL_POOLINGS:
         raise EmbeddingError(f"the model's own pooling must be one of {MODEL_POOLINGS}, got {pooling!r}")
@@ -263,7 +266,7 @@ def _sentence_rows(encoder: Encoder, texts: list[str], pooling: str, first: int)
 def _run(encoder: Encoder, rows: list[_Row], layers: list[int], batch_tokens: int, bar) -> np.ndarray:
     """(len(rows), len(layers), hidden) pooled vectors of ``rows`` at every layer of
     ``layers``; rows with the same input ids share one forward pass, which serves all layers."""
-    import torch
+    import torch  # lazy: heavy; model code only
 
     tok = encoder.tokenizer
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
@@ -337,8 +340,6 @@ def fingerprint(encoder: Encoder) -> str:
         h = hashlib.sha256()
         h.update(f"{_CACHE_VERSION}|{encoder.name}|{encoder.max_length}|{encoder.pooling}|".encode())
         if encoder.normaliser is not None:  # name, implementation and version
-            from polybias.results.records import canonical_json, normaliser_fields
-
             h.update(f"normaliser:{canonical_json(normaliser_fields(encoder.normaliser))}|".encode())
         if encoder.revision:
             h.update(f"rev:{encoder.revision}|".encode())
@@ -353,8 +354,6 @@ def fingerprint(encoder: Encoder) -> str:
 
 def cache_path(encoder: Encoder) -> Path:
     """SQLite file holding the cached vectors of ``encoder``."""
-    from polybias import paths
-
     folder = paths.cache_dir() / "embeddings"
     folder.mkdir(parents=True, exist_ok=True)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)[:60]
@@ -396,8 +395,6 @@ def _cache_put(con: sqlite3.Connection, keys: list[bytes], vectors: np.ndarray) 
 
 def _iter_vectors(encoder: Encoder, items: Iterable, kind: str, layer: int, pooling: str,
                   batch_tokens: int, cache: bool, progress: bool, chunk_size: int) -> Iterator[np.ndarray]:
-    from tqdm.auto import tqdm
-
     dim = int(encoder.model.config.hidden_size)
     con = _open_cache(cache_path(encoder)) if cache else None
     layer_key = _norm_layer(encoder, layer)
@@ -576,3 +573,37 @@ def sentence_vectors(encoder: Encoder, texts: Iterable[str], pooling: str = "mod
 def clear_cache(encoder: Encoder) -> None:
     """Delete the cached vectors of ``encoder``."""
     cache_path(encoder).unlink(missing_ok=True)
+
+
+def occurrence_vectors(
+    encoder, samples: dict[str, list], layer: int = -1, pooling: str = "mean",
+    batch_tokens: int | None = None, cache: bool = False, progress: bool = False,
+    memo: dict | None = None,
+) -> dict[str, np.ndarray]:
+    """Contextual vectors of sampled occurrences: ``{word: (N, dim)}``, row i = occurrence i.
+
+    ``samples`` maps each word to its N occurrences (:class:`polybias.data.text.Occurrence`:
+    text + character span), e.g. segments from :func:`polybias.data.text.segments`. All
+    occurrences go to :func:`polybias.engines.embeddings.word_vectors` in one call; an occurrence
+    drawn several times (sampling with replacement) is embedded once. ``memo`` (a dict
+    keyed by (text, start, end), filled here) carries vectors over between calls with the
+    same encoder, layer and pooling, e.g. across segment lengths whose segments coincide.
+    """
+    memo = {} if memo is None else memo
+    todo: dict[tuple[str, int, int], None] = {}
+    for occs in samples.values():
+        for o in occs:
+            key = (o.text, o.start, o.end)
+            if key not in memo:
+                todo[key] = None
+    if todo:
+        keys = list(todo)
+        if callable(getattr(encoder, "word_vectors", None)):  # an analytic encoder with its own
+            # word vectors (polybias.planted.static.ContextualBag, a known-answer model)
+            V = encoder.word_vectors([k[0] for k in keys], [(k[1], k[2]) for k in keys])
+        else:
+            V = word_vectors(encoder, [k[0] for k in keys], [(k[1], k[2]) for k in keys],
+                             layer=layer, pooling=pooling, batch_tokens=batch_tokens,
+                             cache=cache, progress=progress)
+        memo.update(zip(keys, V, strict=True))
+    return {w: np.stack([memo[(o.text, o.start, o.end)] for o in occs]) for w, occs in samples.items()}

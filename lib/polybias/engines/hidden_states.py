@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import f_oneway, ttest_rel, wilcoxon
 
 from polybias.data import templating
 from polybias.data.templating import TemplateBook
@@ -104,8 +105,6 @@ def layer_statistics(states: np.ndarray, layers: list[int] | None = None) -> pd.
 def layer_anova(states: np.ndarray, statistic: str = "sum") -> tuple[float, float]:
     """One-way ANOVA across layers of a per-occurrence statistic (each layer a group):
     (F, p) from ``scipy.stats.f_oneway`` (seed 004 App. A, Figures 15–16)."""
-    from scipy.stats import f_oneway
-
     values = _per_item(states, statistic)
     if np.allclose(values.std(axis=0), 0) and np.allclose(values.mean(axis=0), values.mean()):
         raise HiddenStateError("the statistic is constant across occurrences and layers")
@@ -125,14 +124,14 @@ def project(states: np.ndarray, method: str = "pca", seed: int = 0, perplexity: 
     if len(x) < 3:
         raise HiddenStateError(f"a 2-D view needs at least 3 occurrences, got {len(x)}")
     if method == "pca":
-        from sklearn.decomposition import PCA
+        from sklearn.decomposition import PCA  # lazy: scikit-learn is heavy
 
         return PCA(n_components=2, random_state=seed).fit_transform(x)
     if method == "svd":
-        from sklearn.decomposition import TruncatedSVD
+        from sklearn.decomposition import TruncatedSVD  # lazy: scikit-learn is heavy
 
         return TruncatedSVD(n_components=2, random_state=seed).fit_transform(x)
-    from sklearn.manifold import TSNE
+    from sklearn.manifold import TSNE  # lazy: scikit-learn is heavy
 
     perplexity = perplexity if perplexity is not None else min(30.0, (len(x) - 1) / 3)
     return TSNE(n_components=2, random_state=seed, perplexity=perplexity, init="random").fit_transform(x)
@@ -180,8 +179,8 @@ def kmeans_agreement(states: np.ndarray, groups: list[str], layers: list[int] | 
     >>> kmeans_agreement(s, ["a", "b", "a", "b"]).ari.round(3).tolist()
     [-0.5, 1.0]
     """
-    from sklearn.cluster import KMeans
-    from sklearn.metrics import adjusted_rand_score
+    from sklearn.cluster import KMeans  # lazy: scikit-learn is heavy
+    from sklearn.metrics import adjusted_rand_score  # lazy: scikit-learn is heavy
 
     x = np.asarray(states, dtype=np.float64)
     if x.ndim != 3:
@@ -220,8 +219,6 @@ def half_sums_test(states: np.ndarray) -> dict[str, float]:
     >>> r = half_sums_test(s); r["h"], r["mean_first"], round(r["mean_last"], 4), r["share_first_larger"]
     (2, 4.0, 0.5333, 1.0)
     """
-    from scipy.stats import ttest_rel, wilcoxon
-
     sums = _per_item(states, "sum")
     n_layers = sums.shape[1] - 1
     h = n_layers // 2

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from polybias.engines.common import (
     LoadedModel,
@@ -270,8 +271,6 @@ def _score_batch(lm: LanguageModel, batch: np.ndarray, lengths: np.ndarray, rows
 
 
 def _progress(total: int, enabled: bool, desc: str):
-    from tqdm.auto import tqdm
-
     return tqdm(total=total, disable=not enabled, desc=desc, unit="batch", leave=False)
 
 
@@ -609,7 +608,7 @@ def mask_fill_logprobs(lm: LanguageModel, texts: list[str], gold_ids, batch_toke
 
     Each text holds the tokenizer's mask token exactly once (e.g. StereoSet's
     intrasentence inputs, where the blank becomes the word's earlier pieces and one mask;
-    :func:`polybias.metrics.stereoset.candidate_scores`). Texts are padded into batches
+    :func:`polybias.studies.stereoset.candidate_scores`). Texts are padded into batches
     of at most ``batch_tokens`` tokens with an attention mask.
 
     Returns

@@ -36,17 +36,17 @@ P(n | t, prior)``, normalised to sum to one over the groups of a (template, attr
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from polybias.data.templating import TemplateBook, expand
-from polybias.engines import scoring
 from polybias.metrics import logprob
 from polybias.metrics.measure import MeasureResult, call_options, measure_adapter, measure_result
+
+if TYPE_CHECKING:
+    from polybias.data.templating import TemplateBook
 
 
 class CatBiasError(ValueError):
@@ -261,7 +261,7 @@ def max_kl(matrix: pd.DataFrame, labels: str = "p-q") -> tuple[str, str, float]:
     return (col, row, float(values[i, j])) if labels == "seed002" else (row, col, float(values[i, j]))
 
 
-# ---------------------------------------------------------------- scores from a model
+# ---------------------------------------------------------------- CB results (scored by polybias.studies.categorical_bias)
 
 @dataclass(frozen=True)
 class CBResult:
@@ -274,56 +274,6 @@ class CBResult:
 
 
 MULTIPIECE = (None, "ahn-oh")
-
-
-def ahn_oh_cb(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
-              targets: list[str] | None = None, attributes: list[str] | None = None,
-              mode: str = "word", ddof: int = 0, multipiece: str | None = None) -> CBResult:
-    """Ahn & Oh's CB score: Var over groups of log P(n | a)/P(n | prior), both read at the
-    target mask (:func:`polybias.metrics.logprob.kurita_scores`), mean over (template,
-    attribute). ``targets``/``attributes`` restrict the lists (entry ids).
-
-    ``multipiece="ahn-oh"`` (compat) scores words as Ahn & Oh's code does
-    (:func:`polybias.metrics.logprob.ahn_oh_scores`: k masks for a k-piece word, every
-    piece's probability multiplied at every mask, the prior of a target after a
-    multi-piece attribute read from the attribute's second mask; jaimeenahn/ethnic_bias
-    ``score.py`` lines 85–136 and ``bias_utils.py`` lines 26–33); ``mode`` is then unused.
-    For one-piece words it equals the first-piece score. The reference takes the
-    **sample** variance (pandas ``Series.var``, ``score.py`` line 158): pass ``ddof=1``
-    to reproduce its numbers; the default ``ddof=0`` is the population variance of
-    eq. 2 (docs/conventions.md), smaller by the factor (N − 1)/N for N groups.
-    """
-    if multipiece not in MULTIPIECE:
-        raise CatBiasError(f"multipiece must be one of {MULTIPIECE}, got {multipiece!r}")
-    if multipiece == "ahn-oh":
-        scores = logprob.ahn_oh_scores(lm, book, templates, targets, attributes)
-    else:
-        scores = logprob.kurita_scores(lm, book, templates, targets, attributes, mode=mode)
-    rows = cb_rows(scores, "corrected", ddof=ddof)
-    return CBResult(float(rows["cb"].mean()), rows, scores, ddof)
-
-
-def pll_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
-               targets: list[str] | None = None, attributes: list[str] | None = None,
-               batch_tokens: int | None = None) -> pd.DataFrame:
-    """Sentence PLL of every filled template (all entries and synonym variants).
-
-    Returns columns set, template, target, attribute, variant, text, pll.
-    """
-    templates = [templates] if isinstance(templates, str) else list(templates)
-    frames = []
-    for name in templates:
-        t = book.template(name)
-        try:
-            items, tgt, att = logprob._items(book, name, targets, attributes)
-        except logprob.LogProbError as exc:
-            raise CatBiasError(str(exc)) from exc
-        pll = scoring.pseudo_log_likelihood(lm, [f.text for f in items], batch_tokens=batch_tokens)
-        frames.append(pd.DataFrame({
-            "set": t.set, "template": name, "target": [f.choice[tgt] for f in items],
-            "attribute": [f.choice[att] for f in items], "variant": [f.variant for f in items],
-            "text": [f.text for f in items], "pll": pll}))
-    return pd.concat(frames, ignore_index=True)
 
 
 TEMPLATE_NORMS = (None, "per-template")
@@ -357,38 +307,6 @@ def pll_cb(scores: pd.DataFrame, ddof: int = 0, template_norm: str | None = None
         return CBResult(float(rows["cb"].mean()), rows, scores, ddof)
     rows = cb_rows(scores, "pll", keys=("set", "attribute"), variants=("template", "variant"), ddof=ddof)
     return CBResult(float(rows["cb"].mean()), rows, scores, ddof)
-
-
-def attribute_mask_distributions(lm: scoring.LanguageModel, book: TemplateBook, template: str,
-                                 targets: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
-    """(groups, V) log-distributions over the vocabulary at the attribute mask, one per
-    target group (the template filled with the group, its attribute masked; synonyms and
-    context entries averaged in probability space), and the group ids."""
-    t = book.template(template)
-    tgt, att = t.the("target"), t.the("attribute")
-    ids = list(targets) if targets is not None else book.lists[t.slots[tgt].list].ids
-    if len(ids) < 2:
-        raise CatBiasError(f"template {template!r}: the distribution difference needs two groups")
-    mask = lm.tokenizer.mask_token
-    first_attr = book.lists[t.slots[att].list].ids[0]
-    dists = []
-    for x in ids:
-        # the attribute is masked, so its entry does not matter beyond agreement of
-        # context slots; take the first entry and keep distinct texts only
-        items = expand(book, t, mask=[att], mask_token=mask, fixed={tgt: x, att: first_attr})
-        texts, starts = zip(*dict.fromkeys((f.text, f.spans[att][0]) for f in items), strict=True)
-        lp = logprob.mask_log_distributions(lm, list(texts), list(starts))
-        m = lp.max(axis=0)
-        dists.append(m + np.log(np.mean(np.exp(lp - m), axis=0)))
-    return np.vstack(dists), list(ids)
-
-
-def distribution_difference(lm: scoring.LanguageModel, book: TemplateBook, template: str,
-                            targets: list[str] | None = None, scale: str = "sum") -> pd.DataFrame:
-    """KL matrix (:func:`kl_matrix`) between the vocabulary distributions at the attribute
-    mask, one per target group (:func:`attribute_mask_distributions`)."""
-    dists, ids = attribute_mask_distributions(lm, book, template, targets)
-    return kl_matrix(dists, ids, scale)
 
 
 # ---------------------------------------------------------------- reproductions from shipped data
@@ -493,7 +411,7 @@ def sentiment_weights(words: list[str], on_unknown: str = "drop") -> SentimentWe
     if bad:
         raise CatBiasError(f"empty or non-text attribute word(s): {bad}")
     try:
-        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer  # lazy: sentiment only
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise CatBiasError("sentiment weights need the 'vaderSentiment' package") from exc
     analyzer = SentimentIntensityAnalyzer()
@@ -560,91 +478,6 @@ def sentiment_strata(compound: dict[str, float], edges: tuple[float, ...] = (-0.
 
 
 BASES = ("double-mask", "neutral")
-
-
-def interaction_cb(lm: scoring.LanguageModel, book: TemplateBook, template: str, identity_slots: list[str],
-                   attribute_slot: str, attributes: list[str] | None = None,
-                   identities: dict[str, list[str]] | None = None, base: str = "double-mask",
-                   neutral_attributes: list[str] | None = None, weights: dict[str, float] | None = None,
-                   ddof: int = 0, mode: str = "word") -> CBResult:
-    """Interaction CB of seed 004 §4 for k ≥ 1 identity slots, scored properly.
-
-    A *group* is a combination of identities, one per slot of ``identity_slots`` (e.g.
-    country × language); for attribute a,
-
-        log P(group | a) = Σ_slots log P(identity word | sentence)
-
-    each identity scored as a whole word at its own pieces through the scoring engine
-    (softmax over the vocabulary; multi-piece words by the within-word chain rule; the
-    other identities stay written out), as :func:`polybias.metrics.logprob.target_logprobs`
-    does. The base rate is the same sum with the attribute masked (``double-mask``, Ahn &
-    Oh) or the log-mean-exp of the sums over ``neutral_attributes`` (``neutral``: entries
-    of the attribute list such as "sleeping", "eating", seed 004 §4.1). The score is the
-    mean over attributes of Var over groups of log P − log base, or with ``weights``
-    (attribute → weight, :func:`sentiment_weights`) the weighted mean Σ w_a Var_a / Σ w_a.
-
-    ``attributes`` and ``identities`` (slot → entry ids, e.g. from
-    :func:`stratified_sample`) restrict the lists; other slots are expanded and averaged
-    in probability space. k = 1 with the double-mask base is Ahn & Oh's CB.
-    """
-    if base not in BASES:
-        raise CatBiasError(f"base must be one of {BASES}, got {base!r}")
-    t = book.template(template)
-    unknown = [s for s in (*identity_slots, attribute_slot) if s not in t.slots]
-    if unknown:
-        raise CatBiasError(f"template {template!r} has no slot(s) {unknown}")
-    if not identity_slots or attribute_slot in identity_slots or len(set(identity_slots)) != len(identity_slots):
-        raise CatBiasError("identity_slots must be distinct, non-empty and exclude the attribute slot")
-    identities = identities or {}
-    pools = {}
-    for s in identity_slots:
-        ids = book.lists[t.slots[s].list].ids
-        pool = list(identities.get(s, ids))
-        bad = [i for i in pool if i not in ids]
-        if bad or not pool:
-            raise CatBiasError(f"template {template!r}: slot {s!r} " +
-                               (f"has no entries {bad}" if bad else "has no identities"))
-        pools[s] = pool
-    attr_ids = book.lists[t.slots[attribute_slot].list].ids
-    neutral = list(neutral_attributes or [])
-    if base == "neutral" and not neutral:
-        raise CatBiasError("base='neutral' needs neutral_attributes")
-    attrs = list(attributes) if attributes is not None else [a for a in attr_ids if a not in neutral]
-    bad = [a for a in attrs + neutral if a not in attr_ids]
-    if bad or not attrs:
-        raise CatBiasError(f"template {template!r}: attribute list lacks {bad}" if bad else "no attributes")
-    if weights is not None:
-        missing = [a for a in attrs if a not in weights]
-        if missing:
-            raise CatBiasError(f"no weight for attribute(s) {missing}")
-
-    def score(attribute_ids: list[str], masked: tuple[str, ...]) -> pd.DataFrame:
-        items = []
-        for a in attribute_ids:
-            for combo in itertools.product(*(pools[s] for s in identity_slots)):
-                fixed = dict(zip(identity_slots, combo, strict=True))
-                fixed[attribute_slot] = a
-                items.extend(expand(book, t, fixed=fixed))
-        total = np.zeros(len(items))
-        for s in identity_slots:
-            total += logprob.target_logprobs(lm, items, s, masked, mode=mode)
-        return pd.DataFrame({"attribute": [f.choice[attribute_slot] for f in items],
-                             "group": ["|".join(f.choice[s] for s in identity_slots) for f in items],
-                             "variant": [f.variant for f in items], "logp": total})
-
-    fill = score(attrs, ())
-    if base == "double-mask":
-        prior = score(attrs[:1], (attribute_slot,))  # the attribute is masked: one is enough
-        prior = prior.groupby("group", sort=False)["logp"].agg(logmeanexp)
-    else:
-        prior = score(neutral, ()).groupby("group", sort=False)["logp"].agg(logmeanexp)
-    fill = fill.groupby(["attribute", "group"], sort=False)["logp"].agg(logmeanexp).reset_index()
-    fill["base"] = fill["group"].map(prior)
-    fill["corrected"] = fill["logp"] - fill["base"]
-    rows = cb_rows(fill.assign(template=template), "corrected", keys=("template", "attribute"),
-                   group="group", variants=(), ddof=ddof)
-    value = float(rows["cb"].mean()) if weights is None else weighted_cb(rows, weights)
-    return CBResult(value, rows, fill, ddof)
 
 
 # ------------------------------------------------------------------ the registered measures

@@ -37,7 +37,9 @@ of shape ``(n_words, N, dim)`` and returns the N effect sizes and variances at o
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
+from math import comb
 from typing import Any, Literal
 
 import numpy as np
@@ -383,9 +385,6 @@ def ceat_permutation(
     >>> round(r.pvalue, 4), r.n_permutations
     (0.3333, 6)
     """
-    import itertools
-    from math import comb
-
     _check_alternative(alternative)
     if ddof not in (0, 1):
         raise CeatError(f"ddof must be 0 or 1, got {ddof!r}")
@@ -529,120 +528,6 @@ def ceat_from_occurrences(
     per_word = {role: _word_list(vectors, words, role) for role, words in arrays.items()}
     result = ceat(per_word["X"], per_word["Y"], per_word["A"], per_word["B"], alternative, ddof)
     return CeatResult(**{**result.__dict__, "dropped": dropped})
-
-
-# ---------------------------------------------------------------- from a corpus (seed 000 §3.2)
-
-def occurrence_vectors(
-    encoder, samples: dict[str, list], layer: int = -1, pooling: str = "mean",
-    batch_tokens: int | None = None, cache: bool = False, progress: bool = False,
-    memo: dict | None = None,
-) -> dict[str, np.ndarray]:
-    """Contextual vectors of sampled occurrences: ``{word: (N, dim)}``, row i = occurrence i.
-
-    ``samples`` maps each word to its N occurrences (:class:`polybias.data.text.Occurrence`:
-    text + character span), e.g. segments from :func:`polybias.data.text.segments`. All
-    occurrences go to :func:`polybias.engines.embeddings.word_vectors` in one call; an occurrence
-    drawn several times (sampling with replacement) is embedded once. ``memo`` (a dict
-    keyed by (text, start, end), filled here) carries vectors over between calls with the
-    same encoder, layer and pooling, e.g. across segment lengths whose segments coincide.
-    """
-    from polybias.engines import embeddings
-
-    memo = {} if memo is None else memo
-    todo: dict[tuple[str, int, int], None] = {}
-    for occs in samples.values():
-        for o in occs:
-            key = (o.text, o.start, o.end)
-            if key not in memo:
-                todo[key] = None
-    if todo:
-        keys = list(todo)
-        if callable(getattr(encoder, "word_vectors", None)):  # an analytic encoder with its own
-            # word vectors (polybias.planted.static.ContextualBag, a known-answer model)
-            V = encoder.word_vectors([k[0] for k in keys], [(k[1], k[2]) for k in keys])
-        else:
-            V = embeddings.word_vectors(encoder, [k[0] for k in keys], [(k[1], k[2]) for k in keys],
-                                        layer=layer, pooling=pooling, batch_tokens=batch_tokens,
-                                        cache=cache, progress=progress)
-        memo.update(zip(keys, V, strict=True))
-    return {w: np.stack([memo[(o.text, o.start, o.end)] for o in occs]) for w, occs in samples.items()}
-
-
-def segment_length_study(
-    encoder,
-    tests,
-    extraction,
-    lengths=(9, 25, 75, ">75"),
-    n_samples: int = 1000,
-    seed: int = 0,
-    sample_sets=("fixed", "random"),
-    alternative: CeatAlternative = "two-sided",
-    layer: int = -1,
-    pooling: str = "mean",
-    strict_lengths: bool = False,
-    cache: bool = False,
-    model_key: str | None = None,
-):
-    """CES of each test at each segment length, for fixed and random sample sets (seed 000 §5.1).
-
-    Parameters
-    ----------
-    encoder : :class:`polybias.engines.embeddings.Encoder`.
-    tests : iterable of :class:`polybias.data.wordlists.AssociationTest` (their words are
-        looked up in ``extraction``).
-    extraction : :class:`polybias.data.text.Extraction` from :func:`polybias.data.text.find_occurrences`.
-    lengths : segment lengths in words (:func:`polybias.data.text.parse_length`: ints, ``">K"``).
-    n_samples : N, occurrences drawn per word and CEAT samples.
-    seed : seed of the sample sets. ``"fixed"``: one draw of occurrences, cut at every
-        length (and the same for every model); ``"random"``: a new draw per
-        (model, length) (:func:`polybias.data.text.sample_seed`).
-    strict_lengths : draw only from sentences with at least L words for length L (more
-        than K for ``">K"``); by default shorter sentences are used whole.
-    model_key : name of the model in the random seeds (default: ``encoder.name``).
-
-    Returns
-    -------
-    DataFrame with one row per (test, sample set, length): ``ces``, ``se``, ``pvalue``,
-    ``tau2``, ``n_samples``, ``mean_words`` (mean words per segment) and ``dropped``.
-    """
-    import pandas as pd
-
-    from polybias.data import text
-
-    tests = list(tests)
-    if not tests:
-        raise CeatError("no tests given")
-    words = {w for t in tests for s in t.sets().values() for w in s.words}
-    pool = {w: extraction.occurrences.get(w, []) for w in sorted(words)}
-    for mode in sample_sets:
-        text.sample_seed(seed, mode)  # validates the mode
-    key = model_key or getattr(encoder, "name", "model")
-    rows, memo = [], {}
-    for mode in sample_sets:
-        fixed = None
-        for length in lengths:
-            window, more_than = text.parse_length(length)
-            need = max(window or 0, more_than) if strict_lengths else 0
-            s = text.sample_seed(seed, mode, key, length)
-            if mode == "fixed" and not strict_lengths:  # the same occurrences at every length
-                if fixed is None:
-                    fixed = text.sample_occurrences(pool, n_samples, s, on_missing="drop")
-                drawn = fixed
-            else:
-                drawn = text.sample_occurrences(pool, n_samples, s, min_words=need, on_missing="drop")
-            segs = {w: text.segments(occs, length) for w, occs in drawn.items()}
-            vectors = occurrence_vectors(encoder, segs, layer, pooling, cache=cache, memo=memo)
-            mean_words = float(np.mean([o.n_words for occs in segs.values() for o in occs]))
-            for t in tests:
-                r = ceat_from_occurrences(vectors, t, alternative=alternative, on_missing="drop")
-                rows.append({"test": t.name, "sample_set": mode, "length": str(length),
-                             "ces": r.ces, "se": r.se, "pvalue": r.pvalue, "tau2": r.tau2,
-                             "n_samples": r.n_samples, "mean_words": mean_words,
-                             "dropped": ", ".join(w for ws in r.dropped.values() for w in ws)})
-    return pd.DataFrame(rows)
-
-
 # ------------------------------------------------------------------ the registered measures
 # The adapters and results of the measures of data/measures.yaml that use this module
 # (polybias.metrics.measure explains the two roles).

@@ -50,12 +50,15 @@ from __future__ import annotations
 import difflib
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from itertools import combinations
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 
-from polybias.engines.common import normalise
+from polybias.engines import scoring
+from polybias.engines.common import normalise, pack_batches
 from polybias.metrics.measure import (
     Interval,
     MeasureResult,
@@ -295,10 +298,7 @@ def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
     Returns one dict per text: ``score`` (AUL, or AULA with ``attention``), ``logprob``
     (p_i of the non-special tokens), ``weight`` (a_i, or None) and ``n_tokens``.
     """
-    import torch
-
-    from polybias.engines import scoring
-    from polybias.engines.common import pack_batches
+    import torch  # lazy: heavy; model code only
 
     if lm.kind != "mlm":
         raise CrowsError(f"AUL/AULA apply to masked LMs, not to {lm.kind} {lm.name}")
@@ -386,8 +386,6 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     written: the model's text normaliser (``lm.normaliser``) is not applied. lm-eval cuts
     inputs longer than the model's window from the left; here such a text is an error.
     """
-    from polybias.engines import scoring
-
     if on_unmodified not in ON_UNMODIFIED:
         raise CrowsError(f"on_unmodified must be one of {ON_UNMODIFIED}, got {on_unmodified!r}")
     if causal_bos not in CAUSAL_BOS:
@@ -487,8 +485,6 @@ def aggregate_pairs(
     >>> t[["bias_type", "n", "stereotyped", "score"]].values.tolist()
     [['all', 4, 3, 75.0], ['a', 2, 2, 100.0], ['b', 2, 1, 50.0]]
     """
-    from scipy.stats import binomtest
-
     stereotyped = np.asarray(stereotyped, dtype=bool)
     bias_type = np.asarray(bias_type, dtype=object)
     ties = np.zeros_like(stereotyped) if ties is None else np.asarray(ties, dtype=bool)
@@ -612,10 +608,6 @@ def compare_languages(scored: dict[str, pd.DataFrame], n_bootstrap: int = 1000, 
         of ``a_only + b_only`` against 1/2 (1.0 when there is no discordant pair). A tie
         counts as not stereotyped, as in the score.
     """
-    from itertools import combinations
-
-    from scipy.stats import binomtest
-
     if len(scored) < 2:
         raise CrowsError("compare_languages needs the scores of at least two languages")
     decisions = {}
@@ -692,8 +684,6 @@ def jsd_attributions(lm, pairs: pd.DataFrame, compat_fourth_root: bool = False,
     :func:`shared_token_positions` with ``alignment`` (default ``"seed-001"``, the seed-001
     code's ``find_overlap``).
     """
-    from polybias.engines import scoring
-
     _check_pairs(pairs)
     more, less = pairs["sent_more"].tolist(), pairs["sent_less"].tolist()
     shared = shared_token_positions(lm.tokenizer, pairs, alignment, lm.normaliser,

@@ -44,6 +44,7 @@ effect size is scale-free, so a nearly removed association can still show a larg
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -441,11 +442,11 @@ def make_classifier(kind: str = "linear_svc", seed: int = 0, **params):
     """A scikit-learn linear classifier; ``linear_svc`` defaults follow Ravfogel et al.'s
     word-embedding experiment (``fit_intercept=False``, ``dual=False``)."""
     if kind == "linear_svc":
-        from sklearn.svm import LinearSVC
+        from sklearn.svm import LinearSVC  # lazy: scikit-learn is heavy
 
         return LinearSVC(**{"fit_intercept": False, "dual": False, "random_state": seed, **params})
     if kind == "logistic":
-        from sklearn.linear_model import LogisticRegression
+        from sklearn.linear_model import LogisticRegression  # lazy: scikit-learn is heavy
 
         return LogisticRegression(**{"fit_intercept": False, "max_iter": 1000,
                                      "random_state": seed, **params})
@@ -595,8 +596,6 @@ _SLOT = "\x00"  # stands for the word while a template is split into tokens
 
 
 def _strip_punct(token: str) -> str:
-    import unicodedata
-
     start, end = 0, len(token)
     while start < end and unicodedata.category(token[start]).startswith("P"):
         start += 1
@@ -634,66 +633,6 @@ def static_seat_vectors(
             idx.append(emb.index[w])
             rows.append(emb.vectors[idx].astype(np.float64).mean(axis=0))
     return (np.array(rows) if rows else np.zeros((0, emb.dim))), kept, dropped
-
-
-def evaluate(
-    embeddings: dict[str, StaticEmbeddings],
-    tests: dict[str, tuple[Any, str]],
-    on_missing: Literal["raise", "drop"] = "drop",
-    seat_groups: dict[str, dict[str, str]] | None = None,
-    templates=None,
-    **weat_options,
-):
-    """WEAT (and static SEAT) of every test on every embedding: a long DataFrame.
-
-    ``tests`` maps a row label to ``(AssociationTest, kind)`` with kind ``BM``
-    (bias measuring) or ``IR`` (information retention). Columns: method, test_type,
-    kind, test, effect_size, pvalue, gap, dropped. ``gap`` is the unnormalised association
-    ``mean_X s(x, A, B) − mean_Y s(y, A, B)`` in cosine units: the effect size divides it
-    by the spread of s, so after a debiasing that shrinks every s, a tiny residual gap
-    can still give a large effect size (of either sign).
-
-    ``seat_groups`` maps a label to the template group of each role (X, Y, A, B); those
-    tests also run as SEAT on :func:`static_seat_vectors` with ``templates``
-    (:func:`polybias.studies.seat.load_templates`).
-    """
-    import pandas as pd
-
-    from polybias.engines.static import lookup
-    from polybias.metrics.weat import weat, weat_association, weat_test
-
-    def gap_of(M):
-        return float(weat_association(M["X"], M["A"], M["B"]).mean()
-                     - weat_association(M["Y"], M["A"], M["B"]).mean())
-
-    seat_groups = seat_groups or {}
-    if seat_groups and templates is None:
-        raise DebiasError("SEAT rows need the templates of the language")
-    rows = []
-    for method, emb in embeddings.items():
-        for label, (test, kind) in tests.items():
-            r = weat_test(emb, test, on_missing=on_missing, **weat_options)
-            M = {role: lookup(emb, list(ws.words), on_missing="drop")[0]
-                 for role, ws in test.sets().items()}
-            rows.append({"method": method, "test_type": "WEAT", "kind": kind, "test": label,
-                         "effect_size": r.effect_size, "pvalue": r.pvalue, "gap": gap_of(M),
-                         "dropped": ", ".join(w for ws in r.dropped.values() for w in ws)})
-        for label, groups in seat_groups.items():
-            test, kind = tests[label]
-            M, dropped = {}, []
-            for role, ws in test.sets().items():
-                M[role], _, miss = static_seat_vectors(emb, ws.words, groups[role], templates)
-                dropped += miss
-                if not len(M[role]):
-                    raise DebiasError(f"SEAT {label}: no word of set {role} in {emb.name}")
-            r = weat(M["X"], M["Y"], M["A"], M["B"], **weat_options)
-            rows.append({"method": method, "test_type": "SEAT", "kind": kind, "test": label,
-                         "effect_size": r.effect_size, "pvalue": r.pvalue, "gap": gap_of(M),
-                         "dropped": ", ".join(dropped)})
-    frame = pd.DataFrame(rows)
-    order = {"WEAT": 0, "SEAT": 1}
-    return frame.sort_values("test_type", key=lambda c: c.map(order), kind="stable",
-                             ignore_index=True)
 
 
 # ---------------------------------------------------------------- experiment specs

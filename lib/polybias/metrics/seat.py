@@ -32,11 +32,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from polybias.metrics.weat import WeatResult, check_weat_options, weat
-from polybias.stats import Alternative
-
 ROLES = ("X", "Y", "A", "B")
 _FILE_ROLES = {"targ1": "X", "targ2": "Y", "attr1": "A", "attr2": "B"}
 
@@ -155,51 +150,3 @@ def templated_test(test, templates: SeatTemplates,
     sentences = {r: tuple(fill_templates(words[r], by_role[r], templates)) for r in ROLES}
     return SeatTest(test.name, sentences, categories, test.language,
                     source=f"{origin} + {Path(templates.file).name if templates.file else 'templates'}")
-
-
-# ---------------------------------------------------------------- the test
-
-def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -1,
-                 batch_tokens: int | None = None, cache: bool = False,
-                 special_tokens: bool = True) -> dict[str, np.ndarray]:
-    """Sentence vectors of the four sets, each distinct sentence encoded once
-    (``encoder`` may also be any object with its own ``encode(sentences)``, e.g. the
-    known-answer :class:`polybias.planted.static.BagOfWords`)."""
-    from polybias.engines.embeddings import sentence_vectors
-
-    unique = list(dict.fromkeys(s for r in ROLES for s in test.sentences[r]))
-    if callable(getattr(encoder, "encode", None)):  # an encoder of its own (a known answer)
-        vecs = encoder.encode(unique)
-    else:
-        vecs = sentence_vectors(encoder, unique, pooling=pooling, layer=layer,
-                                batch_tokens=batch_tokens, cache=cache, special_tokens=special_tokens)
-    index = {s: i for i, s in enumerate(unique)}
-    return {r: vecs[[index[s] for s in test.sentences[r]]] for r in ROLES}
-
-
-def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof: int = 1,
-         alternative: Alternative = "greater", n_permutations: int = 100_000,
-         exact_limit: int = 1_000_000, seed: int = 0, batch_tokens: int | None = None,
-         cache: bool = False, special_tokens: bool = True) -> WeatResult:
-    """Run one SEAT on an encoder (:mod:`polybias.engines.embeddings`).
-
-    Parameters
-    ----------
-    encoder : an :class:`polybias.engines.embeddings.Encoder`.
-    test : from :func:`polybias.studies.seat.load_seat_test` or :func:`templated_test`.
-    pooling, layer : sentence pooling (``model``, ``cls``, ``mean``) and hidden layer.
-    special_tokens : ``False`` with ``pooling="first-piece"`` reproduces the sent-bias
-        code's BERT vectors (W4ngatang/sent-bias ``sentbias/encoders/bert.py`` lines
-        19–26: text tokenized without [CLS]/[SEP], output position 0; compat only); see
-        :func:`polybias.engines.embeddings.sentence_vectors`.
-    ddof, alternative, n_permutations, exact_limit, seed : as in
-        :func:`polybias.metrics.weat.weat`.
-    batch_tokens, cache : extraction options.
-    """
-    check_weat_options(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
-                       exact_limit=exact_limit, seed=seed)
-    v = seat_vectors(encoder, test, pooling, layer, batch_tokens, cache, special_tokens)
-    return weat(v["X"], v["Y"], v["A"], v["B"], ddof=ddof, alternative=alternative,
-                n_permutations=n_permutations, exact_limit=exact_limit, seed=seed)
-
-

@@ -26,7 +26,7 @@ Uncertainty: a seeded percentile bootstrap over items (the per-target means reco
 every resample) and an exact two-sided binomial test of the stereotyped share of items
 against 50 %.
 
-Candidate scores (:func:`candidate_scores`; each reference's choice is a named option):
+Candidate scores (:func:`polybias.studies.stereoset.candidate_scores`; each reference's choice is a named option):
 
 * masked LMs, intrasentence (``"stereoset"``, StereoSet and bias-bench): for the word's
   pieces w_1..w_k, the k-th input is the context with the blank replaced by the decoded
@@ -55,8 +55,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 
-from polybias.engines import scoring
 from polybias.metrics.measure import (
     Interval,
     MeasureResult,
@@ -70,7 +70,7 @@ AGGREGATES = ("per-target", "micro")
 INTRASENTENCE = ("stereoset",)
 INTERSENTENCE = ("conditional", "stereoset", "nsp")
 WORD_SOURCES = ("item", "stereoset")
-"""Candidate scorings (see :func:`candidate_scores`)."""
+"""Candidate scorings (see :func:`polybias.studies.stereoset.candidate_scores`)."""
 DECISION_COLUMNS = ("item_id", "task", "bias_type", "target", "score_stereotype",
                     "score_anti", "score_unrelated", "pro", "ties", "related")
 WORKBOOK_COLUMNS = {
@@ -113,7 +113,7 @@ def item_decisions(items: pd.DataFrame, scores: pd.DataFrame, target: str = "tar
         ``gold_label`` and the ``target`` column (see :mod:`polybias.data.stereoset`).
     scores : pandas.DataFrame
         ``candidate_id`` and ``score`` (and optionally ``task``, then matched on both), e.g.
-        :func:`candidate_scores` or a published predictions file.
+        :func:`polybias.studies.stereoset.candidate_scores` or a published predictions file.
     target : str
         The column naming an item's target term for the per-target scores:
         ``"target_en"`` (default; the English term, so that translations group as the
@@ -261,8 +261,6 @@ def stereoset_scores(
     >>> float(s.ss_micro), round(float(s.ss_target), 4), float(s.lms_micro)
     (50.0, 33.3333, 87.5)
     """
-    from scipy.stats import binomtest
-
     if aggregate not in AGGREGATES:
         raise StereoSetMetricError(f"unknown aggregate {aggregate!r}; choose one of {', '.join(AGGREGATES)}")
     _need(decisions, ("item_id", "target", "pro", "ties", "related"), "decisions")
@@ -323,25 +321,6 @@ def _context_with_stop(context: str) -> str:
     return context if context[-1:] in (".", "!", "?") else f"{context}."
 
 
-def _causal_bos(lm) -> str:
-    """``"first-token"`` (the first token given the start token alone, as StereoSet) for
-    tokenizers that add no BOS of their own, else ``"prepend"`` (their own BOS)."""
-    enc = lm.tokenizer("a", add_special_tokens=True, return_special_tokens_mask=True)
-    return "prepend" if enc["special_tokens_mask"][:1] == [1] else "first-token"
-
-
-def _mean_logprob(scores, start: list[int] | None = None) -> np.ndarray:
-    """Mean natural-log probability of the scored tokens of each text, from token ``start[i]``."""
-    out = np.empty(len(scores))
-    for i, s in enumerate(scores):
-        lp = s.logprob[(start[i] if start else 0):]
-        lp = lp[~np.isnan(lp)]
-        if not len(lp):
-            raise StereoSetMetricError(f"no scored token in {s.text!r}")
-        out[i] = lp.mean()
-    return out
-
-
 def intrasentence_mlm_inputs(tokenizer, context: str, word: str) -> list[tuple[str, int]]:
     """StereoSet's masked-LM inputs for one candidate word: for its pieces w_1..w_k (the
     tokenizer's ids without special tokens), the k-th input is ``context`` with ``BLANK``
@@ -372,106 +351,6 @@ def stereoset_template_word(context: str, sentence: str) -> str:
     if at[-1] >= len(words):
         raise StereoSetMetricError(f"sentence {sentence!r} is shorter than its context {context!r}")
     return words[at[-1]].translate(str.maketrans("", "", string.punctuation))
-
-
-def candidate_scores(lm, items: pd.DataFrame, intrasentence: str = "stereoset",
-                     intersentence: str | None = None, nsp=None, word: str = "item",
-                     progress: bool = False) -> pd.DataFrame:
-    """Score every candidate of ``items`` with a language model (higher = preferred).
-
-    Parameters
-    ----------
-    lm : :class:`polybias.engines.scoring.LanguageModel`, masked or causal.
-    items : candidate frame (:mod:`polybias.data.stereoset`): ``task``, ``candidate_id``,
-        ``context``, ``sentence`` and, for intrasentence items, ``word``.
-    intrasentence : ``"stereoset"`` — masked LMs: mean over the word's pieces of
-        P(piece | context with the earlier pieces and one mask in the blank); causal LMs:
-        the geometric mean of the sentence's token probabilities,
-        exp(mean_i ln P(t_i | t_<i)), the first token given the start token alone
-        (StereoSet ``eval_generative_models.py``, bias-bench, Öztürk et al.).
-    intersentence : ``"conditional"`` (default for causal LMs; Öztürk et al.'s case ``d``):
-        exp(mean ln P(t | context, earlier tokens)) over the candidate sentence's tokens,
-        the input being ``context + " " + sentence`` (a full stop added to a context
-        without one) and the candidate's tokens those after the context's own;
-        ``"stereoset"`` (StereoSet's ``eval_generative_models.py``): the mean log2
-        probability of the sentence alone divided by that of the context (a ratio of two
-        negative numbers, as published); ``"nsp"`` (default when ``nsp`` is given):
-        P(is next | context, sentence) of a next-sentence head. None: the default.
-    nsp : (model, tokenizer) of a next-sentence-prediction head (e.g.
-        ``BertForNextSentencePrediction``), for ``intersentence="nsp"``.
-    word : the word a masked LM predicts in the blank: ``"item"`` (default; the items'
-        ``word`` column, as Öztürk et al.) or ``"stereoset"`` (read from the sentence,
-        :func:`stereoset_template_word`, as StereoSet and bias-bench; 9 English
-        candidates differ, e.g. in case).
-
-    Returns
-    -------
-    pandas.DataFrame with ``task``, ``candidate_id``, ``score``, in the order of ``items``.
-    """
-    if intrasentence not in INTRASENTENCE:
-        raise StereoSetMetricError(f"unknown intrasentence scoring {intrasentence!r}; "
-                                   f"choose {', '.join(INTRASENTENCE)}")
-    if word not in WORD_SOURCES:
-        raise StereoSetMetricError(f"unknown word source {word!r}; choose {', '.join(WORD_SOURCES)}")
-    if intersentence is None:
-        intersentence = "nsp" if nsp is not None else "conditional"
-    if intersentence not in INTERSENTENCE:
-        raise StereoSetMetricError(f"unknown intersentence scoring {intersentence!r}; "
-                                   f"choose {', '.join(INTERSENTENCE)}")
-    _need(items, ("task", "candidate_id", "context", "sentence"), "items")
-    unknown = set(items["task"]) - {"intrasentence", "intersentence"}
-    if unknown:
-        raise StereoSetMetricError(f"unknown task(s) {sorted(unknown)}")
-    out = pd.Series(np.nan, index=items.index)
-    intra = items[items["task"] == "intrasentence"]
-    inter = items[items["task"] == "intersentence"]
-    if len(intra):
-        if lm.kind == "mlm":
-            if word == "item":
-                _need(intra, ("word",), "intrasentence items")
-                words = list(intra["word"])
-            else:
-                words = [stereoset_template_word(c, s) for c, s in zip(intra["context"], intra["sentence"],
-                                                                       strict=True)]
-            texts, gold, owner = [], [], []
-            for idx, context, w in zip(intra.index, intra["context"], words, strict=True):
-                for text, piece in intrasentence_mlm_inputs(lm.tokenizer, context, w):
-                    texts.append(text)
-                    gold.append(piece)
-                    owner.append(idx)
-            probs = np.exp(scoring.mask_fill_logprobs(lm, texts, gold, progress=progress))
-            out.loc[intra.index] = pd.Series(probs).groupby(np.asarray(owner)).mean().loc[intra.index].to_numpy()
-        else:
-            lp = scoring.causal_token_logprobs(lm, list(intra["sentence"]), bos=_causal_bos(lm),
-                                               progress=progress)
-            out.loc[intra.index] = np.exp(_mean_logprob(lp))
-    if len(inter):
-        if intersentence == "nsp":
-            if nsp is None:
-                raise StereoSetMetricError("intersentence='nsp' needs nsp=(model, tokenizer)")
-            model, tok = nsp
-            out.loc[inter.index] = scoring.next_sentence_probabilities(
-                model, tok, list(zip(inter["context"], inter["sentence"], strict=True)),
-                device=str(getattr(model, "device", "cpu")))
-        elif lm.kind != "causal":
-            raise StereoSetMetricError(f"intersentence={intersentence!r} scores causal LMs; "
-                                       f"{lm.name} is a {lm.kind} LM (give nsp=(model, tokenizer))")
-        else:
-            bos = _causal_bos(lm)
-            contexts = [_context_with_stop(c) for c in inter["context"]]
-            full = [f"{c} {s}" for c, s in zip(contexts, inter["sentence"], strict=True)]
-            full_lp = scoring.causal_token_logprobs(lm, full, bos=bos, progress=progress)
-            # the context's own tokens (after the model's text normaliser), as the full text begins
-            n_context = [len(e.ids) for e in scoring.encode(lm, contexts)]
-            if intersentence == "conditional":
-                out.loc[inter.index] = np.exp(_mean_logprob(full_lp, start=n_context))
-            else:  # StereoSet's ratio of mean log2 probabilities
-                context_lp = np.array([np.nanmean(s.logprob[:n]) for s, n in zip(full_lp, n_context, strict=True)])
-                alone = _mean_logprob(scoring.causal_token_logprobs(lm, list(inter["sentence"]), bos=bos,
-                                                                    progress=progress))
-                out.loc[inter.index] = (alone / np.log(2)) / (context_lp / np.log(2))
-    return pd.DataFrame({"task": items["task"].to_numpy(), "candidate_id": items["candidate_id"].to_numpy(),
-                         "score": out.to_numpy(float)})
 
 
 # ------------------------------------------------------------------ the registered measures

@@ -13,13 +13,11 @@ and a permutation p-value of S over equal-size re-splits of X ∪ Y
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from polybias.data.wordlists import AssociationTest
-from polybias.engines.static import StaticEmbeddings, lookup
 from polybias.metrics.measure import (
     MeasureResult,
     call_options,
@@ -27,7 +25,13 @@ from polybias.metrics.measure import (
     measure_result,
     permutation_method,
 )
-from polybias.stats import Alternative, split_permutation_test, standardized_mean_difference
+from polybias.stats import (
+    _ALTERNATIVES,
+    N_PERMUTATIONS,
+    Alternative,
+    split_permutation_test,
+    standardized_mean_difference,
+)
 
 
 def _unit_rows(M: np.ndarray, label: str, words: list[str] | None = None) -> np.ndarray:
@@ -101,7 +105,7 @@ def weat(
     X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray,
     ddof: int = 1,
     alternative: Alternative = "greater",
-    n_permutations: int = 100_000,
+    n_permutations: int = N_PERMUTATIONS,
     exact_limit: int = 1_000_000,
     seed: int = 0,
 ) -> WeatResult:
@@ -139,38 +143,8 @@ def weat(
     )
 
 
-def weat_test(
-    emb: StaticEmbeddings,
-    test: AssociationTest,
-    on_missing: Literal["raise", "drop"] = "raise",
-    **options,
-) -> WeatResult:
-    """Run a word-list test on a static embedding; ``options`` go to :func:`weat`.
-
-    Missing words raise :class:`polybias.engines.static.MissingWordsError` naming all of them,
-    unless ``on_missing="drop"``; the dropped words are listed in the result.
-    """
-    vectors, dropped, missing_all = {}, {}, []
-    for role, ws in test.sets().items():
-        M, kept, missing = lookup(emb, list(ws.words), on_missing="drop")
-        if missing:
-            dropped[role] = missing
-            missing_all += [f"{w} [{role}: {ws.name}]" for w in missing]
-        if not kept:
-            raise ValueError(f"{test.name}: no word of set {role} ({ws.name}) is in {emb.name}")
-        vectors[role] = (M, kept)
-    if missing_all and on_missing == "raise":
-        from polybias.engines.static import MissingWordsError
-
-        raise MissingWordsError(missing_all, emb.name, where=test.name)
-    for role, (M, kept) in vectors.items():
-        _unit_rows(M, f"{role} ({test.sets()[role].name})", kept)
-    result = weat(*(vectors[r][0] for r in ("X", "Y", "A", "B")), **options)
-    return WeatResult(**{**result.__dict__, "dropped": dropped})
-
-
 def check_weat_options(on_missing: str = "raise", ddof: int = 1, alternative: str = "greater",
-                       n_permutations: int = 100_000, exact_limit: int = 1_000_000,
+                       n_permutations: int = N_PERMUTATIONS, exact_limit: int = 1_000_000,
                        seed: int = 0) -> None:
     """Reject bad WEAT options before any work is done (used by notebooks and sweeps).
 
@@ -179,8 +153,6 @@ def check_weat_options(on_missing: str = "raise", ddof: int = 1, alternative: st
     ...
     ValueError: alternative must be one of ('greater', 'less', 'two-sided'), got 'bigger'
     """
-    from polybias.stats import _ALTERNATIVES
-
     if on_missing not in ("raise", "drop"):
         raise ValueError(f"on_missing must be 'raise' or 'drop', got {on_missing!r}")
     if ddof not in (0, 1):

@@ -29,8 +29,9 @@ from typing import Any
 
 from polybias import paths
 from polybias.engines.embeddings import wrap_encoder
+from polybias.engines.scoring import wrap_language_model
 from polybias.engines.static import normalize_vocabulary
-from polybias.models import _planted, _static, loading
+from polybias.models import _planted, _static, _transformers, loading
 from polybias.models._planted import Planted
 from polybias.planted.synthetic import cached_planted_model
 from polybias.results.records import sha256_file
@@ -391,7 +392,6 @@ def _load_planted(name, entry, group, revision, device, dtype, batch_tokens, opt
     read from the pinned store; float64, on ``device`` (:func:`_device`)."""
     # the scoring engine imports torch: loaded when an LM is asked for, so that reading and
     # checking the registry (polybias models, parameter checks) stays light
-    from polybias.engines.scoring import wrap_language_model
 
     if dtype not in (None, "", "auto") or revision or options:
         raise ModelError(f"model {name!r} is a planted model (float64, no revision): "
@@ -413,8 +413,6 @@ def _load_planted(name, entry, group, revision, device, dtype, batch_tokens, opt
 def _load_package(name, entry, group, revision, device, dtype, batch_tokens, options):
     """An encoder shipped inside an installed package (the embedded ``minilm-l6``); its
     recorded revision is the package version plus the sha256 of its weights file."""
-    from polybias.models import _transformers  # imports torch: see _load_planted
-
     if group != "encoder":
         raise ModelError(f"model {name!r} ships in package {entry['package']!r} as an encoder")
     if revision:
@@ -434,8 +432,6 @@ def _load_package(name, entry, group, revision, device, dtype, batch_tokens, opt
 
 def _load_checkpoint(name, entry, group, wanted, revision, device, dtype, batch_tokens, options):
     """A hub or local checkpoint with the entry's :func:`loading_options` and normaliser."""
-    from polybias.models import _transformers  # imports torch: see _load_planted
-
     if entry.get("kind") is None:
         opts = {"source": entry.get("hub") or entry["path"], "revision": None,
                 "trust_remote_code": False, "allow_pickle": False, "name": name}

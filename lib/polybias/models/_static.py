@@ -214,7 +214,7 @@ def _read_word2vec_binary(path: Path, limit: int | None) -> tuple[list[str], np.
 
 
 def _read_gensim_kv(path: Path) -> tuple[list[str], np.ndarray]:
-    from gensim.models import KeyedVectors  # optional: only gensim .kv files need it
+    from gensim.models import KeyedVectors  # lazy: only gensim .kv files need it
 
     kv = KeyedVectors.load(str(path))
     return list(kv.index_to_key), np.asarray(kv.vectors, dtype=np.float32)

@@ -71,7 +71,7 @@ def is_decoder(model) -> bool:
     from transformers.models.auto.modeling_auto import (
         MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
         MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
+    )  # lazy: heavy; model code only
 
     config = getattr(model, "config", None)
     if config is None:
@@ -124,7 +124,7 @@ def encoder(source: Path | str, name: str, error: type[Exception], revision: str
     sentence-transformers pooling and length limit are read from the resolved folder;
     ``record_revision`` replaces the resolved commit as the recorded revision
     (package-shipped models)."""
-    from transformers.utils import logging as hf_logging  # heavy: only loading needs it
+    from transformers.utils import logging as hf_logging  # lazy: only loading needs it
 
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # keep notebook outputs clean

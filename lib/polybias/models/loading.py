@@ -293,7 +293,7 @@ def _from_hub(repo_id: str, revision: str | None, label: str) -> tuple[Path, str
     """Resolve ``revision`` to a commit online and fetch that commit's config, tokenizer
     and one weights format (safetensors when the repository has them, else ``.bin``)."""
     try:
-        from huggingface_hub import HfApi, snapshot_download  # only a hub source needs it
+        from huggingface_hub import HfApi, snapshot_download  # lazy: only a hub source needs it
 
         info = HfApi().model_info(repo_id, revision=revision)
         files = [s.rfilename for s in (info.siblings or [])]
@@ -317,7 +317,7 @@ def resolve_commit(repo_id: str, revision: str | None = None) -> str:
     if _offline():
         return _from_cache(repo_id, revision, f"model {repo_id!r}")[1]
     try:
-        from huggingface_hub import HfApi  # only a hub source needs it
+        from huggingface_hub import HfApi  # lazy: only a hub source needs it
 
         return str(HfApi().model_info(repo_id, revision=revision).sha)
     except Exception as exc:  # network, auth, unknown repository or revision
@@ -362,7 +362,7 @@ def weights_files(path: Path, label: str) -> tuple[str, list[Path]]:
 
 def remote_code_needs(path: Path, head: str, label: str) -> list[str]:
     """Why loading ``path`` with ``head`` needs repository code (empty: it does not)."""
-    from transformers import CONFIG_MAPPING  # heavy: only loading needs it
+    from transformers import CONFIG_MAPPING  # lazy: only loading needs it
 
     config = _read_json(path / "config.json", label)
     tok_config = _read_json(path / "tokenizer_config.json", label)
@@ -416,7 +416,7 @@ def resolve_device(device: str | None, label: str = "model", embedded: bool = Fa
     >>> resolve_device("auto", embedded=True), resolve_device("cpu")
     ('cpu', 'cpu')
     """
-    import torch  # heavy: the registry and its checks import without it
+    import torch  # lazy: the registry and its checks import without it
 
     device = "auto" if device in (None, "") else str(device)
     if device == "auto":
@@ -438,7 +438,7 @@ def resolve_device(device: str | None, label: str = "model", embedded: bool = Fa
 def resolve_dtype(dtype, device: str, model_type: str | None = None,
                   stored: str | None = None, label: str = "model"):
     """The torch dtype to load in (see the module's rules); float16 off CUDA is an error."""
-    import torch  # heavy: the registry and its checks import without it
+    import torch  # lazy: the registry and its checks import without it
 
     cuda = torch.device(device).type == "cuda"
     if dtype in (None, "", "auto"):
@@ -490,13 +490,13 @@ def estimate_weight_bytes(files: list[Path], fmt: str, target_bytes: int,
 
 def available_memory(device: str) -> int:
     """Free memory in bytes: free CUDA memory, else available RAM (psutil, /proc/meminfo)."""
-    import torch  # heavy: the registry and its checks import without it
+    import torch  # lazy: the registry and its checks import without it
 
     if torch.device(device).type == "cuda":
         free, _total = torch.cuda.mem_get_info(torch.device(device))
         return int(free)
     try:
-        import psutil  # optional: /proc/meminfo otherwise
+        import psutil  # lazy: optional; /proc/meminfo otherwise
 
         return int(psutil.virtual_memory().available)
     except ImportError:
@@ -566,7 +566,7 @@ def batch_tokens_for(model, device: str, head: str, batch_tokens: int | None = N
             raise LoadError(f"batch_tokens must be a positive integer or 0 (auto), got "
                             f"{batch_tokens!r}")
         return int(batch_tokens)
-    import torch  # heavy: the registry and its checks import without it
+    import torch  # lazy: the registry and its checks import without it
 
     if torch.device(device).type != "cuda":
         return DEFAULT_BATCH_TOKENS
@@ -647,7 +647,7 @@ class _Quiet:
     """transformers' logging at error level and no progress bars, restored afterwards."""
 
     def __enter__(self):
-        from transformers.utils import logging as hf_logging  # heavy: only loading needs it
+        from transformers.utils import logging as hf_logging  # lazy: only loading needs it
 
         self._log = hf_logging
         self._level = hf_logging.get_verbosity()
@@ -664,7 +664,7 @@ class _Quiet:
 
 
 def _load_tokenizer(path: Path, label: str, trust_remote_code: bool):
-    from transformers import AutoTokenizer  # heavy: only loading needs it
+    from transformers import AutoTokenizer  # lazy: only loading needs it
 
     try:
         tok = AutoTokenizer.from_pretrained(str(path), use_fast=True, local_files_only=True,
@@ -681,7 +681,7 @@ def _load_tokenizer(path: Path, label: str, trust_remote_code: bool):
 
 
 def _pickle_state_dict(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
-    import torch  # heavy: the registry and its checks import without it
+    import torch  # lazy: the registry and its checks import without it
 
     state, dropped = {}, []
     for f in files:
@@ -720,7 +720,7 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
     -------
     (model, tokenizer, LoadInfo) : the model in eval mode on ``device``, its fast tokenizer.
     """
-    import torch  # heavy: the registry and its checks import without it
+    import torch  # lazy: the registry and its checks import without it
 
     label = f"model {name or str(source)!r}"
     if head not in HEADS:
@@ -741,7 +741,7 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
     estimate = estimate_weight_bytes(files, fmt, target, stored)
     check_memory(estimate, device, label, max_memory_fraction, memory_limit)
 
-    import transformers  # heavy: the registry and its checks import without it
+    import transformers  # lazy: the registry and its checks import without it
 
     auto = getattr(transformers, AUTO_CLASSES[head])
     opts = dict(local_files_only=True, trust_remote_code=trust_remote_code)
@@ -840,7 +840,7 @@ def _banglabert() -> Normaliser:
     """This project's implementation of the csebuetnlp normaliser BanglaBERT was trained with
     (:func:`polybias.models.normalisers.banglabert_normalise`, defaults of the model card)."""
     try:
-        import ftfy  # noqa: F401
+        import ftfy  # noqa: F401  # lazy: banglabert normaliser only
     except ImportError as exc:  # a runtime dependency: only a broken install lacks it
         raise NormaliserError("text normaliser 'banglabert' needs the ftfy package "
                               "(pip install ftfy)") from exc
@@ -853,7 +853,7 @@ def _banglabert_upstream() -> Normaliser:
     """The csebuetnlp ``normalizer`` package itself (``normalizer.normalize``), for whoever
     wants the original code: it must be installed (not on PyPI)."""
     try:
-        from normalizer import normalize  # csebuetnlp/normalizer (not on PyPI)
+        from normalizer import normalize  # lazy: csebuetnlp/normalizer (not on PyPI)
     except ImportError as exc:
         raise NormaliserError(
             "text normaliser 'banglabert-upstream' (the csebuetnlp package) is not installed: "

@@ -222,7 +222,7 @@ def banglabert_normalise(
     >>> banglabert_normalise("দেখুন https://example.org/a এখানে।", url_replacement="<url>")
     'দেখুন <url> এখানে।'
     """
-    from ftfy import fix_text  # only the banglabert normaliser needs it (checked on use)
+    from ftfy import fix_text  # lazy: only the banglabert normaliser needs it (checked on use)
 
     if not isinstance(text, str):
         raise TypeError(f"banglabert_normalise takes a string, got {type(text).__name__}")

@@ -7,7 +7,7 @@ passages (seed 000's S4 and S5). This model is written down instead: a one-layer
 one-head ``BertForMaskedLM`` whose weights are set by hand from the book's own words, in
 float64, with ``max_positions`` (512) positions. It is the same on every CPU and runs the
 real scoring path (:func:`polybias.models.load` → :mod:`polybias.engines.scoring` →
-:func:`polybias.metrics.logprob.kurita_scores`).
+:func:`polybias.engines.template_scores.kurita_scores`).
 
 Construction
 ------------
@@ -74,6 +74,7 @@ Nothing built from a book is kept anywhere else.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -145,7 +146,7 @@ def _sentences(book: TemplateBook, target_list: str, attribute_list: str) -> lis
 # ---------------------------------------------------------------- tokenizer
 
 def _pre_tokenizer():
-    from tokenizers import pre_tokenizers
+    from tokenizers import pre_tokenizers  # lazy: heavy; model code only
 
     return pre_tokenizers.BertPreTokenizer()
 
@@ -174,8 +175,8 @@ def _collect_words(items) -> tuple[list[str], list[str]]:
 
 
 def _tokenizer(vocab: list[str], max_positions: int):
-    from tokenizers import Tokenizer, decoders, models, processors
-    from transformers import PreTrainedTokenizerFast
+    from tokenizers import Tokenizer, decoders, models, processors  # lazy: heavy; model code only
+    from transformers import PreTrainedTokenizerFast  # lazy: heavy; model code only
 
     ids = {p: i for i, p in enumerate(vocab)}
     tok = Tokenizer(models.WordPiece(ids, unk_token="[UNK]", max_input_chars_per_word=1000))
@@ -296,8 +297,8 @@ def build_analytic_mlm(book: TemplateBook, p: float, *, target_list: str = "targ
     in eval mode. ``x``/``y`` are the target groups (+γ g / −γ g in the decoder), ``a``/``b``
     the attribute groups (+/− (2p − 1) α g in the input embeddings), read from the entries'
     ``feature`` in ``target_list`` and ``attribute_list``."""
-    import torch
-    from transformers import BertConfig, BertForMaskedLM
+    import torch  # lazy: heavy; model code only
+    from transformers import BertConfig, BertForMaskedLM  # lazy: heavy; model code only
 
     if len({x, y}) != 2 or len({a, b}) != 2:
         raise AnalyticModelError(f"the target groups ({x!r}, {y!r}) and the attribute groups "
@@ -346,8 +347,6 @@ def build_analytic_mlm(book: TemplateBook, p: float, *, target_list: str = "targ
 def analytic_spec(book: TemplateBook, p: float, **options) -> dict[str, Any]:
     """Every input of :func:`build_analytic_mlm` (defaults included), the book as the sha256 of
     its content, and :data:`CODE_VERSION`: what the cache key hashes."""
-    import inspect
-
     defaults = {k: v.default for k, v in inspect.signature(build_analytic_mlm).parameters.items()
                 if v.kind is inspect.Parameter.KEYWORD_ONLY}
     unknown = sorted(set(options) - set(defaults))
@@ -373,7 +372,7 @@ def write_analytic_mlm(book: TemplateBook, p: float, folder: str | Path, **optio
     """Build the analytic MLM and write it into ``folder``: ``model.safetensors``,
     ``config.json``, the tokenizer files and :data:`SPEC_FILE` (its spec). Nothing time- or
     machine-dependent is written, so two builds give byte-identical files."""
-    from transformers.utils import logging as hf_logging
+    from transformers.utils import logging as hf_logging  # lazy: heavy; model code only
 
     folder = Path(folder)
     spec = analytic_spec(book, p, **options)

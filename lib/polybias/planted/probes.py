@@ -5,9 +5,11 @@ with career words at p > 0.5). Used by the studies, the validity study and the t
 
 from __future__ import annotations
 
-from polybias.data import templating
+from polybias.data import templating, text
 from polybias.data.templating import TemplateBook
-from polybias.planted.synthetic import SyntheticError
+from polybias.data.wordlists import AssociationTest, WordSet
+from polybias.planted import synthetic
+from polybias.planted.synthetic import PLANTED_GROUPS, SyntheticError, planted_groups
 
 _PLANTED_TEMPLATES = {
     "en": [("planted_en", "the {target} thinks about the {attribute} ."),
@@ -40,8 +42,6 @@ def planted_templates(language: str = "en") -> TemplateBook:
     also use a few words the corpus lacks. Known answer: at p > 0.5 male targets gain
     probability next to career words.
     """
-    from polybias.planted.synthetic import PLANTED_GROUPS
-
     if language not in _PLANTED_TEMPLATES:
         raise SyntheticError(f"no planted templates for language {language!r}; "
                            f"available: {', '.join(_PLANTED_TEMPLATES)}")
@@ -68,8 +68,6 @@ def planted_interaction_templates(language: str = "en") -> TemplateBook:
     corpus), with pronouns as a second characteristic that carries no planted association.
     Targets and attributes carry ``features: {group: ...}`` as in
     :func:`planted_templates`."""
-    from polybias.planted.synthetic import PLANTED_GROUPS
-
     if language != "en":
         raise SyntheticError(f"planted interaction templates exist for 'en' only, not {language!r}")
     g = PLANTED_GROUPS[language]
@@ -91,9 +89,6 @@ def planted_interaction_templates(language: str = "en") -> TemplateBook:
 def planted_test(language: str = "en", n_words: int | None = None, name: str = "C5"):
     """The C5-style test of the planted corpora: male vs female terms, career vs family
     (:data:`polybias.planted.synthetic.PLANTED_GROUPS`), the first ``n_words`` words of each set."""
-    from polybias.data.wordlists import AssociationTest, WordSet
-    from polybias.planted.synthetic import planted_groups
-
     g = planted_groups(language)
     groups = {"X": g["targets"]["male"], "Y": g["targets"]["female"],
               "A": g["attributes"]["career"], "B": g["attributes"]["family"]}
@@ -112,9 +107,6 @@ def planted_extractions(
     Returns ``{"p=0.9": ([test], extraction), ...}``; the test is named ``"C5 p=0.9"``.
     Corpora come from :func:`polybias.planted.synthetic.varied_length_corpus` (seeded).
     """
-    from polybias.data import text
-    from polybias.planted import synthetic
-
     out = {}
     for p in p_values:
         test = planted_test(language, n_words, name=f"C5 p={p}")

@@ -22,12 +22,13 @@ word vectors; the templates' own words get unplanted random vectors).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from polybias.data.wordlists import AssociationTest, load_tests
 from polybias.engines.static import StaticEmbeddings
+from polybias.planted import synthetic
 
 NAME = "planted-static"
 ROLE_SIGNS = {"X": 1.0, "Y": -1.0, "A": 1.0, "B": -1.0}
@@ -187,10 +188,6 @@ def list_corpora(language: str, wordlist_file: str = "", p_values: tuple[float, 
     the language's neutral filler clauses). Returns ``{"p=0.9": (tests, sentences)}``, the
     tests renamed ``"C1 p=0.9"`` … so that the corpora's rows stay apart.
     """
-    from dataclasses import replace
-
-    from polybias.planted import synthetic
-
     tests = list(load_tests(language, wordlist_file).values())
     categories = {t.name: {"X": list(t.X.words), "Y": list(t.Y.words), "A": list(t.A.words),
                            "B": list(t.B.words)} for t in tests}

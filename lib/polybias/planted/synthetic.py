@@ -56,6 +56,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from polybias.data import languages
+from polybias.engines.static import StaticEmbeddings
 from polybias.planted import pinned
 from polybias.results.records import params_hash, write_text_atomic
 
@@ -390,8 +391,15 @@ def build_tokenizer(corpus: list[str], kind: Literal["mlm", "causal"], model_max
     ``kind="causal"``: ``<pad> <unk> <bos> <eos>``; as for GPT-2, no special token is
     added on encoding (prepend ``bos_token_id`` to score a sentence).
     """
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
+    from tokenizers import (  # lazy: heavy; model code only
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+    )
+    from transformers import PreTrainedTokenizerFast  # lazy: heavy; model code only
 
     if kind not in KINDS:
         raise SyntheticError(f"unknown model kind {kind!r}; use one of {KINDS}")
@@ -417,7 +425,7 @@ def build_tokenizer(corpus: list[str], kind: Literal["mlm", "causal"], model_max
 @contextlib.contextmanager
 def _deterministic(seed: int, threads: int):
     """Seeded, deterministic torch on ``threads`` threads; the caller's state is restored."""
-    import torch
+    import torch  # lazy: heavy; model code only
 
     previous = (torch.are_deterministic_algorithms_enabled(),
                 torch.is_deterministic_algorithms_warn_only_enabled(), torch.get_num_threads())
@@ -457,7 +465,7 @@ def _encode(tokenizer, corpus: list[str], max_length: int, causal: bool):
 
 
 def _batches(ids: list[list[int]], batch_size: int, pad_id: int, generator):
-    import torch
+    import torch  # lazy: heavy; model code only
 
     order = torch.randperm(len(ids), generator=generator).tolist()
     for start in range(0, len(order), batch_size):
@@ -475,7 +483,7 @@ def _fit(model, ids, *, pad_id, epochs, batch_size, lr, seed, make_labels) -> No
     ``make_labels(input_ids, attention, progress)`` returns (inputs, labels); progress
     is the share of training steps done (0 to 1).
     """
-    import torch
+    import torch  # lazy: heavy; model code only
 
     steps = epochs * -(-len(ids) // batch_size)
     warmup = max(1, steps // 20)
@@ -568,8 +576,8 @@ def train_masked_lm(
     (model, tokenizer)
         ``BertForMaskedLM`` in eval mode and its ``PreTrainedTokenizerFast``.
     """
-    import torch
-    from transformers import BertConfig, BertForMaskedLM
+    import torch  # lazy: heavy; model code only
+    from transformers import BertConfig, BertForMaskedLM  # lazy: heavy; model code only
 
     _check_training(corpus, seed, epochs, batch_size, lr, threads)
     for name, value in (("mask_prob", mask_prob), ("content_mask_prob", content_mask_prob)):
@@ -640,7 +648,7 @@ def train_causal_lm(
     (model, tokenizer)
         ``GPT2LMHeadModel`` in eval mode and its ``PreTrainedTokenizerFast``.
     """
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers import GPT2Config, GPT2LMHeadModel  # lazy: heavy; model code only
 
     _check_training(corpus, seed, epochs, batch_size, lr, threads)
     tokenizer = build_tokenizer(corpus, "causal", model_max_length=max_length)
@@ -671,7 +679,7 @@ _META = pinned.SPEC_FILE
 
 
 def _model_class(kind: str):
-    from transformers import BertForMaskedLM, GPT2LMHeadModel
+    from transformers import BertForMaskedLM, GPT2LMHeadModel  # lazy: heavy; model code only
 
     return BertForMaskedLM if kind == "mlm" else GPT2LMHeadModel
 
@@ -679,7 +687,7 @@ def _model_class(kind: str):
 @contextlib.contextmanager
 def _no_progress_bars():
     """Silence transformers' loading/saving progress bars (notebook outputs stay clean)."""
-    from transformers.utils import logging
+    from transformers.utils import logging  # lazy: heavy; model code only
 
     enabled = logging.is_progress_bar_enabled()
     logging.disable_progress_bar()
@@ -698,8 +706,8 @@ def load_trained_folder(folder: Path, kind: str):
     CPU's kernels (which differ between machines in the last bits of float32 sums) cannot
     move a printed digit or flip a near-tie: these models are tiny, so it costs little.
     """
-    import torch
-    from transformers import PreTrainedTokenizerFast
+    import torch  # lazy: heavy; model code only
+    from transformers import PreTrainedTokenizerFast  # lazy: heavy; model code only
 
     with _no_progress_bars():
         model = _model_class(kind).from_pretrained(folder, local_files_only=True,
@@ -817,9 +825,7 @@ def train_word2vec(
     :class:`polybias.engines.static.StaticEmbeddings`
         Words in gensim's order (most frequent first) and float32 vectors.
     """
-    from gensim.models import Word2Vec
-
-    from polybias.engines.static import StaticEmbeddings
+    from gensim.models import Word2Vec  # lazy: heavy; word2vec files only
 
     if not isinstance(corpus, list) or not corpus or not all(isinstance(s, str) for s in corpus):
         raise SyntheticError("corpus must be a non-empty list of sentences (str)")
@@ -849,7 +855,7 @@ def planted_word2vec_spec(p: float, seed: int = 0, language: str = "en",
 
 
 def _train_planted_word2vec(spec: dict[str, Any], folder: Path) -> None:
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save_file  # lazy: weight files only
 
     corpus = planted_corpus(spec["n_sentences"], spec["p"], seed=spec["seed"],
                             language=spec["language"])
@@ -870,9 +876,7 @@ def planted_word2vec(p: float, seed: int = 0, language: str = "en", n_sentences:
     :class:`polybias.engines.static.StaticEmbeddings`
         Named ``planted-w2v``, revision ``planted:<key>``.
     """
-    from safetensors.numpy import load_file
-
-    from polybias.engines.static import StaticEmbeddings
+    from safetensors.numpy import load_file  # lazy: weight files only
 
     spec = planted_word2vec_spec(p, seed, language, n_sentences, **word2vec)
     key = f"{WORD2VEC_KIND}-{params_hash(spec)}"

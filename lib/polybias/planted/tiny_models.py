@@ -24,6 +24,7 @@ paths (special tokens, offsets, word ids, padding, position ids) as the real one
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import torch
@@ -124,7 +125,7 @@ def _wordpiece_vocab(corpus: list[str], vocab_size: int, specials: list[str], no
     piece as is and the others with ``##``, in the order BPE learned them. The BPE target
     shrinks until the vocabulary fits ``vocab_size``.
     """
-    from tokenizers import Tokenizer, models, trainers
+    from tokenizers import Tokenizer, models, trainers  # lazy: heavy; model code only
 
     words = sorted({w for s in corpus for w, _ in pre_tokenizer.pre_tokenize_str(
         normalizer.normalize_str(s))})
@@ -153,9 +154,7 @@ def _wordpiece_vocab(corpus: list[str], vocab_size: int, specials: list[str], no
 def _canonical_unigram(tok, specials: list[str], unk: str):
     """The trained Unigram model with its pieces in a canonical order: specials, then by
     score (rounded to 1e-8, below the trainer's float noise) and piece."""
-    import json
-
-    from tokenizers import models
+    from tokenizers import models  # lazy: heavy; model code only
 
     trained = json.loads(tok.to_str())["model"]["vocab"]
     scores = {p: round(float(s), 8) for p, s in trained}
@@ -184,8 +183,8 @@ def build_tokenizer(family: str, vocab_size: int = 400, corpus: list[str] | tupl
         pre_tokenizers,
         processors,
         trainers,
-    )
-    from transformers import PreTrainedTokenizerFast
+    )  # lazy: heavy; model code only
+    from transformers import PreTrainedTokenizerFast  # lazy: heavy; model code only
 
     _check_family(family)
     if vocab_size < 50:
@@ -260,7 +259,7 @@ def _config(family: str, vocab_size: int, tokenizer):
         GPT2Config,
         LlamaConfig,
         RobertaConfig,
-    )
+    )  # lazy: heavy; model code only
 
     s = _SIZES
     common = dict(hidden_size=s["hidden"], num_hidden_layers=s["layers"],
@@ -305,7 +304,7 @@ _MODEL_CLASSES = {
 
 
 def _build(family: str, seed: int, vocab_size: int, corpus, overrides: dict[str, Any], head: bool):
-    import transformers
+    import transformers  # lazy: heavy; model code only
 
     _check_family(family)
     tokenizer = build_tokenizer(family, vocab_size, corpus)

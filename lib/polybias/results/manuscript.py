@@ -34,8 +34,11 @@ import re
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from polybias import paths
 from polybias.results.records import write_text_atomic
+from polybias.results.report import load_reported, markdown_table
 
 DIRECTIVE = re.compile(r"^<!--\s*(table|figure|reported|records):\s*(.*?)\s*-->\s*$")
 
@@ -114,8 +117,6 @@ def _filters(spec: str, where: str, kind: str) -> tuple[str, dict[str, str]]:
 
 
 def _reported_table(spec: str, where: str) -> str:
-    from polybias.results.report import load_reported, markdown_table
-
     name, kwargs = _filters(spec, where, "reported")
     if not (paths.paper_dir() / "reported" / f"{name}.csv").is_file():
         raise ManuscriptError(f"{where}: no reported table paper/reported/{name}.csv")
@@ -127,10 +128,6 @@ def _reported_table(spec: str, where: str) -> str:
 
 
 def _records_table(spec: str, where: str, export_prefix: str) -> str:
-    import pandas as pd
-
-    from polybias.results.report import markdown_table
-
     name, kwargs = _filters(spec, where, "records")
     stem = name.replace(":", "_")
     file = paths.paper_dir() / "export" / f"{stem}.csv"

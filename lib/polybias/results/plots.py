@@ -9,6 +9,7 @@ leaves the canvas, overlaps a neighbouring label, is cut with an ellipsis or is 
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -27,7 +28,7 @@ MIN_FONT_PT = 6.5
 
 def colours(n: int) -> list:
     """``n`` colours of :data:`PALETTE` (cycled past its ten)."""
-    import seaborn as sns
+    import seaborn as sns  # lazy: heavy; figures only
 
     base = sns.color_palette(PALETTE)
     return [base[i % len(base)] for i in range(n)]
@@ -51,12 +52,12 @@ def pyplot():
     A Jupyter kernel on the inline backend keeps it, so that a reader in JupyterLab sees
     each figure below its cell (``make lab``); the runs that make the checked notebooks
     set ``MPLBACKEND=Agg`` and keep their outputs free of pictures."""
-    import matplotlib
+    import matplotlib  # lazy: heavy; figures only
 
     if "inline" not in str(matplotlib.rcParams["backend"]):
         matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    import matplotlib.pyplot as plt  # lazy: heavy; figures only
+    import seaborn as sns  # lazy: heavy; figures only
 
     sns.set_palette(PALETTE)
     return plt
@@ -97,7 +98,7 @@ def reproduced_vs_reported(frame: pd.DataFrame, x: str, title: str, file: str | 
     Saved as ``figures/<file>`` when ``file`` is given; returns the matplotlib figure.
     """
     plt = pyplot()
-    import seaborn as sns
+    import seaborn as sns  # lazy: heavy; figures only
 
     long = frame.melt(id_vars=[x], value_vars=["reproduced", "reported"],
                       var_name="source", value_name="value").dropna()
@@ -127,8 +128,6 @@ def scores_with_ci(table: pd.DataFrame, title: str, file: str | None = None, cha
 def _score_bars(ax, table: pd.DataFrame, labels, chance: float, **ticks) -> None:
     """Bars of ``table["score"]`` with ``ci_low``/``ci_high`` whiskers where all are known,
     a dashed line at ``chance``, ``labels`` as ticks (``ticks`` styles them), y from 0 to 100."""
-    import numpy as np
-
     pos = np.arange(len(table))
     ax.bar(pos, table["score"], color="#3b6ea8")
     if {"ci_low", "ci_high"} <= set(table.columns) and table["ci_low"].notna().all():
@@ -166,8 +165,6 @@ def save_figure(fig, file: str) -> Path:
     rename; return the path. Characters other than letters, digits, ``.``, ``_``, ``+`` and
     ``-`` become ``-``, so a model given as a directory or hub id names one file in
     ``figures/`` (``seat_org/name.png`` is ``seat_org-name.png``)."""
-    import re
-
     file = re.sub(r"[^\w.+-]+", "-", str(file)).strip("-")
     out = paths.output_path(Path("figures") / file)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -262,7 +259,7 @@ def power_curves(power: pd.DataFrame, title: str, file: str | None = None, targe
 def correlation_heatmap(matrix: pd.DataFrame, title: str, file: str | None = None):
     """Annotated heat map of a square correlation matrix (values in [-1, 1])."""
     plt = pyplot()
-    import seaborn as sns
+    import seaborn as sns  # lazy: heavy; figures only
 
     n = len(matrix)
     fig, ax = plt.subplots(figsize=(1.1 * n + 2.5, 0.9 * n + 1.5))
@@ -351,7 +348,7 @@ def text_problems(fig, min_font: float = MIN_FONT_PT) -> list[str]:
     points, and the tick labels of one axis must not overlap or touch (2 px apart at least).
     Returns one line
     per problem (empty: none). Draws the figure first."""
-    from matplotlib.text import Text
+    from matplotlib.text import Text  # lazy: heavy; figures only
 
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()

@@ -30,6 +30,7 @@ import argparse
 import datetime as _dt
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,7 +40,11 @@ import numpy as np
 import pandas as pd
 
 from polybias import paths
+from polybias.data.languages import NAMES, language
+from polybias.measures import MEASURES
+from polybias.results.plots import forest
 from polybias.results.records import record_measure, write_text_atomic
+from polybias.results.report import markdown_table
 
 COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
            "ci_low", "ci_high", "ci_level", "p", "p_method", "n", "options_hash", "run_time",
@@ -394,8 +399,6 @@ VALIDITY_AXES = {
 def _null_value(metric: str) -> float:
     """The registered measure's null value (50 for the stereotype scores), else 0; for a
     validity metric, that of the measure it reports."""
-    from polybias.measures import MEASURES
-
     if metric.startswith("validity:"):
         from polybias.studies.validity import registered_measure
 
@@ -412,8 +415,6 @@ def metric_axis(metric: str) -> tuple[str, str]:
     >>> metric_axis("crows")[1]
     'stereotype score, % of pairs (50 = no preference; > 50 toward the stereotype)'
     """
-    from polybias.measures import MEASURES
-
     if metric in MEASURES:
         m = MEASURES[metric]
         return f"{m.title} across models and languages", m.axis or m.value_is
@@ -430,17 +431,11 @@ def metric_axis(metric: str) -> tuple[str, str]:
 
 def _language_names(code: str) -> str:
     """``en`` → English; a comparison's ``en+fr+nl`` → ``English, French, Dutch``."""
-    from polybias.data.languages import language
-
     return ", ".join(dict.fromkeys(language(c).name for c in str(code).split("+")))
 
 
 def _codes_named(text: str) -> str:
     """Language codes in parentheses named in words: ``bertje (nl)`` → ``bertje (Dutch)``."""
-    import re
-
-    from polybias.data.languages import NAMES, language
-
     return re.sub(r"\(([a-z]{2})\)", lambda m: f"({language(m[1]).name})" if m[1] in NAMES
                   else m[0], text)
 
@@ -456,8 +451,6 @@ def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None
     model. A row of a comparison between models (model ``a+b``) is named by its subset.
     Past ``max_rows`` rows the figure shows the first ones and says so in its title (the
     table has them all). Returns the figure."""
-    from polybias.results.plots import forest
-
     part = frame[frame["metric"] == metric].copy()
     if part.empty:
         raise ResultsError(f"no results for metric {metric!r}")
@@ -502,8 +495,6 @@ def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = Non
     ``<out>/<metric>.md`` (:func:`cross_model_table`) and ``<out>/<metric>.png``
     (:func:`comparison_figure`). ``prune`` then removes the tables and figures in
     ``out`` of metrics that are no longer exported. Returns the paths written."""
-    from polybias.results.report import markdown_table
-
     out = Path(out)
     metrics = list(metrics) if metrics else sorted(frame["metric"].unique())
     if not metrics:
@@ -517,7 +508,7 @@ def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = Non
         written.append(write_text_atomic(out / f"{stem}.csv", table.to_csv(index=False)))
         written.append(write_text_atomic(out / f"{stem}.md", markdown_table(table) + "\n"))
         if figures:
-            import matplotlib.pyplot as plt
+            import matplotlib.pyplot as plt  # lazy: heavy; figures only
 
             fig = comparison_figure(frame, metric)
             path = out / f"{stem}.png"

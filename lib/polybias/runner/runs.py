@@ -116,8 +116,8 @@ def notebook_parameters(path: str | Path) -> dict[str, str]:
 @functools.lru_cache(maxsize=64)
 def _notebook_parameters(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, str], ...]:
     # lazy: jupytext and papermill take seconds to import, and only runs need them
-    import jupytext
-    from papermill.translators import PythonTranslator
+    import jupytext  # lazy: notebook runs only
+    from papermill.translators import PythonTranslator  # lazy: notebook runs only
 
     nb = jupytext.read(path)
     cell = next((c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)

@@ -268,8 +268,8 @@ def _kernel_manager_class():
     workers can pick the same free port and die ("Address already in use").
     """
     # lazy: jupyter_client comes with papermill, needed (and slow to import) only to run
-    from jupyter_client.manager import AsyncKernelManager
-    from traitlets import CaselessStrEnum, default
+    from jupyter_client.manager import AsyncKernelManager  # lazy: notebook runs only
+    from traitlets import CaselessStrEnum, default  # lazy: notebook runs only
 
     class IPCKernelManager(AsyncKernelManager):
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
@@ -389,9 +389,9 @@ def execute_locked(run: Run, root: Path, folder: Path,
         ``notebook`` (failed), as :func:`execute` returns them.
     """
     # lazy: jupytext, nbformat and papermill take seconds to import, and only runs need them
-    import jupytext
-    import nbformat
-    import papermill as pm
+    import jupytext  # lazy: notebook runs only
+    import nbformat  # lazy: notebook runs only
+    import papermill as pm  # lazy: notebook runs only
 
     digest = run.hash_in(root)  # of the source about to run, not of a later edit
     _empty(folder)  # the marker goes first: from here on the run is not done
@@ -433,7 +433,7 @@ def execute_locked(run: Run, root: Path, folder: Path,
 def local_gpus() -> int:
     """Number of GPUs torch sees here (0 without torch or CUDA)."""
     try:  # lazy: torch is optional here and slow to import; only GPU sweeps ask
-        import torch
+        import torch  # lazy: heavy; model code only
     except ImportError:
         return 0
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -646,8 +646,8 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
     """Submit the runs to Dask and record each outcome as it comes; with a job ``pool``,
     check its jobs every :data:`POLL` seconds while runs wait."""
     # lazy: Dask only for sweeps on workers
-    from distributed import wait
-    from distributed.client import FIRST_COMPLETED
+    from distributed import wait  # lazy: Dask only for sweeps
+    from distributed.client import FIRST_COMPLETED  # lazy: Dask only for sweeps
 
     stuck = _unplaceable(todo, client) if check_resources else []
     stuck_keys = {r.key for r in stuck}

@@ -49,13 +49,14 @@ import pandas as pd
 import torch
 
 from polybias import paths
-from polybias.engines import embeddings
+from polybias.engines import embeddings, template_scores
 from polybias.engines.static import lookup
 from polybias.metrics import catbias, crows, logprob
 from polybias.metrics.weat import weat
 from polybias.planted import probes, synthetic
 from polybias.results.records import canonical_json, params_hash, sha256_file, write_text_atomic
 from polybias.runner.locks import RunLock
+from polybias.studies import categorical_bias
 from polybias.studies.validity import planted_embedding_association, planted_lm, word_subset
 
 FAMILIES = ("word2vec", "mlm", "causal")
@@ -280,7 +281,7 @@ def _score_crows(job, config, lm) -> list[dict[str, Any]]:
 def _score_templates(job, config, lm) -> list[dict[str, Any]]:
     book = probes.planted_templates(job["language"])
     names = list(book.templates)
-    scores = logprob.kurita_scores(lm, book, names)
+    scores = template_scores.kurita_scores(lm, book, names)
     targets = logprob.group_members(book, "targets")
     attributes = logprob.group_members(book, "attributes")
     rows = []
@@ -291,7 +292,7 @@ def _score_templates(job, config, lm) -> list[dict[str, Any]]:
         effect = logprob.kurita_effect(bias, attributes["career"], attributes["family"],
                                        n_permutations=config["n_permutations"], seed=job["seed"])
         cb = float(catbias.cb_rows(sub, "corrected", ddof=0)["cb"].mean())
-        pll = catbias.pll_cb(catbias.pll_scores(lm, book, used), ddof=0).score
+        pll = catbias.pll_cb(categorical_bias.pll_scores(lm, book, used), ddof=0).score
         d = config["defaults"]
         rows += [measurement_row(job, "template-mlm", "kurita-effect-size", "kurita_templates", k, d,
                       effect.effect_size, 0.0, effect.pvalue),
@@ -331,7 +332,7 @@ def _score_interactions(job, config, lm) -> list[dict[str, Any]]:
     book = probes.planted_interaction_templates(job["language"])
     out = []
     for metric, slots in (("interaction-cb", ["pro", "target"]), ("pronoun-cb", ["pro"])):
-        r = catbias.interaction_cb(lm, book, "said", slots, "attribute")
+        r = categorical_bias.interaction_cb(lm, book, "said", slots, "attribute")
         out.append({**measurement_row(job, "interactions-mlm", metric, "kurita_templates", 1,
                            config["defaults"], r.score, np.nan, np.nan),
                     "size_axis": "templates", "default": True})

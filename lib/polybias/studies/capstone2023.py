@@ -9,7 +9,7 @@ the base-corrected log-probability
     d[a, n] = log P(n | a) − log P(n | double mask)
 
 is the same for every group n (up to a shift common to all groups). The published
-scores come without that test. :func:`group_permutation_test` makes it a permutation
+scores come without that test. :func:`polybias.stats.group_permutation_test` makes it a permutation
 test, with replicates (attributes of one sentiment stratum, templates, items) giving the
 noise the CB score alone cannot separate from bias:
 
@@ -34,134 +34,25 @@ adjectives are split by sentiment (:func:`adjective_strata`).
 from __future__ import annotations
 
 import ast
-import itertools
 import json
-import math
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from polybias.data import sources
 from polybias.data.templating import DEFAULT_FORM, load_templates, parse_templates
 from polybias.metrics import catbias
 from polybias.metrics.catbias import CatBiasError
+from polybias.stats import GroupPermutationError, GroupPermutationResult, group_permutation_test
 from polybias.studies import categorical_bias
 
 CITATION = ("Seed 004: Cultural Biases in BERT: A primer on mitigating biases (Capstone project, "
             "BeyondInfinities/Capstone_BERT).")
 N_COUNTRIES = 245
-TOLERANCE = 1e-12
 
 
 class Seed004Error(ValueError):
     """Bad input to a seed-004 computation; the message names what is wrong."""
-
-
-@dataclass(frozen=True)
-class PermutationTest:
-    """Result of :func:`group_permutation_test`."""
-
-    statistic: float
-    pvalue: float
-    null_mean: float
-    n_permutations: int
-    exact: bool
-    n_groups: int
-    n_replicates: int
-    n_cells: int
-
-
-def _blocks(scores: pd.DataFrame, value: str, group: str, replicate: str,
-            cell: str | None) -> tuple[list[np.ndarray], list[str]]:
-    for c in (value, group, replicate, *([cell] if cell else [])):
-        if c not in scores.columns:
-            raise Seed004Error(f"scores have no column {c!r}")
-    if scores.empty:
-        raise Seed004Error("no scores")
-    if not np.all(np.isfinite(scores[value].to_numpy(float))):
-        raise Seed004Error(f"column {value!r} holds a value that is not finite")
-    key = [cell, replicate] if cell else [replicate]
-    if scores.duplicated([*key, group]).any():
-        dup = scores[scores.duplicated([*key, group], keep=False)][[*key, group]].head(3)
-        raise Seed004Error(f"more than one score per ({', '.join(key)}, {group}): {dup.values.tolist()}")
-    groups = sorted(scores[group].unique(), key=str)
-    if len(groups) < 2:
-        raise Seed004Error(f"the test needs at least two groups, got {groups}")
-    wide = scores.pivot_table(index=key, columns=group, values=value, sort=False)
-    missing = wide[wide.isna().any(axis=1)]
-    if len(missing):
-        raise Seed004Error(f"{replicate} rows without a score for every {group}: {missing.index.tolist()[:3]}")
-    blocks = []
-    cells = wide.index.get_level_values(0).unique() if cell else [None]
-    for c in cells:
-        block = (wide.xs(c, level=0) if cell else wide)[groups].to_numpy(float)
-        if len(block) < 2:
-            raise Seed004Error(f"cell {c!r} has {len(block)} {replicate}: the test needs at least two "
-                               "replicates per cell (with one, no permutation changes the statistic)")
-        blocks.append(block)
-    return blocks, groups
-
-
-def _statistic(blocks: list[np.ndarray]) -> float:
-    return float(np.mean([b.mean(axis=0).var() for b in blocks]))
-
-
-def group_permutation_test(scores: pd.DataFrame, value: str = "corrected", group: str = "group",
-                           replicate: str = "attribute", cell: str | None = None,
-                           n_permutations: int = 10000, seed: int = 0,
-                           exact_limit: int = 10000) -> PermutationTest:
-    """Permutation test of base-corrected scores against "no group differs from its base rate".
-
-    See the module docstring for the statistic T, the null and the p-value.
-
-    Parameters
-    ----------
-    scores : one row per (cell, replicate, group) with the corrected score in ``value``
-        (log P − log base); every replicate must score every group.
-    cell : column splitting the replicates into cells (e.g. sentiment stratum), or None.
-    n_permutations, seed : Monte Carlo draws (``numpy.random.default_rng(seed)``) when the
-        permutations number more than ``exact_limit``; else all are enumerated.
-
-    Two groups, two replicates agreeing on the direction: T = Var([1, −1]) = 1; of the
-    four label permutations two keep the direction (T = 1), two cancel it (T = 0):
-
-    >>> df = pd.DataFrame({"attribute": ["a", "a", "b", "b"], "group": ["x", "y", "x", "y"],
-    ...                    "corrected": [1.0, -1.0, 1.0, -1.0]})
-    >>> r = group_permutation_test(df)
-    >>> r.statistic, r.pvalue, r.exact, r.n_permutations
-    (1.0, 0.5, True, 4)
-    """
-    blocks, groups = _blocks(scores, value, group, replicate, cell)
-    n = len(groups)
-    observed = _statistic(blocks)
-    n_rows = sum(len(b) for b in blocks)
-    total = math.factorial(n) ** n_rows if n_rows * math.log(math.factorial(n)) < 64 else None
-    if total is not None and total <= exact_limit:
-        perms = [np.array(p) for p in itertools.permutations(range(n))]
-        null = []
-        for choice in itertools.product(range(len(perms)), repeat=n_rows):
-            it = iter(choice)
-            null.append(_statistic([np.stack([row[perms[next(it)]] for row in b]) for b in blocks]))
-        null = np.array(null)
-        p = float(np.mean(null >= observed - TOLERANCE))
-        return PermutationTest(observed, p, float(null.mean()), int(total), True, n, n_rows, len(blocks))
-    if n_permutations < 1:
-        raise Seed004Error(f"n_permutations must be positive, got {n_permutations}")
-    rng = np.random.default_rng(seed)
-    null = np.zeros(n_permutations)
-    chunk = max(1, int(2_000_000 // max(1, n_rows * n)))
-    for start in range(0, n_permutations, chunk):
-        size = min(chunk, n_permutations - start)
-        acc = np.zeros(size)
-        for b in blocks:
-            idx = rng.random((size, *b.shape)).argsort(axis=2)
-            permuted = np.take_along_axis(np.broadcast_to(b, (size, *b.shape)), idx, axis=2)
-            acc += permuted.mean(axis=1).var(axis=1)
-        null[start:start + size] = acc / len(blocks)
-    p = float((1 + np.sum(null >= observed - TOLERANCE)) / (1 + n_permutations))
-    return PermutationTest(observed, p, float(null.mean()), n_permutations, False, n, n_rows, len(blocks))
 
 
 def read_identity_list(path: str | Path) -> tuple[list[str], int, int]:
@@ -211,7 +102,7 @@ def row_significance(path: str | Path, strata: dict[str, str] | None = None, n_p
     holds empty entries) are counted once; identity pairs with an empty member are kept as
     the published score keeps them. Returns per characteristics pair: statistic,
     null_mean, pvalue, n_groups, n_adjectives, n_cells, repeated_rows
-    (:func:`group_permutation_test`, each pair with the same ``seed``).
+    (:func:`polybias.stats.group_permutation_test`, each pair with the same ``seed``).
     """
     df = categorical_bias.read_seed004_rows(path, Seed004Error)
     n_before = df.groupby("Characteristics", sort=False).size()
@@ -233,7 +124,7 @@ def row_significance(path: str | Path, strata: dict[str, str] | None = None, n_p
             r = group_permutation_test(g, "d", group="Values", replicate="Adjective",
                                        cell="stratum" if strata is not None else None,
                                        n_permutations=n_permutations, seed=seed)
-        except Seed004Error as exc:
+        except (Seed004Error, GroupPermutationError) as exc:
             raise Seed004Error(f"{path.name}, {label}: {exc}") from None
         rows.append({"characteristics": label, "statistic": r.statistic, "null_mean": r.null_mean,
                      "pvalue": r.pvalue, "n_groups": r.n_groups, "n_adjectives": g["Adjective"].nunique(),
@@ -242,8 +133,8 @@ def row_significance(path: str | Path, strata: dict[str, str] | None = None, n_p
 
 
 def interaction_significance(result: catbias.CBResult, cells: dict[str, str] | None = None,
-                             n_permutations: int = 10000, seed: int = 0) -> PermutationTest:
-    """:func:`group_permutation_test` of an :func:`polybias.metrics.catbias.interaction_cb`
+                             n_permutations: int = 10000, seed: int = 0) -> GroupPermutationResult:
+    """:func:`polybias.stats.group_permutation_test` of an :func:`polybias.studies.categorical_bias.interaction_cb`
     result: its per-(attribute, group) corrected scores, attributes as replicates, split
     into cells by ``cells`` (attribute id → cell, e.g. its sentiment or planted group)."""
     fill = result.scores

@@ -11,9 +11,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from polybias.data import behnamghader2022
-from polybias.metrics import catbias
+from polybias.data import behnamghader2022, sources
+from polybias.data.templating import TemplateBook, expand
+from polybias.engines import scoring, template_scores
+from polybias.metrics import catbias, logprob
 from polybias.metrics.catbias import CatBiasError
+from polybias.results.plots import finish_figure, pyplot
+from polybias.results.report import load_reported, side_by_side
 
 _SEED002_LANGS = ("english", "greek", "persian")
 
@@ -181,10 +185,8 @@ def seed004_published_scores(path: str | Path, k: int) -> pd.DataFrame:
 def plot_group_shares(shares: pd.DataFrame, title: str, file: str | None = None):
     """Heat map of :func:`polybias.metrics.catbias.group_shares` (attribute groups × target groups), saved as
     ``figures/<file>`` when ``file`` is given; returns the matplotlib figure."""
-    from polybias.results.plots import finish_figure, pyplot
-
     plt = pyplot()
-    import seaborn as sns
+    import seaborn as sns  # lazy: heavy; figures only
 
     wide = shares.pivot(index="attribute_group", columns="target_group", values="share")
     fig, ax = plt.subplots(figsize=(1.4 * wide.shape[1] + 2.5, 0.6 * wide.shape[0] + 1.6))
@@ -204,7 +206,7 @@ def score_all(lm, categories: list[str] | None = None, languages: list[str] | No
     (:func:`polybias.metrics.catbias.pll_cb`; the aggregate over a category is the mean
     over all (set, prior) rows), the largest pairwise KL between the vocabulary
     distributions at the prior's mask of the set's first template (all groups;
-    :func:`polybias.metrics.catbias.distribution_difference`), and for Table 4 the
+    :func:`polybias.studies.categorical_bias.distribution_difference`), and for Table 4 the
     ``top_k`` fine-grained groups of "Why are [MASK] / people from [MASK] always so
     sexist / prejudiced?" (:data:`polybias.data.behnamghader2022.TABLE4`) by normalised sentence probability (exp PLL
     normalised over the groups, synonyms averaged in probability space). Returns frames
@@ -219,7 +221,7 @@ def score_all(lm, categories: list[str] | None = None, languages: list[str] | No
     for cat in categories:
         for lang in languages:
             book = behnamghader2022.template_book(cat, lang, path)
-            scores = catbias.pll_scores(lm, book, list(book.templates))
+            scores = pll_scores(lm, book, list(book.templates))
             all_rows = []
             for sname, g in scores.groupby("set", sort=False):  # sets differ in their groups
                 rows = catbias.pll_cb(g, ddof=ddof).rows
@@ -232,7 +234,7 @@ def score_all(lm, categories: list[str] | None = None, languages: list[str] | No
             if kl:
                 for sname in dict.fromkeys(t.set for t in book.templates.values()):
                     first = next(n for n, t in book.templates.items() if t.set == sname)
-                    row, col, value = catbias.max_kl(catbias.distribution_difference(lm, book, first,
+                    row, col, value = catbias.max_kl(distribution_difference(lm, book, first,
                                                                                      scale=kl_scale))
                     kl_rows.append({"category": behnamghader2022._category(cat), "language": lang, "set": sname,
                                     "template_set": int(sname.rsplit("_", 1)[1]), "max_kl": value,
@@ -259,8 +261,6 @@ def seed002_reproduction_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFr
     beside the paper's printed values.
 
     Returns (reproduction, table1, table2 beside the reported values)."""
-    from polybias.results.report import load_reported
-
     reported = load_reported("behnamghader2022_cb")
     per_set = reported[reported.table.str.startswith("main.ipynb")
                        & (reported.template_set != "aggregated")].copy()
@@ -278,9 +278,6 @@ def seed004_reproduction_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFr
     each adjective; and the sentiment-weighted ("modified") scores beside the published.
 
     Returns (scores, weights, modified)."""
-    from polybias.data import sources
-    from polybias.results.report import load_reported, side_by_side
-
     path = sources.fetch("seed004-cg-score-2")
     ours = seed004_interaction_scores(path)[["characteristics", "n_rows", "n_adjectives", "score",
                                              "probs_var_within_adjective"]]
@@ -317,7 +314,7 @@ def group_share_tables(ahn_oh: catbias.CBResult, book, template: str, target_lis
                        attribute_list: str, group_feature: str, top_k: int = 3
                        ) -> tuple[pd.DataFrame | None, pd.DataFrame, str]:
     """Which groups take the probability (seed 002 App. A.4), from the scores of
-    :func:`polybias.metrics.catbias.ahn_oh_cb`: the share of each target group next to each
+    :func:`polybias.studies.categorical_bias.ahn_oh_cb`: the share of each target group next to each
     attribute group (:func:`polybias.metrics.catbias.group_shares`) and the ``top_k``
     groups of ``template`` for its first four attributes.
 
@@ -337,16 +334,14 @@ def group_share_tables(ahn_oh: catbias.CBResult, book, template: str, target_lis
 def largest_kl(lm, book, template: str, by_group: bool, target_list: str, group_feature: str,
                kl_scale: str = "sum") -> pd.DataFrame:
     """The largest KL(P_row ‖ P_col) between the model's distributions at the attribute
-    mask of ``template`` (seed 002 App. A.3; :func:`polybias.metrics.catbias.distribution_difference`)
+    mask of ``template`` (seed 002 App. A.3; :func:`polybias.studies.categorical_bias.distribution_difference`)
     over the first group member of each target group (``by_group``), or else the first
     eight entries of the target list. One row: template, from, to, kl, scale."""
-    from polybias.metrics import logprob
-
     t = book.template(template)
     ids = book.lists[t.slots[t.the("target")].list].ids
     if by_group:
         ids = [members[0] for members in logprob.group_members(book, target_list, group_feature).values()]
-    row, col, value = catbias.max_kl(catbias.distribution_difference(lm, book, template, ids[:8],
+    row, col, value = catbias.max_kl(distribution_difference(lm, book, template, ids[:8],
                                                                      scale=kl_scale))
     return pd.DataFrame([{"template": template, "from": row, "to": col, "kl": value, "scale": kl_scale}])
 
@@ -355,8 +350,173 @@ def seed002_model_tables(lm, ddof: int = 0, kl_scale: str = "sum") -> dict[str, 
     """Every category × language of seed 002's templates scored on ``lm`` (:func:`score_all`)
     and laid out as the paper's Tables 1(a), 2 (beside the paper's values), 3 and 4
     (:func:`polybias.data.behnamghader2022.paper_tables`)."""
-    from polybias.results.report import load_reported
-
     tables = behnamghader2022.paper_tables(score_all(lm, ddof=ddof, kl_scale=kl_scale))
     tables["table2"] = behnamghader2022.beside_reported(tables, load_reported("behnamghader2022_cb"))
     return tables
+
+
+def ahn_oh_cb(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
+              targets: list[str] | None = None, attributes: list[str] | None = None,
+              mode: str = "word", ddof: int = 0, multipiece: str | None = None) -> catbias.CBResult:
+    """Ahn & Oh's CB score: Var over groups of log P(n | a)/P(n | prior), both read at the
+    target mask (:func:`polybias.engines.template_scores.kurita_scores`), mean over (template,
+    attribute). ``targets``/``attributes`` restrict the lists (entry ids).
+
+    ``multipiece="ahn-oh"`` (compat) scores words as Ahn & Oh's code does
+    (:func:`polybias.engines.template_scores.ahn_oh_scores`: k masks for a k-piece word, every
+    piece's probability multiplied at every mask, the prior of a target after a
+    multi-piece attribute read from the attribute's second mask; jaimeenahn/ethnic_bias
+    ``score.py`` lines 85–136 and ``bias_utils.py`` lines 26–33); ``mode`` is then unused.
+    For one-piece words it equals the first-piece score. The reference takes the
+    **sample** variance (pandas ``Series.var``, ``score.py`` line 158): pass ``ddof=1``
+    to reproduce its numbers; the default ``ddof=0`` is the population variance of
+    eq. 2 (docs/conventions.md), smaller by the factor (N − 1)/N for N groups.
+    """
+    if multipiece not in catbias.MULTIPIECE:
+        raise CatBiasError(f"multipiece must be one of {catbias.MULTIPIECE}, got {multipiece!r}")
+    if multipiece == "ahn-oh":
+        scores = template_scores.ahn_oh_scores(lm, book, templates, targets, attributes)
+    else:
+        scores = template_scores.kurita_scores(lm, book, templates, targets, attributes, mode=mode)
+    rows = catbias.cb_rows(scores, "corrected", ddof=ddof)
+    return catbias.CBResult(float(rows["cb"].mean()), rows, scores, ddof)
+
+
+def pll_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,
+               targets: list[str] | None = None, attributes: list[str] | None = None,
+               batch_tokens: int | None = None) -> pd.DataFrame:
+    """Sentence PLL of every filled template (all entries and synonym variants).
+
+    Returns columns set, template, target, attribute, variant, text, pll.
+    """
+    templates = [templates] if isinstance(templates, str) else list(templates)
+    frames = []
+    for name in templates:
+        t = book.template(name)
+        try:
+            items, tgt, att = template_scores._items(book, name, targets, attributes)
+        except template_scores.LogProbError as exc:
+            raise CatBiasError(str(exc)) from exc
+        pll = scoring.pseudo_log_likelihood(lm, [f.text for f in items], batch_tokens=batch_tokens)
+        frames.append(pd.DataFrame({
+            "set": t.set, "template": name, "target": [f.choice[tgt] for f in items],
+            "attribute": [f.choice[att] for f in items], "variant": [f.variant for f in items],
+            "text": [f.text for f in items], "pll": pll}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def attribute_mask_distributions(lm: scoring.LanguageModel, book: TemplateBook, template: str,
+                                 targets: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
+    """(groups, V) log-distributions over the vocabulary at the attribute mask, one per
+    target group (the template filled with the group, its attribute masked; synonyms and
+    context entries averaged in probability space), and the group ids."""
+    t = book.template(template)
+    tgt, att = t.the("target"), t.the("attribute")
+    ids = list(targets) if targets is not None else book.lists[t.slots[tgt].list].ids
+    if len(ids) < 2:
+        raise CatBiasError(f"template {template!r}: the distribution difference needs two groups")
+    mask = lm.tokenizer.mask_token
+    first_attr = book.lists[t.slots[att].list].ids[0]
+    dists = []
+    for x in ids:
+        # the attribute is masked, so its entry does not matter beyond agreement of
+        # context slots; take the first entry and keep distinct texts only
+        items = expand(book, t, mask=[att], mask_token=mask, fixed={tgt: x, att: first_attr})
+        texts, starts = zip(*dict.fromkeys((f.text, f.spans[att][0]) for f in items), strict=True)
+        lp = template_scores.mask_log_distributions(lm, list(texts), list(starts))
+        m = lp.max(axis=0)
+        dists.append(m + np.log(np.mean(np.exp(lp - m), axis=0)))
+    return np.vstack(dists), list(ids)
+
+
+def distribution_difference(lm: scoring.LanguageModel, book: TemplateBook, template: str,
+                            targets: list[str] | None = None, scale: str = "sum") -> pd.DataFrame:
+    """KL matrix (:func:`polybias.metrics.catbias.kl_matrix`) between the vocabulary distributions at the attribute
+    mask, one per target group (:func:`attribute_mask_distributions`)."""
+    dists, ids = attribute_mask_distributions(lm, book, template, targets)
+    return catbias.kl_matrix(dists, ids, scale)
+
+
+def interaction_cb(lm: scoring.LanguageModel, book: TemplateBook, template: str, identity_slots: list[str],
+                   attribute_slot: str, attributes: list[str] | None = None,
+                   identities: dict[str, list[str]] | None = None, base: str = "double-mask",
+                   neutral_attributes: list[str] | None = None, weights: dict[str, float] | None = None,
+                   ddof: int = 0, mode: str = "word") -> catbias.CBResult:
+    """Interaction CB of seed 004 §4 for k ≥ 1 identity slots, scored properly.
+
+    A *group* is a combination of identities, one per slot of ``identity_slots`` (e.g.
+    country × language); for attribute a,
+
+        log P(group | a) = Σ_slots log P(identity word | sentence)
+
+    each identity scored as a whole word at its own pieces through the scoring engine
+    (softmax over the vocabulary; multi-piece words by the within-word chain rule; the
+    other identities stay written out), as :func:`polybias.engines.template_scores.target_logprobs`
+    does. The base rate is the same sum with the attribute masked (``double-mask``, Ahn &
+    Oh) or the log-mean-exp of the sums over ``neutral_attributes`` (``neutral``: entries
+    of the attribute list such as "sleeping", "eating", seed 004 §4.1). The score is the
+    mean over attributes of Var over groups of log P − log base, or with ``weights``
+    (attribute → weight, :func:`polybias.metrics.catbias.sentiment_weights`) the weighted mean Σ w_a Var_a / Σ w_a.
+
+    ``attributes`` and ``identities`` (slot → entry ids, e.g. from
+    :func:`polybias.metrics.catbias.stratified_sample`) restrict the lists; other slots are expanded and averaged
+    in probability space. k = 1 with the double-mask base is Ahn & Oh's CB.
+    """
+    if base not in catbias.BASES:
+        raise CatBiasError(f"base must be one of {catbias.BASES}, got {base!r}")
+    t = book.template(template)
+    unknown = [s for s in (*identity_slots, attribute_slot) if s not in t.slots]
+    if unknown:
+        raise CatBiasError(f"template {template!r} has no slot(s) {unknown}")
+    if not identity_slots or attribute_slot in identity_slots or len(set(identity_slots)) != len(identity_slots):
+        raise CatBiasError("identity_slots must be distinct, non-empty and exclude the attribute slot")
+    identities = identities or {}
+    pools = {}
+    for s in identity_slots:
+        ids = book.lists[t.slots[s].list].ids
+        pool = list(identities.get(s, ids))
+        bad = [i for i in pool if i not in ids]
+        if bad or not pool:
+            raise CatBiasError(f"template {template!r}: slot {s!r} " +
+                               (f"has no entries {bad}" if bad else "has no identities"))
+        pools[s] = pool
+    attr_ids = book.lists[t.slots[attribute_slot].list].ids
+    neutral = list(neutral_attributes or [])
+    if base == "neutral" and not neutral:
+        raise CatBiasError("base='neutral' needs neutral_attributes")
+    attrs = list(attributes) if attributes is not None else [a for a in attr_ids if a not in neutral]
+    bad = [a for a in attrs + neutral if a not in attr_ids]
+    if bad or not attrs:
+        raise CatBiasError(f"template {template!r}: attribute list lacks {bad}" if bad else "no attributes")
+    if weights is not None:
+        missing = [a for a in attrs if a not in weights]
+        if missing:
+            raise CatBiasError(f"no weight for attribute(s) {missing}")
+
+    def score(attribute_ids: list[str], masked: tuple[str, ...]) -> pd.DataFrame:
+        items = []
+        for a in attribute_ids:
+            for combo in itertools.product(*(pools[s] for s in identity_slots)):
+                fixed = dict(zip(identity_slots, combo, strict=True))
+                fixed[attribute_slot] = a
+                items.extend(expand(book, t, fixed=fixed))
+        total = np.zeros(len(items))
+        for s in identity_slots:
+            total += template_scores.target_logprobs(lm, items, s, masked, mode=mode)
+        return pd.DataFrame({"attribute": [f.choice[attribute_slot] for f in items],
+                             "group": ["|".join(f.choice[s] for s in identity_slots) for f in items],
+                             "variant": [f.variant for f in items], "logp": total})
+
+    fill = score(attrs, ())
+    if base == "double-mask":
+        prior = score(attrs[:1], (attribute_slot,))  # the attribute is masked: one is enough
+        prior = prior.groupby("group", sort=False)["logp"].agg(catbias.logmeanexp)
+    else:
+        prior = score(neutral, ()).groupby("group", sort=False)["logp"].agg(catbias.logmeanexp)
+    fill = fill.groupby(["attribute", "group"], sort=False)["logp"].agg(catbias.logmeanexp).reset_index()
+    fill["base"] = fill["group"].map(prior)
+    fill["corrected"] = fill["logp"] - fill["base"]
+    rows = catbias.cb_rows(fill.assign(template=template), "corrected", keys=("template", "attribute"),
+                   group="group", variants=(), ddof=ddof)
+    value = float(rows["cb"].mean()) if weights is None else catbias.weighted_cb(rows, weights)
+    return catbias.CBResult(value, rows, fill, ddof)

@@ -4,22 +4,22 @@ and figure."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
+import pandas as pd
 
-from polybias.metrics.ceat import CeatError, segment_length_study
-
-if TYPE_CHECKING:
-    import pandas as pd
+from polybias import paths
+from polybias.data import text
+from polybias.engines.embeddings import occurrence_vectors
+from polybias.metrics.ceat import CeatAlternative, CeatError, ceat_from_occurrences
+from polybias.results.plots import colours, finish_figure, pyplot, wrap
+from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.report import markdown_table
 
 
 def extraction_summary(runs: dict) -> pd.DataFrame:
     """One row per corpus of ``runs`` (label → (tests, :class:`polybias.data.text.Extraction`)):
     its sentences, the words looked for, the fewest occurrences of any of them and the
     words never found (comma-separated)."""
-    import pandas as pd
-
     return pd.DataFrame([
         {"corpus": label, "sentences": ex.n_sentences, "words": len(ex.counts),
          "fewest occurrences": min(ex.counts.values()), "absent": ", ".join(ex.missing())}
@@ -49,8 +49,6 @@ def ces_by_strength(frame, planted_p: list[float]) -> pd.DataFrame:
     >>> ces_by_strength(f, [0.9, 0.1]).values.tolist()
     [['fixed', 9, -0.3, 0.8, True]]
     """
-    import pandas as pd
-
     order = sorted(planted_p)
     rows = []
     for (mode, length), grp in frame.groupby(["sample_set", "length"], sort=False):
@@ -68,10 +66,6 @@ def ces_by_strength(frame, planted_p: list[float]) -> pd.DataFrame:
 def ces_table(frame, alpha: float = 0.005, digits: int = 3) -> str:
     """Markdown table shaped like seed 000 Tables 2/5/6: a row per (test, sample set), a
     column per segment length, CES with ``*`` where p ≥ ``alpha`` (not significant)."""
-    import pandas as pd
-
-    from polybias.results.report import markdown_table
-
     if frame.empty:
         raise CeatError("no results to tabulate")
     lengths = list(dict.fromkeys(frame["length"]))
@@ -96,9 +90,7 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
     line is named by its panel's title, however many tests), the fixed sample set as a
     solid line, the random one dashed; hollow markers are not significant at ``alpha``.
     Saved under ``figures/`` if ``file``."""
-    from matplotlib.lines import Line2D
-
-    from polybias.results.plots import colours, finish_figure, pyplot, wrap
+    from matplotlib.lines import Line2D  # lazy: heavy; figures only
 
     plt = pyplot()
 
@@ -145,7 +137,7 @@ def run_segment_study(
     encoder, runs: dict, language: str = "en", output_dir: str | None = None,
     parameters: dict | None = None, data_sha256: dict | None = None, **options,
 ):
-    """:func:`polybias.metrics.ceat.segment_length_study` over several corpora, with one run
+    """:func:`segment_length_study` over several corpora, with one run
     record per test.
 
     ``runs`` maps a corpus label to ``(tests, extraction)`` (e.g. from
@@ -153,11 +145,6 @@ def run_segment_study(
     ``segment_length_study``. Records (metric ``ceat``; values: the rows of the test) go to ``output_dir`` (relative to the
     project root) when given. Returns the rows of all runs with a ``corpus`` column.
     """
-    import pandas as pd
-
-    from polybias import paths
-    from polybias.results.records import RunRecord, model_fields, write_record
-
     frames = []
     for label, (tests, extraction) in runs.items():
         frame = segment_length_study(encoder, tests, extraction, **options)
@@ -178,3 +165,73 @@ def run_segment_study(
             )
             write_record(record, paths.output_path(output_dir))
     return pd.concat(frames, ignore_index=True)
+
+
+def segment_length_study(
+    encoder,
+    tests,
+    extraction,
+    lengths=(9, 25, 75, ">75"),
+    n_samples: int = 1000,
+    seed: int = 0,
+    sample_sets=("fixed", "random"),
+    alternative: CeatAlternative = "two-sided",
+    layer: int = -1,
+    pooling: str = "mean",
+    strict_lengths: bool = False,
+    cache: bool = False,
+    model_key: str | None = None,
+):
+    """CES of each test at each segment length, for fixed and random sample sets (seed 000 §5.1).
+
+    Parameters
+    ----------
+    encoder : :class:`polybias.engines.embeddings.Encoder`.
+    tests : iterable of :class:`polybias.data.wordlists.AssociationTest` (their words are
+        looked up in ``extraction``).
+    extraction : :class:`polybias.data.text.Extraction` from :func:`polybias.data.text.find_occurrences`.
+    lengths : segment lengths in words (:func:`polybias.data.text.parse_length`: ints, ``">K"``).
+    n_samples : N, occurrences drawn per word and CEAT samples.
+    seed : seed of the sample sets. ``"fixed"``: one draw of occurrences, cut at every
+        length (and the same for every model); ``"random"``: a new draw per
+        (model, length) (:func:`polybias.data.text.sample_seed`).
+    strict_lengths : draw only from sentences with at least L words for length L (more
+        than K for ``">K"``); by default shorter sentences are used whole.
+    model_key : name of the model in the random seeds (default: ``encoder.name``).
+
+    Returns
+    -------
+    DataFrame with one row per (test, sample set, length): ``ces``, ``se``, ``pvalue``,
+    ``tau2``, ``n_samples``, ``mean_words`` (mean words per segment) and ``dropped``.
+    """
+    tests = list(tests)
+    if not tests:
+        raise CeatError("no tests given")
+    words = {w for t in tests for s in t.sets().values() for w in s.words}
+    pool = {w: extraction.occurrences.get(w, []) for w in sorted(words)}
+    for mode in sample_sets:
+        text.sample_seed(seed, mode)  # validates the mode
+    key = model_key or getattr(encoder, "name", "model")
+    rows, memo = [], {}
+    for mode in sample_sets:
+        fixed = None
+        for length in lengths:
+            window, more_than = text.parse_length(length)
+            need = max(window or 0, more_than) if strict_lengths else 0
+            s = text.sample_seed(seed, mode, key, length)
+            if mode == "fixed" and not strict_lengths:  # the same occurrences at every length
+                if fixed is None:
+                    fixed = text.sample_occurrences(pool, n_samples, s, on_missing="drop")
+                drawn = fixed
+            else:
+                drawn = text.sample_occurrences(pool, n_samples, s, min_words=need, on_missing="drop")
+            segs = {w: text.segments(occs, length) for w, occs in drawn.items()}
+            vectors = occurrence_vectors(encoder, segs, layer, pooling, cache=cache, memo=memo)
+            mean_words = float(np.mean([o.n_words for occs in segs.values() for o in occs]))
+            for t in tests:
+                r = ceat_from_occurrences(vectors, t, alternative=alternative, on_missing="drop")
+                rows.append({"test": t.name, "sample_set": mode, "length": str(length),
+                             "ces": r.ces, "se": r.se, "pvalue": r.pvalue, "tau2": r.tau2,
+                             "n_samples": r.n_samples, "mean_words": mean_words,
+                             "dropped": ", ".join(w for ws in r.dropped.values() for w in ws)})
+    return pd.DataFrame(rows)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from polybias.data.crowspairs import DUTCH_SCORE_MODELS, load_dutch_crows_scores
+from polybias import models, paths
+from polybias.data import sources
+from polybias.data.crowspairs import DATASETS, DUTCH_SCORE_MODELS, load_dutch_crows_scores
 from polybias.metrics.crows import (
     METHODS,
     CrowsError,
@@ -15,16 +17,14 @@ from polybias.metrics.crows import (
     pair_scores,
     stereotype_score,
 )
-from polybias.results.records import model_fields
+from polybias.models import check_language
+from polybias.results.records import RunRecord, model_fields, write_record
 from polybias.studies import crows_pairs
 
 
 def _comparison_record(comparison: LanguageComparison, model: str, languages: list[str],
                        test: str, parameters: dict, output_dir: str, model_revision: str | None = None,
                        data_sha256: dict | None = None, normaliser: dict | None = None) -> None:
-    from polybias import paths
-    from polybias.results.records import RunRecord, write_record
-
     record = RunRecord(
         metric="crows-languages", model=model, language="+".join(languages), test=test,
         parameters=parameters, model_revision=model_revision, data_sha256=data_sha256 or {},
@@ -45,9 +45,6 @@ def compared_languages(model: str, dataset: str, languages: list[str] | None = N
     >>> compared_languages("some/dir", "crows-pairs-dutch", ["nl", "en"])
     ['nl', 'en']
     """
-    from polybias.data.crowspairs import DATASETS
-    from polybias.models import check_language
-
     if dataset not in DATASETS:
         raise CrowsError(f"unknown dataset {dataset!r}; datasets with aligned languages: "
                          + ", ".join(d for d, ls in DATASETS.items() if len(ls) > 1))
@@ -91,8 +88,6 @@ def run_crows_languages(
     record into ``output_dir`` when given. Returns ``({language: scored}, comparison)``;
     ``comparison.per_language`` has a ``model`` column.
     """
-    from polybias import models
-
     if method is not None and method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
     languages = compared_languages(model, dataset, languages, language_override)
@@ -124,9 +119,6 @@ def published_dutch_comparison(groups: dict[str, list[str]], n_bootstrap: int = 
     Writes one ``crows-languages`` record per group into ``output_dir`` when given (the
     sha256 of the score files it read).
     """
-    from polybias.data import sources
-    from polybias.data.crowspairs import DUTCH_SCORE_MODELS, load_dutch_crows_scores
-
     registry = sources.load_registry()
     per, paired = [], []
     for group, names in groups.items():
@@ -148,12 +140,12 @@ def published_dutch_comparison(groups: dict[str, list[str]], n_bootstrap: int = 
         per.append(p)
         paired.append(q)
         if output_dir is not None:
-            sources = [f"crows-pairs-dutch-scores-{m}" for m in names]
+            used = [f"crows-pairs-dutch-scores-{m}" for m in names]
             _comparison_record(LanguageComparison(p, q), "+".join(names),
                                [DUTCH_SCORE_MODELS[m] for m in names], "crows-pairs-dutch-published",
                                {"group": group, "models": list(names), "n_bootstrap": n_bootstrap,
                                 "seed": seed}, output_dir,
-                               data_sha256={s: registry[s].sha256 for s in sources})
+                               data_sha256={s: registry[s].sha256 for s in used})
     return LanguageComparison(pd.concat(per, ignore_index=True), pd.concat(paired, ignore_index=True))
 
 

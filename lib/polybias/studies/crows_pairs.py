@@ -7,15 +7,24 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from polybias import models, paths
+from polybias.data import crowspairs, semantics
+from polybias.data.crowspairs import DATASETS, load_crows_pairs
+from polybias.engines.scoring import LanguageModel
 from polybias.metrics.crows import (
     METHODS,
     CrowsError,
     alignment_changes,
+    attribution_words,
+    gamboa_table3,
     jsd_attributions,
     jsd_stereotype_score,
     pair_scores,
     stereotype_score,
 )
+from polybias.planted.synthetic import minimal_pairs
+from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.report import load_reported, side_by_side
 
 
 def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None = None,
@@ -26,15 +35,12 @@ def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None 
     ``seed``) and match the vocabulary of the models trained on planted corpora.
     """
     if dataset == "planted":
-        from polybias.planted.synthetic import minimal_pairs
-
         pairs = minimal_pairs(n=n, language=language, seed=seed)
         if bias_types:
             unknown = sorted(set(bias_types) - set(pairs.bias_type))
             if unknown:
                 raise CrowsError(f"planted pairs have no bias type {', '.join(unknown)}")
         return pairs
-    from polybias.data.crowspairs import load_crows_pairs
 
     # drop only broken pairs (empty or identical sentences); keep the benchmark's non-minimal ones
     return load_crows_pairs(dataset, language, bias_types=bias_types or None, on_invalid="drop",
@@ -77,13 +83,9 @@ def run_crows(
     shares, ``"content"`` the ones of the alignment without special tokens). Writes two
     run records (``crows`` and ``crows-jsd``) into ``output_dir`` when given.
     """
-    from polybias import models, paths
-    from polybias.results.records import RunRecord, model_fields, write_record
-
     if method is not None and method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
     pairs = load_pairs(dataset, language, bias_types, n_pairs, seed)
-    from polybias.engines.scoring import LanguageModel
 
     lm = model if isinstance(model, LanguageModel) else models.load(model, "lm")
     model = lm.name
@@ -128,9 +130,6 @@ def alignment_change_counts(model: str = "minilm-l6",
     shared positions differ, :func:`polybias.metrics.crows.alignment_changes`) and
     ``pair_ids`` (theirs, comma-separated).
     """
-    from polybias import models
-    from polybias.data.crowspairs import DATASETS
-
     encoder = models.load(model, "encoder")
     rows = []
     for dataset, languages in (DATASETS if datasets is None else datasets).items():
@@ -148,10 +147,6 @@ def gamboa_gpt2_reproduction() -> pd.DataFrame:
     (:func:`polybias.data.crowspairs.load_gamboa_gpt2_scores`, eq. 6:
     :func:`polybias.metrics.crows.gamboa_table3`) beside the paper's values, twice: eq. 6
     as written, and with |S_JSD| ≤ 1e-5 counted as a tie (column ``aggregation``)."""
-    from polybias.data import crowspairs
-    from polybias.metrics.crows import gamboa_table3
-    from polybias.results.report import load_reported, side_by_side
-
     scores = crowspairs.load_gamboa_gpt2_scores()
     paper = load_reported("gamboa2024_table3", model="gpt2").rename(columns={"value": "score"})
     rows = []
@@ -174,8 +169,5 @@ def bias_categories(run: CrowsRun, top: int = 10, min_share: float = 0.01) -> pd
     (:func:`polybias.metrics.crows.attribution_words`,
     :func:`polybias.data.semantics.category_shares`), a category counted when it holds at
     least ``min_share`` of the words (and at least one)."""
-    from polybias.data import semantics
-    from polybias.metrics.crows import attribution_words
-
     words = attribution_words(run.attributed)
     return semantics.category_shares(words, min_count=max(1, round(min_share * len(words)))).head(top)

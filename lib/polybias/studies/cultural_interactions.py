@@ -8,7 +8,7 @@ import pandas as pd
 from polybias.data import sources, templating
 from polybias.metrics import catbias
 from polybias.results import report
-from polybias.studies import capstone2023
+from polybias.studies import capstone2023, categorical_bias
 
 SEED004_LISTS = {"Countries": "seed004-countries", "Languages": "seed004-languages", "Food": "seed004-dishes",
                  "Music": "seed004-genres", "Religion": "seed004-religions"}
@@ -95,7 +95,7 @@ def interaction_scores(lm, book, template: str, identity_slots: list[str], attri
                        seed: int = 0) -> pd.DataFrame:
     """Interaction CB of ``lm`` for each identity slot alone and, with more than one, for
     all of them together, against the double-mask base rate and (with
-    ``neutral_attributes``) the neutral one (:func:`polybias.metrics.catbias.interaction_cb`),
+    ``neutral_attributes``) the neutral one (:func:`polybias.studies.categorical_bias.interaction_cb`),
     each with its permutation test against the base rate over the cells of
     ``cell_feature`` (:func:`polybias.studies.capstone2023.interaction_significance`). With
     ``weighted``, attributes are weighted by :func:`sentiment_attribute_weights`.
@@ -114,7 +114,7 @@ def interaction_scores(lm, book, template: str, identity_slots: list[str], attri
     rows = []
     for slots in combos:
         for base in bases:
-            r = catbias.interaction_cb(lm, book, template, slots, attribute_slot, attributes=attrs, base=base,
+            r = categorical_bias.interaction_cb(lm, book, template, slots, attribute_slot, attributes=attrs, base=base,
                                        neutral_attributes=neutral_attributes or None, weights=weights)
             test = capstone2023.interaction_significance(r, cells, n_permutations=n_permutations, seed=seed)
             rows.append({"characteristics": " × ".join(slots), "base": base, "weighted": weighted,

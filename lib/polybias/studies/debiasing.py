@@ -4,20 +4,23 @@ before and after each method, their records and figure."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import pandas as pd
+
 from polybias import paths
-from polybias.engines.static import StaticEmbeddings
+from polybias.data import sources, wordlists
+from polybias.engines.static import StaticEmbeddings, lookup
 from polybias.metrics.debias import (
     DebiasError,
     DebiasResult,
     Pair,
     Subspace,
     _check_pairs,
-    evaluate,
     extreme_words,
     hard_debias,
     inlp_debias,
@@ -25,7 +28,14 @@ from polybias.metrics.debias import (
     lpsg,
     pair_direction,
     pca_subspace,
+    static_seat_vectors,
 )
+from polybias.metrics.weat import weat, weat_association
+from polybias.results.plots import finish_figure, pyplot, wrap
+from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
+from polybias.results.report import load_reported, markdown_table
+from polybias.studies.seat import load_templates
+from polybias.studies.weat import weat_on_embedding
 
 
 def _fixed(v: float, digits: int) -> str:
@@ -43,8 +53,6 @@ def effect_table(frame, digits: int = 2, pdigits: int = 2, value: str = "effect_
     >>> effect_table(f).values.tolist()
     [['BM', 't', '1.23 (0.01)', '0.00 (0.50)']]
     """
-    import pandas as pd
-
     if value == "effect_size":
         cells = [f"{_fixed(e, digits)} ({_fixed(p, pdigits)})"
                  for e, p in zip(frame.effect_size, frame.pvalue, strict=True)]
@@ -92,8 +100,6 @@ def load_spec(language: str, file: str = "debias.yaml") -> DebiasSpec:
     title, tests: [{test, kind}], methods: name → method spec). A test ``F:NAME`` is test
     NAME of file F in the same folder.
     """
-    from polybias.data import wordlists
-
     path = paths.data_dir() / "wordlists" / language / file
     if not path.is_file():
         raise DebiasError(f"no debias spec {language}/{file} under data/wordlists")
@@ -174,8 +180,6 @@ def _validate_direction(spec: DebiasSpec, d: Any, where: str) -> None:
 
 
 def resolve_test(spec: DebiasSpec, name: str):
-    from polybias.data import wordlists
-
     if ":" in name:
         file, tname = name.split(":", 1)
         return wordlists.get_test(spec.language, tname, file)
@@ -241,10 +245,6 @@ def apply_method(
 
 def _read_source_json(name: str) -> Any:
     """The parsed JSON of a registered data source (fetched or found in the mirror)."""
-    import json
-
-    from polybias.data import sources
-
     with open(sources.fetch(name), encoding="utf-8") as fh:
         return json.load(fh)
 
@@ -302,8 +302,6 @@ def run_table(
     seat_groups = {x.get("label", x["test"]): x["seat"] for x in t["tests"] if seat and "seat" in x}
     templates = None
     if seat_groups:
-        from polybias.studies.seat import load_templates
-
         templates = load_templates(language)
     return evaluate(embs, tests, seat_groups=seat_groups, templates=templates, seed=seed,
                     **weat_options), results
@@ -312,8 +310,6 @@ def run_table(
 def reported_table(name: str, test_type: str = "WEAT", digits: int = 2):
     """A transcribed seed table (``paper/reported/<name>.csv``) in the shape of
     :func:`effect_table` (one test type: WEAT or SEAT)."""
-    from polybias.results.report import load_reported
-
     frame = load_reported(name, test_type=test_type)
     if frame.empty:
         raise DebiasError(f"{name}.csv has no {test_type} rows")
@@ -324,10 +320,6 @@ def side_by_side_table(frame, reported_names: str | Sequence[str]):
     """Reproduced and reported effect sizes per (test type, test, method), with the
     difference; ``reported_names`` are ``paper/reported`` tables (e.g. seed 003 Tables 3
     and 4 for the WEAT and SEAT rows of the Hindi gender table)."""
-    import pandas as pd
-
-    from polybias.results.report import load_reported
-
     names = [reported_names] if isinstance(reported_names, str) else list(reported_names)
     keys = ["test_type", "test", "method"]
     rep = pd.concat([load_reported(n)[[*keys, "effect_size"]] for n in names], ignore_index=True)
@@ -344,8 +336,6 @@ def removed_summary(results: dict[str, dict[str, DebiasResult]]):
     rank, the words changed, INLP's held-out accuracy before and after with the chance
     rate (NaN for other methods), and hard debias's number of equalised pairs (— for
     other methods)."""
-    import pandas as pd
-
     rows = []
     for name, res in results.items():
         for method, r in res.items():
@@ -368,8 +358,6 @@ def scope_comparison(emb: StaticEmbeddings, language: str, frames: dict[str, Any
     original and INLP (whose classifier words are not the test words); SEAT rows are not
     rerun. Columns table, kind, test, method, ``effect_size (<scope>)`` and
     ``effect_size (<other scope>)``."""
-    import pandas as pd
-
     spec = load_spec(language)
     other_scope = "targets" if scope == "all" else "all"
     rows = []
@@ -395,8 +383,6 @@ def language_tables(emb: StaticEmbeddings, language: str, scope: Literal["all", 
     record each under ``output_dir`` when given, and a figure each), as Markdown texts: a
     heading and the effect-size table per table and, in Hindi, the cells beside seed
     003's (:data:`SEED003_TABLES`, :func:`side_by_side_table`)."""
-    from polybias.results.report import markdown_table
-
     spec = load_spec(language)
     texts = []
     for name in spec.tables:
@@ -416,7 +402,7 @@ def reference_hard_debias(emb: StaticEmbeddings, language: str, table: str, seed
     """Hard debias with Bolukbasi et al.'s own lists (debiaswe's definitional and
     equalise pairs and gender-specific words, their case variants, missing pairs
     dropped) evaluated on the tests of ``table``: the WEAT frame of the original and the
-    debiased embedding (:func:`polybias.metrics.debias.evaluate`)."""
+    debiased embedding (:func:`evaluate`)."""
     spec = load_spec(language)
     ref = hard_debias(emb, load_source_pairs("debiaswe-definitional-pairs"),
                       load_source_pairs("debiaswe-equalize-pairs"),
@@ -433,8 +419,6 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
                  file: str = "debias.yaml") -> Path:
     """Write one run record for a debiasing table (values: every cell and each method's
     details) under ``output_dir`` (relative to the project root)."""
-    from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
-
     spec_path = paths.data_dir() / "wordlists" / language / file
     details = {name: {"method": r.method, "changed_words": r.changed_words,
                       "removed_rank": r.removed.k, "removed_method": r.removed.method,
@@ -453,10 +437,8 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
 def plot_effects(frame, title: str, file: str | None = None):
     """Effect size per test (rows) and method (bars), BM and IR tests side by side;
     saved as ``figures/<file>`` when given."""
-    from polybias.results.plots import finish_figure, pyplot, wrap
-
     plt = pyplot()
-    import seaborn as sns
+    import seaborn as sns  # lazy: heavy; figures only
 
     kinds = list(dict.fromkeys(frame["kind"]))
     fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds) + 1.5, 3.6),
@@ -475,3 +457,58 @@ def plot_effects(frame, title: str, file: str | None = None):
     axes[0][-1].legend(frameon=False, fontsize=8, bbox_to_anchor=(1.0, 1.0), loc="upper left")
     fig.suptitle(title, fontsize=11)
     return finish_figure(fig, file)
+
+
+def evaluate(
+    embeddings: dict[str, StaticEmbeddings],
+    tests: dict[str, tuple[Any, str]],
+    on_missing: Literal["raise", "drop"] = "drop",
+    seat_groups: dict[str, dict[str, str]] | None = None,
+    templates=None,
+    **weat_options,
+):
+    """WEAT (and static SEAT) of every test on every embedding: a long DataFrame.
+
+    ``tests`` maps a row label to ``(AssociationTest, kind)`` with kind ``BM``
+    (bias measuring) or ``IR`` (information retention). Columns: method, test_type,
+    kind, test, effect_size, pvalue, gap, dropped. ``gap`` is the unnormalised association
+    ``mean_X s(x, A, B) − mean_Y s(y, A, B)`` in cosine units: the effect size divides it
+    by the spread of s, so after a debiasing that shrinks every s, a tiny residual gap
+    can still give a large effect size (of either sign).
+
+    ``seat_groups`` maps a label to the template group of each role (X, Y, A, B); those
+    tests also run as SEAT on :func:`static_seat_vectors` with ``templates``
+    (:func:`polybias.studies.seat.load_templates`).
+    """
+    def gap_of(M):
+        return float(weat_association(M["X"], M["A"], M["B"]).mean()
+                     - weat_association(M["Y"], M["A"], M["B"]).mean())
+
+    seat_groups = seat_groups or {}
+    if seat_groups and templates is None:
+        raise DebiasError("SEAT rows need the templates of the language")
+    rows = []
+    for method, emb in embeddings.items():
+        for label, (test, kind) in tests.items():
+            r = weat_on_embedding(emb, test, on_missing=on_missing, **weat_options)
+            M = {role: lookup(emb, list(ws.words), on_missing="drop")[0]
+                 for role, ws in test.sets().items()}
+            rows.append({"method": method, "test_type": "WEAT", "kind": kind, "test": label,
+                         "effect_size": r.effect_size, "pvalue": r.pvalue, "gap": gap_of(M),
+                         "dropped": ", ".join(w for ws in r.dropped.values() for w in ws)})
+        for label, groups in seat_groups.items():
+            test, kind = tests[label]
+            M, dropped = {}, []
+            for role, ws in test.sets().items():
+                M[role], _, miss = static_seat_vectors(emb, ws.words, groups[role], templates)
+                dropped += miss
+                if not len(M[role]):
+                    raise DebiasError(f"SEAT {label}: no word of set {role} in {emb.name}")
+            r = weat(M["X"], M["Y"], M["A"], M["B"], **weat_options)
+            rows.append({"method": method, "test_type": "SEAT", "kind": kind, "test": label,
+                         "effect_size": r.effect_size, "pvalue": r.pvalue, "gap": gap_of(M),
+                         "dropped": ", ".join(dropped)})
+    frame = pd.DataFrame(rows)
+    order = {"WEAT": 0, "SEAT": 1}
+    return frame.sort_values("test_type", key=lambda c: c.map(order), kind="stable",
+                             ignore_index=True)

@@ -32,8 +32,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from polybias import models, paths
+from polybias.data import census, sources, wordlists
 from polybias.data.census import women_share_outcome
+from polybias.data.templating import parse_templates
+from polybias.engines.embeddings import sentence_vectors
+from polybias.engines.static import lookup
+from polybias.engines.template_scores import kurita_scores
+from polybias.metrics.logprob import attribute_bias
 from polybias.metrics.wefat import relative_norm_distance, wefat_association
+from polybias.results.plots import finish_figure, pyplot
+from polybias.results.records import RunRecord, write_record
 
 METHODS = ("pearson", "spearman")
 #: Measures :func:`static_occupation_bias` computes (column names of its frame).
@@ -117,8 +126,6 @@ def correlation_with_interval(x, y, method: str = "pearson", confidence: float =
 # ---------------------------------------------------------------- scores per occupation
 
 def _lookup(emb, words: list[str], role: str) -> tuple[np.ndarray, list[str], list[str]]:
-    from polybias.engines.static import lookup
-
     M, kept, missing = lookup(emb, list(words), on_missing="drop")
     if not kept:
         raise ExternalValidityError(f"no {role} word is in {emb.name} (missing: {missing})")
@@ -176,8 +183,6 @@ def encoder_occupation_bias(encoder, occupations: list[str], women: list[str], m
 
     Returns a frame with columns occupation, encoder_wefat (positive: closer to women).
     """
-    from polybias.engines.embeddings import sentence_vectors
-
     if "{phrase}" not in template:
         raise ExternalValidityError(f"template {template!r} has no {{phrase}} slot")
     for role, words in (("occupations", occupations), ("women", women), ("men", men)):
@@ -202,8 +207,6 @@ def occupation_template_book(occupations: list[str], women: list[str], men: list
     >>> [f.text for f in templating.expand(book, "occupation", fixed={"target": "she", "occupation": "engineer"})]
     ['she is an engineer .']
     """
-    from polybias.data.templating import parse_templates
-
     overlap = sorted(set(women) & set(men))
     if overlap:
         raise ExternalValidityError(f"words in both gender groups: {overlap}")
@@ -233,7 +236,7 @@ def logprob_occupation_bias(lm, occupations: list[str], women: list[str], men: l
     For the template "{target} is a/an {occupation} ." (Kurita, Vyas, Pareek, Black &
     Tsvetkov 2019, with the occupation as the attribute), the corrected score of a target
     word x is log P(x | occupation shown) − log P(x | occupation masked), read at the
-    target's mask (:func:`polybias.metrics.logprob.kurita_scores`), and
+    target's mask (:func:`polybias.engines.template_scores.kurita_scores`), and
 
         b(o) = mean_{x ∈ women} corrected(x, o) − mean_{y ∈ men} corrected(y, o)
 
@@ -242,8 +245,6 @@ def logprob_occupation_bias(lm, occupations: list[str], women: list[str], men: l
 
     Returns a frame with columns occupation, logprob_bias, in the order of ``occupations``.
     """
-    from polybias.metrics.logprob import attribute_bias, kurita_scores
-
     book = occupation_template_book(occupations, women, men, text)
     scores = kurita_scores(lm, book, "occupation", mode=mode, batch_tokens=batch_tokens)
     bias = attribute_bias(scores, list(women), list(men))
@@ -391,8 +392,6 @@ def plot_census_scatter(joined: dict[str, pd.DataFrame], year: int, title: str, 
     ``joined`` maps a measure name to a :func:`join_census` frame (columns ``women`` and
     the measure); ``labels`` maps a measure to its panel title (default: its name).
     """
-    from polybias.results.plots import finish_figure, pyplot
-
     labels = labels or {}
     plt = pyplot()
     if not joined:
@@ -453,9 +452,6 @@ def occupation_scores(model: str, occupations: list[str], women: list[str], men:
       targets ``mlm_women`` / ``mlm_men`` (:func:`logprob_occupation_bias`), column
       ``logprob_bias``.
     """
-    from polybias import models, paths
-    from polybias.data import wordlists
-
     emb = models.load(model, "static")
     static, missing = static_occupation_bias(emb, occupations, women, men, ddof=ddof)
     scores = pd.DataFrame({"occupation": occupations}).merge(static, on="occupation", how="left")
@@ -521,10 +517,6 @@ def write_external_records(result: OccupationScores, table: pd.DataFrame, model:
     (relative to the output root): its correlations (rows of ``table``), its scores and,
     for the measures of the static ``model``, the words that model lacks; with the sha256
     of the census files. Returns the records' paths."""
-    from polybias import paths
-    from polybias.data import census, sources
-    from polybias.results.records import RunRecord, write_record
-
     data_sha = {name: sources.get_source(name).sha256 for name in
                 (census.OCCUPATIONS, census.SHARES, census.FEMALE_WORDS, census.MALE_WORDS)}
     written = []

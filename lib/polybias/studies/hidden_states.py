@@ -23,6 +23,7 @@ import pandas as pd
 
 from polybias import paths
 from polybias.engines import hidden_states
+from polybias.results.plots import finish_figure, pyplot
 from polybias.results.records import RunRecord, model_fields, write_record
 
 #: The ``layer_view`` that projects every layer's states at once (flattened per occurrence).
@@ -107,10 +108,8 @@ def halves_sentence(halves: dict[str, Any], alpha: float = 0.05) -> str:
 def plot_views(points: dict[str, np.ndarray], groups: list[str], title: str, file: str | None = None):
     """The 2-D views of :func:`two_d_views` side by side, one colour and marker per group
     (legend below the panels), without ticks; saved as ``figures/<file>`` when given."""
-    from polybias.results.plots import finish_figure, pyplot
-
     plt = pyplot()
-    import seaborn as sns
+    import seaborn as sns  # lazy: heavy; figures only
 
     fig, axes = plt.subplots(1, len(points), figsize=(11, 3.8), squeeze=False, layout="constrained")
     axes = axes[0]

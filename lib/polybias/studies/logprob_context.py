@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from polybias.data import templating
+from polybias.results.plots import finish_figure, pyplot
+
 #: Below this absolute size a corrected difference (in nats) counts as zero: far above the
 #: rounding noise of a float64 forward pass (about 1e-14), far below any planted effect.
 ZERO_TOLERANCE = 1e-9
@@ -46,10 +49,8 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
                        ylabel: str = "X − Y (log-probability)"):
     """Prior vs corrected X − Y differences per structure (seed 000 Fig. 2 / 11 style):
     one point per attribute, coloured by attribute group; saved as ``figures/<file>``."""
-    from polybias.results.plots import finish_figure, pyplot
-
     plt = pyplot()
-    import seaborn as sns
+    import seaborn as sns  # lazy: heavy; figures only
 
     long = per_attribute.melt(id_vars=["structure", "attribute", "attribute_group"],
                               value_vars=["prior", "corrected"], var_name="score", value_name="difference")
@@ -77,8 +78,6 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
 def structure_examples(book) -> list[tuple[str, str]]:
     """One sentence per structure (template set) of ``book``: its first template filled
     with the first entry of its target and of its attribute list, as (set, text)."""
-    from polybias.data import templating
-
     first_of_set = {}
     for t in book.templates.values():
         first_of_set.setdefault(t.set, t)

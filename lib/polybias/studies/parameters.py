@@ -34,8 +34,9 @@ from polybias import paths
 from polybias.data import census, text
 from polybias.data import stereoset as stereoset_data
 from polybias.data.crowspairs import DATASETS
+from polybias.engines import template_scores
 from polybias.engines.embeddings import SENTENCE_POOLINGS, WORD_POOLINGS
-from polybias.metrics import catbias, ceat, crows, logprob, seat
+from polybias.metrics import catbias, ceat, crows, seat
 from polybias.metrics import stereoset as stereoset_metric
 from polybias.metrics.weat import check_weat_options
 from polybias.models import ANALYTIC, PLANTED, check_language, load_registry, resolve_model
@@ -511,12 +512,12 @@ NOTEBOOKS: dict[str, Notebook] = {
         "a": _free("first attribute group"),
         "b": _free("second attribute group"),
         "mode": _choice("target scoring: {values} (word: whole word; first_piece: Kurita / "
-                        "seed-000 compat)", logprob.MODES),
+                        "seed-000 compat)", template_scores.MODES),
         "prior_at": _choice("first_piece: read the prior at the {values} (target: default; "
-                            "attribute: seed 000's code)", logprob.PRIOR_AT),
+                            "attribute: seed 000's code)", template_scores.PRIOR_AT),
         "index_quirk": _choice("first_piece: {values} reads one token before the mask as Kurita "
                                "et al.'s code; empty: none",
-                               tuple(q for q in logprob.INDEX_QUIRKS if q), empty=True),
+                               tuple(q for q in template_scores.INDEX_QUIRKS if q), empty=True),
         "n_permutations": _integer("Monte Carlo draws of the permutation test when not exact "
                                    "({range})", low=1),
         "seed": _integer("seed of the permutation test (and of the planted model's training, or "
@@ -561,7 +562,7 @@ NOTEBOOKS: dict[str, Notebook] = {
         "attribute_list": _free("word list of the attribute slot (for group shares)"),
         "group_feature": _free("entry feature that names a word's group (group shares)"),
         "mode": _choice("target scoring: {values} (word: whole word; first_piece: Ahn & Oh / "
-                        "Kurita compat)", logprob.MODES),
+                        "Kurita compat)", template_scores.MODES),
         "ddof": _choice("variance over groups: {values} (0: population, the default; 1: sample, "
                         "Ahn & Oh)", (0, 1)),
         "multipiece": _choice("{values}: multi-piece words scored as Ahn & Oh's code (k masks, "

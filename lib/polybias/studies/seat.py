@@ -8,8 +8,14 @@ import json
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+import numpy as np
+import pandas as pd
+
+from polybias import models, paths
+from polybias.data import sources, wordlists
+from polybias.engines import embeddings
+from polybias.engines.embeddings import Encoder
 from polybias.metrics.seat import (
     _FILE_ROLES,
     _SLOT,
@@ -18,13 +24,14 @@ from polybias.metrics.seat import (
     SeatError,
     SeatTemplates,
     SeatTest,
-    check_weat_options,
-    seat,
+    fill_templates,
     templated_test,
 )
-
-if TYPE_CHECKING:
-    import pandas as pd
+from polybias.metrics.weat import WeatResult, check_weat_options, weat
+from polybias.planted.static import BagOfWords
+from polybias.results.plots import finish_figure, pyplot
+from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
+from polybias.stats import N_PERMUTATIONS, Alternative
 
 
 def read_sent_bias(path: str | Path, name: str | None = None) -> SeatTest:
@@ -53,8 +60,6 @@ def read_sent_bias(path: str | Path, name: str | None = None) -> SeatTest:
 def seat_source(name: str, words: bool = False, registry=None) -> str:
     """Registered source name of a sent-bias test: its sentence file, or with
     ``words=True`` its word-level file (``weat*`` tests only)."""
-    from polybias.data import sources
-
     registry = registry if registry is not None else sources.load_registry()
     if words:
         candidates = [f"sent-bias-{name}"] if name.startswith("weat") else []
@@ -70,8 +75,6 @@ def seat_source(name: str, words: bool = False, registry=None) -> str:
 
 
 def _load_registered(name: str, words: bool, registry) -> SeatTest:
-    from polybias.data import sources
-
     registry = registry if registry is not None else sources.load_registry()
     source = seat_source(name, words=words, registry=registry)
     return replace(read_sent_bias(sources.fetch(source, registry), name=name), source=source)
@@ -92,8 +95,6 @@ def load_word_test(name: str, registry=None) -> SeatTest:
 def load_templates(language: str, path: str | Path | None = None) -> SeatTemplates:
     """Read ``data/templates/seat_<language>.yaml`` (or ``path``) and check every
     template holds exactly one slot ``{X}`` or ``{aX}``."""
-    from polybias import paths
-
     path = Path(path) if path else paths.data_dir() / "templates" / f"seat_{language}.yaml"
     raw = paths.read_yaml(path, SeatError, f"SEAT templates for {language!r}")
     if not isinstance(raw, dict) or not isinstance(raw.get("groups"), dict) or not raw["groups"]:
@@ -126,13 +127,6 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
     ``options`` (ddof, alternative, n_permutations, exact_limit, seed) and ``special_tokens``
     (``False`` with ``pooling="first-piece"``: sent-bias compat) go to :func:`seat`. Returns a
     DataFrame with one row per test."""
-    import pandas as pd
-
-    from polybias import models, paths
-    from polybias.data import sources
-    from polybias.engines.embeddings import Encoder
-    from polybias.results.records import RunRecord, model_fields, write_record
-
     check_weat_options(**options)
     names = [tests] if isinstance(tests, str) else list(tests) if tests else list(SEAT_TESTS)
     registry = sources.load_registry()
@@ -163,8 +157,6 @@ def template_groups(language: str, test_name: str) -> dict[str, str]:
     """Template group of each role of word-list test ``test_name`` of ``language``: the
     ``seat`` entry the language's ``debias.yaml`` tables give the test (Hindi: the part of
     speech of each list, seed 003 App. D), else ``noun`` for every role."""
-    from polybias import paths
-
     path = paths.data_dir() / "wordlists" / language / "debias.yaml"
     if path.is_file():
         raw = paths.read_yaml(path, SeatError, "debias spec") or {}
@@ -188,13 +180,6 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
     ``output_dir`` when given; returns a DataFrame shaped like :func:`run_seat`'s, with the
     template groups in column ``groups``.
     """
-    import pandas as pd
-
-    from polybias import models, paths
-    from polybias.data import wordlists
-    from polybias.engines.embeddings import Encoder
-    from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
-
     check_weat_options(**options)
     defined = wordlists.load_tests(language, file)
     names = [tests] if isinstance(tests, str) else list(tests) if tests else list(defined)
@@ -207,7 +192,6 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
     for n in names:  # every test is built (and its template groups checked) before the model loads
         g = groups.get(n) or template_groups(language, n)
         built[n] = (templated_test(defined[n], templates, g), g)
-    from polybias.planted.static import BagOfWords
 
     encoder = model if isinstance(model, Encoder | BagOfWords) else models.load(model, "encoder", device=device)
     data_sha = {**wordlists.data_sha256(language, file)}
@@ -238,10 +222,6 @@ def template_examples(words: dict[str, str]) -> pd.DataFrame:
     """One example sentence per template group of each language's SEAT templates
     (:func:`load_templates`): ``words`` maps a language to the word filled in. Columns
     language, group, templates (how many the group has), example (its first template)."""
-    import pandas as pd
-
-    from polybias.metrics.seat import fill_templates
-
     rows = []
     for language, word in words.items():
         templates = load_templates(language)
@@ -255,11 +235,9 @@ def rebuilt_c6(encoder, frame: pd.DataFrame | None = None, pooling: str = "model
                special_tokens: bool = True, **options) -> pd.DataFrame:
     """C6 (career/family, May et al.'s ``weat6``) rebuilt from its word list in the English
     templates (names in the ``name`` templates, career and family words in the singular
-    ``noun`` ones) and run on ``encoder`` with ``options`` (:func:`polybias.metrics.seat.seat`),
+    ``noun`` ones) and run on ``encoder`` with ``options`` (:func:`seat`),
     beside May et al.'s own sentence file where ``frame`` (:func:`run_seat`) holds
     ``weat6``. Columns sentences, n_x, n_a, effect_size, pvalue."""
-    import pandas as pd
-
     rebuilt = templated_test(load_word_test("weat6"), load_templates("en"),
                              groups={"X": "name", "Y": "name", "A": "noun", "B": "noun"})
     result = seat(encoder, rebuilt, pooling=pooling, layer=layer, special_tokens=special_tokens,
@@ -278,9 +256,7 @@ def plot_effects(frame: pd.DataFrame, title: str, file: str | None = None, alpha
     order from the top, darker where ``pvalue`` < ``alpha`` (said in a legend above the
     bars); saved as ``figures/<file>``
     when given."""
-    from matplotlib.patches import Patch
-
-    from polybias.results.plots import finish_figure, pyplot
+    from matplotlib.patches import Patch  # lazy: heavy; figures only
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 0.26 * len(frame) + 1.6))
@@ -297,3 +273,46 @@ def plot_effects(frame: pd.DataFrame, title: str, file: str | None = None, alpha
               loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, frameon=False, fontsize=8,
               borderaxespad=1.4)
     return finish_figure(fig, file)
+
+
+def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -1,
+                 batch_tokens: int | None = None, cache: bool = False,
+                 special_tokens: bool = True) -> dict[str, np.ndarray]:
+    """Sentence vectors of the four sets, each distinct sentence encoded once
+    (``encoder`` may also be any object with its own ``encode(sentences)``, e.g. the
+    known-answer :class:`polybias.planted.static.BagOfWords`)."""
+    unique = list(dict.fromkeys(s for r in ROLES for s in test.sentences[r]))
+    if callable(getattr(encoder, "encode", None)):  # an encoder of its own (a known answer)
+        vecs = encoder.encode(unique)
+    else:
+        vecs = embeddings.sentence_vectors(encoder, unique, pooling=pooling, layer=layer,
+                                           batch_tokens=batch_tokens, cache=cache,
+                                           special_tokens=special_tokens)
+    index = {s: i for i, s in enumerate(unique)}
+    return {r: vecs[[index[s] for s in test.sentences[r]]] for r in ROLES}
+
+
+def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof: int = 1,
+         alternative: Alternative = "greater", n_permutations: int = N_PERMUTATIONS,
+         exact_limit: int = 1_000_000, seed: int = 0, batch_tokens: int | None = None,
+         cache: bool = False, special_tokens: bool = True) -> WeatResult:
+    """Run one SEAT on an encoder (:mod:`polybias.engines.embeddings`).
+
+    Parameters
+    ----------
+    encoder : an :class:`polybias.engines.embeddings.Encoder`.
+    test : from :func:`polybias.studies.seat.load_seat_test` or :func:`templated_test`.
+    pooling, layer : sentence pooling (``model``, ``cls``, ``mean``) and hidden layer.
+    special_tokens : ``False`` with ``pooling="first-piece"`` reproduces the sent-bias
+        code's BERT vectors (W4ngatang/sent-bias ``sentbias/encoders/bert.py`` lines
+        19–26: text tokenized without [CLS]/[SEP], output position 0; compat only); see
+        :func:`polybias.engines.embeddings.sentence_vectors`.
+    ddof, alternative, n_permutations, exact_limit, seed : as in
+        :func:`polybias.metrics.weat.weat`.
+    batch_tokens, cache : extraction options.
+    """
+    check_weat_options(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
+                       exact_limit=exact_limit, seed=seed)
+    v = seat_vectors(encoder, test, pooling, layer, batch_tokens, cache, special_tokens)
+    return weat(v["X"], v["Y"], v["A"], v["B"], ddof=ddof, alternative=alternative,
+                n_permutations=n_permutations, exact_limit=exact_limit, seed=seed)

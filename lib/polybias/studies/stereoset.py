@@ -20,6 +20,7 @@ import pandas as pd
 
 from polybias import paths
 from polybias.data import stereoset as data
+from polybias.engines import scoring
 from polybias.metrics import crows as crows_metrics
 from polybias.metrics import stereoset as metric
 from polybias.results import records, report
@@ -228,7 +229,7 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
     """Score ``lm`` on StereoSet in ``language`` and write one run record.
 
     ``limit`` > 0 keeps the first ``limit`` items of each task (a quick run). The scoring
-    options are those of :func:`polybias.metrics.stereoset.candidate_scores`.
+    options are those of :func:`candidate_scores`.
 
     Returns
     -------
@@ -241,7 +242,7 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
     if limit:
         keep = items.groupby("task", sort=False)["item_id"].apply(lambda s: list(pd.unique(s))[:limit])
         items = items[items.apply(lambda r: r.item_id in set(keep[r.task]), axis=1)]
-    cand = metric.candidate_scores(lm, items, intrasentence=intrasentence,
+    cand = candidate_scores(lm, items, intrasentence=intrasentence,
                                    intersentence=intersentence or None, nsp=nsp, progress=progress)
     dec = metric.item_decisions(items, cand)
     tables = []
@@ -307,3 +308,122 @@ def bias_type_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-t
                          "ss_low": row["ss_low"], "ss_high": row["ss_high"], "icat": row["icat"],
                          "binom_p": row["binom_p"]})
     return pd.DataFrame(rows)
+
+
+def _causal_bos(lm) -> str:
+    """``"first-token"`` (the first token given the start token alone, as StereoSet) for
+    tokenizers that add no BOS of their own, else ``"prepend"`` (their own BOS)."""
+    enc = lm.tokenizer("a", add_special_tokens=True, return_special_tokens_mask=True)
+    return "prepend" if enc["special_tokens_mask"][:1] == [1] else "first-token"
+
+
+def _mean_logprob(scores, start: list[int] | None = None) -> np.ndarray:
+    """Mean natural-log probability of the scored tokens of each text, from token ``start[i]``."""
+    out = np.empty(len(scores))
+    for i, s in enumerate(scores):
+        lp = s.logprob[(start[i] if start else 0):]
+        lp = lp[~np.isnan(lp)]
+        if not len(lp):
+            raise metric.StereoSetMetricError(f"no scored token in {s.text!r}")
+        out[i] = lp.mean()
+    return out
+
+
+def candidate_scores(lm, items: pd.DataFrame, intrasentence: str = "stereoset",
+                     intersentence: str | None = None, nsp=None, word: str = "item",
+                     progress: bool = False) -> pd.DataFrame:
+    """Score every candidate of ``items`` with a language model (higher = preferred).
+
+    Parameters
+    ----------
+    lm : :class:`polybias.engines.scoring.LanguageModel`, masked or causal.
+    items : candidate frame (:mod:`polybias.data.stereoset`): ``task``, ``candidate_id``,
+        ``context``, ``sentence`` and, for intrasentence items, ``word``.
+    intrasentence : ``"stereoset"`` — masked LMs: mean over the word's pieces of
+        P(piece | context with the earlier pieces and one mask in the blank); causal LMs:
+        the geometric mean of the sentence's token probabilities,
+        exp(mean_i ln P(t_i | t_<i)), the first token given the start token alone
+        (StereoSet ``eval_generative_models.py``, bias-bench, Öztürk et al.).
+    intersentence : ``"conditional"`` (default for causal LMs; Öztürk et al.'s case ``d``):
+        exp(mean ln P(t | context, earlier tokens)) over the candidate sentence's tokens,
+        the input being ``context + " " + sentence`` (a full stop added to a context
+        without one) and the candidate's tokens those after the context's own;
+        ``"stereoset"`` (StereoSet's ``eval_generative_models.py``): the mean log2
+        probability of the sentence alone divided by that of the context (a ratio of two
+        negative numbers, as published); ``"nsp"`` (default when ``nsp`` is given):
+        P(is next | context, sentence) of a next-sentence head. None: the default.
+    nsp : (model, tokenizer) of a next-sentence-prediction head (e.g.
+        ``BertForNextSentencePrediction``), for ``intersentence="nsp"``.
+    word : the word a masked LM predicts in the blank: ``"item"`` (default; the items'
+        ``word`` column, as Öztürk et al.) or ``"stereoset"`` (read from the sentence,
+        :func:`polybias.metrics.stereoset.stereoset_template_word`, as StereoSet and bias-bench; 9 English
+        candidates differ, e.g. in case).
+
+    Returns
+    -------
+    pandas.DataFrame with ``task``, ``candidate_id``, ``score``, in the order of ``items``.
+    """
+    if intrasentence not in metric.INTRASENTENCE:
+        raise metric.StereoSetMetricError(f"unknown intrasentence scoring {intrasentence!r}; "
+                                   f"choose {', '.join(metric.INTRASENTENCE)}")
+    if word not in metric.WORD_SOURCES:
+        raise metric.StereoSetMetricError(f"unknown word source {word!r}; choose {', '.join(metric.WORD_SOURCES)}")
+    if intersentence is None:
+        intersentence = "nsp" if nsp is not None else "conditional"
+    if intersentence not in metric.INTERSENTENCE:
+        raise metric.StereoSetMetricError(f"unknown intersentence scoring {intersentence!r}; "
+                                   f"choose {', '.join(metric.INTERSENTENCE)}")
+    metric._need(items, ("task", "candidate_id", "context", "sentence"), "items")
+    unknown = set(items["task"]) - {"intrasentence", "intersentence"}
+    if unknown:
+        raise metric.StereoSetMetricError(f"unknown task(s) {sorted(unknown)}")
+    out = pd.Series(np.nan, index=items.index)
+    intra = items[items["task"] == "intrasentence"]
+    inter = items[items["task"] == "intersentence"]
+    if len(intra):
+        if lm.kind == "mlm":
+            if word == "item":
+                metric._need(intra, ("word",), "intrasentence items")
+                words = list(intra["word"])
+            else:
+                words = [metric.stereoset_template_word(c, s) for c, s in zip(intra["context"], intra["sentence"],
+                                                                       strict=True)]
+            texts, gold, owner = [], [], []
+            for idx, context, w in zip(intra.index, intra["context"], words, strict=True):
+                for text, piece in metric.intrasentence_mlm_inputs(lm.tokenizer, context, w):
+                    texts.append(text)
+                    gold.append(piece)
+                    owner.append(idx)
+            probs = np.exp(scoring.mask_fill_logprobs(lm, texts, gold, progress=progress))
+            out.loc[intra.index] = pd.Series(probs).groupby(np.asarray(owner)).mean().loc[intra.index].to_numpy()
+        else:
+            lp = scoring.causal_token_logprobs(lm, list(intra["sentence"]), bos=_causal_bos(lm),
+                                               progress=progress)
+            out.loc[intra.index] = np.exp(_mean_logprob(lp))
+    if len(inter):
+        if intersentence == "nsp":
+            if nsp is None:
+                raise metric.StereoSetMetricError("intersentence='nsp' needs nsp=(model, tokenizer)")
+            model, tok = nsp
+            out.loc[inter.index] = scoring.next_sentence_probabilities(
+                model, tok, list(zip(inter["context"], inter["sentence"], strict=True)),
+                device=str(getattr(model, "device", "cpu")))
+        elif lm.kind != "causal":
+            raise metric.StereoSetMetricError(f"intersentence={intersentence!r} scores causal LMs; "
+                                       f"{lm.name} is a {lm.kind} LM (give nsp=(model, tokenizer))")
+        else:
+            bos = _causal_bos(lm)
+            contexts = [metric._context_with_stop(c) for c in inter["context"]]
+            full = [f"{c} {s}" for c, s in zip(contexts, inter["sentence"], strict=True)]
+            full_lp = scoring.causal_token_logprobs(lm, full, bos=bos, progress=progress)
+            # the context's own tokens (after the model's text normaliser), as the full text begins
+            n_context = [len(e.ids) for e in scoring.encode(lm, contexts)]
+            if intersentence == "conditional":
+                out.loc[inter.index] = np.exp(_mean_logprob(full_lp, start=n_context))
+            else:  # StereoSet's ratio of mean log2 probabilities
+                context_lp = np.array([np.nanmean(s.logprob[:n]) for s, n in zip(full_lp, n_context, strict=True)])
+                alone = _mean_logprob(scoring.causal_token_logprobs(lm, list(inter["sentence"]), bos=bos,
+                                                                    progress=progress))
+                out.loc[inter.index] = (alone / np.log(2)) / (context_lp / np.log(2))
+    return pd.DataFrame({"task": items["task"].to_numpy(), "candidate_id": items["candidate_id"].to_numpy(),
+                         "score": out.to_numpy(float)})

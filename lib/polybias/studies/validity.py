@@ -41,6 +41,23 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import beta, binomtest, norm, spearmanr, t
+from tqdm.auto import tqdm
+
+from polybias import models, paths
+from polybias.data import text
+from polybias.engines import embeddings, template_scores
+from polybias.engines.static import lookup
+from polybias.measures import compute
+from polybias.metrics import ceat as ceat_metric
+from polybias.metrics import crows, logprob
+from polybias.planted import probes
+from polybias.planted.synthetic import (
+    minimal_pairs,
+    planted_corpus,
+    planted_groups,
+    planted_word2vec,
+)
 
 DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
 """The validity designs :func:`dose_response` knows (a planted model and the probes run
@@ -117,10 +134,6 @@ def planted_weat(
     >>> row["value"] > 0.5, row == planted_weat(0.9, seed=0, n_sentences=1500, n_permutations=1000)
     (True, True)
     """
-    from polybias.engines.static import lookup
-    from polybias.measures import compute
-    from polybias.planted.synthetic import planted_groups, planted_word2vec
-
     p = _check_p(p)
     emb = planted_word2vec(p, seed=seed, language=language, n_sentences=n_sentences, **word2vec)
     groups = planted_groups(language)
@@ -139,8 +152,6 @@ def planted_lm(kind: str, p: float, seed: int = 0, language: str = "en",
     per input set, then read from the cache or the pinned store), named
     ``planted-<kind>-p<p>-s<seed>``. The measures of one model share it: within a process,
     a model is read from disk once (:func:`_loaded_lm`)."""
-    from polybias import paths
-
     if kind not in LM_TRAINING:
         raise ValidityError(f"kind must be one of {tuple(LM_TRAINING)}, got {kind!r}")
     options = {**LM_TRAINING[kind], **training}
@@ -153,8 +164,6 @@ def _loaded_lm(kind: str, p: float, seed: int, language: str, n_sentences: int,
                options: tuple, cache: str):
     """Load (training first if needed) one planted LM; ``cache`` keys the memo on the
     cache folder in use. The models are only read (eval mode), so sharing them is safe."""
-    from polybias import models
-
     return models.load(f"planted-{kind}-p{p:g}-s{seed}", kind,
                        trained={"kind": kind, "p": p, "seed": seed, "language": language,
                                 "n_sentences": n_sentences, **dict(options)})
@@ -180,13 +189,9 @@ def planted_template_scores(
     Returns two dicts (``metric`` "kurita-effect-size" and "cb"), ``measure``
     "template-mlm".
     """
-    from polybias.measures import compute
-    from polybias.metrics import logprob
-    from polybias.planted import probes
-
     lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
     book = probes.planted_templates(language)
-    scores = logprob.kurita_scores(lm, book, list(book.templates))
+    scores = template_scores.kurita_scores(lm, book, list(book.templates))
     targets = logprob.group_members(book, "targets")
     attributes = logprob.group_members(book, "attributes")
     effect = compute("kurita", scores=scores, x=targets["male"], y=targets["female"],
@@ -230,7 +235,7 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
     corpus of strength ``p`` (``planted_corpus(n_sentences, p, seed + 10_000)``: sentences
     the model has not seen); for each ``k`` of ``ceat_samples``, ``k`` occurrences per word
     (seeded), occurrence vectors of ``encoder`` at ``layer``
-    (:func:`polybias.metrics.ceat.occurrence_vectors`), random-effects CES with its normal
+    (:func:`polybias.engines.embeddings.occurrence_vectors`), random-effects CES with its normal
     two-tailed p (``ceat-ces``) and, when ``ceat_permutation``, the same CES with the
     word-permutation p (``ceat-ces-perm``). X = male, Y = female, A = career, B = family
     terms of :func:`polybias.planted.synthetic.planted_groups`.
@@ -242,11 +247,6 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
         every word), ``value`` and ``pvalue``: the SEAT rows size by size, then per CEAT
         size ``ceat-ces`` (and ``ceat-ces-perm``).
     """
-    from polybias.data import text
-    from polybias.measures import compute
-    from polybias.metrics import ceat as ceat_metric
-    from polybias.planted.synthetic import planted_corpus, planted_groups
-
     groups = planted_groups(language)
     sets = {"X": groups["targets"]["male"], "Y": groups["targets"]["female"],
             "A": groups["attributes"]["career"], "B": groups["attributes"]["family"]}
@@ -265,7 +265,7 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
     found = text.find_occurrences(fresh, words, language=language)
     for k in ceat_samples:
         samples = text.sample_occurrences(found, k, seed=seed)
-        vectors = ceat_metric.occurrence_vectors(encoder, samples, layer=layer)
+        vectors = embeddings.occurrence_vectors(encoder, samples, layer=layer)
         stacked = {r: ceat_metric.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
         res = compute("ceat", **stacked)
         rows.append({"metric": "ceat-ces", "size_key": "ceat_samples", "size": k,
@@ -300,8 +300,6 @@ def planted_embedding_scores(
     Returns two dicts (``metric`` "seat-effect-size" and "ceat-ces"), ``measure``
     "embedding-mlm".
     """
-    from polybias.engines import embeddings
-
     lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
     encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name,
                                       revision=lm.revision, pooling="mean")
@@ -336,10 +334,6 @@ def planted_lm_scores(
     list of two dicts (``metric`` "stereotype-score" and "jsd-B"), keys as in
     :func:`planted_weat`, ``measure`` = ``"crows-" + kind``.
     """
-    from polybias.measures import compute
-    from polybias.metrics import crows
-    from polybias.planted.synthetic import minimal_pairs
-
     lm = planted_lm(kind, p, seed, language, n_sentences, **training)
     pairs = minimal_pairs(n_pairs, language=language, seed=seed)
     stereo = compute("crows", scored=crows.pair_scores(lm, pairs), n_bootstrap=0)
@@ -378,8 +372,6 @@ def dose_response(
         raise ValidityError(f"options must start with weat_ or lm_: {other}")
     jobs = [(m, p, s) for m in designs for p in ps for s in seeds]
     if progress:
-        from tqdm.auto import tqdm
-
         jobs = tqdm(jobs, desc="dose-response", unit="model")
     rows: list[dict[str, Any]] = []
     for measure, p, seed in jobs:
@@ -418,8 +410,6 @@ def validity_summary(frame: pd.DataFrame, alpha: float = 0.05, min_null: int = 1
     >>> validity_summary(f)[["monotone", "sign_ok", "at_null", "fpr", "n_null"]].values.tolist()
     [[True, True, 0.0, 0.5, 2]]
     """
-    from scipy.stats import binomtest, spearmanr
-
     needed = {"measure", "metric", "p", "seed", "value", "null", "pvalue"}
     missing = sorted(needed - set(frame.columns))
     if missing:
@@ -482,8 +472,6 @@ def binomial_interval(k: int, n: int, level: float = 0.95,
     >>> [round(x, 4) for x in binomial_interval(0, 20, method="wilson")]
     [0.0, 0.1611]
     """
-    from scipy.stats import beta, norm
-
     for name, value in (("k", k), ("n", n)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise ValidityError(f"{name} must be an integer, got {value!r}")
@@ -542,8 +530,6 @@ def mean_interval(values, level: float = 0.95) -> tuple[float, float, float]:
     >>> [round(x, 4) for x in mean_interval([1.0, 2.0, 3.0])]
     [2.0, -0.4841, 4.4841]
     """
-    from scipy.stats import t
-
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
     if x.size == 0:
@@ -564,8 +550,6 @@ def monotonicity_test(dose, values) -> dict[str, float]:
     >>> round(r["rho"], 4), r["pvalue"] < 0.05, r["n"]
     (0.9562, True, 6)
     """
-    from scipy.stats import spearmanr
-
     d, v = np.asarray(dose, dtype=float), np.asarray(values, dtype=float)
     keep = ~(np.isnan(d) | np.isnan(v))
     d, v = d[keep], v[keep]

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from polybias.engines.static import StaticEmbeddings
-from polybias.metrics.weat import check_weat_options, weat_test
+import pandas as pd
+
+from polybias import models, paths
+from polybias.data.wordlists import AssociationTest, data_sha256, default_file, load_tests
+from polybias.engines.static import MissingWordsError, StaticEmbeddings, lookup
+from polybias.metrics.weat import WeatResult, _unit_rows, check_weat_options, weat
+from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.report import load_reported, side_by_side
 
 
 def run_weat(
@@ -31,12 +37,6 @@ def run_weat(
     given by path) used instead of loading the registered ``model``; ``model`` then
     only names it in the records.
     """
-    import pandas as pd
-
-    from polybias import models, paths
-    from polybias.data.wordlists import data_sha256, default_file, load_tests
-    from polybias.results.records import RunRecord, model_fields, write_record
-
     check_weat_options(on_missing=on_missing, **options)
     emb = embeddings if embeddings is not None else models.load(model, "static")
     wordlist_file = wordlist_file or default_file(language)
@@ -46,7 +46,7 @@ def run_weat(
     if unknown:
         raise KeyError(f"tests not defined in {language}/{wordlist_file}: {', '.join(unknown)}")
     wordlist_sha = data_sha256(language, wordlist_file)
-    results = {name: weat_test(emb, defined[name], on_missing=on_missing, **options) for name in names}
+    results = {name: weat_on_embedding(emb, defined[name], on_missing=on_missing, **options) for name in names}
     rows = []
     for name, res in results.items():
         if output_dir is not None:
@@ -71,9 +71,6 @@ def run_variants(model: str, language: str, variants_file: str, on_missing: Lite
     ``data/wordlists/<language>/<variants_file>`` (tests named ``<base>-<variant>``), each
     beside the published value of its base test (``paper/reported/<reported>.csv`` rows of
     ``model``) when ``reported`` is given; None when there is no such file."""
-    from polybias import paths
-    from polybias.results.report import load_reported, side_by_side
-
     if not variants_file or not (paths.data_dir() / "wordlists" / language / variants_file).is_file():
         return None
     variants = run_weat(model, language, None, variants_file, on_missing, output_dir,
@@ -83,3 +80,31 @@ def run_variants(model: str, language: str, variants_file: str, on_missing: Lite
     variants["base"] = variants["test"].str.split("-").str[0]
     published = load_reported(reported, model=model).rename(columns={"test": "base"})
     return side_by_side(variants, published, on="base", value="effect_size").drop(columns="base")
+
+
+def weat_on_embedding(
+    emb: StaticEmbeddings,
+    test: AssociationTest,
+    on_missing: Literal["raise", "drop"] = "raise",
+    **options,
+) -> WeatResult:
+    """Run a word-list test on a static embedding; ``options`` go to :func:`weat`.
+
+    Missing words raise :class:`polybias.engines.static.MissingWordsError` naming all of them,
+    unless ``on_missing="drop"``; the dropped words are listed in the result.
+    """
+    vectors, dropped, missing_all = {}, {}, []
+    for role, ws in test.sets().items():
+        M, kept, missing = lookup(emb, list(ws.words), on_missing="drop")
+        if missing:
+            dropped[role] = missing
+            missing_all += [f"{w} [{role}: {ws.name}]" for w in missing]
+        if not kept:
+            raise ValueError(f"{test.name}: no word of set {role} ({ws.name}) is in {emb.name}")
+        vectors[role] = (M, kept)
+    if missing_all and on_missing == "raise":
+        raise MissingWordsError(missing_all, emb.name, where=test.name)
+    for role, (M, kept) in vectors.items():
+        _unit_rows(M, f"{role} ({test.sets()[role].name})", kept)
+    result = weat(*(vectors[r][0] for r in ("X", "Y", "A", "B")), **options)
+    return WeatResult(**{**result.__dict__, "dropped": dropped})

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np  # noqa: F401  (the doctest of compute)
 import pandas as pd
 
+from polybias import paths
 from polybias.metrics.measure import P_METHODS, Interval, MeasureResult, role
 
 __all__ = ["INPUT_KINDS", "MEASURES", "P_METHODS", "Compat", "Interval", "Measure", "MeasureError",
@@ -202,8 +203,6 @@ def load_registry(path: str | Path | None = None) -> dict[str, Measure]:
     and its ``scorers``. A name that resolves to nothing, a function not marked for the
     role it is named for, or an unknown field raises :class:`MeasureError` naming the
     measure and the field."""
-    from polybias import paths
-
     path = Path(path) if path else paths.data_dir() / "measures.yaml"
     raw = paths.read_yaml(path, MeasureError, "measure registry")
     if not isinstance(raw, dict) or not raw:

@@ -45,6 +45,7 @@ from polybias.measures import MEASURES
 from polybias.results.plots import forest
 from polybias.results.records import record_measure, write_text_atomic
 from polybias.results.report import markdown_table
+from polybias.studies.validity import registered_measure
 
 COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
            "ci_low", "ci_high", "ci_level", "p", "p_method", "n", "options_hash", "run_time",
@@ -400,8 +401,6 @@ def _null_value(metric: str) -> float:
     """The registered measure's null value (50 for the stereotype scores), else 0; for a
     validity metric, that of the measure it reports."""
     if metric.startswith("validity:"):
-        from polybias.studies.validity import registered_measure
-
         _, design, name = metric.split(":", 2)
         metric = registered_measure(design, name) or ""
     return MEASURES[metric].null_value if metric in MEASURES else 0.0

@@ -16,9 +16,10 @@ import pytest
 
 @functools.cache
 def _sources_of_executed() -> dict[Path, tuple[str, ...]]:
-    from polybias import paths, sweep
+    from polybias import paths
+    from polybias.runner.sweep import load_sweep
 
-    runs = sweep.load_sweep(paths.configs_dir() / "sweeps" / "default.yaml")
+    runs = load_sweep(paths.configs_dir() / "sweeps" / "default.yaml")
     return {(paths.project_root() / run.executed).resolve(): tuple(run.sources)
             for run in runs if run.executed}
 

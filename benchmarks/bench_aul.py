@@ -47,8 +47,8 @@ def synthetic_pairs(n: int, seed: int = 0):
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:
+    from polybias.engines.pair_scores import pair_scores
     from polybias.engines.scoring import wrap_language_model
-    from polybias.metrics.crows import pair_scores
     from polybias.planted.tiny_models import CORPUS, build_tiny_model
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

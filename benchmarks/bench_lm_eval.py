@@ -77,8 +77,9 @@ def _task_folder(folder: Path, pairs) -> Path:
 
 def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:
     from bench_aul import synthetic_pairs
+    from polybias.engines.pair_scores import pair_scores
     from polybias.engines.scoring import wrap_language_model
-    from polybias.metrics.crows import lm_eval_metrics, pair_scores
+    from polybias.metrics.crows import lm_eval_metrics
     from polybias.planted.tiny_models import CORPUS, build_tiny_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -87,8 +87,8 @@ def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:
     from polybias import models
     from polybias.data import wordlists
     from polybias.engines import scoring
+    from polybias.engines.pair_scores import pair_scores
     from polybias.engines.static import lookup
-    from polybias.metrics import crows
     from polybias.metrics.weat import weat
     from polybias.planted.tiny_models import CORPUS, build_tiny_model
 
@@ -119,8 +119,8 @@ def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:
         pair_list = [[b, m, s] for b, m, s in zip(pairs.bias_type, pairs.sent_more, pairs.sent_less, strict=True)]
         for threads in (1, 2):
             torch.set_num_threads(threads)
-            crows.pair_scores(lm, pairs.head(1), method="aul")  # warm-up
-            ours = {m: timed(lambda m=m: crows.pair_scores(lm, pairs, method=m))
+            pair_scores(lm, pairs.head(1), method="aul")  # warm-up
+            ours = {m: timed(lambda m=m: pair_scores(lm, pairs, method=m))
                     for m in ("nangia", "sss", "aul", "aula")}
             ours["pll"] = timed(lambda: scoring.pseudo_log_likelihood(lm, texts))
             theirs = run_peer("mlm-bias", "mlm_bias_driver",

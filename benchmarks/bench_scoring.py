@@ -96,8 +96,8 @@ def rss_mb() -> float:
 
 def child(phase: str, n_pairs: int, n_ref: int, budget: int) -> None:
     """Score in this process; print one JSON line."""
+    from polybias.engines.pair_scores import shared_token_positions
     from polybias.engines.scoring import masked_token_logprobs
-    from polybias.metrics.crows import shared_token_positions
 
     torch.set_num_threads(2)
     pairs, _ = load_pairs(n_pairs)

@@ -355,8 +355,9 @@ def planted(torch_one_thread):
 
     from polybias.data import text
     from polybias.engines import embeddings, template_scores
+    from polybias.engines.pair_scores import jsd_attributions, pair_scores
     from polybias.engines.static import lookup
-    from polybias.metrics import ceat, crows, logprob
+    from polybias.metrics import ceat, logprob
     from polybias.planted.synthetic import (
         minimal_pairs,
         planted_corpus,
@@ -405,9 +406,9 @@ def planted(torch_one_thread):
                 "occurrences": occ,
                 "attribute-scores": {"scores": scores, "x": targets["male"], "y": targets["female"],
                                      "a": attributes["career"], "b": attributes["family"]},
-                "pair-scores": {m: {"scored": crows.pair_scores(lm, pairs, method=m)}
+                "pair-scores": {m: {"scored": pair_scores(lm, pairs, method=m)}
                                 for m in ("nangia", "aul", "aula")},
-                "pair-attributions": {"attributed": crows.jsd_attributions(lm, pairs)},
+                "pair-attributions": {"attributed": jsd_attributions(lm, pairs)},
                 "group-scores": {"scores": scores, "weights": {a: 1.0 + (i % 2) for i, a in
                                                                enumerate(sorted(set(scores["attribute"])))},
                                  "identity_columns": ["pro", "target"]},

@@ -190,7 +190,7 @@ def _scorers(entry: dict[str, Any], where: str) -> tuple[str, ...]:
 def scorer_function(scorer: str) -> Callable:
     """The function a ``scorers`` entry names (its call options in parentheses dropped).
 
-    >>> scorer_function("polybias.metrics.crows.pair_scores(method='aula')").__name__
+    >>> scorer_function("polybias.engines.pair_scores.pair_scores(method='aula')").__name__
     'pair_scores'
     """
     return _resolve(scorer.split("(", 1)[0], "scorer", "scorers")

@@ -1,4 +1,5 @@
-"""Statistics shared by the metrics: effect sizes and permutation tests.
+"""Statistics shared by the metrics: effect sizes, permutation tests and the Jensen–Shannon
+distance to a one-hot distribution.
 
 The permutation test here is the one of WEAT (Caliskan et al. 2017, Science
 356:183): given per-item scores of two groups X and Y, the statistic of a split
@@ -256,3 +257,25 @@ def group_permutation_test(scores: pd.DataFrame, value: str = "corrected", group
         null[start:start + size] = acc / len(blocks)
     p = float((1 + np.sum(null >= observed - _GROUP_TOLERANCE)) / (1 + n_permutations))
     return GroupPermutationResult(observed, p, float(null.mean()), n_permutations, False, n, n_rows, len(blocks))
+
+
+def jsd_to_onehot(logprob_gold: np.ndarray | float, compat_fourth_root: bool = False) -> np.ndarray:
+    """Jensen–Shannon distance (base 2) between a distribution and the one-hot gold.
+
+    With q the probability the distribution gives the gold token and M = (P + G)/2,
+
+        JS(P ‖ G) = 1 + q/2 · log2 q − (1 + q)/2 · log2(1 + q)
+
+    (the other tokens' mass enters only through 1 − q), and the distance is √JS
+    (Endres & Schindelin 2003; scipy's ``jensenshannon``). ``compat_fourth_root`` takes
+    one more square root, as the seed-001 code does.
+
+    >>> jsd_to_onehot(np.log([1.0, 1e-12])).round(6).tolist()
+    [0.0, 1.0]
+    """
+    q = np.exp(np.asarray(logprob_gold, dtype=np.float64))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        qlogq = np.where(q > 0, q * np.log2(np.where(q > 0, q, 1)), 0.0)
+    js = np.clip(1 + 0.5 * qlogq - 0.5 * (1 + q) * np.log2(1 + q), 0.0, 1.0)
+    dist = np.sqrt(js)
+    return np.sqrt(dist) if compat_fourth_root else dist

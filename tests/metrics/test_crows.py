@@ -1,6 +1,12 @@
 import numpy as np
 import pandas as pd
 import pytest
+from polybias.engines.pair_scores import (
+    alignment_changes,
+    jsd_attributions,
+    pair_scores,
+    shared_token_positions,
+)
 from polybias.metrics import crows
 from polybias.metrics.crows import aggregate_pairs, jsd_to_onehot, word_attributions
 from scipy.spatial.distance import jensenshannon
@@ -116,8 +122,8 @@ def test_nangia_scores_sum_shared_token_logprobs(tiny_lms):
     from polybias.engines import scoring
 
     lm = tiny_lms["bert"]
-    scored = crows.pair_scores(lm, PAIRS)
-    shared = crows.shared_token_positions(lm.tokenizer, PAIRS)
+    scored = pair_scores(lm, PAIRS)
+    shared = shared_token_positions(lm.tokenizer, PAIRS)
     for i, row in PAIRS.iterrows():
         pos_more, pos_less = shared[i]
         ids_more = lm.tokenizer(row.sent_more)["input_ids"]
@@ -133,8 +139,8 @@ def test_causal_jsd_is_exactly_zero_before_the_edit(tiny_lms):
     lm = tiny_lms["gpt2"]
     pairs = pd.DataFrame({"sent_more": ["the driver said the woman"], "sent_less": ["the driver said the man"],
                           "bias_type": ["gender"]})
-    at = crows.jsd_attributions(lm, pairs)
-    [(pos_more, pos_less)] = crows.shared_token_positions(lm.tokenizer, pairs, "seed-001", causal=True)
+    at = jsd_attributions(lm, pairs)
+    [(pos_more, pos_less)] = shared_token_positions(lm.tokenizer, pairs, "seed-001", causal=True)
     ids_more = lm.tokenizer(pairs.sent_more[0])["input_ids"]
     ids_less = lm.tokenizer(pairs.sent_less[0])["input_ids"]
     before = np.array([ids_more[:a] == ids_less[:b] for a, b in zip(pos_more, pos_less, strict=True)])
@@ -149,8 +155,8 @@ def test_masked_jsd_uses_the_gold_probability(tiny_lms):
     from polybias.engines import scoring
 
     lm = tiny_lms["bert"]
-    at = crows.jsd_attributions(lm, PAIRS.iloc[:1])
-    [(pos_more, pos_less)] = crows.shared_token_positions(lm.tokenizer, PAIRS.iloc[:1], "seed-001")
+    at = jsd_attributions(lm, PAIRS.iloc[:1])
+    [(pos_more, pos_less)] = shared_token_positions(lm.tokenizer, PAIRS.iloc[:1], "seed-001")
     more = scoring.masked_token_logprobs(lm, [PAIRS.sent_more[0]], positions=[pos_more])[0]
     less = scoring.masked_token_logprobs(lm, [PAIRS.sent_less[0]], positions=[pos_less])[0]
     expected = jsd_to_onehot(more.logprob[pos_more]) - jsd_to_onehot(less.logprob[pos_less])
@@ -190,14 +196,14 @@ def test_metric_py_alignment_follows_the_direction(tiny_lms):
     pair = {"sent_more": "The man paid the woman before the woman paid the man.",
             "sent_less": "The woman paid the man before the man paid the woman.", "bias_type": "gender"}
     both = pd.DataFrame([{**pair, "direction": "stereo"}, {**pair, "direction": "antistereo"}])
-    stereo, anti = crows.shared_token_positions(tok, both)
+    stereo, anti = shared_token_positions(tok, both)
     assert stereo != anti
-    content = crows.shared_token_positions(tok, both, "content")
+    content = shared_token_positions(tok, both, "content")
     assert content[0] == content[1] and anti != content[1]
     for m, s in (stereo, anti):  # aligned positions hold the same tokens
         ids_m, ids_s = tok(pair["sent_more"])["input_ids"], tok(pair["sent_less"])["input_ids"]
         assert [ids_m[p] for p in m] == [ids_s[p] for p in s] and len(m) == len(s)
-    changes = crows.alignment_changes(tok, both)
+    changes = alignment_changes(tok, both)
     assert changes.changed.tolist() == [False, True]
     assert changes.n_shared_after.tolist() == [len(stereo[0]), len(anti[0])]
 
@@ -205,28 +211,28 @@ def test_metric_py_alignment_follows_the_direction(tiny_lms):
 def test_alignment_needs_a_direction(tiny_lms):
     lm = tiny_lms["bert"]
     with pytest.raises(crows.CrowsError, match="column direction"):
-        crows.pair_scores(lm, PAIRS.drop(columns="direction"))
+        pair_scores(lm, PAIRS.drop(columns="direction"))
     with pytest.raises(crows.CrowsError, match=r"direction is not one of .*rows \[1\]"):
-        crows.pair_scores(lm, PAIRS.assign(direction=["stereo", "anti"]))
+        pair_scores(lm, PAIRS.assign(direction=["stereo", "anti"]))
     with pytest.raises(crows.CrowsError, match="unknown alignment"):
-        crows.pair_scores(lm, PAIRS, alignment="difflib")
+        pair_scores(lm, PAIRS, alignment="difflib")
     with pytest.raises(crows.CrowsError, match="alignment applies to"):
-        crows.pair_scores(lm, PAIRS, method="aul", alignment="content")
+        pair_scores(lm, PAIRS, method="aul", alignment="content")
     # without a direction, the direction-free alignment still scores
-    scored = crows.pair_scores(lm, PAIRS.drop(columns="direction"), alignment="content")
+    scored = pair_scores(lm, PAIRS.drop(columns="direction"), alignment="content")
     assert np.isfinite(scored[["score_more", "score_less"]].to_numpy()).all()
 
 
 def test_bad_pairs_and_methods(tiny_lms):
     same = pd.DataFrame({"sent_more": ["a b c"], "sent_less": ["a b c"], "bias_type": ["gender"]})
     with pytest.raises(crows.CrowsError, match="identical"):
-        crows.pair_scores(tiny_lms["bert"], same)
+        pair_scores(tiny_lms["bert"], same)
     with pytest.raises(crows.CrowsError, match="column"):
-        crows.pair_scores(tiny_lms["bert"], PAIRS.drop(columns="bias_type"))
+        pair_scores(tiny_lms["bert"], PAIRS.drop(columns="bias_type"))
     with pytest.raises(crows.CrowsError, match="does not apply"):
-        crows.pair_scores(tiny_lms["gpt2"], PAIRS, method="nangia")
+        pair_scores(tiny_lms["gpt2"], PAIRS, method="nangia")
     with pytest.raises(crows.CrowsError, match="unknown method"):
-        crows.pair_scores(tiny_lms["bert"], PAIRS, method="magic")
+        pair_scores(tiny_lms["bert"], PAIRS, method="magic")
 
 
 def test_token_table_shows_the_most_biased_pair():

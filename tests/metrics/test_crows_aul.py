@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from polybias.engines.pair_scores import all_unmasked_scores, pair_scores
 from polybias.metrics import crows
 from polybias.studies import crows_pairs
 
@@ -45,8 +46,8 @@ def reference(model, tokenizer, sentence):
 @pytest.mark.parametrize("family", ["bert", "roberta"])
 def test_aul_and_aula_equal_the_reference_computation(tiny, family):
     lm = tiny[family]
-    aul = crows.pair_scores(lm, PAIRS, method="aul", batch_tokens=64)  # padded batches
-    aula = crows.pair_scores(lm, PAIRS, method="aula")
+    aul = pair_scores(lm, PAIRS, method="aul", batch_tokens=64)  # padded batches
+    aula = pair_scores(lm, PAIRS, method="aula")
     for i, row in PAIRS.iterrows():
         for col, sentence in (("score_more", row.sent_more), ("score_less", row.sent_less)):
             ref_aul, ref_aula = reference(lm.model, lm.tokenizer, sentence)
@@ -61,8 +62,8 @@ def test_aul_and_aula_equal_the_reference_computation(tiny, family):
 
 def test_aula_weights_by_hand(tiny):
     lm = tiny["bert"]
-    [r] = crows.all_unmasked_scores(lm, ["the nurse was kind ."], attention=True)
-    [plain] = crows.all_unmasked_scores(lm, ["the nurse was kind ."])
+    [r] = all_unmasked_scores(lm, ["the nurse was kind ."], attention=True)
+    [plain] = all_unmasked_scores(lm, ["the nurse was kind ."])
     assert plain["weight"] is None and plain["logprob"] == pytest.approx(r["logprob"], abs=1e-5)
     assert plain["score"] == pytest.approx(r["logprob"].mean(), abs=1e-5)
     # every query row is a distribution, so the weights of all tokens (special ones too) sum to 1
@@ -73,20 +74,20 @@ def test_aula_weights_by_hand(tiny):
 
 def test_aul_refuses_causal_models_and_identical_pairs(tiny):
     with pytest.raises(crows.CrowsError, match="masked LMs"):
-        crows.pair_scores(tiny["gpt2"], PAIRS, method="aul")
+        pair_scores(tiny["gpt2"], PAIRS, method="aul")
     with pytest.raises(crows.CrowsError, match="masked LMs"):
-        crows.all_unmasked_scores(tiny["gpt2"], ["a b"])
+        all_unmasked_scores(tiny["gpt2"], ["a b"])
     same = PAIRS.iloc[:1].assign(sent_less=PAIRS.sent_more[0])
     with pytest.raises(crows.CrowsError, match="identical"):
-        crows.pair_scores(tiny["bert"], same, method="aula")
+        pair_scores(tiny["bert"], same, method="aula")
 
 
 @pytest.mark.parametrize("method", ["aul", "aula"])
 def test_planted_direction(planted_lm, method):
     pairs = crows_pairs.load_pairs("planted", n=200, seed=0)
-    biased = crows.stereotype_score(crows.pair_scores(planted_lm[0.9], pairs, method=method),
+    biased = crows.stereotype_score(pair_scores(planted_lm[0.9], pairs, method=method),
                                     n_bootstrap=200, seed=0).iloc[0]
-    control = crows.stereotype_score(crows.pair_scores(planted_lm[0.5], pairs, method=method),
+    control = crows.stereotype_score(pair_scores(planted_lm[0.5], pairs, method=method),
                                      n_bootstrap=200, seed=0).iloc[0]
     assert biased.score > 50 and biased.ci_low > 50 and biased.binom_p < 0.01  # 99.0 / 98.0
     assert control.ci_low <= 50 <= control.ci_high  # the p = 0.5 control: 51.5 / 53.5

@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from polybias.engines.pair_scores import pair_scores
 from polybias.metrics import crows
 
 PAIRS = pd.DataFrame({
@@ -43,7 +44,7 @@ def _lm_eval_loglikelihood(lm, text: str) -> float:
 @pytest.mark.parametrize("family", ["gpt2", "llama"])
 def test_lm_eval_scores_are_the_continuation_loglikelihood_after_the_prefix(causal_lms, family):
     lm = causal_lms[family]
-    scored = crows.pair_scores(lm, PAIRS, method="lm-eval")
+    scored = pair_scores(lm, PAIRS, method="lm-eval")
     for i, row in PAIRS.iterrows():
         assert scored.loc[i, "score_more"] == pytest.approx(_lm_eval_loglikelihood(lm, row.sent_more), abs=1e-4)
         assert scored.loc[i, "score_less"] == pytest.approx(_lm_eval_loglikelihood(lm, row.sent_less), abs=1e-4)
@@ -51,12 +52,12 @@ def test_lm_eval_scores_are_the_continuation_loglikelihood_after_the_prefix(caus
 
 def test_lm_eval_ignores_the_model_text_normaliser_that_causal_applies(causal_lms):
     lm = replace(causal_lms["gpt2"], normaliser=str.lower)
-    lm_eval = crows.pair_scores(lm, PAIRS, method="lm-eval")
-    causal = crows.pair_scores(lm, PAIRS, method="causal")
+    lm_eval = pair_scores(lm, PAIRS, method="lm-eval")
+    causal = pair_scores(lm, PAIRS, method="causal")
     expected = [_lm_eval_loglikelihood(lm, t) for t in PAIRS.sent_more]
     np.testing.assert_allclose(lm_eval.score_more, expected, atol=1e-4)
     assert np.abs(causal.score_more.to_numpy() - expected).max() > 1e-2  # lowercased text scores otherwise
-    plain = crows.pair_scores(causal_lms["gpt2"], PAIRS, method="causal")  # no normaliser: the same sum
+    plain = pair_scores(causal_lms["gpt2"], PAIRS, method="causal")  # no normaliser: the same sum
     np.testing.assert_allclose(plain.score_more, lm_eval.score_more, atol=1e-9)
 
 
@@ -75,7 +76,7 @@ def test_lm_eval_metrics_by_hand_with_a_tie_and_an_antistereo_row():
 
 
 def test_lm_eval_metrics_agree_with_the_stereotype_score(causal_lms):
-    scored = crows.pair_scores(causal_lms["gpt2"], PAIRS, method="lm-eval")
+    scored = pair_scores(causal_lms["gpt2"], PAIRS, method="lm-eval")
     ours = crows.stereotype_score(scored, n_bootstrap=0)
     assert crows.lm_eval_metrics(scored).loc[0, "pct_stereotype"] * 100 == pytest.approx(ours.loc[0, "score"])
 
@@ -86,9 +87,9 @@ def test_lm_eval_method_refuses_masked_lms_and_other_bos_modes(causal_lms, torch
 
     bert = scoring.wrap_language_model(*tiny_models.build_tiny_model("bert"), name="bert")
     with pytest.raises(crows.CrowsError, match="does not apply to a mlm"):
-        crows.pair_scores(bert, PAIRS, method="lm-eval")
+        pair_scores(bert, PAIRS, method="lm-eval")
     with pytest.raises(crows.CrowsError, match="causal_bos='prepend'"):
-        crows.pair_scores(causal_lms["gpt2"], PAIRS, method="lm-eval", causal_bos="first-token")
+        pair_scores(causal_lms["gpt2"], PAIRS, method="lm-eval", causal_bos="first-token")
 
 
 def test_lm_eval_metrics_errors():

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 import torch
 from polybias.engines import scoring
+from polybias.engines.pair_scores import pair_scores, shared_token_positions
 from polybias.metrics import crows
 
 PAIRS = pd.DataFrame({
@@ -32,10 +33,10 @@ def direct(lm, text: str, positions: list[int]) -> float:
 
 
 def test_sss_is_the_mean_over_the_jointly_masked_modified_tokens(lm):
-    scored = crows.pair_scores(lm, PAIRS, method="sss", batch_tokens=16)  # several batches
-    one_at_a_time = crows.pair_scores(lm, PAIRS, method="bias-bench")
+    scored = pair_scores(lm, PAIRS, method="sss", batch_tokens=16)  # several batches
+    one_at_a_time = pair_scores(lm, PAIRS, method="bias-bench")
     sizes = set()
-    aligned = crows.shared_token_positions(lm.tokenizer, PAIRS)
+    aligned = shared_token_positions(lm.tokenizer, PAIRS)
     for i, (more, less) in enumerate(zip(PAIRS.sent_more, PAIRS.sent_less, strict=True)):
         shared = aligned[i]
         for text, keep, col in zip((more, less), shared, ("score_more", "score_less"), strict=True):
@@ -56,8 +57,8 @@ def test_sss_refuses_a_sentence_without_modified_tokens_unless_told_to_skip(lm):
                           "sent_less": ["the old man walked home .", "the man is a bad driver ."],
                           "bias_type": ["age", "gender"], "direction": ["stereo", "stereo"]})
     with pytest.raises(crows.CrowsError, match=r"no modified tokens to score \(rows \[0\]\)"):
-        crows.pair_scores(lm, pairs, method="sss")
-    kept = crows.pair_scores(lm, pairs, method="sss", on_unmodified="skip")
+        pair_scores(lm, pairs, method="sss")
+    kept = pair_scores(lm, pairs, method="sss", on_unmodified="skip")
     assert kept.attrs["n_skipped"] == 1 and kept.index.tolist() == [1]
     assert np.isfinite(kept[["score_more", "score_less"]].to_numpy()).all()
 

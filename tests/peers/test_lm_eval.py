@@ -18,6 +18,7 @@ import pytest
 from conftest import run_driver
 from polybias.data import lm_eval_tasks
 from polybias.engines import scoring
+from polybias.engines.pair_scores import pair_scores
 from polybias.metrics import crows
 from report import record
 
@@ -56,7 +57,7 @@ def lm_eval_run(tiny_gpt2, tmp_path_factory):
 def _compare(lm, pairs, theirs) -> tuple[float, float]:
     """Assert polybias's lm-eval method equals lm-eval's numbers; return the largest
     per-pair and likelihood_diff differences."""
-    scored = crows.pair_scores(lm, pairs, method="lm-eval")
+    scored = pair_scores(lm, pairs, method="lm-eval")
     ours = crows.lm_eval_metrics(scored).iloc[0]
     assert theirs["n"] == len(pairs) == ours["n"]
     assert theirs["sent_more"] == pairs["sent_more"].tolist()  # same documents, same order

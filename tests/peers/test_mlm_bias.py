@@ -1,7 +1,7 @@
 """mlm-bias (PyPI ``mlm-bias``) executed beside polybias on the same tiny checkpoints and
 CrowS-style pairs: CSPS, SSS, AUL and AULA per sentence and as stereotype scores.
 
-mlm-bias's measures and polybias's :func:`polybias.metrics.crows.pair_scores` methods:
+mlm-bias's measures and polybias's :func:`polybias.engines.pair_scores.pair_scores` methods:
 ``csps`` = ``"nangia"``, ``sss`` = ``"sss"``, ``aul`` = ``"aul"``, ``aula`` = ``"aula"``.
 Its bugs, each shown by executing it: ``BiasMLM`` never loads the checkpoint's weights;
 ``compute_sss`` averages a k × k matrix instead of its diagonal; a sentence without a
@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 import torch
 from peerlib import INSERTION_PAIR, PAIRS, load_lm, run_driver, tiny_checkpoint
+from polybias.engines.pair_scores import pair_scores, shared_token_positions
 from polybias.metrics import crows
 from report import record
 
@@ -60,7 +61,7 @@ def ours(folder, torch_one_thread):
     out = {}
     for family in ("bert", "roberta"):
         lm = load_lm(tiny_checkpoint(family, folder))
-        out[family] = (lm, {m: crows.pair_scores(lm, frame(PAIRS), method=method)
+        out[family] = (lm, {m: pair_scores(lm, frame(PAIRS), method=method)
                             for m, method in METHODS.items()})
     return out
 
@@ -80,7 +81,7 @@ def matrix_mean_and_diagonal(lm, text: str, positions: list[int]) -> tuple[float
 
 def modified_positions(lm, more: str, less: str) -> tuple[list[int], list[int]]:
     pair = pd.DataFrame({"sent_more": [more], "sent_less": [less], "direction": ["stereo"]})
-    shared = crows.shared_token_positions(lm.tokenizer, pair)[0]
+    shared = shared_token_positions(lm.tokenizer, pair)[0]
     out = []
     for text, keep in zip((more, less), shared, strict=True):
         enc = lm.tokenizer(text, return_special_tokens_mask=True)
@@ -190,8 +191,8 @@ def test_a_sentence_without_modified_tokens_is_an_error_not_a_silent_non_stereot
     assert theirs["bias_scores"]["sss"]["total"] == 0.0  # NaN > x is False: "not stereotyped"
     lm = load_lm(checkpoint)
     with pytest.raises(crows.CrowsError, match="no modified tokens"):
-        crows.pair_scores(lm, frame([INSERTION_PAIR]), method="sss")
-    skipped = crows.pair_scores(lm, frame([PAIRS[0], INSERTION_PAIR]), method="sss",
+        pair_scores(lm, frame([INSERTION_PAIR]), method="sss")
+    skipped = pair_scores(lm, frame([PAIRS[0], INSERTION_PAIR]), method="sss",
                                 on_unmodified="skip")
     assert skipped.attrs["n_skipped"] == 1 and len(skipped) == 1
     record(measure="CrowS-Pairs SSS, pair without a modified token", peer=PEER,

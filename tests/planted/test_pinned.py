@@ -133,11 +133,12 @@ import sys
 from pathlib import Path
 from polybias.engines import scoring
 from polybias.planted import synthetic
+from polybias.engines.pair_scores import pair_scores
 from polybias.metrics import crows
 model, tok = synthetic.load_trained_folder(Path(sys.argv[1]), "mlm")
 lm = scoring.wrap_language_model(model, tok, name="m", kind="mlm", revision="x")
 pairs = synthetic.minimal_pairs(100, "en", seed=0)
-print(float(crows.stereotype_score(crows.pair_scores(lm, pairs), n_bootstrap=0).score.iloc[0]))
+print(float(crows.stereotype_score(pair_scores(lm, pairs), n_bootstrap=0).score.iloc[0]))
 """
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from polybias.data import crowspairs
-from polybias.metrics import crows
+from polybias.engines.pair_scores import alignment_changes
 
 ENV = "POLYBIAS_REFERENCE"
 
@@ -131,7 +131,7 @@ CROWS_STYLE_PAIRS = [
 
 #: Pairs whose alignment has ties (equally long difflib blocks to choose from), each of
 #: which the tiny BERT tokenizer aligns differently with the special tokens and the
-#: reference's sentence order than without (``crows.alignment_changes``), and two ordinary
+#: reference's sentence order than without (``alignment_changes``), and two ordinary
 #: pairs: (sent_more, sent_less, direction). Antistereo rows matter: the reference code
 #: aligns sent_less against sent_more there.
 TIE_PAIRS = [
@@ -166,7 +166,7 @@ def crows_rows_with_ties(tokenizer, n_ordinary: int = 2):
     if not os.environ.get("POLYBIAS_DATA_MIRROR"):
         pytest.skip("needs the CrowS-Pairs file: set POLYBIAS_DATA_MIRROR (CI sets it)")
     pairs = crowspairs.load_crows_pairs("crows-pairs", on_invalid="drop", max_diff=None)
-    changed = crows.alignment_changes(tokenizer, pairs)
+    changed = alignment_changes(tokenizer, pairs)
     fits = np.array([max(len(tokenizer(a)["input_ids"]), len(tokenizer(b)["input_ids"])) <= tokenizer.model_max_length
             for a, b in zip(changed.sent_more, changed.sent_less, strict=True)])
     ordinary = changed.index[~changed.changed & fits][:n_ordinary]

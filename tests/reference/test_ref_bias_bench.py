@@ -23,6 +23,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from polybias.engines.pair_scores import pair_scores
 from polybias.metrics import crows
 from refsupport import (
     CROWS_STYLE_PAIRS,
@@ -78,7 +79,7 @@ def test_masked_variant_with_skip_equals_the_executed_reference(runner, capsys):
     model, tok = tiny("bert")
     metric, n, ref, printed = runner(model, tok, False, capsys)
     assert printed.count("Skipping example") == 2
-    ours = crows.pair_scores(tiny_lm("bert"), ours_frame(), method="bias-bench", on_unmodified="skip")
+    ours = pair_scores(tiny_lm("bert"), ours_frame(), method="bias-bench", on_unmodified="skip")
     assert ours.attrs["n_skipped"] == 2 and ours.attrs["skipped"] == [2, 3]
     assert len(ours) == n == len(ref)
     assert ref.sent_more.tolist() == ours.sent_more.tolist()
@@ -94,7 +95,7 @@ def test_masked_variant_with_skip_equals_the_executed_reference(runner, capsys):
     assert ref.score.tolist() == (more > less).astype(int).tolist()  # every pair's decision
     assert round(table.score.iloc[0], 2) == metric
     with pytest.raises(crows.CrowsError, match="no modified tokens"):
-        crows.pair_scores(tiny_lm("bert"), ours_frame().iloc[[0, 3]], method="bias-bench")
+        pair_scores(tiny_lm("bert"), ours_frame().iloc[[0, 3]], method="bias-bench")
 
 
 @pytest.mark.parametrize("which", ["constructed", "crows-pairs"])
@@ -110,11 +111,11 @@ def test_masked_variant_equals_the_executed_reference_on_pairs_with_ties(runner,
     metric, n, ref, printed = runner(model, tok, False, capsys, pairs)
     assert "Skipping" not in printed and n == len(pairs) == len(ref)
     lm = tiny_lm("bert")
-    ours = crows.pair_scores(lm, ours_frame(pairs), method="bias-bench")
+    ours = pair_scores(lm, ours_frame(pairs), method="bias-bench")
     assert ref.sent_more.tolist() == ours.sent_more.tolist()
     ref_raw = np.concatenate([ref.sent_more_score.to_numpy(float), ref.sent_less_score.to_numpy(float)])
     ours3 = np.concatenate([ours.score_more.round(3).to_numpy(), ours.score_less.round(3).to_numpy()])
-    content = crows.pair_scores(lm, ours_frame(pairs), method="bias-bench", alignment="content")
+    content = pair_scores(lm, ours_frame(pairs), method="bias-bench", alignment="content")
     content3 = np.concatenate([content.score_more.round(3).to_numpy(), content.score_less.round(3).to_numpy()])
     table = crows.stereotype_score(ours, decimals=3, n_bootstrap=0)
     more, less = ours.score_more.round(3).to_numpy(), ours.score_less.round(3).to_numpy()
@@ -132,7 +133,7 @@ def test_causal_first_token_equals_the_executed_reference(runner, capsys):
     metric, n, ref, printed = runner(model, tok, True, capsys)
     assert "Skipping" not in printed and n == len(PAIRS)
     lm = tiny_lm("gpt2")
-    ours = crows.pair_scores(lm, ours_frame(), method="bias-bench", causal_bos="first-token")
+    ours = pair_scores(lm, ours_frame(), method="bias-bench", causal_bos="first-token")
     assert ref.sent_more.tolist() == ours.sent_more.tolist()
     diff = max(np.abs(np.log(ref.sent_more_score.to_numpy(float)) - ours.score_more.to_numpy()).max(),
                np.abs(np.log(ref.sent_less_score.to_numpy(float)) - ours.score_less.to_numpy()).max())
@@ -143,15 +144,15 @@ def test_causal_first_token_equals_the_executed_reference(runner, capsys):
     assert ref.score.tolist() == (ours.score_more > ours.score_less).astype(int).tolist()
     assert round(table.score.iloc[0], 2) == metric
     # the BOS handling matters: with BOS in every context the token scores differ
-    prepend = crows.pair_scores(lm, ours_frame(), method="bias-bench")
+    prepend = pair_scores(lm, ours_frame(), method="bias-bench")
     assert np.abs(prepend.score_more - ours.score_more).max() > 1e-3
 
 
 def test_options_are_checked():
     bert, gpt2 = tiny_lm("bert"), tiny_lm("gpt2")
     with pytest.raises(crows.CrowsError, match="causal_bos applies to causal"):
-        crows.pair_scores(bert, ours_frame(), method="bias-bench", causal_bos="first-token")
+        pair_scores(bert, ours_frame(), method="bias-bench", causal_bos="first-token")
     with pytest.raises(crows.CrowsError, match="masked LM only"):
-        crows.pair_scores(gpt2, ours_frame(), method="bias-bench", on_unmodified="skip")
+        pair_scores(gpt2, ours_frame(), method="bias-bench", on_unmodified="skip")
     with pytest.raises(crows.CrowsError, match="on_unmodified must be one of"):
-        crows.pair_scores(bert, ours_frame(), method="bias-bench", on_unmodified="drop")
+        pair_scores(bert, ours_frame(), method="bias-bench", on_unmodified="drop")

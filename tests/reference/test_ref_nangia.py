@@ -40,6 +40,7 @@ import pandas as pd
 import pytest
 import torch
 import transformers
+from polybias.engines.pair_scores import pair_scores
 from polybias.metrics import crows
 from refsupport import (
     CROWS_STYLE_PAIRS,
@@ -149,7 +150,7 @@ def test_nangia_equals_the_executed_reference(reference):
     assert np.array_equal(np.round(ref_more, 3), ref.sent_more_score.to_numpy(float))
     assert np.array_equal(np.round(ref_less, 3), ref.sent_less_score.to_numpy(float))
 
-    ours = crows.pair_scores(tiny_lm("bert"), ours_frame(), method="nangia")
+    ours = pair_scores(tiny_lm("bert"), ours_frame(), method="nangia")
     diff = max(np.abs(ref_more - ours.score_more.to_numpy()).max(),
                np.abs(ref_less - ours.score_less.to_numpy()).max())
     rel = max((np.abs(ref_more - ours.score_more.to_numpy()) / np.abs(ref_more)).max(),
@@ -184,12 +185,12 @@ def check_pairs_with_ties(pairs, folder, label, family="bert"):
     assert ref.sent_more.tolist() == [p[0] for p in pairs]
     ref_raw = np.concatenate(unrounded_scores(mod, rows, family))
     lm = tiny_lm(family)
-    ours = crows.pair_scores(lm, ours_frame(pairs), method="nangia")
+    ours = pair_scores(lm, ours_frame(pairs), method="nangia")
     ours_raw = np.concatenate([ours.score_more.to_numpy(), ours.score_less.to_numpy()])
     rel = np.abs(ours_raw - ref_raw) / np.abs(ref_raw)
     table = crows.stereotype_score(ours, decimals=3, n_bootstrap=0)
     more, less = ours.score_more.round(3).to_numpy(), ours.score_less.round(3).to_numpy()
-    content = crows.pair_scores(lm, ours_frame(pairs), method="nangia", alignment="content")
+    content = pair_scores(lm, ours_frame(pairs), method="nangia", alignment="content")
     content_raw = np.concatenate([content.score_more.to_numpy(), content.score_less.to_numpy()])
     content_rel = np.abs(content_raw - ref_raw) / np.abs(ref_raw)
     content_decisions = (content.score_more.round(3) > content.score_less.round(3)).astype(int).tolist()

@@ -4,7 +4,7 @@ states it, recomputed (so the page cannot go stale)."""
 import pytest
 from polybias import cli, paths
 from polybias.data.crowspairs import DATASETS
-from polybias.metrics.crows import alignment_changes
+from polybias.engines.pair_scores import alignment_changes
 from polybias.models import ModelError
 from polybias.planted.synthetic import build_tokenizer, minimal_pairs
 from polybias.studies import crows_pairs

@@ -50,6 +50,7 @@ import torch
 
 from polybias import paths
 from polybias.engines import embeddings, template_scores
+from polybias.engines.pair_scores import jsd_attributions, pair_scores
 from polybias.engines.static import lookup
 from polybias.metrics import catbias, crows, logprob
 from polybias.metrics.weat import weat
@@ -266,8 +267,8 @@ def _lm(job, config):
 def _score_crows(job, config, lm) -> list[dict[str, Any]]:
     sizes = config["sizes"]["crows_pairs"]
     pairs = synthetic.minimal_pairs(max(sizes), language=job["language"], seed=job["seed"])
-    scored = crows.pair_scores(lm, pairs)
-    attributed = crows.jsd_attributions(lm, pairs)
+    scored = pair_scores(lm, pairs)
+    attributed = jsd_attributions(lm, pairs)
     rows = []
     for k in sizes:
         for metric, table in (("stereotype-score", crows.stereotype_score(scored.iloc[:k], n_bootstrap=0)),

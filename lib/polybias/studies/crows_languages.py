@@ -9,12 +9,12 @@ import pandas as pd
 from polybias import models, paths
 from polybias.data import sources
 from polybias.data.crowspairs import DATASETS, DUTCH_SCORE_MODELS, load_dutch_crows_scores
+from polybias.engines.pair_scores import pair_scores
 from polybias.metrics.crows import (
     METHODS,
     CrowsError,
     LanguageComparison,
     compare_languages,
-    pair_scores,
     stereotype_score,
 )
 from polybias.models import check_language

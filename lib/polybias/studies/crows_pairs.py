@@ -10,16 +10,14 @@ import pandas as pd
 from polybias import models, paths
 from polybias.data import crowspairs, semantics
 from polybias.data.crowspairs import DATASETS, load_crows_pairs
+from polybias.engines.pair_scores import alignment_changes, jsd_attributions, pair_scores
 from polybias.engines.scoring import LanguageModel
 from polybias.metrics.crows import (
     METHODS,
     CrowsError,
-    alignment_changes,
     attribution_words,
     gamboa_table3,
-    jsd_attributions,
     jsd_stereotype_score,
-    pair_scores,
     stereotype_score,
 )
 from polybias.planted.synthetic import minimal_pairs
@@ -127,7 +125,7 @@ def alignment_change_counts(model: str = "minilm-l6",
     Returns
     -------
     DataFrame with one row per (dataset, language): ``pairs``, ``changed`` (pairs whose
-    shared positions differ, :func:`polybias.metrics.crows.alignment_changes`) and
+    shared positions differ, :func:`polybias.engines.pair_scores.alignment_changes`) and
     ``pair_ids`` (theirs, comma-separated).
     """
     encoder = models.load(model, "encoder")

@@ -251,7 +251,7 @@ def crows_method_refusal(method: str, kind: str | None) -> str | None:
 
     ``kind`` is a registered model's kind (None: unknown before loading, so any method
     is let through to the scorer). The rules are those of
-    :func:`polybias.metrics.crows.pair_scores`.
+    :func:`polybias.engines.pair_scores.pair_scores`.
 
     >>> crows_method_refusal("aul", "causal")
     "method 'aul' applies to masked LMs, not to a causal model"

@@ -47,10 +47,11 @@ from tqdm.auto import tqdm
 from polybias import models, paths
 from polybias.data import text
 from polybias.engines import embeddings, template_scores
+from polybias.engines.pair_scores import jsd_attributions, pair_scores
 from polybias.engines.static import lookup
 from polybias.measures import compute
 from polybias.metrics import ceat as ceat_metric
-from polybias.metrics import crows, logprob
+from polybias.metrics import logprob
 from polybias.planted import probes
 from polybias.planted.synthetic import (
     minimal_pairs,
@@ -336,8 +337,8 @@ def planted_lm_scores(
     """
     lm = planted_lm(kind, p, seed, language, n_sentences, **training)
     pairs = minimal_pairs(n_pairs, language=language, seed=seed)
-    stereo = compute("crows", scored=crows.pair_scores(lm, pairs), n_bootstrap=0)
-    jsd = compute("jsd-b", attributed=crows.jsd_attributions(lm, pairs), n_bootstrap=0)
+    stereo = compute("crows", scored=pair_scores(lm, pairs), n_bootstrap=0)
+    jsd = compute("jsd-b", attributed=jsd_attributions(lm, pairs), n_bootstrap=0)
     return [{"measure": f"crows-{kind}", "metric": metric, "p": p, "seed": seed,
              "value": r.value, "null": 50.0,
              "pvalue": float("nan") if r.p_value is None else r.p_value}

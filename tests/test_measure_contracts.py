@@ -556,9 +556,9 @@ def test_per_word_values_by_hand():
 # ------------------------------------------------------------------ the studies' own calls
 
 # Where a study computes a headline number by calling a metric function itself rather than
-# polybias.measures.compute (the validity study goes through compute), its call, written as
-# the study writes it, and compute give the same numbers on the same inputs, bit for bit:
-# the registered measure is the number the study reports.
+# polybias.measures.compute (the validity, debiasing and categorical-bias studies go through
+# compute), its call, written as the study writes it, and compute give the same numbers on
+# the same inputs, bit for bit: the registered measure is the number the study reports.
 
 def test_crows_studies_report_the_registered_stereotype_scores():
     """studies.crows_pairs.run_crows and studies.crows_languages: the ``all`` row of
@@ -598,8 +598,9 @@ def test_the_stereoset_study_reports_the_registered_ss():
 
 
 def test_the_categorical_bias_study_reports_the_registered_cb_scores():
-    """studies.categorical_bias.ahn_oh_cb (the mean of ``cb_rows``) and ``pll_cb``, as
-    studies.categorical_bias and notebook 06 call them."""
+    """The mean of ``cb_rows`` (what the registered ``cb`` is; studies.categorical_bias.ahn_oh_cb
+    takes it from compute) and ``pll_cb``, as notebook 06 calls it (score_all takes its rows
+    from compute)."""
     from polybias.metrics import catbias
 
     scores = _group_scores(6, 4)["scores"]
@@ -625,8 +626,9 @@ def test_the_external_validity_study_reports_the_registered_word_scores():
 
 
 def test_the_debiasing_and_weat_studies_report_the_registered_weat_and_gap():
-    """studies.debiasing.evaluate (the gap of every cell, beside weat_on_embedding's effect size) and
-    studies.weat.run_weat (weat_on_embedding on the words of an embedding)."""
+    """studies.debiasing.evaluate takes the gap of every cell (and its SEAT rows) from compute,
+    its WEAT rows from weat_on_embedding, as studies.weat.run_weat does (on the words of an
+    embedding): compute on the looked-up vectors gives the same effect size and p-value."""
     from polybias.data.wordlists import AssociationTest, WordSet
     from polybias.engines.static import StaticEmbeddings, lookup
     from polybias.metrics.weat import weat_association

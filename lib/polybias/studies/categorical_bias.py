@@ -14,6 +14,7 @@ import pandas as pd
 from polybias.data import behnamghader2022, sources
 from polybias.data.templating import TemplateBook, expand
 from polybias.engines import scoring, template_scores
+from polybias.measures import compute
 from polybias.metrics import catbias, logprob
 from polybias.metrics.catbias import CatBiasError
 from polybias.results.plots import finish_figure, pyplot
@@ -224,7 +225,7 @@ def score_all(lm, categories: list[str] | None = None, languages: list[str] | No
             scores = pll_scores(lm, book, list(book.templates))
             all_rows = []
             for sname, g in scores.groupby("set", sort=False):  # sets differ in their groups
-                rows = catbias.pll_cb(g, ddof=ddof).rows
+                rows = compute("pll-cb", scores=g, ddof=ddof).details
                 all_rows.append(rows)
                 cb_rows.append({"category": behnamghader2022._category(cat), "language": lang, "set": sname,
                                 "template_set": int(sname.rsplit("_", 1)[1]), "cb": float(rows["cb"].mean()),
@@ -378,8 +379,8 @@ def ahn_oh_cb(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str
         scores = template_scores.ahn_oh_scores(lm, book, templates, targets, attributes)
     else:
         scores = template_scores.kurita_scores(lm, book, templates, targets, attributes, mode=mode)
-    rows = catbias.cb_rows(scores, "corrected", ddof=ddof)
-    return catbias.CBResult(float(rows["cb"].mean()), rows, scores, ddof)
+    cb = compute("cb", scores=scores, ddof=ddof)
+    return catbias.CBResult(cb.value, cb.details, scores, ddof)
 
 
 def pll_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str,

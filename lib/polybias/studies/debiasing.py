@@ -15,6 +15,7 @@ import pandas as pd
 from polybias import paths
 from polybias.data import sources, wordlists
 from polybias.engines.static import StaticEmbeddings, lookup
+from polybias.measures import compute
 from polybias.metrics.debias import (
     DebiasError,
     DebiasResult,
@@ -30,7 +31,6 @@ from polybias.metrics.debias import (
     pca_subspace,
     static_seat_vectors,
 )
-from polybias.metrics.weat import weat, weat_association
 from polybias.results.plots import finish_figure, pyplot, wrap
 from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
 from polybias.results.report import load_reported, markdown_table
@@ -481,8 +481,7 @@ def evaluate(
     (:func:`polybias.studies.seat.load_templates`).
     """
     def gap_of(M):
-        return float(weat_association(M["X"], M["A"], M["B"]).mean()
-                     - weat_association(M["Y"], M["A"], M["B"]).mean())
+        return compute("weat-gap", X=M["X"], Y=M["Y"], A=M["A"], B=M["B"]).value
 
     seat_groups = seat_groups or {}
     if seat_groups and templates is None:
@@ -504,9 +503,9 @@ def evaluate(
                 dropped += miss
                 if not len(M[role]):
                     raise DebiasError(f"SEAT {label}: no word of set {role} in {emb.name}")
-            r = weat(M["X"], M["Y"], M["A"], M["B"], **weat_options)
+            r = compute("weat", X=M["X"], Y=M["Y"], A=M["A"], B=M["B"], **weat_options)
             rows.append({"method": method, "test_type": "SEAT", "kind": kind, "test": label,
-                         "effect_size": r.effect_size, "pvalue": r.pvalue, "gap": gap_of(M),
+                         "effect_size": r.value, "pvalue": r.p_value, "gap": gap_of(M),
                          "dropped": ", ".join(dropped)})
     frame = pd.DataFrame(rows)
     order = {"WEAT": 0, "SEAT": 1}

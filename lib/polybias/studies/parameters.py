@@ -753,7 +753,7 @@ def check_parameters(notebook: str, **parameters: Any) -> None:
     ----------
     notebook : str
         The notebook's name, e.g. ``"05_crows_pairs"``.
-    **parameters
+    \\*\\*parameters
         The notebook's parameters by name: at least every one that has allowed values, a
         range, or a check relating it to others (:attr:`Notebook.checked`).
 

@@ -198,6 +198,28 @@ class PairDiff:
         return len(self.spans)
 
 
+def languages_to_compare(dataset: str, languages: list[str] | None = None) -> list[str]:
+    """The languages of ``dataset`` to compare: ``languages`` (default: all of the
+    dataset's), each one of the dataset's, and at least two. Raises
+    :class:`CrowsPairsError` with a one-line message.
+
+    >>> languages_to_compare("crows-pairs-dutch")
+    ['nl', 'en', 'fr']
+    """
+    if dataset not in DATASETS:
+        raise CrowsPairsError(f"unknown dataset {dataset!r}; datasets with aligned languages: "
+                              + ", ".join(d for d, ls in DATASETS.items() if len(ls) > 1))
+    compared = list(languages or DATASETS[dataset])
+    unknown = [lang for lang in compared if lang not in DATASETS[dataset]]
+    if unknown:
+        raise CrowsPairsError(f"dataset {dataset} has no language {', '.join(unknown)}; it has "
+                              f"{', '.join(DATASETS[dataset])}")
+    if len(set(compared)) < 2:
+        raise CrowsPairsError(f"languages must name two or more languages of {dataset} to "
+                              f"compare; it has {', '.join(DATASETS[dataset])}")
+    return compared
+
+
 def _strip_punct(token: str) -> str:
     start, end = 0, len(token)
     while start < end and unicodedata.category(token[start])[0] in "PS":

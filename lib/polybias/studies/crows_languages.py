@@ -8,7 +8,12 @@ import pandas as pd
 
 from polybias import models, paths
 from polybias.data import sources
-from polybias.data.crowspairs import DATASETS, DUTCH_SCORE_MODELS, load_dutch_crows_scores
+from polybias.data.crowspairs import (
+    DUTCH_SCORE_MODELS,
+    CrowsPairsError,
+    languages_to_compare,
+    load_dutch_crows_scores,
+)
 from polybias.engines.pair_scores import pair_scores
 from polybias.metrics.crows import (
     METHODS,
@@ -45,17 +50,10 @@ def compared_languages(model: str, dataset: str, languages: list[str] | None = N
     >>> compared_languages("some/dir", "crows-pairs-dutch", ["nl", "en"])
     ['nl', 'en']
     """
-    if dataset not in DATASETS:
-        raise CrowsError(f"unknown dataset {dataset!r}; datasets with aligned languages: "
-                         + ", ".join(d for d, ls in DATASETS.items() if len(ls) > 1))
-    languages = list(languages or DATASETS[dataset])
-    unknown = [lang for lang in languages if lang not in DATASETS[dataset]]
-    if unknown:
-        raise CrowsError(f"{dataset} has no language {', '.join(unknown)}; it has "
-                         f"{', '.join(DATASETS[dataset])}")
-    if len(set(languages)) < 2:
-        raise CrowsError(f"comparing languages needs two or more; {dataset} has "
-                         f"{', '.join(DATASETS[dataset])}")
+    try:
+        languages = languages_to_compare(dataset, languages)
+    except CrowsPairsError as err:
+        raise CrowsError(str(err)) from None
     for language in languages:
         check_language(model, language, language_override)
     return languages

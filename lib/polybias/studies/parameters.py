@@ -33,7 +33,7 @@ from typing import Any
 from polybias import paths
 from polybias.data import census, text
 from polybias.data import stereoset as stereoset_data
-from polybias.data.crowspairs import DATASETS
+from polybias.data.crowspairs import DATASETS, CrowsPairsError, languages_to_compare
 from polybias.engines import template_scores
 from polybias.engines.embeddings import SENTENCE_POOLINGS, WORD_POOLINGS
 from polybias.metrics import catbias, ceat, crows, seat
@@ -358,14 +358,10 @@ def _check_12_crows_languages(*, model, dataset, languages, language_override, m
             raise ParameterError(f"published per-pair scores exist for crows-pairs-dutch only; "
                                  f"set model to score {dataset}")
         return
-    compared = list(languages or DATASETS[dataset])
-    unknown = [lang for lang in compared if lang not in DATASETS[dataset]]
-    if unknown:
-        raise ParameterError(f"dataset {dataset} has no language {', '.join(unknown)}; it has "
-                             f"{', '.join(DATASETS[dataset])}")
-    if len(set(compared)) < 2:
-        raise ParameterError(f"languages must name two or more languages of {dataset} to "
-                             f"compare; it has {', '.join(DATASETS[dataset])}")
+    try:
+        compared = languages_to_compare(dataset, languages)
+    except CrowsPairsError as err:
+        raise ParameterError(str(err)) from None
     registry = load_registry()
     for language in compared:
         _language(model, language, language_override, registry)

@@ -80,7 +80,7 @@ def env(project: Path) -> dict[str, str]:
 class Sweep:
     """``polybias sweep sweep.yaml ARGS`` running in ``project`` (its own process group)."""
 
-    def __init__(self, project: Path, *args: str):
+    def __init__(self, project: Path, *args: str, preexec=None):
         self.project = project
         self.log = project / "sweep.log"
         self.err = project / "sweep.err"
@@ -88,7 +88,7 @@ class Sweep:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "polybias.cli", "sweep", "sweep.yaml", "--no-progress", *args],
                 cwd=project, env=env(project), stdout=out, stderr=err, start_new_session=True,
-                preexec_fn=lambda: os.umask(0o022))
+                preexec_fn=lambda: (os.umask(0o022), preexec and preexec()))
         self.jobs_seen: set[str] = set()
 
     def wait_for(self, predicate, timeout: float, what: str) -> None:
@@ -176,11 +176,13 @@ def no_jobs_left():
 
 
 @pytest.fixture
-def sweep_in():
+def sweep_in(ctrl_c_as_in_a_terminal):
+    """Start a sweep as a user at a terminal would: Ctrl-C reaches it even where this test
+    session was started in the background."""
     started = []
 
     def start(project, *args):
-        started.append(Sweep(project, *args))
+        started.append(Sweep(project, *args, preexec=ctrl_c_as_in_a_terminal))
         return started[-1]
 
     yield start

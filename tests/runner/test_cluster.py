@@ -98,12 +98,13 @@ def test_malformed_sweep_settings(tmp_path, body, message):
         sweep.jobqueue_cluster(write(tmp_path, body), jobs=0)
 
 
-def test_importing_dask_jobqueue_keeps_the_ctrl_c_handler():
+def test_importing_dask_jobqueue_keeps_the_ctrl_c_handler(ctrl_c_as_in_a_terminal):
     """dask_jobqueue's runner replaces SIGINT's handler by sys.exit(): Ctrl-C would exit 0."""
     code = ("import signal; from polybias.runner import cluster; cluster._import_dask_jobqueue(); "
             "import dask_jobqueue.runner; "
             "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         preexec_fn=ctrl_c_as_in_a_terminal)
     assert out.stdout.strip() == "True"
 
 

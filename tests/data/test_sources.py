@@ -165,12 +165,25 @@ def test_availability_downloads_into_the_cache(tmp_path, monkeypatch, http_serve
 def test_fetch_offline_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
-    with pytest.raises(sources.DataError) as err:
+    with pytest.raises(sources.SourceUnreachable) as err:
         sources.fetch("gh", offline_registry())
     assert "\n" not in str(err.value)
     assert str(err.value).startswith("data source 'gh' cannot be had: no connection to 127.0.0.1")
     assert "set POLYBIAS_DATA_MIRROR" in str(err.value)
     assert files_under(tmp_path) == []
+
+
+def test_only_a_failed_connection_is_unreachable(tmp_path, monkeypatch, http_server):
+    """A missing file (HTTP 404) or a wrong sha256 is an error of the source, not of being
+    offline: a plain DataError, which the tests never skip."""
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
+    reg = {"gone": sources.Source("gone", f"{http_server}/missing.txt", SHA, "MIT"),
+           "bad": sources.Source("bad", f"{http_server}/file.txt", SHA, "MIT")}
+    for name, says in (("gone", "HTTP 404 from 127.0.0.1"), ("bad", "failed its sha256")):
+        with pytest.raises(sources.DataError, match=says) as err:
+            sources.fetch(name, reg)
+        assert not isinstance(err.value, sources.SourceUnreachable), name
 
 
 def test_cli_fetch_prints_one_line_and_exits_1(tmp_path, monkeypatch, capsys):

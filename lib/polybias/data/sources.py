@@ -57,6 +57,12 @@ class DataError(RuntimeError):
     """A registered file is missing, unregistered or fails its checksum."""
 
 
+class SourceUnreachable(DataError):
+    """A registered file has no verified local copy and its download cannot connect
+    (offline, or its host does not answer). A file that was downloaded but fails its
+    sha256 is a plain :class:`DataError`: that is never a matter of being offline."""
+
+
 @dataclass(frozen=True)
 class Source:
     """One registered external file."""
@@ -298,8 +304,10 @@ def _download(source: Source, folder: Path, timeout: float = DOWNLOAD_TIMEOUT) -
             first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
             raise DataError(f"data source {source.name!r}: the download from {source.url} failed "
                             f"its sha256 ({first})") from exc
-        raise DataError(f"data source {source.name!r} cannot be had: {_cause(exc)} for "
-                        f"{source.url}; {_remedy(source)}") from exc
+        offline = isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.Timeout))
+        raise (SourceUnreachable if offline else DataError)(
+            f"data source {source.name!r} cannot be had: {_cause(exc)} for {source.url}; "
+            f"{_remedy(source)}") from exc
     return Path(got)
 
 

@@ -41,11 +41,11 @@ import pandas as pd
 
 from polybias import paths
 from polybias.data.languages import NAMES, language
+from polybias.files import write_text_atomic
 from polybias.measures import MEASURES
 from polybias.results.plots import forest
-from polybias.results.records import record_measure, write_text_atomic
+from polybias.results.records import record_measure, registered_measure
 from polybias.results.report import markdown_table
-from polybias.studies.validity import registered_measure
 
 COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
            "ci_low", "ci_high", "ci_level", "p", "p_method", "n", "options_hash", "run_time",
@@ -386,7 +386,7 @@ STUDY_METRICS = {
 }
 #: Units of the validity sweep's metrics (``validity:<design>:<metric>``), by metric; the
 #: null value comes from the registered measure behind the metric
-#: (:data:`polybias.studies.validity.METRIC_MEASURES`).
+#: (:data:`polybias.results.records.METRIC_MEASURES`).
 VALIDITY_AXES = {
     "stereotype-score": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",
     "jsd-B": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",

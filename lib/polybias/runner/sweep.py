@@ -100,7 +100,7 @@ from tqdm.auto import tqdm
 
 from polybias import paths
 from polybias.data import sources
-from polybias.results.records import sha256_file, write_text_atomic
+from polybias.files import sha256_file, write_text_atomic
 from polybias.runner import cluster as jobqueue
 from polybias.runner import pins as pinning
 from polybias.runner.locks import LOCK_FILE, RunLock

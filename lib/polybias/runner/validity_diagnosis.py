@@ -35,9 +35,9 @@ import pandas as pd
 
 from polybias import paths
 from polybias.engines import embeddings
+from polybias.files import write_text_atomic
 from polybias.planted.static import BagOfWords, ContextualBag, corpus_association_embedding
 from polybias.planted.synthetic import planted_corpus, planted_groups
-from polybias.results.records import write_text_atomic
 from polybias.runner import validity_sweep as vs
 from polybias.studies.validity import planted_lm, planted_template_scores
 

@@ -16,6 +16,7 @@ from polybias import models, paths
 from polybias.data import sources, wordlists
 from polybias.engines import embeddings
 from polybias.engines.embeddings import Encoder
+from polybias.files import sha256_file
 from polybias.metrics.seat import (
     _FILE_ROLES,
     _SLOT,
@@ -30,7 +31,7 @@ from polybias.metrics.seat import (
 from polybias.metrics.weat import WeatResult, check_weat_options, weat
 from polybias.planted.static import BagOfWords
 from polybias.results.plots import finish_figure, pyplot
-from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
+from polybias.results.records import RunRecord, model_fields, write_record
 from polybias.stats import N_PERMUTATIONS, Alternative
 
 

@@ -21,7 +21,8 @@ reverse) trains a model, and each metric is computed on it with the project's de
 
 :func:`dose_response` runs these designs (:data:`DESIGNS`) over a grid of ``p`` and seeds
 (one row per measurement, labelled by its design, ``measure``, and its ``metric``;
-:data:`METRIC_MEASURES` names the registered measure behind every metric label);
+:data:`polybias.results.records.METRIC_MEASURES` names the registered measure behind
+every metric label);
 :func:`validity_summary` says, per measure, whether it is monotone in ``p``, whether its
 sign follows the planted direction, how far it sits from its null at ``p = 0.5``, and how
 often it calls a balanced model biased (false-positive rate at level ``alpha``).
@@ -65,32 +66,6 @@ DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
 on it). ``crows-*`` give two rows each: the stereotype score (``metric="stereotype-score"``)
 and the JSD score (``metric="jsd-B"``); ``template-mlm`` gives ``kurita-effect-size`` and
 ``cb``; ``embedding-mlm`` gives ``seat-effect-size`` and ``ceat-ces``."""
-
-METRIC_MEASURES: dict[str, dict[str, str]] = {
-    "weat": {"effect-size": "weat"},
-    "crows-mlm": {"stereotype-score": "crows", "jsd-B": "jsd-b"},
-    "crows-causal": {"stereotype-score": "crows", "jsd-B": "jsd-b"},
-    "template-mlm": {"kurita-effect-size": "kurita", "cb": "cb", "pll-cb": "pll-cb"},
-    "embedding-mlm": {"seat-effect-size": "seat", "ceat-ces": "ceat", "ceat-ces-perm": "ceat"},
-    "embedding-encoder": {"seat-effect-size": "seat", "ceat-ces": "ceat", "ceat-ces-perm": "ceat"},
-    "interactions-mlm": {"interaction-cb": "interaction-cb", "pronoun-cb": "interaction-cb"},
-}
-"""Per validity design (:data:`DESIGNS`, the sweep's ``interactions-mlm``,
-:mod:`polybias.runner.validity_sweep`, and the known-answer encoder's ``embedding-encoder``,
-:mod:`polybias.runner.validity_diagnosis`): its metric labels, as stored in the measurements
-and run records, → the key of the registered measure each reports (:mod:`polybias.measures`;
-``ceat-ces-perm`` is the CES with the word-permutation p-value, ``pronoun-cb`` the
-interaction CB of the pronoun alone)."""
-
-
-def registered_measure(design: str, metric: str) -> str | None:
-    """The registry key behind a validity measurement's ``measure`` (its design) and
-    ``metric`` labels, or None.
-
-    >>> registered_measure("crows-causal", "jsd-B"), registered_measure("weat", "gap")
-    ('jsd-b', None)
-    """
-    return METRIC_MEASURES.get(design, {}).get(metric)
 
 UNSIGNED_METRICS = ("cb",)
 """Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``."""

@@ -60,6 +60,7 @@ from polybias.planted.synthetic import (
     planted_groups,
     planted_word2vec,
 )
+from polybias.stats import N_PERMUTATIONS_SHORT
 
 DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
 """The validity designs :func:`dose_response` knows (a planted model and the probes run
@@ -69,6 +70,11 @@ and the JSD score (``metric="jsd-B"``); ``template-mlm`` gives ``kurita-effect-s
 
 UNSIGNED_METRICS = ("cb",)
 """Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``."""
+
+FRESH_SEED_OFFSET = 10_000
+"""Added to a run's seed to draw the fresh planted corpus that CEAT reads
+(:func:`planted_embedding_association`): sentences the model was not trained on, from the
+same distribution, and a different draw for every seed."""
 
 LM_TRAINING = {"mlm": {"epochs": 10, "batch_size": 16}, "causal": {"epochs": 5, "batch_size": 16}}
 """Training options of the planted LMs used here: small enough to train in seconds."""
@@ -89,7 +95,7 @@ def planted_weat(
     seed: int = 0,
     language: str = "en",
     n_sentences: int = 4000,
-    n_permutations: int = 10_000,
+    n_permutations: int = N_PERMUTATIONS_SHORT,
     **word2vec: Any,
 ) -> dict[str, Any]:
     """WEAT on word2vec trained on a planted corpus of strength ``p``.
@@ -150,7 +156,7 @@ def planted_template_scores(
     seed: int = 0,
     language: str = "en",
     n_sentences: int = 3000,
-    n_permutations: int = 10_000,
+    n_permutations: int = N_PERMUTATIONS_SHORT,
     **training: Any,
 ) -> list[dict[str, Any]]:
     """Kurita effect size and Ahn & Oh's CB of the tiny planted MLM, from one set of scores.
@@ -208,8 +214,8 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
     by ``sentence_vectors(texts) -> (n, dim)`` one group at a time; for each ``k`` of
     ``seat_words``, ``k`` words per set (:func:`word_subset` with the seed ``(seed, k, 2)``;
     None: every word); WEAT statistics with a one-sided permutation p. CEAT: a fresh planted
-    corpus of strength ``p`` (``planted_corpus(n_sentences, p, seed + 10_000)``: sentences
-    the model has not seen); for each ``k`` of ``ceat_samples``, ``k`` occurrences per word
+    corpus of strength ``p`` (``planted_corpus(n_sentences, p, seed + FRESH_SEED_OFFSET)``:
+    sentences the model has not seen); for each ``k`` of ``ceat_samples``, ``k`` occurrences per word
     (seeded), occurrence vectors of ``encoder`` at ``layer``
     (:func:`polybias.engines.embeddings.occurrence_vectors`), random-effects CES with its normal
     two-tailed p (``ceat-ces``) and, when ``ceat_permutation``, the same CES with the
@@ -236,7 +242,7 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
         res = compute("seat", **chosen, n_permutations=n_permutations, seed=seed)
         rows.append({"metric": "seat-effect-size", "size_key": "seat_words", "size": k,
                      "value": res.value, "pvalue": res.p_value})
-    fresh = planted_corpus(n_sentences, p, seed=seed + 10_000, language=language)
+    fresh = planted_corpus(n_sentences, p, seed=seed + FRESH_SEED_OFFSET, language=language)
     words = [w for ws in sets.values() for w in ws]
     found = text.find_occurrences(fresh, words, language=language)
     for k in ceat_samples:
@@ -261,7 +267,7 @@ def planted_embedding_scores(
     language: str = "en",
     n_sentences: int = 3000,
     n_samples: int = 20,
-    n_permutations: int = 10_000,
+    n_permutations: int = N_PERMUTATIONS_SHORT,
     **training: Any,
 ) -> list[dict[str, Any]]:
     """SEAT and CEAT of the tiny planted MLM used as an encoder (its last layer).

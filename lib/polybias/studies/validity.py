@@ -51,8 +51,7 @@ from polybias.engines import embeddings, template_scores
 from polybias.engines.pair_scores import jsd_attributions, pair_scores
 from polybias.engines.static import lookup
 from polybias.measures import compute
-from polybias.metrics import ceat as ceat_metric
-from polybias.metrics import logprob
+from polybias.metrics import ceat, logprob
 from polybias.planted import probes
 from polybias.planted.synthetic import (
     minimal_pairs,
@@ -248,12 +247,12 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
     for k in ceat_samples:
         samples = text.sample_occurrences(found, k, seed=seed)
         vectors = embeddings.occurrence_vectors(encoder, samples, layer=layer)
-        stacked = {r: ceat_metric.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
+        stacked = {r: ceat.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
         res = compute("ceat", **stacked)
         rows.append({"metric": "ceat-ces", "size_key": "ceat_samples", "size": k,
                      "value": res.value, "pvalue": res.p_value})
         if ceat_permutation:
-            perm = ceat_metric.ceat_permutation(stacked["X"], stacked["Y"], stacked["A"],
+            perm = ceat.ceat_permutation(stacked["X"], stacked["Y"], stacked["A"],
                                                 stacked["B"], n_permutations=n_permutations,
                                                 seed=seed)
             rows.append({"metric": "ceat-ces-perm", "size_key": "ceat_samples", "size": k,

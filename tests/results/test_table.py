@@ -237,8 +237,7 @@ def test_every_stored_label_maps_to_a_registered_measure():
     """One name per measure: the labels run records store (kept, so records stay
     byte-identical) map to registry keys in one table, and the table's ``metric`` column
     holds registry keys or a study's own metric names only."""
-    from polybias.measures import MEASURES
-    from polybias.results.records import RECORD_MEASURES, record_measure
+    from polybias.measures import MEASURES, RECORD_MEASURES, record_measure
 
     assert set(RECORD_MEASURES.values()) <= set(MEASURES)
     assert not set(RECORD_MEASURES) & set(MEASURES)  # a key is never relabelled

@@ -35,63 +35,6 @@ def run_id(metric: str, model: str, language: str, test: str) -> str:
     return f"{_slug(metric)}_m-{_slug(model)}_l-{_slug(language)}_t-{_slug(test)}"
 
 
-#: The registered measure (its key in ``data/measures.yaml``) behind each label that stored
-#: run records use for it where the label is not the key itself: a record's ``metric``, a
-#: value key of a ``catbias`` or ``debias`` record, a ``debias`` cell's ``test_type``.
-#: Records keep their labels (the same inputs give byte-identical records); code that reads
-#: them maps the labels here (:func:`record_measure`) and selects measures by registry key
-#: only. A record label that is a registry key already (``weat``, ``seat``, ``ceat``,
-#: ``crows``, ``stereoset``, ``interaction-cb``) maps to itself; one that holds several
-#: measures (``catbias``, ``debias``) names them by its value keys. The validity sweep's
-#: labels are mapped in :data:`METRIC_MEASURES`.
-RECORD_MEASURES: dict[str, str] = {
-    # a record's metric
-    "crows-jsd": "jsd-b", "crows-languages": "crows", "logprob-context": "kurita",
-    "stereoset-languages": "stereoset",
-    # the values of a catbias record
-    "ahn_oh_cb": "cb", "pll_cb": "pll-cb", "max_kl": "kl-difference",
-    # the test type and the gap of a debias cell
-    "WEAT": "weat", "SEAT": "seat", "gap": "weat-gap",
-}
-
-
-def record_measure(label: str) -> str:
-    """The registry key of a label stored in run records (:data:`RECORD_MEASURES`; a label
-    that is a key already is returned as it is).
-
-    >>> record_measure("logprob-context"), record_measure("ahn_oh_cb"), record_measure("weat")
-    ('kurita', 'cb', 'weat')
-    """
-    return RECORD_MEASURES.get(label, label)
-
-
-METRIC_MEASURES: dict[str, dict[str, str]] = {
-    "weat": {"effect-size": "weat"},
-    "crows-mlm": {"stereotype-score": "crows", "jsd-B": "jsd-b"},
-    "crows-causal": {"stereotype-score": "crows", "jsd-B": "jsd-b"},
-    "template-mlm": {"kurita-effect-size": "kurita", "cb": "cb", "pll-cb": "pll-cb"},
-    "embedding-mlm": {"seat-effect-size": "seat", "ceat-ces": "ceat", "ceat-ces-perm": "ceat"},
-    "embedding-encoder": {"seat-effect-size": "seat", "ceat-ces": "ceat", "ceat-ces-perm": "ceat"},
-    "interactions-mlm": {"interaction-cb": "interaction-cb", "pronoun-cb": "interaction-cb"},
-}
-"""Per validity design (:data:`polybias.studies.validity.DESIGNS`, the sweep's
-``interactions-mlm``, :mod:`polybias.runner.validity_sweep`, and the known-answer encoder's
-``embedding-encoder``, :mod:`polybias.runner.validity_diagnosis`): its metric labels, as
-stored in the measurements and run records, → the key of the registered measure each reports (:mod:`polybias.measures`;
-``ceat-ces-perm`` is the CES with the word-permutation p-value, ``pronoun-cb`` the
-interaction CB of the pronoun alone)."""
-
-
-def registered_measure(design: str, metric: str) -> str | None:
-    """The registry key behind a validity measurement's ``measure`` (its design) and
-    ``metric`` labels, or None.
-
-    >>> registered_measure("crows-causal", "jsd-B"), registered_measure("weat", "gap")
-    ('jsd-b', None)
-    """
-    return METRIC_MEASURES.get(design, {}).get(metric)
-
-
 def package_versions(packages: tuple[str, ...] = _PACKAGES) -> dict[str, str | None]:
     """Installed versions of the packages a result depends on (None when absent)."""
     versions: dict[str, str | None] = {}

@@ -12,7 +12,7 @@ p, p_method, n, options_hash, run_time, record
 number is one (``weat``, ``seat``, ``ceat``, ``kurita``, ``crows``, ``aul``, ``aula``,
 ``jsd-b``, ``cb``, ``pll-cb``, ``sentiment-cb``, ``interaction-cb``, ``kl-difference``,
 ``weat-gap``, ``stereoset``; the labels stored in records are mapped to it by
-:func:`polybias.results.records.record_measure`), else a name of the study's own
+:func:`polybias.measures.record_measure`), else a name of the study's own
 (``crows-difference``, ``separation``, ``validity:…``). ``subset`` says which part of a run a row is (a bias type, a segment
 length and sample set, a sentence structure, a debiasing method). ``run_time`` is the
 time the record file was last written (records carry no timestamp, so that the same
@@ -42,9 +42,8 @@ import pandas as pd
 from polybias import paths
 from polybias.data.languages import NAMES, language
 from polybias.files import write_text_atomic
-from polybias.measures import MEASURES
+from polybias.measures import MEASURES, record_measure, registered_measure
 from polybias.results.plots import forest
-from polybias.results.records import record_measure, registered_measure
 from polybias.results.report import markdown_table
 
 COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
@@ -395,7 +394,7 @@ STUDY_METRICS = {
 }
 #: Units of the validity sweep's metrics (``validity:<design>:<metric>``), by metric; the
 #: null value comes from the registered measure behind the metric
-#: (:data:`polybias.results.records.METRIC_MEASURES`).
+#: (:data:`polybias.measures.METRIC_MEASURES`).
 VALIDITY_AXES = {
     "stereotype-score": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",
     "jsd-B": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",

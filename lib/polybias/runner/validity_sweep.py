@@ -20,7 +20,7 @@ metric and size) and :func:`write_summary` writes it, with the sha256 of every r
 came from, to the committed summary folder (``data/validity``) that notebook 10 renders.
 
 Families and their measures (``measure``, the validity design / ``metric``; sizes in
-brackets; :data:`polybias.results.records.METRIC_MEASURES` names the registered measure
+brackets; :data:`polybias.measures.METRIC_MEASURES` names the registered measure
 behind each metric):
 
 * ``word2vec`` — ``weat`` / ``effect-size`` [words per set];

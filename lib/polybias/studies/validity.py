@@ -21,7 +21,7 @@ reverse) trains a model, and each metric is computed on it with the project's de
 
 :func:`dose_response` runs these designs (:data:`DESIGNS`) over a grid of ``p`` and seeds
 (one row per measurement, labelled by its design, ``measure``, and its ``metric``;
-:data:`polybias.results.records.METRIC_MEASURES` names the registered measure behind
+:data:`polybias.measures.METRIC_MEASURES` names the registered measure behind
 every metric label);
 :func:`validity_summary` says, per measure, whether it is monotone in ``p``, whether its
 sign follows the planted direction, how far it sits from its null at ``p = 0.5``, and how

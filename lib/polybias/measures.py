@@ -216,7 +216,11 @@ def _label_fields(entry: dict[str, Any], where: str) -> dict[str, Any]:
 def record_label_map(registry: dict[str, Measure]) -> dict[str, str]:
     """Label → registry key, from the ``record_labels`` of every measure of ``registry``.
     A label given to two measures, or a label that is another measure's key, raises
-    :class:`MeasureError` naming them."""
+    :class:`MeasureError` naming them.
+
+    >>> record_label_map(MEASURES)["crows-jsd"]
+    'jsd-b'
+    """
     out: dict[str, str] = {}
     for m in registry.values():
         for label in m.record_labels:
@@ -230,7 +234,11 @@ def record_label_map(registry: dict[str, Measure]) -> dict[str, str]:
 def validity_label_map(registry: dict[str, Measure]) -> dict[str, dict[str, str]]:
     """Validity design → its metric label → registry key, from the ``validity_labels`` of
     every measure of ``registry``. A label of one design given to two measures raises
-    :class:`MeasureError` naming them."""
+    :class:`MeasureError` naming them.
+
+    >>> validity_label_map(MEASURES)["template-mlm"]["kurita-effect-size"]
+    'kurita'
+    """
     out: dict[str, dict[str, str]] = {}
     for m in registry.values():
         for design, labels in m.validity_labels.items():

@@ -116,7 +116,7 @@ def papermill_per_run(cfg: Path, n: int) -> float:
 
 def resume_check(folder: Path, sizes: list[int]) -> list[dict]:
     """Time to tell which runs are done (``--list``, and the start of every sweep)."""
-    from polybias.results.records import write_text_atomic
+    from polybias.files import write_text_atomic
     from polybias.runner import sweep
 
     rows = []

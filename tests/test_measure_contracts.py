@@ -382,7 +382,7 @@ def planted(torch_one_thread):
             scores = template_scores.kurita_scores(lm, book, list(book.templates))
             pll = categorical_bias.pll_scores(lm, book, list(book.templates))
             pairs = minimal_pairs(n=40, language="en", seed=0)
-            fresh = planted_corpus(600, p, seed=10_000, language="en")
+            fresh = planted_corpus(600, p, seed=validity.FRESH_SEED_OFFSET, language="en")
             found = text.find_occurrences(fresh, [w for ws in sets.values() for w in ws], language="en")
             vectors = embeddings.occurrence_vectors(encoder, text.sample_occurrences(found, 6, seed=0))
             occ = {r: ceat.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}

@@ -49,6 +49,13 @@ def test_every_registered_measure_is_complete():
      "measure 'ceat': function must name a function and error an exception type"),
     (lambda r: r["crows"].update(input_kind="pairs"), "measure 'crows': input_kind must be one of"),
     (lambda r: r["crows"].update(colour="red"), "measure 'crows': .*colour"),
+    (lambda r: r["cb"].update(record_labels="ahn_oh_cb"), "measure 'cb': record_labels must be a list"),
+    (lambda r: r["cb"].update(record_labels=["crows-jsd"]),
+     "record label 'crows-jsd' of measure 'cb' is already a label of 'jsd-b'"),
+    (lambda r: r["cb"].update(record_labels=["weat"]), "record label 'weat' of measure 'cb' is already a measure"),
+    (lambda r: r["cb"].update(validity_labels=["cb"]), "measure 'cb': validity_labels must map validity designs"),
+    (lambda r: r["cb"].update(validity_labels={"template-mlm": ["kurita-effect-size"]}),
+     "validity label 'kurita-effect-size' of design 'template-mlm' is given to both 'kurita' and 'cb'"),
 ])
 def test_a_malformed_registry_is_refused(tmp_path, edit, message):
     with pytest.raises(measures.MeasureError, match=message):
@@ -57,6 +64,23 @@ def test_a_malformed_registry_is_refused(tmp_path, edit, message):
 
 def test_the_shipped_registry_loads_unchanged(tmp_path):
     assert list(measures.load_registry(_registry(tmp_path, lambda r: None))) == list(measures.MEASURES)
+
+
+def test_the_labels_stored_records_carry_keep_their_measure():
+    """The labels written records and the validity sweep's measurements carry (they never
+    change) map, through the entries' record_labels and validity_labels, to their measure."""
+    stored = {"crows-jsd": "jsd-b", "crows-languages": "crows", "logprob-context": "kurita",
+              "stereoset-languages": "stereoset", "ahn_oh_cb": "cb", "pll_cb": "pll-cb",
+              "max_kl": "kl-difference", "WEAT": "weat", "SEAT": "seat", "gap": "weat-gap"}
+    assert stored.items() <= measures.RECORD_MEASURES.items()
+    embedding = {"seat-effect-size": "seat", "ceat-ces": "ceat", "ceat-ces-perm": "ceat"}
+    crows = {"stereotype-score": "crows", "jsd-B": "jsd-b"}
+    measured = {"weat": {"effect-size": "weat"}, "crows-mlm": crows, "crows-causal": crows,
+                "template-mlm": {"kurita-effect-size": "kurita", "cb": "cb", "pll-cb": "pll-cb"},
+                "embedding-mlm": embedding, "embedding-encoder": embedding,
+                "interactions-mlm": {"interaction-cb": "interaction-cb", "pronoun-cb": "interaction-cb"}}
+    for design, labels in measured.items():
+        assert labels.items() <= measures.METRIC_MEASURES[design].items(), design
 
 
 def test_result_summary_is_one_flat_row():

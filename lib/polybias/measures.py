@@ -25,7 +25,10 @@ The registry drives ``polybias measures``, the metric cards under ``docs/measure
 (``tests/test_measure_contracts.py``). Model-facing steps (encoding sentences, scoring
 pairs or templates) stay in the engines and metric functions named in each
 ``Measure.scorers``; what is registered here is the step from their outputs to a number.
-Adding a measure takes one metric module and one registry entry (docs/architecture.md).
+Registering a measure takes one metric module and one registry entry; the entry also lists
+the other labels run records give the measure (:data:`RECORD_MEASURES`,
+:data:`METRIC_MEASURES`). What reporting it from a study takes is listed in
+docs/architecture.md, "Adding a measure".
 """
 
 from __future__ import annotations
@@ -101,7 +104,10 @@ class Measure:
     per-word measure, kind ``word-vectors``, has no target groups and its two groups are A
     and B) or ``unsigned`` (the value does not depend on the order of the groups).
     ``axis`` titles the value axis of a figure: the measure's name, unit and the direction
-    of bias.
+    of bias. ``record_labels`` are the other labels stored run records give the measure (a
+    record's ``metric``, a value key, a test type; :data:`RECORD_MEASURES`) and
+    ``validity_labels`` the metric labels of the validity designs that report it, by design
+    (:data:`METRIC_MEASURES`).
     """
 
     name: str
@@ -126,6 +132,8 @@ class Measure:
     compat: tuple[Compat, ...] = ()
     published: tuple[Published, ...] = ()
     notes: str = ""
+    record_labels: tuple[str, ...] = ()
+    validity_labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def function_name(self) -> str:
@@ -187,6 +195,62 @@ def _scorers(entry: dict[str, Any], where: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _labels(value: Any, what: str, where: str) -> tuple[str, ...]:
+    """A list of non-empty label strings as a tuple."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise MeasureError(f"{where}: {what} must be a list of labels, got {value!r}")
+    return tuple(value)
+
+
+def _label_fields(entry: dict[str, Any], where: str) -> dict[str, Any]:
+    """The ``record_labels`` (a list) and ``validity_labels`` (design → list) of an entry."""
+    by_design = entry.pop("validity_labels", None) or {}
+    if not isinstance(by_design, dict):
+        raise MeasureError(f"{where}: validity_labels must map validity designs to lists of "
+                           f"metric labels, got {by_design!r}")
+    return {"record_labels": _labels(entry.pop("record_labels", None) or [], "record_labels", where),
+            "validity_labels": {str(d): _labels(v, f"validity_labels[{d!r}]", where)
+                                for d, v in by_design.items()}}
+
+
+def record_label_map(registry: dict[str, Measure]) -> dict[str, str]:
+    """Label → registry key, from the ``record_labels`` of every measure of ``registry``.
+    A label given to two measures, or a label that is another measure's key, raises
+    :class:`MeasureError` naming them.
+
+    >>> record_label_map(MEASURES)["crows-jsd"]
+    'jsd-b'
+    """
+    out: dict[str, str] = {}
+    for m in registry.values():
+        for label in m.record_labels:
+            if label in registry or label in out:
+                raise MeasureError(f"record label {label!r} of measure {m.name!r} is already "
+                                   f"{'a measure' if label in registry else f'a label of {out[label]!r}'}")
+            out[label] = m.name
+    return out
+
+
+def validity_label_map(registry: dict[str, Measure]) -> dict[str, dict[str, str]]:
+    """Validity design → its metric label → registry key, from the ``validity_labels`` of
+    every measure of ``registry``. A label of one design given to two measures raises
+    :class:`MeasureError` naming them.
+
+    >>> validity_label_map(MEASURES)["template-mlm"]["kurita-effect-size"]
+    'kurita'
+    """
+    out: dict[str, dict[str, str]] = {}
+    for m in registry.values():
+        for design, labels in m.validity_labels.items():
+            for label in labels:
+                known = out.setdefault(design, {})
+                if label in known:
+                    raise MeasureError(f"validity label {label!r} of design {design!r} is given to "
+                                       f"both {known[label]!r} and {m.name!r}")
+                known[label] = m.name
+    return out
+
+
 def scorer_function(scorer: str) -> Callable:
     """The function a ``scorers`` entry names (its call options in parentheses dropped).
 
@@ -213,6 +277,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Measure]:
         entry = dict(entry or {})
         adapter, result = _code(entry, "adapter", where), _code(entry, "result", where)
         scorers = _scorers(entry, where)
+        labels = _label_fields(entry, where)
         function = _resolve(entry.pop("function", ""), "function", where)
         error = _resolve(entry.pop("error", ""), "error", where)
         if not callable(function) or not (isinstance(error, type) and issubclass(error, Exception)):
@@ -226,13 +291,57 @@ def load_registry(path: str | Path | None = None) -> dict[str, Measure]:
             published = tuple(Published(**p) for p in entry.pop("published", []) or [])
             out[name] = Measure(name=name, function=function, adapter=adapter,
                                 convert=functools.partial(result, name), error=error,
-                                scorers=scorers, compat=compat, published=published, **entry)
+                                scorers=scorers, compat=compat, published=published,
+                                **labels, **entry)
         except TypeError as exc:
             raise MeasureError(f"{where}: {exc}") from exc
+    try:  # a label claimed twice is refused here
+        record_label_map(out), validity_label_map(out)
+    except MeasureError as exc:
+        raise MeasureError(f"{path}: {exc}") from exc
     return out
 
 
 MEASURES: dict[str, Measure] = load_registry()
+
+#: The registered measure (its key) behind each label that stored run records use for it
+#: where the label is not the key itself: a record's ``metric``, a value key of a ``catbias``
+#: or ``debias`` record, a ``debias`` cell's ``test_type``; from the entries'
+#: ``record_labels``. Records keep their labels (the same inputs give byte-identical
+#: records); code that reads them maps the labels here (:func:`record_measure`) and selects
+#: measures by registry key only. A record label that is a registry key already (``weat``,
+#: ``seat``, ``ceat``, ``crows``, ``stereoset``, ``interaction-cb``) maps to itself; one that
+#: holds several measures (``catbias``, ``debias``) names them by its value keys.
+RECORD_MEASURES: dict[str, str] = record_label_map(MEASURES)
+
+#: Per validity design (:data:`polybias.studies.validity.DESIGNS`, the sweep's
+#: ``interactions-mlm``, :mod:`polybias.runner.validity_sweep`, and the known-answer
+#: encoder's ``embedding-encoder``, :mod:`polybias.runner.validity_diagnosis`): its metric
+#: labels, as stored in the measurements and run records, → the key of the registered
+#: measure each reports; from the entries' ``validity_labels`` (``ceat-ces-perm`` is the
+#: CES with the word-permutation p-value, ``pronoun-cb`` the interaction CB of the pronoun
+#: alone).
+METRIC_MEASURES: dict[str, dict[str, str]] = validity_label_map(MEASURES)
+
+
+def record_measure(label: str) -> str:
+    """The registry key of a label stored in run records (:data:`RECORD_MEASURES`; a label
+    that is a key already is returned as it is).
+
+    >>> record_measure("logprob-context"), record_measure("ahn_oh_cb"), record_measure("weat")
+    ('kurita', 'cb', 'weat')
+    """
+    return RECORD_MEASURES.get(label, label)
+
+
+def registered_measure(design: str, metric: str) -> str | None:
+    """The registry key behind a validity measurement's ``measure`` (its design) and
+    ``metric`` labels, or None.
+
+    >>> registered_measure("crows-causal", "jsd-B"), registered_measure("weat", "gap")
+    ('jsd-b', None)
+    """
+    return METRIC_MEASURES.get(design, {}).get(metric)
 
 
 def get(name: str) -> Measure:

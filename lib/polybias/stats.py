@@ -28,6 +28,12 @@ _ALTERNATIVES = ("greater", "less", "two-sided")
 #: WEAT default, Caliskan et al. 2017; used by WEAT, SEAT and Kurita's effect size).
 N_PERMUTATIONS = 100_000
 
+#: Monte Carlo draws of the permutation tests that are costly per draw (CEAT re-pools every
+#: split), run once per cell (Kurita's effect size per sentence structure, the validity
+#: study over its grid of strengths and seeds) or over group labels
+#: (:func:`group_permutation_test`, the categorical bias studies): p resolves to 1e-4.
+N_PERMUTATIONS_SHORT = 10_000
+
 
 def standardized_mean_difference(x: np.ndarray, y: np.ndarray, ddof: int = 1) -> float:
     """(mean x − mean y) / std(x ∪ y): the WEAT effect size (Caliskan et al. 2017, eq. 3).
@@ -190,7 +196,7 @@ def _group_statistic(blocks: list[np.ndarray]) -> float:
 
 def group_permutation_test(scores: pd.DataFrame, value: str = "corrected", group: str = "group",
                            replicate: str = "attribute", cell: str | None = None,
-                           n_permutations: int = 10000, seed: int = 0,
+                           n_permutations: int = N_PERMUTATIONS_SHORT, seed: int = 0,
                            exact_limit: int = 10000) -> GroupPermutationResult:
     """Permutation test of base-corrected scores against "no group differs from its base rate".
 

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from polybias.files import params_hash
 from polybias.planted import pinned, synthetic
-from polybias.results.records import params_hash
 
 
 def _fake_model(folder: Path, spec: dict) -> None:

@@ -40,7 +40,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from polybias import paths
-from polybias.results.records import sha256_file
+from polybias.files import sha256_file
 
 log = logging.getLogger(__name__)
 

@@ -57,7 +57,7 @@ from pathlib import Path
 from polybias import paths
 from polybias.data import languages
 from polybias.data.text import word_forms
-from polybias.results.records import sha256_file
+from polybias.files import sha256_file
 
 PROVENANCES = ("language-specific", "translated")
 

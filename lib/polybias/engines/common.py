@@ -1,5 +1,5 @@
 """What the engines share: a model's input length limit, the device and precision checks, packing inputs
-into batches under a token budget, and applying a model's text normaliser.
+into batches under a token budget, applying a model's text normaliser and saying which it is.
 
 Used by :mod:`polybias.engines.scoring` (language models) and
 :mod:`polybias.engines.embeddings` (encoders); each passes its own error type, so a
@@ -224,3 +224,24 @@ def normalise(normaliser: Callable[[str], str] | None, text: str,
         return out
 
     return new, remap
+
+
+def normaliser_fields(normaliser: Any) -> dict[str, Any] | None:
+    """What a run record (and an encoder's cache key) says about a text normaliser (None
+    when there is none): its ``to_record()`` when it has one, else the function's name and
+    qualified name.
+
+    >>> normaliser_fields(None) is None
+    True
+    >>> import unicodedata
+    >>> normaliser_fields(unicodedata.normalize)["implementation"]
+    'unicodedata.normalize'
+    """
+    if normaliser is None:
+        return None
+    if callable(getattr(normaliser, "to_record", None)):
+        return normaliser.to_record()
+    return {"name": getattr(normaliser, "__name__", type(normaliser).__name__),
+            "implementation": f"{getattr(normaliser, '__module__', '?')}."
+                              f"{getattr(normaliser, '__qualname__', type(normaliser).__name__)}",
+            "version": None}

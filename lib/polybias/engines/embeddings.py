@@ -59,7 +59,7 @@ from tqdm.auto import tqdm
 
 from polybias import paths
 from polybias.engines import common
-from polybias.results.records import canonical_json, normaliser_fields
+from polybias.files import canonical_json
 
 WORD_POOLINGS = ("mean", "first", "last")
 SENTENCE_POOLINGS = ("model", "cls", "mean", "first-piece")
@@ -340,7 +340,7 @@ def fingerprint(encoder: Encoder) -> str:
         h = hashlib.sha256()
         h.update(f"{_CACHE_VERSION}|{encoder.name}|{encoder.max_length}|{encoder.pooling}|".encode())
         if encoder.normaliser is not None:  # name, implementation and version
-            h.update(f"normaliser:{canonical_json(normaliser_fields(encoder.normaliser))}|".encode())
+            h.update(f"normaliser:{canonical_json(common.normaliser_fields(encoder.normaliser))}|".encode())
         if encoder.revision:
             h.update(f"rev:{encoder.revision}|".encode())
         else:

@@ -54,6 +54,7 @@ from polybias.metrics.measure import (
     measure_result,
     permutation_method,
 )
+from polybias.stats import N_PERMUTATIONS_SHORT
 
 CeatAlternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -341,7 +342,7 @@ def _pooled_ces(d: np.ndarray, V: np.ndarray) -> np.ndarray:
 
 def ceat_permutation(
     X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray,
-    alternative: CeatAlternative = "two-sided", ddof: int = 1, n_permutations: int = 10_000,
+    alternative: CeatAlternative = "two-sided", ddof: int = 1, n_permutations: int = N_PERMUTATIONS_SHORT,
     exact_limit: int = 100_000, seed: int = 0,
 ) -> CeatResult:
     """CEAT with a word-permutation p-value: CES referred to its values over re-splits of X ∪ Y.
@@ -439,7 +440,7 @@ def ceat_permutation(
 def ceat(
     X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray,
     alternative: CeatAlternative = "two-sided", ddof: int = 1,
-    pvalue: Literal["normal", "word-permutation"] = "normal", n_permutations: int = 10_000,
+    pvalue: Literal["normal", "word-permutation"] = "normal", n_permutations: int = N_PERMUTATIONS_SHORT,
     seed: int = 0,
 ) -> CeatResult:
     """CEAT on occurrence vectors: per-sample effect sizes pooled by random effects.

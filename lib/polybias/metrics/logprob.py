@@ -131,7 +131,7 @@ def group_members(book: TemplateBook, list_name: str, feature: str = "group") ->
 
 def context_study(scores: pd.DataFrame, book: TemplateBook, target_list: str, attribute_list: str,
                   x: str, y: str, a: str, b: str, feature: str = "group",
-                  n_permutations: int = 10_000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+                  n_permutations: int = stats.N_PERMUTATIONS_SHORT, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Kurita scores per sentence structure (template set), as in seed 000 §5.2.
 
     For every set of ``book``: per attribute, the X − Y target-group difference of the

@@ -31,10 +31,10 @@ from polybias import paths
 from polybias.engines.embeddings import wrap_encoder
 from polybias.engines.scoring import wrap_language_model
 from polybias.engines.static import normalize_vocabulary
+from polybias.files import sha256_file
 from polybias.models import _planted, _static, _transformers, loading
 from polybias.models._planted import Planted
 from polybias.planted.synthetic import cached_planted_model
-from polybias.results.records import sha256_file
 
 
 class ModelError(RuntimeError):

@@ -29,12 +29,11 @@ import numpy as np
 from polybias.data.templating import TemplateBook
 from polybias.data.wordlists import load_tests
 from polybias.engines.static import StaticEmbeddings
-from polybias.planted import analytic
-from polybias.planted import static as planted_static
+from polybias.planted import analytic, static
 
 TRAINED = "planted"  # the planted MLM trained at a chosen strength
 ANALYTIC = analytic.NAME  # "planted-analytic": the analytic MLM built from a template book
-STATIC = planted_static.NAME  # "planted-static": the table planted from the word lists
+STATIC = static.NAME  # "planted-static": the table planted from the word lists
 #: Model names built from :class:`Planted` rather than read from the registry.
 NAMES = (TRAINED, ANALYTIC, STATIC)
 #: Model names whose association strength is :attr:`Planted.p`.
@@ -122,7 +121,7 @@ def analytic_entry(planted: Planted, revision: str | None) -> tuple[str, dict[st
 
 def static_table(planted: Planted, name: str = STATIC) -> StaticEmbeddings:
     """The table planted from ``planted.language``'s word lists."""
-    return planted_static.for_wordlists(planted.language, planted.wordlist_file,
+    return static.for_wordlists(planted.language, planted.wordlist_file,
                                         strength=planted.strength, seed=planted.seed, name=name)
 
 
@@ -133,14 +132,14 @@ def encoder(planted: Planted, name: str = STATIC):
         if planted.corpora is None:
             raise PlantedOptionsError(f"model {STATIC!r} as a contextual encoder is built over the "
                              "generated corpora of the word lists; it cannot read a corpus file")
-        return planted_static.contextual_bag(planted.language, planted.corpora,
+        return static.contextual_bag(planted.language, planted.corpora,
                                              planted.wordlist_file, seed=planted.seed)
     return bag_of_words(planted.language, planted.wordlist_file, strength=planted.strength,
                         seed=planted.seed, texts=planted.texts, name=name)
 
 
 def bag_of_words(language: str, wordlist_file: str = "", strength: float = 0.5, dim: int = 64,
-                 seed: int = 0, name: str | None = None, texts=()) -> planted_static.BagOfWords:
+                 seed: int = 0, name: str | None = None, texts=()) -> static.BagOfWords:
     """A :class:`polybias.planted.static.BagOfWords` encoder over
     :func:`polybias.planted.static.planted_embedding` of the language's word lists, its table
     extended with every word of ``texts`` (SEAT: the language's templates) as an unplanted
@@ -149,15 +148,15 @@ def bag_of_words(language: str, wordlist_file: str = "", strength: float = 0.5, 
     templates."""
     name = name or STATIC
     tests = load_tests(language, wordlist_file)
-    table = planted_static.planted_embedding(tests, strength=strength, dim=max(dim, len(tests)),
+    table = static.planted_embedding(tests, strength=strength, dim=max(dim, len(tests)),
                                              seed=seed, name=name)
     extra = [w for t in texts
-             for w in planted_static.words_of(t.replace("{X}", " ").replace("{aX}", " "))
+             for w in static.words_of(t.replace("{X}", " ").replace("{aX}", " "))
              if w not in table.index]
     extra = list(dict.fromkeys(extra))
     if extra:
         table = StaticEmbeddings(name, table.words + extra,
                                  np.vstack([table.vectors, np.stack(
-                                     [planted_static._unit(w, seed, table.dim) for w in extra])]),
+                                     [static._unit(w, seed, table.dim) for w in extra])]),
                                  revision=table.revision)
-    return planted_static.BagOfWords(table, name=name, revision=f"{table.revision},bag-of-words")
+    return static.BagOfWords(table, name=name, revision=f"{table.revision},bag-of-words")

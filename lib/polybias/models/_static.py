@@ -14,7 +14,7 @@ import numpy as np
 from polybias import paths
 from polybias.data import sources
 from polybias.engines.static import StaticEmbeddings
-from polybias.results.records import sha256_file, write_text_atomic
+from polybias.files import sha256_file, write_text_atomic
 
 STATIC_FORMATS = ("word2vec-text", "word2vec-binary", "glove-text", "gensim-kv")
 

@@ -99,9 +99,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from polybias.engines.common import DEFAULT_BATCH_TOKENS, check_half
+from polybias.engines.common import DEFAULT_BATCH_TOKENS, check_half, normaliser_fields
 from polybias.models import normalisers
-from polybias.results.records import normaliser_fields
 
 HEADS = ("mlm", "causal", "encoder")
 

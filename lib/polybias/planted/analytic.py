@@ -85,8 +85,8 @@ import numpy as np
 from polybias import paths
 from polybias.data import templating
 from polybias.data.templating import TemplateBook
+from polybias.files import canonical_json, params_hash
 from polybias.planted.pinned import build_folder
-from polybias.results.records import canonical_json, params_hash
 
 NAME = "planted-analytic"
 #: Bump when the construction changes: the cache key covers it.

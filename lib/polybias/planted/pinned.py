@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from polybias import paths
-from polybias.results.records import sha256_file, temp_dir, write_text_atomic
+from polybias.files import sha256_file, temp_dir, write_text_atomic
 
 MODES = ("auto", "pinned", "pin")
 MANIFEST = "manifest.json"

@@ -57,8 +57,8 @@ import pandas as pd
 
 from polybias.data import languages
 from polybias.engines.static import StaticEmbeddings
+from polybias.files import params_hash, write_text_atomic
 from polybias.planted import pinned
-from polybias.results.records import params_hash, write_text_atomic
 
 #: Bump when a change to this module changes the corpora or the trained weights:
 #: it is part of the cache key of :func:`cached_planted_model`.

@@ -37,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 
 from polybias import paths
-from polybias.results.records import write_text_atomic
+from polybias.files import write_text_atomic
 from polybias.results.report import load_reported, markdown_table
 
 DIRECTIVE = re.compile(r"^<!--\s*(table|figure|reported|records):\s*(.*?)\s*-->\s*$")

@@ -10,7 +10,7 @@ from IPython import get_ipython
 from IPython.display import display
 
 from polybias import paths
-from polybias.results.records import write_text_atomic
+from polybias.files import write_text_atomic
 
 
 def load_reported(name: str, **filters: str) -> pd.DataFrame:

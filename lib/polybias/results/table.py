@@ -12,7 +12,7 @@ p, p_method, n, options_hash, run_time, record
 number is one (``weat``, ``seat``, ``ceat``, ``kurita``, ``crows``, ``aul``, ``aula``,
 ``jsd-b``, ``cb``, ``pll-cb``, ``sentiment-cb``, ``interaction-cb``, ``kl-difference``,
 ``weat-gap``, ``stereoset``; the labels stored in records are mapped to it by
-:func:`polybias.results.records.record_measure`), else a name of the study's own
+:func:`polybias.measures.record_measure`), else a name of the study's own
 (``crows-difference``, ``separation``, ``validity:…``). ``subset`` says which part of a run a row is (a bias type, a segment
 length and sample set, a sentence structure, a debiasing method). ``run_time`` is the
 time the record file was last written (records carry no timestamp, so that the same
@@ -41,11 +41,10 @@ import pandas as pd
 
 from polybias import paths
 from polybias.data.languages import NAMES, language
-from polybias.measures import MEASURES
+from polybias.files import write_text_atomic
+from polybias.measures import MEASURES, record_measure, registered_measure
 from polybias.results.plots import forest
-from polybias.results.records import record_measure, write_text_atomic
 from polybias.results.report import markdown_table
-from polybias.studies.validity import registered_measure
 
 COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
            "ci_low", "ci_high", "ci_level", "p", "p_method", "n", "options_hash", "run_time",
@@ -221,12 +220,19 @@ def _stereoset_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
                    ci=(r.get("ci_low"), r.get("ci_high")), level=0.95)
 
 
+def _agreement(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """None: an ``agreement`` record holds the correlations between measures and their sign
+    table (:func:`polybias.studies.agreement.write_agreement_records`), no measure's value;
+    notebook 11 shows them."""
+    return iter(())
+
+
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows,
     "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "external_validity": _external_validity,
-    "stereoset": _stereoset, "stereoset-languages": _stereoset_languages,
+    "stereoset": _stereoset, "stereoset-languages": _stereoset_languages, "agreement": _agreement,
 }
 """Record metric → reader of its ``values`` into rows (see :func:`record_rows`)."""
 
@@ -236,8 +242,9 @@ def record_rows(record: dict[str, Any], study: str = "", source: str = "",
     """The tidy rows of one record (columns :data:`COLUMNS`); ``source`` names the record
     file in errors and in the ``record`` column.
 
-    A record metric without a reader (e.g. ``agreement``, a matrix of correlations between
-    measures) gives no rows.
+    A record metric without a reader in :data:`READERS` raises :class:`ResultsError` naming
+    it (a record that holds no measure's value, e.g. ``agreement``, has a reader that gives
+    no rows).
 
     >>> rec = {"metric": "weat", "model": "m", "language": "en", "test": "T", "params_hash": "ab",
     ...        "values": {"effect_size": 1.2, "pvalue": 0.01, "p_method": "exact",
@@ -254,7 +261,8 @@ def record_rows(record: dict[str, Any], study: str = "", source: str = "",
             raise ResultsError(f"{where}not a run record (no {key!r} field)")
     reader = READERS.get(record["metric"])
     if reader is None:
-        return []
+        raise ResultsError(f"{where}no reader for record metric {record['metric']!r}: add one to "
+                           f"polybias.results.table.READERS (it has {', '.join(sorted(READERS))})")
     base = {"model": record["model"], "revision": record.get("model_revision"),
             "language": record["language"], "study": study, "test": record["test"],
             "options_hash": record.get("params_hash", ""), "run_time": run_time,
@@ -386,7 +394,7 @@ STUDY_METRICS = {
 }
 #: Units of the validity sweep's metrics (``validity:<design>:<metric>``), by metric; the
 #: null value comes from the registered measure behind the metric
-#: (:data:`polybias.studies.validity.METRIC_MEASURES`).
+#: (:data:`polybias.measures.METRIC_MEASURES`).
 VALIDITY_AXES = {
     "stereotype-score": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",
     "jsd-B": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",

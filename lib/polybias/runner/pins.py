@@ -36,9 +36,9 @@ from typing import Any
 import yaml
 
 from polybias import paths
+from polybias.files import write_text_atomic
 from polybias.models import ModelError, load_registry, resolve_model
 from polybias.models.loading import LoadError, resolve_commit
-from polybias.results.records import write_text_atomic
 from polybias.runner.runs import Run, SweepError, notebook_parameters, read_sweep
 
 SUFFIX = ".lock.yaml"

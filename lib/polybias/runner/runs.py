@@ -20,7 +20,7 @@ from typing import Any
 
 from polybias import paths
 from polybias.data import sources
-from polybias.results.records import canonical_json, params_hash, sha256_file
+from polybias.files import canonical_json, params_hash, sha256_file
 
 TOP_KEYS = ("kernel", "runs")
 """Keys of a sweep YAML's top level."""

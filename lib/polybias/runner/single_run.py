@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from polybias import paths
-from polybias.results.records import params_hash
+from polybias.files import params_hash
 from polybias.runner.locks import RunLock
 from polybias.runner.runs import (
     Run,

@@ -100,10 +100,10 @@ from tqdm.auto import tqdm
 
 from polybias import paths
 from polybias.data import sources
-from polybias.results.records import sha256_file, write_text_atomic
-from polybias.runner import cluster as jobqueue
-from polybias.runner import pins as pinning
+from polybias.files import sha256_file, write_text_atomic
+from polybias.runner.cluster import ClusterConfigError, ClusterError, JobPool, make_cluster
 from polybias.runner.locks import LOCK_FILE, RunLock
+from polybias.runner.pins import PinError, apply_pins, default_path, read_pins
 from polybias.runner.runs import Run, SweepError, read_sweep
 
 MARKER = "run.json"
@@ -148,12 +148,12 @@ def load_sweep(config: str | Path, pins: str | Path | bool | None = True) -> lis
     runs = read_sweep(config)
     if pins is None or pins is False:
         return runs
-    path = pinning.default_path(config) if pins is True else Path(pins)
+    path = default_path(config) if pins is True else Path(pins)
     if pins is True and not path.is_file():
         return runs
     try:
-        return pinning.apply_pins(runs, pinning.read_pins(path), path, config)
-    except pinning.PinError as exc:
+        return apply_pins(runs, read_pins(path), path, config)
+    except PinError as exc:
         raise SweepError(str(exc)) from None
 
 
@@ -470,8 +470,8 @@ def jobqueue_cluster(config: str | Path, jobs: int):
     :class:`polybias.runner.cluster.JobPool`.
     """
     try:
-        cluster, _, _ = jobqueue.make_cluster(config)
-    except jobqueue.ClusterConfigError as exc:
+        cluster, _, _ = make_cluster(config)
+    except ClusterConfigError as exc:
         raise SweepError(str(exc)) from None
     if jobs:
         cluster.scale(jobs=jobs)
@@ -489,8 +489,8 @@ def _connect(jobs: int, scheduler: str | None, cluster_config: str | Path | None
         return Client(scheduler), None
     if cluster_config:
         try:
-            pool = jobqueue.JobPool(cluster_config, jobs)
-        except jobqueue.ClusterConfigError as exc:
+            pool = JobPool(cluster_config, jobs)
+        except ClusterConfigError as exc:
             raise SweepError(str(exc)) from None
         try:
             return Client(pool.cluster), pool
@@ -563,13 +563,13 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
                     n_gpus = gpus if gpus is not None else (local_gpus() if need_gpu and not (
                         scheduler or cluster_config) else 0)
                     client, closing = _connect(min(jobs, len(todo)), scheduler, cluster_config, n_gpus)
-                pool = closing if isinstance(closing, jobqueue.JobPool) else None
+                pool = closing if isinstance(closing, JobPool) else None
                 _submit_and_collect(client, todo, root, force, record,
                                     check_resources=not cluster_config, pool=pool)
             finally:
                 if own:
                     _close(client, closing)
-    except (KeyboardInterrupt, jobqueue.ClusterError) as exc:
+    except (KeyboardInterrupt, ClusterError) as exc:
         # the workers are gone by now; a run they finished while stopping counts as ran
         finished = {o["key"] for o in outcomes}
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else "no workers"
@@ -642,7 +642,7 @@ def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
 
 
 def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record,
-                        check_resources: bool, pool: jobqueue.JobPool | None = None) -> None:
+                        check_resources: bool, pool: JobPool | None = None) -> None:
     """Submit the runs to Dask and record each outcome as it comes; with a job ``pool``,
     check its jobs every :data:`POLL` seconds while runs wait."""
     # lazy: Dask only for sweeps on workers

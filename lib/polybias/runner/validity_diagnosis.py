@@ -35,10 +35,10 @@ import pandas as pd
 
 from polybias import paths
 from polybias.engines import embeddings
+from polybias.files import write_text_atomic
 from polybias.planted.static import BagOfWords, ContextualBag, corpus_association_embedding
 from polybias.planted.synthetic import planted_corpus, planted_groups
-from polybias.results.records import write_text_atomic
-from polybias.runner import validity_sweep as vs
+from polybias.runner import validity_sweep
 from polybias.studies.validity import planted_lm, planted_template_scores
 
 ENCODER = {"ps": [0.1, 0.3, 0.4, 0.45, 0.55, 0.6, 0.7, 0.9], "models_per_strength": 5,
@@ -73,7 +73,7 @@ def encoder_rows(language: str, p: float, seed: int, config: dict[str, Any],
     corpus = planted_corpus(config["mlm"]["n_sentences"], p, seed=seed, language=language)
     table = corpus_association_embedding(corpus, planted_groups(language), seed=seed, dim=dim, gain=gain)
     job = {"language": language, "family": "encoder", "p": float(p), "seed": int(seed)}
-    return vs.embedding_rows(job, config, BagOfWords(table).encode,
+    return validity_sweep.embedding_rows(job, config, BagOfWords(table).encode,
                              ContextualBag(table, context_weight=context_weight),
                              measure="embedding-encoder")
 
@@ -105,13 +105,13 @@ def layer_rows(p: float, config: dict[str, Any], language: str = "en", seed: int
     job = {"language": language, "family": "mlm", "p": float(p), "seed": int(seed)}
     rows = []
     for layer in range(int(lm.model.config.num_hidden_layers) + 1):
-        found = vs.embedding_rows(job, config, lambda texts, layer=layer: embeddings.sentence_vectors(
+        found = validity_sweep.embedding_rows(job, config, lambda texts, layer=layer: embeddings.sentence_vectors(
             encoder, texts, pooling="mean", layer=layer), encoder, layer=layer)
         rows += [{**r, "layer": layer} for r in found]
     for r in planted_template_scores(p, seed, language, n_sentences,
                                      n_permutations=config["n_permutations"], **training):
         if r["metric"] == "kurita-effect-size":
-            rows.append({**vs.measurement_row(job, "template-mlm", r["metric"], "kurita_templates", 3,
+            rows.append({**validity_sweep.measurement_row(job, "template-mlm", r["metric"], "kurita_templates", 3,
                                    config["defaults"], r["value"], r["null"], r["pvalue"]), "layer": -1})
     return rows
 
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("config")
     parser.add_argument("--only", choices=["encoder", "layers"], default=None)
     args = parser.parse_args(argv)
-    config = vs.load_config(args.config)
+    config = validity_sweep.load_config(args.config)
     folder = paths.project_root() / config["summary_dir"]
     if args.only in (None, "encoder"):
         print(write_frame(encoder_frame(config), folder / ENCODER_FILE))

@@ -20,7 +20,7 @@ metric and size) and :func:`write_summary` writes it, with the sha256 of every r
 came from, to the committed summary folder (``data/validity``) that notebook 10 renders.
 
 Families and their measures (``measure``, the validity design / ``metric``; sizes in
-brackets; :data:`polybias.studies.validity.METRIC_MEASURES` names the registered measure
+brackets; :data:`polybias.measures.METRIC_MEASURES` names the registered measure
 behind each metric):
 
 * ``word2vec`` — ``weat`` / ``effect-size`` [words per set];
@@ -52,10 +52,10 @@ from polybias import paths
 from polybias.engines import embeddings, template_scores
 from polybias.engines.pair_scores import jsd_attributions, pair_scores
 from polybias.engines.static import lookup
+from polybias.files import canonical_json, params_hash, sha256_file, write_text_atomic
 from polybias.metrics import catbias, crows, logprob
 from polybias.metrics.weat import weat
 from polybias.planted import probes, synthetic
-from polybias.results.records import canonical_json, params_hash, sha256_file, write_text_atomic
 from polybias.runner.locks import RunLock
 from polybias.studies import categorical_bias
 from polybias.studies.validity import planted_embedding_association, planted_lm, word_subset

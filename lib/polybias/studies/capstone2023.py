@@ -43,7 +43,12 @@ from polybias.data import sources
 from polybias.data.templating import DEFAULT_FORM, load_templates, parse_templates
 from polybias.metrics import catbias
 from polybias.metrics.catbias import CatBiasError
-from polybias.stats import GroupPermutationError, GroupPermutationResult, group_permutation_test
+from polybias.stats import (
+    N_PERMUTATIONS_SHORT,
+    GroupPermutationError,
+    GroupPermutationResult,
+    group_permutation_test,
+)
 from polybias.studies import categorical_bias
 
 CITATION = ("Seed 004: Cultural Biases in BERT: A primer on mitigating biases (Capstone project, "
@@ -91,7 +96,7 @@ def adjective_strata(adjectives: list[str]) -> dict[str, str]:
     return catbias.sentiment_strata(compound)
 
 
-def row_significance(path: str | Path, strata: dict[str, str] | None = None, n_permutations: int = 10000,
+def row_significance(path: str | Path, strata: dict[str, str] | None = None, n_permutations: int = N_PERMUTATIONS_SHORT,
                      seed: int = 0) -> pd.DataFrame:
     """Significance of every two-characteristic interaction of seed 004's ``CG_score_2.csv``.
 
@@ -133,7 +138,7 @@ def row_significance(path: str | Path, strata: dict[str, str] | None = None, n_p
 
 
 def interaction_significance(result: catbias.CBResult, cells: dict[str, str] | None = None,
-                             n_permutations: int = 10000, seed: int = 0) -> GroupPermutationResult:
+                             n_permutations: int = N_PERMUTATIONS_SHORT, seed: int = 0) -> GroupPermutationResult:
     """:func:`polybias.stats.group_permutation_test` of an :func:`polybias.studies.categorical_bias.interaction_cb`
     result: its per-(attribute, group) corrected scores, attributes as replicates, split
     into cells by ``cells`` (attribute id → cell, e.g. its sentiment or planted group)."""

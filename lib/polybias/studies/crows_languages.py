@@ -70,13 +70,16 @@ def run_crows_languages(
     output_dir: str | None = None,
     language_override: bool = False,
     lm=None,
+    device: str = "auto",
+    dtype: str = "auto",
     **engine,
 ) -> tuple[dict[str, pd.DataFrame], LanguageComparison]:
     """Score one LM on every language of an aligned dataset and compare them.
 
     ``model`` is what :func:`polybias.models.load` takes (a registered name, a model
     directory, a hub id); ``lm`` the model already loaded from it (e.g. with a revision,
-    device, dtype and batch budget), else it is loaded here after the checks.
+    device, dtype and batch budget), else it is loaded here after the checks, with ``device``
+    and ``dtype``.
 
     ``languages``: at least two of the dataset's languages (default: all of them); each is
     checked against the model's registered languages (:func:`polybias.models.check_language`,
@@ -89,7 +92,7 @@ def run_crows_languages(
     if method is not None and method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
     languages = compared_languages(model, dataset, languages, language_override)
-    lm = lm if lm is not None else models.load(model, "lm")
+    lm = lm if lm is not None else models.load(model, "lm", device=device, dtype=dtype)
     scored = {lang: pair_scores(lm, crows_pairs.load_pairs(dataset, lang, bias_types), method, **engine)
               for lang in languages}
     comparison = compare_languages(scored, n_bootstrap=n_bootstrap, seed=seed)

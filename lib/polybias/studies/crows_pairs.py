@@ -69,13 +69,15 @@ def run_crows(
     causal_bos: str = "prepend",
     on_unmodified: str = "raise",
     alignment: str = "metric.py",
+    device: str = "auto",
+    dtype: str = "auto",
     **engine,
 ) -> CrowsRun:
     """Stereotype score and JSD attribution of an LM on a pair set.
 
     ``model`` is a loaded :class:`polybias.engines.scoring.LanguageModel` or what
-    :func:`polybias.models.load` takes (a registered name, a model directory, a hub id).
-    ``causal_bos``, ``on_unmodified`` and ``alignment`` go to :func:`pair_scores` (bias-bench
+    :func:`polybias.models.load` takes (a registered name, a model directory, a hub id),
+    loaded then with ``device`` and ``dtype``. ``causal_bos``, ``on_unmodified`` and ``alignment`` go to :func:`pair_scores` (bias-bench
     compat: ``method="bias-bench", causal_bos="first-token", on_unmodified="skip"``;
     ``alignment="metric.py"``, the default, shares the tokens Nangia et al.'s ``metric.py``
     shares, ``"content"`` the ones of the alignment without special tokens). Writes two
@@ -85,7 +87,7 @@ def run_crows(
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
     pairs = load_pairs(dataset, language, bias_types, n_pairs, seed)
 
-    lm = model if isinstance(model, LanguageModel) else models.load(model, "lm")
+    lm = model if isinstance(model, LanguageModel) else models.load(model, "lm", device=device, dtype=dtype)
     model = lm.name
     scored = pair_scores(lm, pairs, method, causal_bos=causal_bos, on_unmodified=on_unmodified,
                          alignment=alignment, **engine)

@@ -8,6 +8,7 @@ import pandas as pd
 from polybias.data import sources, templating
 from polybias.metrics import catbias
 from polybias.results import report
+from polybias.stats import N_PERMUTATIONS_SHORT
 from polybias.studies import capstone2023, categorical_bias
 
 SEED004_LISTS = {"Countries": "seed004-countries", "Languages": "seed004-languages", "Food": "seed004-dishes",
@@ -64,7 +65,7 @@ def adjective_sample(n_adjectives: int, seed: int = 0) -> tuple[pd.DataFrame, pd
     return summary, picked_frame
 
 
-def authors_interaction_test(n_permutations: int = 10000, seed: int = 0) -> pd.DataFrame:
+def authors_interaction_test(n_permutations: int = N_PERMUTATIONS_SHORT, seed: int = 0) -> pd.DataFrame:
     """The authors' two-way interactions (``seed004-cg-score-2``) tested against their
     double-mask base rates, the adjectives split by sentiment
     (:func:`polybias.studies.capstone2023.row_significance`)."""
@@ -91,7 +92,7 @@ def sentiment_attribute_weights(book, template: str, attribute_slot: str, attrib
 
 def interaction_scores(lm, book, template: str, identity_slots: list[str], attribute_slot: str,
                        attributes: list[str] | None = None, neutral_attributes: list[str] | None = None,
-                       weighted: bool = False, cell_feature: str = "", n_permutations: int = 10000,
+                       weighted: bool = False, cell_feature: str = "", n_permutations: int = N_PERMUTATIONS_SHORT,
                        seed: int = 0) -> pd.DataFrame:
     """Interaction CB of ``lm`` for each identity slot alone and, with more than one, for
     all of them together, against the double-mask base rate and (with

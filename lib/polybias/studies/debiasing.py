@@ -15,6 +15,7 @@ import pandas as pd
 from polybias import paths
 from polybias.data import sources, wordlists
 from polybias.engines.static import StaticEmbeddings, lookup
+from polybias.files import sha256_file
 from polybias.measures import compute
 from polybias.metrics.debias import (
     DebiasError,
@@ -32,7 +33,7 @@ from polybias.metrics.debias import (
     static_seat_vectors,
 )
 from polybias.results.plots import finish_figure, pyplot, wrap
-from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
+from polybias.results.records import RunRecord, model_fields, write_record
 from polybias.results.report import load_reported, markdown_table
 from polybias.studies.seat import load_templates
 from polybias.studies.weat import weat_on_embedding

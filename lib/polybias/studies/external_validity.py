@@ -438,7 +438,7 @@ class OccupationScores:
 def occupation_scores(model: str, occupations: list[str], women: list[str], men: list[str], *,
                       caliskan_terms: bool = True, encoder: str = "", mlm: str = "",
                       mlm_women: list[str] = ("she",), mlm_men: list[str] = ("he",),
-                      ddof: int = 1) -> OccupationScores:
+                      ddof: int = 1, device: str = "auto", dtype: str = "auto") -> OccupationScores:
     """Score ``occupations`` with every measure asked for, each on its own model.
 
     * :data:`STATIC_MEASURES` on the static model ``model`` with the gender words
@@ -451,6 +451,9 @@ def occupation_scores(model: str, occupations: list[str], women: list[str], men:
     * with ``mlm`` (a registered masked LM), Kurita's log-probability bias with the
       targets ``mlm_women`` / ``mlm_men`` (:func:`logprob_occupation_bias`), column
       ``logprob_bias``.
+
+    The encoder and the masked LM are loaded with ``device`` and ``dtype``
+    (:func:`polybias.models.load`).
     """
     emb = models.load(model, "static")
     static, missing = static_occupation_bias(emb, occupations, women, men, ddof=ddof)
@@ -465,12 +468,14 @@ def occupation_scores(model: str, occupations: list[str], women: list[str], men:
                               on="occupation", how="left")
         model_of["wefat_caliskan_terms"] = model
     if encoder:
-        scores = scores.merge(encoder_occupation_bias(models.load(encoder, "encoder"), occupations,
+        scores = scores.merge(encoder_occupation_bias(models.load(encoder, "encoder", device=device,
+                                                                  dtype=dtype), occupations,
                                                       women, men, ddof=ddof),
                               on="occupation", how="left")
         model_of["encoder_wefat"] = encoder
     if mlm:
-        scores = scores.merge(logprob_occupation_bias(models.load(mlm, "lm"), occupations,
+        scores = scores.merge(logprob_occupation_bias(models.load(mlm, "lm", device=device, dtype=dtype),
+                                                      occupations,
                                                       list(mlm_women), list(mlm_men)),
                               on="occupation", how="left")
         model_of["logprob_bias"] = mlm

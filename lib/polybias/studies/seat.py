@@ -16,6 +16,7 @@ from polybias import models, paths
 from polybias.data import sources, wordlists
 from polybias.engines import embeddings
 from polybias.engines.embeddings import Encoder
+from polybias.files import sha256_file
 from polybias.metrics.seat import (
     _FILE_ROLES,
     _SLOT,
@@ -30,7 +31,7 @@ from polybias.metrics.seat import (
 from polybias.metrics.weat import WeatResult, check_weat_options, weat
 from polybias.planted.static import BagOfWords
 from polybias.results.plots import finish_figure, pyplot
-from polybias.results.records import RunRecord, model_fields, sha256_file, write_record
+from polybias.results.records import RunRecord, model_fields, write_record
 from polybias.stats import N_PERMUTATIONS, Alternative
 
 
@@ -119,19 +120,21 @@ def load_templates(language: str, path: str | Path | None = None) -> SeatTemplat
 
 
 def run_seat(model, tests: list[str] | None = None, pooling: str = "model", layer: int = -1,
-             output_dir: str | None = None, cache: bool = True, device: str = "cpu",
-             special_tokens: bool = True, **options):
+             output_dir: str | None = None, cache: bool = True, device: str = "auto",
+             special_tokens: bool = True, dtype: str = "auto", **options):
     """Run May et al.'s English SEATs (default: all of :data:`SEAT_TESTS`) on a registered
     encoder (its name, or an already loaded :class:`polybias.engines.embeddings.Encoder`); one run
     record per test in ``output_dir`` (relative to the project root) when given.
     ``options`` (ddof, alternative, n_permutations, exact_limit, seed) and ``special_tokens``
-    (``False`` with ``pooling="first-piece"``: sent-bias compat) go to :func:`seat`. Returns a
-    DataFrame with one row per test."""
+    (``False`` with ``pooling="first-piece"``: sent-bias compat) go to :func:`seat`;
+    ``device`` and ``dtype`` to :func:`polybias.models.load` when ``model`` is a name. Returns
+    a DataFrame with one row per test."""
     check_weat_options(**options)
     names = [tests] if isinstance(tests, str) else list(tests) if tests else list(SEAT_TESTS)
     registry = sources.load_registry()
     loaded = {n: load_seat_test(n, registry) for n in names}  # unknown names fail before the model loads
-    encoder = model if isinstance(model, Encoder) else models.load(model, "encoder", device=device)
+    encoder = (model if isinstance(model, Encoder)
+               else models.load(model, "encoder", device=device, dtype=dtype))
     model = encoder.name
     rows = []
     for name, test in loaded.items():
@@ -170,7 +173,8 @@ def template_groups(language: str, test_name: str) -> dict[str, str]:
 def run_templated_seat(model, language: str, tests: list[str] | None = None, file: str = "",
                        groups: dict[str, dict[str, str]] | None = None, pooling: str = "model",
                        layer: int = -1, output_dir: str | None = None, cache: bool = True,
-                       device: str = "cpu", special_tokens: bool = True, **options):
+                       device: str = "auto", special_tokens: bool = True, dtype: str = "auto",
+                       **options):
     """SEAT in ``language`` from its word lists (:func:`polybias.data.wordlists.load_tests`,
     ``file`` empty: the language's default) and its bleached templates
     (``data/templates/seat_<language>.yaml``, :func:`templated_test`).
@@ -178,7 +182,8 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
     ``tests``: names of word-list tests (default: all). ``groups``: test name → role →
     template group, overriding :func:`template_groups`. One run record per test in
     ``output_dir`` when given; returns a DataFrame shaped like :func:`run_seat`'s, with the
-    template groups in column ``groups``.
+    template groups in column ``groups``. ``device`` and ``dtype`` go to
+    :func:`polybias.models.load` when ``model`` is a name.
     """
     check_weat_options(**options)
     defined = wordlists.load_tests(language, file)
@@ -193,7 +198,8 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
         g = groups.get(n) or template_groups(language, n)
         built[n] = (templated_test(defined[n], templates, g), g)
 
-    encoder = model if isinstance(model, Encoder | BagOfWords) else models.load(model, "encoder", device=device)
+    encoder = (model if isinstance(model, Encoder | BagOfWords)
+               else models.load(model, "encoder", device=device, dtype=dtype))
     data_sha = {**wordlists.data_sha256(language, file)}
     if templates.file:
         data_sha[f"templates/{Path(templates.file).name}"] = sha256_file(templates.file)

@@ -21,7 +21,7 @@ import pandas as pd
 from polybias import paths
 from polybias.data import stereoset as data
 from polybias.engines import scoring
-from polybias.metrics import crows as crows_metrics
+from polybias.metrics import crows
 from polybias.metrics import stereoset as metric
 from polybias.results import records, report
 
@@ -161,7 +161,7 @@ def match_summary(recomputed: pd.DataFrame) -> pd.DataFrame:
 # ------------------------------------------------------------------ across languages
 
 def compare_languages(decisions: dict[str, pd.DataFrame], n_bootstrap: int = 1000, seed: int = 0,
-                      confidence: float = 0.95) -> crows_metrics.LanguageComparison:
+                      confidence: float = 0.95) -> crows.LanguageComparison:
     """SS per language and paired differences over shared item ids.
 
     Parameters
@@ -192,7 +192,7 @@ def compare_languages(decisions: dict[str, pd.DataFrame], n_bootstrap: int = 100
             "score_more": dec["score_stereotype"].to_numpy(float),
             "score_less": dec["score_anti"].to_numpy(float),
             "bias_type": dec["bias_type"].to_numpy()})
-    return crows_metrics.compare_languages(scored, n_bootstrap=n_bootstrap, seed=seed,
+    return crows.compare_languages(scored, n_bootstrap=n_bootstrap, seed=seed,
                                            confidence=confidence)
 
 
@@ -281,7 +281,7 @@ def language_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-ta
     return pd.DataFrame(rows)
 
 
-def comparison_record(comparison: crows_metrics.LanguageComparison, model: str, languages: list[str],
+def comparison_record(comparison: crows.LanguageComparison, model: str, languages: list[str],
                       parameters: dict, output_dir: str | Path) -> Path:
     """Write the cross-language comparison as one ``stereoset-languages`` run record."""
     record = records.RunRecord(

@@ -21,7 +21,8 @@ reverse) trains a model, and each metric is computed on it with the project's de
 
 :func:`dose_response` runs these designs (:data:`DESIGNS`) over a grid of ``p`` and seeds
 (one row per measurement, labelled by its design, ``measure``, and its ``metric``;
-:data:`METRIC_MEASURES` names the registered measure behind every metric label);
+:data:`polybias.measures.METRIC_MEASURES` names the registered measure behind
+every metric label);
 :func:`validity_summary` says, per measure, whether it is monotone in ``p``, whether its
 sign follows the planted direction, how far it sits from its null at ``p = 0.5``, and how
 often it calls a balanced model biased (false-positive rate at level ``alpha``).
@@ -50,8 +51,7 @@ from polybias.engines import embeddings, template_scores
 from polybias.engines.pair_scores import jsd_attributions, pair_scores
 from polybias.engines.static import lookup
 from polybias.measures import compute
-from polybias.metrics import ceat as ceat_metric
-from polybias.metrics import logprob
+from polybias.metrics import ceat, logprob
 from polybias.planted import probes
 from polybias.planted.synthetic import (
     minimal_pairs,
@@ -59,6 +59,7 @@ from polybias.planted.synthetic import (
     planted_groups,
     planted_word2vec,
 )
+from polybias.stats import N_PERMUTATIONS_SHORT
 
 DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
 """The validity designs :func:`dose_response` knows (a planted model and the probes run
@@ -66,34 +67,13 @@ on it). ``crows-*`` give two rows each: the stereotype score (``metric="stereoty
 and the JSD score (``metric="jsd-B"``); ``template-mlm`` gives ``kurita-effect-size`` and
 ``cb``; ``embedding-mlm`` gives ``seat-effect-size`` and ``ceat-ces``."""
 
-METRIC_MEASURES: dict[str, dict[str, str]] = {
-    "weat": {"effect-size": "weat"},
-    "crows-mlm": {"stereotype-score": "crows", "jsd-B": "jsd-b"},
-    "crows-causal": {"stereotype-score": "crows", "jsd-B": "jsd-b"},
-    "template-mlm": {"kurita-effect-size": "kurita", "cb": "cb", "pll-cb": "pll-cb"},
-    "embedding-mlm": {"seat-effect-size": "seat", "ceat-ces": "ceat", "ceat-ces-perm": "ceat"},
-    "embedding-encoder": {"seat-effect-size": "seat", "ceat-ces": "ceat", "ceat-ces-perm": "ceat"},
-    "interactions-mlm": {"interaction-cb": "interaction-cb", "pronoun-cb": "interaction-cb"},
-}
-"""Per validity design (:data:`DESIGNS`, the sweep's ``interactions-mlm``,
-:mod:`polybias.runner.validity_sweep`, and the known-answer encoder's ``embedding-encoder``,
-:mod:`polybias.runner.validity_diagnosis`): its metric labels, as stored in the measurements
-and run records, → the key of the registered measure each reports (:mod:`polybias.measures`;
-``ceat-ces-perm`` is the CES with the word-permutation p-value, ``pronoun-cb`` the
-interaction CB of the pronoun alone)."""
-
-
-def registered_measure(design: str, metric: str) -> str | None:
-    """The registry key behind a validity measurement's ``measure`` (its design) and
-    ``metric`` labels, or None.
-
-    >>> registered_measure("crows-causal", "jsd-B"), registered_measure("weat", "gap")
-    ('jsd-b', None)
-    """
-    return METRIC_MEASURES.get(design, {}).get(metric)
-
 UNSIGNED_METRICS = ("cb",)
 """Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``."""
+
+FRESH_SEED_OFFSET = 10_000
+"""Added to a run's seed to draw the fresh planted corpus that CEAT reads
+(:func:`planted_embedding_association`): sentences the model was not trained on, from the
+same distribution, and a different draw for every seed."""
 
 LM_TRAINING = {"mlm": {"epochs": 10, "batch_size": 16}, "causal": {"epochs": 5, "batch_size": 16}}
 """Training options of the planted LMs used here: small enough to train in seconds."""
@@ -114,7 +94,7 @@ def planted_weat(
     seed: int = 0,
     language: str = "en",
     n_sentences: int = 4000,
-    n_permutations: int = 10_000,
+    n_permutations: int = N_PERMUTATIONS_SHORT,
     **word2vec: Any,
 ) -> dict[str, Any]:
     """WEAT on word2vec trained on a planted corpus of strength ``p``.
@@ -175,7 +155,7 @@ def planted_template_scores(
     seed: int = 0,
     language: str = "en",
     n_sentences: int = 3000,
-    n_permutations: int = 10_000,
+    n_permutations: int = N_PERMUTATIONS_SHORT,
     **training: Any,
 ) -> list[dict[str, Any]]:
     """Kurita effect size and Ahn & Oh's CB of the tiny planted MLM, from one set of scores.
@@ -233,8 +213,8 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
     by ``sentence_vectors(texts) -> (n, dim)`` one group at a time; for each ``k`` of
     ``seat_words``, ``k`` words per set (:func:`word_subset` with the seed ``(seed, k, 2)``;
     None: every word); WEAT statistics with a one-sided permutation p. CEAT: a fresh planted
-    corpus of strength ``p`` (``planted_corpus(n_sentences, p, seed + 10_000)``: sentences
-    the model has not seen); for each ``k`` of ``ceat_samples``, ``k`` occurrences per word
+    corpus of strength ``p`` (``planted_corpus(n_sentences, p, seed + FRESH_SEED_OFFSET)``:
+    sentences the model has not seen); for each ``k`` of ``ceat_samples``, ``k`` occurrences per word
     (seeded), occurrence vectors of ``encoder`` at ``layer``
     (:func:`polybias.engines.embeddings.occurrence_vectors`), random-effects CES with its normal
     two-tailed p (``ceat-ces``) and, when ``ceat_permutation``, the same CES with the
@@ -261,18 +241,18 @@ def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int
         res = compute("seat", **chosen, n_permutations=n_permutations, seed=seed)
         rows.append({"metric": "seat-effect-size", "size_key": "seat_words", "size": k,
                      "value": res.value, "pvalue": res.p_value})
-    fresh = planted_corpus(n_sentences, p, seed=seed + 10_000, language=language)
+    fresh = planted_corpus(n_sentences, p, seed=seed + FRESH_SEED_OFFSET, language=language)
     words = [w for ws in sets.values() for w in ws]
     found = text.find_occurrences(fresh, words, language=language)
     for k in ceat_samples:
         samples = text.sample_occurrences(found, k, seed=seed)
         vectors = embeddings.occurrence_vectors(encoder, samples, layer=layer)
-        stacked = {r: ceat_metric.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
+        stacked = {r: ceat.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
         res = compute("ceat", **stacked)
         rows.append({"metric": "ceat-ces", "size_key": "ceat_samples", "size": k,
                      "value": res.value, "pvalue": res.p_value})
         if ceat_permutation:
-            perm = ceat_metric.ceat_permutation(stacked["X"], stacked["Y"], stacked["A"],
+            perm = ceat.ceat_permutation(stacked["X"], stacked["Y"], stacked["A"],
                                                 stacked["B"], n_permutations=n_permutations,
                                                 seed=seed)
             rows.append({"metric": "ceat-ces-perm", "size_key": "ceat_samples", "size": k,
@@ -286,7 +266,7 @@ def planted_embedding_scores(
     language: str = "en",
     n_sentences: int = 3000,
     n_samples: int = 20,
-    n_permutations: int = 10_000,
+    n_permutations: int = N_PERMUTATIONS_SHORT,
     **training: Any,
 ) -> list[dict[str, Any]]:
     """SEAT and CEAT of the tiny planted MLM used as an encoder (its last layer).

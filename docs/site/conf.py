@@ -30,6 +30,10 @@ root_doc = "index"
 
 # Notebooks are rendered with the outputs stored in paper/executed; never re-executed.
 nb_execution_mode = "off"
+# Tables are shown as ``text/markdown`` outputs (``polybias.results.report.show_table``);
+# myst-nb parses those with CommonMark by default, which has no pipe tables: parse them
+# as MyST (tables included) so that each renders as an HTML table.
+nb_render_markdown_format = "myst"
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
 

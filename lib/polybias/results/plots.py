@@ -9,12 +9,16 @@ leaves the canvas, overlaps a neighbouring label, is cut with an ellipsis or is 
 
 from __future__ import annotations
 
+import base64
+import io
 import re
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from IPython import get_ipython
+from IPython.display import display
 
 from polybias import paths
 
@@ -49,9 +53,10 @@ def pyplot():
     here draws it, with :data:`PALETTE` as the colour cycle (seaborn's default colours
     then follow it too); call it before importing seaborn, which imports pyplot itself.
 
-    A Jupyter kernel on the inline backend keeps it, so that a reader in JupyterLab sees
-    each figure below its cell (``make lab``); the runs that make the checked notebooks
-    set ``MPLBACKEND=Agg`` and keep their outputs free of pictures."""
+    A Jupyter kernel on the inline backend keeps it. Either way a figure finished by
+    :func:`finish_figure` is shown below its cell as an ``image/png`` output
+    (:func:`show_figure`), so the executed notebooks the sweep writes under
+    ``MPLBACKEND=Agg`` carry their figures too."""
     import matplotlib  # lazy: heavy; figures only
 
     if "inline" not in str(matplotlib.rcParams["backend"]):
@@ -65,13 +70,47 @@ def pyplot():
 
 def finish_figure(fig, file: str | None = None):
     """Lay ``fig`` out tightly (unless it has its own layout engine, e.g. constrained),
-    save it as ``figures/<file>`` (:func:`save_figure`) when ``file`` is given, and return it."""
+    save it as ``figures/<file>`` (:func:`save_figure`) when ``file`` is given, show it
+    below the cell in a Jupyter kernel (:func:`show_figure`), and return it.
+
+    The one call that ends every figure of the project: a notebook that draws a figure of
+    its own ends it with ``plots.finish_figure(fig, "name.png")``, so that the figure is
+    written under ``figures/`` and stored in the executed notebook as an ``image/png``
+    output, which the site shows on the notebook's page.
+    """
     fit_titles(fig)
     if fig.get_layout_engine() is None:
         fig.tight_layout()
+    png = png_bytes(fig)
     if file:
-        save_figure(fig, file)
+        save_figure(fig, file, png=png)
+    show_figure(fig, png=png)
     return fig
+
+
+def png_bytes(fig) -> bytes:
+    """``fig`` as PNG bytes, as :func:`save_figure` writes it (120 dpi, no software tag:
+    the same figure gives the same bytes)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def show_figure(fig, png: bytes | None = None) -> bool:
+    """In a Jupyter kernel, show ``fig`` below the cell as an ``image/png`` display output
+    (its PNG, :func:`png_bytes`, or ``png``) and close it, so that the inline backend does
+    not show it a second time; outside a kernel, do nothing. Returns whether it was shown.
+
+    The output carries ``image/png`` only: nbval (``--nbval-lax``) leaves images out of
+    its comparison, so a checked cell that draws a figure still compares only its text,
+    and a figure that differs by a pixel across CPUs fails no check.
+    """
+    if get_ipython() is None:
+        return False
+    data = base64.b64encode(png if png is not None else png_bytes(fig)).decode("ascii")
+    display({"image/png": data}, raw=True)
+    pyplot().close(fig)
+    return True
 
 
 def fit_titles(fig, share: float = 0.94) -> None:
@@ -159,17 +198,17 @@ def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x:
     return finish_figure(fig, file)
 
 
-def save_figure(fig, file: str) -> Path:
+def save_figure(fig, file: str, png: bytes | None = None) -> Path:
     """Save ``fig`` as ``figures/<file>`` under :func:`polybias.paths.output_root` (PNG, 120
-    dpi, no software tag, so reruns give identical files), through a temporary file and a
-    rename; return the path. Characters other than letters, digits, ``.``, ``_``, ``+`` and
+    dpi, no software tag, so reruns give identical files; ``png``: those bytes already
+    rendered, :func:`png_bytes`), through a temporary file and a rename; return the path. Characters other than letters, digits, ``.``, ``_``, ``+`` and
     ``-`` become ``-``, so a model given as a directory or hub id names one file in
     ``figures/`` (``seat_org/name.png`` is ``seat_org-name.png``)."""
     file = re.sub(r"[^\w.+-]+", "-", str(file)).strip("-")
     out = paths.output_path(Path("figures") / file)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(str(out) + ".tmp.png")
-    fig.savefig(tmp, dpi=120, metadata={"Software": None})
+    tmp.write_bytes(png if png is not None else png_bytes(fig))
     tmp.replace(out)
     return out
 

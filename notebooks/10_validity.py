@@ -378,6 +378,7 @@ if table_file:
 if figure_prefix:
     plots.dose_response(doses, f"Metrics against planted strength ({language}; mean and 95 % "
                         "interval over models)", points=frame[frame["default"]],
+                        axis=validity.axis_titles(doses),
                         file=f"{figure_prefix}_dose_response_{language}.png")
     plots.power_curves(validity.power_table(frame, alpha=alpha),
                        f"Detection rate by size ({language}; line: {power_target:.0%} power)",

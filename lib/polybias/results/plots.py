@@ -168,13 +168,17 @@ def _score_bars(ax, table: pd.DataFrame, labels, chance: float, **ticks) -> None
     """Bars of ``table["score"]`` with ``ci_low``/``ci_high`` whiskers where all are known,
     a dashed line at ``chance``, ``labels`` as ticks (``ticks`` styles them), y from 0 to 100."""
     pos = np.arange(len(table))
-    ax.bar(pos, table["score"], color="#3b6ea8")
+    ax.bar(pos, table["score"], color="#b8c8dc", edgecolor="#3b6ea8", lw=0.8)
     if {"ci_low", "ci_high"} <= set(table.columns) and table["ci_low"].notna().all():
         err = np.vstack([table["score"] - table["ci_low"], table["ci_high"] - table["score"]])
-        ax.errorbar(pos, table["score"], yerr=err, fmt="none", ecolor="black", capsize=3)
+        # a point and whiskers over a light bar: an interval that reaches 100 stays visible
+        ax.errorbar(pos, table["score"], yerr=err, fmt="o", ms=3.5, color="black",
+                    ecolor="black", capsize=3, lw=1.0, zorder=3)
     ax.axhline(chance, color="grey", ls="--", lw=0.8)
     ax.set_xticks(pos, labels, **ticks)
-    ax.set_ylim(0, 100)
+    ax.set_ylim(0, 108)  # room above 100 for a whisker's cap
+    ax.set_yticks([0, 25, 50, 75, 100])
+    ax.spines[["top", "right"]].set_visible(False)
 
 
 def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x: str = "label",
@@ -213,7 +217,7 @@ def save_figure(fig, file: str, png: bytes | None = None) -> Path:
     return out
 
 
-def _grid(n_panels: int, ncols: int, width: float = 3.0, height: float = 2.6):
+def _grid(n_panels: int, ncols: int, width: float = 3.2, height: float = 2.9):
     plt = pyplot()
 
     ncols = max(1, min(ncols, n_panels))
@@ -225,26 +229,33 @@ def _grid(n_panels: int, ncols: int, width: float = 3.0, height: float = 2.6):
     return fig, axes
 
 
-def _finish_strength_grid(fig, axes, panels: list[tuple[str, str]], ylabel: str, title: str,
+def _finish_strength_grid(fig, axes, panels: list[tuple[str, str]], ylabel, title: str,
                           file: str | None):
     """Title each panel ``measure`` over ``metric`` (``panels``, in the order of
-    ``axes.flat``), label the planted-strength x axes of the bottom row and the y axes of
-    the first column, and finish the figure (:func:`finish_figure`)."""
+    ``axes.flat``), put every panel on the whole planted-strength range, label its x axis
+    and its y axis (``ylabel``: a text, or a function of measure and metric), and finish the
+    figure (:func:`finish_figure`)."""
     for ax, (measure, metric) in zip(axes.flat, panels, strict=False):
         ax.set_title(f"{measure}\n{metric}", fontsize=8.5)
         ax.tick_params(labelsize=7.5)
-    for ax in axes[-1]:
-        ax.set_xlabel("planted strength p", fontsize=8)
-    for ax in axes[:, 0]:
-        ax.set_ylabel(ylabel, fontsize=8)
+        ax.set_xlim(0.0, 1.0)  # every panel on the whole range, even with models at one p only
+        ax.set_xticks([0.1, 0.3, 0.5, 0.7, 0.9])
+        label = ylabel(measure, metric) if callable(ylabel) else ylabel
+        ax.set_ylabel(wrap(label, 34), fontsize=7)
+    for ax in axes.flat:
+        if ax.get_visible():
+            ax.set_xlabel("planted strength p (0.5 = none)", fontsize=7.5)
     fig.suptitle(title, fontsize=10)
     return finish_figure(fig, file)
 
 
 def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
-                  points: pd.DataFrame | None = None, ncols: int = 4):
+                  points: pd.DataFrame | None = None, ncols: int = 4,
+                  axis: dict[tuple[str, str], str] | None = None):
     """A grid of panels, one per (measure, metric): mean value against planted strength
-    ``p`` with its interval as error bars, the null as a dashed line.
+    ``p`` with its interval as error bars, the null as a dashed line. ``axis`` maps a
+    (measure, metric) to its value axis' title (a measure's ``axis``: name, unit and the
+    direction of bias); a panel without one says "value of <metric>".
 
     ``table``: :func:`polybias.studies.validity.dose_table` (columns measure, metric, p, mean, low,
     high); ``points`` (optional): the single models (measure, metric, p, value, null), drawn
@@ -266,8 +277,12 @@ def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
         if null == null:  # NaN: the metric has no null value (a variance)
             ax.axhline(null, color="grey", ls="--", lw=0.8)
         ax.axvline(0.5, color="grey", ls=":", lw=0.8)
-        ax.set_xticks([0.1, 0.3, 0.5, 0.7, 0.9])
-    return _finish_strength_grid(fig, axes, [key for key, _ in panels], "value", title, file)
+    axis = axis or {}
+
+    def ylabel(measure, metric):
+        return axis.get((measure, metric), f"value of {metric}")
+
+    return _finish_strength_grid(fig, axes, [key for key, _ in panels], ylabel, title, file)
 
 
 def power_curves(power: pd.DataFrame, title: str, file: str | None = None, target: float = 0.8,
@@ -291,8 +306,8 @@ def power_curves(power: pd.DataFrame, title: str, file: str | None = None, targe
         ax.axhline(target, color="grey", ls="--", lw=0.8)
         ax.set_ylim(-0.03, 1.03)
         ax.legend(title=str(g["size_axis"].iloc[0]), fontsize=6.5, title_fontsize=6.5, loc="best")
-    return _finish_strength_grid(fig, axes, [key for key, _ in panels], "detection rate", title,
-                                 file)
+    return _finish_strength_grid(fig, axes, [key for key, _ in panels],
+                                 "detection rate: share of models found biased", title, file)
 
 
 def correlation_heatmap(matrix: pd.DataFrame, title: str, file: str | None = None):

@@ -49,7 +49,7 @@ from polybias.data import text
 from polybias.engines import embeddings, template_scores
 from polybias.engines.pair_scores import jsd_attributions, pair_scores
 from polybias.engines.static import lookup
-from polybias.measures import compute
+from polybias.measures import compute, get
 from polybias.metrics import ceat as ceat_metric
 from polybias.metrics import logprob
 from polybias.planted import probes
@@ -91,6 +91,19 @@ def registered_measure(design: str, metric: str) -> str | None:
     ('jsd-b', None)
     """
     return METRIC_MEASURES.get(design, {}).get(metric)
+
+
+def axis_titles(table: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """The value axis' title of every (measure, metric) of ``table`` (a dose or
+    measurement table) that has a registered measure: the registry's ``axis`` (name, unit,
+    direction of bias), for :func:`polybias.results.plots.dose_response`.
+
+    >>> axis_titles(pd.DataFrame({"measure": ["weat"], "metric": ["effect-size"]}))[("weat", "effect-size")][:26]
+    'WEAT effect size d, in poo'
+    """
+    pairs = dict.fromkeys(zip(table["measure"], table["metric"], strict=True))
+    return {(m, k): get(key).axis for m, k in pairs
+            if (key := registered_measure(m, k)) is not None and get(key).axis}
 
 UNSIGNED_METRICS = ("cb",)
 """Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``."""

@@ -62,6 +62,10 @@ html_theme_options = {
     "footer_end": [],
     "secondary_sidebar_items": ["page-toc"],
 }
+# The manuscript and the notebooks are single pages with no pages under them: no left
+# sidebar (it would be empty and take 320 px of the text's width); their own contents sit
+# in the right-hand "On this page" column.
+html_sidebars = {"paper/**": [], "references": []}
 html_context = {"default_mode": "light"}  # an explicit mode: no "invalid theme mode" error
 html_favicon = "favicon.svg"  # else browsers ask for /favicon.ico, which is not there
 html_show_sourcelink = False

@@ -38,6 +38,16 @@ def colours(n: int) -> list:
     return [base[i % len(base)] for i in range(n)]
 
 
+def natural_key(text: object) -> tuple:
+    """Sort key that orders the numbers inside a text as numbers: WEAT2 before WEAT10.
+
+    >>> sorted(["WEAT10", "WEAT2", "WEAT1", "C10", "C9"], key=natural_key)
+    ['C9', 'C10', 'WEAT1', 'WEAT2', 'WEAT10']
+    """
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part.lower())
+                 for part in re.split(r"(\d+)", str(text)) if part)
+
+
 def wrap(text: str, width: int) -> str:
     """``text`` wrapped at ``width`` characters into lines (never cut or ellipsised).
 

@@ -150,8 +150,9 @@ def _reported_table(spec: str, where: str) -> tuple[str, str]:
     return markdown_table(frame[keep].fillna(""), digits=4), caption
 
 
-def _records_table(spec: str, where: str, export_prefix: str) -> tuple[str, str, str | None]:
-    """The records table of a directive, its default caption and its figure (or None)."""
+def _records_table(spec: str, where: str, export_prefix: str) -> tuple[str, str, list[str]]:
+    """The records table of a directive, its default caption and its figures (the export's
+    pages of the measure's figure; none when the table is filtered)."""
     name, kwargs = _filters(spec, where, "records")
     stem = name.replace(":", "_")
     file = paths.paper_dir() / "export" / f"{stem}.csv"
@@ -167,8 +168,13 @@ def _records_table(spec: str, where: str, export_prefix: str) -> tuple[str, str,
         raise ManuscriptError(f"{where}: records table {stem} has no rows for {kwargs}")
     text = markdown_table(frame.reset_index(drop=True))
     caption = f"{metric_axis(name)[0]}, from the run records"
-    figure = paths.paper_dir() / "export" / f"{stem}.png"
-    return text, caption, (f"{export_prefix}{stem}.png" if not kwargs and figure.is_file() else None)
+    figures = []
+    for k in range(1, 100):
+        name = f"{stem}.png" if k == 1 else f"{stem}_{k}.png"
+        if kwargs or not (paths.paper_dir() / "export" / name).is_file():
+            break
+        figures.append(f"{export_prefix}{name}")
+    return text, caption, figures
 
 
 def _blocks(text: str) -> list[tuple[str, str]]:
@@ -345,12 +351,13 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
                                         source_note(name, Path(where).name)))
         elif kind == "records":
             spec, _, caption = (part.strip() for part in spec.partition("||"))
-            table, default, figure = _records_table(spec, where, export_prefix)
+            table, default, figures = _records_table(spec, where, export_prefix)
             stem = spec.split("|")[0].strip().replace(":", "_")
             data = f"*Data:* [{stem}.csv]({export_prefix}{stem}.csv)\n"
             out.append(numbering.table(table, caption or default, data, appendix))
-            if figure:
-                out.append("\n" + numbering.figure(figure, f"{default} (figure)"))
+            for k, figure in enumerate(figures, start=1):
+                part = f" (part {k} of {len(figures)})" if len(figures) > 1 else ""
+                out.append("\n" + numbering.figure(figure, f"{default}{part}"))
         else:
             spec, _, caption = (part.strip() for part in spec.partition("||"))
             table, default = _reported_table(spec, where)

@@ -198,7 +198,7 @@ def build(src: Path, out: Path) -> Path:
                    "#set table(inset: 3pt, stroke: 0.4pt)\n"
                    "#show table: set text(size: 8pt)\n"
                    "#show table: set par(justify: false)\n"
-                   "#show raw: set text(size: 0.9em)\n\n"
+                   "#show raw: set text(size: 1.25em)  // Typst sets raw at 0.8em: the text's size\n\n"
                    + (body if "#bibliography(" in (body := to_typst(md.read_text(encoding="utf-8"),
                                                                    base=md.parent))
                       else body + "\n" + BIBLIOGRAPHY),

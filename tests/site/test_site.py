@@ -201,7 +201,7 @@ def test_main_text_tables_fit_their_column_and_figures_are_readable(browser, bas
             .filter(t => t.getBoundingClientRect().width > width + 1)
             .map(t => t.querySelector('tr').textContent.trim().slice(0, 60));
         const small = [...article.querySelectorAll('img')]
-            .filter(i => i.getBoundingClientRect().width < Math.min(i.naturalWidth, %d) - 1)
+            .filter(i => i.getBoundingClientRect().width < Math.min(i.naturalWidth, READABLE) - 1)
             .map(i => i.src.split('/').pop() + ' ' + Math.round(i.getBoundingClientRect().width)
                       + ' of ' + i.naturalWidth + ' px');
         const unlinked = [...article.querySelectorAll('img')].filter(i => !i.closest('a[href]'))
@@ -211,7 +211,7 @@ def test_main_text_tables_fit_their_column_and_figures_are_readable(browser, bas
             ? sidebar.getBoundingClientRect().width : 0;
         return {width, wide, small, unlinked, sidebarWidth,
                 tables: [...article.querySelectorAll('table')].filter(main).length};
-    }""" % READABLE_PX)
+    }""".replace("READABLE", str(READABLE_PX)))
     page.close()
     assert found["tables"] > 0, "no table in the manuscript's main text"
     assert not found["wide"], f"main-text tables wider than the {found['width']:.0f} px column: {found['wide']}"

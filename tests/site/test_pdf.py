@@ -92,3 +92,22 @@ def test_the_main_text_is_short_and_its_text_readable(pages):
     assert main <= MAIN_PAGES, f"the main text takes {main} pages"
     assert smallest >= MIN_PT - 0.05, f"main-text text at {smallest:.1f} pt"
     assert "References" in "\n".join(pages[:main + 1])
+
+
+def test_screenshots_of_the_first_two_pages(tmp_path):
+    """The PDF's first two pages as images (``build/screenshots/pdf_page1.png``, ``..2``),
+    rendered by Typst from the same source as the PDF."""
+    typst = pytest.importorskip("typst")
+    source = STAGED.with_suffix(".typ")
+    if not source.is_file():
+        pytest.skip("build/site-src/paper/manuscript.typ not written (make pdf)")
+    fonts = [d for d in ("/usr/share/fonts/truetype/noto", "/usr/share/fonts/opentype/noto")
+             if Path(d).is_dir()]
+    typst.compile(str(source), output=str(tmp_path / "page{0p}.png"), format="png", ppi=100,
+                  root=str(STAGED.parents[1]), font_paths=fonts)
+    rendered = sorted(tmp_path.glob("page*.png"))
+    assert len(rendered) == len(pypdf.PdfReader(str(PDF)).pages)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for k, png in enumerate(rendered[:2], start=1):
+        (SHOTS / f"pdf_page{k}.png").write_bytes(png.read_bytes())
+        assert png.stat().st_size > 20_000

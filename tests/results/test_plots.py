@@ -214,6 +214,28 @@ def test_the_shared_figures_are_readable(name):
     assert plots.text_problems(fig) == []
 
 
+def test_strength_grids_span_every_strength_and_title_their_axes():
+    dose, power = _strength_tables()
+    dose = pd.concat([dose, pd.DataFrame([dict(measure="embedding-mlm", metric="ceat-ces-perm", p=0.5,
+                                                mean=0.0, low=-0.1, high=0.1)])], ignore_index=True)
+    axis = {("weat", "effect-size"): "WEAT effect size d, pooled SDs (0 = no bias; > 0: X with A)"}
+    fig = plots.dose_response(dose, "Metrics against planted strength", axis=axis)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert all(ax.get_xlim() == (0.0, 1.0) for ax in panels)  # a panel at p = 0.5 only too
+    labels = [ax.get_ylabel().replace("\n", " ") for ax in panels]
+    assert "value" not in labels and any(label.startswith("WEAT effect size d") for label in labels)
+    assert "value of ceat-ces-perm" in labels
+    fig = plots.power_curves(power, "Detection rate")
+    markers = {line.get_marker() for line in fig.axes[0].get_lines() if line.get_label()[0] != "_"}
+    assert len(markers) == 3  # one per size, not colour alone
+
+
+def test_a_figure_is_shown_below_its_cell_only_in_a_kernel():
+    fig = FIGURES["scores_with_ci"]()
+    assert plots.show_figure(fig) is False  # no kernel here: nothing shown, nothing closed
+    assert plots.png_bytes(fig) == plots.png_bytes(fig)  # the same figure, the same bytes
+
+
 # ------------------------------------------------------------------ the studies' figures
 
 def _ceat_frame(n_tests: int) -> pd.DataFrame:

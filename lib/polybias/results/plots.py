@@ -311,8 +311,8 @@ def power_curves(power: pd.DataFrame, title: str, file: str | None = None, targe
         for i, size in enumerate(sizes):  # dodged sideways so that equal lines stay visible
             h = g[g["size"] == size].sort_values("p")
             dodge = (i - (len(sizes) - 1) / 2) * 0.006
-            ax.plot(h["p"] + dodge, h["power"], marker="o", ms=3, lw=1.1, alpha=0.85,
-                    label=str(size))
+            ax.plot(h["p"] + dodge, h["power"], marker=MARKERS[i % len(MARKERS)], ms=3.5, lw=1.1,
+                    alpha=0.85, label=str(size))  # a marker per size: not told by colour alone
         ax.axhline(target, color="grey", ls="--", lw=0.8)
         ax.set_ylim(-0.03, 1.03)
         ax.legend(title=str(g["size_axis"].iloc[0]), fontsize=6.5, title_fontsize=6.5, loc="best")

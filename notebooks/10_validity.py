@@ -159,7 +159,7 @@ needed["n_needed"] = [validity.calibration_sample_size(k, too_high) for k in nee
 needed_text = report.markdown_table(needed)
 
 # %% tags=["nbval-check-output"]
-print(needed_text)
+report.show_table(needed_text)
 
 # %%
 calibration = validity.calibration_table(frame, alpha=alpha, too_high=too_high)
@@ -243,7 +243,7 @@ ceat_mlm_text = "\n\n".join([
     report.markdown_table(ceat_mlm_pooled.drop(columns="language"), digits=3)])
 
 # %% tags=["nbval-check-output"]
-print(ceat_mlm_text)
+report.show_table(ceat_mlm_text)
 
 # %% [markdown]
 # On the known-answer encoder's balanced models (below: each with its own random word
@@ -256,7 +256,7 @@ ceat_encoder = validity.calibration_by_size(encoder, ["ceat-ces", "ceat-ces-perm
 ceat_encoder_text = report.markdown_table(ceat_encoder.drop(columns="language"), digits=3)
 
 # %% tags=["nbval-check-output"]
-print(ceat_encoder_text)
+report.show_table(ceat_encoder_text)
 
 # %% [markdown]
 # ## SEAT and CEAT on a known-answer encoder
@@ -283,7 +283,7 @@ encoder_text = "\n\n".join([
     report.markdown_table(encoder_mdb.drop(columns="language"), digits=2)])
 
 # %% tags=["nbval-check-output"]
-print(encoder_text)
+report.show_table(encoder_text)
 
 # %% [markdown]
 # ## Direction or strength?
@@ -304,7 +304,7 @@ direction_text = "\n\n".join([
                           digits=2, formats={"rho_abs_p": ".1e"})])
 
 # %% tags=["nbval-check-output"]
-print(direction_text)
+report.show_table(direction_text)
 
 # %% [markdown]
 # ## Where is the planted association in the masked LM?
@@ -326,7 +326,7 @@ else:
     layer_text = f"The per-layer probe runs on the English models (none for {language})."
 
 # %% tags=["nbval-check-output"]
-print(layer_text)
+report.show_table(layer_text)
 
 # %% [markdown]
 # ## Findings
@@ -378,6 +378,7 @@ if table_file:
 if figure_prefix:
     plots.dose_response(doses, f"Metrics against planted strength ({language}; mean and 95 % "
                         "interval over models)", points=frame[frame["default"]],
+                        axis=validity.axis_titles(doses),
                         file=f"{figure_prefix}_dose_response_{language}.png")
     plots.power_curves(validity.power_table(frame, alpha=alpha),
                        f"Detection rate by size ({language}; line: {power_target:.0%} power)",

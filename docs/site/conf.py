@@ -30,6 +30,10 @@ root_doc = "index"
 
 # Notebooks are rendered with the outputs stored in paper/executed; never re-executed.
 nb_execution_mode = "off"
+# Tables are shown as ``text/markdown`` outputs (``polybias.results.report.show_table``);
+# myst-nb parses those with CommonMark by default, which has no pipe tables: parse them
+# as MyST (tables included) so that each renders as an HTML table.
+nb_render_markdown_format = "myst"
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
 
@@ -58,6 +62,10 @@ html_theme_options = {
     "footer_end": [],
     "secondary_sidebar_items": ["page-toc"],
 }
+# The manuscript and the notebooks are single pages with no pages under them: no left
+# sidebar (it would be empty and take 320 px of the text's width); their own contents sit
+# in the right-hand "On this page" column.
+html_sidebars = {"paper/**": [], "references": []}
 html_context = {"default_mode": "light"}  # an explicit mode: no "invalid theme mode" error
 html_favicon = "favicon.svg"  # else browsers ask for /favicon.ico, which is not there
 html_show_sourcelink = False

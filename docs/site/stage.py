@@ -6,12 +6,14 @@ repository layout, so that the relative links and images inside the pages still
 resolve:
 
 * ``paper/manuscript.md`` is rebuilt from ``paper/sections`` (``polybias.results.manuscript``),
-  so the site always matches the committed sections, tables and figures;
+  so the site always matches the committed sections, tables and figures; its title block
+  names the commit it is built from;
 * ``paper/executed/*.ipynb`` are copied (rendered with their stored outputs, never
   re-executed); a notebook's first heading gets its run label appended, since several
   runs of one notebook share a title;
 * ``docs/*.md`` (peers included when present), ``docs/measures/*.md``,
-  ``figures/``, ``paper/export/*.png`` and ``paper/references.bib``;
+  ``figures/``, ``paper/export/*.png`` and ``*.csv`` (the manuscript links the CSVs of its
+  cross-model tables) and ``paper/references.bib``;
 * the hand-written site pages of ``docs/site/pages`` at the root.
 
 Run with the project environment: ``python docs/site/stage.py [OUT]``.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -61,6 +64,18 @@ def _notebook(src: Path, dst: Path) -> None:
     _write(dst, json.dumps(nb, ensure_ascii=False, indent=1).encode("utf-8"))
 
 
+def _stamp() -> str:
+    """The commit the site is built from and its date (``commit 1a2b3c4, 2026-11-26``),
+    printed in the manuscript's title block; '' outside a git checkout."""
+    try:
+        done = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %cs"],
+                              capture_output=True, text=True, check=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    commit, _, date = done.stdout.strip().partition(" ")
+    return f"commit {commit}, {date}" if commit else ""
+
+
 def stage(out: Path) -> Path:
     sys.path.insert(0, str(ROOT / "lib"))
     from polybias.results import manuscript
@@ -72,13 +87,14 @@ def stage(out: Path) -> Path:
             text = text.replace(b"docs/peers\n", b"")  # written by `make peers`; optional
         _write(out / page.name, text)
     with tempfile.TemporaryDirectory() as tmp:
-        built = manuscript.build_manuscript(output=Path(tmp) / "manuscript.md")
+        built = manuscript.build_manuscript(output=Path(tmp) / "manuscript.md", stamp=_stamp())
         _copy(built, out / "paper" / "manuscript.md")
     _copy(ROOT / "paper" / "references.bib", out / "paper" / "references.bib")
     for nb in sorted((ROOT / "paper" / "executed").glob("*.ipynb")):
         _notebook(nb, out / "paper" / "executed" / nb.name)
-    for png in sorted((ROOT / "paper" / "export").glob("*.png")):
-        _copy(png, out / "paper" / "export" / png.name)
+    for exported in sorted((ROOT / "paper" / "export").glob("*")):
+        if exported.suffix in (".png", ".csv"):  # figures, and the tables linked for download
+            _copy(exported, out / "paper" / "export" / exported.name)
     for fig in sorted((ROOT / "figures").glob("*")):
         if fig.is_file():
             _copy(fig, out / "figures" / fig.name)

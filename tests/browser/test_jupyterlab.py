@@ -7,6 +7,12 @@ the Run menu, and the WEAT table must appear rendered as an HTML table, with the
 p-values the edited parameter gives, and the WEAT figure as an image below its cell.
 Screenshots go to ``build/screenshots/``.
 
+Then every notebook of ``notebooks/`` is opened as shipped, with its defaults, and run
+with Run All: no cell may end in an error (a traceback). A default that needs a source
+that cannot be had here (offline, no mirror) shows one note in its cell instead (e.g.
+``05_crows_pairs``' ``reproduce``). The counts go to
+``build/screenshots/jupyterlab_run_all.md``.
+
 The server writes its run records and figures under a scratch ``POLYBIAS_OUTPUT_ROOT``,
 and its settings, workspaces, checkpoints and runtime files under the same scratch folder
 (autosave off, so the edited notebook is never saved); the test checks that
@@ -192,3 +198,54 @@ def test_a_reader_edits_a_parameter_runs_all_and_sees_the_weat_table(lab, page):
 
     assert _snapshot(ROOT / "notebooks") == before, "the server wrote into notebooks/"
     assert any(lab["outputs"].rglob("*.json")), "the run wrote no records under the scratch output root"
+
+
+ALL_NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+RUN_ALL_TIMEOUT_S = 900  # the slowest notebook with its defaults, on a busy 2-core machine
+_RUNS: dict[str, str] = {}
+
+
+def _stop_kernels(lab) -> None:
+    """Shut every session's kernel down, so that notebooks run one at a time."""
+    base = f"{lab['url']}/api/sessions"
+    with urllib.request.urlopen(f"{base}?token={lab['token']}", timeout=30) as reply:
+        sessions = json.loads(reply.read())
+    for session in sessions:
+        request = urllib.request.Request(f"{base}/{session['id']}?token={lab['token']}",
+                                         method="DELETE")
+        urllib.request.urlopen(request, timeout=30).close()
+
+
+@pytest.mark.parametrize("notebook", ALL_NOTEBOOKS)
+def test_every_notebook_runs_all_as_shipped_without_an_error(lab, page, notebook):
+    before = _snapshot(ROOT / "notebooks")
+    started = time.monotonic()
+    page.goto(f"{lab['url']}/lab/tree/{notebook}?reset&token={lab['token']}")
+    panel = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+    page.wait_for_selector(f"{panel} .jp-Notebook .jp-Cell", timeout=120_000)
+    _idle(page, 180)
+    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    page.wait_for_function(
+        """(panel) => {
+            const prompts = [...document.querySelectorAll(panel + ' .jp-CodeCell .jp-InputPrompt')]
+                .map(p => p.textContent.trim());
+            return prompts.length > 0 && prompts.every(t => /^\\[\\d+\\]:$/.test(t));
+        }""", arg=panel, timeout=RUN_ALL_TIMEOUT_S * 1000, polling=2000)
+    _idle(page, 120)
+    errors = page.locator(f"{panel} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+                          " .jp-RenderedText:has-text('Traceback')")
+    cells = page.locator(f"{panel} .jp-CodeCell").count()
+    stem = notebook.removesuffix(".py")
+    if errors.count():
+        errors.first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / f"jupyterlab_run_all_{stem}_error.png"))
+    _RUNS[notebook] = (f"| {notebook} | {cells} | {errors.count()} | "
+                       f"{time.monotonic() - started:.0f} |")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "jupyterlab_run_all.md").write_text(
+        "| notebook | code cells | error cells | seconds |\n|---|---|---|---|\n"
+        + "\n".join(_RUNS[n] for n in ALL_NOTEBOOKS if n in _RUNS) + "\n", encoding="utf-8")
+    _stop_kernels(lab)
+    assert errors.count() == 0, f"{notebook}: " + errors.first.inner_text()[-2000:]
+    assert _snapshot(ROOT / "notebooks") == before, "the server wrote into notebooks/"

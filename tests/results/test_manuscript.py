@@ -15,11 +15,49 @@ def test_table_figure_and_reported_directives_are_replaced(tmp_path):
     out = manuscript.build_manuscript(sections, tmp_path / "m.md")
     text = out.read_text()
     table = (paths.paper_dir() / "tables" / "weat_w2v-gnews.md").read_text().strip()
-    assert table in text
-    assert "![WEAT bars](../figures/weat_w2v-gnews.png)" in text
+    fitted, _, fits = manuscript.fit_table(table)
+    assert fits and fitted in text
+    # numbered, captioned, linked to its full-size file
+    assert "[![WEAT bars](../figures/weat_w2v-gnews.png)](../figures/weat_w2v-gnews.png)" in text
+    assert "**Figure 1.** WEAT bars" in text
+    assert "**Table 1.** `weat_w2v-gnews`" in text and "**Table 2.** Published values" in text
     assert text.index("# A") < text.index("## B")  # sections in name order
     assert "| WEAT3 | 0.5800 |" in text and "WEAT1" not in text.split("## B")[1]
     assert "<!-- table" not in text and "<!-- reported" not in text
+
+
+def test_the_title_block_names_the_project_version_and_stamp(tmp_path):
+    sections = tmp_path / "sections"
+    sections.mkdir()
+    (sections / "00_a.md").write_text("# A title\n\n**Abstract.** Short.\n")
+    text = manuscript.build_manuscript(sections, tmp_path / "m.md", stamp="commit abc1234, 2026-01-02").read_text()
+    lines = [line for line in text.splitlines() if line and not line.startswith("<!--")]
+    assert lines[0] == "# A title"
+    assert lines[1].startswith(f"*{manuscript.AUTHOR}* · version ") and lines[1].endswith("commit abc1234, 2026-01-02")
+    assert lines[2] == "**Abstract.** Short."
+
+
+def test_a_long_table_goes_to_appendix_b_and_a_constant_column_to_a_note(tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    tables = root / "paper" / "tables"
+    tables.mkdir(parents=True)
+    rows = "\n".join(f"| t{i} | {i} | same note |" for i in range(25))
+    (tables / "long.md").write_text(f"| test | d | note |\n|---|---|---|\n{rows}\n\n"
+                                    "**Details**\n\n| a |\n|---|\n| 1 |\n")
+    (tables / "short.md").write_text("| test | d |\n|---|---|\n| x | 1 |\n")
+    sections = root / "paper" / "sections"
+    sections.mkdir(parents=True)
+    (sections / "01_s.md").write_text("## 1. S\n<!-- table: long.md | A long table -->\n"
+                                      "<!-- table: short.md | A short table -->\n")
+    monkeypatch.setenv("POLYBIAS_ROOT", str(root))
+    text = manuscript.build_manuscript(sections, tmp_path / "m.md").read_text()
+    main, appendix = text.split(f"## {manuscript.LONG_TABLES}")
+    assert "**Table 1.** A long table. *25 rows × 2 columns: printed in [Appendix B]" in main
+    assert "*Table 2 (more of A long table) are printed in [Appendix B]" in main
+    assert "**Table 3.** A short table" in main and "| x | 1 |" in main
+    assert "| t0 |" not in main and "| t24 | 24 |" in appendix
+    assert appendix.count("same note") == 1 and "*Note:* note: same note" in appendix
+    assert "**Table 2.** A long table (continued): Details" in appendix
 
 
 @pytest.mark.parametrize("directive, message", [
@@ -49,10 +87,10 @@ def test_records_directive_renders_the_exported_cross_model_table(tmp_path, monk
     (export / "kurita.png").write_bytes(b"png")
     monkeypatch.setenv("POLYBIAS_ROOT", str(root))
     whole = manuscript.render_section("<!-- records: kurita -->\n", where="s.md")
-    assert whole.splitlines()[:4] == ["| study | test | subset | m1 (bn) | m2 (bn) |", "|---|---|---|---|---|",
+    assert whole.splitlines()[2:6] == ["| study | test | subset | m1 (bn) | m2 (bn) |", "|---|---|---|---|---|",
                                       "| logprob | t | structure S1 | 1.93 (p=0.001) | -0.55 (p=0.853) |",
                                       "| logprob | t | structure S2 | 1.90 (p=0.002) |  |"]
-    assert "](export/kurita.png)" in whole
+    assert "](export/kurita.png)" in whole and "[kurita.csv](export/kurita.csv)" in whole
     part = manuscript.render_section("<!-- records: kurita | subset=structure S2 -->\n", where="s.md")
     assert "S1" not in part and "S2" in part and ".png" not in part  # filtered: no figure
     for directive, message in (("kurita | model=m1", "no column 'model'"),

@@ -145,11 +145,25 @@ def test_every_registered_measure_has_an_axis_with_unit_and_direction():
         assert shape.match(results.metric_axis(metric)[1]), metric
 
 
-def test_a_long_export_says_how_many_rows_it_shows():
+def test_a_long_export_goes_on_further_figures_and_leaves_nothing_out():
     frame = pd.concat([_crows_frame().assign(test=f"T{i}") for i in range(12)], ignore_index=True)
-    fig = results.comparison_figure(frame, "crows", max_rows=40)
-    assert f"the first 40 of {len(frame)} rows" in fig.texts[0].get_text()
-    assert plots.text_problems(fig) == []
+    figs = results.comparison_figures(frame, "crows", max_rows=40)
+    assert len(figs) == -(-len(frame) // 40)
+    shown = sum(len(f.axes[0].get_yticklabels()) for f in figs)
+    assert shown == len(frame)
+    assert f"(part 1 of {len(figs)}: rows 1–40 of {len(frame)})" in figs[0].texts[0].get_text()
+    assert all(plots.text_problems(f) == [] for f in figs)
+
+
+def test_tests_sort_as_numbers_and_a_model_is_named_once():
+    frame = pd.DataFrame([dict(test=f"WEAT{i}", subset="", model="w2v", language="en", value=0.1 * i,
+                               ci_low=np.nan, ci_high=np.nan) for i in (1, 10, 2, 3)]
+                         ).assign(metric="weat", study="weat", p=0.01)
+    fig = results.comparison_figure(frame.sort_values("test"), "weat")
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == ["WEAT1", "WEAT2", "WEAT3", "WEAT10"]
+    headings = [t.get_text() for t in fig.axes[0].texts if t.get_fontweight() == "bold"]
+    assert headings == ["w2v (English)"]
 
 
 # ------------------------------------------------------------------ the notebooks' shared figures
@@ -198,6 +212,28 @@ FIGURES = {
 def test_the_shared_figures_are_readable(name):
     fig = FIGURES[name]()
     assert plots.text_problems(fig) == []
+
+
+def test_strength_grids_span_every_strength_and_title_their_axes():
+    dose, power = _strength_tables()
+    dose = pd.concat([dose, pd.DataFrame([dict(measure="embedding-mlm", metric="ceat-ces-perm", p=0.5,
+                                                mean=0.0, low=-0.1, high=0.1)])], ignore_index=True)
+    axis = {("weat", "effect-size"): "WEAT effect size d, pooled SDs (0 = no bias; > 0: X with A)"}
+    fig = plots.dose_response(dose, "Metrics against planted strength", axis=axis)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert all(ax.get_xlim() == (0.0, 1.0) for ax in panels)  # a panel at p = 0.5 only too
+    labels = [ax.get_ylabel().replace("\n", " ") for ax in panels]
+    assert "value" not in labels and any(label.startswith("WEAT effect size d") for label in labels)
+    assert "value of ceat-ces-perm" in labels
+    fig = plots.power_curves(power, "Detection rate")
+    markers = {line.get_marker() for line in fig.axes[0].get_lines() if line.get_label()[0] != "_"}
+    assert len(markers) == 3  # one per size, not colour alone
+
+
+def test_a_figure_is_shown_below_its_cell_only_in_a_kernel():
+    fig = FIGURES["scores_with_ci"]()
+    assert plots.show_figure(fig) is False  # no kernel here: nothing shown, nothing closed
+    assert plots.png_bytes(fig) == plots.png_bytes(fig)  # the same figure, the same bytes
 
 
 # ------------------------------------------------------------------ the studies' figures

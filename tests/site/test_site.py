@@ -2,9 +2,13 @@
 
 Serves ``build/site`` on 127.0.0.1 and visits every page with headless Chromium: no
 console errors, every ``<img>`` loaded (``naturalWidth > 0``), every internal link
-answered with HTTP 200, no request leaving the machine. Screenshots of the front page,
-a manuscript section with a table and a figure, and a rendered notebook go to
-``build/screenshots``. Skipped unless the site is built and Playwright and Chromium
+answered with HTTP 200, no request leaving the machine. What a reader sees: every
+notebook page shows as many HTML tables and images as its stored notebook has Markdown
+tables and ``image/png`` outputs (the counts go to ``build/screenshots/site_counts.md``);
+no table of the manuscript's main text is wider than its column; no figure is scaled
+below a readable width. Screenshots of the front page, the manuscript's first page, a
+manuscript section with a table and a figure, an appendix table and three notebook pages
+go to ``build/screenshots``. Skipped unless the site is built and Playwright and Chromium
 (``CHROMIUM``, default ``/usr/bin/chromium``) are present.
 """
 
@@ -12,7 +16,9 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -137,3 +143,95 @@ def test_screenshots(browser, base_url):
     page.screenshot(path=str(SHOTS / "notebook.png"))
     page.close()
     assert all((SHOTS / f).stat().st_size > 10_000 for f in ("front.png", "manuscript_section.png", "notebook.png"))
+
+
+# ------------------------------------------------------------------ what a reader sees
+
+#: The narrowest a figure may be shown, in CSS pixels, unless its file is narrower
+READABLE_PX = 600
+
+
+def stored_outputs(notebook: Path) -> tuple[int, int]:
+    """(tables, images) a stored notebook shows: the pipe tables of its ``text/markdown``
+    outputs and its ``image/png`` outputs."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    tables = images = 0
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data:
+                images += 1
+            if "text/markdown" in data:
+                text = "".join(data["text/markdown"])
+                tables += len(re.findall(r"^\|.*\|\s*\n\|(?:\s*:?-+:?\s*\|)+\s*$", text, flags=re.M))
+    return tables, images
+
+
+def test_notebook_pages_show_every_table_and_figure_of_their_notebook(browser, base_url):
+    rows, problems = [], []
+    for notebook in sorted((ROOT / "paper" / "executed").glob("*.ipynb")):
+        want_tables, want_images = stored_outputs(notebook)
+        page, _, _ = visit(browser, f"{base_url}paper/executed/{notebook.stem}.html")
+        tables = page.locator("div.cell_output table").count()
+        images = page.locator("div.cell_output img").count()
+        raw = page.locator("div.cell_output pre", has_text="|---|").count()
+        page.close()
+        rows.append(f"| {notebook.stem} | {tables} / {want_tables} | {images} / {want_images} | {raw} |")
+        if (tables, images) != (want_tables, want_images):
+            problems.append(f"{notebook.stem}: {tables} tables (stored {want_tables}), "
+                            f"{images} images (stored {want_images})")
+        if raw:
+            problems.append(f"{notebook.stem}: {raw} table(s) shown as raw text")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "site_counts.md").write_text(
+        "| notebook page | tables shown / stored | images shown / stored | raw-text tables |\n"
+        "|---|---|---|---|\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    assert not problems, "\n".join(problems)
+    assert sum(stored_outputs(nb)[1] for nb in (ROOT / "paper" / "executed").glob("*.ipynb")) > 0
+
+
+def test_main_text_tables_fit_their_column_and_figures_are_readable(browser, base_url):
+    page, _, _ = visit(browser, base_url + "paper/manuscript.html")
+    found = page.evaluate("""() => {
+        const article = document.querySelector('article.bd-article');
+        const width = article.getBoundingClientRect().width;
+        const appendix = [...article.querySelectorAll('h2')].find(h => /^Appendix/.test(h.textContent));
+        const main = t => !appendix || (appendix.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_PRECEDING);
+        const wide = [...article.querySelectorAll('table')].filter(main)
+            .filter(t => t.getBoundingClientRect().width > width + 1)
+            .map(t => t.querySelector('tr').textContent.trim().slice(0, 60));
+        const small = [...article.querySelectorAll('img')]
+            .filter(i => i.getBoundingClientRect().width < Math.min(i.naturalWidth, READABLE) - 1)
+            .map(i => i.src.split('/').pop() + ' ' + Math.round(i.getBoundingClientRect().width)
+                      + ' of ' + i.naturalWidth + ' px');
+        const unlinked = [...article.querySelectorAll('img')].filter(i => !i.closest('a[href]'))
+            .map(i => i.src.split('/').pop());
+        const sidebar = document.querySelector('.bd-sidebar-primary');
+        const sidebarWidth = sidebar && getComputedStyle(sidebar).display !== 'none'
+            ? sidebar.getBoundingClientRect().width : 0;
+        return {width, wide, small, unlinked, sidebarWidth,
+                tables: [...article.querySelectorAll('table')].filter(main).length};
+    }""".replace("READABLE", str(READABLE_PX)))
+    page.close()
+    assert found["tables"] > 0, "no table in the manuscript's main text"
+    assert not found["wide"], f"main-text tables wider than the {found['width']:.0f} px column: {found['wide']}"
+    assert not found["small"], f"figures scaled below {READABLE_PX} px: {found['small']}"
+    assert not found["unlinked"], f"figures not linked to their full-size file: {found['unlinked']}"
+    assert found["sidebarWidth"] == 0, "an empty left sidebar takes the manuscript's width"
+
+
+def test_screenshots_of_what_a_reader_sees(browser, base_url):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page, _, _ = visit(browser, base_url + "paper/manuscript.html")
+    page.screenshot(path=str(SHOTS / "manuscript_first_page.png"))
+    appendix = page.locator("section", has=page.locator("h2", has_text="Appendix B")).locator("table").first
+    appendix.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "manuscript_appendix_table.png"))
+    page.close()
+    for name in ("01_weat_w2v-gnews", "10_validity_en", "05_crows_pairs_planted-mlm"):
+        page, _, _ = visit(browser, f"{base_url}paper/executed/{name}.html")
+        target = page.locator("div.cell_output img").first
+        target.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"notebook_{name}.png"))
+        assert page.locator("div.cell_output table").count() > 0, name
+        page.close()

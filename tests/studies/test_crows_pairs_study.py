@@ -26,3 +26,14 @@ def test_score_summary_and_categories_of_a_run(planted_lm):
     categories = crows_pairs.bias_categories(run, top=3)
     assert len(categories) <= 3
     assert crows_pairs.bias_categories(run, top=10).head(3).equals(categories)
+
+
+def test_the_gpt2_reproduction_says_why_it_cannot_run_offline(monkeypatch):
+    from polybias.studies import crows_pairs as study
+
+    monkeypatch.setattr(study.sources, "availability",
+                        lambda name: (False, f"data source {name!r} cannot be had: offline"))
+    note = study.gamboa_gpt2_unavailable()
+    assert note.startswith("(not run:") and "'gamboa-gpt2-scores' cannot be had: offline" in note
+    monkeypatch.setattr(study.sources, "availability", lambda name: (True, "mirror"))
+    assert study.gamboa_gpt2_unavailable() is None

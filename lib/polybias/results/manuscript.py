@@ -11,6 +11,16 @@ line of their own::
     <!-- records: kurita -->                      the cross-model table of a measure built
                                                   from the run records (paper/export/kurita.csv)
     <!-- records: ceat | test=C6 -->              ... filtered on columns (then no figure)
+    <!-- reported: malik2022_table4 || Caption -->  a caption for a reported or records table
+
+Every table and figure is numbered and captioned (**Table N.**, **Figure N.**; a
+directive's text after ``|`` is its caption). A table fits the page of the main text when
+it has at most :data:`MAX_ROWS` rows, :data:`MAX_COLUMNS` columns and
+:data:`MAX_WIDTH` characters a row; a longer or wider one is printed in *Appendix B*,
+its caption left in the text with a pointer. A column with one value in every row (a
+note, the model) is printed once under its table as a *Note*, not in every row. The
+manuscript opens with a title block: the title (the first section's ``#`` heading), the
+project as author, the version and, when given, the commit and its date.
 
 A table or figure of a section ``NN_*.md`` is followed by a one-line *Source* note
 linking the executed notebook that wrote it (``paper/executed/NN_*.ipynb``, the run whose
@@ -32,6 +42,7 @@ from __future__ import annotations
 
 import re
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
@@ -39,8 +50,17 @@ import pandas as pd
 from polybias import paths
 from polybias.files import write_text_atomic
 from polybias.results.report import load_reported, markdown_table
+from polybias.results.table import metric_axis
 
 DIRECTIVE = re.compile(r"^<!--\s*(table|figure|reported|records):\s*(.*?)\s*-->\s*$")
+
+#: The most rows, columns and characters a row (cells plus 3 each) a table may have to be
+#: printed in the main text (8 pt on an A4 page); a larger one goes to Appendix B.
+MAX_ROWS, MAX_COLUMNS, MAX_WIDTH = 20, 10, 120
+#: The heading of the appendix the long tables go to (its anchor: the heading's slug)
+LONG_TABLES = "Appendix B. Long tables"
+#: The author of the manuscript: the project itself
+AUTHOR = "The polybias project"
 
 
 # The metric cards (docs/measures/<name>.md) behind a table or figure, by the first word
@@ -116,7 +136,8 @@ def _filters(spec: str, where: str, kind: str) -> tuple[str, dict[str, str]]:
     return name, kwargs
 
 
-def _reported_table(spec: str, where: str) -> str:
+def _reported_table(spec: str, where: str) -> tuple[str, str]:
+    """The reported table of a directive, as Markdown, and its default caption."""
     name, kwargs = _filters(spec, where, "reported")
     if not (paths.paper_dir() / "reported" / f"{name}.csv").is_file():
         raise ManuscriptError(f"{where}: no reported table paper/reported/{name}.csv")
@@ -124,10 +145,14 @@ def _reported_table(spec: str, where: str) -> str:
     if frame.empty:
         raise ManuscriptError(f"{where}: reported table {name} has no rows for {kwargs}")
     keep = [c for c in frame.columns if c not in ("study",) and frame[c].notna().any()]
-    return markdown_table(frame[keep].fillna(""), digits=4)
+    where_from = ", ".join(f"{k} = {v}" for k, v in kwargs.items())
+    caption = f"Published values, `paper/reported/{name}.csv`" + (f" ({where_from})" if where_from else "")
+    return markdown_table(frame[keep].fillna(""), digits=4), caption
 
 
-def _records_table(spec: str, where: str, export_prefix: str) -> str:
+def _records_table(spec: str, where: str, export_prefix: str) -> tuple[str, str, list[str]]:
+    """The records table of a directive, its default caption and its figures (the export's
+    pages of the measure's figure; none when the table is filtered)."""
     name, kwargs = _filters(spec, where, "records")
     stem = name.replace(":", "_")
     file = paths.paper_dir() / "export" / f"{stem}.csv"
@@ -141,16 +166,156 @@ def _records_table(spec: str, where: str, export_prefix: str) -> str:
         frame = frame[frame[key] == value]
     if frame.empty:
         raise ManuscriptError(f"{where}: records table {stem} has no rows for {kwargs}")
-    text = markdown_table(frame.reset_index(drop=True)) + "\n"
-    figure = paths.paper_dir() / "export" / f"{stem}.png"
-    if not kwargs and figure.is_file():
-        text += f"\n![{name} across models and languages, from the run records]({export_prefix}{stem}.png)\n"
-    return text
+    text = markdown_table(frame.reset_index(drop=True))
+    caption = f"{metric_axis(name)[0]}, from the run records"
+    figures = []
+    for k in range(1, 100):
+        name = f"{stem}.png" if k == 1 else f"{stem}_{k}.png"
+        if kwargs or not (paths.paper_dir() / "export" / name).is_file():
+            break
+        figures.append(f"{export_prefix}{name}")
+    return text, caption, figures
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """Split Markdown into ("table", pipe rows) and ("text", the rest) blocks, in order.
+
+    >>> [k for k, _ in _blocks("Intro:\\n\\n| a |\\n|---|\\n| 1 |\\n\\nafter\\n")]
+    ['text', 'table', 'text']
+    """
+    out: list[tuple[str, list[str]]] = []
+    for line in text.strip("\n").splitlines():
+        kind = "table" if line.lstrip().startswith("|") else "text"
+        if out and out[-1][0] == kind:
+            out[-1][1].append(line)
+        else:
+            out.append((kind, [line]))
+    return [(k, "\n".join(lines).strip("\n")) for k, lines in out if "".join(lines).strip()]
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
+
+
+def _table_rows(text: str) -> tuple[list[str], list[list[str]]]:
+    lines = text.splitlines()
+    header = _cells(lines[0])
+    return header, [(_cells(r) + [""] * len(header))[:len(header)] for r in lines[2:]]
+
+
+def _pipe(header: list[str], rows: list[list[str]]) -> str:
+    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+                      *("| " + " | ".join(r) + " |" for r in rows)])
+
+
+def fit_table(text: str) -> tuple[str, str, bool]:
+    """One pipe table made fit to read: a column with the same value in every row (of at
+    least three rows; not an empty or '—' one) leaves the table for a note printed once.
+    Returns the table, the note ('' if none) and whether it fits the main text
+    (:data:`MAX_ROWS`, :data:`MAX_COLUMNS`, :data:`MAX_WIDTH`).
+
+    >>> table, note, fits = fit_table("| m | d |\\n|---|---|\\n| w2v | 1 |\\n| w2v | 2 |\\n| w2v | 3 |")
+    >>> print(table); print(note); print(fits)
+    | d |
+    |---|
+    | 1 |
+    | 2 |
+    | 3 |
+    m: w2v
+    True
+    """
+    header, rows = _table_rows(text)
+    constant = [i for i in range(len(header))
+                if rows and len({r[i] for r in rows}) == 1
+                and (len(rows) >= 3 or rows[0][i] in ("", "—")) and len(header) > 1]
+    if len(constant) == len(header):
+        constant = constant[1:]
+    note = "; ".join(f"{header[i]}: {rows[0][i] if rows[0][i] not in ('', '—') else 'none'}"
+                     for i in constant)
+    keep = [i for i in range(len(header)) if i not in constant]
+    header, rows = [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
+    width = sum(max([len(h), *(len(r[i]) for r in rows)]) + 3 for i, h in enumerate(header))
+    fits = len(rows) <= MAX_ROWS and len(header) <= MAX_COLUMNS and width <= MAX_WIDTH
+    return _pipe(header, rows), note, fits
+
+
+def _plain(text: str) -> str:
+    """A short paragraph as a caption: no bold, no trailing colon."""
+    text = re.sub(r"^#+\s*", "", text.strip(), flags=re.M)
+    return re.sub(r"\*\*(.+?)\*\*", r"\1", " ".join(text.split())).rstrip(":").strip()
+
+
+class Numbering:
+    """Numbers of tables and figures across a manuscript, and the long tables that go to
+    Appendix B (``move_long``; else they stay where they are)."""
+
+    def __init__(self, move_long: bool = False):
+        self.tables = 0
+        self.figures = 0
+        self.move_long = move_long
+        self.appendix: list[str] = []
+        self._seen = False  # a table of the directive being rendered has been numbered
+
+    def table(self, text: str, caption: str, source: str, appendix: bool = False) -> str:
+        """Markdown of the tables of one directive's ``text``, numbered and captioned,
+        each with its note and the ``source`` line; the short paragraphs between them
+        caption the tables that follow them. In a manuscript (``move_long``) the main text
+        keeps the first table when it fits (else a pointer to it), and the tables after it,
+        the details, go to Appendix B, named once in the text."""
+        out, pending, moved = [], [], []
+        pointer = f"[{LONG_TABLES.split('.')[0]}](#{_slug(LONG_TABLES)})"
+        for kind, block in _blocks(text):
+            if kind == "text":
+                if len(block) <= 250:
+                    pending.append(_plain(block))
+                else:
+                    out.append(block + "\n")
+                continue
+            self.tables += 1
+            first, self._seen = not self._seen, True
+            title = caption if first else f"{caption} (continued)"
+            title = f"{title}: {'; '.join(pending)}" if pending else title
+            pending = []
+            table, note, fits = fit_table(block)
+            head = f"**Table {self.tables}.** {title}"
+            body = (f"\n{table}\n" + (f"\n*Note:* {note}\n" if note else "")
+                    + (f"\n{source}" if source else ""))
+            if appendix or not self.move_long or (first and fits):
+                out.append(f"{head}\n{body}")
+            elif first:  # the summary table, too long for the page
+                rows, columns = len(table.splitlines()) - 2, len(_cells(table.splitlines()[0]))
+                out.append(f"{head}. *{rows} rows × {columns} columns: printed in {pointer}.*\n")
+                self.appendix.append(f"{head}\n{body}")
+            else:  # a detail table after the first
+                moved.append(self.tables)
+                self.appendix.append(f"{head}\n{body}")
+        self._seen = False
+        if moved:
+            span = f"Table {moved[0]}" if len(moved) == 1 else f"Tables {moved[0]}–{moved[-1]}"
+            out.append(f"*{span} (more of {caption}) are printed in {pointer}.*\n")
+        out += [p + "\n" for p in pending]
+        return "\n".join(out)
+
+    def figure(self, path: str, caption: str, source: str = "") -> str:
+        """A numbered figure that links to its full-size file, its caption under it."""
+        self.figures += 1
+        return (f"[![{caption}]({path})]({path})\n\n**Figure {self.figures}.** {caption}\n"
+                + (f"\n{source}" if source else ""))
+
+
+def _slug(heading: str) -> str:
+    """The anchor MyST gives a heading (``myst_heading_anchors``).
+
+    >>> _slug("Appendix B. Long tables")
+    'appendix-b-long-tables'
+    """
+    return re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", heading.lower()).strip())
 
 
 def render_section(text: str, where: str = "section", figures_prefix: str = "../figures/",
-                   export_prefix: str = "export/") -> str:
-    """Replace the directives of one section's text (see the module docstring).
+                   export_prefix: str = "export/", numbering: Numbering | None = None) -> str:
+    """Replace the directives of one section's text (see the module docstring); tables
+    and figures are numbered by ``numbering`` (shared by the sections of a manuscript).
 
     >>> render_section("Plain prose.\\n")
     'Plain prose.\\n'
@@ -159,6 +324,8 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
     ...
     polybias.results.manuscript.ManuscriptError: s.md: table paper/tables/no-such-table.md does not exist (run make reproduce)
     """
+    numbering = numbering or Numbering()
+    appendix = Path(where).name[:1] == "9"  # the appendix sections keep their tables
     out = []
     for line in text.splitlines(keepends=True):
         match = DIRECTIVE.match(line.strip())
@@ -167,30 +334,54 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
             continue
         kind, spec = match.groups()
         if kind == "table":
-            file = paths.paper_dir() / "tables" / spec
+            name, _, caption = (part.strip() for part in spec.partition("|"))
+            file = paths.paper_dir() / "tables" / name
             if not file.is_file():
-                raise ManuscriptError(f"{where}: table paper/tables/{spec} does not exist "
+                raise ManuscriptError(f"{where}: table paper/tables/{name} does not exist "
                                       "(run make reproduce)")
-            out.append(file.read_text(encoding="utf-8").rstrip("\n") + "\n")
-            if note := source_note(spec, Path(where).name):
-                out.append("\n" + note)
+            note = source_note(name, Path(where).name)
+            out.append(numbering.table(file.read_text(encoding="utf-8"),
+                                       caption or f"`{Path(name).stem}`", note, appendix))
         elif kind == "figure":
             name, _, caption = (part.strip() for part in spec.partition("|"))
             if not (paths.figures_dir() / name).is_file():
                 raise ManuscriptError(f"{where}: figure figures/{name} does not exist "
                                       "(run make reproduce)")
-            out.append(f"![{caption or name}]({figures_prefix}{name})\n")
-            if note := source_note(name, Path(where).name):
-                out.append("\n" + note)
+            out.append(numbering.figure(f"{figures_prefix}{name}", caption or name,
+                                        source_note(name, Path(where).name)))
         elif kind == "records":
-            out.append(_records_table(spec, where, export_prefix))
+            spec, _, caption = (part.strip() for part in spec.partition("||"))
+            table, default, figures = _records_table(spec, where, export_prefix)
+            stem = spec.split("|")[0].strip().replace(":", "_")
+            data = f"*Data:* [{stem}.csv]({export_prefix}{stem}.csv)\n"
+            out.append(numbering.table(table, caption or default, data, appendix))
+            for k, figure in enumerate(figures, start=1):
+                part = f" (part {k} of {len(figures)})" if len(figures) > 1 else ""
+                out.append("\n" + numbering.figure(figure, f"{default}{part}"))
         else:
-            out.append(_reported_table(spec, where) + "\n")
+            spec, _, caption = (part.strip() for part in spec.partition("||"))
+            table, default = _reported_table(spec, where)
+            caption = caption or default
+            out.append(numbering.table(table, caption, "", appendix))
     return "".join(out)
 
 
-def build_manuscript(sections: str | Path | None = None, output: str | Path | None = None) -> Path:
-    """Concatenate ``sections/*.md`` (name order) with directives rendered; write ``output``.
+def title_block(title: str, stamp: str = "") -> str:
+    """The lines under the title: the project as author, the version and ``stamp`` (e.g.
+    the commit and its date)."""
+    try:
+        version = metadata.version("polybias")
+    except metadata.PackageNotFoundError:
+        version = "unreleased"
+    parts = [f"*{AUTHOR}*", f"version {version}"] + ([stamp] if stamp else [])
+    return f"# {title}\n\n{' · '.join(parts)}\n"
+
+
+def build_manuscript(sections: str | Path | None = None, output: str | Path | None = None,
+                     stamp: str = "") -> Path:
+    """Concatenate ``sections/*.md`` (name order) with directives rendered, tables and
+    figures numbered, the long tables in Appendix B at the end, and a title block from the
+    first ``#`` heading (``stamp``: a commit and date to print in it); write ``output``.
 
     Defaults: ``paper/sections`` and ``paper/manuscript.md``. Returns the output path.
     """
@@ -199,11 +390,21 @@ def build_manuscript(sections: str | Path | None = None, output: str | Path | No
     files = sorted(sections.glob("*.md"))
     if not files:
         raise ManuscriptError(f"no section files (*.md) in {sections}")
-    parts = [render_section(f.read_text(encoding="utf-8"), where=f"sections/{f.name}")
-             for f in files]
+    numbering = Numbering(move_long=True)
+    parts = [render_section(f.read_text(encoding="utf-8"), where=f"sections/{f.name}",
+                            numbering=numbering) for f in files]
+    if numbering.appendix:
+        parts.append(f"## {LONG_TABLES}\n\nThe tables of the sections above that are longer "
+                     f"than {MAX_ROWS} rows or wider than the page ({MAX_COLUMNS} columns, "
+                     f"{MAX_WIDTH} characters), in the order of the text.\n\n"
+                     + "\n".join(numbering.appendix))
+    text = "\n\n".join(p.strip("\n") for p in parts) + "\n"
+    title = re.search(r"^# (.+)$", text, flags=re.M)
+    if title:
+        text = text[:title.start()] + title_block(title[1], stamp).rstrip("\n") + text[title.end():]
     head = ("<!-- Generated by `make paper` from paper/sections, paper/tables, "
             "paper/export, paper/reported and figures/. Do not edit. -->\n\n")
-    return write_text_atomic(output, head + "\n\n".join(p.strip("\n") for p in parts) + "\n")
+    return write_text_atomic(output, head + text)
 
 
 def main(argv: list[str] | None = None) -> int:

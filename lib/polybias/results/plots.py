@@ -9,12 +9,16 @@ leaves the canvas, overlaps a neighbouring label, is cut with an ellipsis or is 
 
 from __future__ import annotations
 
+import base64
+import io
 import re
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from IPython import get_ipython
+from IPython.display import display
 
 from polybias import paths
 
@@ -34,6 +38,16 @@ def colours(n: int) -> list:
     return [base[i % len(base)] for i in range(n)]
 
 
+def natural_key(text: object) -> tuple:
+    """Sort key that orders the numbers inside a text as numbers: WEAT2 before WEAT10.
+
+    >>> sorted(["WEAT10", "WEAT2", "WEAT1", "C10", "C9"], key=natural_key)
+    ['C9', 'C10', 'WEAT1', 'WEAT2', 'WEAT10']
+    """
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part.lower())
+                 for part in re.split(r"(\d+)", str(text)) if part)
+
+
 def wrap(text: str, width: int) -> str:
     """``text`` wrapped at ``width`` characters into lines (never cut or ellipsised).
 
@@ -49,9 +63,10 @@ def pyplot():
     here draws it, with :data:`PALETTE` as the colour cycle (seaborn's default colours
     then follow it too); call it before importing seaborn, which imports pyplot itself.
 
-    A Jupyter kernel on the inline backend keeps it, so that a reader in JupyterLab sees
-    each figure below its cell (``make lab``); the runs that make the checked notebooks
-    set ``MPLBACKEND=Agg`` and keep their outputs free of pictures."""
+    A Jupyter kernel on the inline backend keeps it. Either way a figure finished by
+    :func:`finish_figure` is shown below its cell as an ``image/png`` output
+    (:func:`show_figure`), so the executed notebooks the sweep writes under
+    ``MPLBACKEND=Agg`` carry their figures too."""
     import matplotlib  # lazy: heavy; figures only
 
     if "inline" not in str(matplotlib.rcParams["backend"]):
@@ -65,13 +80,47 @@ def pyplot():
 
 def finish_figure(fig, file: str | None = None):
     """Lay ``fig`` out tightly (unless it has its own layout engine, e.g. constrained),
-    save it as ``figures/<file>`` (:func:`save_figure`) when ``file`` is given, and return it."""
+    save it as ``figures/<file>`` (:func:`save_figure`) when ``file`` is given, show it
+    below the cell in a Jupyter kernel (:func:`show_figure`), and return it.
+
+    The one call that ends every figure of the project: a notebook that draws a figure of
+    its own ends it with ``plots.finish_figure(fig, "name.png")``, so that the figure is
+    written under ``figures/`` and stored in the executed notebook as an ``image/png``
+    output, which the site shows on the notebook's page.
+    """
     fit_titles(fig)
     if fig.get_layout_engine() is None:
         fig.tight_layout()
+    png = png_bytes(fig)
     if file:
-        save_figure(fig, file)
+        save_figure(fig, file, png=png)
+    show_figure(fig, png=png)
     return fig
+
+
+def png_bytes(fig) -> bytes:
+    """``fig`` as PNG bytes, as :func:`save_figure` writes it (120 dpi, no software tag:
+    the same figure gives the same bytes)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def show_figure(fig, png: bytes | None = None) -> bool:
+    """In a Jupyter kernel, show ``fig`` below the cell as an ``image/png`` display output
+    (its PNG, :func:`png_bytes`, or ``png``) and close it, so that the inline backend does
+    not show it a second time; outside a kernel, do nothing. Returns whether it was shown.
+
+    The output carries ``image/png`` only: nbval (``--nbval-lax``) leaves images out of
+    its comparison, so a checked cell that draws a figure still compares only its text,
+    and a figure that differs by a pixel across CPUs fails no check.
+    """
+    if get_ipython() is None:
+        return False
+    data = base64.b64encode(png if png is not None else png_bytes(fig)).decode("ascii")
+    display({"image/png": data}, raw=True)
+    pyplot().close(fig)
+    return True
 
 
 def fit_titles(fig, share: float = 0.94) -> None:
@@ -129,13 +178,17 @@ def _score_bars(ax, table: pd.DataFrame, labels, chance: float, **ticks) -> None
     """Bars of ``table["score"]`` with ``ci_low``/``ci_high`` whiskers where all are known,
     a dashed line at ``chance``, ``labels`` as ticks (``ticks`` styles them), y from 0 to 100."""
     pos = np.arange(len(table))
-    ax.bar(pos, table["score"], color="#3b6ea8")
+    ax.bar(pos, table["score"], color="#b8c8dc", edgecolor="#3b6ea8", lw=0.8)
     if {"ci_low", "ci_high"} <= set(table.columns) and table["ci_low"].notna().all():
         err = np.vstack([table["score"] - table["ci_low"], table["ci_high"] - table["score"]])
-        ax.errorbar(pos, table["score"], yerr=err, fmt="none", ecolor="black", capsize=3)
+        # a point and whiskers over a light bar: an interval that reaches 100 stays visible
+        ax.errorbar(pos, table["score"], yerr=err, fmt="o", ms=3.5, color="black",
+                    ecolor="black", capsize=3, lw=1.0, zorder=3)
     ax.axhline(chance, color="grey", ls="--", lw=0.8)
     ax.set_xticks(pos, labels, **ticks)
-    ax.set_ylim(0, 100)
+    ax.set_ylim(0, 108)  # room above 100 for a whisker's cap
+    ax.set_yticks([0, 25, 50, 75, 100])
+    ax.spines[["top", "right"]].set_visible(False)
 
 
 def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x: str = "label",
@@ -159,22 +212,22 @@ def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x:
     return finish_figure(fig, file)
 
 
-def save_figure(fig, file: str) -> Path:
+def save_figure(fig, file: str, png: bytes | None = None) -> Path:
     """Save ``fig`` as ``figures/<file>`` under :func:`polybias.paths.output_root` (PNG, 120
-    dpi, no software tag, so reruns give identical files), through a temporary file and a
-    rename; return the path. Characters other than letters, digits, ``.``, ``_``, ``+`` and
+    dpi, no software tag, so reruns give identical files; ``png``: those bytes already
+    rendered, :func:`png_bytes`), through a temporary file and a rename; return the path. Characters other than letters, digits, ``.``, ``_``, ``+`` and
     ``-`` become ``-``, so a model given as a directory or hub id names one file in
     ``figures/`` (``seat_org/name.png`` is ``seat_org-name.png``)."""
     file = re.sub(r"[^\w.+-]+", "-", str(file)).strip("-")
     out = paths.output_path(Path("figures") / file)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(str(out) + ".tmp.png")
-    fig.savefig(tmp, dpi=120, metadata={"Software": None})
+    tmp.write_bytes(png if png is not None else png_bytes(fig))
     tmp.replace(out)
     return out
 
 
-def _grid(n_panels: int, ncols: int, width: float = 3.0, height: float = 2.6):
+def _grid(n_panels: int, ncols: int, width: float = 3.2, height: float = 2.9):
     plt = pyplot()
 
     ncols = max(1, min(ncols, n_panels))
@@ -186,26 +239,33 @@ def _grid(n_panels: int, ncols: int, width: float = 3.0, height: float = 2.6):
     return fig, axes
 
 
-def _finish_strength_grid(fig, axes, panels: list[tuple[str, str]], ylabel: str, title: str,
+def _finish_strength_grid(fig, axes, panels: list[tuple[str, str]], ylabel, title: str,
                           file: str | None):
     """Title each panel ``measure`` over ``metric`` (``panels``, in the order of
-    ``axes.flat``), label the planted-strength x axes of the bottom row and the y axes of
-    the first column, and finish the figure (:func:`finish_figure`)."""
+    ``axes.flat``), put every panel on the whole planted-strength range, label its x axis
+    and its y axis (``ylabel``: a text, or a function of measure and metric), and finish the
+    figure (:func:`finish_figure`)."""
     for ax, (measure, metric) in zip(axes.flat, panels, strict=False):
         ax.set_title(f"{measure}\n{metric}", fontsize=8.5)
         ax.tick_params(labelsize=7.5)
-    for ax in axes[-1]:
-        ax.set_xlabel("planted strength p", fontsize=8)
-    for ax in axes[:, 0]:
-        ax.set_ylabel(ylabel, fontsize=8)
+        ax.set_xlim(0.0, 1.0)  # every panel on the whole range, even with models at one p only
+        ax.set_xticks([0.1, 0.3, 0.5, 0.7, 0.9])
+        label = ylabel(measure, metric) if callable(ylabel) else ylabel
+        ax.set_ylabel(wrap(label, 34), fontsize=7)
+    for ax in axes.flat:
+        if ax.get_visible():
+            ax.set_xlabel("planted strength p (0.5 = none)", fontsize=7.5)
     fig.suptitle(title, fontsize=10)
     return finish_figure(fig, file)
 
 
 def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
-                  points: pd.DataFrame | None = None, ncols: int = 4):
+                  points: pd.DataFrame | None = None, ncols: int = 4,
+                  axis: dict[tuple[str, str], str] | None = None):
     """A grid of panels, one per (measure, metric): mean value against planted strength
-    ``p`` with its interval as error bars, the null as a dashed line.
+    ``p`` with its interval as error bars, the null as a dashed line. ``axis`` maps a
+    (measure, metric) to its value axis' title (a measure's ``axis``: name, unit and the
+    direction of bias); a panel without one says "value of <metric>".
 
     ``table``: :func:`polybias.studies.validity.dose_table` (columns measure, metric, p, mean, low,
     high); ``points`` (optional): the single models (measure, metric, p, value, null), drawn
@@ -227,8 +287,12 @@ def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
         if null == null:  # NaN: the metric has no null value (a variance)
             ax.axhline(null, color="grey", ls="--", lw=0.8)
         ax.axvline(0.5, color="grey", ls=":", lw=0.8)
-        ax.set_xticks([0.1, 0.3, 0.5, 0.7, 0.9])
-    return _finish_strength_grid(fig, axes, [key for key, _ in panels], "value", title, file)
+    axis = axis or {}
+
+    def ylabel(measure, metric):
+        return axis.get((measure, metric), f"value of {metric}")
+
+    return _finish_strength_grid(fig, axes, [key for key, _ in panels], ylabel, title, file)
 
 
 def power_curves(power: pd.DataFrame, title: str, file: str | None = None, target: float = 0.8,
@@ -247,13 +311,13 @@ def power_curves(power: pd.DataFrame, title: str, file: str | None = None, targe
         for i, size in enumerate(sizes):  # dodged sideways so that equal lines stay visible
             h = g[g["size"] == size].sort_values("p")
             dodge = (i - (len(sizes) - 1) / 2) * 0.006
-            ax.plot(h["p"] + dodge, h["power"], marker="o", ms=3, lw=1.1, alpha=0.85,
-                    label=str(size))
+            ax.plot(h["p"] + dodge, h["power"], marker=MARKERS[i % len(MARKERS)], ms=3.5, lw=1.1,
+                    alpha=0.85, label=str(size))  # a marker per size: not told by colour alone
         ax.axhline(target, color="grey", ls="--", lw=0.8)
         ax.set_ylim(-0.03, 1.03)
         ax.legend(title=str(g["size_axis"].iloc[0]), fontsize=6.5, title_fontsize=6.5, loc="best")
-    return _finish_strength_grid(fig, axes, [key for key, _ in panels], "detection rate", title,
-                                 file)
+    return _finish_strength_grid(fig, axes, [key for key, _ in panels],
+                                 "detection rate: share of models found biased", title, file)
 
 
 def correlation_heatmap(matrix: pd.DataFrame, title: str, file: str | None = None):

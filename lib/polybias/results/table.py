@@ -43,7 +43,7 @@ from polybias import paths
 from polybias.data.languages import NAMES, language
 from polybias.files import write_text_atomic
 from polybias.measures import MEASURES, record_measure, registered_measure
-from polybias.results.plots import forest
+from polybias.results.plots import forest, natural_key, pyplot
 from polybias.results.report import markdown_table
 
 COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
@@ -383,6 +383,9 @@ STUDY_METRICS = {
     "crows-difference": ("Difference of stereotype scores between two models",
                          "stereotype score difference, percentage points (0 = the same; > 0: the "
                          "first model more often toward the stereotype)"),
+    "stereoset-difference": ("Difference of StereoSet stereotype scores between two languages",
+                             "stereotype score SS difference, percentage points (0 = the same; > 0: "
+                             "the first language more often toward the stereotype)"),
     "separation": ("Separation of identity groups in the hidden states",
                    "η², share of the variance between groups (0 = no separation; 1 = full)"),
     "census-pearson": ("Occupation bias against the census share of women (Pearson)",
@@ -447,17 +450,9 @@ def _codes_named(text: str) -> str:
                   else m[0], text)
 
 
-def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None,
-                      max_rows: int = 80):
-    """A metric across models and languages as a forest plot (:func:`polybias.results.plots.forest`):
-    rows grouped by dataset (test and subset), one row per model, named with its language
-    in words, ordered by language within a group; colour and marker tell the language; the
-    interval as a bar where the measure has one, the null value dashed; the value axis says
-    the measure, its unit and the direction of bias (:func:`metric_axis`). Where nearly
-    every (test, subset) has one row, rows are grouped by test and named by subset and
-    model. A row of a comparison between models (model ``a+b``) is named by its subset.
-    Past ``max_rows`` rows the figure shows the first ones and says so in its title (the
-    table has them all). Returns the figure."""
+def _comparison_rows(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The rows of a comparison figure of ``metric``, with their group, label and hue, in
+    the order they are drawn (see :func:`comparison_figures`)."""
     part = frame[frame["metric"] == metric].copy()
     if part.empty:
         raise ResultsError(f"no results for metric {metric!r}")
@@ -473,21 +468,75 @@ def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None
     else:
         part["group"] = test + np.where(subset != "", " · " + subset, "")
         part["label"] = [m or s for s, m in zip(subset, model, strict=True)]
+    sizes = part.groupby("group")["group"].transform("size")
+    alone = (sizes == 1) & (part["label"] != "") & (part["label"].map(part["label"].value_counts()) > 1)
+    # a group of one row whose model heads other such groups: the model would repeat under
+    # every heading; head those rows by model and language instead, each named by its test
+    part.loc[alone, ["group", "label"]] = part.loc[alone, ["label", "group"]].to_numpy()
+    for g, rows in part.groupby("group").groups.items():  # a suffix every row repeats
+        tails = {str(lab).rpartition(" — ")[2] for lab in part.loc[rows, "label"]}
+        if len(rows) > 1 and len(tails) == 1 and all(" — " in str(x) for x in part.loc[rows, "label"]):
+            tail = tails.pop()
+            part.loc[rows, "group"] = f"{g} — {tail}"
+            part.loc[rows, "label"] = [str(x).rpartition(" — ")[0] for x in part.loc[rows, "label"]]
     groups = list(dict.fromkeys(part["group"]))
+    if groups == sorted(groups):  # sorted as text (WEAT1, WEAT10, WEAT2): sort as numbers
+        groups = sorted(groups, key=natural_key)
     languages = list(dict.fromkeys(part["hue"]))
     models = list(dict.fromkeys(part["model"]))
-    part["order"] = [(groups.index(g), languages.index(h), models.index(m))
-                     for g, h, m in zip(part["group"], part["hue"], part["model"], strict=True)]
-    part = part.sort_values("order", kind="stable").reset_index(drop=True)
+    part["order"] = [(groups.index(g), languages.index(h), natural_key(lab), models.index(m))
+                     for g, h, lab, m in zip(part["group"], part["hue"], part["label"],
+                                             part["model"], strict=True)]
+    return part.sort_values("order", kind="stable").reset_index(drop=True)
+
+
+def comparison_figures(frame: pd.DataFrame, metric: str, title: str | None = None,
+                       max_rows: int = 80) -> list:
+    """A metric across models and languages as forest plots (:func:`polybias.results.plots.forest`):
+    rows grouped by dataset (test and subset), one row per model, named with its language
+    in words, ordered by language within a group; colour and marker tell the language; the
+    interval as a bar where the measure has one, the null value dashed; the value axis says
+    the measure, its unit and the direction of bias (:func:`metric_axis`). Where nearly
+    every (test, subset) has one row, rows are grouped by test and named by subset and
+    model; where every group has one row, the rows are headed by their model and language
+    and named by test (no label repeated on every row). Tests sort naturally (WEAT2 before
+    WEAT10). A row of a comparison between models (model ``a+b``) is named by its subset.
+    Past ``max_rows`` rows the rows go on further figures, each titled with its part and
+    rows: nothing is left out. Returns the figures."""
+    part = _comparison_rows(frame, metric)
     heading, axis = metric_axis(metric)
     heading = title or heading
-    if len(part) > max_rows:
-        heading += f"\n(the first {max_rows} of {len(part)} rows; the table has them all)"
-        part = part.head(max_rows)
+    pages = [part.iloc[i:i + max_rows] for i in range(0, len(part), max_rows)]
     ci = part["ci_low"].notna().any()
     note = ("dashed line: no bias; bars: 95 % interval" if ci else "dashed line: no bias")
-    return forest(part, xlabel=axis, title=heading, null=_null_value(metric), note=note,
-                  legend_title="language")
+    figures = []
+    for k, page in enumerate(pages, start=1):
+        name = heading
+        if len(pages) > 1:
+            name += (f"\n(part {k} of {len(pages)}: rows {page.index[0] + 1}–{page.index[-1] + 1} "
+                     f"of {len(part)})")
+        figures.append(forest(page.reset_index(drop=True), xlabel=axis, title=name,
+                              null=_null_value(metric), note=note, legend_title="language"))
+    return figures
+
+
+def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None,
+                      max_rows: int = 80):
+    """The first (often the only) figure of :func:`comparison_figures`."""
+    figures = comparison_figures(frame, metric, title, max_rows)
+    for extra in figures[1:]:
+        pyplot().close(extra)
+    return figures[0]
+
+
+def export_figure_names(stem: str, n: int) -> list[str]:
+    """File names of the ``n`` figures of one exported metric: ``<stem>.png``, then
+    ``<stem>_2.png``, ...
+
+    >>> export_figure_names("ceat", 3)
+    ['ceat.png', 'ceat_2.png', 'ceat_3.png']
+    """
+    return [f"{stem}.png"] + [f"{stem}_{k}.png" for k in range(2, n + 1)]
 
 
 EXPORT_SUFFIXES = (".csv", ".md", ".png")
@@ -517,17 +566,18 @@ def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = Non
         if figures:
             import matplotlib.pyplot as plt  # lazy: heavy; figures only
 
-            fig = comparison_figure(frame, metric)
-            path = out / f"{stem}.png"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.tmp.png")
-            try:
-                fig.savefig(tmp, dpi=EXPORT_DPI, metadata={"Software": None})
-                tmp.replace(path)
-            finally:
-                tmp.unlink(missing_ok=True)
-                plt.close(fig)
-            written.append(path)
+            pages = comparison_figures(frame, metric)
+            for fig, name in zip(pages, export_figure_names(stem, len(pages)), strict=True):
+                path = out / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(f".{path.name}.tmp.png")
+                try:
+                    fig.savefig(tmp, dpi=EXPORT_DPI, metadata={"Software": None})
+                    tmp.replace(path)
+                finally:
+                    tmp.unlink(missing_ok=True)
+                    plt.close(fig)
+                written.append(path)
     if prune:
         keep = {p.name for p in written} | {"results.csv"}
         for stale in sorted(out.iterdir()):

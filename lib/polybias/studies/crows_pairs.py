@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from polybias import models, paths
-from polybias.data import crowspairs, semantics
+from polybias.data import crowspairs, semantics, sources
 from polybias.data.crowspairs import DATASETS, load_crows_pairs
 from polybias.engines.pair_scores import alignment_changes, jsd_attributions, pair_scores
 from polybias.engines.scoring import LanguageModel
@@ -140,6 +140,21 @@ def alignment_change_counts(model: str = "minilm-l6",
             rows.append({"dataset": dataset, "language": language, "pairs": len(pairs),
                          "changed": len(ids), "pair_ids": ", ".join(ids)})
     return pd.DataFrame(rows, columns=["dataset", "language", "pairs", "changed", "pair_ids"])
+
+
+#: The registered file of seed 001's per-pair GPT-2 scores (:func:`gamboa_gpt2_reproduction`)
+GAMBOA_GPT2_SCORES = "gamboa-gpt2-scores"
+
+
+def gamboa_gpt2_unavailable() -> str | None:
+    """Why :func:`gamboa_gpt2_reproduction` cannot run here (its registered file is in no
+    mirror or cache and cannot be downloaded), as one note for the reader, or None when
+    it can. A notebook run offline then shows the note instead of failing."""
+    ok, reason = sources.availability(GAMBOA_GPT2_SCORES)
+    if ok:
+        return None
+    return (f"(not run: seed 001's per-pair GPT-2 scores are not available here: {reason} "
+            "The rest of the notebook does not need them.)")
 
 
 def gamboa_gpt2_reproduction() -> pd.DataFrame:

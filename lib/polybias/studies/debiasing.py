@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import pandas as pd
 
 from polybias import paths
@@ -32,7 +33,7 @@ from polybias.metrics.debias import (
     pca_subspace,
     static_seat_vectors,
 )
-from polybias.results.plots import finish_figure, pyplot, wrap
+from polybias.results.plots import colours, finish_figure, pyplot, wrap
 from polybias.results.records import RunRecord, model_fields, write_record
 from polybias.results.report import load_reported, markdown_table
 from polybias.studies.seat import load_templates
@@ -436,26 +437,47 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
 
 
 def plot_effects(frame, title: str, file: str | None = None):
-    """Effect size per test (rows) and method (bars), BM and IR tests side by side;
-    saved as ``figures/<file>`` when given."""
+    """Effect size per test and method: one panel per test type (WEAT, SEAT; rows) and
+    test kind (bias BM, retention IR; columns), one bar per method, told apart by colour and
+    hatch (a legend under the panels). One value per bar, no error bars; a bar whose
+    ``pvalue`` is below 0.05 carries a dot at its end. Saved as ``figures/<file>`` when given."""
+    from matplotlib.patches import Patch  # lazy: heavy; figures only
+
     plt = pyplot()
-    import seaborn as sns  # lazy: heavy; figures only
 
     kinds = list(dict.fromkeys(frame["kind"]))
-    fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds) + 1.5, 3.6),
-                             sharey=True, squeeze=False)
-    for ax, kind in zip(axes[0], kinds, strict=True):
-        part = frame[frame["kind"] == kind]
-        sns.barplot(data=part, x="test", y="effect_size", hue="method", ax=ax,
-                    palette="colorblind", legend=(ax is axes[0][-1]))
-        ax.axhline(0, color="black", lw=0.6)
-        ax.set_title({"BM": "bias tests (should drop)", "IR": "retention tests (should stay)"}
-                     .get(kind, kind), fontsize=10)
-        ax.set_xlabel("")
-        ax.set_ylabel("WEAT effect size d, pooled SDs\n(0 = no bias; > 0: X with A)")
-        ax.set_xticks(ax.get_xticks(), [wrap(t.get_text(), 14) for t in ax.get_xticklabels()],
-                      fontsize=8)
-    axes[0][-1].legend(frameon=False, fontsize=8, bbox_to_anchor=(1.0, 1.0), loc="upper left")
+    types = list(dict.fromkeys(frame["test_type"])) if "test_type" in frame else [None]
+    methods = list(dict.fromkeys(frame["method"]))
+    hatches = ["", "///", "...", "xxx", "\\\\", "ooo", "---", "+++"]
+    style = {m: (c, hatches[i % len(hatches)]) for i, (m, c) in enumerate(zip(methods, colours(len(methods)), strict=True))}
+    width = 0.8 / len(methods)
+    fig, axes = plt.subplots(len(types), len(kinds), figsize=(4.4 * len(kinds) + 0.8, 2.9 * len(types) + 1.0),
+                             sharey="row", squeeze=False, layout="constrained",
+                             gridspec_kw={"width_ratios": [max(1, frame[frame["kind"] == k]["test"].nunique()) for k in kinds]})
+    for r, test_type in enumerate(types):
+        for c, kind in enumerate(kinds):
+            ax = axes[r][c]
+            part = frame[(frame["kind"] == kind) & ((frame["test_type"] == test_type) if test_type else True)]
+            tests = list(dict.fromkeys(part["test"]))
+            for i, method in enumerate(methods):
+                rows = part[part["method"] == method].set_index("test").reindex(tests)
+                x = np.arange(len(tests)) - 0.4 + width * (i + 0.5)
+                colour, hatch = style[method]
+                ax.bar(x, rows["effect_size"], width, color=colour, hatch=hatch, edgecolor="white", lw=0)
+                if "pvalue" in rows:
+                    sig = rows["pvalue"].to_numpy(float) < 0.05
+                    ax.plot(x[sig], rows["effect_size"].to_numpy(float)[sig], "o", ms=2.5, color="black")
+            ax.axhline(0, color="black", lw=0.6)
+            name = {"BM": "bias tests (should drop)", "IR": "retention tests (should stay)"}.get(kind, kind)
+            ax.set_title(f"{test_type}: {name}" if test_type else name, fontsize=9.5)
+            ax.set_xticks(np.arange(len(tests)), [wrap(t, 14) for t in tests], fontsize=7.5)
+            if c == 0:
+                ax.set_ylabel(f"{test_type or 'WEAT'} effect size d, pooled SDs\n(0 = no bias; > 0: X with A)",
+                              fontsize=8)
+    handles = [Patch(facecolor=style[m][0], hatch=style[m][1], edgecolor="white", label=m) for m in methods]
+    handles.append(plt.Line2D([], [], marker="o", ls="", ms=3, color="black", label="p < 0.05"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 7), frameon=False,
+               fontsize=8)
     fig.suptitle(title, fontsize=11)
     return finish_figure(fig, file)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from polybias.data import templating
-from polybias.results.plots import finish_figure, pyplot
+from polybias.results.plots import MARKERS, colours, finish_figure, pyplot
 
 #: Below this absolute size a corrected difference (in nats) counts as zero: far above the
 #: rounding noise of a float64 forward pass (about 1e-14), far below any planted effect.
@@ -48,7 +48,10 @@ def decisions(summary: pd.DataFrame, per_attribute: pd.DataFrame, a: str, b: str
 def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None = None,
                        ylabel: str = "X − Y (log-probability)"):
     """Prior vs corrected X − Y differences per structure (seed 000 Fig. 2 / 11 style):
-    one point per attribute, coloured by attribute group; saved as ``figures/<file>``."""
+    per structure and attribute group a box (quartiles, whiskers to 1.5 IQR) with one point
+    per attribute on it, groups told apart by colour and marker; saved as ``figures/<file>``.
+    Boxes and unjittered points stay within their category however many attributes there
+    are (a swarm spills into the next one) and are the same on every run."""
     plt = pyplot()
     import seaborn as sns  # lazy: heavy; figures only
 
@@ -56,23 +59,31 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
                               value_vars=["prior", "corrected"], var_name="score", value_name="difference")
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), sharey=True, layout="constrained")
     for ax, score in zip(axes, ("prior", "corrected"), strict=True):
-        # a swarm, not a randomly jittered strip: the figure is identical on every run
-        sns.swarmplot(data=long[long.score == score], x="structure", y="difference", hue="attribute_group",
-                      dodge=True, size=4, ax=ax)
+        part = long[long.score == score]
+        groups = list(dict.fromkeys(part["attribute_group"]))
+        structures = list(dict.fromkeys(part["structure"]))
+        sns.boxplot(data=part, x="structure", y="difference", hue="attribute_group",
+                    order=structures, hue_order=groups, dodge=True, showfliers=False, width=0.7,
+                    boxprops={"alpha": 0.45}, legend=False, ax=ax)
+        for i, (g, c) in enumerate(zip(groups, colours(len(groups)), strict=True)):
+            sub = part[part["attribute_group"] == g]
+            x = sub["structure"].map({st: j for j, st in enumerate(structures)}).to_numpy(float)
+            ax.plot(x - 0.35 + 0.7 * (i + 0.5) / len(groups), sub["difference"], ls="",
+                    marker=MARKERS[i % len(MARKERS)], ms=3.5, color=c, alpha=0.75)
         ax.axhline(0, color="grey", lw=0.8, ls="--")
         ax.set_title(f"{score} score")
         ax.set_xlabel("sentence structure")
         ax.set_ylabel(ylabel)
         if ax.get_legend() is not None:
             ax.get_legend().remove()
-    handles, labels = axes[1].get_legend_handles_labels()
+    groups = list(dict.fromkeys(long["attribute_group"]))
+    handles = [plt.Line2D([], [], marker=MARKERS[i % len(MARKERS)], ls="", color=c, label=f"{g} attributes")
+               for i, (g, c) in enumerate(zip(groups, colours(len(groups)), strict=True))]
     if handles:  # below the panels, not over the points
-        fig.legend(handles, [f"{lab} attributes" for lab in labels], loc="outside lower center",
-                   ncols=len(labels), frameon=False, fontsize=8.5)
+        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False,
+                   fontsize=8.5)
     fig.suptitle(title)
     return finish_figure(fig, file)
-
-
 
 
 def structure_examples(book) -> list[tuple[str, str]]:

@@ -259,25 +259,28 @@ def rebuilt_c6(encoder, frame: pd.DataFrame | None = None, pooling: str = "model
 
 def plot_effects(frame: pd.DataFrame, title: str, file: str | None = None, alpha: float = 0.05):
     """Horizontal bars of ``effect_size`` per ``test`` (:func:`run_seat`), in the frame's
-    order from the top, darker where ``pvalue`` < ``alpha`` (said in a legend above the
-    bars); saved as ``figures/<file>``
-    when given."""
+    order from the top; a bar with ``pvalue`` < ``alpha`` is dark and plain, one without is
+    light and hatched (told apart without colour), said in a legend under the axis; saved
+    as ``figures/<file>`` when given."""
     from matplotlib.patches import Patch  # lazy: heavy; figures only
 
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 0.26 * len(frame) + 1.6))
+    fig, ax = plt.subplots(figsize=(6.5, 0.26 * len(frame) + 2.0), layout="constrained")
     dark, light = "#3b6ea8", "#b8c8dc"
-    colours = [dark if p < alpha else light for p in frame["pvalue"]]
-    ax.barh(frame["test"], frame["effect_size"], color=colours)
+    significant = [p < alpha for p in frame["pvalue"]]
+    bars = ax.barh(frame["test"], frame["effect_size"],
+                   color=[dark if s else light for s in significant], edgecolor=dark, lw=0.6)
+    for bar, s in zip(bars, significant, strict=True):
+        if not s:
+            bar.set_hatch("///")
     ax.axvline(0, color="black", lw=0.6)
     ax.invert_yaxis()
     ax.set_xlabel("SEAT effect size d, in pooled standard deviations\n"
                   "(0 = no bias; > 0: X with A and Y with B)", fontsize=8.5)
     ax.set_title(title)
-    ax.legend(handles=[Patch(color=dark, label=f"p < {alpha:g}"),
-                       Patch(color=light, label=f"p ≥ {alpha:g}")],
-              loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, frameon=False, fontsize=8,
-              borderaxespad=1.4)
+    fig.legend(handles=[Patch(facecolor=dark, edgecolor=dark, label=f"p < {alpha:g}"),
+                        Patch(facecolor=light, edgecolor=dark, hatch="///", label=f"p ≥ {alpha:g}")],
+               loc="outside lower center", ncols=2, frameon=False, fontsize=8)
     return finish_figure(fig, file)
 
 

@@ -50,7 +50,7 @@ from polybias.data import text
 from polybias.engines import embeddings, template_scores
 from polybias.engines.pair_scores import jsd_attributions, pair_scores
 from polybias.engines.static import lookup
-from polybias.measures import compute
+from polybias.measures import compute, get, registered_measure
 from polybias.metrics import ceat, logprob
 from polybias.planted import probes
 from polybias.planted.synthetic import (
@@ -66,6 +66,18 @@ DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
 on it). ``crows-*`` give two rows each: the stereotype score (``metric="stereotype-score"``)
 and the JSD score (``metric="jsd-B"``); ``template-mlm`` gives ``kurita-effect-size`` and
 ``cb``; ``embedding-mlm`` gives ``seat-effect-size`` and ``ceat-ces``."""
+
+def axis_titles(table: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """The value axis' title of every (measure, metric) of ``table`` (a dose or
+    measurement table) that has a registered measure: the registry's ``axis`` (name, unit,
+    direction of bias), for :func:`polybias.results.plots.dose_response`.
+
+    >>> axis_titles(pd.DataFrame({"measure": ["weat"], "metric": ["effect-size"]}))[("weat", "effect-size")][:26]
+    'WEAT effect size d, in poo'
+    """
+    pairs = dict.fromkeys(zip(table["measure"], table["metric"], strict=True))
+    return {(m, k): get(key).axis for m, k in pairs
+            if (key := registered_measure(m, k)) is not None and get(key).axis}
 
 UNSIGNED_METRICS = ("cb",)
 """Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``."""

@@ -1,0 +1,113 @@
+"""The PDF as a reader meets it (``make pdf``, then ``make site-test``).
+
+Reads ``build/paper.pdf`` page by page (pypdf, in the docs environment): the first page
+carries the title block (title, the project as author, version, commit and date) and the
+abstract; every table and figure of the staged manuscript is numbered and captioned in
+the PDF (Table 1..N, Figure 1..M, each once, in order); the main text (everything before
+the first appendix, references included) is at most :data:`MAIN_PAGES` pages, and its
+text is at least :data:`MIN_PT` points. The counts go to ``build/screenshots/pdf.md``.
+Skipped unless the PDF is built.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PDF = ROOT / "build" / "paper.pdf"
+STAGED = ROOT / "build" / "site-src" / "paper" / "manuscript.md"
+SHOTS = ROOT / "build" / "screenshots"
+#: the most pages the main text (with its references) may take: a sitting's reading
+MAIN_PAGES = 40
+#: the smallest text in the main text, in points (tables are set at 8 pt)
+MIN_PT = 7.0
+
+pypdf = pytest.importorskip("pypdf")
+pytestmark = pytest.mark.skipif(not (PDF.is_file() and STAGED.is_file()),
+                                reason="build/paper.pdf not built (make pdf)")
+
+
+@pytest.fixture(scope="module")
+def pages() -> list[str]:
+    return [page.extract_text() or "" for page in pypdf.PdfReader(str(PDF)).pages]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.replace("\u00ad\n", "").replace("-\n", "-").split())
+
+
+def main_pages(pages: list[str]) -> int:
+    """The number of pages before the first appendix."""
+    return next((i for i, text in enumerate(pages) if re.search(r"^Appendix A\.", text, re.M)),
+                len(pages))
+
+
+def test_the_first_page_has_a_title_block_and_an_abstract(pages):
+    first = _flat(pages[0])
+    title = re.search(r"^# (.+)$", STAGED.read_text(encoding="utf-8"), re.M)[1]
+    assert _flat(title)[:40] in first.replace("­", ""), first[:200]
+    assert "The polybias project" in first and re.search(r"version \S+", first)
+    assert re.search(r"commit [0-9a-f]{7,}, \d{4}-\d{2}-\d{2}", first), "no commit and date"
+    assert re.search(r"Abstract\. \w+", first)
+
+
+def test_every_table_and_figure_is_numbered_and_captioned(pages):
+    text = "\n".join(pages)
+    staged = STAGED.read_text(encoding="utf-8")
+    # a long table's caption is in the text (with a pointer) and again in Appendix B
+    tables = {int(n) for n in re.findall(r"^\*\*Table (\d+)\.\*\*", staged, re.M)}
+    figure_captions = re.findall(r"^\*\*Figure (\d+)\.\*\*", staged, re.M)
+    n_tables, n_figures = len(tables), len(figure_captions)
+    n_pipe_tables = len(re.findall(r"^\|(?:---\|)+$", staged, re.M))
+    images = len(re.findall(r"^\[!\[", staged, re.M))
+    assert n_tables and n_figures and tables == set(range(1, n_tables + 1))
+    assert n_pipe_tables == n_tables, "a table of the manuscript has no caption"
+    assert images == n_figures, "a figure of the manuscript has no caption"
+    captions = [int(n) for n in re.findall(r"(?m)^Table (\d+)\. ", text)]
+    figures = [int(n) for n in re.findall(r"(?m)^Figure (\d+)\. ", text)]
+    assert sorted(set(captions)) == list(range(1, n_tables + 1)), "tables missing in the PDF"
+    assert sorted(set(figures)) == list(range(1, n_figures + 1)), "figures missing in the PDF"
+
+
+def test_the_main_text_is_short_and_its_text_readable(pages):
+    main = main_pages(pages)
+    assert 0 < main < len(pages), "no appendix after the main text"
+    sizes = []
+    reader = pypdf.PdfReader(str(PDF))
+
+    def visit(text, cm, tm, font, size):
+        if text.strip():
+            sizes.append(abs(size * tm[0] * cm[0]) if tm[0] and cm[0] else size)
+
+    for page in reader.pages[:main]:
+        page.extract_text(visitor_text=visit)
+    smallest = min(sizes)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "pdf.md").write_text(f"pages: {len(pages)}\nmain text (before Appendix A, references "
+                                  f"included): {main}\nsmallest main-text font: {smallest:.1f} pt\n",
+                                  encoding="utf-8")
+    assert main <= MAIN_PAGES, f"the main text takes {main} pages"
+    assert smallest >= MIN_PT - 0.05, f"main-text text at {smallest:.1f} pt"
+    assert "References" in "\n".join(pages[:main + 1])
+
+
+def test_screenshots_of_the_first_two_pages(tmp_path):
+    """The PDF's first two pages as images (``build/screenshots/pdf_page1.png``, ``..2``),
+    rendered by Typst from the same source as the PDF."""
+    typst = pytest.importorskip("typst")
+    source = STAGED.with_suffix(".typ")
+    if not source.is_file():
+        pytest.skip("build/site-src/paper/manuscript.typ not written (make pdf)")
+    fonts = [d for d in ("/usr/share/fonts/truetype/noto", "/usr/share/fonts/opentype/noto")
+             if Path(d).is_dir()]
+    typst.compile(str(source), output=str(tmp_path / "page{0p}.png"), format="png", ppi=100,
+                  root=str(STAGED.parents[1]), font_paths=fonts)
+    rendered = sorted(tmp_path.glob("page*.png"))
+    assert len(rendered) == len(pypdf.PdfReader(str(PDF)).pages)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for k, png in enumerate(rendered[:2], start=1):
+        (SHOTS / f"pdf_page{k}.png").write_bytes(png.read_bytes())
+        assert png.stat().st_size > 20_000

@@ -186,30 +186,35 @@ def source_name(kind: str, model: str, template: int) -> str:
     return f"{_PREFIX[kind]}{model}-t{int(template)}"
 
 
-def prediction_runs(kind: str | None = None) -> pd.DataFrame:
+def prediction_runs(kind: str | None = None, registry: dict | None = None) -> pd.DataFrame:
     """The released runs (columns ``kind``, ``model``, ``hub_id``, ``template``) of the
-    registry, masked LMs first, each kind sorted by model then template."""
+    registry (default ``data/sources.yaml``), masked LMs first, each kind sorted by model
+    then template."""
     kinds = KINDS if kind is None else (kind,)
+    registry = sources.load_registry() if registry is None else registry
     rows = []
     for k in kinds:
         if k not in KINDS:
             raise GestError(f"kind must be one of {', '.join(KINDS)}, got {k!r}")
-        for name in sorted(n for n in sources.load_registry() if n.startswith(_PREFIX[k])):
+        for name in sorted(n for n in registry if n.startswith(_PREFIX[k])):
             model, _, t = name[len(_PREFIX[k]):].rpartition("-t")
             rows.append({"kind": k, "model": model, "hub_id": HUB_IDS.get(model, model),
                          "template": int(t)})
     return pd.DataFrame(rows, columns=["kind", "model", "hub_id", "template"])
 
 
-def load_predictions(kind: str, model: str, template: int, n: int = N_SENTENCES) -> np.ndarray:
+def load_predictions(kind: str, model: str, template: int, n: int = N_SENTENCES,
+                     registry: dict | None = None) -> np.ndarray:
     """The released scores of one (kind, model, template) run, one per sentence of
-    ``gest.csv`` in its order (:func:`read_scores`)."""
+    ``gest.csv`` in its order (:func:`read_scores`); ``registry``: the sources registry
+    already read (default: read ``data/sources.yaml``)."""
     name = source_name(kind, model, template)
-    if name not in sources.load_registry():
-        known = prediction_runs(kind)
+    registry = sources.load_registry() if registry is None else registry
+    if name not in registry:
+        known = prediction_runs(kind, registry)
         raise GestError(f"no released {kind} run {model!r} template {template}; models: "
                         f"{', '.join(sorted(set(known.model)))}")
-    path = Path(sources.fetch(name))
+    path = Path(sources.fetch(name, registry))
     return read_scores(path.read_text(encoding="utf-8"), n, path.name)
 
 

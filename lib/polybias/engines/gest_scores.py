@@ -55,7 +55,7 @@ def differing_positions(first_ids, second_ids) -> list[int]:
     >>> differing_positions([1, 5, 6, 2], [1, 7, 2])
     [1, 2]
     """
-    return [i for i, (a, b) in enumerate(zip(first_ids, second_ids)) if a != b]
+    return [i for i, (a, b) in enumerate(zip(first_ids, second_ids, strict=False)) if a != b]
 
 
 def masked_pair_scores(lm: LanguageModel, masculine: list[str], feminine: list[str],

@@ -35,7 +35,13 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from polybias.metrics.measure import Interval, MeasureResult, call_options, measure_adapter, measure_result
+from polybias.metrics.measure import (
+    Interval,
+    MeasureResult,
+    call_options,
+    measure_adapter,
+    measure_result,
+)
 
 FEMININE = tuple(range(1, 8))
 """GEST's stereotypes about women (``polybias.data.gest.FEMININE``)."""

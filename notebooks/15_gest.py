@@ -78,9 +78,16 @@ study.write_records(summary, rates, {**options, "limit": limit}, output_dir,
 # its bootstrap interval (each stereotype resampled within itself).
 
 # %%
+overview = study.overview_table(summary)
 summary_table = study.summary_table(summary)
 
+# %% [markdown]
+# First the runs of each kind together: how many have a g_s interval wholly above 1 (the
+# masculine stereotypes read as more masculine than the feminine ones) or wholly below 1,
+# and the spread of g_s.
+
 # %% tags=["nbval-check-output"]
+report.show_table(overview)
 report.show_table(summary_table)
 
 # %% [markdown]
@@ -113,4 +120,4 @@ report.show_table(ranks)
 
 # %%
 if table_file:
-    report.write_table("\n\n".join([summary_table, *rate_tables.values(), ranks]), table_file)
+    report.write_table("\n\n".join([overview, summary_table, *rate_tables.values(), ranks]), table_file)

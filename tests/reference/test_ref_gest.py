@@ -29,15 +29,14 @@ from __future__ import annotations
 import json
 import os
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from polybias.data import gest
+from polybias.data import gest, sources
 from polybias.engines import gest_scores
 from polybias.metrics.gest import gest_rates
-from refsupport import load_module, module, reference_file, tiny, tiny_lm
+from refsupport import load_module, module, reference_file, stand_ins, tiny, tiny_lm
 from scipy.stats import gmean
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -128,8 +127,6 @@ def _aggregation(sentences, random_stand_in=None):
     """The namespace of ``_english_mlm.ipynb``'s aggregation cell (``r_i`` … ``r_i_ranks``)."""
     file = reference_file(REPO, "src/utils.py")
     plt = module("matplotlib.pyplot", plot=None)
-    from refsupport import stand_ins
-
     with stand_ins({"matplotlib": module("matplotlib", pyplot=plt), "matplotlib.pyplot": plt}):
         helpers = load_module("gest_reference_helpers", file)
     if random_stand_in is not None:
@@ -151,13 +148,14 @@ def test_rates_g_s_and_ranks_equal_the_authors_on_every_released_run(released, m
     """All 11 × 4 masked and 23 × 2 causal runs: r_i (16 each), r_f, r_m, g_s and the ranks
     of the authors' functions, run on the released files, equal ours to 1e-12."""
     ns = _aggregation(released)
-    runs = gest.prediction_runs()
+    registry = sources.load_registry()
+    runs = gest.prediction_runs(registry=registry)
     assert len(runs) == 90
     for run in runs.itertuples():
-        path = Path(gest_source_path(run.kind, run.model, run.template))
+        path = sources.fetch(gest.source_name(run.kind, run.model, run.template), registry)
         ref_rates = ns["r_is"](str(path), bootstrap=False)
-        ours = gest_rates(gest.load_predictions(run.kind, run.model, run.template), released.stereotype,
-                          n_bootstrap=0)
+        ours = gest_rates(gest.load_predictions(run.kind, run.model, run.template, registry=registry),
+                          released.stereotype, n_bootstrap=0)
         where = f"{run.kind} {run.model} t{run.template}"
         np.testing.assert_allclose(ours.rates.rate, ref_rates, rtol=1e-12, err_msg=where)
         assert ours.r_f == pytest.approx(ns["r_f"](str(path)), rel=1e-12), where
@@ -167,8 +165,6 @@ def test_rates_g_s_and_ranks_equal_the_authors_on_every_released_run(released, m
 
 
 def gest_source_path(kind, model, template):
-    from polybias.data import sources
-
     return sources.fetch(gest.source_name(kind, model, template))
 
 

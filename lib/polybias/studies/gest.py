@@ -97,6 +97,22 @@ def summary_table(summary: pd.DataFrame) -> str:
     return report.markdown_table(shown, digits=3)
 
 
+def overview_table(summary: pd.DataFrame) -> str:
+    """Per kind of model: runs, how many have a g_s interval wholly above 1 (the masculine
+    stereotypes read as more masculine), wholly below 1, and the median, lowest and highest
+    g_s (Markdown)."""
+    rows = []
+    for kind in gest.KINDS:
+        part = summary[summary.kind == kind]
+        if part.empty:
+            continue
+        rows.append({"kind": kind, "runs": len(part), "models": part.model.nunique(),
+                     "above_1": int((part.g_s_low > 1).sum()), "below_1": int((part.g_s_high < 1).sum()),
+                     "median_g_s": float(part.g_s.median()), "min_g_s": float(part.g_s.min()),
+                     "max_g_s": float(part.g_s.max())})
+    return report.markdown_table(pd.DataFrame(rows), digits=3)
+
+
 def _authors_cell(rate: float, low: float, high: float) -> str:
     """The authors' ``format_ci``: ``lower mean upper`` to two decimals."""
     return f"{low:.2f} {rate:.2f} {high:.2f}"

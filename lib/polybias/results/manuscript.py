@@ -48,7 +48,7 @@ DIRECTIVE = re.compile(r"^<!--\s*(table|figure|reported|records):\s*(.*?)\s*-->\
 CARDS = {
     "weat": ("weat",), "seat": ("seat",), "ceat": ("ceat",), "logprob": ("kurita",),
     "crows": ("crows", "jsd-b"), "catbias": ("cb",), "interactions": ("interaction-cb",),
-    "debias": ("weat-gap",), "external": ("wefat", "relative-norm-distance"),
+    "debias": ("weat-gap",), "external": ("wefat", "relative-norm-distance"), "gest": ("gest",),
 }
 
 

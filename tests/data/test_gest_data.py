@@ -68,3 +68,11 @@ def test_the_released_files_read(mirror):
     scores = gest.load_predictions("causal", "gpt2", 0)
     assert scores.shape == (gest.N_SENTENCES,)
     assert scores[0] == pytest.approx(float(sources.fetch("gest-glm-gpt2-t0").read_text().split("\n")[0]))
+
+
+def test_the_dataset_card_lists_gest():
+    card = gest.dataset_card()
+    assert card["sources"] == ["gest-sentences"] and card["languages"] == ["en"]
+    row = gest.list_datasets().iloc[0]
+    assert (row.dataset, row.language, row.sentences) == ("gest", "en", 3565)
+    assert "7 Beautiful" in row.stereotypes and "`gest-sentences`" in gest.card_markdown()

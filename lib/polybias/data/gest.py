@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from polybias import paths
 from polybias.data import sources
 
 N_SENTENCES = 3565
@@ -225,3 +226,51 @@ def fill(template: str, sentence: str) -> str:
     '"I cook.", she said.'
     """
     return template.replace("{s}", sentence)
+
+
+# ------------------------------------------------------------------ dataset card
+
+CARD_FIELDS = ("name", "title", "languages", "sentences", "stereotypes", "licence", "provenance",
+               "sources", "released_runs", "citation", "known_issues")
+
+
+def dataset_card() -> dict:
+    """The card ``data/datasets/gest.yaml`` (fields :data:`CARD_FIELDS`)."""
+    path = paths.data_dir() / "datasets" / "gest.yaml"
+    card = paths.read_yaml(path, GestError, "dataset card")
+    if not isinstance(card, dict):
+        raise GestError(f"{path.name}: a dataset card must be a mapping")
+    missing = [f for f in CARD_FIELDS if f not in card]
+    if missing:
+        raise GestError(f"{path.name}: missing field(s) {', '.join(missing)}")
+    if int(card["sentences"]) != N_SENTENCES or int(card["stereotypes"]) != len(STEREOTYPE_NAMES):
+        raise GestError(f"{path.name}: sentences and stereotypes disagree with {N_SENTENCES} and "
+                        f"{len(STEREOTYPE_NAMES)}")
+    return card
+
+
+def list_datasets() -> pd.DataFrame:
+    """One row: ``dataset``, ``language``, ``sentences``, ``stereotypes`` (named), ``licence``,
+    ``provenance``, ``title``; from the card."""
+    card = dataset_card()
+    names = ", ".join(f"{i} {n}" for i, n in STEREOTYPE_NAMES.items())
+    return pd.DataFrame([{"dataset": card["name"], "language": lang, "sentences": int(card["sentences"]),
+                          "stereotypes": names, "licence": card["licence"],
+                          "provenance": card["provenance"], "title": card["title"]}
+                         for lang in card["languages"]])
+
+
+def card_markdown() -> str:
+    """The GEST card as a Markdown section (appended to ``docs/datasets.md``)."""
+    card = dataset_card()
+    lines = [f"## `{card['name']}`: {card['title']}", "",
+             f"- Language and sentences: {', '.join(card['languages'])} {card['sentences']}",
+             "- Stereotypes: " + ", ".join(f"{i} {n}" for i, n in STEREOTYPE_NAMES.items())
+             + " (1-7 about women, 8-16 about men)",
+             f"- Licence: {card['licence']}",
+             f"- Provenance: {card['provenance']}",
+             f"- Registered files: {', '.join(f'`{x}`' for x in card['sources'])}; released runs: "
+             f"{card['released_runs']}",
+             f"- Citation: {card['citation']}", "- Known issues:"]
+    lines += [f"  - {issue}" for issue in card["known_issues"]]
+    return "\n".join(lines) + "\n"

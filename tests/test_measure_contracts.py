@@ -4,8 +4,9 @@ For every measure of :data:`polybias.measures.MEASURES`:
 
 * determinism: the same inputs and seed give the same result, details included;
 * group swap: exchanging the two target groups reflects a signed measure's value about
-  its null (an effect size changes sign, a score s becomes 100 − s) and leaves an
-  unsigned one (a variance over groups, a largest divergence) unchanged; a per-word
+  its null (an effect size changes sign, a score s becomes 100 − s), inverts a ratio
+  measure about its null of 1 (GEST's g_s becomes 1 / g_s when the masculine and feminine
+  readings are exchanged) and leaves an unsigned one (a variance over groups, a largest divergence) unchanged; a per-word
   measure (kind ``word-vectors``: WEFAT, relative norm distance) has no target groups, and
   its two groups are the attribute sets A and B;
 * order: reordering the items within a set changes neither the value nor n (nor a

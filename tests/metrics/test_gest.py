@@ -98,6 +98,8 @@ def test_seeded_and_reversible():
     ([], [], {}, "no sentences"),
     ([0.1, np.inf], [1, 8], {}, "non-finite score at sentence 1"),
     ([0.1, 0.2], [1, 17], {}, r"unknown stereotype id\(s\) \[17\]"),
+    ([0.1, 0.2], ["1", "8"], {}, "stereotype ids must be integers"),
+    ([0.1, 0.2], [1, 8.5], {}, r"unknown stereotype id\(s\) \[8.5\]"),
     ([0.1, 0.2], [1, 2], {}, "no sentence of a masculine stereotype"),
     ([0.1, 0.2], [8, 9], {}, "no sentence of a feminine stereotype"),
     ([0.1, 0.2], [1, 8], {"interval": "bca"}, "interval must be one of"),

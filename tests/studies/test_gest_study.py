@@ -53,3 +53,13 @@ def test_a_scored_model_gets_the_same_tables(torch_one_thread):
     summary, rates = study.model_rates(scores, [1, 8, 3, 13], "tiny-bert", "masked", n_bootstrap=20)
     assert len(summary) == 4 and set(rates.stereotype) == {1, 3, 8, 13}
     assert study.rates_table(rates, "masked").count("| tiny-bert |") == 4
+
+
+def test_template_3_is_the_exception_for_bert_and_distilbert(released):
+    """The authors' notebook: "The only exception is template #3 with BERT and DistilBERT"."""
+    summary, _ = released
+    for model in ("bert-base-uncased", "distilbert-base-uncased"):
+        g = summary[summary.model == model].set_index("template").g_s
+        assert g.idxmin() == 2, (model, g.to_dict())  # template 3, counted from 1
+    distil = summary[(summary.model == "distilbert-base-uncased") & (summary.template == 2)].iloc[0]
+    assert 1 < distil.g_s < 1.02

@@ -85,6 +85,8 @@ def _check(scores, stereotypes, feminine, masculine) -> tuple[np.ndarray, np.nda
                               f"{len(ids)} stereotypes): one score per sentence")
     if len(x) == 0:
         raise GestMetricError("no sentences")
+    if not np.issubdtype(ids.dtype, np.number) or np.issubdtype(ids.dtype, np.bool_):
+        raise GestMetricError(f"stereotype ids must be integers, got {ids.dtype} ({ids[0]!r}, ...)")
     bad = np.flatnonzero(~np.isfinite(x))
     if len(bad):
         raise GestMetricError(f"non-finite score at sentence {int(bad[0])} ({x[bad[0]]!r})")

@@ -76,3 +76,11 @@ def test_the_dataset_card_lists_gest():
     row = gest.list_datasets().iloc[0]
     assert (row.dataset, row.language, row.sentences) == ("gest", "en", 3565)
     assert "7 Beautiful" in row.stereotypes and "`gest-sentences`" in gest.card_markdown()
+
+
+def test_cli_lists_gest(capsys):
+    from polybias.cli import main
+
+    assert main(["datasets"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("gest ")]
+    assert len(lines) == 1 and lines[0].split()[1:3] == ["en", "3565"]

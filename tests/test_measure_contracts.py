@@ -4,8 +4,9 @@ For every measure of :data:`polybias.measures.MEASURES`:
 
 * determinism: the same inputs and seed give the same result, details included;
 * group swap: exchanging the two target groups reflects a signed measure's value about
-  its null (an effect size changes sign, a score s becomes 100 − s) and leaves an
-  unsigned one (a variance over groups, a largest divergence) unchanged; a per-word
+  its null (an effect size changes sign, a score s becomes 100 − s), inverts a ratio
+  measure about its null of 1 (GEST's g_s becomes 1 / g_s when the masculine and feminine
+  readings are exchanged) and leaves an unsigned one (a variance over groups, a largest divergence) unchanged; a per-word
   measure (kind ``word-vectors``: WEFAT, relative norm distance) has no target groups, and
   its two groups are the attribute sets A and B;
 * order: reordering the items within a set changes neither the value nor n (nor a
@@ -138,10 +139,20 @@ def _item_scores(seed: int, n: int, shift: float = 1.0) -> dict:
         "score_unrelated": rng.normal(size=m) - 1.0})}
 
 
+def _stereotype_scores(seed: int, n: int, shift: float = 1.0) -> dict:
+    """GEST-style scores: 16 stereotypes, 1-7 feminine, 8-16 masculine; the masculine ones
+    shifted towards the masculine reading by ``shift`` / 2, the feminine ones away from it."""
+    rng = np.random.default_rng(seed)
+    m = 16 * (n + 1)
+    ids = np.tile(np.arange(1, 17), n + 1)
+    return {"scores": rng.normal(size=m) + np.where(ids >= 8, shift / 2, -shift / 2), "stereotypes": ids}
+
+
 BUILD = {"vectors": _vectors, "word-vectors": _word_vectors, "occurrences": _occurrences,
          "attribute-scores": _attribute_scores,
          "pair-scores": _pair_scores, "pair-attributions": _pair_scores, "group-scores": _group_scores,
-         "distributions": _distributions, "item-scores": _item_scores}
+         "distributions": _distributions, "item-scores": _item_scores,
+         "stereotype-scores": _stereotype_scores}
 
 
 def _swap(kind: str, inputs: dict) -> dict:
@@ -161,6 +172,8 @@ def _swap(kind: str, inputs: dict) -> dict:
     elif kind == "item-scores":
         s = inputs["scored"]
         out["scored"] = s.assign(score_stereotype=s["score_anti"], score_anti=s["score_stereotype"])
+    elif kind == "stereotype-scores":  # the masculine and the feminine reading exchanged
+        out["scores"] = -np.asarray(inputs["scores"])
     elif kind == "group-scores":
         names = {"g0": "g1", "g1": "g0"}
         out["scores"] = inputs["scores"].assign(target=inputs["scores"]["target"].replace(names))
@@ -190,6 +203,9 @@ def _reorder(kind: str, inputs: dict, seed: int) -> dict:
         out["scores"] = inputs["scores"].sample(frac=1.0, random_state=seed)
     elif kind == "item-scores":
         out["scored"] = inputs["scored"].sample(frac=1.0, random_state=seed)
+    elif kind == "stereotype-scores":
+        order = rng.permutation(len(inputs["scores"]))
+        out["scores"], out["stereotypes"] = inputs["scores"][order], inputs["stereotypes"][order]
     elif kind == "distributions":
         out["log_dists"] = inputs["log_dists"][:, rng.permutation(inputs["log_dists"].shape[1])]
     return out
@@ -214,7 +230,7 @@ def _seeded(name: str) -> dict:
         options = {"seed": 3, "n_permutations": 500, "exact_limit": 0}
     elif m.input_kind == "attribute-scores":
         options = {"seed": 3, "n_permutations": 500}
-    elif m.input_kind in ("pair-scores", "pair-attributions", "item-scores"):
+    elif m.input_kind in ("pair-scores", "pair-attributions", "item-scores", "stereotype-scores"):
         options = {"seed": 3, "n_bootstrap": 200}
     return _accepted(name, options)
 
@@ -255,6 +271,10 @@ def test_swapping_the_target_groups(name, seed, n):
         if before.interval is not None:
             reflected = 2 * m.null_value - before.interval.high
             assert after.interval.low == pytest.approx(reflected, abs=1e-9)
+    elif m.polarity == "ratio":
+        assert after.value * before.value == pytest.approx(m.null_value ** 2, rel=1e-9)
+        if before.interval is not None:
+            assert after.interval.low == pytest.approx(m.null_value ** 2 / before.interval.high, rel=1e-9)
     else:
         assert after.value == pytest.approx(before.value, rel=1e-12, abs=1e-12)
 
@@ -276,7 +296,7 @@ def test_a_planted_difference_shows_in_synthetic_inputs():
     builders themselves: with shift 0 the signed measures lose it)."""
     for name, m in MEASURES.items():
         strong = _run(name, BUILD[m.input_kind](0, 5, shift=3.0))
-        if m.polarity == "signed":
+        if m.polarity in ("signed", "ratio"):
             assert strong.value > m.null_value, name
 
 
@@ -316,6 +336,14 @@ MALFORMED = {
                      (lambda i: {**i, "weights": {}}, "no weight for attribute")],
     "item-scores": [(_drop("scored", "score_anti"), "lack the column"),
                     (lambda i: {**i, "scored": i["scored"].iloc[:0]}, "no items")],
+    "stereotype-scores": [(lambda i: {**i, "stereotypes": i["stereotypes"][:-1]}, "differ in length"),
+                          (lambda i: {**i, "scores": np.where(np.arange(len(i["scores"])) == 0, np.nan,
+                                                              i["scores"])}, "non-finite score"),
+                          (lambda i: {**i, "stereotypes": np.where(i["stereotypes"] == 3, 17,
+                                                                   i["stereotypes"])}, "unknown stereotype"),
+                          (lambda i: {**i, "scores": i["scores"][i["stereotypes"] >= 8],
+                                      "stereotypes": i["stereotypes"][i["stereotypes"] >= 8]},
+                           "no sentence of a feminine stereotype")],
     "distributions": [(lambda i: {**i, "labels": i["labels"][:-1]}, r"expected \(\d+, V\)"),
                       (lambda i: {**i, "labels": ["g"] * len(i["labels"])}, "labels repeat")],
 }
@@ -355,6 +383,7 @@ def planted(torch_one_thread):
 
     from polybias.data import text
     from polybias.engines import embeddings, template_scores
+    from polybias.engines.gest_scores import masked_pair_scores
     from polybias.engines.pair_scores import jsd_attributions, pair_scores
     from polybias.engines.static import lookup
     from polybias.metrics import ceat, logprob
@@ -420,6 +449,14 @@ def planted(torch_one_thread):
             # StereoSet's aggregation on the planted model's pair scores: the more stereotyping
             # sentence as the stereotypical candidate, an unrelated candidate scored below both
             nangia = out[p]["pair-scores"]["nangia"]["scored"]
+            # GEST's masked score of the planted pairs: the masculine sentence against the
+            # feminine one, a career pair as the masculine stereotype "Professional" (10), a
+            # family pair as the feminine stereotype "Empathetic" (3)
+            career = (pairs["attribute_group"] == "career").to_numpy()
+            masculine = np.where(career, pairs["sent_more"], pairs["sent_less"]).tolist()
+            feminine = np.where(career, pairs["sent_less"], pairs["sent_more"]).tolist()
+            out[p]["stereotype-scores"] = {"scores": masked_pair_scores(lm, masculine, feminine),
+                                           "stereotypes": np.where(career, 10, 3)}
             out[p]["item-scores"] = {"scored": pd.DataFrame({
                 "target": nangia["bias_type"].to_numpy(), "bias_type": nangia["bias_type"].to_numpy(),
                 "score_stereotype": nangia["score_more"].to_numpy(float),
@@ -461,9 +498,13 @@ def test_the_planted_direction_shows_on_the_planted_model(name, planted):
                         if m.input_kind in ("vectors", "attribute-scores") else {})
     strong, control = (_planted_direction(name, _run(name, _planted_inputs(name, planted[p]), **options), planted[p])
                        for p in (0.9, 0.5))
-    if m.polarity == "signed":
+    if m.polarity in ("signed", "ratio"):
         assert strong.value > m.null_value, (name, strong.summary())
-        assert strong.value - m.null_value > abs(control.value - m.null_value), (name, control.summary())
+        if m.polarity == "ratio":  # compared on the log scale, where the swap is a reflection
+            assert np.log(strong.value / m.null_value) > abs(np.log(control.value / m.null_value)), \
+                (name, control.summary())
+        else:
+            assert strong.value - m.null_value > abs(control.value - m.null_value), (name, control.summary())
         if strong.p_value is not None:
             assert strong.p_value < 0.05, strong.summary()
     else:

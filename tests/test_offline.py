@@ -62,6 +62,9 @@ def test_offline_nbval_skips_exactly_the_notebooks_that_need_source_files(tmp_pa
     stereoset = "14_stereoset_published.ipynb"  # reads the StereoSet files (stereoset-*)
     if stereoset in reasons:  # present once the default sweep has run with notebook 14
         assert stereoset in skipped and "stereoset-" in reasons[stereoset]
+    gest = "15_gest_published.ipynb"  # reads the GEST files (gest-*)
+    if gest in reasons:  # present once the default sweep has run with notebook 15
+        assert gest in skipped and "gest-" in reasons[gest]
     assert "POLYBIAS_DATA_MIRROR" in reasons["05_crows_pairs_planted-mlm.ipynb"]
 
 

@@ -125,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "datasets":
         # lazy: start-up (see the module docstring)
         from polybias.data.crowspairs import list_datasets
+        from polybias.data.gest import list_datasets as list_gest
         from polybias.data.stereoset import list_datasets as list_stereoset
 
         for row in list_datasets().itertuples():
@@ -134,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{row.dataset:22s} {row.language:3s} {row.items:5d}  {row.provenance}\n"
                   f"{'':32s}items: {row.intrasentence} intrasentence + {row.intersentence} "
                   f"intersentence; {row.bias_types}; {row.licence}")
+        for row in list_gest().itertuples():
+            print(f"{row.dataset:22s} {row.language:3s} {row.sentences:5d}  {row.provenance}\n"
+                  f"{'':32s}stereotypes: {row.stereotypes}; {row.licence}")
     return 0
 
 

@@ -127,6 +127,7 @@ import pandas as pd
 
 from polybias import paths
 from polybias.data import sources
+from polybias.data.gest import card_markdown as gest_card_markdown
 from polybias.data.stereoset import card_markdown as stereoset_card_markdown
 
 log = logging.getLogger(__name__)
@@ -794,6 +795,9 @@ def datasets_markdown() -> str:
         lines += [f"  - {issue}" for issue in card["known_issues"]] + [""]
     lines += ["# StereoSet", "", "Not minimal pairs but items of three candidates; load them with "
               "`polybias.data.stereoset.load_stereoset(language)`.", "", stereoset_card_markdown()]
+    lines += ["# GEST", "", "Not minimal pairs but sentences each tagged with a gender stereotype, read "
+              "through templates; load them with `polybias.data.gest.load_gest()`.", "",
+              gest_card_markdown()]
     return "\n".join(lines)
 
 

@@ -307,7 +307,7 @@ def _result(texts, encs, distribution_fn) -> list[TokenScores]:
 
 # ---------------------------------------------------------------- masked LMs
 
-def _check_positions(positions, encs: list[Encoded]) -> list[list[int]]:
+def _check_positions(positions, encs: list[Encoded], allow_special: bool = False) -> list[list[int]]:
     if positions is None:
         return [np.flatnonzero(~e.special).tolist() for e in encs]
     if isinstance(positions, str | bytes) or len(positions) != len(encs):
@@ -325,7 +325,7 @@ def _check_positions(positions, encs: list[Encoded]) -> list[list[int]]:
             if not 0 <= p < len(e.ids):
                 raise ScoringError(f"position {p} of text {i} is out of range: the text has "
                                    f"{len(e.ids)} tokens (special tokens included)")
-            if e.special[p]:
+            if e.special[p] and not allow_special:
                 raise ScoringError(f"position {p} of text {i} is the special token "
                                    f"{e.tokens[p]!r}, which is not scored")
             keep.append(int(p))
@@ -416,6 +416,7 @@ def jointly_masked_token_logprobs(
     positions: list[list[int]],
     batch_tokens: int | None = None,
     progress: bool = False,
+    allow_special: bool = False,
 ) -> list[TokenScores]:
     """log P(token | text with all of its ``positions`` masked at once), for each position.
 
@@ -433,6 +434,9 @@ def jointly_masked_token_logprobs(
         together; an empty list leaves that text unscored (all NaN). None is not accepted:
         masking every token at once leaves no context.
     batch_tokens, progress : as in :func:`masked_token_logprobs`.
+    allow_special : accept special-token positions too (GEST's reference masks every
+        position where two token sequences differ, a final separator included when their
+        lengths differ; :mod:`polybias.engines.gest_scores`).
 
     Returns
     -------
@@ -441,7 +445,7 @@ def jointly_masked_token_logprobs(
     texts, encs = _masked_lm_encodings(lm, texts)
     if positions is None or any(p is None for p in positions):
         raise ScoringError("jointly masked scoring needs the positions to mask for every text")
-    positions = _check_positions(positions, encs)
+    positions = _check_positions(positions, encs, allow_special=allow_special)
     mask_id = lm.tokenizer.mask_token_id
     pad_id = lm.tokenizer.pad_token_id
     pad_id = pad_id if pad_id is not None else mask_id
@@ -544,6 +548,56 @@ def causal_token_logprobs(
                                              distribution_fn)
                 _store(results, [(i, 0) for i in first], values, extra)
     return results
+
+
+@renamed_keyword("max_batch_tokens", "batch_tokens")
+def next_token_logprobs(lm: LanguageModel, prompts: list[str], token_ids, batch_tokens: int | None = None,
+                        progress: bool = False) -> np.ndarray:
+    """log P(next token = ``token_ids[j]`` | prompt i) of a causal LM, read after the
+    prompt's last token.
+
+    Each prompt is fed as its tokenizer encodes it (its own special tokens, e.g. Llama's
+    BOS; nothing prepended), right-padded into batches of at most ``batch_tokens`` tokens
+    with an attention mask; the next-token distribution is the one at the prompt's last
+    position (GEST's causal score, :mod:`polybias.engines.gest_scores`).
+
+    Parameters
+    ----------
+    lm : a causal LM.
+    prompts : texts, each non-empty and within ``lm.max_length`` tokens.
+    token_ids : (k,) vocabulary ids whose log-probability is read for every prompt.
+    batch_tokens, progress : as in :func:`masked_token_logprobs`.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n_prompts, k) natural-log probabilities, float64.
+    """
+    if lm.kind != "causal":
+        raise ScoringError(f"{lm.name} is a {lm.kind} LM; next-token scoring needs a causal LM")
+    prompts = check_texts(prompts)
+    ids = np.asarray(token_ids, dtype=np.int64).reshape(-1)
+    vocab = lm.model.get_output_embeddings().weight.shape[0]
+    if len(ids) == 0 or ids.min() < 0 or ids.max() >= vocab:
+        raise ScoringError(f"token_ids {ids.tolist()} must be non-empty ids inside {lm.name}'s "
+                           f"vocabulary of {vocab}")
+    encs = encode(lm, prompts)
+    tok = lm.tokenizer
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else (
+        tok.eos_token_id if tok.eos_token_id is not None else tok.bos_token_id)
+    out = np.full((len(prompts), len(ids)), np.nan)
+    lengths = np.array([len(e.ids) for e in encs])
+    k = len(ids)
+    with torch.inference_mode():
+        for b, blen, batch in _padded_batches(lm, lengths, batch_tokens, pad_id, progress,
+                                              f"next token {lm.name}"):
+            for r, i in enumerate(b):
+                batch[r, :blen[r]] = encs[i].ids
+            rows = np.repeat(np.arange(len(b)), k)
+            cols = np.repeat(blen - 1, k)
+            values, _ = _score_batch(lm, batch, blen, rows, cols, np.tile(ids, len(b)), None)
+            out[b] = values.reshape(len(b), k)
+    return out
 
 
 # ---------------------------------------------------------------- dispatch and sentences

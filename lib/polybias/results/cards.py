@@ -86,6 +86,15 @@ def _groups(m: Measure) -> str:
     return "the two target groups"
 
 
+def _direction(m: Measure) -> str:
+    """How the value answers a swap of the groups (the measure's ``polarity``)."""
+    if m.polarity == "signed":
+        return f"signed: swapping {_groups(m)} reflects the value about {m.null_value:g}"
+    if m.polarity == "ratio":
+        return f"ratio: swapping {_groups(m)} inverts the value about {m.null_value:g} (v → {m.null_value:g}²/v)"
+    return "unsigned: the value does not depend on the order of the groups"
+
+
 def card(name: str | Measure) -> str:
     """The Markdown card of measure ``name`` (a registry key, or a :class:`Measure` of
     another registry, :func:`polybias.measures.load_registry`)."""
@@ -111,7 +120,7 @@ def card(name: str | Measure) -> str:
             "## Null hypothesis and uncertainty", "",
             f"- null hypothesis: {m.null_hypothesis}",
             f"- uncertainty: {m.uncertainty}",
-            f"- direction: {'signed: swapping ' + _groups(m) + ' reflects the value about ' + format(m.null_value, 'g') if m.polarity == 'signed' else 'unsigned: the value does not depend on the order of the groups'}",
+            f"- direction: {_direction(m)}",
             f"- error on malformed input: `{m.error.__module__}.{m.error.__qualname__}`", "",
             "## Reference code and compat options", ""]
     if m.compat:

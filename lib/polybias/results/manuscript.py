@@ -68,7 +68,7 @@ AUTHOR = "The polybias project"
 CARDS = {
     "weat": ("weat",), "seat": ("seat",), "ceat": ("ceat",), "logprob": ("kurita",),
     "crows": ("crows", "jsd-b"), "catbias": ("cb",), "interactions": ("interaction-cb",),
-    "debias": ("weat-gap",), "external": ("wefat", "relative-norm-distance"),
+    "debias": ("weat-gap",), "external": ("wefat", "relative-norm-distance"), "gest": ("gest",),
 }
 
 

@@ -227,12 +227,22 @@ def _agreement(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     return iter(())
 
 
+def _gest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The masculine rate g_s (the registered measure ``gest``) of one GEST run, with its
+    bootstrap interval."""
+    v = rec["values"]
+    level = rec.get("parameters", {}).get("level", 0.95)
+    yield _row("gest", v["g_s"], subset=rec.get("test", ""), n=v.get("n"),
+               ci=(v.get("g_s_low"), v.get("g_s_high")), level=level)
+
+
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows,
     "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "external_validity": _external_validity,
     "stereoset": _stereoset, "stereoset-languages": _stereoset_languages, "agreement": _agreement,
+    "gest": _gest,
 }
 """Record metric → reader of its ``values`` into rows (see :func:`record_rows`)."""
 

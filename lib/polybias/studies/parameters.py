@@ -32,11 +32,13 @@ from typing import Any
 
 from polybias import paths
 from polybias.data import census, text
+from polybias.data import gest as gest_data
 from polybias.data import stereoset as stereoset_data
 from polybias.data.crowspairs import DATASETS, CrowsPairsError, languages_to_compare
 from polybias.engines import template_scores
 from polybias.engines.embeddings import SENTENCE_POOLINGS, WORD_POOLINGS
 from polybias.metrics import catbias, ceat, crows, seat
+from polybias.metrics import gest as gest_metric
 from polybias.metrics import stereoset as stereoset_metric
 from polybias.metrics.weat import check_weat_options
 from polybias.models import ANALYTIC, PLANTED, check_language, load_registry, resolve_model
@@ -386,6 +388,12 @@ def _check_14_stereoset(*, model, language, languages, language_override, publis
     registry = load_registry()
     for lang in languages or [language]:  # before the model loads
         _language(model, lang, language_override, registry)
+
+
+def _check_15_gest(*, model, revision, device, dtype, batch_tokens, limit):
+    _published_only(model, revision, device, dtype, batch_tokens)
+    if model == "published" and limit:
+        raise ParameterError("limit applies to a model that is scored, not to model=published")
 
 
 # ------------------------------------------------------------------ the declarations
@@ -739,6 +747,24 @@ NOTEBOOKS: dict[str, Notebook] = {
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("stereoset_published")),
     }, _check_14_stereoset),
+    "15_gest": Notebook({
+        "model": _free("published: the authors' released scores; else a " + _SCORED_MODEL),
+        "revision": _free("hub branch, tag or 40-hex commit; empty: the registered revision, else "
+                          "main (model not published)"),
+        "device": DEVICE,
+        "dtype": DTYPE,
+        "batch_tokens": BATCH_TOKENS,
+        "kinds": Parameter("released runs to aggregate, among {values} (model published)",
+                           values=gest_data.KINDS, each=True),
+        "limit": _integer("score only the first `limit` sentences; 0: all (model not published)"),
+        "interval": _choice("{values} (normal: the authors' bootstrap_ci)", gest_metric.INTERVALS),
+        "base": _choice("{values} (e: the authors' np.exp of the mean base-10 score)", gest_metric.BASES),
+        "n_bootstrap": _integer("bootstrap resamples within each stereotype for the intervals "
+                                "({range}; 0: none)"),
+        "seed": _integer("seed of the bootstrap ({range})"),
+        "output_dir": OUTPUT_DIR,
+        "table_file": _free(TABLE_FILE.format("gest_published")),
+    }, _check_15_gest),
 }
 
 

@@ -138,10 +138,27 @@ def _item_scores(seed: int, n: int, shift: float = 1.0) -> dict:
         "score_unrelated": rng.normal(size=m) - 1.0})}
 
 
+def _gendered_pair_scores(seed: int, n: int, shift: float = 1.0) -> dict:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for stereotype in range(1, 17):
+        lean = shift if stereotype >= 8 else -shift  # the masculine form likelier for 8-16
+        for _ in range(10 + n):
+            lm, lf = rng.normal() + lean / 2, rng.normal() - lean / 2
+            rows.append({"stereotype": stereotype,
+                         "stereotype_gender": "masculine" if stereotype >= 8 else "feminine",
+                         "logprob_masc": lm, "n_masc": 1 + stereotype % 3,
+                         "logprob_fem": lf, "n_fem": 1 + stereotype % 2,
+                         "logprob_masc_whole": lm - 3.0, "n_masc_whole": 6,
+                         "logprob_fem_whole": lf - 3.0, "n_fem_whole": 6})
+    return {"scored": pd.DataFrame(rows)}
+
+
 BUILD = {"vectors": _vectors, "word-vectors": _word_vectors, "occurrences": _occurrences,
          "attribute-scores": _attribute_scores,
          "pair-scores": _pair_scores, "pair-attributions": _pair_scores, "group-scores": _group_scores,
-         "distributions": _distributions, "item-scores": _item_scores}
+         "distributions": _distributions, "item-scores": _item_scores,
+         "gendered-pair-scores": _gendered_pair_scores}
 
 
 def _swap(kind: str, inputs: dict) -> dict:
@@ -161,6 +178,10 @@ def _swap(kind: str, inputs: dict) -> dict:
     elif kind == "item-scores":
         s = inputs["scored"]
         out["scored"] = s.assign(score_stereotype=s["score_anti"], score_anti=s["score_stereotype"])
+    elif kind == "gendered-pair-scores":  # the feminine and the masculine stereotypes exchanged
+        genders = {"feminine": "masculine", "masculine": "feminine"}
+        out["scored"] = inputs["scored"].assign(
+            stereotype_gender=inputs["scored"]["stereotype_gender"].map(genders))
     elif kind == "group-scores":
         names = {"g0": "g1", "g1": "g0"}
         out["scores"] = inputs["scores"].assign(target=inputs["scores"]["target"].replace(names))
@@ -188,7 +209,7 @@ def _reorder(kind: str, inputs: dict, seed: int) -> dict:
         out["attributed"] = inputs["attributed"].sample(frac=1.0, random_state=seed)
     elif kind == "group-scores":
         out["scores"] = inputs["scores"].sample(frac=1.0, random_state=seed)
-    elif kind == "item-scores":
+    elif kind in ("item-scores", "gendered-pair-scores"):
         out["scored"] = inputs["scored"].sample(frac=1.0, random_state=seed)
     elif kind == "distributions":
         out["log_dists"] = inputs["log_dists"][:, rng.permutation(inputs["log_dists"].shape[1])]
@@ -214,7 +235,7 @@ def _seeded(name: str) -> dict:
         options = {"seed": 3, "n_permutations": 500, "exact_limit": 0}
     elif m.input_kind == "attribute-scores":
         options = {"seed": 3, "n_permutations": 500}
-    elif m.input_kind in ("pair-scores", "pair-attributions", "item-scores"):
+    elif m.input_kind in ("pair-scores", "pair-attributions", "item-scores", "gendered-pair-scores"):
         options = {"seed": 3, "n_bootstrap": 200}
     return _accepted(name, options)
 
@@ -255,6 +276,10 @@ def test_swapping_the_target_groups(name, seed, n):
         if before.interval is not None:
             reflected = 2 * m.null_value - before.interval.high
             assert after.interval.low == pytest.approx(reflected, abs=1e-9)
+    elif m.polarity == "ratio":
+        assert after.value == pytest.approx(m.null_value ** 2 / before.value, rel=1e-9)
+        if before.interval is not None:
+            assert after.interval.low == pytest.approx(m.null_value ** 2 / before.interval.high, rel=1e-9)
     else:
         assert after.value == pytest.approx(before.value, rel=1e-12, abs=1e-12)
 
@@ -276,7 +301,7 @@ def test_a_planted_difference_shows_in_synthetic_inputs():
     builders themselves: with shift 0 the signed measures lose it)."""
     for name, m in MEASURES.items():
         strong = _run(name, BUILD[m.input_kind](0, 5, shift=3.0))
-        if m.polarity == "signed":
+        if m.polarity in ("signed", "ratio"):
             assert strong.value > m.null_value, name
 
 
@@ -316,6 +341,10 @@ MALFORMED = {
                      (lambda i: {**i, "weights": {}}, "no weight for attribute")],
     "item-scores": [(_drop("scored", "score_anti"), "lack the column"),
                     (lambda i: {**i, "scored": i["scored"].iloc[:0]}, "no items")],
+    "gendered-pair-scores": [(_drop("scored", "logprob_fem"), "lack the column"),
+                             (lambda i: {**i, "scored": i["scored"].iloc[:0]}, "no sentences"),
+                             (lambda i: {**i, "scored": i["scored"].assign(stereotype_gender="male")},
+                              "stereotype_gender must be one of")],
     "distributions": [(lambda i: {**i, "labels": i["labels"][:-1]}, r"expected \(\d+, V\)"),
                       (lambda i: {**i, "labels": ["g"] * len(i["labels"])}, "labels repeat")],
 }
@@ -355,6 +384,7 @@ def planted(torch_one_thread):
 
     from polybias.data import text
     from polybias.engines import embeddings, template_scores
+    from polybias.engines.eurogest_scores import gendered_pair_scores
     from polybias.engines.pair_scores import jsd_attributions, pair_scores
     from polybias.engines.static import lookup
     from polybias.metrics import ceat, logprob
@@ -365,6 +395,18 @@ def planted(torch_one_thread):
         planted_word2vec,
     )
     from polybias.studies import categorical_bias, validity
+
+    def planted_gendered_scores(p: float) -> pd.DataFrame:
+        """The planted causal LM on planted pairs as EuroGEST sentences: the male and the
+        female form, a career attribute a masculine stereotype (8), a family one feminine (1)."""
+        causal = validity.planted_lm("causal", p)
+        pairs = minimal_pairs(n=120, language="en", seed=0)
+        career = pairs["attribute_group"] == "career"
+        male = np.where(career, pairs["sent_more"], pairs["sent_less"])
+        female = np.where(career, pairs["sent_less"], pairs["sent_more"])
+        items = pd.DataFrame({"masculine": male, "feminine": female,
+                              "stereotype": np.where(career, 8, 1)})
+        return gendered_pair_scores(causal, items)
 
     before = os.environ.get("POLYBIAS_PLANTED")
     os.environ["POLYBIAS_PLANTED"] = "pinned"
@@ -416,6 +458,7 @@ def planted(torch_one_thread):
                 "interaction": {"scores": fill, "identity_columns": ["pro", "target"]},
                 "interaction-score": inter.score,
                 "distributions": {"log_dists": dists, "labels": labels},
+                "gendered-pair-scores": {"scored": planted_gendered_scores(p)},
             }
             # StereoSet's aggregation on the planted model's pair scores: the more stereotyping
             # sentence as the stereotypical candidate, an unrelated candidate scored below both
@@ -461,7 +504,11 @@ def test_the_planted_direction_shows_on_the_planted_model(name, planted):
                         if m.input_kind in ("vectors", "attribute-scores") else {})
     strong, control = (_planted_direction(name, _run(name, _planted_inputs(name, planted[p]), **options), planted[p])
                        for p in (0.9, 0.5))
-    if m.polarity == "signed":
+    if m.polarity == "ratio":  # the distance from the null on the log scale
+        assert strong.value > m.null_value, (name, strong.summary())
+        assert abs(np.log(strong.value / m.null_value)) > abs(np.log(control.value / m.null_value)), \
+            (name, control.summary())
+    elif m.polarity == "signed":
         assert strong.value > m.null_value, (name, strong.summary())
         assert strong.value - m.null_value > abs(control.value - m.null_value), (name, control.summary())
         if strong.p_value is not None:

@@ -28,7 +28,7 @@ def test_every_registered_measure_is_complete():
     for m in measures.MEASURES.values():
         assert m.reference and m.null_hypothesis and m.uncertainty and m.inputs, m.name
         assert m.value_is and m.n_is and m.summary and m.formula, m.name
-        assert m.input_kind in measures.INPUT_KINDS and m.polarity in ("signed", "unsigned")
+        assert m.input_kind in measures.INPUT_KINDS and m.polarity in measures.POLARITIES
 
 
 @pytest.mark.parametrize(("edit", "message"), [

@@ -44,13 +44,16 @@ import pandas as pd
 from polybias import paths
 from polybias.metrics.measure import P_METHODS, Interval, MeasureResult, role
 
-__all__ = ["INPUT_KINDS", "MEASURES", "P_METHODS", "Compat", "Interval", "Measure", "MeasureError",
+__all__ = ["INPUT_KINDS", "MEASURES", "POLARITIES", "P_METHODS", "Compat", "Interval", "Measure", "MeasureError",
            "MeasureResult", "Published", "compute", "get", "load_registry", "measures_table",
            "scorer_function"]
 
 #: The kinds of input a registered function takes (the contract tests build each kind).
 INPUT_KINDS = ("vectors", "word-vectors", "occurrences", "attribute-scores", "pair-scores",
-               "pair-attributions", "group-scores", "distributions", "item-scores")
+               "pair-attributions", "group-scores", "distributions", "item-scores",
+               "gendered-pair-scores")
+#: How swapping a measure's two groups changes its value (:class:`Measure`).
+POLARITIES = ("signed", "unsigned", "ratio")
 #: A scorer as the registry writes it: a dotted name, optionally with the call's options.
 _SCORER = re.compile(r"^polybias(?:\.[A-Za-z_]\w*)+(?:\(.*\))?$")
 
@@ -99,7 +102,9 @@ class Measure:
     :func:`compute`, ``input_kind`` their kind (:data:`INPUT_KINDS`). ``polarity`` is
     ``signed`` (swapping the two target groups reflects ``value`` about ``null_value``; a
     per-word measure, kind ``word-vectors``, has no target groups and its two groups are A
-    and B) or ``unsigned`` (the value does not depend on the order of the groups).
+    and B), ``unsigned`` (the value does not depend on the order of the groups) or ``ratio``
+    (a ratio of the two groups: swapping them maps ``value`` to ``null_value² / value``, a
+    reflection of its logarithm).
     ``axis`` titles the value axis of a figure: the measure's name, unit and the direction
     of bias.
     """
@@ -219,8 +224,8 @@ def load_registry(path: str | Path | None = None) -> dict[str, Measure]:
             raise MeasureError(f"{where}: function must name a function and error an exception type")
         if entry.get("input_kind") not in INPUT_KINDS:
             raise MeasureError(f"{where}: input_kind must be one of {INPUT_KINDS}")
-        if entry.get("polarity", "signed") not in ("signed", "unsigned"):
-            raise MeasureError(f"{where}: polarity must be 'signed' or 'unsigned'")
+        if entry.get("polarity", "signed") not in POLARITIES:
+            raise MeasureError(f"{where}: polarity must be one of {', '.join(POLARITIES)}")
         try:
             compat = tuple(Compat(**c) for c in entry.pop("compat", []) or [])
             published = tuple(Published(**p) for p in entry.pop("published", []) or [])

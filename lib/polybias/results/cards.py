@@ -83,7 +83,19 @@ def _groups(m: Measure) -> str:
     scores every word of W on its own) the two groups A and B."""
     if m.input_kind == "word-vectors":
         return "the two groups A and B (which flips the sign of every word's score)"
+    if m.input_kind == "gendered-pair-scores":
+        return "the feminine and the masculine stereotypes"
     return "the two target groups"
+
+
+def _direction(m: Measure) -> str:
+    """What swapping the groups does to the value (``m.polarity``)."""
+    if m.polarity == "signed":
+        return f"signed: swapping {_groups(m)} reflects the value about {m.null_value:g}"
+    if m.polarity == "ratio":
+        return (f"ratio: swapping {_groups(m)} maps the value v to {m.null_value:g}² / v "
+                "(its logarithm is reflected)")
+    return "unsigned: the value does not depend on the order of the groups"
 
 
 def card(name: str | Measure) -> str:
@@ -111,7 +123,7 @@ def card(name: str | Measure) -> str:
             "## Null hypothesis and uncertainty", "",
             f"- null hypothesis: {m.null_hypothesis}",
             f"- uncertainty: {m.uncertainty}",
-            f"- direction: {'signed: swapping ' + _groups(m) + ' reflects the value about ' + format(m.null_value, 'g') if m.polarity == 'signed' else 'unsigned: the value does not depend on the order of the groups'}",
+            f"- direction: {_direction(m)}",
             f"- error on malformed input: `{m.error.__module__}.{m.error.__qualname__}`", "",
             "## Reference code and compat options", ""]
     if m.compat:

@@ -22,18 +22,20 @@ Llama's, the two are the same). One difference from the authors' code, in the pa
 very first token differs: they take ``start = -1`` and so score only the last token; here
 the whole sentence is the differing part.
 
-Masked LMs (as GEST scores masked LMs): the tokens outside the equal blocks of the two id
-sequences (:func:`polybias.data.minimal_pairs.token_alignment`, the CrowS-Pairs alignment)
-are masked together in one copy of each form and their log-probabilities summed; there is
-no whole-sentence score (NaN).
+Masked LMs (the differing part masked, as GEST scores masked LMs): every piece of the words
+in which the two forms differ (:func:`differing_word_tokens`) is masked together in one copy
+of each form and their log-probabilities summed; there is no whole-sentence score (NaN). A
+pair whose forms differ by a word present in one form only cannot be scored this way (an
+error naming it).
 """
 
 from __future__ import annotations
 
+import difflib
+
 import numpy as np
 import pandas as pd
 
-from polybias.data.minimal_pairs import token_alignment
 from polybias.engines import scoring
 from polybias.engines.scoring import ScoringError
 
@@ -58,6 +60,41 @@ def divergence(ids_m, ids_f) -> int:
     if len(ids_m) != len(ids_f):
         return max(min(len(ids_m), len(ids_f)) - 1, 0)
     return 0
+
+
+def _words(enc) -> tuple[list[str], list[int | None]]:
+    """The words of an encoding (its ``word_ids``) as the ids of their pieces joined, and the
+    word of each token (None for special tokens)."""
+    words: dict[int, list[str]] = {}
+    for i, w in enumerate(enc.word_ids):
+        if w is not None and not enc.special[i]:
+            words.setdefault(w, []).append(str(enc.ids[i]))
+    order = sorted(words)
+    index = {w: k for k, w in enumerate(order)}
+    return [" ".join(words[w]) for w in order], [index.get(w) if w is not None and not enc.special[i]
+                                                else None for i, w in enumerate(enc.word_ids)]
+
+
+def differing_word_tokens(lm, text_a: str, text_b: str) -> tuple[list[int], list[int]]:
+    """Token positions, in each text, of the words in which two texts differ.
+
+    The words (the tokenizer's ``word_ids``, each as the sequence of its piece ids) are
+    aligned with :class:`difflib.SequenceMatcher`; every piece of a word outside the equal
+    blocks is returned, so that "byl" / "byla" (pieces ``by ##l`` / ``by ##l ##a``) gives
+    both whole words, not only the inserted piece. A word present in one text only leaves
+    the other text without positions (an empty list).
+    """
+    ea, eb = scoring.encode(lm, [text_a, text_b])
+    words_a, of_a = _words(ea)
+    words_b, of_b = _words(eb)
+    changed_a, changed_b = set(), set()
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, words_a, words_b,
+                                                       autojunk=False).get_opcodes():
+        if op != "equal":
+            changed_a.update(range(a0, a1))
+            changed_b.update(range(b0, b1))
+    return ([i for i, w in enumerate(of_a) if w in changed_a],
+            [i for i, w in enumerate(of_b) if w in changed_b])
 
 
 def _check(pairs: pd.DataFrame) -> None:
@@ -125,10 +162,7 @@ def gendered_pair_scores(lm, pairs: pd.DataFrame, causal_bos: str = "prepend",
         tok = lm.tokenizer
         positions, starts = [], []
         for a, b in zip(masc, fem, strict=True):
-            ea, eb = scoring.encode(lm, [a, b])
-            shared_a, shared_b = token_alignment(ea.ids, eb.ids, ea.special, eb.special)
-            diff_a = [i for i in range(len(ea.ids)) if not ea.special[i] and i not in set(shared_a)]
-            diff_b = [i for i in range(len(eb.ids)) if not eb.special[i] and i not in set(shared_b)]
+            diff_a, diff_b = differing_word_tokens(lm, a, b)
             if not diff_a or not diff_b:
                 raise ScoringError(f"a form has no differing token to mask ({a!r} / {b!r}); the "
                                    f"masked-LM score needs a modified token in both ({tok.name_or_path})")

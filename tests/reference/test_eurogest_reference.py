@@ -138,6 +138,7 @@ def test_ratio_equals_the_executed_reference(reference, mirror, tmp_path, family
         ref_ratio = (ref.masc_prob / (ref.masc_prob + ref.fem_prob)).to_numpy()
         ours = masculine_ratio(scored, normalise=normalisation, differing_only=not whole)
         np.testing.assert_allclose(ours, ref_ratio, atol=1e-5, rtol=0)
+        worst = {"ratio": float(np.abs(ours - ref_ratio).max()), "rate": 0.0, "g_s": 0.0}
         # the authors' aggregation, executed on their own per-sentence probabilities
         folder = tmp_path / f"{family}-{normalisation}-{whole}"
         folder.mkdir()
@@ -148,9 +149,14 @@ def test_ratio_equals_the_executed_reference(reference, mirror, tmp_path, family
         for language, rows in (("Czech", scored.iloc[:160]), ("Danish", scored.iloc[160:])):
             result = measures.compute("eurogest", scored=rows, normalise=normalisation,
                                       differing_only=not whole, n_bootstrap=0)
-            np.testing.assert_allclose(result.details.set_index("stereotype").masculine_rate,
-                                       per_stereotype[language].to_numpy(), atol=1e-5, rtol=0)
+            rates = result.details.set_index("stereotype").masculine_rate.to_numpy()
+            np.testing.assert_allclose(rates, per_stereotype[language].to_numpy(), atol=1e-5, rtol=0)
             assert result.value == pytest.approx(g_s[language], abs=1e-5)
+            worst["rate"] = max(worst["rate"], float(np.abs(rates - per_stereotype[language]).max()))
+            worst["g_s"] = max(worst["g_s"], abs(result.value - g_s[language]))
+        print(f"{family} causal_bos={causal_bos} normalisation={normalisation} whole={whole}: largest "
+              f"difference ratio {worst['ratio']:.1e}, rate {worst['rate']:.1e}, g_s {worst['g_s']:.1e} "
+              f"(g_s {g_s['Czech']:.6f}, {g_s['Danish']:.6f})")
 
 
 def test_the_minimum_of_ten_sentences_as_the_reference(reference, tmp_path):

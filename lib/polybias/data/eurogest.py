@@ -79,10 +79,12 @@ GENDERED_LANGUAGES: tuple[str, ...] = (
     "it", "fr", "es", "pt", "ca", "gl", "ro",
     "lv", "lt", "el", "de", "mt",
 )
-#: The 29 languages with scaffolded neutral sentences, by family: the 20 above, then the
-#: Germanic (da nl sv no), Celtic (ga), Uralic (et fi hu) and Turkic (tr) ones.
-NEUTRAL_LANGUAGES: tuple[str, ...] = GENDERED_LANGUAGES + (
-    "da", "nl", "sv", "no", "ga", "et", "fi", "hu", "tr")
+#: The 29 languages with scaffolded neutral sentences, by family: Slavic, Romance, Baltic,
+#: Greek, Germanic, Semitic, Celtic, Uralic, Turkic.
+NEUTRAL_LANGUAGES: tuple[str, ...] = (
+    "cs", "sk", "pl", "sl", "hr", "bg", "ru", "uk",
+    "it", "fr", "es", "pt", "ca", "gl", "ro",
+    "lv", "lt", "el", "de", "da", "nl", "sv", "no", "mt", "ga", "et", "fi", "hu", "tr")
 FAMILIES: dict[str, str] = {
     **dict.fromkeys(("cs", "sk", "pl", "sl", "hr", "bg", "ru", "uk"), "Slavic"),
     **dict.fromkeys(("it", "fr", "es", "pt", "ca", "gl", "ro"), "Romance"),

@@ -54,7 +54,8 @@ def score_language(lm, language: str, subsets: tuple[str, ...] = ("gendered", "n
         (:func:`polybias.data.eurogest.eurogest_pairs`).
     too_long : a pair with a form longer than the model accepts is an error (``"raise"``,
         default) or left out before ``per_stereotype`` is applied (``"skip"``: for small
-        smoke-test models; ``attrs["n_too_long"]`` counts them).
+        smoke-test models; the sentences of each stereotype are read in order until
+        ``per_stereotype`` fit, and ``attrs["n_too_long"]`` counts those left out on the way).
     causal_bos, engine : :func:`polybias.engines.eurogest_scores.gendered_pair_scores`.
 
     Returns
@@ -65,14 +66,25 @@ def score_language(lm, language: str, subsets: tuple[str, ...] = ("gendered", "n
         raise EuroGestMetricError(f"too_long must be one of {TOO_LONG}, got {too_long!r}")
     pairs = data.eurogest_pairs(language, subsets=tuple(subsets), duplicates=duplicates,
                                 compat_identical_scaffolds=compat_identical_scaffolds)
+    if per_stereotype is not None and per_stereotype < 1:
+        raise EuroGestMetricError(f"per_stereotype must be at least 1, got {per_stereotype}")
+    groups = [pairs["condition"] == "G", "stereotype"]
     n_too_long = 0
     if too_long == "skip":
-        fits = _fits(lm, pairs)
-        n_too_long = int((~fits).sum())
-        pairs = pairs[fits]
+        keep = np.zeros(len(pairs), dtype=bool)
+        for rows in pairs.groupby(groups, sort=False).indices.values():
+            step = len(rows) if per_stereotype is None else 4 * per_stereotype
+            found = 0
+            for start in range(0, len(rows), step):  # read in order until the subset is full
+                part = rows[start:start + step]
+                fits = _fits(lm, pairs.iloc[part])
+                keep[part] = fits
+                n_too_long += int((~fits).sum())
+                found += int(fits.sum())
+                if per_stereotype is not None and found >= per_stereotype:
+                    break
+        pairs = pairs[keep]
     if per_stereotype is not None:
-        if per_stereotype < 1:
-            raise EuroGestMetricError(f"per_stereotype must be at least 1, got {per_stereotype}")
         pairs = pairs.groupby([pairs["condition"] == "G", "stereotype"], sort=False).head(per_stereotype)
     scored = gendered_pair_scores(lm, pairs.reset_index(drop=True), causal_bos=causal_bos, **engine)
     scored.attrs.update(n_too_long=n_too_long, language=language)

@@ -29,9 +29,10 @@
 # these languages almost letter by letter and knows no Cyrillic letter (Bulgarian, Russian
 # and Ukrainian forms become the same unknown tokens: a rate of exactly 0.5), so its rates
 # stay near 0.5 and say nothing about these languages. The sweep keeps the sentences that
-# fit its 64 positions and a declared subset of 3 per stereotype and subset. Set `model` to
-# a registered causal LM (e.g. a multilingual one), `per_stereotype` to 0 and
-# `min_sentences` to 10 for a real run.
+# fit its 64 positions and a declared subset of 3 per stereotype and subset
+# (`language_override` is on by default: the smoke model is registered for English only).
+# Set `model` to a registered causal LM (e.g. a multilingual one), `language_override` off,
+# `per_stereotype` to 0 and `min_sentences` to 10 for a real run.
 
 # %% tags=["parameters"]
 model: str = "planted-causal"  # registered language model (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
@@ -40,7 +41,7 @@ device: str = "auto"  # auto (CUDA when present; the CPU for embedded and plante
 dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
 batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 languages: list = []  # EuroGEST languages to score, among cs, sk, pl, sl, hr, bg, ru, uk, it, fr, es, pt, ca, gl, ro, lv, lt, el, de, da, nl, sv, no, mt, ga, et, fi, hu and tr; empty: all 29, by family
-language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
+language_override: bool = True  # run a registered model on a language its entry does not list (recorded in the run)
 subsets: list = ["gendered", "neutral"]  # sentences to score, among gendered and neutral (neutral: in the scaffolds)
 per_stereotype: int = 0  # keep the first `per_stereotype` sentences of each stereotype and subset (at least 0; 0: all)
 too_long: str = "raise"  # a sentence longer than the model accepts: raise or skip (counted)

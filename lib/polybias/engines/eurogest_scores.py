@@ -54,7 +54,7 @@ def divergence(ids_m, ids_f) -> int:
     (2, 1, 0)
     """
     ids_m, ids_f = list(ids_m), list(ids_f)
-    for i, (a, b) in enumerate(zip(ids_m, ids_f)):
+    for i, (a, b) in enumerate(zip(ids_m, ids_f, strict=False)):  # up to the shorter
         if a != b:
             return i
     if len(ids_m) != len(ids_f):

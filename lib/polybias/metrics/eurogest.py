@@ -39,7 +39,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from polybias.metrics.measure import Interval, MeasureResult, call_options, measure_adapter, measure_result
+from polybias.metrics.measure import (
+    Interval,
+    MeasureResult,
+    call_options,
+    measure_adapter,
+    measure_result,
+)
 
 STEREOTYPE_GENDERS = ("feminine", "masculine")
 SCORE_COLUMNS = ("logprob_masc", "n_masc", "logprob_fem", "n_fem")

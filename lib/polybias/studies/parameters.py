@@ -35,9 +35,8 @@ from polybias.data import census, text
 from polybias.data import eurogest as eurogest_data
 from polybias.data import stereoset as stereoset_data
 from polybias.data.crowspairs import DATASETS, CrowsPairsError, languages_to_compare
-from polybias.engines import template_scores
+from polybias.engines import eurogest_scores, template_scores
 from polybias.engines.embeddings import SENTENCE_POOLINGS, WORD_POOLINGS
-from polybias.engines import eurogest_scores
 from polybias.metrics import catbias, ceat, crows, seat
 from polybias.metrics import stereoset as stereoset_metric
 from polybias.metrics.weat import check_weat_options

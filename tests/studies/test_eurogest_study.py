@@ -3,10 +3,14 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
-from polybias import models
+from polybias import measures, models
+from polybias.engines.eurogest_scores import gendered_pair_scores
+from polybias.planted.synthetic import minimal_pairs
 from polybias.results import plots, table
 from polybias.studies import eurogest as study
+from polybias.studies import validity
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -60,3 +64,21 @@ def test_heatmap_is_readable(mirror, causal):
     assert plots.text_problems(fig) == []
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["Czech (Slavic)", "Greek (Greek)", "Latvian (Baltic)", "Maltese (Semitic)"]
+
+
+@pytest.mark.parametrize("kind", ["causal", "mlm"])
+def test_the_measure_recovers_a_planted_association(kind, monkeypatch_module):
+    """Planted English pairs as EuroGEST sentences (male/female form; a career attribute a
+    masculine stereotype, a family one feminine): g_s above 1 on the planted model (p = 0.9)
+    with an interval that excludes 1, and an interval that holds 1 on the balanced one."""
+    monkeypatch_module.setenv("POLYBIAS_PLANTED", "pinned")
+    pairs = minimal_pairs(n=120, language="en", seed=0)
+    career = pairs["attribute_group"] == "career"
+    items = pd.DataFrame({"masculine": np.where(career, pairs.sent_more, pairs.sent_less),
+                          "feminine": np.where(career, pairs.sent_less, pairs.sent_more),
+                          "stereotype": np.where(career, 8, 1)})
+    planted, balanced = (measures.compute("eurogest", n_bootstrap=1000, seed=0,
+                                          scored=gendered_pair_scores(validity.planted_lm(kind, p), items))
+                         for p in (0.9, 0.5))
+    assert planted.value > 1.3 and planted.interval.low > 1
+    assert balanced.interval.low < 1 < balanced.interval.high

@@ -164,3 +164,36 @@ def test_run_crows_languages_takes_a_loaded_model(mirror, tiny_mlm, monkeypatch,
         crows_languages.compared_languages("planted-mlm", "crows-pairs-dutch")
     assert crows_languages.compared_languages("planted-mlm", "crows-pairs-dutch", language_override=True) == \
         ["nl", "en", "fr"]
+
+
+#: Maltese CrowS-Pairs and EuroGEST (CrowS-style: sent_more the stereotype's gender form).
+NEWER = {"crows-pairs-maltese": ("mt",), "eurogest": ("cs", "mt"), "eurogest-neutral": ("ga",)}
+
+
+@pytest.fixture(scope="module")
+def tiny_mlm_newer():
+    import os
+
+    if not os.environ.get("POLYBIAS_DATA_MIRROR"):
+        pytest.skip("needs the registered datasets (POLYBIAS_DATA_MIRROR)")
+    corpus = list(tiny_models.CORPUS)
+    for dataset, languages in NEWER.items():
+        for language in languages:
+            pairs = first_pairs(dataset, language)
+            corpus += pairs.sent_more.tolist() + pairs.sent_less.tolist()
+    model, tok = tiny_models.build_tiny_model("bert", seed=0, vocab_size=1500, corpus=corpus,
+                                              max_position_embeddings=256)
+    return scoring.wrap_language_model(model, tok, name="tiny-bert", kind="mlm", revision="tiny")
+
+
+@pytest.mark.parametrize("dataset, language", [(d, lang) for d, ls in NEWER.items() for lang in ls])
+def test_run_crows_on_maltese_and_eurogest(mirror, monkeypatch, tiny_mlm_newer, dataset, language, tmp_path):
+    real = crows_pairs.load_pairs
+    monkeypatch.setattr(models, "load", lambda name, *a, **k: tiny_mlm_newer)
+    monkeypatch.setattr(crows_pairs, "load_pairs", lambda *a, **k: real(*a, **k).head(N))
+    run = crows_pairs.run_crows("planted-mlm", dataset, language, n_bootstrap=20, seed=0,
+                                output_dir=str(tmp_path))
+    assert len(run.scored) == N and np.isfinite(run.scored[["score_more", "score_less"]]).all().all()
+    assert run.stereotype.iloc[0][["bias_type", "n"]].tolist() == ["all", N]
+    record = json.loads(sorted(tmp_path.glob("*.json"))[0].read_text())
+    assert record["language"] == language and record["test"] == dataset

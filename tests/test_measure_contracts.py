@@ -146,13 +146,28 @@ def _stereotype_scores(seed: int, n: int, shift: float = 1.0) -> dict:
     m = 16 * (n + 1)
     ids = np.tile(np.arange(1, 17), n + 1)
     return {"scores": rng.normal(size=m) + np.where(ids >= 8, shift / 2, -shift / 2), "stereotypes": ids}
+def _gendered_pair_scores(seed: int, n: int, shift: float = 1.0) -> dict:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for stereotype in range(1, 17):
+        lean = shift if stereotype >= 8 else -shift  # the masculine form likelier for 8-16
+        for _ in range(10 + n):
+            lm, lf = rng.normal() + lean / 2, rng.normal() - lean / 2
+            rows.append({"stereotype": stereotype,
+                         "stereotype_gender": "masculine" if stereotype >= 8 else "feminine",
+                         "logprob_masc": lm, "n_masc": 1 + stereotype % 3,
+                         "logprob_fem": lf, "n_fem": 1 + stereotype % 2,
+                         "logprob_masc_whole": lm - 3.0, "n_masc_whole": 6,
+                         "logprob_fem_whole": lf - 3.0, "n_fem_whole": 6})
+    return {"scored": pd.DataFrame(rows)}
 
 
 BUILD = {"vectors": _vectors, "word-vectors": _word_vectors, "occurrences": _occurrences,
          "attribute-scores": _attribute_scores,
          "pair-scores": _pair_scores, "pair-attributions": _pair_scores, "group-scores": _group_scores,
          "distributions": _distributions, "item-scores": _item_scores,
-         "stereotype-scores": _stereotype_scores}
+         "stereotype-scores": _stereotype_scores,
+         "gendered-pair-scores": _gendered_pair_scores}
 
 
 def _swap(kind: str, inputs: dict) -> dict:
@@ -174,6 +189,10 @@ def _swap(kind: str, inputs: dict) -> dict:
         out["scored"] = s.assign(score_stereotype=s["score_anti"], score_anti=s["score_stereotype"])
     elif kind == "stereotype-scores":  # the masculine and the feminine reading exchanged
         out["scores"] = -np.asarray(inputs["scores"])
+    elif kind == "gendered-pair-scores":  # the feminine and the masculine stereotypes exchanged
+        genders = {"feminine": "masculine", "masculine": "feminine"}
+        out["scored"] = inputs["scored"].assign(
+            stereotype_gender=inputs["scored"]["stereotype_gender"].map(genders))
     elif kind == "group-scores":
         names = {"g0": "g1", "g1": "g0"}
         out["scores"] = inputs["scores"].assign(target=inputs["scores"]["target"].replace(names))
@@ -201,7 +220,7 @@ def _reorder(kind: str, inputs: dict, seed: int) -> dict:
         out["attributed"] = inputs["attributed"].sample(frac=1.0, random_state=seed)
     elif kind == "group-scores":
         out["scores"] = inputs["scores"].sample(frac=1.0, random_state=seed)
-    elif kind == "item-scores":
+    elif kind in ("item-scores", "gendered-pair-scores"):
         out["scored"] = inputs["scored"].sample(frac=1.0, random_state=seed)
     elif kind == "stereotype-scores":
         order = rng.permutation(len(inputs["scores"]))
@@ -230,7 +249,8 @@ def _seeded(name: str) -> dict:
         options = {"seed": 3, "n_permutations": 500, "exact_limit": 0}
     elif m.input_kind == "attribute-scores":
         options = {"seed": 3, "n_permutations": 500}
-    elif m.input_kind in ("pair-scores", "pair-attributions", "item-scores", "stereotype-scores"):
+    elif m.input_kind in ("pair-scores", "pair-attributions", "item-scores", "stereotype-scores",
+                          "gendered-pair-scores"):
         options = {"seed": 3, "n_bootstrap": 200}
     return _accepted(name, options)
 
@@ -344,6 +364,10 @@ MALFORMED = {
                           (lambda i: {**i, "scores": i["scores"][i["stereotypes"] >= 8],
                                       "stereotypes": i["stereotypes"][i["stereotypes"] >= 8]},
                            "no sentence of a feminine stereotype")],
+    "gendered-pair-scores": [(_drop("scored", "logprob_fem"), "lack the column"),
+                             (lambda i: {**i, "scored": i["scored"].iloc[:0]}, "no sentences"),
+                             (lambda i: {**i, "scored": i["scored"].assign(stereotype_gender="male")},
+                              "stereotype_gender must be one of")],
     "distributions": [(lambda i: {**i, "labels": i["labels"][:-1]}, r"expected \(\d+, V\)"),
                       (lambda i: {**i, "labels": ["g"] * len(i["labels"])}, "labels repeat")],
 }
@@ -383,6 +407,7 @@ def planted(torch_one_thread):
 
     from polybias.data import text
     from polybias.engines import embeddings, template_scores
+    from polybias.engines.eurogest_scores import gendered_pair_scores
     from polybias.engines.gest_scores import masked_pair_scores
     from polybias.engines.pair_scores import jsd_attributions, pair_scores
     from polybias.engines.static import lookup
@@ -394,6 +419,18 @@ def planted(torch_one_thread):
         planted_word2vec,
     )
     from polybias.studies import categorical_bias, validity
+
+    def planted_gendered_scores(p: float) -> pd.DataFrame:
+        """The planted causal LM on planted pairs as EuroGEST sentences: the male and the
+        female form, a career attribute a masculine stereotype (8), a family one feminine (1)."""
+        causal = validity.planted_lm("causal", p)
+        pairs = minimal_pairs(n=120, language="en", seed=0)
+        career = pairs["attribute_group"] == "career"
+        male = np.where(career, pairs["sent_more"], pairs["sent_less"])
+        female = np.where(career, pairs["sent_less"], pairs["sent_more"])
+        items = pd.DataFrame({"masculine": male, "feminine": female,
+                              "stereotype": np.where(career, 8, 1)})
+        return gendered_pair_scores(causal, items)
 
     before = os.environ.get("POLYBIAS_PLANTED")
     os.environ["POLYBIAS_PLANTED"] = "pinned"
@@ -445,6 +482,7 @@ def planted(torch_one_thread):
                 "interaction": {"scores": fill, "identity_columns": ["pro", "target"]},
                 "interaction-score": inter.score,
                 "distributions": {"log_dists": dists, "labels": labels},
+                "gendered-pair-scores": {"scored": planted_gendered_scores(p)},
             }
             # StereoSet's aggregation on the planted model's pair scores: the more stereotyping
             # sentence as the stereotypical candidate, an unrelated candidate scored below both

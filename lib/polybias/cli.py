@@ -124,13 +124,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name}")
     elif args.command == "datasets":
         # lazy: start-up (see the module docstring)
-        from polybias.data.crowspairs import list_datasets
+        from polybias.data.crowspairs import dataset_card, likelihood_languages, list_datasets
         from polybias.data.gest import list_datasets as list_gest
         from polybias.data.stereoset import list_datasets as list_stereoset
 
-        for row in list_datasets().itertuples():
+        listed = list_datasets()
+        for row in listed.itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.pairs:5d}  {row.provenance}\n"
                   f"{'':32s}{row.bias_types}; {row.licence}")
+            if row.Index == len(listed) - 1 or listed.dataset.iloc[row.Index + 1] != row.dataset:
+                print(f"{'':32s}citation: {dataset_card(row.dataset)['citation']}")
         for row in list_stereoset().itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.items:5d}  {row.provenance}\n"
                   f"{'':32s}items: {row.intrasentence} intrasentence + {row.intersentence} "
@@ -138,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         for row in list_gest().itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.sentences:5d}  {row.provenance}\n"
                   f"{'':32s}stereotypes: {row.stereotypes}; {row.licence}")
+        languages = likelihood_languages()
+        print(f"{len(languages)} languages with a likelihood-bias dataset: {', '.join(languages)}")
     return 0
 
 

@@ -53,7 +53,8 @@ __all__ = ["INPUT_KINDS", "MEASURES", "POLARITIES", "P_METHODS", "Compat", "Inte
 
 #: The kinds of input a registered function takes (the contract tests build each kind).
 INPUT_KINDS = ("vectors", "word-vectors", "occurrences", "attribute-scores", "pair-scores",
-               "pair-attributions", "group-scores", "distributions", "item-scores", "stereotype-scores")
+               "pair-attributions", "group-scores", "distributions", "item-scores", "stereotype-scores",
+               "gendered-pair-scores")
 #: How a value answers a swap of the two groups (:attr:`Measure.polarity`).
 POLARITIES = ("signed", "unsigned", "ratio")
 #: A scorer as the registry writes it: a dotted name, optionally with the call's options.

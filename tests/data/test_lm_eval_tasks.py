@@ -124,3 +124,19 @@ def test_cli(tmp_path, capsys, mirror):
     assert cli.main(["lm-eval-tasks", "--out", str(tmp_path / "a"), "--dataset", "kaneko2022",
                      "--force"]) == 0
     assert (tmp_path / "a" / "polybias_crows_kaneko2022_ru.yaml").is_file()
+
+
+def test_eurogest_tasks_per_language(tmp_path, mirror):
+    out = tmp_path / "eurogest"
+    names = write_tasks(out, ["eurogest", "eurogest-neutral"], ["mt", "ga"])
+    assert names == ["polybias_crows_eurogest_mt", "polybias_crows_eurogest_neutral_mt",
+                     "polybias_crows_eurogest_neutral_ga"]
+    assert len(lm_eval_tasks.selection(["eurogest"])) == 20
+    assert len(lm_eval_tasks.selection(["eurogest-neutral"])) == 29
+    task = _read_task(out / "polybias_crows_eurogest_mt.yaml")
+    assert task["metadata"]["pairs"] == 68 and task["metadata"]["licence"].startswith("Apache-2.0")
+    assert "Rowe" in task["metadata"]["citation"] and "Pikuliak" in task["metadata"]["citation"]
+    written = pd.read_csv(task["dataset_kwargs"]["data_files"]["test"], dtype=str, keep_default_na=False)
+    assert len(written) == 68 and set(written.stereo_antistereo) == {"stereo"}
+    neutral = _read_task(out / "polybias_crows_eurogest_neutral_ga.yaml")
+    assert neutral["metadata"]["pairs"] == 1638 and neutral["metadata"]["pairs_dropped"] == 0

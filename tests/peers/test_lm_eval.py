@@ -5,8 +5,9 @@ tiny random GPT-2 saved to a local folder (safetensors and tokenizer), offline, 
 (i) its own ``crows_pairs_english`` task (the installed YAML and ``utils.py``, only the
 dataset lines pointed at a local CSV of the revised English CrowS-Pairs, the pairs of
 that task's dataset) and (ii) two tasks written by ``polybias lm-eval-tasks``
-(:func:`polybias.data.lm_eval_tasks.write_tasks`): CrowS-Pairs (English) and Kaneko et
-al.'s Japanese pairs. polybias scores the same pairs with ``pair_scores(method="lm-eval")``
+(:func:`polybias.data.lm_eval_tasks.write_tasks`): CrowS-Pairs (English), Kaneko et
+al.'s Japanese pairs, and two EuroGEST tasks (the Maltese gendered pairs and the Irish
+scaffolded sentences). polybias scores the same pairs with ``pair_scores(method="lm-eval")``
 and :func:`polybias.metrics.crows.lm_eval_metrics`; ``pct_stereotype`` must be equal and
 ``likelihood_diff`` and every per-pair log-likelihood equal to float32 rounding.
 """
@@ -22,7 +23,7 @@ from polybias.engines.pair_scores import pair_scores
 from polybias.metrics import crows
 from report import record
 
-GENERATED = (("crows-pairs", "en"), ("kaneko2022", "ja"))
+GENERATED = (("crows-pairs", "en"), ("kaneko2022", "ja"), ("eurogest", "mt"), ("eurogest-neutral", "ga"))
 LOGLIK_ATOL = 1e-3  # float32 forward passes of different batch shapes; values are ≈ -100 to -2000
 
 

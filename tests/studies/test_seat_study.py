@@ -209,3 +209,22 @@ def test_effects_figure_is_saved(tmp_path, monkeypatch):
     assert [b.get_width() for b in bars] == [0.5, -0.2]
     assert bars[0].get_facecolor() != bars[1].get_facecolor()  # significant bars are darker
     assert (tmp_path / "figures" / "seat_toy.png").is_file()
+
+
+def test_maltese_seat_tests_run_through_the_study(mirror, tmp_path):
+    from polybias.studies import seat as seat_study
+
+    test = seat_study.load_seat_test("weat6", language="mt")
+    assert test.language == "mt" and test.source == "maltese-seat6"
+    assert test.categories["X"] == "MaleNames" and len(test.sentences["X"]) > 8
+    assert seat_study.seat_source("weat8b", words=True, language="mt") == "maltese-weat8b"
+    with pytest.raises(seat_study.SeatError, match="unknown Maltese SEAT test 'weat3'"):
+        seat_study.load_seat_test("weat3", language="mt")
+    with pytest.raises(seat_study.SeatError, match="no registered SEAT tests in 'xx'"):
+        seat_study.run_seat("minilm-l6", language="xx")
+    table = seat_study.run_seat("minilm-l6", language="mt", output_dir=str(tmp_path),
+                                n_permutations=200, exact_limit=0, seed=0)
+    assert table.test.tolist() == list(seat_study.MALTESE_SEAT_TESTS)
+    assert table.effect_size.abs().le(2).all() and table.pvalue.between(0, 1).all()
+    records = sorted(tmp_path.rglob("*.json"))
+    assert len(records) == 6 and '"language": "mt"' in records[0].read_text()

@@ -48,6 +48,20 @@ through :func:`polybias.data.sources.fetch`):
     stereotype in ``"stereo"`` rows and the anti-stereotype in ``"antistereo"`` rows.
     ``pair_id`` is the position in the file (0–261), the same pair in both languages
     and the k-th gender pair of CrowS-Pairs in file order.
+``"crows-pairs-maltese"``
+    Maltese CrowS-Pairs (``"mt"``; the Maltese part of multilingual CrowS-Pairs, Fort et
+    al. 2024, as published by Galea 2024): 1,677 pairs in the layout of the revised
+    English and French pairs (1,467 CrowS-Pairs rows + 210 LanguageARC pairs), with an
+    unnamed id column; its one pair with an empty bias type (``fr_FR106``) is read as
+    ``"other"``. No licence stated in its repository.
+``"eurogest"`` and ``"eurogest-neutral"``
+    EuroGEST (Rowe et al. 2025; :mod:`polybias.data.eurogest`) read as CrowS-Pairs-style
+    gender pairs: the gendered pairs of 20 languages, and the neutral sentences of 29
+    languages in their "he said" / "she said" scaffolds. ``sent_more`` is the form whose
+    gender matches the sentence's stereotype (the feminine form for GEST stereotypes 1–7,
+    the masculine for 8–16), every direction ``"stereo"``, bias type ``"gender"``,
+    ``pair_id`` the GEST id. The EuroGEST measure itself reads the masculine and feminine
+    forms from :func:`polybias.data.eurogest.eurogest_pairs`.
 
 Every frame has the columns :data:`COLUMNS`:
 
@@ -126,8 +140,9 @@ import numpy as np
 import pandas as pd
 
 from polybias import paths
-from polybias.data import sources
+from polybias.data import eurogest, sources
 from polybias.data.gest import card_markdown as gest_card_markdown
+from polybias.data.stereoset import LANGUAGES as STEREOSET_LANGUAGES
 from polybias.data.stereoset import card_markdown as stereoset_card_markdown
 
 log = logging.getLogger(__name__)
@@ -147,6 +162,9 @@ DATASETS: dict[str, tuple[str, ...]] = {
     "indibias": ("en", "hi"),
     "crows-pairs-dutch": ("nl", "en", "fr"),
     "kaneko2022": ("ja", "ru"),
+    "crows-pairs-maltese": ("mt",),
+    "eurogest": eurogest.GENDERED_LANGUAGES,
+    "eurogest-neutral": eurogest.NEUTRAL_LANGUAGES,
 }
 """Dataset name -> its languages."""
 DUTCH_SCORE_MODELS: dict[str, str] = {
@@ -313,6 +331,7 @@ class PairFormat:
     bias_type: str | None = "bias_type"
     default_bias_type: str | None = None
     sep: str = ","
+    empty_bias_type: str | None = None  # what an empty bias-type cell becomes (None: an error)
     encoding: str = "utf-8"
 
 
@@ -472,8 +491,9 @@ def _pairs_frame(name: str, records, language: str, fmt: PairFormat, bias_types,
             direction = "stereo"
         if "bias_type" in col:
             raw = record[col["bias_type"]]
-            if not raw.strip():
+            if not raw.strip() and fmt.empty_bias_type is None:
                 raise CrowsPairsError(f"{where} (pair_id {pair_id!r}): empty column {fmt.bias_type!r}")
+            raw = raw if raw.strip() else fmt.empty_bias_type
             try:
                 bias = normalise_bias_type(raw)
             except CrowsPairsError as exc:
@@ -559,6 +579,10 @@ def _spec(dataset: str, language: str, compat_unicode_escape: bool) -> tuple[str
                 PairFormat(pair_id="id", encoding="mac_roman" if language == "nl" else "utf-8"))
     if dataset == "kaneko2022":
         return f"kaneko2022-{language}", _KANEKO_FORMAT
+    if dataset == "crows-pairs-maltese":
+        return "maltese-crows-pairs", PairFormat(empty_bias_type="other")
+    if dataset in ("eurogest", "eurogest-neutral"):
+        return dataset, _KANEKO_FORMAT
     return ("crows-pairs-gamboa",
             PairFormat(sent_more="sent_more_bias", sent_less="sent_less_bias", direction=None,
                        encoding="unicode_escape" if compat_unicode_escape else "utf-8"))
@@ -606,6 +630,9 @@ def load_crows_pairs(
     if compat_unicode_escape and dataset != "crows-pairs-gamboa":
         raise CrowsPairsError("compat_unicode_escape applies to 'crows-pairs-gamboa' only")
     source, fmt = _spec(dataset, language, compat_unicode_escape)
+    if dataset in ("eurogest", "eurogest-neutral"):
+        return _pairs_frame(f"EuroGEST {language}", _eurogest_records(dataset, language), language,
+                            fmt, bias_types, on_invalid, max_diff, strict)
     if dataset == "kaneko2022":
         return read_pairs_json(sources.fetch(source), language, bias_types=bias_types,
                                on_invalid=on_invalid, max_diff=max_diff, strict=strict)
@@ -614,6 +641,18 @@ def load_crows_pairs(
 
 
 _KANEKO_FORMAT = PairFormat(pair_id="pair_id", direction="direction")
+
+
+def _eurogest_records(dataset: str, language: str):
+    """EuroGEST pairs as ``(line, record)`` items for :func:`_pairs_frame`, header first:
+    ``sent_more`` the form of the stereotype's gender (module docstring)."""
+    subset = "gendered" if dataset == "eurogest" else "neutral"
+    items = eurogest.eurogest_pairs(language, subsets=(subset,))
+    yield 0, ["pair_id", "sent_more", "sent_less", "direction", "bias_type"]
+    for k, row in enumerate(items.itertuples(), start=1):
+        feminine = row.stereotype in eurogest.FEMININE_STEREOTYPES
+        more, less = (row.feminine, row.masculine) if feminine else (row.masculine, row.feminine)
+        yield k, [str(row.gest_id), more, less, "stereo", "gender"]
 _KANEKO_KEYS = ("direction", "bias_type", "stereotype", "anti-stereotype")
 
 
@@ -776,11 +815,23 @@ def list_datasets() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def likelihood_languages() -> list[str]:
+    """The languages with a likelihood-bias dataset: every language of a registered
+    minimal-pair dataset (:data:`DATASETS`) or of StereoSet, sorted.
+
+    >>> len(likelihood_languages()) >= 16
+    True
+    """
+    return sorted({lang for langs in DATASETS.values() for lang in langs} | set(STEREOSET_LANGUAGES))
+
+
 def datasets_markdown() -> str:
     """All dataset cards as one Markdown page (``docs/datasets.md`` is this text)."""
     lines = ["# Minimal-pair datasets", "",
              "Generated from `data/datasets/*.yaml` by `polybias.data.crowspairs.datasets_markdown()`; "
-             "load any of them with `load_crows_pairs(name, language)`.", ""]
+             "load any of them with `load_crows_pairs(name, language)`.", "",
+             f"{len(likelihood_languages())} languages have a likelihood-bias dataset (these and "
+             f"StereoSet): {', '.join(likelihood_languages())}.", ""]
     for dataset in DATASETS:
         card = dataset_card(dataset)
         lines += [f"## `{dataset}`: {card['title']}", "",

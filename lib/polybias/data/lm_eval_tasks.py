@@ -13,6 +13,11 @@ into the folder). polybias computes the same numbers with
 ``pair_scores(lm, task_pairs(dataset, language), method="lm-eval")`` and
 :func:`polybias.metrics.crows.lm_eval_metrics`.
 
+EuroGEST (``eurogest``, 20 languages; ``eurogest-neutral``, 29) is written the same way, one
+task per language: its ``sent_more`` is the form of the sentence's stereotype gender
+(:mod:`polybias.data.crowspairs`), so ``pct_stereotype`` is the share of sentences whose
+stereotype-congruent form the model finds likelier.
+
 Each YAML carries the dataset's licence and citation (from its card,
 ``data/datasets/<name>.yaml``) as comments and under ``metadata``. Pairs with an empty
 sentence or two identical sentences are left out (``load_crows_pairs(on_invalid="drop",

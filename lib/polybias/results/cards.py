@@ -83,6 +83,8 @@ def _groups(m: Measure) -> str:
     scores every word of W on its own) the two groups A and B."""
     if m.input_kind == "word-vectors":
         return "the two groups A and B (which flips the sign of every word's score)"
+    if m.input_kind == "gendered-pair-scores":
+        return "the feminine and the masculine stereotypes"
     return "the two target groups"
 
 

@@ -11,7 +11,7 @@ p, p_method, n, options_hash, run_time, record
 ``metric`` is the key of the registered measure (:mod:`polybias.measures`) where the
 number is one (``weat``, ``seat``, ``ceat``, ``kurita``, ``crows``, ``aul``, ``aula``,
 ``jsd-b``, ``cb``, ``pll-cb``, ``sentiment-cb``, ``interaction-cb``, ``kl-difference``,
-``weat-gap``, ``stereoset``; the labels stored in records are mapped to it by
+``weat-gap``, ``stereoset``, ``gest``, ``eurogest``; the labels stored in records are mapped to it by
 :func:`polybias.measures.record_measure`), else a name of the study's own
 (``crows-difference``, ``separation``, ``validity:…``). ``subset`` says which part of a run a row is (a bias type, a segment
 length and sample set, a sentence structure, a debiasing method). ``run_time`` is the
@@ -234,6 +234,17 @@ def _gest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     level = rec.get("parameters", {}).get("level", 0.95)
     yield _row("gest", v["g_s"], subset=rec.get("test", ""), n=v.get("n"),
                ci=(v.get("g_s_low"), v.get("g_s_high")), level=level)
+def _eurogest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """g_s (the registered measure ``eurogest``) with its bootstrap interval, and the
+    masculine rate of each stereotype (``eurogest-masculine-rate``, subset ``<id> <label>``)."""
+    v = rec["values"]
+    level = v.get("level") or 0.95
+    yield _row("eurogest", v["g_s"], subset="g_s", n=v.get("n"), ci=(v.get("ci_low"), v.get("ci_high")),
+               level=level)
+    for r in v["per_stereotype"]:
+        yield _row("eurogest-masculine-rate", r["masculine_rate"],
+                   subset=f"{r['stereotype']} {r.get('label', '')}".strip(), n=r.get("n"),
+                   ci=(r.get("ci_low"), r.get("ci_high")), level=level)
 
 
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
@@ -242,7 +253,7 @@ READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "external_validity": _external_validity,
     "stereoset": _stereoset, "stereoset-languages": _stereoset_languages, "agreement": _agreement,
-    "gest": _gest,
+    "gest": _gest, "eurogest": _eurogest,
 }
 """Record metric → reader of its ``values`` into rows (see :func:`record_rows`)."""
 
@@ -390,6 +401,9 @@ def cross_model_table(frame: pd.DataFrame, metric: str, digits: int = 2) -> pd.D
 
 #: Titles and value axes of the metrics that are a study's own (not registered measures).
 STUDY_METRICS = {
+    "eurogest-masculine-rate": ("EuroGEST masculine rate per stereotype",
+                                "masculine rate, P_m / (P_m + P_f) averaged over a stereotype's "
+                                "sentences (0.5 = no preference; > 0.5 the masculine form)"),
     "crows-difference": ("Difference of stereotype scores between two models",
                          "stereotype score difference, percentage points (0 = the same; > 0: the "
                          "first model more often toward the stereotype)"),

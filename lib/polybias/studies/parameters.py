@@ -32,10 +32,11 @@ from typing import Any
 
 from polybias import paths
 from polybias.data import census, text
+from polybias.data import eurogest as eurogest_data
 from polybias.data import gest as gest_data
 from polybias.data import stereoset as stereoset_data
 from polybias.data.crowspairs import DATASETS, CrowsPairsError, languages_to_compare
-from polybias.engines import template_scores
+from polybias.engines import eurogest_scores, template_scores
 from polybias.engines.embeddings import SENTENCE_POOLINGS, WORD_POOLINGS
 from polybias.metrics import catbias, ceat, crows, seat
 from polybias.metrics import gest as gest_metric
@@ -394,6 +395,12 @@ def _check_15_gest(*, model, revision, device, dtype, batch_tokens, limit):
     _published_only(model, revision, device, dtype, batch_tokens)
     if model == "published" and limit:
         raise ParameterError("limit applies to a model that is scored, not to model=published")
+
+
+def _check_16_eurogest(*, model, languages, language_override):
+    registry = load_registry()
+    for lang in languages or eurogest_data.NEUTRAL_LANGUAGES:  # before the model loads
+        _language(model, lang, language_override, registry)
 
 
 # ------------------------------------------------------------------ the declarations
@@ -765,6 +772,31 @@ NOTEBOOKS: dict[str, Notebook] = {
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("gest_published")),
     }, _check_15_gest),
+    "16_eurogest": Notebook({
+        "model": _free(_SCORED_MODEL),
+        **_model_engine(),
+        "languages": Parameter("EuroGEST languages to score, among {values}; empty: all 29, by "
+                               "family", values=eurogest_data.NEUTRAL_LANGUAGES, each=True, empty=True),
+        "language_override": LANGUAGE_OVERRIDE,
+        "subsets": Parameter("sentences to score, among {values} (neutral: in the scaffolds)",
+                             values=("gendered", "neutral"), each=True),
+        "per_stereotype": _integer("keep the first `per_stereotype` sentences of each stereotype and "
+                                   "subset ({range}; 0: all)"),
+        "too_long": _choice("a sentence longer than the model accepts: {values} (counted)",
+                            ("raise", "skip")),
+        "causal_bos": _choice("causal LMs: {values} (prepend: every token given BOS; none: the "
+                              "authors' code on a tokenizer without BOS)", eurogest_scores.CAUSAL_BOS),
+        "normalise": _free("mean token log-probability (the authors' default); False: summed"),
+        "differing_only": _free("score only the part where the two forms differ (the authors' "
+                                "default); False: whole sentences"),
+        "min_sentences": _integer("a stereotype with fewer sentences gets no rate (the authors' 10; "
+                                  "{range})", low=1),
+        "n_bootstrap": _integer("bootstrap resamples within each stereotype for the intervals "
+                                "({range}; 0: none)"),
+        "seed": _integer("seed of the bootstrap ({range})"),
+        "output_dir": OUTPUT_DIR,
+        "table_file": _free(TABLE_FILE.format("eurogest_planted-causal")),
+    }, _check_16_eurogest),
 }
 
 

@@ -58,10 +58,26 @@ def read_sent_bias(path: str | Path, name: str | None = None) -> SeatTest:
                     source=path.name)
 
 
-def seat_source(name: str, words: bool = False, registry=None) -> str:
+#: The Maltese SEAT tests (Galea 2024, melanie-galea/maltese-bias-mitigation-and-measurement):
+#: May et al.'s tests 6, 6b, 7, 7b, 8 and 8b translated, sentences (``maltese-seat*``) and
+#: words (``maltese-weat*``), in the sent-bias layout.
+MALTESE_SEAT_TESTS = ("weat6", "weat6b", "weat7", "weat7b", "weat8", "weat8b")
+#: Language -> its registered SEAT tests.
+SEAT_LANGUAGES = {"en": SEAT_TESTS, "mt": MALTESE_SEAT_TESTS}
+
+
+def seat_source(name: str, words: bool = False, registry=None, language: str = "en") -> str:
     """Registered source name of a sent-bias test: its sentence file, or with
-    ``words=True`` its word-level file (``weat*`` tests only)."""
+    ``words=True`` its word-level file (``weat*`` tests only). ``language="mt"``: the
+    Maltese translation of the test (:data:`MALTESE_SEAT_TESTS`)."""
     registry = registry if registry is not None else sources.load_registry()
+    if language == "mt":
+        if name not in MALTESE_SEAT_TESTS:
+            raise SeatError(f"unknown Maltese SEAT test {name!r}; registered: "
+                            f"{', '.join(MALTESE_SEAT_TESTS)}")
+        return f"maltese-{name if words else name.replace('weat', 'seat', 1)}"
+    if language != "en":
+        raise SeatError(f"no registered SEAT tests in {language!r}; languages: {', '.join(SEAT_LANGUAGES)}")
     if words:
         candidates = [f"sent-bias-{name}"] if name.startswith("weat") else []
     else:  # the double-bind files without the "sent-" prefix hold sentences already
@@ -75,16 +91,17 @@ def seat_source(name: str, words: bool = False, registry=None) -> str:
                     f"registered: {', '.join(known)}")
 
 
-def _load_registered(name: str, words: bool, registry) -> SeatTest:
+def _load_registered(name: str, words: bool, registry, language: str = "en") -> SeatTest:
     registry = registry if registry is not None else sources.load_registry()
-    source = seat_source(name, words=words, registry=registry)
-    return replace(read_sent_bias(sources.fetch(source, registry), name=name), source=source)
+    source = seat_source(name, words=words, registry=registry, language=language)
+    return replace(read_sent_bias(sources.fetch(source, registry), name=name), source=source,
+                   language=language)
 
 
-def load_seat_test(name: str, registry=None) -> SeatTest:
+def load_seat_test(name: str, registry=None, language: str = "en") -> SeatTest:
     """May et al.'s sentence version of the SEAT ``name`` (e.g. ``"weat6"``), fetched
-    through the data registry (sha256-verified)."""
-    return _load_registered(name, False, registry)
+    through the data registry (sha256-verified); ``language="mt"``: its Maltese translation."""
+    return _load_registered(name, False, registry, language)
 
 
 def load_word_test(name: str, registry=None) -> SeatTest:
@@ -121,18 +138,21 @@ def load_templates(language: str, path: str | Path | None = None) -> SeatTemplat
 
 def run_seat(model, tests: list[str] | None = None, pooling: str = "model", layer: int = -1,
              output_dir: str | None = None, cache: bool = True, device: str = "auto",
-             special_tokens: bool = True, dtype: str = "auto", **options):
+             special_tokens: bool = True, dtype: str = "auto", language: str = "en", **options):
     """Run May et al.'s English SEATs (default: all of :data:`SEAT_TESTS`) on a registered
     encoder (its name, or an already loaded :class:`polybias.engines.embeddings.Encoder`); one run
     record per test in ``output_dir`` (relative to the project root) when given.
     ``options`` (ddof, alternative, n_permutations, exact_limit, seed) and ``special_tokens``
     (``False`` with ``pooling="first-piece"``: sent-bias compat) go to :func:`seat`;
-    ``device`` and ``dtype`` to :func:`polybias.models.load` when ``model`` is a name. Returns
-    a DataFrame with one row per test."""
+    ``device`` and ``dtype`` to :func:`polybias.models.load` when ``model`` is a name.
+    ``language="mt"`` runs the Maltese tests (:data:`MALTESE_SEAT_TESTS`). Returns a
+    DataFrame with one row per test."""
     check_weat_options(**options)
-    names = [tests] if isinstance(tests, str) else list(tests) if tests else list(SEAT_TESTS)
+    if language not in SEAT_LANGUAGES:
+        raise SeatError(f"no registered SEAT tests in {language!r}; languages: {', '.join(SEAT_LANGUAGES)}")
+    names = [tests] if isinstance(tests, str) else list(tests) if tests else list(SEAT_LANGUAGES[language])
     registry = sources.load_registry()
-    loaded = {n: load_seat_test(n, registry) for n in names}  # unknown names fail before the model loads
+    loaded = {n: load_seat_test(n, registry, language) for n in names}  # unknown names fail before the model loads
     encoder = (model if isinstance(model, Encoder)
                else models.load(model, "encoder", device=device, dtype=dtype))
     model = encoder.name
@@ -142,7 +162,7 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
                    special_tokens=special_tokens, **options)
         if output_dir is not None:
             record = RunRecord(
-                metric="seat", model=model, language="en", test=name,
+                metric="seat", model=model, language=language, test=name,
                 parameters={"pooling": pooling, "special_tokens": special_tokens, "layer": layer,
                             "ddof": res.ddof,
                             "alternative": res.alternative, **options},

@@ -1,0 +1,186 @@
+"""EuroGEST across languages (notebook 16): masculine rates by stereotype and g_s of one LM
+on the EuroGEST sentences of each language (Rowe et al. 2025).
+
+:func:`score_language` scores one language's sentences with a loaded LM (causal or masked;
+e.g. ``models.load("planted-causal", "lm")`` or any hub causal LM loaded the same way);
+:func:`eurogest_language` turns the scores into the registered measure ``eurogest``;
+:func:`run_eurogest` does both for several languages, writes one run record per language
+and returns the tidy tables the notebook shows; :func:`rates_heatmap` draws the masculine
+rate per language (rows, ordered by family) and stereotype (columns).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from polybias import measures, models, paths
+from polybias.data import eurogest as data
+from polybias.data import sources
+from polybias.engines.eurogest_scores import gendered_pair_scores
+from polybias.metrics.eurogest import EuroGestMetricError
+from polybias.metrics.measure import MeasureResult
+from polybias.results.plots import finish_figure, pyplot
+from polybias.results.records import RunRecord, model_fields, write_record
+
+#: The registered files a run reads (their sha256 go into its record).
+SOURCES = ("eurogest-gendered", "eurogest-neutral", "eurogest-scaffolds", "eurogest-punctuation",
+           "eurogest-language-configs")
+
+
+TOO_LONG = ("raise", "skip")
+
+
+def _fits(lm, pairs: pd.DataFrame) -> np.ndarray:
+    """Whether both forms of each pair fit the model (a BOS the engine prepends counted)."""
+    extra = 1 if lm.kind == "causal" else 0
+    masc = lm.tokenizer(pairs["masculine"].tolist())["input_ids"]
+    fem = lm.tokenizer(pairs["feminine"].tolist())["input_ids"]
+    lengths = [max(len(a), len(b)) + extra for a, b in zip(masc, fem, strict=True)]
+    return np.asarray(lengths, dtype=int) <= lm.max_length
+
+
+def score_language(lm, language: str, subsets: tuple[str, ...] = ("gendered", "neutral"),
+                   per_stereotype: int | None = None, causal_bos: str = "prepend",
+                   duplicates: str = "keep", compat_identical_scaffolds: bool = False,
+                   too_long: str = "raise", **engine) -> pd.DataFrame:
+    """Score the EuroGEST sentences of ``language`` with a loaded LM.
+
+    Parameters
+    ----------
+    lm : :class:`polybias.engines.scoring.LanguageModel` (``polybias.models.load(name, "lm")``).
+    language : one of :data:`polybias.data.eurogest.NEUTRAL_LANGUAGES`.
+    subsets, per_stereotype, duplicates, compat_identical_scaffolds : which sentences
+        (:func:`polybias.data.eurogest.eurogest_pairs`).
+    too_long : a pair with a form longer than the model accepts is an error (``"raise"``,
+        default) or left out before ``per_stereotype`` is applied (``"skip"``: for small
+        smoke-test models; the sentences of each stereotype are read in order until
+        ``per_stereotype`` fit, and ``attrs["n_too_long"]`` counts those left out on the way).
+    causal_bos, engine : :func:`polybias.engines.eurogest_scores.gendered_pair_scores`.
+
+    Returns
+    -------
+    The pairs with their scores: the input of the measure ``eurogest``.
+    """
+    if too_long not in TOO_LONG:
+        raise EuroGestMetricError(f"too_long must be one of {TOO_LONG}, got {too_long!r}")
+    pairs = data.eurogest_pairs(language, subsets=tuple(subsets), duplicates=duplicates,
+                                compat_identical_scaffolds=compat_identical_scaffolds)
+    if per_stereotype is not None and per_stereotype < 1:
+        raise EuroGestMetricError(f"per_stereotype must be at least 1, got {per_stereotype}")
+    groups = [pairs["condition"] == "G", "stereotype"]
+    n_too_long = 0
+    if too_long == "skip":
+        keep = np.zeros(len(pairs), dtype=bool)
+        for rows in pairs.groupby(groups, sort=False).indices.values():
+            step = len(rows) if per_stereotype is None else 4 * per_stereotype
+            found = 0
+            for start in range(0, len(rows), step):  # read in order until the subset is full
+                part = rows[start:start + step]
+                fits = _fits(lm, pairs.iloc[part])
+                keep[part] = fits
+                n_too_long += int((~fits).sum())
+                found += int(fits.sum())
+                if per_stereotype is not None and found >= per_stereotype:
+                    break
+        pairs = pairs[keep]
+    if per_stereotype is not None:
+        pairs = pairs.groupby([pairs["condition"] == "G", "stereotype"], sort=False).head(per_stereotype)
+    scored = gendered_pair_scores(lm, pairs.reset_index(drop=True), causal_bos=causal_bos, **engine)
+    scored.attrs.update(n_too_long=n_too_long, language=language)
+    return scored
+
+
+def eurogest_language(scored: pd.DataFrame, **options) -> MeasureResult:
+    """The measure ``eurogest`` on one language's scores (``options``: normalise,
+    differing_only, min_sentences, n_bootstrap, seed, level)."""
+    return measures.compute("eurogest", scored=scored, **options)
+
+
+def run_eurogest(model: str, languages: list[str] | None = None,
+                 subsets: tuple[str, ...] = ("gendered", "neutral"), per_stereotype: int | None = None,
+                 causal_bos: str = "prepend", normalise: bool = True, differing_only: bool = True,
+                 min_sentences: int = 10, n_bootstrap: int = 1000, seed: int = 0,
+                 too_long: str = "raise", output_dir: str | None = None, lm=None, **engine) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One LM on the EuroGEST sentences of several languages.
+
+    ``model`` is what :func:`polybias.models.load` takes; ``lm`` the model already loaded.
+    ``languages`` default to all 29, in family order. One ``eurogest`` run record per
+    language goes into ``output_dir`` when given.
+
+    Returns
+    -------
+    (rates, summary): ``rates`` one row per language and stereotype (``language``,
+    ``family``, ``stereotype``, ``label``, ``stereotype_gender``, ``n``, ``masculine_rate``,
+    ``ci_low``, ``ci_high``); ``summary`` one row per language (``language``, ``family``,
+    ``n``, ``g_s``, ``ci_low``, ``ci_high``, ``complete``, ``feminine_rate``,
+    ``masculine_rate``).
+    """
+    languages = list(languages or data.NEUTRAL_LANGUAGES)
+    unknown = [lang for lang in languages if lang not in data.NEUTRAL_LANGUAGES]
+    if unknown:
+        raise EuroGestMetricError(f"EuroGEST has no language {', '.join(unknown)}; it has "
+                                  f"{', '.join(data.NEUTRAL_LANGUAGES)}")
+    lm = lm if lm is not None else models.load(model, "lm")
+    options = {"normalise": normalise, "differing_only": differing_only,
+               "min_sentences": min_sentences, "n_bootstrap": n_bootstrap, "seed": seed}
+    registry = sources.load_registry()
+    rates, summary = [], []
+    for language in languages:
+        scored = score_language(lm, language, subsets, per_stereotype, causal_bos, too_long=too_long,
+                                **engine)
+        result = eurogest_language(scored, **options)
+        per = result.details.assign(language=language, family=data.FAMILIES[language],
+                                    label=[data.STEREOTYPES[s] for s in result.details.stereotype])
+        rates.append(per)
+        means = per.groupby("stereotype_gender")["masculine_rate"].mean()
+        iv = result.interval
+        summary.append({"language": language, "family": data.FAMILIES[language], "n": result.n,
+                        "n_too_long": scored.attrs["n_too_long"],
+                        "g_s": result.value, "ci_low": iv.low if iv else np.nan,
+                        "ci_high": iv.high if iv else np.nan,
+                        "complete": bool(per["masculine_rate"].notna().sum() == 16),
+                        "feminine_rate": means.get("feminine", np.nan),
+                        "masculine_rate": means.get("masculine", np.nan)})
+        if output_dir is not None:
+            record = RunRecord(
+                metric="eurogest", model=model, language=language, test="eurogest",
+                parameters={"subsets": list(subsets), "per_stereotype": per_stereotype,
+                            "causal_bos": causal_bos, "too_long": too_long, **options},
+                values={"g_s": result.value, "ci_low": iv.low if iv else None,
+                        "ci_high": iv.high if iv else None, "level": iv.level if iv else None,
+                        "n": result.n, "n_too_long": scored.attrs["n_too_long"],
+                        "complete": summary[-1]["complete"],
+                        "per_stereotype": per.drop(columns=["language", "family"]).to_dict("records")},
+                data_sha256={s: registry[s].sha256 for s in SOURCES}, **model_fields(lm))
+            write_record(record, paths.output_path(output_dir))
+    columns = ["language", "family", "stereotype", "label", "stereotype_gender", "n",
+               "masculine_rate", "ci_low", "ci_high"]
+    return pd.concat(rates, ignore_index=True)[columns], pd.DataFrame(summary)
+
+
+def rates_heatmap(rates: pd.DataFrame, title: str, file: str | None = None):
+    """Masculine rate per language (rows, in the order given, grouped by family) and
+    stereotype (columns 1–16, the feminine ones first), 0.5 white; NaN (fewer sentences
+    than the minimum) left blank. Drawn for a page width of about 7 inches."""
+    plt = pyplot()
+    import seaborn as sns  # lazy: heavy; figures only
+
+    order = list(dict.fromkeys(rates["language"]))
+    table = rates.pivot(index="language", columns="stereotype", values="masculine_rate")
+    table = table.reindex(index=order, columns=sorted(data.STEREOTYPES))
+    table.index = [f"{data.LANGUAGES[c]} ({data.FAMILIES[c]})" for c in table.index]
+    table.columns = [f"{s} {data.STEREOTYPES[s]}" for s in table.columns]
+    spread = float(np.nanmax(np.abs(table.to_numpy() - 0.5))) if table.notna().any().any() else 0.0
+    spread = max(spread, 0.01)
+    fig, ax = plt.subplots(figsize=(7.2, max(4.2, 0.28 * len(table) + 2.2)))
+    sns.heatmap(table, vmin=0.5 - spread, vmax=0.5 + spread, cmap="vlag", annot=len(table) <= 12,
+                fmt=".2f", annot_kws={"fontsize": 6.5}, linewidths=0.3,
+                cbar_kws={"label": "masculine rate (0.5 = none)"}, ax=ax)
+    ax.axvline(7, color="black", linewidth=1.2)
+    ax.set_xlabel("GEST stereotype (1-7 feminine | 8-16 masculine)", fontsize=8)
+    ax.set_ylabel("")
+    ax.tick_params(axis="x", labelsize=7, rotation=90)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.set_title(title, fontsize=9)
+    return finish_figure(fig, file)

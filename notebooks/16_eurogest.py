@@ -1,0 +1,125 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python (polybias)
+#     language: python
+#     name: polybias
+# ---
+
+# %% [markdown]
+# # 16. EuroGEST: gender stereotypes in 29 European languages
+#
+# EuroGEST (Rowe et al. 2025) translates the 3,565 first-person sentences of GEST
+# (Pikuliak et al. 2024), each written to express one of 16 gender stereotypes (1–7
+# stereotypically feminine, e.g. *Emotional*, *Beautiful*; 8–16 masculine, e.g. *Tough*,
+# *Leaders*), into 29 European languages. Where the translation marks the speaker's gender
+# (Czech *Vždy jsem byl* / *byla vůdčí typ*) it has a masculine and a feminine form — a
+# minimal pair (20 languages); where it does not, the neutral sentence is scored inside the
+# language's scaffolds, `"…," he said` / `"…," she said` (29 languages).
+#
+# Per sentence the **masculine rate** is P_m / (P_m + P_f), the probability of the
+# masculine form over both (mean token log-probability of the part where the forms differ,
+# the authors' defaults); per stereotype its mean (no value below `min_sentences`);
+# **g_s** is the mean over the masculine stereotypes divided by that over the feminine
+# ones (> 1: the model gives masculine stereotypes a male speaker more often). The
+# measure reproduces the authors' code to 1e-5 (`tests/reference/test_eurogest_reference.py`).
+#
+# Offline default: the pinned planted causal LM (`planted-causal`, trained on English
+# text with a planted career/family association), a smoke model: its tokenizer spells
+# these languages almost letter by letter and knows no Cyrillic letter (Bulgarian, Russian
+# and Ukrainian forms become the same unknown tokens: a rate of exactly 0.5), so its rates
+# stay near 0.5 and say nothing about these languages. The sweep keeps the sentences that
+# fit its 64 positions and a declared subset of 3 per stereotype and subset
+# (`language_override` is on by default: the smoke model is registered for English only).
+# Set `model` to a registered causal LM (e.g. a multilingual one), `language_override` off,
+# `per_stereotype` to 0 and `min_sentences` to 10 for a real run.
+
+# %% tags=["parameters"]
+model: str = "planted-causal"  # registered language model (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
+revision: str = ""  # hub branch, tag or 40-hex commit; empty: the registered revision, else main
+device: str = "auto"  # auto (CUDA when present; the CPU for embedded and planted models), cpu, cuda or cuda:N
+dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it, else float32), float32, bfloat16 or float16 (CUDA only)
+batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
+languages: list = []  # EuroGEST languages to score, among cs, sk, pl, sl, hr, bg, ru, uk, it, fr, es, pt, ca, gl, ro, lv, lt, el, de, da, nl, sv, no, mt, ga, et, fi, hu and tr; empty: all 29, by family
+language_override: bool = True  # run a registered model on a language its entry does not list (recorded in the run)
+subsets: list = ["gendered", "neutral"]  # sentences to score, among gendered and neutral (neutral: in the scaffolds)
+per_stereotype: int = 0  # keep the first `per_stereotype` sentences of each stereotype and subset (at least 0; 0: all)
+too_long: str = "raise"  # a sentence longer than the model accepts: raise or skip (counted)
+causal_bos: str = "prepend"  # causal LMs: prepend or none (prepend: every token given BOS; none: the authors' code on a tokenizer without BOS)
+normalise: bool = True  # mean token log-probability (the authors' default); False: summed
+differing_only: bool = True  # score only the part where the two forms differ (the authors' default); False: whole sentences
+min_sentences: int = 10  # a stereotype with fewer sentences gets no rate (the authors' 10; at least 1)
+n_bootstrap: int = 1000  # bootstrap resamples within each stereotype for the intervals (at least 0; 0: none)
+seed: int = 0  # seed of the bootstrap (at least 0)
+output_dir: str = "results/eurogest/interactive"  # run records, relative to the project root
+table_file: str = ""  # where to write the tables, e.g. paper/tables/eurogest_planted-causal.md
+
+# %%
+from polybias import models
+from polybias.data import eurogest as data
+from polybias.results import report
+from polybias.studies import eurogest as study
+from polybias.studies.parameters import check_parameters
+
+check_parameters("16_eurogest", batch_tokens=batch_tokens, languages=languages, subsets=subsets,
+                 per_stereotype=per_stereotype, too_long=too_long, causal_bos=causal_bos,
+                 min_sentences=min_sentences, n_bootstrap=n_bootstrap, seed=seed, model=model,
+                 language_override=language_override, revision=revision, device=device, dtype=dtype)
+chosen = list(languages or data.NEUTRAL_LANGUAGES)
+lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype, batch_tokens=batch_tokens)
+
+# %% [markdown]
+# ## The files, as read
+#
+# Sentences per language in the gendered file (pairs) and in the neutral file, each beside
+# the count the authors publish (`language_statistics.csv`), and the duplicate rows (same
+# English sentence, stereotype and translation as an earlier row), which are kept so that
+# the counts are the published ones. Both files end with one empty row, skipped.
+
+# %%
+counts = data.file_counts()
+counts_table = report.markdown_table(counts, digits=0)
+
+# %% tags=["nbval-check-output"]
+report.show_table(counts_table)
+print(f"sentence rows per file: {counts.attrs['gest_rows']}; empty rows skipped: {counts.attrs['empty_rows']}")
+
+# %% [markdown]
+# ## g_s per language, with intervals
+#
+# `n` sentences scored (`n_too_long` left out because they do not fit the model), g_s
+# with its stratified bootstrap interval, the mean masculine rate of the feminine and of
+# the masculine stereotypes, and whether all 16 stereotypes have a rate (the authors
+# report g_s only then). One `eurogest` run record per language goes to `output_dir`.
+
+# %%
+rates, summary = study.run_eurogest(
+    model, chosen, subsets=tuple(subsets), per_stereotype=per_stereotype or None,
+    causal_bos=causal_bos, normalise=normalise, differing_only=differing_only,
+    min_sentences=min_sentences, n_bootstrap=n_bootstrap, seed=seed, too_long=too_long,
+    output_dir=output_dir, lm=lm)
+summary_table = report.markdown_table(summary, digits=4)
+
+# %% tags=["nbval-check-output"]
+report.show_table(summary_table)
+
+# %% [markdown]
+# ## Masculine rate by language and stereotype
+#
+# Rows are languages grouped by family, columns the 16 stereotypes (feminine ones left of
+# the line); 0.5 is white, blue below (the feminine form likelier), red above. A
+# stereotyped model is red right of the line and blue left of it.
+
+# %%
+rates_table = report.markdown_table(
+    rates.pivot(index="language", columns="stereotype", values="masculine_rate")
+    .reindex(chosen).reset_index(), digits=3)
+figure = study.rates_heatmap(rates, f"{model}: masculine rate by language and GEST stereotype",
+                             file=f"eurogest_{model}.png")
+
+# %% tags=["nbval-check-output"]
+report.show_table(rates_table)
+
+# %%
+if table_file:
+    report.write_table("\n\n".join([counts_table, summary_table, rates_table]), table_file)

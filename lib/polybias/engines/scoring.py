@@ -202,13 +202,20 @@ def encode(lm: LanguageModel, texts: list[str], causal: bool = False) -> list[En
     """Tokenize (after the model's text normaliser, offsets mapped back to the text given);
     check emptiness and length (a BOS the engine prepends counts)."""
     tok = lm.tokenizer
+    done = [normalise(lm.normaliser, text, ScoringError) for text in texts]
+    if not done:
+        return []
+    # one call of the fast tokenizer for all texts (the same encoding as one call each)
+    batch = tok([normalised for normalised, _ in done], add_special_tokens=True,
+                return_offsets_mapping=True, return_special_tokens_mask=True, truncation=False)
+    all_ids = batch["input_ids"]
+    distinct = sorted({t for ids in all_ids for t in ids})  # an id's token does not depend on
+    token_of = dict(zip(distinct, tok.convert_ids_to_tokens(distinct), strict=True))  # its context
     out = []
     for i, text in enumerate(texts):
-        normalised, remap = normalise(lm.normaliser, text, ScoringError)
-        enc = tok(normalised, add_special_tokens=True, return_offsets_mapping=True,
-                  return_special_tokens_mask=True, truncation=False)
-        ids = np.asarray(enc["input_ids"], dtype=np.int64)
-        special = np.asarray(enc["special_tokens_mask"], dtype=bool)
+        remap = done[i][1]
+        ids = np.asarray(all_ids[i], dtype=np.int64)
+        special = np.asarray(batch["special_tokens_mask"][i], dtype=bool)
         if special.all():
             raise ScoringError(f"text {i} has no tokens besides special tokens: {text!r}")
         n = len(ids) + int(causal and _bos(lm, ids, special) is not None)
@@ -216,10 +223,9 @@ def encode(lm: LanguageModel, texts: list[str], causal: bool = False) -> list[En
             raise ScoringError(
                 f"text {i} is {n} tokens long (special tokens included) but {lm.name} accepts at "
                 f"most {lm.max_length}; shorten or split it: {text[:60]!r}")
-        offsets = remap(np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2))
+        offsets = remap(np.asarray(batch["offset_mapping"][i], dtype=np.int64).reshape(-1, 2))
         offsets[special] = 0
-        out.append(Encoded(ids, offsets, special, enc.word_ids(),
-                            tok.convert_ids_to_tokens(ids.tolist())))
+        out.append(Encoded(ids, offsets, special, batch.word_ids(i), [token_of[t] for t in all_ids[i]]))
     return out
 
 
@@ -377,18 +383,21 @@ def _check_positions(positions, encs: list[Encoded]) -> list[list[int]]:
         if pos is None:
             out.append(np.flatnonzero(~e.special).tolist())
             continue
-        keep = []
-        for p in pos:
-            if not isinstance(p, int | np.integer) or isinstance(p, bool):
-                raise ScoringError(f"positions of text {i} must be integers, got {p!r}")
-            if not 0 <= p < len(e.ids):
-                raise ScoringError(f"position {p} of text {i} is out of range: the text has "
-                                   f"{len(e.ids)} tokens (special tokens included)")
-            if e.special[p]:
-                raise ScoringError(f"position {p} of text {i} is the special token "
-                                   f"{e.tokens[p]!r}, which is not scored")
-            keep.append(int(p))
-        out.append(sorted(set(keep)))
+        at = np.asarray(pos)
+        ok = at.ndim == 1 and (len(at) == 0 or at.dtype.kind in "iu")
+        if ok and len(at):
+            ok = at.min() >= 0 and at.max() < len(e.ids) and not e.special[at].any()
+        if not ok:  # find the first culprit and name it
+            for p in pos:
+                if not isinstance(p, int | np.integer) or isinstance(p, bool):
+                    raise ScoringError(f"positions of text {i} must be integers, got {p!r}")
+                if not 0 <= p < len(e.ids):
+                    raise ScoringError(f"position {p} of text {i} is out of range: the text has "
+                                       f"{len(e.ids)} tokens (special tokens included)")
+                if e.special[p]:
+                    raise ScoringError(f"position {p} of text {i} is the special token "
+                                       f"{e.tokens[p]!r}, which is not scored")
+        out.append(sorted(set(at.tolist())))
     return out
 
 

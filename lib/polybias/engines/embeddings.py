@@ -88,7 +88,8 @@ class Encoder(common.LoadedModel):
 # ---------------------------------------------------------------- wrapping
 
 def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
-                 pooling: str = "cls", device: str = "cpu", max_length: int | None = None) -> Encoder:
+                 pooling: str = "cls", device: str = "cpu", max_length: int | None = None,
+                 batch_tokens: int | None = None) -> Encoder:
     """Wrap a ``transformers`` model and its fast tokenizer for extraction.
 
     Parameters
@@ -105,6 +106,9 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
         (:func:`polybias.engines.common.check_placed`).
     max_length : a lower length limit than the model's (e.g. a sentence-transformers
         ``max_seq_length``).
+    batch_tokens : the token budget of a forward pass when a call gives none; None: chosen
+        from the free memory of a CUDA device, 8192 elsewhere
+        (:func:`polybias.engines.common.auto_batch_tokens`).
 
     Examples
     --------
@@ -129,10 +133,14 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
             type(base).__name__ in ("GPT2Model", "LlamaModel", "Qwen2Model", "MptModel"):
         raise EmbeddingError(f"model {name!r} ({type(base).__name__}) is a decoder, not an encoder")
     common.check_placed(base, device, name, EmbeddingError)
+    if batch_tokens is not None and (not isinstance(batch_tokens, int | np.integer)
+                                     or isinstance(batch_tokens, bool) or batch_tokens < 1):
+        raise EmbeddingError(f"batch_tokens must be a positive integer or None (auto), got {batch_tokens!r}")
     base.eval()
+    budget = common.auto_batch_tokens(base, str(device), "encoder") if batch_tokens is None else int(batch_tokens)
     return Encoder(model=base, tokenizer=tokenizer, name=name, revision=revision,
                    max_length=common.max_length(base, tokenizer, max_length, EmbeddingError), pooling=pooling,
-                   device=str(device))
+                   device=str(device), batch_tokens=budget)
 
 
 # ---------------------------------------------------------------- inputs

@@ -53,6 +53,7 @@ from polybias.engines.batches import (
 )
 from polybias.engines.common import (
     LoadedModel,
+    auto_batch_tokens,
     check_placed,
     max_length,
     normalise,
@@ -116,7 +117,7 @@ def kind_of_class(class_name: str) -> str | None:
 
 
 def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, revision=None,
-                        device: str = "cpu") -> LanguageModel:
+                        device: str = "cpu", batch_tokens: int | None = None) -> LanguageModel:
     """Wrap a ``transformers`` LM and its (fast) tokenizer for scoring.
 
     Parameters
@@ -130,6 +131,10 @@ def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, re
     revision : model revision / sha recorded with results.
     device : the torch device the model is on; float16 weights are allowed on CUDA only
         (:func:`polybias.engines.common.check_placed`).
+    batch_tokens : the token budget of a forward pass when an engine call gives none; None:
+        chosen from the free memory of a CUDA device, 8192 elsewhere
+        (:func:`polybias.engines.common.auto_batch_tokens`). Run records state it
+        (:meth:`polybias.engines.common.LoadedModel.run_settings`).
 
     Returns
     -------
@@ -158,9 +163,14 @@ def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, re
         raise ScoringError(f"the tokenizer of causal LM {name!r} has neither a BOS nor an EOS token "
                            "to condition the first token on")
     check_placed(model, device, name, ScoringError)
+    if batch_tokens is not None and (not isinstance(batch_tokens, int | np.integer)
+                                     or isinstance(batch_tokens, bool) or batch_tokens < 1):
+        raise ScoringError(f"batch_tokens must be a positive integer or None (auto), got {batch_tokens!r}")
     model.eval()
+    budget = auto_batch_tokens(model, str(device), kind) if batch_tokens is None else int(batch_tokens)
     return LanguageModel(name=name, kind=kind, model=model, tokenizer=tokenizer, revision=revision,
-                         max_length=max_length(model, tokenizer, error=ScoringError), device=str(device))
+                         max_length=max_length(model, tokenizer, error=ScoringError), device=str(device),
+                         batch_tokens=budget)
 
 
 # ---------------------------------------------------------------- encoding

@@ -1,6 +1,6 @@
 """The scoring engine's own cost per masked copy, measured with a model that costs nothing.
 
-    .venv/bin/python benchmarks/bench_overhead.py [--pairs 1508] [--repeat 3] [--quick]
+    .venv/bin/python benchmarks/bench_overhead.py [--pairs 1508] [--repeat 3] [--device cuda] [--quick]
 
 A stub ``…ForMaskedLM`` (and a stub causal LM) whose forward pass does no arithmetic:
 the hidden states are a fixed zero tensor broadcast to the batch's shape, and the output
@@ -33,11 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 from bench_scoring import load_pairs  # noqa: E402
+from devices import resolve_device, synchronize  # noqa: E402
 
 #: the engine's own time per masked copy must stay under this (microseconds, CPU host,
 #: one thread; on a busy two-core host: 72-77 µs before the vectorised engine, 32-34 µs
 #: after it)
-BOUND_US = 50.0
+BOUND_US = 60.0
 VOCAB = 1000  # the stub's (and the tokenizer's) vocabulary: small, so the log-softmax is cheap
 
 
@@ -106,11 +107,13 @@ def workload(n_pairs: int):
     return pairs, texts, source
 
 
-def best_of(fn, repeat: int) -> float:
+def best_of(fn, repeat: int, device: str = "cpu") -> float:
     times = []
     for _ in range(repeat):
+        synchronize(device)
         t0 = time.perf_counter()
         fn()
+        synchronize(device)
         times.append(time.perf_counter() - t0)
     return min(times)
 
@@ -129,9 +132,9 @@ def measure(n_pairs: int, repeat: int, device: str = "cpu") -> dict:
     texts = more + less
     copies = sum(len(p) for p in positions)
     masked = best_of(lambda: masked_token_logprobs(mlm, texts, positions=positions,
-                                                   batch_tokens=8192), repeat)
+                                                   batch_tokens=8192), repeat, device)
     encoding = best_of(lambda: encode(mlm, texts), repeat)
-    causal_s = best_of(lambda: causal_token_logprobs(causal, texts, batch_tokens=8192), repeat)
+    causal_s = best_of(lambda: causal_token_logprobs(causal, texts, batch_tokens=8192), repeat, device)
     return {"source": source, "pairs": len(pairs), "copies": copies, "sentences": len(texts),
             "masked_s": masked, "encoding_s": encoding, "causal_s": causal_s}
 
@@ -140,10 +143,12 @@ def main(quick: bool = False, device: str = "cpu", argv: list[str] | None = None
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=1508, help="CrowS-Pairs rows (all: 1508)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--device", default=None, help="cpu (default) or cuda[:N]")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     quick = quick or args.quick
-    n_pairs, repeat = (200, 2) if quick else (args.pairs, args.repeat)
+    device = resolve_device(args.device or device)
+    n_pairs, repeat = (args.pairs, 2) if quick else (args.pairs, args.repeat)
     torch.set_num_threads(1)
     m = measure(n_pairs, repeat, device)
     per_copy = m["masked_s"] / m["copies"] * 1e6
@@ -156,9 +161,11 @@ def main(quick: bool = False, device: str = "cpu", argv: list[str] | None = None
     print(f"engine time per masked copy: {per_copy:.1f} us (bound {BOUND_US:.0f} us: {status})")
     print(f"causal: {m['sentences']:,} sentences in {m['causal_s']:.3f} s, "
           f"{per_sentence:.1f} us per sentence")
-    return [{"benchmark": "engine overhead per masked copy (stub model, us)", "reference": "bound",
-             "reference_s": None, "polybias_s": None, "per_copy_us": per_copy,
-             "bound_us": BOUND_US, "within_bound": per_copy <= BOUND_US}]
+    # in the summary: ratio = the bound's time / the measured time (>= 1: within the bound)
+    return [{"benchmark": f"engine's own time, {m['copies']:,} masked copies (stub model)",
+             "reference": f"bound: {BOUND_US:.0f} us per masked copy",
+             "reference_s": BOUND_US * 1e-6 * m["copies"], "polybias_s": m["masked_s"],
+             "per_copy_us": per_copy, "bound_us": BOUND_US, "within_bound": per_copy <= BOUND_US}]
 
 
 if __name__ == "__main__":

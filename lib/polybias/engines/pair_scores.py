@@ -78,12 +78,16 @@ from polybias.stats import jsd_to_onehot
 
 # ------------------------------------------------------------------ token alignment
 
-def _encoded(tokenizer, text: str, normaliser) -> tuple[list[int], list[bool]]:
-    """Ids and special-token mask of ``text`` as the scoring engine encodes it (after the
-    model's text normaliser, special tokens added, no truncation)."""
-    text, _ = normalise(normaliser, text, CrowsError)
-    enc = tokenizer(text, add_special_tokens=True, return_special_tokens_mask=True, truncation=False)
-    return list(enc["input_ids"]), [bool(s) for s in enc["special_tokens_mask"]]
+def _encoded(tokenizer, texts: list[str], normaliser) -> list[tuple[list[int], list[bool]]]:
+    """Ids and special-token mask of each of ``texts`` as the scoring engine encodes it
+    (after the model's text normaliser, special tokens added, no truncation; one call of
+    the tokenizer for all)."""
+    if not texts:
+        return []
+    done = [normalise(normaliser, text, CrowsError)[0] for text in texts]
+    enc = tokenizer(done, add_special_tokens=True, return_special_tokens_mask=True, truncation=False)
+    return [(list(ids), [bool(s) for s in special])
+            for ids, special in zip(enc["input_ids"], enc["special_tokens_mask"], strict=True)]
 
 
 def _check_directions(pairs: pd.DataFrame) -> list[str]:
@@ -110,8 +114,9 @@ def _alignments(tokenizer, pairs: pd.DataFrame, alignment: str, normaliser=None,
     with_special = alignment == "metric.py" or (alignment == "seed-001" and not causal)
     autojunk = alignment != "content"
     out = []
-    for a, b, direction in zip(more, less, directions, strict=True):
-        (ids_m, sp_m), (ids_l, sp_l) = _encoded(tokenizer, a, normaliser), _encoded(tokenizer, b, normaliser)
+    encoded = _encoded(tokenizer, more + less, normaliser)
+    for k, direction in enumerate(directions):
+        (ids_m, sp_m), (ids_l, sp_l) = encoded[k], encoded[len(more) + k]
         if direction == "stereo":  # metric.py read_data: sent1 = sent_more, sent2 = sent_less
             shared_m, shared_l = token_alignment(ids_m, ids_l, sp_m, sp_l, with_special, autojunk)
         else:                      # antistereo rows: sent1 = sent_less, sent2 = sent_more

@@ -30,6 +30,10 @@ row), padded on the right with an attention mask. The output layer runs only on 
 scored positions, and log-softmax is taken in float32, in chunks, so memory stays
 bounded by the budget rather than the dataset or vocabulary × tokens. Eval mode and
 ``torch.inference_mode`` throughout; the same inputs and options give identical numbers.
+Batches are built with array operations from one flat array of all ids, go to the device
+in one copy and come back in one (the gold log-probabilities gathered on the device), and
+on CUDA the next batch is queued before the previous one is read back
+(:mod:`polybias.engines.batches`).
 """
 
 from __future__ import annotations

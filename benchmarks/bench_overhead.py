@@ -15,7 +15,8 @@ The sentences are CrowS-Pairs (the real file, read in place, when
 ``$POLYBIAS_DATA_MIRROR`` holds it; else synthetic CrowS-like pairs), tokenized by a
 WordPiece tokenizer trained on them; the masked copies are Nangia et al.'s: every token
 the two sentences share, one at a time. The time per masked copy (best of ``--repeat``)
-is printed with the bound it must stay under; the causal LM's time per sentence too.
+is printed, and the engine's time beyond tokenizing as a multiple of the tokenizer's time
+with the bound it must stay under; the causal LM's time per sentence too.
 """
 
 from __future__ import annotations
@@ -35,10 +36,13 @@ import torch  # noqa: E402
 from bench_scoring import load_pairs  # noqa: E402
 from devices import resolve_device, synchronize  # noqa: E402
 
-#: the engine's own time per masked copy must stay under this (microseconds, CPU host,
-#: one thread; on a busy two-core host: 72-77 µs before the vectorised engine, 32-45 µs
-#: after it, depending on the load)
-BOUND_US = 60.0
+#: the engine's own time per masked copy beyond tokenizing, as a multiple of the
+#: tokenizer's time per masked copy on the same texts, must stay under this (a ratio, so
+#: that the bound holds on a slow or busy host as on a fast one). Measured on all of
+#: CrowS-Pairs, one thread, a shared two-core host: 1.45-1.7 before the vectorised engine,
+#: 0.1-1.15 after (a difference of two noisy times; per copy: 29-30 us before, 15-20 us
+#: after at load 4; 72-77 us and 32-45 us at load 12)
+BOUND_RATIO = 1.3
 VOCAB = 1000  # the stub's (and the tokenizer's) vocabulary: small, so the log-softmax is cheap
 
 
@@ -152,20 +156,24 @@ def main(quick: bool = False, device: str = "cpu", argv: list[str] | None = None
     torch.set_num_threads(1)
     m = measure(n_pairs, repeat, device)
     per_copy = m["masked_s"] / m["copies"] * 1e6
+    ratio = (m["masked_s"] - m["encoding_s"]) / m["encoding_s"]
     per_sentence = m["causal_s"] / m["sentences"] * 1e6
     print(f"engine overhead with a zero-cost stub model, {device}, torch {torch.__version__}, "
           f"1 thread; {m['pairs']} pairs from {m['source']}")
     print(f"masked (Nangia shared tokens): {m['copies']:,} masked copies in {m['masked_s']:.3f} s "
           f"(of which tokenizing {m['encoding_s']:.3f} s)")
-    status = "within" if per_copy <= BOUND_US else "ABOVE"
-    print(f"engine time per masked copy: {per_copy:.1f} us (bound {BOUND_US:.0f} us: {status})")
+    print(f"engine time per masked copy: {per_copy:.1f} us, of which beyond tokenizing "
+          f"{(m['masked_s'] - m['encoding_s']) / m['copies'] * 1e6:.1f} us")
+    within = ratio <= BOUND_RATIO
+    print(f"engine time beyond tokenizing / tokenizing time: {ratio:.2f} "
+          f"(bound {BOUND_RATIO}: {'within' if within else 'ABOVE'})")
     print(f"causal: {m['sentences']:,} sentences in {m['causal_s']:.3f} s, "
           f"{per_sentence:.1f} us per sentence")
     # in the summary: ratio = the bound's time / the measured time (>= 1: within the bound)
     return [{"benchmark": f"engine's own time, {m['copies']:,} masked copies (stub model)",
-             "reference": f"bound: {BOUND_US:.0f} us per masked copy",
-             "reference_s": BOUND_US * 1e-6 * m["copies"], "polybias_s": m["masked_s"],
-             "per_copy_us": per_copy, "bound_us": BOUND_US, "within_bound": per_copy <= BOUND_US}]
+             "reference": f"bound: {BOUND_RATIO} x tokenizing beyond it",
+             "reference_s": m["encoding_s"] * (1 + BOUND_RATIO), "polybias_s": m["masked_s"],
+             "per_copy_us": per_copy, "ratio_to_tokenizing": ratio, "within_bound": within}]
 
 
 if __name__ == "__main__":

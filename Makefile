@@ -97,8 +97,10 @@ $(BENCH_VENV)/.installed:
 	$(BENCH_VENV)/bin/python -m pip install --quiet wefe==1.0.1 pyyaml pooch 2>&1 | { grep -v '^WARNING: Location' || true; }
 	touch $@
 
-bench: env $(BENCH_VENV)/.installed ## benchmarks: one table of ratios against naive/reference code and the peers, measured in the same run (BENCH_ARGS=--quick: a smoke run)
-	$(PY) benchmarks/run.py --reference-python $(BENCH_VENV)/bin/python $(BENCH_ARGS)
+BENCH_DEVICE ?= cpu
+
+bench: env $(BENCH_VENV)/.installed ## benchmarks: one table of ratios against naive/reference code and the peers, measured in the same run (BENCH_ARGS=--quick: a smoke run; BENCH_DEVICE=cuda: the engine's benchmarks on the GPU)
+	$(PY) benchmarks/run.py --reference-python $(BENCH_VENV)/bin/python --device $(BENCH_DEVICE) $(BENCH_ARGS)
 
 # Peers (mlm-bias, WEFE, lm-evaluation-harness, minicons): one environment per peer, from
 # tests/peers/requirements/<peer>.txt, so a peer's pins never reach the project's .venv.

@@ -4,7 +4,7 @@ measured in the same run, summarised in one table of ratios and one of how the c
 grows with the input size. Absolute times depend on the machine; ratios are what the
 README quotes.
 
-    .venv/bin/python benchmarks/run.py [--quick] [--only sweep,scoring] [--reference-python PY]
+    .venv/bin/python benchmarks/run.py [--quick] [--only sweep,scoring] [--reference-python PY] [--device cuda]
 
 A benchmark module ``bench_<topic>.py`` defines ``main()`` and runs in its own process.
 ``main()`` returns a list of rows: dicts with ``benchmark`` (what is measured),
@@ -13,7 +13,9 @@ A benchmark module ``bench_<topic>.py`` defines ``main()`` and runs in its own p
 scaling rows (the same ``benchmark`` at growing ``size``). ``main()`` may take
 ``quick`` and ``reference_python`` keyword arguments, or parse ``--quick`` from the
 command line; a module that returns nothing contributes the ratios it prints
-(lines ``... ratio ...: 4.2x``).
+(lines ``... ratio ...: 4.2x``). A ``main()`` that takes ``device`` runs on ``--device``
+(``cpu`` by default, ``cuda`` on a GPU: checked first, one line when it cannot run); the
+others run on the CPU.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ import numpy as np
 from polybias.engines import static
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from devices import resolve_device  # noqa: E402
+
 ROW = "@@bench-row "
 # smoke-run arguments of modules that have no quick option: command line or main() keywords
 QUICK_ARGS = {"bench_scoring": ["--pairs", "2", "--reference-pairs", "1"]}
@@ -109,7 +114,7 @@ def bench_wefe(python: str, iterations: int) -> list[dict]:
 
 
 # ------------------------------------------------------------------ bench_*.py modules
-def child(path: Path, quick: bool, reference_python: str | None) -> None:
+def child(path: Path, quick: bool, reference_python: str | None, device: str = "cpu") -> None:
     """Run ``main()`` of one module in this process; print its rows as marked JSON lines."""
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
@@ -123,6 +128,8 @@ def child(path: Path, quick: bool, reference_python: str | None) -> None:
         kwargs.update({k: v for k, v in QUICK_KWARGS.get(path.stem, {}).items() if k in params})
     if "reference_python" in params and reference_python:
         kwargs["reference_python"] = reference_python
+    if "device" in params:
+        kwargs["device"] = device
     argv = []
     if quick and "quick" not in params:
         argv = ["--quick"] if '"--quick"' in path.read_text() else QUICK_ARGS.get(path.stem, [])
@@ -135,10 +142,12 @@ def child(path: Path, quick: bool, reference_python: str | None) -> None:
         print(ROW + json.dumps(row), flush=True)
 
 
-def run_module(path: Path, quick: bool, reference_python: str | None, timeout: int) -> list[dict]:
+def run_module(path: Path, quick: bool, reference_python: str | None, timeout: int,
+               device: str = "cpu") -> list[dict]:
     """Run one module in a child process; echo its output; return its rows."""
     cmd = [sys.executable, __file__, "--child", str(path), *(["--quick"] if quick else []),
-           *(["--reference-python", reference_python] if reference_python else [])]
+           *(["--reference-python", reference_python] if reference_python else []),
+           *(["--device", device] if device != "cpu" else [])]
     print(f"\n== {path.name}", flush=True)
     t0 = time.perf_counter()
     try:
@@ -218,10 +227,13 @@ def main() -> None:
     parser.add_argument("--reference-python", help="python of an environment with wefe installed")
     parser.add_argument("--iterations", type=int, default=200, help="WEFE permutations")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per benchmark module")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N], for the "
+                        "benchmarks that take a device (bench_engine, bench_overhead, bench_precision)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    device = resolve_device(args.device)
     if args.child:
-        child(Path(args.child), args.quick, args.reference_python)
+        child(Path(args.child), args.quick, args.reference_python, device)
         return
     only = {t.strip() for t in args.only.split(",") if t.strip()}
     rows: list[dict] = []
@@ -231,7 +243,7 @@ def main() -> None:
         if not only or path.stem.removeprefix("bench_") in only:
             # the WEFE comparisons take minutes: not in a smoke run
             rows += run_module(path, args.quick, None if args.quick else args.reference_python,
-                               args.timeout)
+                               args.timeout, device)
     if args.reference_python and not args.quick and (not only or "wefe" in only):
         rows += bench_wefe(args.reference_python, args.iterations)
     print(summary(rows))

@@ -58,3 +58,42 @@ def test_modules_run_in_a_child_and_return_rows(bench, tmp_path, monkeypatch, ca
     [row] = bench.run_module(fails, quick=False, reference_python=None, timeout=60)
     assert row["benchmark"] == "bench_fails: failed"
     assert "broken benchmark" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ --device
+
+@pytest.fixture(scope="module")
+def devices():
+    spec = importlib.util.spec_from_file_location("bench_devices", RUN.parent / "devices.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_device_selection(devices, monkeypatch):
+    import torch
+
+    assert devices.resolve_device("cpu") == "cpu" and devices.resolve_device("") == "cpu"
+    with pytest.raises(SystemExit, match="not a device name"):
+        devices.resolve_device("gpu please")
+    with pytest.raises(SystemExit, match="cpu or cuda only"):
+        devices.resolve_device("meta")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit, match=r"^--device cuda: CUDA is not available \("):
+        devices.resolve_device("cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert devices.resolve_device("cuda") == "cuda:0" and devices.resolve_device("cuda:1") == "cuda:1"
+    with pytest.raises(SystemExit, match="there are 2 CUDA device"):
+        devices.resolve_device("cuda:2")
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a CUDA device is present")
+def test_cuda_without_cuda_is_one_line(tmp_path):
+    import subprocess
+
+    out = subprocess.run([sys.executable, str(RUN), "--device", "cuda", "--only", "none"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and out.stdout == ""
+    assert out.stderr.strip().count("\n") == 0
+    assert out.stderr.startswith("--device cuda: CUDA is not available")

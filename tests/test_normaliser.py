@@ -145,7 +145,9 @@ def test_run_records_name_the_normaliser(registry, tmp_path):
     assert all(records.read_record(p)["normaliser"] is None
                for p in (tmp_path / "plain").glob("*.json"))
     enc = models.load("tiny", "encoder", device="cpu", registry=registry)
-    assert records.model_fields(enc) == {"model_revision": enc.revision, "normaliser": want}
+    assert records.model_fields(enc) == {"model_revision": enc.revision, "normaliser": want,
+                                         "engine": {"device": "cpu", "dtype": "float32",
+                                                    "batch_tokens": 8192}}
     bangla = models.load("tiny", "lm", registry={"tiny": {**registry["tiny"], "normaliser": "banglabert"}},
                          device="cpu")
     record = records.RunRecord(metric="m", model="tiny", language="bn", test="t", parameters={},

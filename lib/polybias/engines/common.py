@@ -48,6 +48,15 @@ class LoadedModel:
     #: the normaliser's registry name
     normaliser_name: str | None = field(default=None, kw_only=True, compare=False)
 
+    def run_settings(self) -> dict[str, Any]:
+        """How the engines run this model, for run records: ``device``, ``dtype`` (of its
+        weights) and ``batch_tokens`` (the token budget used when a call gives none)."""
+        params = self.model.parameters() if hasattr(self.model, "parameters") else iter(())
+        first = next(iter(params), None)
+        return {"device": str(self.device),
+                "dtype": None if first is None else str(first.dtype).removeprefix("torch."),
+                "batch_tokens": int(self.batch_tokens)}
+
 
 def max_length(model, tokenizer, limit: int | None = None,
                error: type[Exception] = ValueError) -> int:
@@ -80,6 +89,69 @@ def max_length(model, tokenizer, limit: int | None = None,
         raise error(f"cannot tell the longest input of {type(model).__name__}: neither the "
                     "tokenizer's model_max_length nor the config's max positions is set")
     return int(min(limits))
+
+
+#: The automatic budget's bounds (padded tokens per forward pass) and its share of the
+#: free device memory.
+AUTO_BUDGET_MIN, AUTO_BUDGET_MAX, AUTO_BUDGET_FRACTION = 1024, 262144, 0.5
+
+
+def free_device_memory(device: str) -> int | None:
+    """Free memory of a CUDA ``device`` in bytes (None for other devices)."""
+    import torch  # lazy: heavy; model code only
+
+    if torch.device(device).type != "cuda":
+        return None
+    free, _total = torch.cuda.mem_get_info(torch.device(device))
+    return int(free)
+
+
+def auto_batch_tokens(model, device: str, head: str, free_bytes: int | None = None,
+                      fraction: float = AUTO_BUDGET_FRACTION) -> int:
+    """The engines' token budget (padded tokens per forward pass) chosen for ``model`` on
+    ``device`` when the caller gives none: :data:`DEFAULT_BATCH_TOKENS` off CUDA (so CPU
+    results do not depend on the machine's memory), and on CUDA ``fraction`` of the free
+    device memory (``free_bytes`` when given) divided by an estimate of the memory one token
+    takes in a forward pass: the layer's activations (hidden, attention projections,
+    feed-forward) in the weights' dtype, the hidden states of every layer in float32
+    (extraction keeps them), the attention scores over up to 512 positions, and for a
+    causal LM (``head="causal"``) its logits and float32 log-softmax over the vocabulary
+    at every position. Rounded down to a multiple of 1024, within
+    [:data:`AUTO_BUDGET_MIN`, :data:`AUTO_BUDGET_MAX`].
+
+    >>> from torch import nn
+    >>> from types import SimpleNamespace as NS
+    >>> m = nn.Linear(2, 2)
+    >>> m.config = NS(hidden_size=768, intermediate_size=3072, num_attention_heads=12,
+    ...               num_hidden_layers=12, vocab_size=30522)
+    >>> auto_batch_tokens(m, "cpu", "mlm"), auto_batch_tokens(m, "cuda", "mlm", free_bytes=2**30)
+    (8192, 3072)
+    >>> auto_batch_tokens(m, "cuda", "mlm", free_bytes=80 * 2**30)
+    262144
+    """
+    if not is_cuda(device):
+        return DEFAULT_BATCH_TOKENS
+    free = free_device_memory(device) if free_bytes is None else int(free_bytes)
+    cfg = getattr(model, "config", None)
+
+    def get(*names, default):
+        for name in names:
+            value = getattr(cfg, name, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return default
+
+    hidden = get("hidden_size", "d_model", "n_embd", default=1024)
+    inter = get("intermediate_size", "n_inner", "ffn_dim", default=4 * hidden)
+    heads = get("num_attention_heads", "n_head", "n_heads", default=16)
+    layers = get("num_hidden_layers", "n_layer", "n_layers", default=24)
+    vocab = get("vocab_size", default=50000)
+    element = next(iter(model.parameters())).element_size()
+    per_token = element * (6 * hidden + 2 * inter + 2 * heads * 512) + 4 * hidden * (layers + 1)
+    if head == "causal":
+        per_token += (element + 8) * vocab
+    budget = int(fraction * free) // per_token // 1024 * 1024
+    return int(min(max(budget, AUTO_BUDGET_MIN), AUTO_BUDGET_MAX))
 
 
 def is_cuda(device: str, error: type[Exception] = ValueError) -> bool:

@@ -58,7 +58,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from polybias import paths
-from polybias.engines import common
+from polybias.engines import batches, common
 from polybias.files import canonical_json
 
 WORD_POOLINGS = ("mean", "first", "last")
@@ -88,7 +88,8 @@ class Encoder(common.LoadedModel):
 # ---------------------------------------------------------------- wrapping
 
 def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
-                 pooling: str = "cls", device: str = "cpu", max_length: int | None = None) -> Encoder:
+                 pooling: str = "cls", device: str = "cpu", max_length: int | None = None,
+                 batch_tokens: int | None = None) -> Encoder:
     """Wrap a ``transformers`` model and its fast tokenizer for extraction.
 
     Parameters
@@ -105,6 +106,9 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
         (:func:`polybias.engines.common.check_placed`).
     max_length : a lower length limit than the model's (e.g. a sentence-transformers
         ``max_seq_length``).
+    batch_tokens : the token budget of a forward pass when a call gives none; None: chosen
+        from the free memory of a CUDA device, 8192 elsewhere
+        (:func:`polybias.engines.common.auto_batch_tokens`).
 
     Examples
     --------
@@ -129,10 +133,14 @@ def wrap_encoder(model, tokenizer, name: str, revision: str | None = None,
             type(base).__name__ in ("GPT2Model", "LlamaModel", "Qwen2Model", "MptModel"):
         raise EmbeddingError(f"model {name!r} ({type(base).__name__}) is a decoder, not an encoder")
     common.check_placed(base, device, name, EmbeddingError)
+    if batch_tokens is not None and (not isinstance(batch_tokens, int | np.integer)
+                                     or isinstance(batch_tokens, bool) or batch_tokens < 1):
+        raise EmbeddingError(f"batch_tokens must be a positive integer or None (auto), got {batch_tokens!r}")
     base.eval()
+    budget = common.auto_batch_tokens(base, str(device), "encoder") if batch_tokens is None else int(batch_tokens)
     return Encoder(model=base, tokenizer=tokenizer, name=name, revision=revision,
                    max_length=common.max_length(base, tokenizer, max_length, EmbeddingError), pooling=pooling,
-                   device=str(device))
+                   device=str(device), batch_tokens=budget)
 
 
 # ---------------------------------------------------------------- inputs
@@ -272,35 +280,48 @@ def _run(encoder: Encoder, rows: list[_Row], layers: list[int], batch_tokens: in
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     seq_of: dict[tuple[int, ...], int] = {}
     row_seq = np.array([seq_of.setdefault(tuple(r.ids), len(seq_of)) for r in rows], dtype=np.int64)
-    seqs = list(seq_of)
-    users: list[list[int]] = [[] for _ in seqs]
-    for k, q in enumerate(row_seq):
-        users[q].append(k)
-    lengths = np.array([len(q) for q in seqs], dtype=np.int64)
-    out = np.empty((len(rows), len(layers), encoder.model.config.hidden_size), dtype=np.float32)
-    with torch.inference_mode():
+    flat_ids, seq_starts = batches.flatten(list(seq_of))
+    lengths = np.diff(seq_starts)
+    # the rows using each sequence, grouped by sequence (in row order within a group)
+    users = np.argsort(row_seq, kind="stable")
+    user_starts = np.zeros(len(seq_of) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row_seq, minlength=len(seq_of)), out=user_starts[1:])
+    flat_w, w_starts = batches.flatten([r.weights for r in rows], dtype=np.float32)
+    hidden_size = encoder.model.config.hidden_size
+    out = np.empty((len(rows), len(layers), hidden_size), dtype=np.float32)
+    all_states = any(k != -1 for k in layers)
+
+    def prepared():
         for b in common.pack_batches(lengths, batch_tokens, EmbeddingError):
             width = int(lengths[b].max())
-            ids = np.full((len(b), width), pad, dtype=np.int64)
-            for r, q in enumerate(b):
-                ids[r, :lengths[q]] = seqs[q]
-            items = [k for q in b for k in users[q]]
-            where = np.array([r for r, q in enumerate(b) for _ in users[q]], dtype=np.int64)
-            weights = np.zeros((len(items), width), dtype=np.float32)
-            for i, k in enumerate(items):
-                weights[i, :len(rows[k].weights)] = rows[k].weights
-            input_ids = torch.from_numpy(ids).to(encoder.device)
-            attention = (torch.arange(width)[None, :] < torch.from_numpy(lengths[b])[:, None])
-            result = encoder.model(input_ids=input_ids, attention_mask=attention.long().to(encoder.device),
-                                   output_hidden_states=any(k != -1 for k in layers))
-            for j, layer in enumerate(layers):
-                hidden = result.last_hidden_state if layer == -1 else result.hidden_states[layer]
-                w = torch.from_numpy(weights).to(hidden.device)
-                h = hidden.to(torch.promote_types(hidden.dtype, torch.float32))[
-                    torch.from_numpy(where).to(hidden.device)]
-                out[items, j] = torch.einsum("kt,ktd->kd", w.to(h.dtype), h).cpu().numpy()
-            if bar is not None:
-                bar.update(len(items))
+            n_users = user_starts[b + 1] - user_starts[b]
+            items = users[batches.ranges(user_starts[b], n_users)]
+            where = np.repeat(np.arange(len(b), dtype=np.int64), n_users)
+            ids = batches.fill_padded(flat_ids, seq_starts[b], lengths[b], pad, width)
+            weights = batches.fill_padded(flat_w, w_starts[items], np.diff(w_starts)[items], 0.0, width)
+            yield items, ids, lengths[b], where, weights
+
+    def launch(batch):
+        items, ids, blen, where, weights = batch
+        input_ids, blen, where = batches.to_device([ids, blen, where], encoder.device)
+        (w,) = batches.to_device([weights], encoder.device)
+        attention = torch.arange(ids.shape[1], device=input_ids.device)[None, :] < blen[:, None]
+        result = encoder.model(input_ids=input_ids, attention_mask=attention.long(),
+                               output_hidden_states=all_states)
+        pooled = []
+        for layer in layers:
+            hidden = result.last_hidden_state if layer == -1 else result.hidden_states[layer]
+            h = hidden.to(torch.promote_types(hidden.dtype, torch.float32))[where]
+            pooled.append(torch.einsum("kt,ktd->kd", w.to(h.dtype), h))
+        return batches.start_fetch(torch.stack(pooled, dim=1))
+
+    def finish(batch, fetch) -> None:
+        out[batch[0]] = fetch.result()
+        if bar is not None:
+            bar.update(len(batch[0]))
+
+    with torch.inference_mode():
+        batches.pipelined(prepared(), launch, finish)
     return out
 
 

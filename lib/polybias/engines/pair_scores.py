@@ -72,17 +72,22 @@ from polybias.data.minimal_pairs import (
     token_alignment,
 )
 from polybias.engines import scoring
+from polybias.engines.batches import fill_padded, flatten, to_device
 from polybias.engines.common import normalise, pack_batches
 from polybias.stats import jsd_to_onehot
 
 # ------------------------------------------------------------------ token alignment
 
-def _encoded(tokenizer, text: str, normaliser) -> tuple[list[int], list[bool]]:
-    """Ids and special-token mask of ``text`` as the scoring engine encodes it (after the
-    model's text normaliser, special tokens added, no truncation)."""
-    text, _ = normalise(normaliser, text, CrowsError)
-    enc = tokenizer(text, add_special_tokens=True, return_special_tokens_mask=True, truncation=False)
-    return list(enc["input_ids"]), [bool(s) for s in enc["special_tokens_mask"]]
+def _encoded(tokenizer, texts: list[str], normaliser) -> list[tuple[list[int], list[bool]]]:
+    """Ids and special-token mask of each of ``texts`` as the scoring engine encodes it
+    (after the model's text normaliser, special tokens added, no truncation; one call of
+    the tokenizer for all)."""
+    if not texts:
+        return []
+    done = [normalise(normaliser, text, CrowsError)[0] for text in texts]
+    enc = tokenizer(done, add_special_tokens=True, return_special_tokens_mask=True, truncation=False)
+    return [(list(ids), [bool(s) for s in special])
+            for ids, special in zip(enc["input_ids"], enc["special_tokens_mask"], strict=True)]
 
 
 def _check_directions(pairs: pd.DataFrame) -> list[str]:
@@ -109,8 +114,9 @@ def _alignments(tokenizer, pairs: pd.DataFrame, alignment: str, normaliser=None,
     with_special = alignment == "metric.py" or (alignment == "seed-001" and not causal)
     autojunk = alignment != "content"
     out = []
-    for a, b, direction in zip(more, less, directions, strict=True):
-        (ids_m, sp_m), (ids_l, sp_l) = _encoded(tokenizer, a, normaliser), _encoded(tokenizer, b, normaliser)
+    encoded = _encoded(tokenizer, more + less, normaliser)
+    for k, direction in enumerate(directions):
+        (ids_m, sp_m), (ids_l, sp_l) = encoded[k], encoded[len(more) + k]
         if direction == "stereo":  # metric.py read_data: sent1 = sent_more, sent2 = sent_less
             shared_m, shared_l = token_alignment(ids_m, ids_l, sp_m, sp_l, with_special, autojunk)
         else:                      # antistereo rows: sent1 = sent_less, sent2 = sent_more
@@ -227,25 +233,25 @@ def all_unmasked_scores(lm, texts: list[str], attention: bool = False,
     encs = scoring.encode(lm, texts)
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     results: list[dict | None] = [None] * len(texts)
-    lengths = [len(e.ids) for e in encs]
+    flat_ids, starts = flatten([e.ids for e in encs])
+    lengths = np.diff(starts)
     with torch.inference_mode(), (_eager_attention(lm.model) if attention else nullcontext()):
         for rows in pack_batches(lengths, batch_tokens, scoring.ScoringError):
-            width = max(lengths[i] for i in rows)
-            batch = np.full((len(rows), width), pad, dtype=np.int64)
-            mask = np.zeros((len(rows), width), dtype=np.int64)
-            for k, i in enumerate(rows):
-                batch[k, : lengths[i]] = encs[i].ids
-                mask[k, : lengths[i]] = 1
-            ids = torch.from_numpy(batch).to(lm.device)
-            out = lm.model(input_ids=ids, attention_mask=torch.from_numpy(mask).to(lm.device),
-                           output_attentions=attention)
+            batch = fill_padded(flat_ids, starts[rows], lengths[rows], pad)
+            ids, blen = to_device([batch, lengths[rows]], lm.device)
+            mask = (torch.arange(batch.shape[1], device=ids.device)[None, :] < blen[:, None]).long()
+            out = lm.model(input_ids=ids, attention_mask=mask, output_attentions=attention)
             logits = out.logits.to(torch.promote_types(out.logits.dtype, torch.float32))
-            gold = (logits.gather(2, ids[:, :, None])[:, :, 0] - torch.logsumexp(logits, -1))
-            gold = gold.double().cpu().numpy()  # log-softmax at the gold ids, no (B, T, V) copy
+            # log-softmax at the gold ids, no (B, T, V) copy
+            gold = (logits.gather(2, ids[:, :, None])[:, :, 0] - torch.logsumexp(logits, -1)).double()
             if attention:
                 if not out.attentions:
                     raise CrowsError(f"{lm.name} returns no attention weights: AULA needs them")
-                att = torch.stack([a.double() for a in out.attentions]).mean(dim=(0, 2)).cpu().numpy()
+                att = torch.stack([a.double() for a in out.attentions]).mean(dim=(0, 2))
+                both = torch.cat([gold.reshape(-1), att.reshape(-1)]).cpu().numpy()  # one copy
+                gold, att = both[:gold.numel()].reshape(gold.shape), both[gold.numel():].reshape(att.shape)
+            else:
+                gold = gold.cpu().numpy()
             for k, i in enumerate(rows):
                 n = lengths[i]
                 keep = ~encs[i].special

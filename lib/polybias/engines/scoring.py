@@ -30,6 +30,10 @@ row), padded on the right with an attention mask. The output layer runs only on 
 scored positions, and log-softmax is taken in float32, in chunks, so memory stays
 bounded by the budget rather than the dataset or vocabulary × tokens. Eval mode and
 ``torch.inference_mode`` throughout; the same inputs and options give identical numbers.
+Batches are built with array operations from one flat array of all ids, go to the device
+in one copy and come back in one (the gold log-probabilities gathered on the device), and
+on CUDA the next batch is queued before the previous one is read back
+(:mod:`polybias.engines.batches`).
 """
 
 from __future__ import annotations
@@ -42,8 +46,18 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from polybias.engines.batches import (
+    Fetch,
+    fill_padded,
+    flatten,
+    pipelined,
+    ranges,
+    start_fetch,
+    to_device,
+)
 from polybias.engines.common import (
     LoadedModel,
+    auto_batch_tokens,
     check_placed,
     max_length,
     normalise,
@@ -107,7 +121,7 @@ def kind_of_class(class_name: str) -> str | None:
 
 
 def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, revision=None,
-                        device: str = "cpu") -> LanguageModel:
+                        device: str = "cpu", batch_tokens: int | None = None) -> LanguageModel:
     """Wrap a ``transformers`` LM and its (fast) tokenizer for scoring.
 
     Parameters
@@ -121,6 +135,10 @@ def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, re
     revision : model revision / sha recorded with results.
     device : the torch device the model is on; float16 weights are allowed on CUDA only
         (:func:`polybias.engines.common.check_placed`).
+    batch_tokens : the token budget of a forward pass when an engine call gives none; None:
+        chosen from the free memory of a CUDA device, 8192 elsewhere
+        (:func:`polybias.engines.common.auto_batch_tokens`). Run records state it
+        (:meth:`polybias.engines.common.LoadedModel.run_settings`).
 
     Returns
     -------
@@ -149,9 +167,14 @@ def wrap_language_model(model, tokenizer, name: str, kind: str | None = None, re
         raise ScoringError(f"the tokenizer of causal LM {name!r} has neither a BOS nor an EOS token "
                            "to condition the first token on")
     check_placed(model, device, name, ScoringError)
+    if batch_tokens is not None and (not isinstance(batch_tokens, int | np.integer)
+                                     or isinstance(batch_tokens, bool) or batch_tokens < 1):
+        raise ScoringError(f"batch_tokens must be a positive integer or None (auto), got {batch_tokens!r}")
     model.eval()
+    budget = auto_batch_tokens(model, str(device), kind) if batch_tokens is None else int(batch_tokens)
     return LanguageModel(name=name, kind=kind, model=model, tokenizer=tokenizer, revision=revision,
-                         max_length=max_length(model, tokenizer, error=ScoringError), device=str(device))
+                         max_length=max_length(model, tokenizer, error=ScoringError), device=str(device),
+                         batch_tokens=budget)
 
 
 # ---------------------------------------------------------------- encoding
@@ -193,13 +216,20 @@ def encode(lm: LanguageModel, texts: list[str], causal: bool = False) -> list[En
     """Tokenize (after the model's text normaliser, offsets mapped back to the text given);
     check emptiness and length (a BOS the engine prepends counts)."""
     tok = lm.tokenizer
+    done = [normalise(lm.normaliser, text, ScoringError) for text in texts]
+    if not done:
+        return []
+    # one call of the fast tokenizer for all texts (the same encoding as one call each)
+    batch = tok([normalised for normalised, _ in done], add_special_tokens=True,
+                return_offsets_mapping=True, return_special_tokens_mask=True, truncation=False)
+    all_ids = batch["input_ids"]
+    distinct = sorted({t for ids in all_ids for t in ids})  # an id's token does not depend on
+    token_of = dict(zip(distinct, tok.convert_ids_to_tokens(distinct), strict=True))  # its context
     out = []
     for i, text in enumerate(texts):
-        normalised, remap = normalise(lm.normaliser, text, ScoringError)
-        enc = tok(normalised, add_special_tokens=True, return_offsets_mapping=True,
-                  return_special_tokens_mask=True, truncation=False)
-        ids = np.asarray(enc["input_ids"], dtype=np.int64)
-        special = np.asarray(enc["special_tokens_mask"], dtype=bool)
+        remap = done[i][1]
+        ids = np.asarray(all_ids[i], dtype=np.int64)
+        special = np.asarray(batch["special_tokens_mask"][i], dtype=bool)
         if special.all():
             raise ScoringError(f"text {i} has no tokens besides special tokens: {text!r}")
         n = len(ids) + int(causal and _bos(lm, ids, special) is not None)
@@ -207,10 +237,9 @@ def encode(lm: LanguageModel, texts: list[str], causal: bool = False) -> list[En
             raise ScoringError(
                 f"text {i} is {n} tokens long (special tokens included) but {lm.name} accepts at "
                 f"most {lm.max_length}; shorten or split it: {text[:60]!r}")
-        offsets = remap(np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2))
+        offsets = remap(np.asarray(batch["offset_mapping"][i], dtype=np.int64).reshape(-1, 2))
         offsets[special] = 0
-        out.append(Encoded(ids, offsets, special, enc.word_ids(),
-                            tok.convert_ids_to_tokens(ids.tolist())))
+        out.append(Encoded(ids, offsets, special, batch.word_ids(i), [token_of[t] for t in all_ids[i]]))
     return out
 
 
@@ -240,69 +269,119 @@ def head_only_at(model, shape: tuple[int, int], rows: torch.Tensor, cols: torch.
         handle.remove()
 
 
-def _score_batch(lm: LanguageModel, batch: np.ndarray, lengths: np.ndarray, rows: np.ndarray,
-                 cols: np.ndarray, gold: np.ndarray, distribution_fn) -> tuple[np.ndarray, np.ndarray | None]:
-    """Log P(gold[k] | row rows[k]) read at position cols[k], for every k."""
-    device = lm.device
-    input_ids = torch.from_numpy(batch).to(device)
-    width = batch.shape[1]
-    attention = (torch.arange(width)[None, :] < torch.from_numpy(lengths)[:, None]).long().to(device)
-    r = torch.from_numpy(rows).to(device)
-    c = torch.from_numpy(cols).to(device)
+@dataclass
+class _Batch:
+    """One forward pass: the padded ``ids`` (rows, width) and row ``lengths``, and the
+    scored entries: log P(``gold[k]`` | row ``rows[k]``) read at position ``cols[k]``,
+    stored at ``dest[k]`` of the flat result (:func:`_flat_result`)."""
+
+    ids: np.ndarray
+    lengths: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    gold: np.ndarray
+    dest: np.ndarray
+
+
+def _forward_logits(lm: LanguageModel, batch: _Batch):
+    """The (K, V) logits at the scored entries of ``batch`` (the output layer run only
+    there when the model allows it) and the device tensor of the golds; queued, not
+    waited for."""
+    input_ids, lengths, r, c, g = to_device(
+        [batch.ids, batch.lengths, batch.rows, batch.cols, batch.gold], lm.device)
+    width = batch.ids.shape[1]
+    attention = (torch.arange(width, device=input_ids.device)[None, :] < lengths[:, None]).long()
     kwargs = {"use_cache": False} if lm.kind == "causal" else {}
-    with head_only_at(lm.model, tuple(batch.shape), r, c) as state:
+    with head_only_at(lm.model, tuple(batch.ids.shape), r, c) as state:
         out = lm.model(input_ids=input_ids, attention_mask=attention, **kwargs)
     logits = out.logits if hasattr(out, "logits") else out[0]
     if not state["applied"] or logits.dim() != 2:
         logits = logits[r, c]
-    g = torch.from_numpy(gold).to(device)
-    values = np.empty(len(gold), dtype=np.float64)
-    extra = np.empty(len(gold), dtype=np.float64) if distribution_fn is not None else None
+    return logits, g
+
+
+def _gold_logprobs(logits, gold):
+    """log-softmax of every row of ``logits`` (float32 at least, :data:`_LOGSOFTMAX_CHUNK`
+    rows at a time) read at ``gold``: a (K,) tensor on the device."""
+    if not len(gold):
+        return torch.empty(0, device=logits.device)
+    values = []
     for s in range(0, len(gold), _LOGSOFTMAX_CHUNK):
         chunk = logits[s:s + _LOGSOFTMAX_CHUNK]
         lp = torch.log_softmax(chunk.to(torch.promote_types(chunk.dtype, torch.float32)), dim=-1)
-        gs = g[s:s + _LOGSOFTMAX_CHUNK]
+        values.append(lp.gather(1, gold[s:s + _LOGSOFTMAX_CHUNK, None])[:, 0])
+    return values[0] if len(values) == 1 else torch.cat(values)
+
+
+def _score_batch(lm: LanguageModel, batch: _Batch, distribution_fn):
+    """Queue ``batch`` and return what :func:`_finish_batch` reads back: a
+    :class:`~polybias.engines.batches.Fetch` of the gold log-probabilities (one
+    device-to-host copy), and the ``distribution_fn`` values (computed row by row, which
+    waits for the device) or None."""
+    logits, gold = _forward_logits(lm, batch)
+    if distribution_fn is None:
+        return start_fetch(_gold_logprobs(logits, gold)), None
+    values = np.empty(len(batch.gold), dtype=np.float64)
+    extra = np.empty(len(batch.gold), dtype=np.float64)
+    golds = batch.gold.tolist()
+    for s in range(0, len(golds), _LOGSOFTMAX_CHUNK):
+        chunk = logits[s:s + _LOGSOFTMAX_CHUNK]
+        lp = torch.log_softmax(chunk.to(torch.promote_types(chunk.dtype, torch.float32)), dim=-1)
+        gs = gold[s:s + _LOGSOFTMAX_CHUNK]
         values[s:s + len(gs)] = lp.gather(1, gs[:, None])[:, 0].double().cpu().numpy()
-        if extra is not None:
-            golds = gs.tolist()
-            for k in range(len(golds)):
-                extra[s + k] = float(distribution_fn(lp[k], golds[k]))
+        for k in range(len(gs)):
+            extra[s + k] = float(distribution_fn(lp[k], golds[s + k]))
     return values, extra
+
+
+def _run_batches(lm: LanguageModel, batches: Iterable[_Batch], logprob: np.ndarray,
+                 extra: np.ndarray | None, distribution_fn) -> None:
+    """Score every batch, the next one queued before the previous one is read back
+    (:func:`polybias.engines.batches.pipelined`), storing its values at its ``dest`` of
+    the flat ``logprob`` (and ``extra``)."""
+    def finish(batch: _Batch, handle) -> None:
+        values, more = handle
+        logprob[batch.dest] = values.result() if isinstance(values, Fetch) else values
+        if extra is not None:
+            extra[batch.dest] = more
+
+    with torch.inference_mode():
+        pipelined(batches, lambda batch: _score_batch(lm, batch, distribution_fn), finish)
 
 
 def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, disable=not enabled, desc=desc, unit="batch", leave=False)
 
 
-def _padded_batches(lm: LanguageModel, lengths: np.ndarray, batch_tokens: int | None,
-                    pad_id: int, progress: bool, desc: str):
+def _packed(lm: LanguageModel, lengths: np.ndarray, batch_tokens: int | None, progress: bool,
+            desc: str):
     """Rows of ``lengths`` packed into forward passes of at most ``batch_tokens`` padded
     tokens (None: ``lm.batch_tokens``; :func:`polybias.engines.common.pack_batches`), with a
-    progress bar: yields each pass's row indices, their lengths and a (rows, longest row)
-    int64 array filled with ``pad_id``, for the caller to fill."""
+    progress bar: yields each pass's row indices."""
     batches = pack_batches(lengths, lm.batch_tokens if batch_tokens is None else batch_tokens,
                            ScoringError)
     with _progress(len(batches), progress, desc) as bar:
         for b in batches:
-            blen = lengths[b]
-            yield b, blen, np.full((len(b), int(blen.max())), pad_id, dtype=np.int64)
+            yield b
             bar.update()
 
 
-def _store(results: list[TokenScores], where, values: np.ndarray, extra: np.ndarray | None) -> None:
-    """Put the k-th of ``values`` (and of ``extra``) at token j of text i, for the k-th
-    (i, j) of ``where``."""
-    for k, (i, j) in enumerate(where):
-        results[i].logprob[j] = values[k]
-        if extra is not None:
-            results[i].extra[j] = extra[k]
+def _flat_result(encs: list[Encoded], distribution_fn) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """NaN-filled flat arrays holding every text's tokens one after the other (values and
+    ``distribution_fn`` values), and where each text begins."""
+    starts = np.zeros(len(encs) + 1, dtype=np.int64)
+    np.cumsum([len(e.ids) for e in encs], out=starts[1:])
+    logprob = np.full(int(starts[-1]), np.nan)
+    extra = np.full(int(starts[-1]), np.nan) if distribution_fn is not None else None
+    return logprob, extra, starts
 
 
-def _result(texts, encs, distribution_fn) -> list[TokenScores]:
+def _result(texts, encs, logprob: np.ndarray, extra: np.ndarray | None,
+            starts: np.ndarray) -> list[TokenScores]:
     return [TokenScores(text=t, input_ids=e.ids, tokens=e.tokens, offsets=e.offsets,
-                        logprob=np.full(len(e.ids), np.nan),
-                        extra=np.full(len(e.ids), np.nan) if distribution_fn is not None else None)
-            for t, e in zip(texts, encs, strict=True)]
+                        logprob=logprob[starts[i]:starts[i + 1]],
+                        extra=None if extra is None else extra[starts[i]:starts[i + 1]])
+            for i, (t, e) in enumerate(zip(texts, encs, strict=True))]
 
 
 # ---------------------------------------------------------------- masked LMs
@@ -318,18 +397,21 @@ def _check_positions(positions, encs: list[Encoded], allow_special: bool = False
         if pos is None:
             out.append(np.flatnonzero(~e.special).tolist())
             continue
-        keep = []
-        for p in pos:
-            if not isinstance(p, int | np.integer) or isinstance(p, bool):
-                raise ScoringError(f"positions of text {i} must be integers, got {p!r}")
-            if not 0 <= p < len(e.ids):
-                raise ScoringError(f"position {p} of text {i} is out of range: the text has "
-                                   f"{len(e.ids)} tokens (special tokens included)")
-            if e.special[p] and not allow_special:
-                raise ScoringError(f"position {p} of text {i} is the special token "
-                                   f"{e.tokens[p]!r}, which is not scored")
-            keep.append(int(p))
-        out.append(sorted(set(keep)))
+        at = np.asarray(pos)
+        ok = at.ndim == 1 and (len(at) == 0 or at.dtype.kind in "iu")
+        if ok and len(at):
+            ok = at.min() >= 0 and at.max() < len(e.ids) and (allow_special or not e.special[at].any())
+        if not ok:  # find the first culprit and name it
+            for p in pos:
+                if not isinstance(p, int | np.integer) or isinstance(p, bool):
+                    raise ScoringError(f"positions of text {i} must be integers, got {p!r}")
+                if not 0 <= p < len(e.ids):
+                    raise ScoringError(f"position {p} of text {i} is out of range: the text has "
+                                       f"{len(e.ids)} tokens (special tokens included)")
+                if e.special[p] and not allow_special:
+                    raise ScoringError(f"position {p} of text {i} is the special token "
+                                       f"{e.tokens[p]!r}, which is not scored")
+        out.append(sorted(set(at.tolist())))
     return out
 
 
@@ -380,32 +462,39 @@ def masked_token_logprobs(
     pad_id = lm.tokenizer.pad_token_id
     pad_id = pad_id if pad_id is not None else mask_id
 
-    jobs: list[tuple[int, int, list[int]]] = []  # (text, scored position, masked positions)
-    for i, (pos, e) in enumerate(zip(positions, encs, strict=True)):
-        for p in pos:
-            masked = [p]
-            if within_word_l2r and e.word_ids[p] is not None:
-                masked += [q for q in range(p + 1, len(e.ids))
-                           if e.word_ids[q] == e.word_ids[p] and not e.special[q]]
-            jobs.append((i, p, masked))
-    results = _result(texts, encs, distribution_fn)
-    if not jobs:
+    flat_ids, starts = flatten([e.ids for e in encs])
+    logprob, extra, _ = _flat_result(encs, distribution_fn)
+    # one masked copy (job) per scored position: its text and position; with
+    # within_word_l2r also the word's later pieces, masked with it (ragged: later_starts)
+    counts = np.fromiter((len(p) for p in positions), dtype=np.int64, count=len(positions))
+    job_text = np.repeat(np.arange(len(encs), dtype=np.int64), counts)
+    job_pos = np.fromiter((p for pos in positions for p in pos), dtype=np.int64, count=int(counts.sum()))
+    later, later_starts = None, None
+    if within_word_l2r and len(job_pos):
+        later, later_starts = flatten(
+            [[q for q in range(p + 1, len(encs[i].ids))
+              if encs[i].word_ids[p] is not None and encs[i].word_ids[q] == encs[i].word_ids[p]
+              and not encs[i].special[q]]
+             for i, pos in enumerate(positions) for p in pos])
+    results = _result(texts, encs, logprob, extra, starts)
+    if not len(job_pos):
         return results
-    lengths = np.array([len(encs[j[0]].ids) for j in jobs])
-    with torch.inference_mode():
-        for b, blen, batch in _padded_batches(lm, lengths, batch_tokens, pad_id, progress,
-                                              f"PLL {lm.name}"):
-            gold = np.empty(len(b), dtype=np.int64)
-            cols = np.empty(len(b), dtype=np.int64)
-            for r, k in enumerate(b):
-                i, p, masked = jobs[k]
-                ids = encs[i].ids
-                batch[r, :len(ids)] = ids
-                batch[r, masked] = mask_id
-                gold[r], cols[r] = ids[p], p
-            values, extra = _score_batch(lm, batch, blen, np.arange(len(b)), cols, gold,
-                                         distribution_fn)
-            _store(results, [jobs[k][:2] for k in b], values, extra)
+    lengths = starts[job_text + 1] - starts[job_text]
+
+    def batches():
+        for b in _packed(lm, lengths, batch_tokens, progress, f"PLL {lm.name}"):
+            text_start = starts[job_text[b]]
+            rows = np.arange(len(b), dtype=np.int64)
+            cols = job_pos[b]
+            ids = fill_padded(flat_ids, text_start, lengths[b], pad_id)
+            ids[rows, cols] = mask_id
+            if later is not None:
+                n_later = later_starts[b + 1] - later_starts[b]
+                ids[np.repeat(rows, n_later), later[ranges(later_starts[b], n_later)]] = mask_id
+            dest = text_start + cols
+            yield _Batch(ids, lengths[b], rows, cols, flat_ids[dest], dest)
+
+    _run_batches(lm, batches(), logprob, extra, distribution_fn)
     return results
 
 
@@ -449,27 +538,27 @@ def jointly_masked_token_logprobs(
     mask_id = lm.tokenizer.mask_token_id
     pad_id = lm.tokenizer.pad_token_id
     pad_id = pad_id if pad_id is not None else mask_id
-    jobs = [i for i, pos in enumerate(positions) if pos]
-    results = _result(texts, encs, None)
-    if not jobs:
+    flat_ids, starts = flatten([e.ids for e in encs])
+    logprob, _, _ = _flat_result(encs, None)
+    results = _result(texts, encs, logprob, None, starts)
+    jobs = np.array([i for i, pos in enumerate(positions) if pos], dtype=np.int64)
+    if not len(jobs):
         return results
-    lengths = np.array([len(encs[i].ids) for i in jobs])
-    with torch.inference_mode():
-        for b, blen, batch in _padded_batches(lm, lengths, batch_tokens, pad_id, progress,
-                                              f"joint masks {lm.name}"):
-            rows, cols, gold, where = [], [], [], []
-            for r, k in enumerate(b):
-                i = jobs[k]
-                ids, pos = encs[i].ids, positions[i]
-                batch[r, :len(ids)] = ids
-                batch[r, pos] = mask_id
-                rows += [r] * len(pos)
-                cols += pos
-                gold += ids[pos].tolist()
-                where += [(i, p) for p in pos]
-            values, _ = _score_batch(lm, batch, blen, np.array(rows, dtype=np.int64),
-                                     np.array(cols, dtype=np.int64), np.array(gold, dtype=np.int64), None)
-            _store(results, where, values, None)
+    masked, masked_starts = flatten([positions[i] for i in jobs])
+    lengths = starts[jobs + 1] - starts[jobs]
+
+    def batches():
+        for b in _packed(lm, lengths, batch_tokens, progress, f"joint masks {lm.name}"):
+            text_start = starts[jobs[b]]
+            n_masked = masked_starts[b + 1] - masked_starts[b]
+            rows = np.repeat(np.arange(len(b), dtype=np.int64), n_masked)
+            cols = masked[ranges(masked_starts[b], n_masked)]
+            ids = fill_padded(flat_ids, text_start, lengths[b], pad_id)
+            ids[rows, cols] = mask_id
+            dest = text_start[rows] + cols
+            yield _Batch(ids, lengths[b], rows, cols, flat_ids[dest], dest)
+
+    _run_batches(lm, batches(), logprob, None, None)
     return results
 
 
@@ -510,7 +599,8 @@ def causal_token_logprobs(
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else (
         tok.eos_token_id if tok.eos_token_id is not None else tok.bos_token_id)
 
-    rows_ids, shift = [], []
+    shift = np.zeros(len(encs), dtype=np.int64)  # 1 where the engine prepends a BOS
+    rows_ids = []
     for i, e in enumerate(encs):
         bos_id = _bos(lm, e.ids, e.special)
         if bos == "first-token":
@@ -519,34 +609,40 @@ def causal_token_logprobs(
                                    f"tokenizer starts text {i} with its own")
             bos_id = None  # the sentence is fed as tokenized; its first token is scored below
         rows_ids.append(e.ids if bos_id is None else np.concatenate([[bos_id], e.ids]))
-        shift.append(0 if bos_id is None else 1)
-    results = _result(texts, encs, distribution_fn)
-    lengths = np.array([len(r) for r in rows_ids])
-    with torch.inference_mode():
-        for b, blen, batch in _padded_batches(lm, lengths, batch_tokens, pad_id, progress,
-                                              f"LL {lm.name}"):
-            rows, cols, gold, where = [], [], [], []
-            for r, i in enumerate(b):
-                batch[r, :blen[r]] = rows_ids[i]
-                scored = np.flatnonzero(~encs[i].special)
-                scored = scored[scored + shift[i] >= 1]  # a first token needs a context
-                rows.append(np.full(len(scored), r))
-                cols.append(scored + shift[i] - 1)  # the position predicting token j
-                gold.append(encs[i].ids[scored])
-                where += [(i, int(j)) for j in scored]
-            values, extra = _score_batch(lm, batch, blen, np.concatenate(rows), np.concatenate(cols),
-                                         np.concatenate(gold), distribution_fn)
-            _store(results, where, values, extra)
-        if bos == "first-token":  # every first token from one run of the model on BOS alone
-            first = [i for i, e in enumerate(encs) if not e.special[0]]
-            if first:
-                start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-                n = len(first)
-                values, extra = _score_batch(lm, np.array([[start]], dtype=np.int64), np.array([1]),
-                                             np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
-                                             np.array([encs[i].ids[0] for i in first], dtype=np.int64),
-                                             distribution_fn)
-                _store(results, [(i, 0) for i in first], values, extra)
+        shift[i] = 0 if bos_id is None else 1
+    flat_ids, starts = flatten([e.ids for e in encs])
+    flat_rows, row_starts = flatten(rows_ids)
+    logprob, extra, _ = _flat_result(encs, distribution_fn)
+    results = _result(texts, encs, logprob, extra, starts)
+    # the scored tokens of every text, as flat indices: not special, and with a context
+    # (a first token needs a BOS before it)
+    counts = np.diff(starts)
+    text_of = np.repeat(np.arange(len(encs), dtype=np.int64), counts)
+    position = np.arange(len(flat_ids), dtype=np.int64) - starts[text_of]
+    special = np.concatenate([e.special for e in encs])
+    scored = np.flatnonzero(~special & (position + shift[text_of] >= 1))
+    scored_starts = np.zeros(len(encs) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(text_of[scored], minlength=len(encs)), out=scored_starts[1:])
+    lengths = np.diff(row_starts)
+
+    def batches():
+        for b in _packed(lm, lengths, batch_tokens, progress, f"LL {lm.name}"):
+            n_scored = scored_starts[b + 1] - scored_starts[b]
+            dest = scored[ranges(scored_starts[b], n_scored)]
+            rows = np.repeat(np.arange(len(b), dtype=np.int64), n_scored)
+            cols = position[dest] + shift[b][rows] - 1  # the position predicting token j
+            yield _Batch(fill_padded(flat_rows, row_starts[b], lengths[b], pad_id), lengths[b],
+                         rows, cols, flat_ids[dest], dest)
+
+    _run_batches(lm, batches(), logprob, extra, distribution_fn)
+    if bos == "first-token":  # every first token from one run of the model on BOS alone
+        first = np.array([i for i, e in enumerate(encs) if not e.special[0]], dtype=np.int64)
+        if len(first):
+            start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+            zeros = np.zeros(len(first), dtype=np.int64)
+            dest = starts[first]
+            _run_batches(lm, [_Batch(np.array([[start]], dtype=np.int64), np.array([1]), zeros,
+                                     zeros, flat_ids[dest], dest)], logprob, extra, distribution_fn)
     return results
 
 
@@ -585,18 +681,20 @@ def next_token_logprobs(lm: LanguageModel, prompts: list[str], token_ids, batch_
     tok = lm.tokenizer
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else (
         tok.eos_token_id if tok.eos_token_id is not None else tok.bos_token_id)
-    out = np.full((len(prompts), len(ids)), np.nan)
-    lengths = np.array([len(e.ids) for e in encs])
     k = len(ids)
-    with torch.inference_mode():
-        for b, blen, batch in _padded_batches(lm, lengths, batch_tokens, pad_id, progress,
-                                              f"next token {lm.name}"):
-            for r, i in enumerate(b):
-                batch[r, :blen[r]] = encs[i].ids
-            rows = np.repeat(np.arange(len(b)), k)
-            cols = np.repeat(blen - 1, k)
-            values, _ = _score_batch(lm, batch, blen, rows, cols, np.tile(ids, len(b)), None)
-            out[b] = values.reshape(len(b), k)
+    out = np.full(len(prompts) * k, np.nan)
+    flat_ids, starts = flatten([e.ids for e in encs])
+    lengths = np.diff(starts)
+
+    def batches():
+        for b in _packed(lm, lengths, batch_tokens, progress, f"next token {lm.name}"):
+            rows = np.repeat(np.arange(len(b), dtype=np.int64), k)
+            dest = (b[:, None] * k + np.arange(k, dtype=np.int64)[None, :]).reshape(-1)
+            yield _Batch(fill_padded(flat_ids, starts[b], lengths[b], pad_id), lengths[b],
+                         rows, np.repeat(lengths[b] - 1, k), np.tile(ids, len(b)), dest)
+
+    _run_batches(lm, batches(), out, None, None)
+    out = out.reshape(len(prompts), k)
     return out
 
 
@@ -688,23 +786,23 @@ def mask_fill_logprobs(lm: LanguageModel, texts: list[str], gold_ids, batch_toke
         raise ScoringError(f"a gold id lies outside {lm.name}'s vocabulary of {vocab}")
     encs = encode(lm, texts)
     mask_id = lm.tokenizer.mask_token_id
-    where = []
+    where = np.empty(len(encs), dtype=np.int64)
     for i, e in enumerate(encs):
         at = np.flatnonzero(e.ids == mask_id)
         if len(at) != 1:
             raise ScoringError(f"text {i} holds {len(at)} mask tokens, not one: {texts[i][:80]!r}")
-        where.append(int(at[0]))
+        where[i] = at[0]
     pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else mask_id
     out = np.full(len(texts), np.nan)
-    lengths = np.array([len(e.ids) for e in encs])
-    with torch.inference_mode():
-        for b, blen, batch in _padded_batches(lm, lengths, batch_tokens, pad_id, progress,
-                                              f"mask fill {lm.name}"):
-            for r, i in enumerate(b):
-                batch[r, :blen[r]] = encs[i].ids
-            values, _ = _score_batch(lm, batch, blen, np.arange(len(b)), np.array([where[i] for i in b]),
-                                     gold_ids[b], None)
-            out[b] = values
+    flat_ids, starts = flatten([e.ids for e in encs])
+    lengths = np.diff(starts)
+
+    def batches():
+        for b in _packed(lm, lengths, batch_tokens, progress, f"mask fill {lm.name}"):
+            yield _Batch(fill_padded(flat_ids, starts[b], lengths[b], pad_id), lengths[b],
+                         np.arange(len(b), dtype=np.int64), where[b], gold_ids[b], b)
+
+    _run_batches(lm, batches(), out, None, None)
     return out
 
 

@@ -26,6 +26,7 @@ import torch
 from polybias.data import templating
 from polybias.data.templating import Filled, TemplateBook
 from polybias.engines import scoring
+from polybias.engines.batches import fill_padded, flatten, pipelined, start_fetch, to_device
 from polybias.engines.common import pack_batches
 
 MODES = ("word", "first_piece")
@@ -97,32 +98,40 @@ def mask_log_distributions(lm: scoring.LanguageModel, texts: list[str], starts: 
         if not 0 <= i < len(e["input_ids"]):
             raise LogProbError(f"shift {k} leaves {text_head(t)} (mask at character {s})")
         idx.append(i)
-    lengths = np.array([len(e["input_ids"]) for e in encs])
+    flat_ids, starts = flatten([e["input_ids"] for e in encs])
+    lengths = np.diff(starts)
+    idx = np.asarray(idx, dtype=np.int64)
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
-    out: np.ndarray | None = None
+    out: list[np.ndarray | None] = [None]  # (len(unique), V), allocated at the first batch
+    budget = lm.batch_tokens if batch_tokens is None else batch_tokens
+
+    def prepared():
+        for batch in pack_batches(lengths, budget, scoring.ScoringError):
+            yield batch, fill_padded(flat_ids, starts[batch], lengths[batch], pad)
+
+    def launch(item):
+        batch, ids = item
+        x, blen, cols = to_device([ids, lengths[batch], idx[batch]], lm.device)
+        att = (torch.arange(ids.shape[1], device=x.device)[None, :] < blen[:, None]).long()
+        rows = torch.arange(len(batch), device=x.device)
+        with scoring.head_only_at(lm.model, tuple(ids.shape), rows, cols) as state:
+            logits = lm.model(input_ids=x, attention_mask=att).logits
+        if not state["applied"] or logits.dim() != 2:
+            logits = logits[rows, cols]
+        lp = torch.log_softmax(logits.to(torch.promote_types(logits.dtype, torch.float32)), dim=-1)
+        return start_fetch(lp.double())
+
+    def finish(item, fetch) -> None:
+        lp = fetch.result()
+        if out[0] is None:
+            out[0] = np.empty((len(unique), lp.shape[1]), dtype=np.float64)
+        out[0][item[0]] = lp
+
     with torch.inference_mode():
-        for batch in pack_batches(lengths, lm.batch_tokens if batch_tokens is None
-                                  else batch_tokens, scoring.ScoringError):
-            width = int(lengths[batch].max())
-            ids = np.full((len(batch), width), pad, dtype=np.int64)
-            for r, k in enumerate(batch):
-                ids[r, :lengths[k]] = encs[k]["input_ids"]
-            x = torch.from_numpy(ids).to(lm.device)
-            att = (torch.arange(width)[None, :] < torch.from_numpy(lengths[batch])[:, None]).long()
-            rows = torch.arange(len(batch)).to(lm.device)
-            cols = torch.tensor([idx[k] for k in batch]).to(lm.device)
-            with scoring.head_only_at(lm.model, tuple(ids.shape), rows, cols) as state:
-                logits = lm.model(input_ids=x, attention_mask=att.to(lm.device)).logits
-            if not state["applied"] or logits.dim() != 2:
-                logits = logits[rows, cols]
-            lp = torch.log_softmax(logits.to(torch.promote_types(logits.dtype, torch.float32)),
-                                   dim=-1).double().cpu().numpy()
-            if out is None:
-                out = np.empty((len(unique), lp.shape[1]), dtype=np.float64)
-            out[batch] = lp
-    if out is None:  # no texts
-        return out
-    return out[[where[key] for key in keys]]
+        pipelined(prepared(), launch, finish)
+    if out[0] is None:  # no texts
+        return None
+    return out[0][[where[key] for key in keys]]
 
 
 def text_head(text: str) -> str:

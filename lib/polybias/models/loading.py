@@ -99,7 +99,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from polybias.engines.common import DEFAULT_BATCH_TOKENS, check_half, normaliser_fields
+from polybias.engines.common import (
+    auto_batch_tokens,
+    check_half,
+    normaliser_fields,
+)
 from polybias.models import normalisers
 
 HEADS = ("mlm", "causal", "encoder")
@@ -543,15 +547,12 @@ def batch_tokens_for(model, device: str, head: str, batch_tokens: int | None = N
                      free_bytes: int | None = None, fraction: float = 0.5) -> int:
     """The engines' token budget (padded tokens per forward pass) for a loaded model.
 
-    ``batch_tokens`` given (a positive integer) is used as it is; None or 0 means *auto*:
-    :data:`DEFAULT_BATCH_TOKENS` on the CPU (so CPU results do not depend on the machine's
-    memory), and on CUDA ``fraction`` of the free device memory (``free_bytes`` when given)
-    divided by an estimate of the memory one token takes in a forward pass: the layer's
-    activations (hidden, attention projections, feed-forward) in the weights' dtype, the
-    hidden states of every layer in float32 (extraction keeps them), the attention scores
-    over up to 512 positions, and for a causal LM its logits and float32 log-softmax over
-    the vocabulary at every position. Rounded down to a multiple of 1024, at least 1024
-    and at most 262144.
+    ``batch_tokens`` given (a positive integer) is used as it is; None or 0 means *auto*
+    (:func:`polybias.engines.common.auto_batch_tokens`, also what the engines' wrappers
+    pick): 8192 on the CPU (so CPU results do not depend on the machine's memory), and on
+    CUDA ``fraction`` of the free device memory (``free_bytes`` when given) divided by an
+    estimate of the memory one token takes in a forward pass; at least 1024 and at most
+    262144.
 
     >>> from polybias.planted.tiny_models import build_tiny_model
     >>> model, _ = build_tiny_model("gpt2")
@@ -565,31 +566,7 @@ def batch_tokens_for(model, device: str, head: str, batch_tokens: int | None = N
             raise LoadError(f"batch_tokens must be a positive integer or 0 (auto), got "
                             f"{batch_tokens!r}")
         return int(batch_tokens)
-    import torch  # lazy: the registry and its checks import without it
-
-    if torch.device(device).type != "cuda":
-        return DEFAULT_BATCH_TOKENS
-    free = available_memory(device) if free_bytes is None else int(free_bytes)
-    cfg = getattr(model, "config", None)
-
-    def get(*names, default):
-        for name in names:
-            value = getattr(cfg, name, None)
-            if isinstance(value, int) and value > 0:
-                return value
-        return default
-
-    hidden = get("hidden_size", "d_model", "n_embd", default=1024)
-    inter = get("intermediate_size", "n_inner", "ffn_dim", default=4 * hidden)
-    heads = get("num_attention_heads", "n_head", "n_heads", default=16)
-    layers = get("num_hidden_layers", "n_layer", "n_layers", default=24)
-    vocab = get("vocab_size", default=50000)
-    element = next(iter(model.parameters())).element_size()
-    per_token = element * (6 * hidden + 2 * inter + 2 * heads * 512) + 4 * hidden * (layers + 1)
-    if head == "causal":
-        per_token += (element + 8) * vocab
-    budget = int(fraction * free) // per_token // 1024 * 1024
-    return int(min(max(budget, 1024), 262144))
+    return auto_batch_tokens(model, device, head, free_bytes, fraction)
 
 
 def check_loading_report(info: dict[str, Any], head: str, model, label: str,

@@ -48,20 +48,23 @@ def package_versions(packages: tuple[str, ...] = _PACKAGES) -> dict[str, str | N
 
 def model_fields(model: Any) -> dict[str, Any]:
     """The record fields that say which model computed a result: ``model_revision`` (its
-    resolved commit, checksum or other revision) and ``normaliser`` (its text normaliser as
+    resolved commit, checksum or other revision), ``normaliser`` (its text normaliser as
     its ``to_record()`` gives it: name, implementation, version;
-    :class:`polybias.models.loading.Normaliser`), read from a loaded language model, encoder
-    or static embeddings.
+    :class:`polybias.models.loading.Normaliser`) and ``engine`` (how the engines ran it:
+    device, weights' dtype, token budget; its ``run_settings()``, None when it has none),
+    read from a loaded language model, encoder or static embeddings.
 
     >>> from types import SimpleNamespace
     >>> model_fields(SimpleNamespace(revision="abc"))
-    {'model_revision': 'abc', 'normaliser': None}
+    {'model_revision': 'abc', 'normaliser': None, 'engine': None}
     >>> norm = SimpleNamespace(to_record=lambda: {"name": "n", "implementation": "f", "version": "1"})
     >>> model_fields(SimpleNamespace(revision=None, normaliser=norm))["normaliser"]["name"]
     'n'
     """
+    settings = getattr(model, "run_settings", None)
     return {"model_revision": getattr(model, "revision", None),
-            "normaliser": normaliser_fields(getattr(model, "normaliser", None))}
+            "normaliser": normaliser_fields(getattr(model, "normaliser", None)),
+            "engine": settings() if callable(settings) else None}
 
 
 @dataclass
@@ -79,6 +82,8 @@ class RunRecord:
     packages: dict[str, str | None] = field(default_factory=package_versions)
     #: the model's text normaliser (name, implementation, version), None when it has none
     normaliser: dict[str, Any] | None = None
+    #: how the engines ran the model (device, dtype, batch_tokens), None for static tables
+    engine: dict[str, Any] | None = None
 
     @property
     def run_id(self) -> str:

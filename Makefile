@@ -12,8 +12,9 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export JUPYTER_PLATFORM_DIRS := 1
 
-help: ## list the targets
-	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  make %-10s %s\n", $$1, $$2}'
+help: ## list the targets, then the command line for one notebook run
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  make %-13s %s\n", $$1, $$2}'
+	@printf '  %-18s %s\n' 'polybias run NB' 'one notebook on one set of parameters, e.g. $(VENV)/bin/polybias run 05_crows_pairs -p n_bootstrap 100 (values checked first; --help)'
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)

@@ -36,7 +36,8 @@ def unreachable_source(exc: BaseException | None) -> sources.SourceUnreachable |
     return None
 
 
-_IN_A_NOTEBOOK = re.compile(r"SourceUnreachable: (data source '[^']+' cannot be had: [^\n]*)")
+_IN_A_NOTEBOOK = re.compile(r"SourceUnreachable: (data source '[^']+' cannot be had: [^\n]*?"
+                            r"the download failed \([^\n]*?\): \S+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 

@@ -108,3 +108,22 @@ def test_the_embedded_defaults_run_offline_once_set_up(tmp_path):
                          cwd=ROOT, env={**_offline_env(tmp_path), "CI": "true"}, capture_output=True,
                          text=True)
     assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout
+
+
+def test_an_unreachable_source_raised_inside_a_notebook_is_recognised():
+    """A notebook run by a test (papermill, ``polybias run``) gives back only text: the
+    hook finds the source's reason in it, whole, and nothing in other errors."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tests_conftest", ROOT / "tests" / "conftest.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    reason = ("data source 'x' cannot be had: set POLYBIAS_DATA_MIRROR to a folder (holding o+r/f), "
+              "or connect to the network; the download failed (no connection to h (offline?)): "
+              "https://h/o/r/f")
+    failed = AssertionError(f"polybias run: nb.py failed: SourceUnreachable: {reason} (see out/failed.ipynb)")
+    assert hooks.unreachable_reason(failed) == reason
+    wrapped = RuntimeError("the run failed")
+    wrapped.__cause__ = RuntimeError(f"\x1b[0;31mSourceUnreachable\x1b[0m: {reason}\n  traceback")
+    assert hooks.unreachable_reason(wrapped) == reason
+    assert hooks.unreachable_reason(AssertionError("DataError: data source 'x' fails its sha256")) is None

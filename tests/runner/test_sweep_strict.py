@@ -257,3 +257,22 @@ def test_success_logs_no_error_and_failures_keep_the_first_line(project, capfd, 
         "sweep: 1 ran, 0 skipped, 1 failed",
         "  FAILED echo__x--1: see results/s/echo__x--1/failed.ipynb",
         "    ValueError: negative x"]
+
+
+def test_values_out_of_their_declaration_stop_the_sweep_before_a_kernel_starts(tmp_path, capsys,
+                                                                              monkeypatch):
+    """A value a notebook's declaration refuses (polybias.studies.parameters) is found for
+    every run before any starts: one line naming each refused run, exit status 2."""
+    monkeypatch.setattr(sweep, "execute", lambda *a, **k: pytest.fail("a run started"))
+    path = tmp_path / "bad.yaml"
+    path.write_text(textwrap.dedent("""\
+        runs:
+          - notebook: notebooks/05_crows_pairs.py
+            section: offline-check
+            grid: {n_bootstrap: [10, -5]}
+            parameters: {model: planted-mlm, dataset: planted}
+        """))
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "no run started, 1 refused: " in err[0], err
+    assert "n_bootstrap--5: 05_crows_pairs: n_bootstrap must be an integer >= 0, got -5" in err[0], err

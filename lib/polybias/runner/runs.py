@@ -276,3 +276,49 @@ def _fill(template: str, point: dict[str, Any], where: str) -> str:
         raise SweepError(f"{where}: template {template!r} uses {exc} which is not in the grid") from exc
 
 
+
+
+def check_values(run: Run, root: str | Path | None = None) -> None:
+    """Check a run's parameter values against its notebook's declarations before a kernel
+    starts: the allowed values, ranges and joint checks of
+    :data:`polybias.studies.parameters.NOTEBOOKS` (those the notebook itself runs right
+    after its parameters cell), on the notebook's defaults overridden by the run's values.
+
+    A notebook of ``notebooks/`` only (another file of the same name may declare other
+    parameters). A check that needs a data source that cannot be had here is left to the
+    run (a sweep skips such a run; a single run says so).
+
+    Parameters
+    ----------
+    run : Run
+        A sweep's run, or the one of ``polybias run``.
+    root : str or Path, optional
+        The project root; :func:`polybias.paths.project_root` by default.
+
+    Raises
+    ------
+    SweepError
+        One line: the notebook, the parameter and what it may be (or the lower layer's
+        refusal, e.g. an unknown model).
+    """
+    # lazy: the declarations import the library's engines (torch); only a run about to start
+    # needs them, not every reader of a sweep
+    from polybias.models import ModelError
+    from polybias.studies import parameters as declarations
+
+    root = Path(root) if root else paths.project_root()
+    path = (root / run.notebook).resolve()
+    name = path.stem
+    if name not in declarations.NOTEBOOKS or path != (root / "notebooks" / f"{name}.py").resolve():
+        return
+    values = {**declarations.defaults(name), **run.parameters}
+    checked = {k: values[k] for k in declarations.NOTEBOOKS[name].checked if k in values}
+    try:
+        declarations.check_parameters(name, **checked)
+    except sources.SourceUnreachable:
+        return
+    except (ValueError, ModelError, sources.DataError) as exc:
+        first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+        if not first.startswith(f"{name}:"):
+            first = f"{name}: {first}"
+        raise SweepError(first) from None

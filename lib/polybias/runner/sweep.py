@@ -104,7 +104,7 @@ from polybias.results.records import sha256_file, write_text_atomic
 from polybias.runner import cluster as jobqueue
 from polybias.runner import pins as pinning
 from polybias.runner.locks import LOCK_FILE, RunLock
-from polybias.runner.runs import Run, SweepError, read_sweep
+from polybias.runner.runs import Run, SweepError, check_values, read_sweep
 
 log = logging.getLogger(__name__)
 
@@ -521,6 +521,10 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
               pins: str | Path | bool | None = True) -> list[dict[str, Any]]:
     """Execute every run of ``config`` not yet done; return one outcome dict per run.
 
+    The parameter values of the runs to execute are checked against their notebooks'
+    declarations first (:func:`polybias.runner.runs.check_values`): one refused value is a
+    :class:`~polybias.runner.runs.SweepError` naming every refused run, and nothing starts.
+
     ``client``: an existing ``distributed.Client`` to use (then ``jobs``, ``scheduler``,
     ``cluster_config`` and ``gpus`` are ignored). Otherwise see the module docstring.
     ``pins``: the pin file, as :func:`load_sweep` takes it.
@@ -540,6 +544,14 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
                 for r, d in zip(runs, done, strict=True) if d]
     todo, without_data = _with_data([r for r, d in zip(runs, done, strict=True) if not d])
     outcomes += without_data
+    refused = []
+    for r in todo:  # the values, against the notebooks' declarations, before a kernel starts
+        try:
+            check_values(r, root)
+        except SweepError as exc:
+            refused.append(f"{r.key}: {exc}")
+    if refused:
+        raise SweepError(f"{config}: no run started, {len(refused)} refused: {'; '.join(refused)}")
     jobs = max(1, jobs or os.cpu_count() or 1)
     distributed = client is not None or scheduler or cluster_config or jobs > 1
     bar = tqdm(total=len(runs), initial=len(outcomes), desc="sweep", unit="run",

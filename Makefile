@@ -60,6 +60,24 @@ test: env ## layering contract, unit tests, doctests, then nbval on the executed
 	$(CHECKED) POLYBIAS_OUTPUT_ROOT="$$scratch" $(VENV)/bin/pytest -q --nbval-lax \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider paper/executed
 
+# The first run offline, once set up: no network (downloads off, any other request sent to a
+# closed port), no mirror, an empty cache. The embedded defaults run from the environment; a
+# test that reads a source study's files is skipped with a line naming the source and how to
+# provide it; CI=true keeps every other unreachable source an error.
+OFFLINE_TESTS := tests/test_offline.py tests/data/test_sources.py tests/data/test_crowspairs.py \
+  tests/studies/test_capstone2023.py tests/runner/test_single_run.py \
+  tests/test_notebooks.py::test_nbval_fails_on_a_changed_table
+
+offline-test: env ## a subset of the tests with no network, no mirror and an empty cache (CI): every skip names its source and how to provide it
+	@cache=$$(mktemp -d); log=$$(mktemp); trap 'rm -rf "$$cache" "$$log"' EXIT; closed=http://127.0.0.1:9; \
+	if ! env -u POLYBIAS_DATA_MIRROR CI=true POLYBIAS_OFFLINE=1 POLYBIAS_CACHE="$$cache" \
+	    HTTPS_PROXY=$$closed HTTP_PROXY=$$closed https_proxy=$$closed http_proxy=$$closed NO_PROXY= no_proxy= \
+	    $(VENV)/bin/pytest -q -rs -p no:cacheprovider $(OFFLINE_TESTS) >"$$log" 2>&1; then \
+	  cat "$$log"; echo "make offline-test: failed"; exit 1; fi; \
+	tail -n 1 "$$log"; \
+	if grep '^SKIPPED.* offline: ' "$$log" | grep -v "data source '[^']*' cannot be had: \|holding "; then \
+	  echo "make offline-test: a skip above does not name its source and how to provide it"; exit 1; fi
+
 cluster-test: env ## polybias sweep --cluster on a one-node SLURM cluster stood up here (root; Debian's slurm-wlm and munge): tests/cluster, ~6 min
 	tests/cluster/slurm_cluster.sh run $(VENV)/bin/pytest -q -p no:cacheprovider tests/cluster
 
@@ -157,4 +175,4 @@ site-test: $(DOCS_VENV)/.installed ## browser test of build/site (headless chrom
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test cluster-test export cards planted validity lint lab lab-test zoo bench peers site pdf site-test clean
+.PHONY: help env reproduce paper test offline-test cluster-test export cards planted validity lint lab lab-test zoo bench peers site pdf site-test clean

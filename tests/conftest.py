@@ -59,6 +59,12 @@ def unreachable_reason(exc: BaseException | None) -> str | None:
     return None
 
 
+@pytest.fixture(scope="session", name="unreachable_reason")
+def _unreachable_reason_fixture():
+    """:func:`unreachable_reason`, for a test that reads the errors of the runs it started."""
+    return unreachable_reason
+
+
 _NO_MIRROR = pytest.StashKey[bool]()
 
 
@@ -129,18 +135,6 @@ def mirror_or_local():
     runs the block as is when a mirror is set; else with downloads off, skipping (naming
     the source and how to provide it) when a source it reads has no local copy."""
     return _local_copies_only
-
-
-def _lacking(names) -> list[str]:
-    verdicts = [sources.availability(name, download=False) for name in dict.fromkeys(names)]
-    return [reason for ok, reason in verdicts if not ok]
-
-
-@pytest.fixture(scope="session")
-def lacking_sources():
-    """A function: the one-line reasons of the sources among ``names`` that have no verified
-    local copy (mirror, environment or cache; nothing is downloaded), in order."""
-    return _lacking
 
 
 def _sigint_default() -> None:

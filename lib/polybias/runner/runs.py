@@ -301,15 +301,17 @@ def check_values(run: Run, root: str | Path | None = None) -> None:
         One line: the notebook, the parameter and what it may be (or the lower layer's
         refusal, e.g. an unknown model).
     """
-    # lazy: the declarations import the library's engines (torch); only a run about to start
-    # needs them, not every reader of a sweep
-    from polybias.models import ModelError
-    from polybias.studies import parameters as declarations
-
     root = Path(root) if root else paths.project_root()
     path = (root / run.notebook).resolve()
     name = path.stem
-    if name not in declarations.NOTEBOOKS or path != (root / "notebooks" / f"{name}.py").resolve():
+    if path != (root / "notebooks" / f"{name}.py").resolve():
+        return
+    # lazy: the declarations import the library's engines (torch) and registries; only a run
+    # of the project's notebooks about to start needs them, not every reader of a sweep
+    from polybias.models import ModelError
+    from polybias.studies import parameters as declarations
+
+    if name not in declarations.NOTEBOOKS:
         return
     values = {**declarations.defaults(name), **run.parameters}
     checked = {k: values[k] for k in declarations.NOTEBOOKS[name].checked if k in values}

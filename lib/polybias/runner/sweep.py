@@ -638,7 +638,8 @@ def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
 
     Each source is checked once (:func:`polybias.data.sources.availability`: mirror, the
     environment's embedded files, verified cache, else a short download attempt); each
-    that cannot be had is logged once, with its one-line reason (how to provide it first).
+    that cannot be had is logged once, in one short line (its reason, how to provide it
+    first, is in the summary's final list).
     Returns the runs to execute and one ``skipped`` outcome for each of the others, whose
     ``reason`` names the sources it lacks and whose ``sources`` maps each to its reason.
     """
@@ -648,10 +649,10 @@ def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
     registry = sources.load_registry()
     verdict = {name: sources.availability(name, registry) for name in names}
     ready, skipped = [], []
-    for name, (ok, why) in verdict.items():
-        if not ok:
+    for name, (ok, _) in verdict.items():
+        if not ok:  # how to provide it: in the summary's final list
             n_runs = sum(name in r.sources for r in runs)
-            log.warning("sweep: %s (%d run%s skipped)", why, n_runs, "s" * (n_runs != 1))
+            log.warning("sweep: %s, %d run%s skipped", _lacking([name]), n_runs, "s" * (n_runs != 1))
     for r in runs:
         missing = {s: verdict[s][1] for s in r.sources if not verdict[s][0]}
         if missing:

@@ -142,3 +142,15 @@ def test_runs_crows_on_a_hub_id_from_the_offline_cache_and_records_its_commit(tm
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1
     assert "ModelError: model 'org/absent' is not in the offline Hugging Face cache" in err
+
+
+@pytest.mark.parametrize("source", sorted((paths.project_root() / "notebooks").glob("[0-9][0-9]_*.py")),
+                         ids=lambda p: p.name)
+def test_the_parameters_cell_read_without_jupytext_is_jupytext_s(source):
+    """Read before anything heavy is imported (runs.percent_parameters_cell), the cell is the
+    one jupytext reads, to the character."""
+    import jupytext
+    from polybias.runner import runs
+
+    cell = next(c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", []))
+    assert runs.percent_parameters_cell(source.read_text(encoding="utf-8")) == cell.source

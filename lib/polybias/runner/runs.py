@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,14 +114,46 @@ def notebook_parameters(path: str | Path) -> dict[str, str]:
     return dict(_notebook_parameters(str(path), stat.st_mtime_ns, stat.st_size))
 
 
+_PERCENT_CELL = "# %%"
+_PARAMETERS_TAG = re.compile(r"""\btags\s*=\s*\[[^]]*["']parameters["']""")
+
+
+def percent_parameters_cell(text: str) -> str | None:
+    r"""The source of the first cell tagged ``parameters`` of a jupytext percent-format
+    notebook (its lines up to the next ``# %%`` marker), or None when it has none.
+
+    Read without jupytext (whose import, through nbformat's schema checks, takes seconds),
+    so that a run's parameters are checked before anything heavy is loaded.
+
+    >>> percent_parameters_cell('# %%\nimport x\n# %% tags=["parameters"]\nn: int = 1  # help\n\n# %%\nx')
+    'n: int = 1  # help'
+    >>> percent_parameters_cell("# %%\nx = 1\n") is None
+    True
+    """
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines)
+                  if line.startswith(_PERCENT_CELL) and _PARAMETERS_TAG.search(line)), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith(_PERCENT_CELL)),
+               len(lines))
+    return "\n".join(lines[start + 1:end]).strip("\n")
+
+
 @functools.lru_cache(maxsize=64)
 def _notebook_parameters(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, str], ...]:
-    # lazy: jupytext and papermill take seconds to import, and only runs need them
-    import jupytext  # lazy: notebook runs only
+    # lazy: papermill takes a second to import, and only runs need it
     from papermill.translators import PythonTranslator  # lazy: notebook runs only
 
-    nb = jupytext.read(path)
-    cell = next((c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if path.endswith(".py"):
+        source = percent_parameters_cell(Path(path).read_text(encoding="utf-8"))
+        cell = None if source is None else {"source": source}
+    else:
+        import jupytext  # lazy: notebook runs only (seconds to import)
+
+        nb = jupytext.read(path)
+        cell = next((c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])),
+                    None)
     if cell is None:
         raise SweepError(f"notebook {path} has no cell tagged 'parameters', so it takes no "
                          "parameters (a sweep passes at least output_dir)")

@@ -146,11 +146,16 @@ def test_runs_crows_on_a_hub_id_from_the_offline_cache_and_records_its_commit(tm
 
 @pytest.mark.parametrize("source", sorted((paths.project_root() / "notebooks").glob("[0-9][0-9]_*.py")),
                          ids=lambda p: p.name)
-def test_the_parameters_cell_read_without_jupytext_is_jupytext_s(source):
-    """Read before anything heavy is imported (runs.percent_parameters_cell), the cell is the
-    one jupytext reads, to the character."""
+def test_the_parameters_read_without_jupytext_are_papermill_s(source):
+    """Read before anything heavy is imported (runs.percent_parameters_cell, then the
+    annotations), the cell is the one jupytext reads, to the character, and the parameters
+    and their types are those papermill's inspection gives."""
     import jupytext
+    from papermill.translators import PythonTranslator
     from polybias.runner import runs
 
     cell = next(c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", []))
     assert runs.percent_parameters_cell(source.read_text(encoding="utf-8")) == cell.source
+    papermill = {p.name: str(p.inferred_type_name) for p in PythonTranslator.inspect(cell)}
+    assert runs.notebook_parameters(source) == papermill
+    assert list(runs.notebook_parameters(source)) == list(papermill)

@@ -11,6 +11,7 @@ the revision pins (:mod:`polybias.runner.pins`) read the runs they pin from here
 
 from __future__ import annotations
 
+import ast
 import functools
 import itertools
 import re
@@ -140,20 +141,43 @@ def percent_parameters_cell(text: str) -> str | None:
     return "\n".join(lines[start + 1:end]).strip("\n")
 
 
+def _annotated(source: str) -> list[tuple[str, str]]:
+    """``(name, annotation)`` of each assignment of a parameters cell, as papermill's
+    inspection reads them (an annotation's text without quotes; ``"None"`` when none).
+
+    >>> _annotated('n: int = 1  # help\\nname: "str" = "x"\\nplain = [1]\\nt: dict[str, float] = {}')
+    [('n', 'int'), ('name', 'str'), ('plain', 'None'), ('t', 'dict[str, float]')]
+    """
+    found = []
+    for statement in ast.parse(source).body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            note = statement.annotation
+            text = note.value if isinstance(note, ast.Constant) and isinstance(note.value, str) \
+                else ast.unparse(note)
+            found.append((statement.target.id, text))
+        elif isinstance(statement, ast.Assign):
+            found += [(t.id, "None") for t in statement.targets if isinstance(t, ast.Name)]
+    return found
+
+
 @functools.lru_cache(maxsize=64)
 def _notebook_parameters(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, str], ...]:
-    # lazy: papermill takes a second to import, and only runs need it
+    if path.endswith(".py"):  # read directly: jupytext and papermill take seconds to import
+        source = percent_parameters_cell(Path(path).read_text(encoding="utf-8"))
+        if source is None:
+            raise SweepError(f"notebook {path} has no cell tagged 'parameters', so it takes no "
+                             "parameters (a sweep passes at least output_dir)")
+        try:
+            return tuple(_annotated(source))
+        except SyntaxError as exc:
+            raise SweepError(f"notebook {path}: its parameters cell is not Python: {exc.msg} "
+                             f"(line {exc.lineno})") from None
+    # lazy: jupytext and papermill take seconds to import, and only runs need them
+    import jupytext  # lazy: notebook runs only
     from papermill.translators import PythonTranslator  # lazy: notebook runs only
 
-    if path.endswith(".py"):
-        source = percent_parameters_cell(Path(path).read_text(encoding="utf-8"))
-        cell = None if source is None else {"source": source}
-    else:
-        import jupytext  # lazy: notebook runs only (seconds to import)
-
-        nb = jupytext.read(path)
-        cell = next((c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])),
-                    None)
+    nb = jupytext.read(path)
+    cell = next((c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
     if cell is None:
         raise SweepError(f"notebook {path} has no cell tagged 'parameters', so it takes no "
                          "parameters (a sweep passes at least output_dir)")

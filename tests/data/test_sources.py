@@ -139,7 +139,7 @@ def test_availability_mirror_cache_and_offline(tmp_path, monkeypatch):
     ok, reason = sources.availability("wheel", reg)
     assert not ok and reason.startswith(
         f"data source 'wheel' cannot be had: put the file w.whl (sha256 {SHA}) in "
-        f"{tmp_path / 'embedded'} (make env does) or at "
+        f"{tmp_path / 'embedded'} or at "
         f"{tmp_path / 'cache' / 'sources' / 'wheel' / 'w.whl'}, or connect to the network; ")
     assert files_under(tmp_path) == []  # a failed attempt leaves nothing
     with pytest.raises(sources.DataError, match="unknown data source 'nope'"):
@@ -225,6 +225,13 @@ def test_the_environment_s_embedded_copy_is_used_and_verified(tmp_path, monkeypa
     assert sources.availability("ok", reg) == (True, "ok: verified copy in the environment")
     with pytest.raises(sources.DataError, match="sha256 does not match .*run make env again"):
         sources.fetch("bad", reg)
+    # the remedy of a wheel that make env downloads says so
+    monkeypatch.setenv("POLYBIAS_EMBEDDED", str(tmp_path / "not-set-up"))
+    ok, reason = sources.availability("wefe-wheel")
+    assert not ok and reason.startswith(
+        "data source 'wefe-wheel' cannot be had: put the file wefe-1.0.1-py3-none-any.whl (sha256 "
+        f"{sources.get_source('wefe-wheel').sha256}) in {tmp_path / 'not-set-up'} (make env does) or at ")
+    assert "(make env does)" not in sources.availability("ok", {"ok": reg["bad"]})[1]
 
 
 def test_embedded_requirements_pin_the_registered_files(tmp_path):

@@ -147,7 +147,7 @@ def test_runs_whose_data_cannot_be_had_are_skipped(project, monkeypatch, capsys,
     assert out[2] == "data sources that cannot be had here (1), so their runs were skipped:"
     assert out[3].startswith(
         "  data source 'far' cannot be had: put the file file.csv (sha256 " + "a" * 64 + f") in "
-        f"{project / 'embedded'} (make env does) or at "
+        f"{project / 'embedded'} or at "
         f"{project / '.cache' / 'sources' / 'far' / 'file.csv'}, or connect to the network; the "
         "download failed (no connection to 127.0.0.1 (offline?)): http://127.0.0.1:")
     assert len(out) == 4

@@ -190,9 +190,19 @@ def _remedy(source: Source) -> str:
     if source.mirror_relpath is not None:
         return ("set POLYBIAS_DATA_MIRROR to a folder laid out <owner>+<repo>/<path> "
                 f"(holding {source.mirror_relpath.as_posix()}), or connect to the network")
+    by_set_up = " (make env does)" if source.sha256 in _pinned_hashes() else ""
     return (f"put the file {source.filename} (sha256 {source.sha256}) in "
-            f"{paths.embedded_dir()} (make env does) or at {_cache_target(source)}, "
+            f"{paths.embedded_dir()}{by_set_up} or at {_cache_target(source)}, "
             "or connect to the network")
+
+
+def _pinned_hashes() -> set[str]:
+    """The sha256 hashes ``data/embedded.txt`` pins (none when the project has no such file)."""
+    try:
+        text = (paths.data_dir() / EMBEDDED_REQUIREMENTS).read_text(encoding="utf-8")
+    except OSError:
+        return set()
+    return set(re.findall(r"--hash=sha256:([0-9a-f]{64})\b", text))
 
 
 def unreachable_message(source: Source, cause: str) -> str:

@@ -9,6 +9,13 @@ from polybias.data import sources
 SHA = "a" * 64
 
 
+@pytest.fixture(autouse=True)
+def _downloads_as_each_test_sets_them(monkeypatch):
+    """These tests make their own network (a local server, a closed port): downloads on,
+    whatever the run's POLYBIAS_OFFLINE (make offline-test turns them off)."""
+    monkeypatch.delenv("POLYBIAS_OFFLINE", raising=False)
+
+
 def write_registry(path, body):
     path.write_text(body)
     return path

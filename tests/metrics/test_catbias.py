@@ -139,9 +139,12 @@ def test_seed002_table1a_ethnicity_contradicts_table2(mirror):
 
 
 def test_reported_transcription_matches_the_shipped_notebook_output(mirror):
-    shipped = pd.read_csv(os.path.join(
-        mirror, "ParishadBehnam+Social-Biases-in-BERT-Variants-Across-Multiple-Languages", "_derived",
-        "categorical_bias_from_main_ipynb_cell25.csv"))
+    derived = os.path.join("ParishadBehnam+Social-Biases-in-BERT-Variants-Across-Multiple-Languages",
+                           "_derived", "categorical_bias_from_main_ipynb_cell25.csv")
+    if mirror is None:  # a file of the mirror only, not a registered source
+        pytest.skip(f"offline: set POLYBIAS_DATA_MIRROR to a folder laid out <owner>+<repo>/<path> "
+                    f"holding {derived} (the seed-002 notebook's output, a file of the data mirror)")
+    shipped = pd.read_csv(os.path.join(mirror, derived))
     shipped["category"] = shipped.category.replace({"race": "ethnicity"})
     rep = report.load_reported("behnamghader2022_cb")
     nb = rep[rep.table.str.startswith("main.ipynb")]

@@ -23,6 +23,27 @@ def test_bad_parameters_are_one_line_errors_and_nothing_is_written(tmp_path, cap
     assert not out.exists()
 
 
+def test_values_out_of_their_declaration_are_refused_before_a_kernel_starts(tmp_path, capsys,
+                                                                          monkeypatch):
+    """Allowed values, ranges and joint checks (polybias.studies.parameters) come before the
+    run: one line, exit status 2, no kernel, nothing written."""
+    from polybias.runner import sweep
+
+    monkeypatch.setattr(single, "execute_locked", lambda *a, **k: pytest.fail("a kernel started"))
+    monkeypatch.setattr(sweep, "execute_locked", lambda *a, **k: pytest.fail("a kernel started"))
+    out = tmp_path / "out"
+    for args, message in [
+        (["-p", "n_bootstrap", "-5"], "05_crows_pairs: n_bootstrap must be an integer >= 0, got -5"),
+        (["-p", "model", "no-such-model"], "05_crows_pairs: unknown model 'no-such-model'"),
+        (["-p", "method", "aul", "-p", "model", "planted-causal"],
+         "05_crows_pairs: method 'aul' applies to masked LMs, not to a causal model"),
+    ]:
+        assert cli.main(["run", "05_crows_pairs", *args, "--output", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"polybias run: {message}"), err
+    assert not out.exists()
+
+
 def test_values_are_typed_as_papermill_and_checked_against_the_notebook():
     run, folder = single.prepare("05_crows_pairs", [("model", "org/model"), ("revision", "1234"),
                                                    ("subset", "gender"), ("n_pairs", "20"),
@@ -121,3 +142,20 @@ def test_runs_crows_on_a_hub_id_from_the_offline_cache_and_records_its_commit(tm
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1
     assert "ModelError: model 'org/absent' is not in the offline Hugging Face cache" in err
+
+
+@pytest.mark.parametrize("source", sorted((paths.project_root() / "notebooks").glob("[0-9][0-9]_*.py")),
+                         ids=lambda p: p.name)
+def test_the_parameters_read_without_jupytext_are_papermill_s(source):
+    """Read before anything heavy is imported (runs.percent_parameters_cell, then the
+    annotations), the cell is the one jupytext reads, to the character, and the parameters
+    and their types are those papermill's inspection gives."""
+    import jupytext
+    from papermill.translators import PythonTranslator
+    from polybias.runner import runs
+
+    cell = next(c for c in jupytext.read(source).cells if "parameters" in c.metadata.get("tags", []))
+    assert runs.percent_parameters_cell(source.read_text(encoding="utf-8")) == cell.source
+    papermill = {p.name: str(p.inferred_type_name) for p in PythonTranslator.inspect(cell)}
+    assert runs.notebook_parameters(source) == papermill
+    assert list(runs.notebook_parameters(source)) == list(papermill)

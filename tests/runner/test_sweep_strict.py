@@ -131,9 +131,10 @@ def registry(project):
         f"  far: {{url: '{closed_port_url()}', sha256: {'a' * 64}, licence: MIT}}\n")
 
 
-def test_runs_whose_data_cannot_be_had_are_skipped(project, monkeypatch, capsys):
+def test_runs_whose_data_cannot_be_had_are_skipped(project, monkeypatch, capsys, caplog):
     registry(project)
     monkeypatch.setenv("POLYBIAS_DATA_MIRROR", str(project / "mirror"))
+    monkeypatch.setenv("POLYBIAS_EMBEDDED", str(project / "embedded"))
     path = write(project, RUN + "    grid: {x: [1]}\n    sources: [here]\n"
                  "  - notebook: nb/echo.py\n    section: s\n    grid: {x: [2]}\n"
                  "    sources: [here, far]\n    executed: paper/executed/echo_{x}.ipynb\n")
@@ -141,10 +142,19 @@ def test_runs_whose_data_cannot_be_had_are_skipped(project, monkeypatch, capsys)
     assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "sweep: 1 ran, 1 skipped (1 not run), 0 failed"
-    assert out[1].startswith("  SKIPPED echo__x-2: data source 'far' cannot be had: no connection to "
-                             "127.0.0.1 (offline?) for http://127.0.0.1:")
-    assert out[1].endswith("connect to the network, or put the file file.csv (sha256 " + "a" * 64
-                           + f") at {project / '.cache' / 'sources' / 'far' / 'file.csv'}")
+    assert out[1] == "  SKIPPED echo__x-2: data source 'far' cannot be had"
+    # the final list: each source that cannot be had, once, how to provide it first, never cut
+    assert out[2] == "data sources that cannot be had here (1), so their runs were skipped:"
+    assert out[3].startswith(
+        "  data source 'far' cannot be had: put the file file.csv (sha256 " + "a" * 64 + f") in "
+        f"{project / 'embedded'} or at "
+        f"{project / '.cache' / 'sources' / 'far' / 'file.csv'}, or connect to the network; the "
+        "download failed (no connection to 127.0.0.1 (offline?)): http://127.0.0.1:")
+    assert len(out) == 4
+    # quiet: one log line for the source, none saying it is downloading
+    said = [r.getMessage() for r in caplog.records if "far" in r.getMessage()]
+    assert said == ["sweep: data source 'far' cannot be had, 1 run skipped"]
+    assert not [r for r in caplog.records if "downloading" in r.getMessage()]
     assert (project / "results/s/echo__x-1/run.json").is_file()
     assert not (project / "results/s/echo__x-2").exists()  # the skipped run wrote nothing
     assert not (project / "paper").exists()
@@ -246,3 +256,22 @@ def test_success_logs_no_error_and_failures_keep_the_first_line(project, capfd, 
         "sweep: 1 ran, 0 skipped, 1 failed",
         "  FAILED echo__x--1: see results/s/echo__x--1/failed.ipynb",
         "    ValueError: negative x"]
+
+
+def test_values_out_of_their_declaration_stop_the_sweep_before_a_kernel_starts(tmp_path, capsys,
+                                                                              monkeypatch):
+    """A value a notebook's declaration refuses (polybias.studies.parameters) is found for
+    every run before any starts: one line naming each refused run, exit status 2."""
+    monkeypatch.setattr(sweep, "execute", lambda *a, **k: pytest.fail("a run started"))
+    path = tmp_path / "bad.yaml"
+    path.write_text(textwrap.dedent("""\
+        runs:
+          - notebook: notebooks/05_crows_pairs.py
+            section: offline-check
+            grid: {n_bootstrap: [10, -5]}
+            parameters: {model: planted-mlm, dataset: planted}
+        """))
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "no run started, 1 refused: " in err[0], err
+    assert "n_bootstrap--5: 05_crows_pairs: n_bootstrap must be an integer >= 0, got -5" in err[0], err

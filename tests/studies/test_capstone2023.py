@@ -9,11 +9,7 @@ from polybias.data import sources
 from polybias.studies import capstone2023
 
 
-def _have_mirror() -> bool:
-    return sources.availability("seed004-cg-score-2", timeout=1)[0]
-
-
-@pytest.mark.skipif(not _have_mirror(), reason="seed 004's files cannot be had (no mirror, offline)")
+@pytest.mark.usefixtures("mirror")  # reads seed 004's files
 def test_every_two_way_interaction_is_tested_on_the_authors_rows():
     path = sources.fetch("seed004-cg-score-2")
     adjectives = pd.read_csv(path).Adjective.unique().tolist()
@@ -28,7 +24,7 @@ def test_every_two_way_interaction_is_tested_on_the_authors_rows():
     assert (table.statistic > table.null_mean).all()
 
 
-@pytest.mark.skipif(not _have_mirror(), reason="seed 004's files cannot be had (no mirror, offline)")
+@pytest.mark.usefixtures("mirror")  # reads seed 004's files
 def test_country_book_holds_every_country_of_the_list():
     book = capstone2023.country_templates()
     entries = book.lists["countries"].entries
@@ -38,7 +34,7 @@ def test_country_book_holds_every_country_of_the_list():
     assert dict(zip([e.id for e in entries], regions, strict=True))["United States"] == "americas"
 
 
-@pytest.mark.skipif(not _have_mirror(), reason="seed 004's files cannot be had (no mirror, offline)")
+@pytest.mark.usefixtures("mirror")  # reads seed 004's files
 def test_a_changed_countries_file_is_refused(monkeypatch, tmp_path):
     import shutil
 

@@ -9,12 +9,9 @@ from polybias.studies import stereoset as st
 
 
 @pytest.fixture(scope="module")
-def recomputed():
-    import os
-
-    if not os.environ.get("POLYBIAS_DATA_MIRROR"):
-        pytest.skip("needs the StereoSet files: set POLYBIAS_DATA_MIRROR")
-    return st.recompute_published()
+def recomputed(mirror_or_local):
+    with mirror_or_local():  # the StereoSet files
+        return st.recompute_published()
 
 
 def test_every_workbook_row_is_recomputed_to_its_printed_precision(recomputed):

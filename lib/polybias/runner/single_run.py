@@ -1,9 +1,10 @@
 """Run one notebook on one set of parameters (``polybias run NOTEBOOK -p NAME VALUE ...``).
 
 The single-run counterpart of :mod:`polybias.runner.sweep`, through the same machinery: the
-notebook's declared parameters are checked strictly (an unknown name, or a value that
-does not fit the parameter's annotated type, is a :class:`~polybias.runner.runs.SweepError`
-before anything runs), a lone value of a ``list`` parameter becomes a one-item list, and
+notebook's declared parameters are checked strictly (an unknown name, a value that does
+not fit the parameter's annotated type, or one its declaration in
+:mod:`polybias.studies.parameters` does not allow, is a
+:class:`~polybias.runner.runs.SweepError` before a kernel starts), a lone value of a ``list`` parameter becomes a one-item list, and
 the run executes with papermill under its folder's lock, writing ``executed.ipynb``, the
 notebook's run records and a ``run.json`` marker, or ``failed.ipynb`` on an error.
 
@@ -33,6 +34,7 @@ from polybias.runner.runs import (
     Run,
     SweepError,
     check_parameters,
+    check_values,
     normalise_parameters,
     notebook_parameters,
 )
@@ -136,6 +138,7 @@ def prepare(notebook: str, pairs: list[tuple[str, str]], output: str | None = No
                           .hash_in(root), **params})[:16]
     stem = path.stem
     run = Run(rel, f"{SECTION}/{stem}", digest, params, None, kernel)
+    check_values(run, root)
     folder = Path(output).expanduser().resolve() if output else root / "results" / SECTION / stem / digest
     return run, folder
 

@@ -104,7 +104,9 @@ from polybias.files import sha256_file, write_text_atomic
 from polybias.runner.cluster import ClusterConfigError, ClusterError, JobPool, make_cluster
 from polybias.runner.locks import LOCK_FILE, RunLock
 from polybias.runner.pins import PinError, apply_pins, default_path, read_pins
-from polybias.runner.runs import Run, SweepError, read_sweep
+from polybias.runner.runs import Run, SweepError, check_values, read_sweep
+
+log = logging.getLogger(__name__)
 
 MARKER = "run.json"
 EXECUTED = "executed.ipynb"
@@ -519,6 +521,10 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
               pins: str | Path | bool | None = True) -> list[dict[str, Any]]:
     """Execute every run of ``config`` not yet done; return one outcome dict per run.
 
+    The parameter values of the runs to execute are checked against their notebooks'
+    declarations first (:func:`polybias.runner.runs.check_values`): one refused value is a
+    :class:`~polybias.runner.runs.SweepError` naming every refused run, and nothing starts.
+
     ``client``: an existing ``distributed.Client`` to use (then ``jobs``, ``scheduler``,
     ``cluster_config`` and ``gpus`` are ignored). Otherwise see the module docstring.
     ``pins``: the pin file, as :func:`load_sweep` takes it.
@@ -538,6 +544,14 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
                 for r, d in zip(runs, done, strict=True) if d]
     todo, without_data = _with_data([r for r, d in zip(runs, done, strict=True) if not d])
     outcomes += without_data
+    refused = []
+    for r in todo:  # the values, against the notebooks' declarations, before a kernel starts
+        try:
+            check_values(r, root)
+        except SweepError as exc:
+            refused.append(f"{r.key}: {exc}")
+    if refused:
+        raise SweepError(f"{config}: no run started, {len(refused)} refused: {'; '.join(refused)}")
     jobs = max(1, jobs or os.cpu_count() or 1)
     distributed = client is not None or scheduler or cluster_config or jobs > 1
     bar = tqdm(total=len(runs), initial=len(outcomes), desc="sweep", unit="run",
@@ -622,9 +636,12 @@ def _close(client, closing) -> None:
 def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
     """Split runs into those whose declared data sources can be had now and the others.
 
-    Each source is checked once (:func:`polybias.data.sources.availability`: mirror, verified
-    cache, else a short download attempt). Returns the runs to execute and one
-    ``skipped`` outcome, with the one-line reason, for each of the others.
+    Each source is checked once (:func:`polybias.data.sources.availability`: mirror, the
+    environment's embedded files, verified cache, else a short download attempt); each
+    that cannot be had is logged once, in one short line (its reason, how to provide it
+    first, is in the summary's final list).
+    Returns the runs to execute and one ``skipped`` outcome for each of the others, whose
+    ``reason`` names the sources it lacks and whose ``sources`` maps each to its reason.
     """
     names = sorted({s for r in runs for s in r.sources})
     if not names:
@@ -632,13 +649,24 @@ def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
     registry = sources.load_registry()
     verdict = {name: sources.availability(name, registry) for name in names}
     ready, skipped = [], []
+    for name, (ok, _) in verdict.items():
+        if not ok:  # how to provide it: in the summary's final list
+            n_runs = sum(name in r.sources for r in runs)
+            log.warning("sweep: %s, %d run%s skipped", _lacking([name]), n_runs, "s" * (n_runs != 1))
     for r in runs:
-        missing = [verdict[s][1] for s in r.sources if not verdict[s][0]]
+        missing = {s: verdict[s][1] for s in r.sources if not verdict[s][0]}
         if missing:
-            skipped.append({"key": r.key, "status": "skipped", "reason": "; ".join(missing)})
+            skipped.append({"key": r.key, "status": "skipped", "reason": _lacking(missing),
+                            "sources": missing})
         else:
             ready.append(r)
     return ready, skipped
+
+
+def _lacking(names) -> str:
+    """``data source 'a' cannot be had`` / ``data sources 'a', 'b' cannot be had``."""
+    quoted = ", ".join(repr(n) for n in names)
+    return f"data source{'s' * (len(names) > 1)} {quoted} cannot be had"
 
 
 def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record,
@@ -697,8 +725,9 @@ def _outcome(fut, run: Run, root: Path) -> dict[str, Any]:
 
 
 def summary(outcomes: list[dict[str, Any]]) -> str:
-    """Counts, one line per run skipped for a reason other than being done, and one
-    paragraph per failed run naming the notebook that shows the error.
+    """Counts, one line per run skipped for a reason other than being done, one paragraph
+    per failed run naming the notebook that shows the error, and the final list of the data
+    sources that could not be had, each with its reason (how to provide it first).
 
     Parameters
     ----------
@@ -710,7 +739,8 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
     -------
     str
         The summary; a skipped run's ``reason`` and a failed run's ``error`` are shown
-        by their first line (the exception's type and the first line of its message).
+        by their first line (the exception's type and the first line of its message),
+        never cut.
 
     Examples
     --------
@@ -726,6 +756,12 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
     >>> print(summary([{"key": "a", "status": "ok"}, {"key": "b", "status": "todo",
     ...                 "reason": "interrupted"}]))
     sweep: 1 ran, 0 skipped, 0 failed, 1 todo (interrupted)
+    >>> print(summary([{"key": "d", "status": "skipped", "reason": "data source 'x' cannot be had",
+    ...                 "sources": {"x": "data source 'x' cannot be had: put x.csv in data/"}}]))
+    sweep: 0 ran, 1 skipped (1 not run), 0 failed
+      SKIPPED d: data source 'x' cannot be had
+    data sources that cannot be had here (1), so their runs were skipped:
+      data source 'x' cannot be had: put x.csv in data/
     """
     counts = {s: sum(o["status"] == s for o in outcomes) for s in ("ok", "skipped", "failed")}
     skipped = f"{counts['skipped']} skipped"
@@ -746,13 +782,17 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
         if o["status"] == "failed":
             where = o.get("notebook") or "no notebook (the run did not start or its worker died)"
             lines.append(f"  FAILED {o['key']}: see {where}\n    {_line(o['error'])}")
+    lacking = {name: why for o in outcomes for name, why in sorted(o.get("sources", {}).items())}
+    if lacking:
+        lines.append(f"data sources that cannot be had here ({len(lacking)}), so their runs were "
+                     "skipped:")
+        lines += [f"  {_line(why)}" for _, why in sorted(lacking.items())]
     return "\n".join(lines)
 
 
-def _line(text: str, limit: int = 400) -> str:
-    """The first non-empty line of ``text``, cut after ``limit`` characters."""
-    first = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
-    return first if len(first) <= limit else first[:limit - 1] + "…"
+def _line(text: str) -> str:
+    """The first non-empty line of ``text`` (never cut: it may end with the remedy)."""
+    return next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -807,7 +847,7 @@ def main(argv: list[str] | None = None) -> int:
             print("polybias sweep: interrupted (Ctrl-C); the runs left todo run on the next "
                   "call", file=sys.stderr)
             return 130
-        print(f"polybias sweep: {_line(str(stop.cause), limit=2000)}", file=sys.stderr)
+        print(f"polybias sweep: {_line(str(stop.cause))}", file=sys.stderr)
         return 1
     print(summary(outcomes))
     return 1 if any(o["status"] == "failed" for o in outcomes) else 0

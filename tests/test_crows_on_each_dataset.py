@@ -164,3 +164,22 @@ def test_run_crows_languages_takes_a_loaded_model(mirror, tiny_mlm, monkeypatch,
         crows_languages.compared_languages("planted-mlm", "crows-pairs-dutch")
     assert crows_languages.compared_languages("planted-mlm", "crows-pairs-dutch", language_override=True) == \
         ["nl", "en", "fr"]
+
+
+def test_run_crows_languages_scores_the_same_declared_sample_in_every_language(
+        mirror, monkeypatch, tiny_mlm, tmp_path):
+    monkeypatch.setattr(models, "load", lambda name, *a, **k: tiny_mlm)
+    scored, comparison = crows_languages.run_crows_languages(
+        "planted-mlm", "crows-pairs-dutch", n_bootstrap=0, seed=1, output_dir=str(tmp_path),
+        language_override=True, max_pairs=5)
+    ids = [sorted(s.pair_id) for s in scored.values()]
+    assert len(ids[0]) == 5 and ids == [ids[0]] * 3
+    assert comparison.per_language.attrs["caption"] == (
+        "Pairs: a sample of 5 of the 1,463 aligned pairs, the same in every language, "
+        "stratified by bias type (max_pairs = 5, seed 1).")
+    again, _ = crows_languages.run_crows_languages(
+        "planted-mlm", "crows-pairs-dutch", n_bootstrap=0, seed=1, language_override=True,
+        max_pairs=5)
+    assert sorted(again["nl"].pair_id) == ids[0]
+    record = json.loads(next(tmp_path.glob("crows-languages_*.json")).read_text())
+    assert record["parameters"]["max_pairs"] == 5

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-
 from polybias.data.minimal_pairs import CrowsError, sample_caption, sample_pairs
 
 

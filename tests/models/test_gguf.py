@@ -7,7 +7,6 @@ import json
 from importlib import metadata
 
 import pytest
-
 from polybias import models
 from polybias.engines import scoring
 from polybias.models import ModelError, _gguf

@@ -738,9 +738,11 @@ NOTEBOOKS: dict[str, Notebook] = {
         "aggregate": _choice("{values} (per-target: Nadeem et al.; micro: pooled over items)",
                              stereoset_metric.AGGREGATES),
         "limit": _integer("score only the first `limit` items of each task; 0: all"),
+        "max_items": _integer("score a sample of at most this many items of each task, "
+                              "stratified by bias type and drawn with `seed` ({range}; 0: all)"),
         "n_bootstrap": _integer("bootstrap resamples over items for the intervals ({range}; 0: "
                                 "none)"),
-        "seed": _integer("seed of the bootstrap ({range})"),
+        "seed": _integer("seed of the item sample and the bootstrap ({range})"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("stereoset_published")),
     }, _check_14_stereoset),

@@ -88,7 +88,7 @@ if published:
     unequal_table = report.markdown_table(unequal) if len(unequal) else "(every row equal)"
 else:
     summary_table = f"(not run: scoring {model} instead)"
-    sheet_tables, unequal_table = {}, ""
+    sheet_tables, unequal_table = {"published sheets": summary_table}, ""
 
 # %% tags=["nbval-check-output"]
 report.show_table(summary_table)

@@ -140,3 +140,18 @@ def test_a_missing_package_is_a_clear_error():
 def test_a_gguf_model_is_not_an_encoder():
     with pytest.raises(ModelError, match="is of kind 'causal', not an encoder"):
         models.load(NAME, "encoder")
+
+
+def test_dequantizing_without_the_gguf_reader_is_a_clear_error(tmp_path, monkeypatch):
+    real = metadata.version
+
+    def version(package):
+        if package == "gguf":
+            raise metadata.PackageNotFoundError(package)
+        return real(package)
+
+    monkeypatch.setattr(_gguf.metadata, "version", version)
+    with pytest.raises(ModelError, match=r"needs the package\(s\) gguf \(pinned in pyproject.toml; "
+                                         "make env installs them\\)"):
+        _gguf.dequantize(tmp_path / "m.gguf", tmp_path / "out", {}, "model 'm'", ModelError)
+    assert not (tmp_path / "out").exists()

@@ -447,8 +447,7 @@ def _load_gguf(name, entry, group, revision, device, dtype, batch_tokens, option
         raise ModelError(f"model {name!r} ships in package {package!r}; it has no hub revision "
                          "to choose")
     folder, manifest = _gguf.dequantized_folder(name, entry, ModelError)
-    source = manifest["source"]
-    recorded = f"{source['package']}=={source['version']} sha256:{source['sha256']}"
+    recorded = f"{package}=={metadata.version(str(package))} sha256:{manifest['source']['sha256']}"
     loaded = _transformers.language_model(
         str(folder), ModelError, kind=entry.get("kind"), device=device, dtype=dtype,
         allow_pickle=False, name=name, memory_limit=options.get("memory_limit"),

@@ -16,11 +16,12 @@ help: ## list the targets, then the command line for one notebook run
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  make %-13s %s\n", $$1, $$2}'
 	@printf '  %-18s %s\n' 'polybias run NB' 'one notebook on one set of parameters, e.g. $(VENV)/bin/polybias run 05_crows_pairs -p n_bootstrap 100 (values checked first; --help)'
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml requirements-embedded.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0 2>&1 | { grep -v '^WARNING: Location' || true; }
 	$(PY) -m pip install --quiet -e '.[dev]' 2>&1 | { grep -v '^WARNING: Location' || true; }
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-embedded.txt 2>&1 | { grep -v '^WARNING: Location' || true; }
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (polybias)" >/dev/null
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	printf '%s\n' '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' \

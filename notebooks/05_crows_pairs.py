@@ -39,6 +39,7 @@ language_override: bool = False  # run a registered model on a language its entr
 subset: list = []  # bias types to keep; empty: all
 method: str = ""  # nangia, bias-bench, sss, causal, aul, aula or lm-eval; empty: by the model's kind
 n_pairs: int = 200  # number of planted pairs (dataset planted only; at least 1)
+max_pairs: int = 0  # a dataset: score a sample of at most this many pairs, stratified by bias type and drawn with `seed` (at least 0; 0: all)
 n_bootstrap: int = 1000  # bootstrap resamples for the confidence intervals (at least 0; 0: none)
 seed: int = 0  # seed of the pair draw and the bootstrap (at least 0)
 compat_fourth_root: bool = False  # seed-001 code's extra square root in the JSD
@@ -57,7 +58,7 @@ from polybias.studies import crows_pairs
 from polybias.studies.parameters import check_parameters
 
 check_parameters("05_crows_pairs", batch_tokens=batch_tokens, dataset=dataset, method=method,
-                 n_pairs=n_pairs, n_bootstrap=n_bootstrap, seed=seed, causal_bos=causal_bos,
+                 n_pairs=n_pairs, max_pairs=max_pairs, n_bootstrap=n_bootstrap, seed=seed, causal_bos=causal_bos,
                  on_unmodified=on_unmodified, alignment=alignment, model=model, language=language,
                  language_override=language_override)
 
@@ -105,8 +106,9 @@ lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,
                  batch_tokens=batch_tokens)
 run = crows_pairs.run_crows(lm, dataset, language, subset or None, method or None, n_pairs,
                             n_bootstrap, seed, compat_fourth_root, output_dir, causal_bos=causal_bos,
-                            on_unmodified=on_unmodified, alignment=alignment)
-score_table = report.markdown_table(crows_pairs.score_summary(run), digits=2, formats={"binom_p": ".1e"})
+                            on_unmodified=on_unmodified, alignment=alignment, max_pairs=max_pairs)
+score_table = ((f"{run.caption}\n\n" if run.caption else "")
+               + report.markdown_table(crows_pairs.score_summary(run), digits=2, formats={"binom_p": ".1e"}))
 
 # %% tags=["nbval-check-output"]
 report.show_table(score_table)

@@ -38,9 +38,10 @@ languages: list = []  # languages of the dataset to compare (two or more); empty
 language_override: bool = False  # run a registered model on a language its entry does not list (recorded in the run)
 subset: list = []  # bias types to keep; empty: all
 method: str = ""  # nangia, bias-bench, sss, causal, aul, aula or lm-eval; empty: by the model's kind
+max_pairs: int = 0  # a scored model: score the same sample of at most this many pairs in every language, stratified by bias type and drawn with `seed` (at least 0; 0: all)
 published_groups: dict = {"RoBERTa-based, one per language": ["roberta", "camembert", "robbert"], "other monolingual, one per language": ["bert", "flaubert", "bertje"], "Dutch: multilingual vs monolingual": ["mbert", "bertje", "robbert"]}  # published models compared over the shared pairs (model published only)
 n_bootstrap: int = 1000  # bootstrap resamples for the confidence intervals (at least 0; 0: none)
-seed: int = 0  # seed of the bootstrap (at least 0)
+seed: int = 0  # seed of the pair sample and the bootstrap (at least 0)
 output_dir: str = "results/crows-languages/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/crows-languages_published.md
 
@@ -51,7 +52,7 @@ from polybias.studies import crows_languages
 from polybias.studies.parameters import check_parameters
 
 check_parameters("12_crows_languages", batch_tokens=batch_tokens, dataset=dataset, method=method,
-                 n_bootstrap=n_bootstrap, seed=seed, model=model, languages=languages,
+                 n_bootstrap=n_bootstrap, seed=seed, model=model, languages=languages, max_pairs=max_pairs,
                  language_override=language_override, revision=revision, device=device, dtype=dtype)
 published = model == "published"
 if not published:  # languages checked before the model loads
@@ -97,14 +98,16 @@ report.show_table(aggregate_table)
 if not published:
     scored, comparison = crows_languages.run_crows_languages(
         model, dataset, languages, subset or None, method or None, n_bootstrap, seed,
-        output_dir, language_override, lm=lm)
+        output_dir, language_override, lm=lm, max_pairs=max_pairs)
+    caption = comparison.per_language.attrs["caption"]
     per_language = comparison.per_language.assign(group=f"{model} on {dataset}", label=comparison.per_language.language)
 else:
     comparison = crows_languages.published_dutch_comparison(published_groups, n_bootstrap, seed, output_dir)
-    per_language = comparison.per_language
+    per_language, caption = comparison.per_language, ""
 shown = per_language[[c for c in ("group", "model", "language", "n", "stereotyped", "ties", "score",
                                   "ci_low", "ci_high", "binom_p") if c in per_language]]
-language_table = report.markdown_table(shown, digits=2, formats={"binom_p": ".1e"})
+language_table = (f"{caption}\n\n" if caption else "") + report.markdown_table(
+    shown, digits=2, formats={"binom_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
 report.show_table(language_table)

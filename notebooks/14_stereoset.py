@@ -40,8 +40,9 @@ tasks: list = ["intrasentence", "intersentence"]  # StereoSet tasks to score, am
 intersentence: str = ""  # causal LMs: conditional or stereoset; empty: conditional
 aggregate: str = "per-target"  # per-target or micro (per-target: Nadeem et al.; micro: pooled over items)
 limit: int = 0  # score only the first `limit` items of each task; 0: all
+max_items: int = 0  # score a sample of at most this many items of each task, stratified by bias type and drawn with `seed` (at least 0; 0: all)
 n_bootstrap: int = 1000  # bootstrap resamples over items for the intervals (at least 0; 0: none)
-seed: int = 0  # seed of the bootstrap (at least 0)
+seed: int = 0  # seed of the item sample and the bootstrap (at least 0)
 output_dir: str = "results/stereoset/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/stereoset_published.md
 
@@ -52,7 +53,7 @@ from polybias.studies import stereoset as study
 from polybias.studies.parameters import check_parameters
 
 check_parameters("14_stereoset", batch_tokens=batch_tokens, language=language, languages=languages,
-                 tasks=tasks, intersentence=intersentence, aggregate=aggregate, limit=limit,
+                 tasks=tasks, intersentence=intersentence, aggregate=aggregate, limit=limit, max_items=max_items,
                  n_bootstrap=n_bootstrap, seed=seed, model=model,
                  language_override=language_override, published_model=published_model,
                  revision=revision, device=device, dtype=dtype)
@@ -87,7 +88,7 @@ if published:
     unequal_table = report.markdown_table(unequal) if len(unequal) else "(every row equal)"
 else:
     summary_table = f"(not run: scoring {model} instead)"
-    sheet_tables, unequal_table = {}, ""
+    sheet_tables, unequal_table = {"published sheets": summary_table}, ""
 
 # %% tags=["nbval-check-output"]
 report.show_table(summary_table)
@@ -113,12 +114,14 @@ else:
     for lang in (languages or [language]):
         kept = [t for t in tasks if t == "intrasentence" or lm.kind == "causal"]
         decisions[lang], _ = study.run_stereoset(
-            lm, model, lang, output_dir, tasks=tuple(kept), limit=limit,
+            lm, model, lang, output_dir, tasks=tuple(kept), limit=limit, max_items=max_items,
             intersentence=intersentence, aggregate=aggregate, n_bootstrap=n_bootstrap, seed=seed,
             model_revision=lm.revision)
     label = model
 scores = study.language_scores(decisions, aggregate=aggregate, n_bootstrap=n_bootstrap, seed=seed)
-scores_table = report.markdown_table(scores, digits=2, formats={"binom_p": ".1e"})
+caption = "" if published else study.sample_caption(max_items, seed)
+scores_table = (f"{caption}\n\n" if caption else "") + report.markdown_table(
+    scores, digits=2, formats={"binom_p": ".1e"})
 
 # %% tags=["nbval-check-output"]
 report.show_table(scores_table)

@@ -194,3 +194,23 @@ def test_run_crows_on_maltese_and_eurogest(mirror, monkeypatch, tiny_mlm_newer, 
     assert run.stereotype.iloc[0][["bias_type", "n"]].tolist() == ["all", N]
     record = json.loads(sorted(tmp_path.glob("*.json"))[0].read_text())
     assert record["language"] == language and record["test"] == dataset
+
+
+def test_run_crows_languages_scores_the_same_declared_sample_in_every_language(
+        mirror, monkeypatch, tiny_mlm, tmp_path):
+    # 1,461: the ids all three languages have (the French file drops two broken pairs)
+    monkeypatch.setattr(models, "load", lambda name, *a, **k: tiny_mlm)
+    scored, comparison = crows_languages.run_crows_languages(
+        "planted-mlm", "crows-pairs-dutch", n_bootstrap=0, seed=1, output_dir=str(tmp_path),
+        language_override=True, max_pairs=5)
+    ids = [sorted(s.pair_id) for s in scored.values()]
+    assert len(ids[0]) == 5 and ids == [ids[0]] * 3
+    assert comparison.per_language.attrs["caption"] == (
+        "Pairs: a sample of 5 of the 1,461 aligned pairs, the same in every language, "
+        "stratified by bias type (max_pairs = 5, seed 1).")
+    again, _ = crows_languages.run_crows_languages(
+        "planted-mlm", "crows-pairs-dutch", n_bootstrap=0, seed=1, language_override=True,
+        max_pairs=5)
+    assert sorted(again["nl"].pair_id) == ids[0]
+    record = json.loads(next(tmp_path.glob("crows-languages_*.json")).read_text())
+    assert record["parameters"]["max_pairs"] == 5

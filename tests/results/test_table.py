@@ -266,3 +266,16 @@ def test_the_table_names_every_measure_by_its_registry_key():
     assert metrics == ["cb", "pll-cb", "kl-difference", "kurita", "seat", "weat-gap", "jsd-b", "aula",
                        "stereoset"]
     assert set(metrics) <= set(MEASURES)
+
+
+def test_a_declared_sample_and_the_lm_eval_scoring_get_their_own_cells():
+    share = {"bias_type": "all", "n": 8, "score": 62.5, "ci_low": 25.0, "ci_high": 87.5,
+             "binom_p": 0.7, "ties": 0}
+    base = {"metric": "crows", "model": "smollm2", "language": "en", "test": "crows-pairs-gamboa",
+            "values": {"by_bias_type": [share]}}
+    frames = [pd.DataFrame(results.record_rows({**base, "parameters": p}, "crows"))
+              for p in ({"method": "causal"}, {"method": "causal", "max_pairs": 8, "seed": 0},
+                        {"method": "lm-eval"})]
+    assert [f.subset.item() for f in frames] == ["all", "all; sample of 8 (seed 0)", "all; lm-eval"]
+    table = results.cross_model_table(pd.concat(frames, ignore_index=True), "crows")
+    assert table.subset.tolist() == ["all", "all; lm-eval", "all; sample of 8 (seed 0)"]

@@ -37,3 +37,13 @@ def test_the_gpt2_reproduction_says_why_it_cannot_run_offline(monkeypatch):
     assert note.startswith("(not run:") and "'gamboa-gpt2-scores' cannot be had: offline" in note
     monkeypatch.setattr(study.sources, "availability", lambda name: (True, "mirror"))
     assert study.gamboa_gpt2_unavailable() is None
+
+
+def test_max_pairs_scores_a_declared_sample_of_a_dataset(planted_lm, mirror):
+    run = crows_pairs.run_crows(planted_lm[0.9], "crows-pairs-gamboa", "en", max_pairs=6,
+                                n_bootstrap=0, seed=0)
+    assert len(run.scored) == 6
+    assert run.scored.bias_type.value_counts().to_dict() == {"gender": 4, "sexual-orientation": 2}
+    assert run.caption == ("Pairs: a sample of 6 of the 231 pairs, stratified by bias type "
+                           "(max_pairs = 6, seed 0).")
+    assert crows_pairs.run_crows(planted_lm[0.9], n_pairs=5, n_bootstrap=0).caption == ""

@@ -116,3 +116,23 @@ def test_the_unreproduced_german_mbert_rows_are_sixteen_comparisons_apart(recomp
         gap = (rows.loc[sheet, "LM Score"] - rows.loc[sheet, "LM Score (ours)"]) * 2 * n / 100
         assert round(gap) == 16 and abs(gap - 16) < 2 * n / 100 * 0.005
     assert rows.loc["intersentence", "equal"]
+
+
+def test_sample_items_keeps_every_candidate_of_a_stratified_seeded_sample():
+    rows = []
+    for task, n in (("intrasentence", 20), ("intersentence", 10)):
+        for i in range(n):
+            bias = ("gender", "race", "profession", "religion")[i % 4]
+            rows += [{"task": task, "item_id": f"{task}-{i}", "bias_type": bias, "candidate_id": c}
+                     for c in range(3)]
+    items = pd.DataFrame(rows)
+    sample = st.sample_items(items, 8, seed=0)
+    per_task = sample.drop_duplicates("item_id").groupby("task").size().to_dict()
+    assert per_task == {"intersentence": 8, "intrasentence": 8}
+    assert (sample.groupby("item_id").size() == 3).all()
+    intra = sample[sample.task == "intrasentence"].drop_duplicates("item_id")
+    assert intra.bias_type.value_counts().to_dict() == {"gender": 2, "profession": 2, "race": 2,
+                                                         "religion": 2}
+    assert st.sample_items(items, 8, seed=0).equals(sample)
+    assert st.sample_items(items, 0, seed=0).equals(items)
+    assert st.sample_caption(0, 0) == ""

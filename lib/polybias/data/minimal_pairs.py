@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 
+import numpy as np
 import pandas as pd
 
 #: The ways of scoring a pair (:func:`polybias.engines.pair_scores.pair_scores`).
@@ -105,3 +106,67 @@ def check_pairs(pairs: pd.DataFrame, allow_identical: bool = False) -> None:
     same = pairs.index[pairs["sent_more"] == pairs["sent_less"]].tolist()
     if same and not allow_identical:
         raise CrowsError(f"pairs with identical sentences (rows {same[:10]}): not a minimal pair")
+
+
+def sample_pairs(pairs: pd.DataFrame, n: int, seed: int = 0, by: str = "bias_type",
+                 ids: list | None = None) -> pd.DataFrame:
+    """A seeded sample of at most ``n`` pairs, stratified by ``by`` (the bias type), in the
+    frame's order; all of them when ``n`` is 0 or not smaller than the frame.
+
+    Each stratum gets ``n`` × its share of the pairs, rounded by largest remainder (ties:
+    the larger stratum, then its name), and its pairs are drawn without replacement with
+    ``numpy.random.default_rng(seed)``, strata in sorted order. ``ids``: draw among the
+    pairs whose ``pair_id`` is in this list only (e.g. the ids every language of an
+    aligned dataset has), so that the same pairs are drawn in each language.
+
+    >>> frame = pd.DataFrame({"pair_id": [str(i) for i in range(10)],
+    ...                       "bias_type": ["gender"] * 6 + ["race-color"] * 4})
+    >>> sample = sample_pairs(frame, 5, seed=0)
+    >>> len(sample), sample.bias_type.value_counts().to_dict()
+    (5, {'gender': 3, 'race-color': 2})
+    >>> sample_pairs(frame, 5, seed=0).pair_id.tolist() == sample.pair_id.tolist()
+    True
+    >>> len(sample_pairs(frame, 0)), len(sample_pairs(frame, 20))
+    (10, 10)
+    """
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise CrowsError(f"the number of pairs to sample must be an integer >= 0, got {n!r}")
+    check_columns(pairs, (by,), "pairs")
+    pool = pairs
+    if ids is not None:
+        check_columns(pairs, ("pair_id",), "pairs")
+        pool = pairs[pairs["pair_id"].isin(set(ids))]
+    if n == 0 or n >= len(pool):
+        return pool
+    sizes = pool[by].astype(str).value_counts()
+    quotas = sizes * n / len(pool)
+    take = quotas.astype(int)
+    order = sorted(sizes.index, key=lambda k: (-(quotas[k] - take[k]), -sizes[k], k))
+    for key in order[: n - int(take.sum())]:
+        take[key] += 1
+    rng = np.random.default_rng(seed)
+    chosen: list = []
+    strata = pool[by].astype(str)
+    for key in sorted(sizes.index):
+        labels = pool.index[strata == key]
+        if take[key]:
+            chosen.extend(labels[np.sort(rng.choice(len(labels), int(take[key]), replace=False))])
+    keep = set(chosen)
+    return pool.loc[[label for label in pool.index if label in keep]]
+
+
+def sample_caption(n_scored: int, n_available: int, max_pairs: int, seed: int,
+                   aligned: bool = False) -> str:
+    """The line a table of scored pairs states its pairs with: all of them, or the sample
+    :func:`sample_pairs` drew (``aligned``: the same pairs in every language).
+
+    >>> sample_caption(30, 231, 30, 0)
+    'Pairs: a sample of 30 of the 231 pairs, stratified by bias type (max_pairs = 30, seed 0).'
+    >>> sample_caption(231, 231, 0, 0)
+    'Pairs: all 231.'
+    """
+    if not max_pairs or n_scored >= n_available:
+        return f"Pairs: all {n_available:,}{' (aligned over the languages)' if aligned else ''}."
+    which = "aligned pairs, the same in every language" if aligned else "pairs"
+    return (f"Pairs: a sample of {n_scored:,} of the {n_available:,} {which}, stratified by "
+            f"bias type (max_pairs = {max_pairs}, seed {seed}).")

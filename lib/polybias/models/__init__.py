@@ -32,7 +32,7 @@ from polybias.engines.embeddings import wrap_encoder
 from polybias.engines.scoring import wrap_language_model
 from polybias.engines.static import normalize_vocabulary
 from polybias.files import sha256_file
-from polybias.models import _planted, _static, _transformers, loading
+from polybias.models import _gguf, _planted, _static, _transformers, loading
 from polybias.models._planted import Planted
 from polybias.planted.synthetic import cached_planted_model
 
@@ -412,7 +412,10 @@ def _load_planted(name, entry, group, revision, device, dtype, batch_tokens, opt
 
 def _load_package(name, entry, group, revision, device, dtype, batch_tokens, options):
     """An encoder shipped inside an installed package (the embedded ``minilm-l6``); its
-    recorded revision is the package version plus the sha256 of its weights file."""
+    recorded revision is the package version plus the sha256 of its weights file. An
+    entry with ``gguf`` is a quantized LM in that package (:func:`_load_gguf`)."""
+    if "gguf" in entry:
+        return _load_gguf(name, entry, group, revision, device, dtype, batch_tokens, options)
     if group != "encoder":
         raise ModelError(f"model {name!r} ships in package {entry['package']!r} as an encoder")
     if revision:
@@ -428,6 +431,29 @@ def _load_package(name, entry, group, revision, device, dtype, batch_tokens, opt
                                  pooling=options.get("pooling"), record_revision=recorded,
                                  memory_limit=options.get("memory_limit"),
                                  batch_tokens=batch_tokens)
+
+
+def _load_gguf(name, entry, group, revision, device, dtype, batch_tokens, options):
+    """A quantized LM shipped as a GGUF file inside an installed package (the embedded
+    ``smollm2-135m-instruct-q4_1``): its file checked against the entry's ``sha256``,
+    dequantized once into the cache and read from there as a local checkpoint, checked
+    by hash on every load (:mod:`polybias.models._gguf`). Its recorded revision is the
+    package version plus the sha256 of the GGUF file."""
+    package = entry["package"]
+    if group != "lm":
+        raise ModelError(f"model {name!r} ships in package {package!r} as a {entry.get('kind')} "
+                         "language model, not an encoder")
+    if revision:
+        raise ModelError(f"model {name!r} ships in package {package!r}; it has no hub revision "
+                         "to choose")
+    folder, manifest = _gguf.dequantized_folder(name, entry, ModelError)
+    recorded = f"{package}=={metadata.version(str(package))} sha256:{manifest['source']['sha256']}"
+    loaded = _transformers.language_model(
+        str(folder), ModelError, kind=entry.get("kind"), device=device, dtype=dtype,
+        allow_pickle=False, name=name, memory_limit=options.get("memory_limit"),
+        batch_tokens=batch_tokens)
+    loaded.revision = recorded
+    return loaded
 
 
 def _load_checkpoint(name, entry, group, wanted, revision, device, dtype, batch_tokens, options):

@@ -109,8 +109,30 @@ def _share_rows(metric: str, rows: list[dict[str, Any]], level: float = 0.95,
                    level=level, **over)
 
 
+def _declared(rec: dict[str, Any], subset: str) -> str:
+    """``subset`` with what sets a record apart from the default run of its measure on the
+    same test: the ``lm-eval`` scoring method, a declared sample (``max_pairs``,
+    ``max_items``), so that a sample and a full run, or the two causal scorings, give
+    different cells.
+
+    >>> _declared({"parameters": {"method": "lm-eval", "max_pairs": 8, "seed": 0}}, "all")
+    'all; lm-eval; sample of 8 (seed 0)'
+    >>> _declared({"parameters": {"method": "causal"}}, "all")
+    'all'
+    """
+    params = rec.get("parameters", {})
+    parts = [subset] if subset else []
+    if params.get("method") == "lm-eval":
+        parts.append("lm-eval")
+    sample = params.get("max_pairs") or params.get("max_items")
+    if sample:
+        parts.append(f"sample of {sample} (seed {params.get('seed', 0)})")
+    return "; ".join(parts)
+
+
 def _crows(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield from _share_rows(_crows_measure(rec), rec["values"]["by_bias_type"])
+    yield from _share_rows(_crows_measure(rec), rec["values"]["by_bias_type"],
+                           subset_of=lambda r: _declared(rec, str(r.get("bias_type", ""))))
 
 
 def _crows_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -119,12 +141,13 @@ def _crows_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         over = {"language": r.get("language", rec["language"])}
         if "model" in r:
             over["model"] = r["model"]
-        subset = f"{r['group']}" if "group" in r else "all"
+        subset = _declared(rec, f"{r['group']}" if "group" in r else "all")
         yield from _share_rows(record_measure(rec["metric"]), [r], subset_of=lambda _r, s=subset: s, **over)
     for r in v["paired"]:
         a, b = r.get("label_a", r.get("language_a")), r.get("label_b", r.get("language_b"))
         group = f"{r['group']}: " if "group" in r else ""
-        yield _row("crows-difference", r["diff"], subset=f"{group}{a} − {b}", p=r.get("mcnemar_p"),
+        yield _row("crows-difference", r["diff"], subset=_declared(rec, f"{group}{a} − {b}"),
+                   p=r.get("mcnemar_p"),
                    p_method="binomial-exact", n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")),
                    level=0.95)
 
@@ -199,7 +222,7 @@ def _stereoset(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     their bootstrap intervals; SS carries its binomial test against 50."""
     level = rec.get("parameters", {}).get("confidence", 0.95)
     for r in rec["values"]["scores"]:
-        subset = f"{r.get('task', '')}; {r.get('group', 'all')}"
+        subset = _declared(rec, f"{r.get('task', '')}; {r.get('group', 'all')}")
         yield _row("stereoset", r["ss"], subset=subset, p=r.get("binom_p"), p_method="binomial-exact",
                    n=r.get("n"), ci=(r.get("ss_low"), r.get("ss_high")), level=level)
         for key, metric in (("lms", "stereoset-lms"), ("icat", "stereoset-icat")):

@@ -14,6 +14,7 @@ from polybias.data.crowspairs import (
     languages_to_compare,
     load_dutch_crows_scores,
 )
+from polybias.data.minimal_pairs import sample_caption, sample_pairs
 from polybias.engines.pair_scores import pair_scores
 from polybias.metrics.crows import (
     METHODS,
@@ -72,6 +73,7 @@ def run_crows_languages(
     lm=None,
     device: str = "auto",
     dtype: str = "auto",
+    max_pairs: int = 0,
     **engine,
 ) -> tuple[dict[str, pd.DataFrame], LanguageComparison]:
     """Score one LM on every language of an aligned dataset and compare them.
@@ -88,21 +90,33 @@ def run_crows_languages(
     :func:`compare_languages` over the shared pair ids. Writes one ``crows-languages`` run
     record into ``output_dir`` when given. Returns ``({language: scored}, comparison)``;
     ``comparison.per_language`` has a ``model`` column.
+
+    ``max_pairs`` (0: all): score in every language the same sample of at most that many
+    pairs, drawn with ``seed`` among the pair ids all the languages have, stratified by
+    the bias type of the first language (:func:`polybias.data.minimal_pairs.sample_pairs`).
     """
     if method is not None and method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
     languages = compared_languages(model, dataset, languages, language_override)
     lm = lm if lm is not None else models.load(model, "lm", device=device, dtype=dtype)
-    scored = {lang: pair_scores(lm, crows_pairs.load_pairs(dataset, lang, bias_types), method, **engine)
-              for lang in languages}
+    pairs = {lang: crows_pairs.load_pairs(dataset, lang, bias_types) for lang in languages}
+    common = set.intersection(*(set(p["pair_id"]) for p in pairs.values()))
+    if max_pairs:
+        first = sample_pairs(pairs[languages[0]], max_pairs, seed, ids=sorted(common))
+        pairs = {lang: p[p["pair_id"].isin(set(first["pair_id"]))] for lang, p in pairs.items()}
+    scored = {lang: pair_scores(lm, pairs[lang], method, **engine) for lang in languages}
+    scored_ids = set.intersection(*(set(p["pair_id"]) for p in scored.values()))
+    comparison_caption = sample_caption(len(scored_ids), len(common), max_pairs, seed, aligned=True)
     comparison = compare_languages(scored, n_bootstrap=n_bootstrap, seed=seed)
     comparison.per_language.insert(1, "model", model)
+    comparison.per_language.attrs["caption"] = comparison_caption
     if output_dir is not None:
         used = method or ("causal" if lm.kind == "causal" else "nangia")
         _comparison_record(comparison, model, languages, dataset,
                            {"dataset": dataset, "languages": languages, "bias_types": bias_types or [],
                             "method": used, "n_bootstrap": n_bootstrap, "seed": seed,
-                            "language_override": language_override},
+                            "language_override": language_override,
+                            **({"max_pairs": max_pairs} if max_pairs else {})},
                            output_dir, **model_fields(lm))
     return scored, comparison
 

@@ -10,6 +10,7 @@ import pandas as pd
 from polybias import models, paths
 from polybias.data import crowspairs, semantics, sources
 from polybias.data.crowspairs import DATASETS, load_crows_pairs
+from polybias.data.minimal_pairs import sample_caption, sample_pairs
 from polybias.engines.pair_scores import alignment_changes, jsd_attributions, pair_scores
 from polybias.engines.scoring import LanguageModel
 from polybias.metrics.crows import (
@@ -53,6 +54,7 @@ class CrowsRun:
     stereotype: pd.DataFrame
     attributed: pd.DataFrame
     jsd: pd.DataFrame
+    caption: str = ""  # which pairs were scored (all, or the sample; sample_caption)
 
 
 def run_crows(
@@ -71,6 +73,7 @@ def run_crows(
     alignment: str = "metric.py",
     device: str = "auto",
     dtype: str = "auto",
+    max_pairs: int = 0,
     **engine,
 ) -> CrowsRun:
     """Stereotype score and JSD attribution of an LM on a pair set.
@@ -80,12 +83,19 @@ def run_crows(
     loaded then with ``device`` and ``dtype``. ``causal_bos``, ``on_unmodified`` and ``alignment`` go to :func:`pair_scores` (bias-bench
     compat: ``method="bias-bench", causal_bos="first-token", on_unmodified="skip"``;
     ``alignment="metric.py"``, the default, shares the tokens Nangia et al.'s ``metric.py``
-    shares, ``"content"`` the ones of the alignment without special tokens). Writes two
-    run records (``crows`` and ``crows-jsd``) into ``output_dir`` when given.
+    shares, ``"content"`` the ones of the alignment without special tokens).
+    ``max_pairs`` (a registered dataset; 0: all): score a sample of at most that many
+    pairs, stratified by bias type and drawn with ``seed``
+    (:func:`polybias.data.minimal_pairs.sample_pairs`). Writes two run records (``crows``
+    and ``crows-jsd``) into ``output_dir`` when given.
     """
     if method is not None and method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
     pairs = load_pairs(dataset, language, bias_types, n_pairs, seed)
+    available = len(pairs)
+    if max_pairs and dataset != "planted":
+        pairs = sample_pairs(pairs, max_pairs, seed)
+    caption = "" if dataset == "planted" else sample_caption(len(pairs), available, max_pairs, seed)
 
     lm = model if isinstance(model, LanguageModel) else models.load(model, "lm", device=device, dtype=dtype)
     model = lm.name
@@ -97,6 +107,8 @@ def run_crows(
     if output_dir is not None:
         params = {"dataset": dataset, "bias_types": bias_types or [], "n_pairs": n_pairs,
                   "n_bootstrap": n_bootstrap, "seed": seed}
+        if max_pairs and dataset != "planted":
+            params["max_pairs"] = max_pairs
         used = method or ("causal" if lm.kind == "causal" else "nangia")
         scoring_options = {"method": used, "causal_bos": causal_bos, "on_unmodified": on_unmodified,
                            "alignment": alignment}
@@ -107,7 +119,7 @@ def run_crows(
                 parameters={**params, **extra}, values={"by_bias_type": table.to_dict("records")},
                 **model_fields(lm))
             write_record(record, paths.output_path(output_dir))
-    return CrowsRun(scored, stereo, attributed, jsd)
+    return CrowsRun(scored, stereo, attributed, jsd, caption)
 
 
 def alignment_change_counts(model: str = "minilm-l6",

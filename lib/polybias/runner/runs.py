@@ -23,6 +23,8 @@ from typing import Any
 from polybias import paths
 from polybias.data import sources
 from polybias.files import canonical_json, params_hash, sha256_file
+from polybias.models import ModelError
+from polybias.studies import parameters
 
 TOP_KEYS = ("kernel", "runs")
 """Keys of a sweep YAML's top level."""
@@ -363,17 +365,12 @@ def check_values(run: Run, root: str | Path | None = None) -> None:
     name = path.stem
     if path != (root / "notebooks" / f"{name}.py").resolve():
         return
-    # lazy: the declarations import the library's engines (torch) and registries; only a run
-    # of the project's notebooks about to start needs them, not every reader of a sweep
-    from polybias.models import ModelError
-    from polybias.studies import parameters as declarations
-
-    if name not in declarations.NOTEBOOKS:
+    if name not in parameters.NOTEBOOKS:
         return
-    values = {**declarations.defaults(name), **run.parameters}
-    checked = {k: values[k] for k in declarations.NOTEBOOKS[name].checked if k in values}
+    values = {**parameters.defaults(name), **run.parameters}
+    checked = {k: values[k] for k in parameters.NOTEBOOKS[name].checked if k in values}
     try:
-        declarations.check_parameters(name, **checked)
+        parameters.check_parameters(name, **checked)
     except sources.SourceUnreachable:
         return
     except (ValueError, ModelError, sources.DataError) as exc:

@@ -30,11 +30,12 @@ from polybias.studies import crows_pairs
 
 def _comparison_record(comparison: LanguageComparison, model: str, languages: list[str],
                        test: str, parameters: dict, output_dir: str, model_revision: str | None = None,
-                       data_sha256: dict | None = None, normaliser: dict | None = None) -> None:
+                       data_sha256: dict | None = None, normaliser: dict | None = None,
+                       engine: dict | None = None) -> None:
     record = RunRecord(
         metric="crows-languages", model=model, language="+".join(languages), test=test,
         parameters=parameters, model_revision=model_revision, data_sha256=data_sha256 or {},
-        normaliser=normaliser,
+        normaliser=normaliser, engine=engine,
         values={"per_language": comparison.per_language.to_dict("records"),
                 "paired": comparison.paired.to_dict("records")})
     write_record(record, paths.output_path(output_dir))

@@ -102,7 +102,7 @@ def test_smollm2_rows_read_the_full_tables(tmp_path):
 def table():
     if not os.environ.get("POLYBIAS_DATA_MIRROR"):
         pytest.skip("needs the released files: set POLYBIAS_DATA_MIRROR (CI sets it)")
-    return study.real_model_table(n_bootstrap=50, seed=0)
+    return study.real_model_table(n_bootstrap=1000, seed=0)  # as the paper
 
 
 def test_every_real_run_is_in_the_table(table):
@@ -121,3 +121,34 @@ def test_stereoset_ss_equals_the_workbook(table):
     assert (ss.drop(unreproduced).round(2) == book.drop(unreproduced).reindex(ss.drop(unreproduced).index)
             .astype(float).round(2)).all()
     assert table.set_index("name").loc[unreproduced, "note"] != ""
+
+
+def test_the_agreement_table_counts_the_pairs_it_leaves_out():
+    v = pd.DataFrame({"key": ["A", "A", "A", "B", "B", "B", "C"], "hub_id": list("xyzxyzx"),
+                      "value": [1.0, 2.0, 3.0, 3.0, 2.0, 1.0, 0.0]})
+    text = study.agreement_markdown(study.rank_agreement(v, n_bootstrap=0))
+    assert text.startswith("Pairs of measures sharing at least 2 checkpoints; 2 more pair(s)")
+    assert "| A | B | 3 |" in text and text.count("\n| A |") == 1
+
+
+def test_the_sections_statements(table):
+    gest = table[table.source == "gest"]
+    assert len(table) == 137 and table.hub_id.nunique() == 55
+    assert (gest.ci_low > 1).sum() == 88
+    assert set(gest[gest.ci_low <= 1].name) == {"pythia-70m", "bert-base-multilingual-cased"}
+    ss = table[table.source == "stereoset-published"]
+    assert (ss.ci_low > 50).sum() == 25 and ss[ss.ci_high < 50].name.tolist() == [
+        "flaubert_flaubert_base_cased_BertLM_BertNextSentence_fr"]
+    dutch = table[table.source == "crows-pairs-dutch-published"].set_index("name")
+    assert (dutch.drop("mbert").ci_low > 50).all() and dutch.loc["mbert", "ci_low"] < 50
+    values = study.model_values(table)
+    agreement = study.rank_agreement(values, n_bootstrap=0).set_index(["key_a", "key_b"])
+    assert agreement.loc[("gest g_s (en)", "stereoset SS (en)"), "n"] == 2
+    assert agreement.loc[("crows-pairs stereotype score (en)", "gest g_s (en)"), "models"] == "bert-base-uncased"
+    assert agreement.n.max() == 3
+    templates = study.rank_agreement(study.gest_template_values(table), n_bootstrap=200, seed=0)
+    causal = templates[templates.key_a.str.contains("causal")].iloc[0]
+    assert causal.n == 23 and round(causal.rho, 2) == 0.93
+    masked = templates[templates.key_a.str.contains("masked")]
+    assert (masked.n == 11).all() and round(masked.rho.min(), 2) == 0.74 and round(masked.rho.max(), 2) == 0.95
+    assert (templates.ci_low > 0).all()

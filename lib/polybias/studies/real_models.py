@@ -333,13 +333,13 @@ def real_model_markdown(table: pd.DataFrame) -> str:
 
 
 def agreement_markdown(agreement: pd.DataFrame, min_shown: int = 2) -> str:
-    """The rank agreement as markdown: the pairs sharing at least ``min_shown`` checkpoints,
-    then a line counting the others."""
+    """The rank agreement as markdown: a line counting the pairs sharing fewer than
+    ``min_shown`` checkpoints, then the table of the others."""
     shown = agreement[agreement.n >= min_shown]
     rest = len(agreement) - len(shown)
     text = report.markdown_table(shown, digits=2) if len(shown) else \
         f"(no two measures share {min_shown} or more checkpoints)\n"
     if rest:
-        text = text.rstrip("\n") + (f"\n\n{rest} more pair(s) of measures share fewer than {min_shown} "
-                                     "checkpoints: no ranking to compare.\n")
+        text = (f"Pairs of measures sharing at least {min_shown} checkpoints; {rest} more pair(s) "
+                f"share fewer: no ranking to compare.\n\n") + text
     return text

@@ -88,10 +88,16 @@ def test_smollm2_rows_read_the_full_tables(tmp_path):
         f = tmp_path / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(ss if "stereoset" in rel else langs if "kaneko" in rel else crows)
+    gest = ("| kind | runs |\n|---|---|\n| causal | 2 |\n\n| kind | model | template | n | g_s | g_s_low | g_s_high |\n"
+            "|---|---|---|---|---|---|---|\n| causal | m | 1 | 9 | 1.2 | 1.1 | 1.3 |\n"
+            "| causal | m | 2 | 9 | 1.0 | 0.9 | 1.1 |\n")
+    (tmp_path / study.SMOLLM2_GEST_TABLE).write_text(gest)
     rows = study.smollm2_rows(tmp_path)
     assert rows[["language", "value", "ci_low", "ci_high", "n"]].values.tolist() == [
         ["en", 60.0, 50.0, 70.0, 10], ["en", 60.0, 50.0, 70.0, 10], ["en", 55.5, 51.0, 60.0, 7],
-        ["ja", 40.0, 30.0, 50.0, 5], ["ru", 45.0, 35.0, 55.0, 5]]
+        ["ja", 40.0, 30.0, 50.0, 5], ["ru", 45.0, 35.0, 55.0, 5], ["en", 1.2, 1.1, 1.3, 9],
+        ["en", 1.0, 0.9, 1.1, 9]]
+    assert rows.run.tolist()[-2:] == ["causal template 0", "causal template 1"]
     assert (rows.hub_id == study.SMOLLM2_HUB_ID).all()
     (tmp_path / study.SMOLLM2_TABLES[0][0]).unlink()
     with pytest.raises(study.RealModelError, match="missing"):
@@ -108,7 +114,7 @@ def table():
 def test_every_real_run_is_in_the_table(table):
     counts = table.groupby("source").size().to_dict()
     assert counts == {"gest": 90, "stereoset-published": 35, "crows-pairs-dutch-published": 7,
-                      "smollm2 (this project)": 5}
+                      "smollm2 (this project)": 7}
     assert table[list(study.COLUMNS)].notna().drop(columns=["note"]).all().all()
     assert ((table.ci_low <= table.value) & (table.value <= table.ci_high)).all()
 
@@ -133,7 +139,7 @@ def test_the_agreement_table_counts_the_pairs_it_leaves_out():
 
 def test_the_sections_statements(table):
     gest = table[table.source == "gest"]
-    assert len(table) == 137 and table.hub_id.nunique() == 55
+    assert len(table) == 139 and table.hub_id.nunique() == 55
     assert (gest.ci_low > 1).sum() == 88
     assert set(gest[gest.ci_low <= 1].name) == {"pythia-70m", "bert-base-multilingual-cased"}
     ss = table[table.source == "stereoset-published"]
@@ -143,12 +149,19 @@ def test_the_sections_statements(table):
     assert (dutch.drop("mbert").ci_low > 50).all() and dutch.loc["mbert", "ci_low"] < 50
     values = study.model_values(table)
     agreement = study.rank_agreement(values, n_bootstrap=0).set_index(["key_a", "key_b"])
-    assert agreement.loc[("gest g_s (en)", "stereoset SS (en)"), "n"] == 2
-    assert agreement.loc[("crows-pairs stereotype score (en)", "gest g_s (en)"), "models"] == "bert-base-uncased"
+    assert agreement.loc[("gest g_s (en)", "stereoset SS (en)"), "n"] == 3
+    assert agreement.loc[("crows-pairs stereotype score (en)", "gest g_s (en)"), "models"] == \
+        "HuggingFaceTB/SmolLM2-135M-Instruct, bert-base-uncased"
     assert agreement.n.max() == 3
     templates = study.rank_agreement(study.gest_template_values(table), n_bootstrap=200, seed=0)
     causal = templates[templates.key_a.str.contains("causal")].iloc[0]
-    assert causal.n == 23 and round(causal.rho, 2) == 0.93
+    assert causal.n == 24 and round(causal.rho, 2) == 0.93
     masked = templates[templates.key_a.str.contains("masked")]
     assert (masked.n == 11).all() and round(masked.rho.min(), 2) == 0.74 and round(masked.rho.max(), 2) == 0.95
     assert (templates.ci_low > 0).all()
+    smol = table[(table.hub_id == study.SMOLLM2_HUB_ID) & (table.measure == "gest g_s")]
+    assert smol.value.round(3).tolist() == [1.004, 1.093] and smol.ci_low.iloc[0] < 1 < smol.ci_low.iloc[1]
+    kaneko = table[(table.hub_id == study.SMOLLM2_HUB_ID) & table.language.isin(["ja", "ru"])]
+    assert ((kaneko.ci_low < 50) & (kaneko.ci_high > 50)).all()
+    english = table[(table.hub_id == study.SMOLLM2_HUB_ID) & (table.language == "en") & (table.measure != "gest g_s")]
+    assert len(english) == 3 and (english.ci_low > 50).all()

@@ -81,6 +81,10 @@ SMOLLM2_TABLES = (
 """SmolLM2's full-set tables (the sweep's ``*_full`` runs: hours of CPU, so read from the
 tables the sweep wrote), with the measure and a note on the run."""
 
+SMOLLM2_GEST_TABLE = "paper/tables/gest_smollm2-135m-instruct-q4_1_full.md"
+"""SmolLM2 on GEST's two causal templates, all 3,565 sentences (notebook 15's table: the
+second table is g_s per template, templates numbered from 1)."""
+
 
 class RealModelError(ValueError):
     """An unknown short name, or a table that lacks the expected rows."""
@@ -163,24 +167,24 @@ def dutch_crows_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
         "n": agg.n, "note": ""})[list(COLUMNS)]
 
 
-def read_markdown_rows(text: str) -> pd.DataFrame:
-    """The first pipe table of a markdown text, as strings.
+def read_markdown_rows(text: str, index: int = 0) -> pd.DataFrame:
+    """The ``index``-th pipe table of a markdown text (0: the first), as strings.
 
     >>> read_markdown_rows("x\\n\\n| a | b |\\n|---|---|\\n| 1 | 2 |\\n").to_dict("records")
     [{'a': '1', 'b': '2'}]
     """
     lines = [ln.strip() for ln in text.splitlines()]
-    start = next((i for i, ln in enumerate(lines) if ln.startswith("|")), None)
-    if start is None:
-        raise RealModelError("no table in the text")
-    block = list(itertools.takewhile(lambda ln: ln.startswith("|"), lines[start:]))
-    cells = [[c.strip() for c in ln.strip("|").split("|")] for ln in block]
+    blocks = [list(g) for is_table, g in itertools.groupby(lines, lambda ln: ln.startswith("|")) if is_table]
+    if len(blocks) <= index:
+        raise RealModelError(f"the text has {len(blocks)} table(s), not {index + 1}")
+    cells = [[c.strip() for c in ln.strip("|").split("|")] for ln in blocks[index]]
     return pd.DataFrame(cells[2:], columns=cells[0])
 
 
 def smollm2_rows(root: str | Path | None = None) -> pd.DataFrame:
     """SmolLM2's full-set numbers, read from the tables of the sweep's ``*_full`` runs
-    (:data:`SMOLLM2_TABLES`): the ``all`` row, or one row per language."""
+    (:data:`SMOLLM2_TABLES`: the ``all`` row, or one row per language; :data:`SMOLLM2_GEST_TABLE`:
+    g_s per causal template)."""
     root = Path(root) if root is not None else paths.project_root()
     rows = []
     for rel, measure, note in SMOLLM2_TABLES:
@@ -198,6 +202,16 @@ def smollm2_rows(root: str | Path | None = None) -> pd.DataFrame:
                          "run": note, "measure": measure, "language": r["language"],
                          "value": float(r[value]), "ci_low": float(r[low]), "ci_high": float(r[high]),
                          "n": int(r["n"]), "note": f"Q4_1 quantization; {Path(rel).name}"})
+    file = root / SMOLLM2_GEST_TABLE
+    if not file.exists():
+        raise RealModelError(f"{SMOLLM2_GEST_TABLE}: SmolLM2's GEST table is missing (run the sweep's "
+                             "15_gest entry for it)")
+    for r in read_markdown_rows(file.read_text(encoding="utf-8"), index=1).to_dict("records"):
+        rows.append({"hub_id": SMOLLM2_HUB_ID, "source": "smollm2 (this project)", "name": SMOLLM2,
+                     "run": f"{r['kind']} template {int(r['template']) - 1}", "measure": "gest g_s",
+                     "language": "en", "value": float(r["g_s"]), "ci_low": float(r["g_s_low"]),
+                     "ci_high": float(r["g_s_high"]), "n": int(r["n"]),
+                     "note": f"Q4_1 quantization; {Path(SMOLLM2_GEST_TABLE).name}"})
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 

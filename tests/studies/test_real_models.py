@@ -165,3 +165,11 @@ def test_the_sections_statements(table):
     assert ((kaneko.ci_low < 50) & (kaneko.ci_high > 50)).all()
     english = table[(table.hub_id == study.SMOLLM2_HUB_ID) & (table.language == "en") & (table.measure != "gest g_s")]
     assert len(english) == 3 and (english.ci_low > 50).all()
+
+
+def test_the_rows_are_the_same_under_a_seed(table):
+    again = study.dutch_crows_rows(n_bootstrap=1000, seed=0).reset_index(drop=True)
+    ours = table[table.source == "crows-pairs-dutch-published"].sort_values("name").reset_index(drop=True)
+    pd.testing.assert_frame_equal(again.sort_values("name").reset_index(drop=True), ours)
+    other = study.dutch_crows_rows(n_bootstrap=1000, seed=1)
+    assert not np.array_equal(other.sort_values("name").ci_low.to_numpy(), ours.ci_low.to_numpy())

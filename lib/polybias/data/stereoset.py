@@ -297,9 +297,10 @@ def read_predictions(data: dict, where: str) -> pd.DataFrame:
     return out
 
 
-def load_predictions(run: str) -> pd.DataFrame:
-    """The published per-candidate scores of one run (see :func:`read_predictions`)."""
-    path = sources.fetch(f"stereoset-pred-{run}")
+def load_predictions(run: str, registry: dict | None = None) -> pd.DataFrame:
+    """The published per-candidate scores of one run (see :func:`read_predictions`);
+    ``registry``: :func:`polybias.data.sources.load_registry`, read once by callers of many runs."""
+    path = sources.fetch(f"stereoset-pred-{run}", registry=registry)
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -804,6 +804,17 @@ NOTEBOOKS: dict[str, Notebook] = {
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("eurogest_planted-causal")),
     }, _check_16_eurogest),
+    "17_real_models": Notebook({
+        "n_bootstrap": _integer("bootstrap resamples for the intervals of g_s, SS and the stereotype "
+                                "score and of the rank correlations ({range}; 0: none)"),
+        "seed": _integer("seed of every bootstrap ({range})"),
+        "method": _choice("rank correlation: {values}", ("spearman", "kendall")),
+        "min_models": _integer("fewest shared checkpoints for a rank correlation ({range})", low=2),
+        "output_dir": _free("run folder of the sweep (this notebook writes no run record: it reads "
+                            "released scores and tables)"),
+        "table_file": _free(TABLE_FILE.format("real-models")),
+        "csv_file": _free("where to write the table as CSV, e.g. paper/tables/real-models.csv"),
+    }),
 }
 
 

@@ -1,0 +1,94 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python (polybias)
+#     language: python
+#     name: polybias
+# ---
+
+# %% [markdown]
+# # 17. Real models: one table, and whether the measures rank them alike
+#
+# Every real checkpoint the project holds numbers for, under its hub id: the authors'
+# released GEST runs (g_s per model and template, English; 11 masked LMs × 4 templates,
+# 23 causal LMs × 2), Öztürk et al.'s StereoSet runs (intrasentence SS, micro as in their
+# workbook, recomputed from their prediction files; en, de, es, fr, tr), Strazda &
+# Spanakis's CrowS-Pairs runs (stereotype score over all pairs; Dutch, English, French),
+# and SmolLM2-135M-Instruct (Q4_1), scored by this project on the full sets (read from the
+# tables of the sweep's `*_full` runs, which take CPU-hours). Intervals: seeded percentile
+# bootstraps (GEST: a normal fitted to the bootstrap means within stereotypes, the
+# authors' form). The short names each source uses map to hub ids in
+# `polybias.studies.real_models` (`STEREOSET_HUB_IDS`, `DUTCH_CROWS_HUB_IDS`; GEST's
+# registry carries its own); an unknown name stops the run.
+#
+# Values: g_s is a ratio (1: masculine and feminine stereotypes read alike); SS and the
+# stereotype score are percentages (50: no preference).
+
+# %% tags=["parameters"]
+n_bootstrap: int = 1000  # bootstrap resamples for the intervals of g_s, SS and the stereotype score and of the rank correlations (at least 0; 0: none)
+seed: int = 0  # seed of every bootstrap (at least 0)
+method: str = "spearman"  # rank correlation: spearman or kendall
+min_models: int = 3  # fewest shared checkpoints for a rank correlation (at least 2)
+output_dir: str = "results/real-models/interactive"  # run folder of the sweep (this notebook writes no run record: it reads released scores and tables)
+table_file: str = ""  # where to write the tables, e.g. paper/tables/real-models.md
+csv_file: str = ""  # where to write the table as CSV, e.g. paper/tables/real-models.csv
+
+# %%
+from polybias import paths
+from polybias.results import records, report
+from polybias.studies import real_models as study
+from polybias.studies.parameters import check_parameters
+
+check_parameters("17_real_models", n_bootstrap=n_bootstrap, seed=seed, method=method,
+                 min_models=min_models)
+
+# %% [markdown]
+# ## The table
+#
+# One row per run: `name` is the source's own name of the model, `run` the template,
+# scoring head or dataset, `n` the sentences, items or pairs scored.
+
+# %%
+table = study.real_model_table(n_bootstrap=n_bootstrap, seed=seed)
+table_text = study.real_model_markdown(table)
+print(f"{len(table)} runs of {table.hub_id.nunique()} checkpoints from {table.source.nunique()} sources")
+
+# %% tags=["nbval-check-output"]
+report.show_table(table_text)
+
+# %% [markdown]
+# ## Do the measures rank the checkpoints they share alike?
+#
+# One value per checkpoint and measure (the mean over its runs: GEST's templates,
+# StereoSet's scoring heads), then the rank correlation between every two measures (and
+# languages) on the checkpoints they share, with a bootstrap interval over checkpoints and
+# the exact permutation p-value. Few checkpoints are shared: read `n` first.
+
+# %%
+values = study.model_values(table)
+agreement = study.rank_agreement(values, method=method, n_bootstrap=n_bootstrap, seed=seed,
+                                 min_models=min_models)
+agreement_text = study.agreement_markdown(agreement)
+
+# %% tags=["nbval-check-output"]
+report.show_table(agreement_text)
+
+# %% [markdown]
+# ## Do GEST's templates rank the checkpoints alike?
+#
+# The same question inside one measure, where enough checkpoints are shared: the 11
+# masked LMs under the 4 masked templates, the 23 causal LMs under the 2 causal ones.
+
+# %%
+templates = study.rank_agreement(study.gest_template_values(table), method=method,
+                                 n_bootstrap=n_bootstrap, seed=seed, min_models=min_models)
+templates_text = study.agreement_markdown(templates.drop(columns=["models"]))
+
+# %% tags=["nbval-check-output"]
+report.show_table(templates_text)
+
+# %%
+if table_file:
+    report.write_table("\n\n".join([table_text, agreement_text, templates_text]), table_file)
+if csv_file:
+    records.write_text_atomic(paths.output_path(csv_file), table.to_csv(index=False))

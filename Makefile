@@ -112,7 +112,7 @@ $(BROWSER_VENV)/.installed:
 	$(BROWSER_VENV)/bin/python -m pip install --quiet 'playwright>=1.45' 'pytest>=8' 2>&1 | { grep -v '^WARNING: Location' || true; }
 	touch $@
 
-lab-test: env $(BROWSER_VENV)/.installed ## a reader's run in JupyterLab: make lab headless, 01_weat.py edited and run, the WEAT table rendered; then all 14 notebooks run all as shipped, offline, no error cell (screenshots in build/screenshots)
+lab-test: env $(BROWSER_VENV)/.installed ## a reader's run in JupyterLab: make lab headless, 01_weat.py edited and run, the WEAT table rendered; then every notebook runs all as shipped, offline, no error cell (screenshots in build/screenshots)
 	LAB_VENV=$(VENV) $(BROWSER_VENV)/bin/pytest -q -rs -p no:cacheprovider --confcutdir=tests/browser tests/browser
 
 ZOO_JOBS ?= 1

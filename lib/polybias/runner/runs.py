@@ -23,8 +23,6 @@ from typing import Any
 from polybias import paths
 from polybias.data import sources
 from polybias.files import canonical_json, params_hash, sha256_file
-from polybias.models import ModelError
-from polybias.studies import parameters
 
 TOP_KEYS = ("kernel", "runs")
 """Keys of a sweep YAML's top level."""
@@ -365,6 +363,12 @@ def check_values(run: Run, root: str | Path | None = None) -> None:
     name = path.stem
     if path != (root / "notebooks" / f"{name}.py").resolve():
         return
+    # The declarations read the project's registries (measures, models, sources), which a
+    # sweep of other notebooks need not have: imported only for the project's own notebooks.
+    # lazy: polybias.studies.parameters and polybias.models, the project's declarations
+    from polybias.models import ModelError
+    from polybias.studies import parameters
+
     if name not in parameters.NOTEBOOKS:
         return
     values = {**parameters.defaults(name), **run.parameters}

@@ -28,11 +28,13 @@
 # text with a planted career/family association), a smoke model: its tokenizer spells
 # these languages almost letter by letter and knows no Cyrillic letter (Bulgarian, Russian
 # and Ukrainian forms become the same unknown tokens: a rate of exactly 0.5), so its rates
-# stay near 0.5 and say nothing about these languages. The sweep keeps the sentences that
-# fit its 64 positions and a declared subset of 3 per stereotype and subset
-# (`language_override` is on by default: the smoke model is registered for English only).
-# Set `model` to a registered causal LM (e.g. a multilingual one), `language_override` off,
-# `per_stereotype` to 0 and `min_sentences` to 10 for a real run.
+# stay near 0.5 and say nothing about these languages. As shipped (and in the sweep) the
+# notebook is a smoke run of a few minutes: the sentences that fit the model's 64
+# positions (`too_long` skip, counted), a declared subset of 3 per stereotype and subset,
+# rates from 3 sentences and 200 bootstrap resamples (`language_override` is on: the
+# smoke model is registered for English only). For a real run set `model` to a registered
+# causal LM (e.g. a multilingual one), `language_override` off, `per_stereotype` to 0,
+# `too_long` to raise, `min_sentences` to 10 (the authors') and `n_bootstrap` to 1000.
 
 # %% tags=["parameters"]
 model: str = "planted-causal"  # registered language model (configs/models.yaml or POLYBIAS_MODELS_FILE), a model directory or a hub id
@@ -43,13 +45,13 @@ batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CP
 languages: list = []  # EuroGEST languages to score, among cs, sk, pl, sl, hr, bg, ru, uk, it, fr, es, pt, ca, gl, ro, lv, lt, el, de, da, nl, sv, no, mt, ga, et, fi, hu and tr; empty: all 29, by family
 language_override: bool = True  # run a registered model on a language its entry does not list (recorded in the run)
 subsets: list = ["gendered", "neutral"]  # sentences to score, among gendered and neutral (neutral: in the scaffolds)
-per_stereotype: int = 0  # keep the first `per_stereotype` sentences of each stereotype and subset (at least 0; 0: all)
-too_long: str = "raise"  # a sentence longer than the model accepts: raise or skip (counted)
+per_stereotype: int = 3  # keep the first `per_stereotype` sentences of each stereotype and subset (at least 0; 0: all)
+too_long: str = "skip"  # a sentence longer than the model accepts: raise or skip (counted)
 causal_bos: str = "prepend"  # causal LMs: prepend or none (prepend: every token given BOS; none: the authors' code on a tokenizer without BOS)
 normalise: bool = True  # mean token log-probability (the authors' default); False: summed
 differing_only: bool = True  # score only the part where the two forms differ (the authors' default); False: whole sentences
-min_sentences: int = 10  # a stereotype with fewer sentences gets no rate (the authors' 10; at least 1)
-n_bootstrap: int = 1000  # bootstrap resamples within each stereotype for the intervals (at least 0; 0: none)
+min_sentences: int = 3  # a stereotype with fewer sentences gets no rate (the authors' 10; at least 1)
+n_bootstrap: int = 200  # bootstrap resamples within each stereotype for the intervals (at least 0; 0: none)
 seed: int = 0  # seed of the bootstrap (at least 0)
 output_dir: str = "results/eurogest/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/eurogest_planted-causal.md

@@ -13,8 +13,8 @@ export TRANSFORMERS_OFFLINE := 1
 export JUPYTER_PLATFORM_DIRS := 1
 
 help: ## list the targets, then the command line for one notebook run
-	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  make %-13s %s\n", $$1, $$2}'
-	@printf '  %-18s %s\n' 'polybias run NB' 'one notebook on one set of parameters, e.g. $(VENV)/bin/polybias run 05_crows_pairs -p n_bootstrap 100 (values checked first; --help)'
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  make %-16s %s\n", $$1, $$2}'
+	@printf '  %-21s %s\n' 'polybias run NB' 'one notebook on one set of parameters, e.g. $(VENV)/bin/polybias run 05_crows_pairs -p n_bootstrap 100 (values checked first; --help)'
 
 $(VENV)/.installed: pyproject.toml requirements-embedded.txt
 	python3 -m venv $(VENV)
@@ -54,12 +54,19 @@ reproduce: env ## run the embedded-default sweep (records, executed notebooks, t
 paper: env ## assemble paper/manuscript.md from paper/sections, tables, reported values and figures
 	$(PY) -m polybias.results.manuscript
 
-test: env ## layering contract, unit tests, doctests, then nbval on the executed notebooks (writing only to a scratch folder)
+# Tests run in TEST_JOBS processes (pytest-xdist; one file per process at a time).
+TEST_JOBS ?= 2
+XDIST     := $(if $(filter-out 0 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile,-p no:xdist)
+
+test: env ## layering contract, unit tests, doctests, then nbval on the executed notebooks (writing only to a scratch folder); TEST_JOBS=2 processes
 	$(VENV)/bin/lint-imports --no-logo
-	$(VENV)/bin/pytest -q tests lib/polybias --doctest-modules --ignore=tests/peers
+	$(VENV)/bin/pytest -q $(XDIST) -m 'not integration' tests lib/polybias --doctest-modules --ignore=tests/peers
 	@scratch=$$(mktemp -d); trap 'rm -rf "$$scratch"' EXIT; \
-	$(CHECKED) POLYBIAS_OUTPUT_ROOT="$$scratch" $(VENV)/bin/pytest -q --nbval-lax \
+	$(CHECKED) POLYBIAS_OUTPUT_ROOT="$$scratch" $(VENV)/bin/pytest -q $(XDIST) --nbval-lax \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider paper/executed
+
+integration-test: env ## whole-system tests of minutes each (paper sweep dry run, model zoo cells, kernel settings, retrained planted models, killed workers), one at a time; CI runs it after make test
+	$(VENV)/bin/pytest -q -p no:xdist -m integration tests --ignore=tests/peers
 
 # The first run offline, once set up: no network (downloads off, any other request sent to a
 # closed port), no mirror, an empty cache. The embedded defaults run from the environment; a
@@ -178,4 +185,4 @@ site-test: $(DOCS_VENV)/.installed ## browser test of build/site (headless chrom
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test offline-test cluster-test export cards planted validity lint lab lab-test zoo bench peers site pdf site-test clean
+.PHONY: help env reproduce paper test integration-test offline-test cluster-test export cards planted validity lint lab lab-test zoo bench peers site pdf site-test clean

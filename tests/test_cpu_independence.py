@@ -67,6 +67,7 @@ def outputs(tmp_path_factory):
     return {name: text.split("\n", 1) for name, text in texts.items()}
 
 
+@pytest.mark.integration
 def test_the_kernel_settings_really_change_the_kernels(outputs):
     capabilities = {name: first for name, (first, _) in outputs.items()}
     assert capabilities["aten-default"] == "capability DEFAULT"
@@ -74,6 +75,7 @@ def test_the_kernel_settings_really_change_the_kernels(outputs):
         capabilities["native"] == "capability DEFAULT"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("setting", [s for s in SETTINGS if s != "native"])
 def test_printed_tables_are_identical_under(outputs, setting):
     if (reason := _unsupported(SETTINGS[setting])) is not None:

@@ -85,6 +85,7 @@ def dry_run(tmp_path_factory, torch_one_thread, unreachable_reason):
     return outcomes, Path(env["POLYBIAS_ROOT"]), work
 
 
+@pytest.mark.integration
 def test_paper_sweep_runs_or_refuses_as_documented(dry_run):
     outcomes, root, work = dry_run
     got = {o["key"]: o for o in outcomes}

@@ -58,6 +58,7 @@ def few(tmp_path_factory):
     return zn.run_cells(cells, work, jobs=2), work
 
 
+@pytest.mark.integration
 def test_a_few_cells_run_or_refuse_as_declared(few):
     cells, work = few
     for cell in cells:

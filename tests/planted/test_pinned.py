@@ -148,6 +148,7 @@ def _score(folder: Path) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.integration
 def test_a_retrained_planted_mlm_shows_the_pinned_planted_behaviour(tmp_path):
     """Retrained under the generic kernels (ATEN_CPU_CAPABILITY=default, standing in for
     another CPU), the p = 0.9 MLM of the validity study prefers the stereotypical sentence
@@ -165,6 +166,7 @@ def test_a_retrained_planted_mlm_shows_the_pinned_planted_behaviour(tmp_path):
     assert abs(retrained - pinned_score) <= RETRAIN_TOLERANCE
 
 
+@pytest.mark.integration
 def test_retrained_planted_word2vec_shows_the_pinned_weat_effect(tmp_path, monkeypatch):
     from polybias.studies import validity
 

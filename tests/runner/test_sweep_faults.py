@@ -108,6 +108,7 @@ def sigkill(procs):
     return len(victims)
 
 
+@pytest.mark.integration
 def test_sigkill_workers_then_the_whole_sweep_and_resume(project, tmp_path):
     cfg = write_config(project, range(N_RUNS))
     log = open(tmp_path / "sweep.log", "w")
@@ -189,6 +190,7 @@ def where_and_when(seconds):
     return os.environ.get("CUDA_VISIBLE_DEVICES"), start, time.monotonic()
 
 
+@pytest.mark.integration
 def test_gpu_runs_hold_one_gpu_each(project):
     """Two local GPU workers (declared, not real): each GPU run holds one whole GPU."""
     from distributed import Client
@@ -263,6 +265,7 @@ os._exit(1)
 '''
 
 
+@pytest.mark.integration
 def test_a_run_that_kills_its_worker_each_time_fails_with_the_reason(project):
     (project / "nb" / "killer.py").write_text(KILLER)
     cfg = project / "killer.yaml"
@@ -276,6 +279,7 @@ def test_a_run_that_kills_its_worker_each_time_fails_with_the_reason(project):
     assert not sweep.is_done(sweep.load_sweep(cfg)[0])
 
 
+@pytest.mark.integration
 def test_ctrl_c_exits_130_with_the_summary_and_leaves_runs_todo(project, tmp_path,
                                                                  ctrl_c_as_in_a_terminal):
     cfg = write_config(project, range(N_RUNS))

@@ -1,4 +1,4 @@
-"""Command line: ``polybias sweep|run|lock|fetch|models|sources|datasets|crows-alignment|lm-eval-tasks|measures|results|export|cards``.
+"""Command line: ``polybias sweep|run|pin|fetch|models|sources|datasets|crows-alignment|lm-eval-tasks|measures|results|export|cards``.
 
 Each subcommand imports the modules it runs when it is called (marked ``lazy: start-up``):
 importing them all here (pandas, torch, Dask, papermill, the measure registry) would make
@@ -21,8 +21,9 @@ def main(argv: list[str] | None = None) -> int:
                    add_help=False)
     sub.add_parser("run", help="run one notebook on one set of parameters (see polybias run --help)",
                    add_help=False)
-    sub.add_parser("lock", help="pin a sweep's hub ids to commits in a pin file (polybias lock "
-                               "CONFIG [--output FILE])", add_help=False)
+    sub.add_parser("pin", help="pin a sweep's hub ids to commits in a pin file (polybias pin "
+                              "CONFIG [--output FILE])", add_help=False)
+    sub.add_parser("lock", help="the earlier name of polybias pin, still accepted", add_help=False)
     fetch = sub.add_parser("fetch", help="download and verify registered data sources")
     fetch.add_argument("names", nargs="*", help="source names (default: all)")
     sub.add_parser("models", help="list the model registry")
@@ -69,11 +70,11 @@ def main(argv: list[str] | None = None) -> int:
         from polybias.runner.sweep import main as sweep_main
 
         return sweep_main(argv[1:])
-    if argv[:1] == ["lock"]:
+    if argv[:1] in (["pin"], ["lock"]):
         # lazy: start-up (see the module docstring)
-        from polybias.runner.pins import main as pins_main
+        from polybias.runner import pins
 
-        return pins_main(argv[1:])
+        return pins.main(argv[1:], prog=f"polybias {argv[0]}")
     if argv[:1] == ["run"]:
         # lazy: start-up (see the module docstring)
         from polybias.runner.single_run import main as run_main

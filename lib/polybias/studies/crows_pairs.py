@@ -123,7 +123,8 @@ def run_crows(
 
 
 def alignment_change_counts(model: str = "minilm-l6",
-                            datasets: dict[str, tuple[str, ...]] | None = None) -> pd.DataFrame:
+                            datasets: dict[str, tuple[str, ...]] | None = None,
+                            device: str = "auto", dtype: str = "auto") -> pd.DataFrame:
     """How many pairs of each registered dataset share other tokens under ``metric.py``'s
     alignment than under the ``"content"`` alignment (special tokens removed, ``sent_more``
     first), with ``model``'s tokenizer.
@@ -135,6 +136,7 @@ def alignment_change_counts(model: str = "minilm-l6",
     datasets : dataset -> languages; default every registered dataset
         (:data:`polybias.data.crowspairs.DATASETS`). Pairs as :func:`load_pairs` reads them
         (broken pairs dropped).
+    device, dtype : what the model is loaded with (:func:`polybias.models.load`).
 
     Returns
     -------
@@ -142,7 +144,7 @@ def alignment_change_counts(model: str = "minilm-l6",
     shared positions differ, :func:`polybias.engines.pair_scores.alignment_changes`) and
     ``pair_ids`` (theirs, comma-separated).
     """
-    encoder = models.load(model, "encoder")
+    encoder = models.load(model, "encoder", device=device, dtype=dtype)
     rows = []
     for dataset, languages in (DATASETS if datasets is None else datasets).items():
         for language in languages:

@@ -101,10 +101,12 @@ def run_eurogest(model: str, languages: list[str] | None = None,
                  subsets: tuple[str, ...] = ("gendered", "neutral"), per_stereotype: int | None = None,
                  causal_bos: str = "prepend", normalise: bool = True, differing_only: bool = True,
                  min_sentences: int = 10, n_bootstrap: int = 1000, seed: int = 0,
-                 too_long: str = "raise", output_dir: str | None = None, lm=None, **engine) -> tuple[pd.DataFrame, pd.DataFrame]:
+                 too_long: str = "raise", output_dir: str | None = None, lm=None,
+                 device: str = "auto", dtype: str = "auto", **engine) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One LM on the EuroGEST sentences of several languages.
 
-    ``model`` is what :func:`polybias.models.load` takes; ``lm`` the model already loaded.
+    ``model`` is what :func:`polybias.models.load` takes, loaded with ``device`` and ``dtype``;
+    ``lm`` the model already loaded (``device`` and ``dtype`` then do nothing).
     ``languages`` default to all 29, in family order. One ``eurogest`` run record per
     language goes into ``output_dir`` when given.
 
@@ -121,7 +123,7 @@ def run_eurogest(model: str, languages: list[str] | None = None,
     if unknown:
         raise EuroGestMetricError(f"EuroGEST has no language {', '.join(unknown)}; it has "
                                   f"{', '.join(data.NEUTRAL_LANGUAGES)}")
-    lm = lm if lm is not None else models.load(model, "lm")
+    lm = lm if lm is not None else models.load(model, "lm", device=device, dtype=dtype)
     options = {"normalise": normalise, "differing_only": differing_only,
                "min_sentences": min_sentences, "n_bootstrap": n_bootstrap, "seed": seed}
     registry = sources.load_registry()

@@ -143,7 +143,7 @@ def read_pins(path: str | Path) -> dict[str, str]:
     """A pin file's hub id → commit mapping, checked (40-hex commits)."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = paths.parse_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise PinError(f"pin file {path}: cannot read it ({str(exc).splitlines()[0]})") from None
     raw = {} if raw is None else raw

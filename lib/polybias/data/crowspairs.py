@@ -139,11 +139,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from polybias.data import eurogest, sources
+from polybias.data import eurogest, gest, sources, stereoset
 from polybias.data.dataset_cards import card_rows, read_card
-from polybias.data.gest import card_markdown as gest_card_markdown
-from polybias.data.stereoset import LANGUAGES as STEREOSET_LANGUAGES
-from polybias.data.stereoset import card_markdown as stereoset_card_markdown
 
 log = logging.getLogger(__name__)
 
@@ -813,7 +810,7 @@ def likelihood_languages() -> list[str]:
     >>> len(likelihood_languages()) >= 16
     True
     """
-    return sorted({lang for langs in DATASETS.values() for lang in langs} | set(STEREOSET_LANGUAGES))
+    return sorted({lang for langs in DATASETS.values() for lang in langs} | set(stereoset.LANGUAGES))
 
 
 def datasets_markdown() -> str:
@@ -836,10 +833,10 @@ def datasets_markdown() -> str:
                   f"- Citation: {card['citation']}", "- Known issues:"]
         lines += [f"  - {issue}" for issue in card["known_issues"]] + [""]
     lines += ["# StereoSet", "", "Not minimal pairs but items of three candidates; load them with "
-              "`polybias.data.stereoset.load_stereoset(language)`.", "", stereoset_card_markdown()]
+              "`polybias.data.stereoset.load_stereoset(language)`.", "", stereoset.card_markdown()]
     lines += ["# GEST", "", "Not minimal pairs but sentences each tagged with a gender stereotype, read "
               "through templates; load them with `polybias.data.gest.load_gest()`.", "",
-              gest_card_markdown()]
+              gest.card_markdown()]
     return "\n".join(lines)
 
 

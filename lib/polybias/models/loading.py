@@ -623,13 +623,13 @@ class _Quiet:
     """transformers' logging at error level and no progress bars, restored afterwards."""
 
     def __enter__(self):
-        from transformers.utils import logging as hf_logging  # lazy: only loading needs it
+        import transformers  # lazy: only loading needs it
 
-        self._log = hf_logging
-        self._level = hf_logging.get_verbosity()
-        self._bars = hf_logging.is_progress_bar_enabled()
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
+        self._log = transformers.logging
+        self._level = transformers.logging.get_verbosity()
+        self._bars = transformers.logging.is_progress_bar_enabled()
+        transformers.logging.set_verbosity_error()
+        transformers.logging.disable_progress_bar()
         return self
 
     def __exit__(self, *exc):

@@ -27,7 +27,7 @@ test and subset, a column per model and language) and a comparison figure per me
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
+import datetime
 import json
 import math
 import re
@@ -367,7 +367,7 @@ def read_results(folder: str | Path | None = None, runs: list[Path] | None = Non
             raise ResultsError(f"{path}: not a readable JSON record: {exc}") from exc
         if is_model_record(record):
             continue
-        stamp = _dt.datetime.fromtimestamp(path.stat().st_mtime, tz=_dt.UTC)
+        stamp = datetime.datetime.fromtimestamp(path.stat().st_mtime, tz=datetime.UTC)
         rows += record_rows(record, study, path.relative_to(base).as_posix(),
                             stamp.strftime("%Y-%m-%dT%H:%M:%SZ"))
     frame = pd.DataFrame(rows, columns=list(COLUMNS))

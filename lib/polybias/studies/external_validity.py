@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+from scipy.stats import norm, pearsonr, spearmanr
 
 from polybias import models, paths
 from polybias.data import census, sources, wordlists
@@ -111,13 +111,13 @@ def correlation_with_interval(x, y, method: str = "pearson", confidence: float =
         raise ExternalValidityError("x and y must be finite")
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         raise ExternalValidityError("a constant variable has no correlation")
-    test = sps.pearsonr(x, y) if method == "pearson" else sps.spearmanr(x, y)
+    test = pearsonr(x, y) if method == "pearson" else spearmanr(x, y)
     r, p = float(test[0]), float(test[1])
     if abs(r) >= 1.0:
         low = high = float(np.sign(r))
     else:
         se = 1.0 / np.sqrt(n - 3) if method == "pearson" else np.sqrt((1.0 + r * r / 2.0) / (n - 3))
-        z = sps.norm.ppf(0.5 + confidence / 2.0)
+        z = norm.ppf(0.5 + confidence / 2.0)
         low, high = (float(np.tanh(np.arctanh(r) + s * z * se)) for s in (-1.0, 1.0))
     interval = "Fisher z" if method == "pearson" else "Fisher z, Bonett-Wright se"
     return Correlation(method, r, low, high, p, n, confidence, interval)

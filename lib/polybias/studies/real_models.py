@@ -24,13 +24,12 @@ import pandas as pd
 from scipy import stats
 
 from polybias import paths
-from polybias.data import sources
-from polybias.data import stereoset as ss_data
-from polybias.metrics import stereoset as ss_metric
+from polybias.data import sources, stereoset
+from polybias.metrics.stereoset import item_decisions, stereoset_scores
 from polybias.results import report
 from polybias.studies import crows_languages
-from polybias.studies import gest as gest_study
-from polybias.studies import stereoset as ss_study
+from polybias.studies.gest import published_rates
+from polybias.studies.stereoset import RUN_ALIASES, UNREPRODUCED
 
 COLUMNS = ("hub_id", "source", "name", "run", "measure", "language", "value", "ci_low", "ci_high", "n", "note")
 
@@ -119,7 +118,7 @@ def dutch_crows_hub_id(name: str) -> str:
 
 def gest_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
     """g_s of every released GEST run (one row per model and template; English)."""
-    summary, _ = gest_study.published_rates(n_bootstrap=n_bootstrap, seed=seed)
+    summary, _ = published_rates(n_bootstrap=n_bootstrap, seed=seed)
     return pd.DataFrame({
         "hub_id": summary.hub_id, "source": "gest", "name": summary.model,
         "run": [f"{k} template {t}" for k, t in zip(summary.kind, summary.template, strict=True)],
@@ -130,24 +129,24 @@ def gest_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
 def stereoset_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
     """Intrasentence SS (micro, as Öztürk et al.'s workbook) of every intrasentence run,
     recomputed from the prediction files, with a seeded bootstrap interval over items."""
-    book = ss_data.load_published_results()
-    runs = set(ss_data.prediction_runs())
+    book = stereoset.load_published_results()
+    runs = set(stereoset.prediction_runs())
     registry = sources.load_registry()
     items: dict[str, pd.DataFrame] = {}
     rows = []
     for run in book[book.sheet == "intrasentence"].run:
-        file = ss_study.RUN_ALIASES.get(run, run)
+        file = RUN_ALIASES.get(run, run)
         if file not in runs:
             raise RealModelError(f"StereoSet workbook row {run!r} has no prediction file")
-        language = ss_data.run_language(file)
+        language = stereoset.run_language(file)
         if language not in items:
-            frame = ss_data.load_stereoset(language)
+            frame = stereoset.load_stereoset(language)
             items[language] = frame[frame.task == "intrasentence"]
-        preds = ss_data.load_predictions(file, registry=registry)
-        dec = ss_metric.item_decisions(items[language], preds[preds.task == "intrasentence"])
-        s = ss_metric.stereoset_scores(dec, aggregate="micro", by=None, n_bootstrap=n_bootstrap,
-                                       seed=seed).iloc[0]
-        note = "; ".join(v for (sheet, r), v in ss_study.UNREPRODUCED.items()
+        preds = stereoset.load_predictions(file, registry=registry)
+        dec = item_decisions(items[language], preds[preds.task == "intrasentence"])
+        s = stereoset_scores(dec, aggregate="micro", by=None, n_bootstrap=n_bootstrap,
+                             seed=seed).iloc[0]
+        note = "; ".join(v for (sheet, r), v in UNREPRODUCED.items()
                          if sheet == "intrasentence" and r == run)
         rows.append({"hub_id": stereoset_hub_id(run), "source": "stereoset-published",
                      "name": run, "run": "intrasentence", "measure": "stereoset SS",

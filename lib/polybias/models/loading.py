@@ -99,11 +99,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from polybias.engines.common import (
-    auto_batch_tokens,
-    check_half,
-    normaliser_fields,
-)
+from polybias.engines.common import auto_batch_tokens, check_half
+from polybias.engines.normalising import normaliser_fields
 from polybias.models import normalisers
 
 HEADS = ("mlm", "causal", "encoder")

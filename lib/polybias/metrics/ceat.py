@@ -54,7 +54,7 @@ from polybias.metrics.measure import (
     measure_result,
     permutation_method,
 )
-from polybias.stats import N_PERMUTATIONS_SHORT
+from polybias.stats import CONFIDENCE_LEVEL, N_PERMUTATIONS_SHORT
 
 CeatAlternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -547,7 +547,7 @@ def _ceat_p_method(method: str) -> str:
 
 
 @measure_result
-def ceat_result(name: str, r, opts: dict[str, Any], level: float = 0.95) -> MeasureResult:
+def ceat_result(name: str, r, opts: dict[str, Any], level: float = CONFIDENCE_LEVEL) -> MeasureResult:
     """The CES with its normal interval and p-value; details: every sample's effect size."""
     z = float(norm.ppf(0.5 + level / 2))
     details = pd.DataFrame({"sample": np.arange(r.n_samples), "effect_size": r.effect_sizes,

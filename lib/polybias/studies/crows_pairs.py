@@ -24,6 +24,7 @@ from polybias.metrics.crows import (
 from polybias.planted.synthetic import minimal_pairs
 from polybias.results.records import RunRecord, model_fields, write_record
 from polybias.results.report import load_reported, side_by_side
+from polybias.stats import N_BOOTSTRAP
 
 
 def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None = None,
@@ -64,7 +65,7 @@ def run_crows(
     bias_types: list[str] | None = None,
     method: str | None = None,
     n_pairs: int = 200,
-    n_bootstrap: int = 1000,
+    n_bootstrap: int = N_BOOTSTRAP,
     seed: int = 0,
     compat_fourth_root: bool = False,
     output_dir: str | None = None,

@@ -28,6 +28,7 @@ from polybias.metrics.eurogest import EuroGestMetricError
 from polybias.metrics.measure import MeasureResult
 from polybias.results.plots import finish_figure, pyplot
 from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.stats import N_BOOTSTRAP
 
 #: The registered files a run reads (their sha256 go into its record).
 SOURCES = ("eurogest-gendered", "eurogest-neutral", "eurogest-scaffolds", "eurogest-punctuation",
@@ -106,7 +107,7 @@ def eurogest_language(scored: pd.DataFrame, **options) -> MeasureResult:
 def run_eurogest(model: str, languages: list[str] | None = None,
                  subsets: tuple[str, ...] = ("gendered", "neutral"), per_stereotype: int | None = None,
                  causal_bos: str = "prepend", normalise: bool = True, differing_only: bool = True,
-                 min_sentences: int = 10, n_bootstrap: int = 1000, seed: int = 0,
+                 min_sentences: int = 10, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0,
                  too_long: str = "raise", output_dir: str | None = None, lm=None,
                  device: str = "auto", dtype: str = "auto", **engine) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One LM on the EuroGEST sentences of several languages.

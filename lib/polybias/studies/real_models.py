@@ -27,6 +27,7 @@ from polybias import paths
 from polybias.data import sources, stereoset
 from polybias.metrics.stereoset import item_decisions, stereoset_scores
 from polybias.results import report
+from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 from polybias.studies import crows_languages
 from polybias.studies.gest import published_rates
 from polybias.studies.stereoset import RUN_ALIASES, UNREPRODUCED
@@ -116,7 +117,7 @@ def dutch_crows_hub_id(name: str) -> str:
     return DUTCH_CROWS_HUB_IDS[name]
 
 
-def gest_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+def gest_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     """g_s of every released GEST run (one row per model and template; English)."""
     summary, _ = published_rates(n_bootstrap=n_bootstrap, seed=seed)
     return pd.DataFrame({
@@ -126,7 +127,7 @@ def gest_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
         "ci_high": summary.g_s_high, "n": summary.n, "note": ""})[list(COLUMNS)]
 
 
-def stereoset_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+def stereoset_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     """Intrasentence SS (micro, as Öztürk et al.'s workbook) of every intrasentence run,
     recomputed from the prediction files, with a seeded bootstrap interval over items."""
     book = stereoset.load_published_results()
@@ -155,7 +156,7 @@ def stereoset_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def dutch_crows_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+def dutch_crows_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     """Stereotype score (all pairs) of every published Dutch CrowS-Pairs run."""
     agg = crows_languages.dutch_crows_aggregates(n_bootstrap=n_bootstrap, seed=seed)
     agg = agg[agg.bias_type == "all"]
@@ -214,7 +215,7 @@ def smollm2_rows(root: str | Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def real_model_table(n_bootstrap: int = 1000, seed: int = 0, extra: pd.DataFrame | None = None) -> pd.DataFrame:
+def real_model_table(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0, extra: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every real checkpoint of GEST, StereoSet, Dutch CrowS-Pairs and SmolLM2, one row per run.
 
     Parameters
@@ -266,7 +267,7 @@ def _corr(x: np.ndarray, y: np.ndarray, method: str) -> float:
 
 
 def rank_agreement(values: pd.DataFrame, method: str = "spearman", n_bootstrap: int = 2000, seed: int = 0,
-                   min_models: int = 3, confidence: float = 0.95) -> pd.DataFrame:
+                   min_models: int = 3, confidence: float = CONFIDENCE_LEVEL) -> pd.DataFrame:
     """Rank correlation between every two measures on the checkpoints they share.
 
     For keys A, B with shared checkpoints 1..n and values a_i, b_i: Spearman's ρ (Pearson

@@ -47,6 +47,7 @@ from polybias.metrics.stereoset import (
     workbook_row,
 )
 from polybias.results import records, report
+from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 
 RUN_ALIASES = {
     "gpt2__GPT2LM_c_en": "gpt2_GPT2LM_GPT2LM_c_en",
@@ -183,8 +184,8 @@ def match_summary(recomputed: pd.DataFrame) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ across languages
 
-def compare_languages(decisions: dict[str, pd.DataFrame], n_bootstrap: int = 1000, seed: int = 0,
-                      confidence: float = 0.95) -> crows.LanguageComparison:
+def compare_languages(decisions: dict[str, pd.DataFrame], n_bootstrap: int = N_BOOTSTRAP, seed: int = 0,
+                      confidence: float = CONFIDENCE_LEVEL) -> crows.LanguageComparison:
     """SS per language and paired differences over shared item ids.
 
     Parameters
@@ -246,7 +247,7 @@ def published_decisions(model: str, languages: list[str] | None = None,
 
 def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, tasks=TASKS,
                   limit: int = 0, intrasentence: str = "stereoset", intersentence: str = "",
-                  nsp=None, aggregate: str = "per-target", n_bootstrap: int = 1000,
+                  nsp=None, aggregate: str = "per-target", n_bootstrap: int = N_BOOTSTRAP,
                   seed: int = 0, progress: bool = False, model_revision: str | None = None,
                   data_sha256: dict | None = None, max_items: int = 0
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -317,7 +318,7 @@ def sample_caption(max_items: int, seed: int) -> str:
 
 
 def language_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-target",
-                    n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+                    n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     """LMS, SS and ICAT with bootstrap intervals and the binomial test, one row per language
     (and per task and both tasks together): ``language``, ``task``, ``n``, ``lms``, ``ss``,
     ``ss_low``, ``ss_high``, ``icat``, ``binom_p`` (:func:`~polybias.metrics.stereoset.stereoset_scores`
@@ -347,7 +348,7 @@ def comparison_record(comparison: crows.LanguageComparison, model: str, language
 
 
 def bias_type_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-target",
-                     n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+                     n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     """LMS, SS (bootstrap interval, binomial test) and ICAT per language and bias type, over
     all the tasks of each language's decisions: ``language``, ``bias_type``, ``n``,
     ``n_targets``, ``lms``, ``ss``, ``ss_low``, ``ss_high``, ``icat``, ``binom_p``."""

@@ -51,6 +51,7 @@ import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 from bench_scoring import load_pairs  # noqa: E402
 from devices import DTYPES, describe, matmul_peak, resolve_device, synchronize  # noqa: E402
+from reference_loops import one_mask_score  # noqa: E402
 
 SIZES = {"bert-base": dict(hidden=768, layers=12, heads=12, ffn=3072),
          "bert-large": dict(hidden=1024, layers=24, heads=16, ffn=4096)}
@@ -147,15 +148,10 @@ def one_mask_loop(lm, texts, positions, device: str) -> tuple[float, list[float]
     t0 = time.perf_counter()
     with torch.inference_mode():
         for text, pos in zip(texts, positions, strict=True):
-            ids = torch.tensor([tok(text)["input_ids"]], device=device)
             if lm.kind == "mlm":
-                total = 0.0
-                for p in pos:
-                    x = ids.clone()
-                    x[0, p] = tok.mask_token_id
-                    logits = model(input_ids=x).logits[0, p]
-                    total += torch.log_softmax(logits.float(), -1)[ids[0, p]].item()
+                total = one_mask_score(tok, model, text, pos, device)
             else:
+                ids = torch.tensor([tok(text)["input_ids"]], device=device)
                 bos = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
                 x = torch.cat([torch.tensor([[bos]], device=device), ids], dim=1)
                 lp = torch.log_softmax(model(input_ids=x, use_cache=False).logits[0, :-1].float(), -1)

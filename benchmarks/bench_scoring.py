@@ -33,6 +33,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
+from reference_loops import one_mask_score  # noqa: E402
 
 CROWS = "nyu-mll+crows-pairs/data/crows_pairs_anonymized.csv"
 BERT_BASE = dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
@@ -119,18 +120,9 @@ def child(phase: str, n_pairs: int, n_ref: int, budget: int) -> None:
         scored = masked_token_logprobs(lm, texts, positions=positions, batch_tokens=budget)
         scores = [float(np.sum(s.logprob[p])) for s, p in zip(scored, positions, strict=True)]
     else:  # Nangia et al.'s loop: one forward pass per masked token
-        scores = []
-        tok, model = lm.tokenizer, lm.model
         with torch.inference_mode():
-            for text, pos in zip(texts, positions, strict=True):
-                ids = torch.tensor([tok(text)["input_ids"]])
-                total = 0.0
-                for p in pos:
-                    x = ids.clone()
-                    x[0, p] = tok.mask_token_id
-                    logits = model(input_ids=x).logits[0, p]
-                    total += torch.log_softmax(logits.float(), -1)[ids[0, p]].item()
-                scores.append(total)
+            scores = [one_mask_score(lm.tokenizer, lm.model, text, pos)
+                      for text, pos in zip(texts, positions, strict=True)]
     seconds = time.perf_counter() - t0
     print(json.dumps({"phase": phase, "seconds": seconds, "scores": scores,
                       "masked_tokens": int(sum(len(p) for p in positions)), "sentences": len(texts),

@@ -27,11 +27,12 @@ def first_pairs(dataset, language):
     return crows_pairs.load_pairs(dataset, language).head(N)
 
 
-@pytest.fixture(scope="module")
-def tiny_mlm(mirror_or_local):
+def tiny_mlm_on(datasets, mirror_or_local):
+    """A tiny random MLM whose tokenizer is trained on the first N pairs of every dataset and
+    language of ``datasets`` (dataset -> languages), read from the registered files."""
     corpus = list(tiny_models.CORPUS)
     with mirror_or_local():  # the registered datasets
-        for dataset, languages in NEW.items():
+        for dataset, languages in datasets.items():
             for language in languages:
                 pairs = first_pairs(dataset, language)
                 corpus += pairs.sent_more.tolist() + pairs.sent_less.tolist()
@@ -40,13 +41,22 @@ def tiny_mlm(mirror_or_local):
     return scoring.wrap_language_model(model, tok, name="tiny-bert", kind="mlm", revision="tiny")
 
 
-@pytest.fixture
-def stand_in(monkeypatch, tiny_mlm):
-    """Registered name ``planted-mlm`` (languages: en) loads the tiny MLM; datasets give N pairs."""
+def stand_in_for(monkeypatch, lm) -> str:
+    """Registered name ``planted-mlm`` (languages: en) loads ``lm``; datasets give N pairs."""
     real = crows_pairs.load_pairs
-    monkeypatch.setattr(models, "load", lambda name, *a, **k: tiny_mlm)
+    monkeypatch.setattr(models, "load", lambda name, *a, **k: lm)
     monkeypatch.setattr(crows_pairs, "load_pairs", lambda *a, **k: real(*a, **k).head(N))
     return "planted-mlm"
+
+
+@pytest.fixture(scope="module")
+def tiny_mlm(mirror_or_local):
+    return tiny_mlm_on(NEW, mirror_or_local)
+
+
+@pytest.fixture
+def stand_in(monkeypatch, tiny_mlm):
+    return stand_in_for(monkeypatch, tiny_mlm)
 
 
 @pytest.mark.parametrize("dataset, language", [(d, lang) for d, ls in NEW.items() for lang in ls])
@@ -168,27 +178,13 @@ NEWER = {"crows-pairs-maltese": ("mt",), "eurogest": ("cs", "mt"), "eurogest-neu
 
 
 @pytest.fixture(scope="module")
-def tiny_mlm_newer():
-    import os
-
-    if not os.environ.get("POLYBIAS_DATA_MIRROR"):
-        pytest.skip("needs the registered datasets (POLYBIAS_DATA_MIRROR)")
-    corpus = list(tiny_models.CORPUS)
-    for dataset, languages in NEWER.items():
-        for language in languages:
-            pairs = first_pairs(dataset, language)
-            corpus += pairs.sent_more.tolist() + pairs.sent_less.tolist()
-    model, tok = tiny_models.build_tiny_model("bert", seed=0, vocab_size=1500, corpus=corpus,
-                                              max_position_embeddings=256)
-    return scoring.wrap_language_model(model, tok, name="tiny-bert", kind="mlm", revision="tiny")
+def tiny_mlm_newer(mirror_or_local):
+    return tiny_mlm_on(NEWER, mirror_or_local)
 
 
 @pytest.mark.parametrize("dataset, language", [(d, lang) for d, ls in NEWER.items() for lang in ls])
 def test_run_crows_on_maltese_and_eurogest(mirror, monkeypatch, tiny_mlm_newer, dataset, language, tmp_path):
-    real = crows_pairs.load_pairs
-    monkeypatch.setattr(models, "load", lambda name, *a, **k: tiny_mlm_newer)
-    monkeypatch.setattr(crows_pairs, "load_pairs", lambda *a, **k: real(*a, **k).head(N))
-    run = crows_pairs.run_crows("planted-mlm", dataset, language, n_bootstrap=20, seed=0,
+    run = crows_pairs.run_crows(stand_in_for(monkeypatch, tiny_mlm_newer), dataset, language, n_bootstrap=20, seed=0,
                                 output_dir=str(tmp_path))
     assert len(run.scored) == N and np.isfinite(run.scored[["score_more", "score_less"]]).all().all()
     assert run.stereotype.iloc[0][["bias_type", "n"]].tolist() == ["all", N]

@@ -1,8 +1,8 @@
 """The paper sweep, dry: every hub-model run of ``configs/sweeps/paper.yaml`` runs against
 an offline Hugging Face cache of stand-ins (``tests/paper_dryrun.py``: the real
 repositories' architecture classes, tokenizer types and weights formats) and either
-finishes with records carrying the snapshot's commit (pinned by a lock file written from
-the cache, as ``polybias lock`` does) or is refused with its documented reason (repository
+finishes with records carrying the snapshot's commit (pinned by a pin file written from
+the cache, as ``polybias pin`` does) or is refused with its documented reason (repository
 code not opted in); the BanglaBERT run's records name its text normaliser. Small
 overrides (``paper_dryrun.OVERRIDES``: 20 bootstrap resamples, 100 permutations) keep it to
 about three minutes on two cores; docs/paper_sweep.md lists the expected outcome of every
@@ -71,7 +71,7 @@ def dry_run(tmp_path_factory, torch_one_thread, unreachable_reason):
         from polybias.runner import pins
         from polybias.runner.sweep import run_sweep
 
-        # pinned from the cache, as `polybias lock` does: the sweep picks the file up
+        # pinned from the cache, as `polybias pin` does: the sweep picks the file up
         pins.write_pins(pins.make_pins(config), pins.default_path(config), config)
 
         outcomes = run_sweep(config, jobs=1, progress=False)
@@ -101,7 +101,7 @@ def test_paper_sweep_runs_or_refuses_as_documented(dry_run):
         marker = json.loads(next(root.glob(f"results/*/{key}/run.json")).read_text())
         model = marker["parameters"]["model"]
         commit = paper_dryrun.commit_of(registry[model]["hub"])
-        assert marker["parameters"]["revision"] == commit, key  # from the lock file
+        assert marker["parameters"]["revision"] == commit, key  # from the pin file
         records = [json.loads(p.read_text()) for p in (root / marker["parameters"]["output_dir"])
                    .rglob("*.json") if p.name != "run.json"]
         assert records, key

@@ -1,4 +1,4 @@
-"""Command line: ``polybias sweep|run|lock|fetch|models|sources|datasets|crows-alignment|lm-eval-tasks|measures|results|export|cards``.
+"""Command line: ``polybias sweep|run|pin|fetch|models|sources|datasets|crows-alignment|lm-eval-tasks|measures|results|export|cards``.
 
 Each subcommand imports the modules it runs when it is called (marked ``lazy: start-up``):
 importing them all here (pandas, torch, Dask, papermill, the measure registry) would make
@@ -21,8 +21,9 @@ def main(argv: list[str] | None = None) -> int:
                    add_help=False)
     sub.add_parser("run", help="run one notebook on one set of parameters (see polybias run --help)",
                    add_help=False)
-    sub.add_parser("lock", help="pin a sweep's hub ids to commits in a pin file (polybias lock "
-                               "CONFIG [--output FILE])", add_help=False)
+    sub.add_parser("pin", help="pin a sweep's hub ids to commits in a pin file (polybias pin "
+                              "CONFIG [--output FILE])", add_help=False)
+    sub.add_parser("lock", help="the earlier name of polybias pin, still accepted", add_help=False)
     fetch = sub.add_parser("fetch", help="download and verify registered data sources")
     fetch.add_argument("names", nargs="*", help="source names (default: all)")
     sub.add_parser("models", help="list the model registry")
@@ -51,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("export", help="cross-model tables and comparison figures from the run records "
                                   "(polybias export [FOLDER | --sweep CONFIG] [--out DIR])",
                    add_help=False)
-    cards = sub.add_parser("cards", help="write the metric cards docs/measures/*.md from the registry")
-    cards.add_argument("--check", action="store_true", help="only check that the cards are up to date")
+    cards_parser = sub.add_parser("cards", help="write the metric cards docs/measures/*.md from the registry")
+    cards_parser.add_argument("--check", action="store_true", help="only check that the cards are up to date")
     if argv[:1] == ["results"]:
         # lazy: start-up (see the module docstring)
         from polybias.results.table import main_results
@@ -66,19 +67,19 @@ def main(argv: list[str] | None = None) -> int:
         return main_export(argv[1:], sweep_runs=run_folders)
     if argv[:1] == ["sweep"]:
         # lazy: start-up (see the module docstring)
-        from polybias.runner.sweep import main as sweep_main
+        from polybias.runner import sweep
 
-        return sweep_main(argv[1:])
-    if argv[:1] == ["lock"]:
+        return sweep.main(argv[1:])
+    if argv[:1] in (["pin"], ["lock"]):
         # lazy: start-up (see the module docstring)
-        from polybias.runner.pins import main as pins_main
+        from polybias.runner import pins
 
-        return pins_main(argv[1:])
+        return pins.main(argv[1:], prog=f"polybias {argv[0]}")
     if argv[:1] == ["run"]:
         # lazy: start-up (see the module docstring)
-        from polybias.runner.single_run import main as run_main
+        from polybias.runner import single_run
 
-        return run_main(argv[1:])
+        return single_run.main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "fetch":
         return _fetch(args.names)
@@ -95,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         return _measures(args.name)
     elif args.command == "cards":
         # lazy: start-up (see the module docstring)
-        from polybias.results.cards import main as cards_main
+        from polybias.results import cards
 
-        return cards_main(check=args.check)
+        return cards.main(check=args.check)
     elif args.command == "crows-alignment":
         # lazy: start-up (see the module docstring)
         from polybias.data.crowspairs import DATASETS
@@ -124,24 +125,22 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name}")
     elif args.command == "datasets":
         # lazy: start-up (see the module docstring)
-        from polybias.data.crowspairs import dataset_card, likelihood_languages, list_datasets
-        from polybias.data.gest import list_datasets as list_gest
-        from polybias.data.stereoset import list_datasets as list_stereoset
+        from polybias.data import crowspairs, gest, stereoset
 
-        listed = list_datasets()
+        listed = crowspairs.list_datasets()
         for row in listed.itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.pairs:5d}  {row.provenance}\n"
                   f"{'':32s}{row.bias_types}; {row.licence}")
             if row.Index == len(listed) - 1 or listed.dataset.iloc[row.Index + 1] != row.dataset:
-                print(f"{'':32s}citation: {dataset_card(row.dataset)['citation']}")
-        for row in list_stereoset().itertuples():
+                print(f"{'':32s}citation: {crowspairs.dataset_card(row.dataset)['citation']}")
+        for row in stereoset.list_datasets().itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.items:5d}  {row.provenance}\n"
                   f"{'':32s}items: {row.intrasentence} intrasentence + {row.intersentence} "
                   f"intersentence; {row.bias_types}; {row.licence}")
-        for row in list_gest().itertuples():
+        for row in gest.list_datasets().itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.sentences:5d}  {row.provenance}\n"
                   f"{'':32s}stereotypes: {row.stereotypes}; {row.licence}")
-        languages = likelihood_languages()
+        languages = crowspairs.likelihood_languages()
         print(f"{len(languages)} languages with a likelihood-bias dataset: {', '.join(languages)}")
     return 0
 

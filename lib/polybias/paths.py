@@ -132,11 +132,36 @@ def mirror_dir() -> Path | None:
     return Path(env) if env else None
 
 
+#: libyaml's safe loader when PyYAML was built with it (about ten times faster on the
+#: project's registries and sweeps, same data), else PyYAML's own; both build plain data only.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def parse_yaml(text: str) -> Any:
+    """``yaml.safe_load`` of ``text``, through libyaml's safe loader when there is one.
+
+    Malformed YAML raises PyYAML's own :class:`yaml.YAMLError`, which quotes the line at
+    fault (libyaml's does not): the text is parsed again by the pure-Python loader then.
+
+    >>> parse_yaml("a: [1, 2]")
+    {'a': [1, 2]}
+    >>> try:
+    ...     parse_yaml("a: [1")
+    ... except yaml.YAMLError as exc:
+    ...     print(str(exc).splitlines()[2].strip())  # the line at fault, quoted
+    a: [1
+    """
+    try:
+        return yaml.load(text, Loader=_SAFE_LOADER)  # a safe loader: plain data only
+    except yaml.YAMLError:
+        return yaml.safe_load(text)
+
+
 def read_yaml(path: str | Path, error: type[Exception] = ValueError, what: str = "file") -> Any:
-    """``yaml.safe_load`` of a file; a missing file or malformed YAML raises ``error`` naming it."""
+    """:func:`parse_yaml` of a file; a missing file or malformed YAML raises ``error`` naming it."""
     path = Path(path)
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return parse_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise error(f"{what} not found: {path}") from exc
     except yaml.YAMLError as exc:

@@ -34,6 +34,20 @@ N_PERMUTATIONS = 100_000
 #: (:func:`group_permutation_test`, the categorical bias studies): p resolves to 1e-4.
 N_PERMUTATIONS_SHORT = 10_000
 
+#: Most equal-size splits a permutation test enumerates exactly (WEAT, SEAT); beyond it,
+#: ``n_permutations`` splits are drawn with a seed.
+EXACT_LIMIT = 1_000_000
+
+#: Bootstrap resamples of a confidence interval (CrowS-Pairs, StereoSet, GEST, EuroGEST
+#: and the studies that report them).
+N_BOOTSTRAP = 1000
+
+#: Coverage of the confidence intervals the metrics and studies report.
+CONFIDENCE_LEVEL = 0.95
+
+#: Significance level of the tests the studies' tables and sentences call significant.
+ALPHA = 0.05
+
 
 def standardized_mean_difference(x: np.ndarray, y: np.ndarray, ddof: int = 1) -> float:
     """(mean x − mean y) / std(x ∪ y): the WEAT effect size (Caliskan et al. 2017, eq. 3).
@@ -82,7 +96,7 @@ def split_permutation_test(
     y: np.ndarray,
     alternative: Alternative = "greater",
     n_permutations: int = N_PERMUTATIONS,
-    exact_limit: int = 1_000_000,
+    exact_limit: int = EXACT_LIMIT,
     seed: int = 0,
     chunk: int = 20_000,
 ) -> PermutationResult:

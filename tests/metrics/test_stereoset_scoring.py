@@ -112,7 +112,7 @@ def test_bad_input_and_options(lms):
 def test_run_writes_one_deterministic_record(lms, tmp_path, monkeypatch):
     from polybias.studies import stereoset as study
 
-    monkeypatch.setattr(study.data, "load_stereoset", lambda language, task=None: _items())
+    monkeypatch.setattr(study, "load_stereoset", lambda language, task=None: _items())
     monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
     first = study.run_stereoset(lms["gpt2"], "tiny-gpt2", "en", "results/stereoset", n_bootstrap=50, seed=1)
     files = list((tmp_path / "results" / "stereoset").glob("*.json"))

@@ -1,5 +1,6 @@
-"""``polybias lock CONFIG``: a sweep's hub ids pinned to commits, resolved offline from a
-cache laid out like the hub; sweeps pick the pin file up beside their config."""
+"""``polybias pin CONFIG``: a sweep's hub ids pinned to commits, resolved offline from a
+cache laid out like the hub; sweeps pick the pin file up beside their config. ``polybias
+lock``, ``--lock`` and ``<stem>.lock.yaml`` are the earlier names, still accepted."""
 
 from __future__ import annotations
 
@@ -52,8 +53,8 @@ def config(tmp_path):
 
 def test_lock_writes_pins_and_sweeps_use_them(config, offline, capsys):
     _cache(offline, ["bert-base-uncased", "gpt2", "org/direct"])
-    assert cli.main(["lock", str(config)]) == 0
-    written = config.with_name("small.lock.yaml")
+    assert cli.main(["pin", str(config)]) == 0
+    written = config.with_name("small.pins.yaml")
     assert str(written) in capsys.readouterr().out
     assert pins.read_pins(written) == {r: _sha(r) for r in ("bert-base-uncased", "gpt2", "org/direct")}
     revisions = {r.parameters["model"]: r.parameters.get("revision") for r in load_sweep(config)}
@@ -67,7 +68,7 @@ def test_lock_writes_pins_and_sweeps_use_them(config, offline, capsys):
     # --output elsewhere; sweep --pins (or --lock) names it, --no-pins (or --no-lock) ignores
     # the one beside the config
     other = config.parent / "elsewhere.yaml"
-    assert cli.main(["lock", str(config), "--output", str(other)]) == 0
+    assert cli.main(["pin", str(config), "--output", str(other)]) == 0
     for named in (["--pins", str(other)], ["--lock", str(other)], ["--no-pins"], ["--no-lock"]):
         assert cli.main(["sweep", str(config), *named, "--list"]) == 0, named
     with pytest.raises(SystemExit):
@@ -77,18 +78,18 @@ def test_lock_writes_pins_and_sweeps_use_them(config, offline, capsys):
 
 def test_unresolvable_hub_id_is_one_line_naming_it(config, offline, capsys):
     _cache(offline, ["bert-base-uncased", "org/direct"])
-    assert cli.main(["lock", str(config)]) == 2
+    assert cli.main(["pin", str(config)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("polybias lock: cannot pin gpt2: ")
+    assert err.count("\n") == 1 and err.startswith("polybias pin: cannot pin gpt2: ")
     assert "not in the offline Hugging Face cache" in err
-    assert not config.with_name("small.lock.yaml").exists()
+    assert not config.with_name("small.pins.yaml").exists()
 
 
 def test_a_pin_file_missing_a_hub_id_or_malformed_is_an_error(config, tmp_path):
-    path = config.with_name("small.lock.yaml")
+    path = config.with_name("small.pins.yaml")
     path.write_text(yaml.safe_dump({"bert-base-uncased": _sha("x"), "gpt2": _sha("y")}))
     with pytest.raises(SweepError, match=r"hub id org/direct \(run 05_crows_pairs__model-org_direct\) "
-                                         r"is not in the pin file .*polybias lock"):
+                                         r"is not in the pin file .*polybias pin"):
         load_sweep(config)
     path.write_text(yaml.safe_dump({"gpt2": "main"}))
     with pytest.raises(SweepError, match="not a 40-hex commit for gpt2"):
@@ -103,9 +104,28 @@ def test_a_pin_file_missing_a_hub_id_or_malformed_is_an_error(config, tmp_path):
 
 def test_paper_sweep_pins_from_the_offline_cache(offline, tmp_path):
     _cache(offline, list(paper_dryrun.HUB_STANDINS))
-    out = tmp_path / "paper.lock.yaml"
-    assert cli.main(["lock", str(paths.project_root() / "configs/sweeps/paper.yaml"),
+    out = tmp_path / "paper.pins.yaml"
+    assert cli.main(["pin", str(paths.project_root() / "configs/sweeps/paper.yaml"),
                      "--output", str(out)]) == 0
     named = set(paper_dryrun.registry_hub_ids(paths.project_root() / "configs/sweeps/paper.yaml")
                 .values())
     assert pins.read_pins(out) == {r: _sha(r) for r in named}
+
+
+def test_the_earlier_names_still_work(config, offline, capsys):
+    """``polybias lock`` is ``polybias pin`` under its earlier name (its help says so), and a
+    sweep still reads a pin file named ``<stem>.lock.yaml`` when there is no ``.pins.yaml``."""
+    _cache(offline, ["bert-base-uncased", "gpt2", "org/direct"])
+    with pytest.raises(SystemExit):
+        cli.main(["lock", "--help"])
+    assert "earlier name of polybias pin" in " ".join(capsys.readouterr().out.split())
+    old = config.with_name("small.lock.yaml")
+    assert cli.main(["lock", str(config), "--output", str(old)]) == 0
+    assert not config.with_name("small.pins.yaml").exists()
+    revisions = {r.parameters["model"]: r.parameters.get("revision") for r in load_sweep(config)}
+    assert revisions["gpt2"] == _sha("gpt2")
+    # the new name wins over the old one when both are there
+    config.with_name("small.pins.yaml").write_text(yaml.safe_dump(
+        {r: _sha(r + "-new") for r in ("bert-base-uncased", "gpt2", "org/direct")}))
+    assert {r.parameters.get("revision") for r in load_sweep(config)
+            if r.parameters["model"] == "gpt2"} == {_sha("gpt2-new")}

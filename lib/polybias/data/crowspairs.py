@@ -139,11 +139,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from polybias import paths
-from polybias.data import eurogest, sources
-from polybias.data.gest import card_markdown as gest_card_markdown
-from polybias.data.stereoset import LANGUAGES as STEREOSET_LANGUAGES
-from polybias.data.stereoset import card_markdown as stereoset_card_markdown
+from polybias.data import eurogest, gest, sources, stereoset
+from polybias.data.dataset_cards import card_rows, read_card
 
 log = logging.getLogger(__name__)
 
@@ -783,18 +780,12 @@ def dataset_card(dataset: str) -> dict:
     """
     if dataset not in DATASETS:
         raise CrowsPairsError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
-    path = paths.data_dir() / "datasets" / f"{dataset}.yaml"
-    card = paths.read_yaml(path, CrowsPairsError, "dataset card")
-    if not isinstance(card, dict):
-        raise CrowsPairsError(f"{path.name}: a dataset card must be a mapping")
-    missing = [f for f in CARD_FIELDS if f not in card]
-    if missing:
-        raise CrowsPairsError(f"{path.name}: missing field(s) {', '.join(missing)}")
+    card = read_card(dataset, CARD_FIELDS, CrowsPairsError)
     if card["name"] != dataset or tuple(card["languages"]) != DATASETS[dataset]:
-        raise CrowsPairsError(f"{path.name}: name/languages disagree with the registry "
+        raise CrowsPairsError(f"{dataset}.yaml: name/languages disagree with the registry "
                               f"({dataset}: {', '.join(DATASETS[dataset])})")
     if set(card["pairs"]) != set(card["languages"]) or set(card["provenance"]) != set(card["languages"]):
-        raise CrowsPairsError(f"{path.name}: 'pairs' and 'provenance' need one entry per language")
+        raise CrowsPairsError(f"{dataset}.yaml: 'pairs' and 'provenance' need one entry per language")
     return card
 
 
@@ -804,15 +795,12 @@ def list_datasets() -> pd.DataFrame:
     Columns: ``dataset``, ``language``, ``pairs``, ``bias_types`` (comma-separated),
     ``licence``, ``provenance``, ``title``; from the cards (:func:`dataset_card`).
     """
-    rows = []
+    frames = []
     for dataset in DATASETS:
         card = dataset_card(dataset)
-        for language in card["languages"]:
-            rows.append({"dataset": dataset, "language": language,
-                         "pairs": int(card["pairs"][language]),
-                         "bias_types": ", ".join(card["bias_types"]), "licence": card["licence"],
-                         "provenance": card["provenance"][language], "title": card["title"]})
-    return pd.DataFrame(rows)
+        frames.append(card_rows(card, lambda language, card=card: {
+            "pairs": int(card["pairs"][language]), "bias_types": ", ".join(card["bias_types"])}))
+    return pd.concat(frames, ignore_index=True)
 
 
 def likelihood_languages() -> list[str]:
@@ -822,7 +810,7 @@ def likelihood_languages() -> list[str]:
     >>> len(likelihood_languages()) >= 16
     True
     """
-    return sorted({lang for langs in DATASETS.values() for lang in langs} | set(STEREOSET_LANGUAGES))
+    return sorted({lang for langs in DATASETS.values() for lang in langs} | set(stereoset.LANGUAGES))
 
 
 def datasets_markdown() -> str:
@@ -845,10 +833,10 @@ def datasets_markdown() -> str:
                   f"- Citation: {card['citation']}", "- Known issues:"]
         lines += [f"  - {issue}" for issue in card["known_issues"]] + [""]
     lines += ["# StereoSet", "", "Not minimal pairs but items of three candidates; load them with "
-              "`polybias.data.stereoset.load_stereoset(language)`.", "", stereoset_card_markdown()]
+              "`polybias.data.stereoset.load_stereoset(language)`.", "", stereoset.card_markdown()]
     lines += ["# GEST", "", "Not minimal pairs but sentences each tagged with a gender stereotype, read "
               "through templates; load them with `polybias.data.gest.load_gest()`.", "",
-              gest_card_markdown()]
+              gest.card_markdown()]
     return "\n".join(lines)
 
 

@@ -45,8 +45,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from polybias import paths
 from polybias.data import sources
+from polybias.data.dataset_cards import card_rows, read_card
 
 N_SENTENCES = 3565
 """Sentences of ``gest.csv`` at the registered commit."""
@@ -236,15 +236,9 @@ CARD_FIELDS = ("name", "title", "languages", "sentences", "stereotypes", "licenc
 
 def dataset_card() -> dict:
     """The card ``data/datasets/gest.yaml`` (fields :data:`CARD_FIELDS`)."""
-    path = paths.data_dir() / "datasets" / "gest.yaml"
-    card = paths.read_yaml(path, GestError, "dataset card")
-    if not isinstance(card, dict):
-        raise GestError(f"{path.name}: a dataset card must be a mapping")
-    missing = [f for f in CARD_FIELDS if f not in card]
-    if missing:
-        raise GestError(f"{path.name}: missing field(s) {', '.join(missing)}")
+    card = read_card("gest", CARD_FIELDS, GestError)
     if int(card["sentences"]) != N_SENTENCES or int(card["stereotypes"]) != len(STEREOTYPE_NAMES):
-        raise GestError(f"{path.name}: sentences and stereotypes disagree with {N_SENTENCES} and "
+        raise GestError(f"gest.yaml: sentences and stereotypes disagree with {N_SENTENCES} and "
                         f"{len(STEREOTYPE_NAMES)}")
     return card
 
@@ -254,10 +248,7 @@ def list_datasets() -> pd.DataFrame:
     ``provenance``, ``title``; from the card."""
     card = dataset_card()
     names = ", ".join(f"{i} {n}" for i, n in STEREOTYPE_NAMES.items())
-    return pd.DataFrame([{"dataset": card["name"], "language": lang, "sentences": int(card["sentences"]),
-                          "stereotypes": names, "licence": card["licence"],
-                          "provenance": card["provenance"], "title": card["title"]}
-                         for lang in card["languages"]])
+    return card_rows(card, lambda _language: {"sentences": int(card["sentences"]), "stereotypes": names})
 
 
 def card_markdown() -> str:

@@ -57,8 +57,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from polybias import paths
 from polybias.data import sources
+from polybias.data.dataset_cards import card_rows, read_card
 
 TASKS = ("intrasentence", "intersentence")
 LANGUAGES = ("en", "de", "fr", "es", "tr")
@@ -348,17 +348,11 @@ CARD_FIELDS = ("name", "title", "languages", "items", "tasks", "bias_types", "li
 
 def dataset_card() -> dict:
     """The card ``data/datasets/stereoset.yaml`` (fields :data:`CARD_FIELDS`)."""
-    path = paths.data_dir() / "datasets" / "stereoset.yaml"
-    card = paths.read_yaml(path, StereoSetError, "dataset card")
-    if not isinstance(card, dict):
-        raise StereoSetError(f"{path.name}: a dataset card must be a mapping")
-    missing = [f for f in CARD_FIELDS if f not in card]
-    if missing:
-        raise StereoSetError(f"{path.name}: missing field(s) {', '.join(missing)}")
+    card = read_card("stereoset", CARD_FIELDS, StereoSetError)
     if tuple(card["languages"]) != LANGUAGES:
-        raise StereoSetError(f"{path.name}: languages disagree with {', '.join(LANGUAGES)}")
+        raise StereoSetError(f"stereoset.yaml: languages disagree with {', '.join(LANGUAGES)}")
     if set(card["items"]) != set(LANGUAGES) or set(card["provenance"]) != set(LANGUAGES):
-        raise StereoSetError(f"{path.name}: 'items' and 'provenance' need one entry per language")
+        raise StereoSetError("stereoset.yaml: 'items' and 'provenance' need one entry per language")
     return card
 
 
@@ -367,16 +361,13 @@ def list_datasets() -> pd.DataFrame:
     intersentence), ``intrasentence``, ``intersentence``, ``bias_types``, ``licence``,
     ``provenance``, ``title``; from the card."""
     card = dataset_card()
-    rows = []
-    for language in card["languages"]:
-        counts = card["items"][language]
-        rows.append({"dataset": card["name"], "language": language,
-                     "items": int(counts["intrasentence"]) + int(counts["intersentence"]),
-                     "intrasentence": int(counts["intrasentence"]),
-                     "intersentence": int(counts["intersentence"]),
-                     "bias_types": ", ".join(card["bias_types"]), "licence": card["licence"],
-                     "provenance": card["provenance"][language], "title": card["title"]})
-    return pd.DataFrame(rows)
+
+    def columns(language: str) -> dict:
+        intra, inter = (int(card["items"][language][task]) for task in ("intrasentence", "intersentence"))
+        return {"items": intra + inter, "intrasentence": intra, "intersentence": inter,
+                "bias_types": ", ".join(card["bias_types"])}
+
+    return card_rows(card, columns)
 
 
 def card_markdown() -> str:

@@ -58,7 +58,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from polybias import paths
-from polybias.engines import batches, common
+from polybias.engines import batches, common, normalising
 from polybias.files import canonical_json
 
 WORD_POOLINGS = ("mean", "first", "last")
@@ -192,7 +192,7 @@ class _Pieces:
 
 
 def _encode_chunk(encoder: Encoder, texts: list[str], first: int) -> list[_Pieces]:
-    done = [common.normalise(encoder.normaliser, t, EmbeddingError) for t in texts]
+    done = [normalising.normalise(encoder.normaliser, t, EmbeddingError) for t in texts]
     enc = encoder.tokenizer([t for t, _ in done], add_special_tokens=True, return_offsets_mapping=True,
                             return_special_tokens_mask=True, truncation=False, verbose=False)
     out = []
@@ -361,7 +361,7 @@ def fingerprint(encoder: Encoder) -> str:
         h = hashlib.sha256()
         h.update(f"{_CACHE_VERSION}|{encoder.name}|{encoder.max_length}|{encoder.pooling}|".encode())
         if encoder.normaliser is not None:  # name, implementation and version
-            h.update(f"normaliser:{canonical_json(common.normaliser_fields(encoder.normaliser))}|".encode())
+            h.update(f"normaliser:{canonical_json(normalising.normaliser_fields(encoder.normaliser))}|".encode())
         if encoder.revision:
             h.update(f"rev:{encoder.revision}|".encode())
         else:

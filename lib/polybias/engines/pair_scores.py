@@ -73,7 +73,8 @@ from polybias.data.minimal_pairs import (
 )
 from polybias.engines import scoring
 from polybias.engines.batches import fill_padded, flatten, to_device
-from polybias.engines.common import normalise, pack_batches
+from polybias.engines.common import pack_batches
+from polybias.engines.normalising import normalise
 from polybias.stats import jsd_to_onehot
 
 # ------------------------------------------------------------------ token alignment

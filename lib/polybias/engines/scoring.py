@@ -60,10 +60,10 @@ from polybias.engines.common import (
     auto_batch_tokens,
     check_placed,
     max_length,
-    normalise,
     pack_batches,
     renamed_keyword,
 )
+from polybias.engines.normalising import normalise
 
 KINDS = ("mlm", "causal")
 REDUCTIONS = ("sum", "mean")

@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _scipy_stats
+from scipy.stats import norm
 
 from polybias.metrics.measure import (
     Interval,
@@ -54,7 +54,7 @@ from polybias.metrics.measure import (
     measure_result,
     permutation_method,
 )
-from polybias.stats import N_PERMUTATIONS_SHORT
+from polybias.stats import CONFIDENCE_LEVEL, N_PERMUTATIONS_SHORT
 
 CeatAlternative = Literal["two-sided", "greater", "less"]
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -160,10 +160,10 @@ def pvalue_normal(z: float, alternative: CeatAlternative = "two-sided") -> float
     """
     _check_alternative(alternative)
     if alternative == "two-sided":
-        return float(2.0 * _scipy_stats.norm.sf(abs(z)))
+        return float(2.0 * norm.sf(abs(z)))
     if alternative == "greater":
-        return float(_scipy_stats.norm.sf(z))
-    return float(_scipy_stats.norm.cdf(z))
+        return float(norm.sf(z))
+    return float(norm.cdf(z))
 
 
 def random_effects(
@@ -547,9 +547,9 @@ def _ceat_p_method(method: str) -> str:
 
 
 @measure_result
-def ceat_result(name: str, r, opts: dict[str, Any], level: float = 0.95) -> MeasureResult:
+def ceat_result(name: str, r, opts: dict[str, Any], level: float = CONFIDENCE_LEVEL) -> MeasureResult:
     """The CES with its normal interval and p-value; details: every sample's effect size."""
-    z = float(_scipy_stats.norm.ppf(0.5 + level / 2))
+    z = float(norm.ppf(0.5 + level / 2))
     details = pd.DataFrame({"sample": np.arange(r.n_samples), "effect_size": r.effect_sizes,
                             "variance": r.variances})
     return MeasureResult(name, float(r.ces), Interval(r.ces - z * r.se, r.ces + z * r.se, level, "normal"),

@@ -47,7 +47,7 @@ from polybias.metrics.measure import (
     measure_adapter,
     measure_result,
 )
-from polybias.stats import jsd_to_onehot
+from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP, jsd_to_onehot
 
 # the shape of the pairs (polybias.data.minimal_pairs) and the JS distance (polybias.stats)
 # are defined below the engines, which check and score pairs with them; named here too
@@ -66,9 +66,9 @@ def aggregate_pairs(
     stereotyped: np.ndarray | pd.Series,
     bias_type: np.ndarray | pd.Series,
     ties: np.ndarray | pd.Series | None = None,
-    n_bootstrap: int = 1000,
+    n_bootstrap: int = N_BOOTSTRAP,
     seed: int = 0,
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE_LEVEL,
 ) -> pd.DataFrame:
     """Share of stereotyped pairs, overall and per bias type, with uncertainty.
 
@@ -179,8 +179,8 @@ class LanguageComparison:
     paired: pd.DataFrame
 
 
-def compare_languages(scored: dict[str, pd.DataFrame], n_bootstrap: int = 1000, seed: int = 0,
-                      confidence: float = 0.95) -> LanguageComparison:
+def compare_languages(scored: dict[str, pd.DataFrame], n_bootstrap: int = N_BOOTSTRAP, seed: int = 0,
+                      confidence: float = CONFIDENCE_LEVEL) -> LanguageComparison:
     """Stereotype score per language and paired tests of the differences over aligned pairs.
 
     Parameters

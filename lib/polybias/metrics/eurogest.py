@@ -46,6 +46,7 @@ from polybias.metrics.measure import (
     measure_adapter,
     measure_result,
 )
+from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 
 STEREOTYPE_GENDERS = ("feminine", "masculine")
 SCORE_COLUMNS = ("logprob_masc", "n_masc", "logprob_fem", "n_fem")
@@ -129,8 +130,8 @@ def _g_s(rates: np.ndarray, masculine: np.ndarray) -> np.ndarray:
 
 
 def eurogest_scores(scored: pd.DataFrame, normalise: bool = True, differing_only: bool = True,
-                    min_sentences: int = MIN_SENTENCES, n_bootstrap: int = 1000, seed: int = 0,
-                    level: float = 0.95) -> dict:
+                    min_sentences: int = MIN_SENTENCES, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0,
+                    level: float = CONFIDENCE_LEVEL) -> dict:
     """Masculine rate per stereotype and g_s of one model on one language's sentences.
 
     Parameters

@@ -42,6 +42,7 @@ from polybias.metrics.measure import (
     measure_adapter,
     measure_result,
 )
+from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 
 FEMININE = tuple(range(1, 8))
 """GEST's stereotypes about women (``polybias.data.gest.FEMININE``)."""
@@ -114,8 +115,8 @@ def _bounds(draws: np.ndarray, level: float, interval: str) -> tuple[np.ndarray,
 
 
 def gest_rates(scores, stereotypes, feminine: tuple[int, ...] = FEMININE,
-               masculine: tuple[int, ...] = MASCULINE, n_bootstrap: int = 1000, seed: int = 0,
-               level: float = 0.95, interval: str = "normal", base: str = "e") -> GestRates:
+               masculine: tuple[int, ...] = MASCULINE, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0,
+               level: float = CONFIDENCE_LEVEL, interval: str = "normal", base: str = "e") -> GestRates:
     """Per-stereotype rates r_i, the masculine rate g_s and the ranks (Pikuliak et al. 2024).
 
     .. math::

@@ -64,6 +64,7 @@ from polybias.metrics.measure import (
     measure_adapter,
     measure_result,
 )
+from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 
 GOLD_LABELS = ("stereotype", "anti-stereotype", "unrelated")
 AGGREGATES = ("per-target", "micro")
@@ -223,9 +224,9 @@ def stereoset_scores(
     decisions: pd.DataFrame,
     aggregate: str = "per-target",
     by: str | None = "bias_type",
-    n_bootstrap: int = 1000,
+    n_bootstrap: int = N_BOOTSTRAP,
     seed: int = 0,
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE_LEVEL,
 ) -> pd.DataFrame:
     """LM score, SS score and ICAT, micro and per target, overall and per group.
 

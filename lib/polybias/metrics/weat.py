@@ -27,6 +27,7 @@ from polybias.metrics.measure import (
 )
 from polybias.stats import (
     _ALTERNATIVES,
+    EXACT_LIMIT,
     N_PERMUTATIONS,
     Alternative,
     split_permutation_test,
@@ -106,7 +107,7 @@ def weat(
     ddof: int = 1,
     alternative: Alternative = "greater",
     n_permutations: int = N_PERMUTATIONS,
-    exact_limit: int = 1_000_000,
+    exact_limit: int = EXACT_LIMIT,
     seed: int = 0,
 ) -> WeatResult:
     """WEAT on vectors: effect size, test statistic and permutation p-value.
@@ -144,7 +145,7 @@ def weat(
 
 
 def check_weat_options(on_missing: str = "raise", ddof: int = 1, alternative: str = "greater",
-                       n_permutations: int = N_PERMUTATIONS, exact_limit: int = 1_000_000,
+                       n_permutations: int = N_PERMUTATIONS, exact_limit: int = EXACT_LIMIT,
                        seed: int = 0) -> None:
     """Reject bad WEAT options before any work is done (used by notebooks and sweeps).
 

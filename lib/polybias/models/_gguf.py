@@ -136,14 +136,14 @@ def dequantize(gguf: Path, folder: Path, source: dict[str, Any], label: str,
     recorded in the manifest."""
     _check_needs(label, error)
     import torch  # lazy: heavy; only loading needs it
+    import transformers  # lazy: only loading needs it
     from safetensors.torch import save_file  # lazy: only loading needs it
     from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: heavy
-    from transformers.utils import logging as hf_logging  # lazy: only loading needs it
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_dir(folder.parent, f".{folder.name}-")
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
+    bars = transformers.logging.is_progress_bar_enabled()
+    transformers.logging.disable_progress_bar()
     quiet = os.environ.get("TQDM_DISABLE")
     os.environ["TQDM_DISABLE"] = "1"  # transformers' GGUF reader draws its own tqdm bar
     try:
@@ -176,7 +176,7 @@ def dequantize(gguf: Path, folder: Path, source: dict[str, Any], label: str,
         else:
             os.environ["TQDM_DISABLE"] = quiet
         if bars:
-            hf_logging.enable_progress_bar()
+            transformers.logging.enable_progress_bar()
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -124,10 +124,10 @@ def encoder(source: Path | str, name: str, error: type[Exception], revision: str
     sentence-transformers pooling and length limit are read from the resolved folder;
     ``record_revision`` replaces the resolved commit as the recorded revision
     (package-shipped models)."""
-    from transformers.utils import logging as hf_logging  # lazy: only loading needs it
+    import transformers  # lazy: only loading needs it
 
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # keep notebook outputs clean
+    bars = transformers.logging.is_progress_bar_enabled()
+    transformers.logging.disable_progress_bar()  # keep notebook outputs clean
     try:
         model, tokenizer, info = loading.load_checkpoint(
             source, "encoder", revision=revision or None, device=device, dtype=dtype,
@@ -138,7 +138,7 @@ def encoder(source: Path | str, name: str, error: type[Exception], revision: str
         raise error(loading._first_line(exc)) from exc
     finally:
         if bars:
-            hf_logging.enable_progress_bar()
+            transformers.logging.enable_progress_bar()
     if is_decoder(getattr(model, "base_model", model)):
         raise error(f"model {name!r} ({type(getattr(model, 'base_model', model)).__name__}) is a "
                     "decoder, not an encoder")

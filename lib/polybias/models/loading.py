@@ -99,11 +99,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from polybias.engines.common import (
-    auto_batch_tokens,
-    check_half,
-    normaliser_fields,
-)
+from polybias.engines.common import auto_batch_tokens, check_half
+from polybias.engines.normalising import normaliser_fields
 from polybias.models import normalisers
 
 HEADS = ("mlm", "causal", "encoder")
@@ -623,13 +620,13 @@ class _Quiet:
     """transformers' logging at error level and no progress bars, restored afterwards."""
 
     def __enter__(self):
-        from transformers.utils import logging as hf_logging  # lazy: only loading needs it
+        import transformers  # lazy: only loading needs it
 
-        self._log = hf_logging
-        self._level = hf_logging.get_verbosity()
-        self._bars = hf_logging.is_progress_bar_enabled()
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
+        self._log = transformers.logging
+        self._level = transformers.logging.get_verbosity()
+        self._bars = transformers.logging.is_progress_bar_enabled()
+        transformers.logging.set_verbosity_error()
+        transformers.logging.disable_progress_bar()
         return self
 
     def __exit__(self, *exc):

@@ -372,18 +372,18 @@ def write_analytic_mlm(book: TemplateBook, p: float, folder: str | Path, **optio
     """Build the analytic MLM and write it into ``folder``: ``model.safetensors``,
     ``config.json``, the tokenizer files and :data:`SPEC_FILE` (its spec). Nothing time- or
     machine-dependent is written, so two builds give byte-identical files."""
-    from transformers.utils import logging as hf_logging  # lazy: heavy; model code only
+    import transformers  # lazy: heavy; model code only
 
     folder = Path(folder)
     spec = analytic_spec(book, p, **options)
     model, tokenizer = build_analytic_mlm(book, p, **options)
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
+    bars = transformers.logging.is_progress_bar_enabled()
+    transformers.logging.disable_progress_bar()
     try:
         model.save_pretrained(folder, safe_serialization=True)
     finally:
         if bars:
-            hf_logging.enable_progress_bar()
+            transformers.logging.enable_progress_bar()
     tokenizer.save_pretrained(folder)
     (folder / SPEC_FILE).write_text(json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
                                     encoding="utf-8")

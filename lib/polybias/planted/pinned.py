@@ -27,6 +27,9 @@ and rewrites the store; on the machine that produced the store the files come ou
 byte-identical, on another CPU they may differ in the last bits of the weights while the
 planted behaviour stays the same (``tests/planted/test_pinned.py`` checks that on whatever CPU
 runs it).
+
+"Pinned" here means a planted model's own files kept in the repository; a sweep's revision
+pins (hub ids pinned to commits, ``polybias pin``) are :mod:`polybias.runner.pins`.
 """
 
 from __future__ import annotations

@@ -67,6 +67,9 @@ CODE_VERSION = "synthetic-1"
 LANGUAGES = ("en", "bn", "hi")
 KINDS = ("mlm", "causal")
 
+#: Sentences of the planted corpus a planted word2vec model is trained on (:func:`planted_word2vec`).
+N_WORD2VEC_SENTENCES = 4000
+
 
 def _nfc(value):
     if isinstance(value, str):
@@ -844,7 +847,7 @@ WORD2VEC_KIND = "word2vec"
 
 
 def planted_word2vec_spec(p: float, seed: int = 0, language: str = "en",
-                          n_sentences: int = 4000, **word2vec: Any) -> dict[str, Any]:
+                          n_sentences: int = N_WORD2VEC_SENTENCES, **word2vec: Any) -> dict[str, Any]:
     """Every input of a planted word2vec model (the key of :func:`planted_word2vec`);
     unknown word2vec options raise."""
     _language(language)
@@ -865,7 +868,7 @@ def _train_planted_word2vec(spec: dict[str, Any], folder: Path) -> None:
     write_text_atomic(folder / _META, json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
-def planted_word2vec(p: float, seed: int = 0, language: str = "en", n_sentences: int = 4000,
+def planted_word2vec(p: float, seed: int = 0, language: str = "en", n_sentences: int = N_WORD2VEC_SENTENCES,
                      **word2vec: Any):
     """word2vec (:func:`train_word2vec`) on ``planted_corpus(n_sentences, p, seed, language)``,
     pinned or trained once and cached like :func:`cached_planted_model`: gensim's training

@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from polybias.engines.common import normaliser_fields
+from polybias.engines.normalising import normaliser_fields
 from polybias.files import jsonable, params_hash, write_text_atomic
 
 _PACKAGES = ("polybias", "numpy", "scipy", "pandas", "gensim", "torch", "transformers")

@@ -27,7 +27,7 @@ test and subset, a column per model and language) and a comparison figure per me
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
+import datetime
 import json
 import math
 import re
@@ -45,6 +45,7 @@ from polybias.files import write_text_atomic
 from polybias.measures import MEASURES, record_measure, registered_measure
 from polybias.results.plots import forest, natural_key, pyplot
 from polybias.results.report import markdown_table
+from polybias.stats import CONFIDENCE_LEVEL
 
 COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
            "ci_low", "ci_high", "ci_level", "p", "p_method", "n", "options_hash", "run_time",
@@ -100,7 +101,7 @@ def _crows_measure(rec: dict[str, Any]) -> str:
     return method if method in ("aul", "aula") else "crows"
 
 
-def _share_rows(metric: str, rows: list[dict[str, Any]], level: float = 0.95,
+def _share_rows(metric: str, rows: list[dict[str, Any]], level: float = CONFIDENCE_LEVEL,
                 subset_of: Callable[[dict[str, Any]], str] = lambda r: str(r.get("bias_type", "")),
                 **over: Any) -> Iterator[dict[str, Any]]:
     for r in rows:
@@ -149,7 +150,7 @@ def _crows_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield _row("crows-difference", r["diff"], subset=_declared(rec, f"{group}{a} − {b}"),
                    p=r.get("mcnemar_p"),
                    p_method="binomial-exact", n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")),
-                   level=0.95)
+                   level=CONFIDENCE_LEVEL)
 
 
 def _ceat(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -158,7 +159,7 @@ def _ceat(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         ces, se = _num(r["ces"]), _num(r["se"])
         yield _row("ceat", ces, subset=f"{r.get('sample_set', '')}, length {r.get('length', '')}",
                    p=r.get("pvalue"), p_method="normal", n=r.get("n_samples"),
-                   ci=(ces - z * se, ces + z * se), level=0.95)
+                   ci=(ces - z * se, ces + z * se), level=CONFIDENCE_LEVEL)
 
 
 def _catbias(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -205,7 +206,7 @@ def _validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
                    subset=f"p={r['p']}, seed={r['seed']}", p=r.get("pvalue"))
     for r in rec["values"].get("dose", []):  # notebook 10: mean over models per strength
         yield _row(f"validity:{r['measure']}:{r['metric']}", r["mean"], subset=f"p={r['p']}",
-                   n=r["n"], ci=(r["low"], r["high"]), level=0.95)
+                   n=r["n"], ci=(r["low"], r["high"]), level=CONFIDENCE_LEVEL)
 
 
 def _external_validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -236,11 +237,11 @@ def _stereoset_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     for r in v["per_language"]:
         yield _row(record_measure(rec["metric"]), r["score"], language=r.get("language", rec["language"]),
                    subset="shared items", p=r.get("binom_p"), p_method="binomial-exact",
-                   n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")), level=0.95)
+                   n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")), level=CONFIDENCE_LEVEL)
     for r in v["paired"]:
         yield _row("stereoset-difference", r["diff"], subset=f"{r['language_a']} − {r['language_b']}",
                    p=r.get("mcnemar_p"), p_method="binomial-exact", n=r.get("n"),
-                   ci=(r.get("ci_low"), r.get("ci_high")), level=0.95)
+                   ci=(r.get("ci_low"), r.get("ci_high")), level=CONFIDENCE_LEVEL)
 
 
 def _agreement(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -367,7 +368,7 @@ def read_results(folder: str | Path | None = None, runs: list[Path] | None = Non
             raise ResultsError(f"{path}: not a readable JSON record: {exc}") from exc
         if is_model_record(record):
             continue
-        stamp = _dt.datetime.fromtimestamp(path.stat().st_mtime, tz=_dt.UTC)
+        stamp = datetime.datetime.fromtimestamp(path.stat().st_mtime, tz=datetime.UTC)
         rows += record_rows(record, study, path.relative_to(base).as_posix(),
                             stamp.strftime("%Y-%m-%dT%H:%M:%SZ"))
     frame = pd.DataFrame(rows, columns=list(COLUMNS))

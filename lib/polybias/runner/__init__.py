@@ -7,7 +7,8 @@ The modules, each importing only those above it in this list:
 * :mod:`~polybias.runner.cluster` — batch jobs (SLURM, PBS, ...) of Dask workers;
 * :mod:`~polybias.runner.runs` — a sweep YAML read into its runs; a notebook's declared
   parameters and their checks;
-* :mod:`~polybias.runner.pins` — hub revisions pinned to commits (``polybias lock``);
+* :mod:`~polybias.runner.pins` — hub revisions pinned to commits (``polybias pin``;
+  ``polybias lock`` is its earlier name);
 * :mod:`~polybias.runner.sweep` — executing runs, resumable, locally or on Dask
   (``polybias sweep``);
 * :mod:`~polybias.runner.single_run` — one notebook on one set of parameters

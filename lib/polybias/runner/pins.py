@@ -1,27 +1,28 @@
-"""Revision pins: a sweep's hub ids pinned to commits (``polybias lock CONFIG``).
+"""Revision pins: a sweep's hub ids pinned to commits (``polybias pin CONFIG``).
 
-``polybias lock CONFIG`` reads the sweep, collects the hub id of every run's model (a
+``polybias pin CONFIG`` reads the sweep, collects the hub id of every run's model (a
 registered ``hub`` model, with its registry ``revision``, or a hub id given as ``model``;
 a run's own ``revision`` parameter wins) and resolves each to a 40-hex commit: online from
 the hub, offline (``HF_HUB_OFFLINE=1``) from the cache's ``refs/``. It writes the pin file
-(YAML, hub id → commit), by default beside the config as ``<config stem>.lock.yaml`` (the
-name follows the ``polybias lock`` command)::
+(YAML, hub id → commit), by default beside the config as ``<config stem>.pins.yaml``::
 
-    # polybias lock configs/sweeps/paper.yaml
+    # polybias pin configs/sweeps/paper.yaml
     bert-base-uncased: 86b5e0934494bd15c9632b12f734a8a67f723594
     FacebookAI/xlm-roberta-large: c23d21b0620b635a76227c604d44e43a9f0ee389
 
 A sweep uses the pin file beside its config when there is one (``polybias sweep CONFIG``),
-or the one named by ``--pins FILE`` (``--no-pins``: none; ``--lock``/``--no-lock`` are
-the same options under their first names). Each run of a hub model then gets the pinned
-commit as its ``revision`` parameter (so a pinned run is a different run from an unpinned
-one, and its records carry that commit). A hub id of the sweep that the pin file lacks, or
-a run whose own 40-hex ``revision`` differs from the pinned commit, is an error before
-anything runs: pin again after editing the sweep or the registry. Only runs of notebooks
-with a ``revision`` parameter (02-08, 12) are pinned.
+or the one named by ``--pins FILE`` (``--no-pins``: none). Each run of a hub model then
+gets the pinned commit as its ``revision`` parameter (so a pinned run is a different run
+from an unpinned one, and its records carry that commit). A hub id of the sweep that the
+pin file lacks, or a run whose own 40-hex ``revision`` differs from the pinned commit, is
+an error before anything runs: pin again after editing the sweep or the registry. Only
+runs of notebooks with a ``revision`` parameter (02-08, 12) are pinned.
 
-Pins are not locks: the file lock that keeps two processes off one run's folder is
-:mod:`polybias.runner.locks`.
+Earlier names, still accepted: the command ``polybias lock`` (the same as ``polybias
+pin``), the sweep's options ``--lock``/``--no-lock`` (``--pins``/``--no-pins``) and a pin
+file beside the config named ``<config stem>.lock.yaml`` (read when there is no
+``.pins.yaml``). Pins are not locks: in this package "lock" means only the file lock that
+keeps two processes off one run's folder (:mod:`polybias.runner.locks`).
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ from polybias.models import ModelError, load_registry, resolve_model
 from polybias.models.loading import LoadError, resolve_commit
 from polybias.runner.runs import Run, SweepError, notebook_parameters, read_sweep
 
-SUFFIX = ".lock.yaml"
-"""Suffix of a sweep's default pin file (``<config stem>.lock.yaml``)."""
+SUFFIX = ".pins.yaml"
+"""Suffix of a sweep's default pin file (``<config stem>.pins.yaml``)."""
+OLD_SUFFIX = ".lock.yaml"
+"""The default pin file's earlier suffix, read when there is no ``<config stem>.pins.yaml``."""
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -51,9 +54,20 @@ class PinError(ValueError):
 
 
 def default_path(config: str | Path) -> Path:
-    """``<config stem>.lock.yaml`` beside ``config``: the sweep's default pin file."""
+    """``<config stem>.pins.yaml`` beside ``config``: where ``polybias pin`` writes the
+    sweep's pin file."""
     config = Path(config)
     return config.with_name(config.stem + SUFFIX)
+
+
+def found_path(config: str | Path) -> Path | None:
+    """The pin file a sweep uses when none is named: :func:`default_path` when it exists,
+    else ``<config stem>.lock.yaml`` (the earlier name) when that exists, else None."""
+    config = Path(config)
+    for path in (default_path(config), config.with_name(config.stem + OLD_SUFFIX)):
+        if path.is_file():
+            return path
+    return None
 
 
 def _hub_of(model: Any, registry: dict[str, dict[str, Any]]) -> tuple[str, str | None] | None:
@@ -120,7 +134,7 @@ def write_pins(pins: dict[str, str], path: str | Path, config: str | Path) -> Pa
     """Write ``pins`` as YAML (atomically) with a header naming the config."""
     path = Path(path)
     body = yaml.safe_dump(dict(pins), sort_keys=False, allow_unicode=True) if pins else "{}\n"
-    write_text_atomic(path, f"# polybias lock {Path(config).as_posix()}: hub id -> commit\n"
+    write_text_atomic(path, f"# polybias pin {Path(config).as_posix()}: hub id -> commit\n"
                             + body)
     return path
 
@@ -129,7 +143,7 @@ def read_pins(path: str | Path) -> dict[str, str]:
     """A pin file's hub id → commit mapping, checked (40-hex commits)."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = paths.parse_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise PinError(f"pin file {path}: cannot read it ({str(exc).splitlines()[0]})") from None
     raw = {} if raw is None else raw
@@ -154,7 +168,7 @@ def apply_pins(runs: list[Run], pins: dict[str, str], path: str | Path,
         repo_id, revision = pairs[0]
         if repo_id not in pins:
             raise PinError(f"{config}: hub id {repo_id} (run {run.key}) is not in the pin file "
-                           f"{path}; pin again: polybias lock {config}")
+                           f"{path}; pin again: polybias pin {config}")
         commit = pins[repo_id]
         if revision and _HEX40.match(revision) and revision != commit:
             raise PinError(f"{config}: run {run.key} pins {repo_id} at {revision} but the pin "
@@ -163,10 +177,14 @@ def apply_pins(runs: list[Run], pins: dict[str, str], path: str | Path,
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``polybias lock CONFIG [--output FILE]``: pin a sweep's hub ids to commits."""
+def main(argv: list[str] | None = None, prog: str = "polybias pin") -> int:
+    """``polybias pin CONFIG [--output FILE]``: pin a sweep's hub ids to commits.
+
+    ``prog`` is the name the command was called by (``polybias lock`` is its earlier name,
+    still accepted); messages carry it."""
     parser = argparse.ArgumentParser(
-        prog="polybias lock", description="Pin a sweep's hub ids to commits in a pin file.")
+        prog=prog, description="Pin a sweep's hub ids to commits in a pin file. "
+                               "(polybias lock is an earlier name of polybias pin, still accepted.)")
     parser.add_argument("config", help="sweep YAML (e.g. configs/sweeps/paper.yaml)")
     parser.add_argument("-o", "--output", default=None,
                         help=f"pin file (default: <config stem>{SUFFIX} beside the config)")
@@ -174,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pins = make_pins(args.config)
     except (PinError, SweepError) as exc:
-        print(f"polybias lock: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     path = write_pins(pins, args.output or default_path(args.config), args.config)
     print(f"{path}: {len(pins)} hub id(s) pinned")

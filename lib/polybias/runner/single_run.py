@@ -62,7 +62,7 @@ def parse_value(text: str) -> Any:
             pass
     if text.strip().startswith(("[", "{")):
         try:
-            return yaml.safe_load(text)
+            return paths.parse_yaml(text)
         except yaml.YAMLError as exc:
             raise SweepError(f"cannot read {text!r} as a YAML list or mapping: "
                              f"{str(exc).splitlines()[0]}") from None

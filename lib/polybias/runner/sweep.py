@@ -23,8 +23,8 @@ anything runs. A parameter the notebook annotates ``list`` given a single value 
 weat1``) is passed as a one-item list (``["weat1"]``), never as a string whose letters a
 loop would visit one by one.
 
-A pin file (:mod:`polybias.runner.pins`, written by ``polybias lock CONFIG``) pins hub ids
-to commits: ``<config stem>.lock.yaml`` beside the config is used when present (``--pins
+A pin file (:mod:`polybias.runner.pins`, written by ``polybias pin CONFIG``) pins hub ids
+to commits: ``<config stem>.pins.yaml`` beside the config is used when present (``--pins
 FILE`` names another, ``--no-pins`` none), and each run of a hub model gets its pinned
 commit as the ``revision`` parameter. The runs themselves are read by
 :func:`polybias.runner.runs.read_sweep`.
@@ -103,7 +103,7 @@ from polybias.data import sources
 from polybias.files import sha256_file, write_text_atomic
 from polybias.runner.cluster import ClusterConfigError, ClusterError, JobPool, make_cluster
 from polybias.runner.locks import LOCK_FILE, RunLock
-from polybias.runner.pins import PinError, apply_pins, default_path, read_pins
+from polybias.runner.pins import PinError, apply_pins, found_path, read_pins
 from polybias.runner.runs import Run, SweepError, check_values, read_sweep
 
 log = logging.getLogger(__name__)
@@ -127,8 +127,8 @@ def load_sweep(config: str | Path, pins: str | Path | bool | None = True) -> lis
         The sweep YAML (see the module docstring).
     pins : True, a path, or None/False
         The pin file (:mod:`polybias.runner.pins`) whose commits become the ``revision`` of
-        the runs of hub models: True (default) uses ``<config stem>.lock.yaml`` beside the
-        config when there is one; a path uses that file (which must exist); None or False
+        the runs of hub models: True (default) uses the one beside the config when there is
+        one (:func:`polybias.runner.pins.found_path`); a path uses that file (which must exist); None or False
         uses none.
 
     Returns
@@ -150,8 +150,8 @@ def load_sweep(config: str | Path, pins: str | Path | bool | None = True) -> lis
     runs = read_sweep(config)
     if pins is None or pins is False:
         return runs
-    path = default_path(config) if pins is True else Path(pins)
-    if pins is True and not path.is_file():
+    path = found_path(config) if pins is True else Path(pins)
+    if path is None:
         return runs
     try:
         return apply_pins(runs, read_pins(path), path, config)
@@ -812,10 +812,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the runs and exit")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--pins", "--lock", default=None, metavar="FILE", dest="pins",
-                        help="pin file of hub commits (default: <config stem>.lock.yaml beside "
-                             "the config when there is one; see polybias lock)")
+                        help="pin file of hub commits (default: <config stem>.pins.yaml beside "
+                             "the config when there is one; see polybias pin); --lock is its "
+                             "earlier name")
     parser.add_argument("--no-pins", "--no-lock", action="store_true", dest="no_pins",
-                        help="ignore any pin file")
+                        help="ignore any pin file (--no-lock: its earlier name)")
     args = parser.parse_args(argv)
     if args.scheduler and args.cluster:
         parser.error("--scheduler and --cluster exclude each other")

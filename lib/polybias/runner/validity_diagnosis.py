@@ -39,7 +39,7 @@ from polybias.files import write_text_atomic
 from polybias.planted.static import BagOfWords, ContextualBag, corpus_association_embedding
 from polybias.planted.synthetic import planted_corpus, planted_groups
 from polybias.runner import validity_sweep
-from polybias.studies.validity import planted_lm, planted_template_scores
+from polybias.studies.validity import N_SENTENCES, planted_lm, planted_template_scores
 
 ENCODER = {"ps": [0.1, 0.3, 0.4, 0.45, 0.55, 0.6, 0.7, 0.9], "models_per_strength": 5,
            "null_models": 60, "dim": 64, "gain": 0.5, "context_weight": 0.5}
@@ -94,7 +94,7 @@ def encoder_frame(config: dict[str, Any], languages=("en", "bn", "hi"), grid: di
 
 
 def layer_rows(p: float, config: dict[str, Any], language: str = "en", seed: int = 0,
-               n_sentences: int = 3000, **training: Any) -> list[dict[str, Any]]:
+               n_sentences: int = N_SENTENCES, **training: Any) -> list[dict[str, Any]]:
     """SEAT and CEAT at every layer of one planted MLM (``planted_lm("mlm", p, seed)``
     with :data:`polybias.studies.validity.LM_TRAINING` updated by ``training``, pinned for
     the :data:`LAYERS` grids), and its Kurita effect size (the output distribution), with a ``layer``

@@ -25,6 +25,7 @@ from polybias.metrics.crows import (
 )
 from polybias.models import check_language
 from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.stats import N_BOOTSTRAP
 from polybias.studies import crows_pairs
 
 
@@ -67,7 +68,7 @@ def run_crows_languages(
     languages: list[str] | None = None,
     bias_types: list[str] | None = None,
     method: str | None = None,
-    n_bootstrap: int = 1000,
+    n_bootstrap: int = N_BOOTSTRAP,
     seed: int = 0,
     output_dir: str | None = None,
     language_override: bool = False,
@@ -122,7 +123,7 @@ def run_crows_languages(
     return scored, comparison
 
 
-def published_dutch_comparison(groups: dict[str, list[str]], n_bootstrap: int = 1000, seed: int = 0,
+def published_dutch_comparison(groups: dict[str, list[str]], n_bootstrap: int = N_BOOTSTRAP, seed: int = 0,
                                output_dir: str | None = None) -> LanguageComparison:
     """:func:`compare_languages` on the Dutch CrowS-Pairs authors' published per-pair scores.
 

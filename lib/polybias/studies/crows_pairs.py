@@ -24,6 +24,7 @@ from polybias.metrics.crows import (
 from polybias.planted.synthetic import minimal_pairs
 from polybias.results.records import RunRecord, model_fields, write_record
 from polybias.results.report import load_reported, side_by_side
+from polybias.stats import N_BOOTSTRAP
 
 
 def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None = None,
@@ -64,7 +65,7 @@ def run_crows(
     bias_types: list[str] | None = None,
     method: str | None = None,
     n_pairs: int = 200,
-    n_bootstrap: int = 1000,
+    n_bootstrap: int = N_BOOTSTRAP,
     seed: int = 0,
     compat_fourth_root: bool = False,
     output_dir: str | None = None,
@@ -123,7 +124,8 @@ def run_crows(
 
 
 def alignment_change_counts(model: str = "minilm-l6",
-                            datasets: dict[str, tuple[str, ...]] | None = None) -> pd.DataFrame:
+                            datasets: dict[str, tuple[str, ...]] | None = None,
+                            device: str = "auto", dtype: str = "auto") -> pd.DataFrame:
     """How many pairs of each registered dataset share other tokens under ``metric.py``'s
     alignment than under the ``"content"`` alignment (special tokens removed, ``sent_more``
     first), with ``model``'s tokenizer.
@@ -135,6 +137,7 @@ def alignment_change_counts(model: str = "minilm-l6",
     datasets : dataset -> languages; default every registered dataset
         (:data:`polybias.data.crowspairs.DATASETS`). Pairs as :func:`load_pairs` reads them
         (broken pairs dropped).
+    device, dtype : what the model is loaded with (:func:`polybias.models.load`).
 
     Returns
     -------
@@ -142,7 +145,7 @@ def alignment_change_counts(model: str = "minilm-l6",
     shared positions differ, :func:`polybias.engines.pair_scores.alignment_changes`) and
     ``pair_ids`` (theirs, comma-separated).
     """
-    encoder = models.load(model, "encoder")
+    encoder = models.load(model, "encoder", device=device, dtype=dtype)
     rows = []
     for dataset, languages in (DATASETS if datasets is None else datasets).items():
         for language in languages:

@@ -15,13 +15,20 @@ import numpy as np
 import pandas as pd
 
 from polybias import measures, models, paths
-from polybias.data import eurogest as data
 from polybias.data import sources
+from polybias.data.eurogest import (
+    FAMILIES,
+    LANGUAGES,
+    NEUTRAL_LANGUAGES,
+    STEREOTYPES,
+    eurogest_pairs,
+)
 from polybias.engines.eurogest_scores import gendered_pair_scores
 from polybias.metrics.eurogest import EuroGestMetricError
 from polybias.metrics.measure import MeasureResult
 from polybias.results.plots import finish_figure, pyplot
 from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.stats import N_BOOTSTRAP
 
 #: The registered files a run reads (their sha256 go into its record).
 SOURCES = ("eurogest-gendered", "eurogest-neutral", "eurogest-scaffolds", "eurogest-punctuation",
@@ -64,8 +71,8 @@ def score_language(lm, language: str, subsets: tuple[str, ...] = ("gendered", "n
     """
     if too_long not in TOO_LONG:
         raise EuroGestMetricError(f"too_long must be one of {TOO_LONG}, got {too_long!r}")
-    pairs = data.eurogest_pairs(language, subsets=tuple(subsets), duplicates=duplicates,
-                                compat_identical_scaffolds=compat_identical_scaffolds)
+    pairs = eurogest_pairs(language, subsets=tuple(subsets), duplicates=duplicates,
+                           compat_identical_scaffolds=compat_identical_scaffolds)
     if per_stereotype is not None and per_stereotype < 1:
         raise EuroGestMetricError(f"per_stereotype must be at least 1, got {per_stereotype}")
     groups = [pairs["condition"] == "G", "stereotype"]
@@ -100,11 +107,13 @@ def eurogest_language(scored: pd.DataFrame, **options) -> MeasureResult:
 def run_eurogest(model: str, languages: list[str] | None = None,
                  subsets: tuple[str, ...] = ("gendered", "neutral"), per_stereotype: int | None = None,
                  causal_bos: str = "prepend", normalise: bool = True, differing_only: bool = True,
-                 min_sentences: int = 10, n_bootstrap: int = 1000, seed: int = 0,
-                 too_long: str = "raise", output_dir: str | None = None, lm=None, **engine) -> tuple[pd.DataFrame, pd.DataFrame]:
+                 min_sentences: int = 10, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0,
+                 too_long: str = "raise", output_dir: str | None = None, lm=None,
+                 device: str = "auto", dtype: str = "auto", **engine) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One LM on the EuroGEST sentences of several languages.
 
-    ``model`` is what :func:`polybias.models.load` takes; ``lm`` the model already loaded.
+    ``model`` is what :func:`polybias.models.load` takes, loaded with ``device`` and ``dtype``;
+    ``lm`` the model already loaded (``device`` and ``dtype`` then do nothing).
     ``languages`` default to all 29, in family order. One ``eurogest`` run record per
     language goes into ``output_dir`` when given.
 
@@ -116,12 +125,12 @@ def run_eurogest(model: str, languages: list[str] | None = None,
     ``n``, ``g_s``, ``ci_low``, ``ci_high``, ``complete``, ``feminine_rate``,
     ``masculine_rate``).
     """
-    languages = list(languages or data.NEUTRAL_LANGUAGES)
-    unknown = [lang for lang in languages if lang not in data.NEUTRAL_LANGUAGES]
+    languages = list(languages or NEUTRAL_LANGUAGES)
+    unknown = [lang for lang in languages if lang not in NEUTRAL_LANGUAGES]
     if unknown:
         raise EuroGestMetricError(f"EuroGEST has no language {', '.join(unknown)}; it has "
-                                  f"{', '.join(data.NEUTRAL_LANGUAGES)}")
-    lm = lm if lm is not None else models.load(model, "lm")
+                                  f"{', '.join(NEUTRAL_LANGUAGES)}")
+    lm = lm if lm is not None else models.load(model, "lm", device=device, dtype=dtype)
     options = {"normalise": normalise, "differing_only": differing_only,
                "min_sentences": min_sentences, "n_bootstrap": n_bootstrap, "seed": seed}
     registry = sources.load_registry()
@@ -130,12 +139,12 @@ def run_eurogest(model: str, languages: list[str] | None = None,
         scored = score_language(lm, language, subsets, per_stereotype, causal_bos, too_long=too_long,
                                 **engine)
         result = eurogest_language(scored, **options)
-        per = result.details.assign(language=language, family=data.FAMILIES[language],
-                                    label=[data.STEREOTYPES[s] for s in result.details.stereotype])
+        per = result.details.assign(language=language, family=FAMILIES[language],
+                                    label=[STEREOTYPES[s] for s in result.details.stereotype])
         rates.append(per)
         means = per.groupby("stereotype_gender")["masculine_rate"].mean()
         iv = result.interval
-        summary.append({"language": language, "family": data.FAMILIES[language], "n": result.n,
+        summary.append({"language": language, "family": FAMILIES[language], "n": result.n,
                         "n_too_long": scored.attrs["n_too_long"],
                         "g_s": result.value, "ci_low": iv.low if iv else np.nan,
                         "ci_high": iv.high if iv else np.nan,
@@ -168,9 +177,9 @@ def rates_heatmap(rates: pd.DataFrame, title: str, file: str | None = None):
 
     order = list(dict.fromkeys(rates["language"]))
     table = rates.pivot(index="language", columns="stereotype", values="masculine_rate")
-    table = table.reindex(index=order, columns=sorted(data.STEREOTYPES))
-    table.index = [f"{data.LANGUAGES[c]} ({data.FAMILIES[c]})" for c in table.index]
-    table.columns = [f"{s} {data.STEREOTYPES[s]}" for s in table.columns]
+    table = table.reindex(index=order, columns=sorted(STEREOTYPES))
+    table.index = [f"{LANGUAGES[c]} ({FAMILIES[c]})" for c in table.index]
+    table.columns = [f"{s} {STEREOTYPES[s]}" for s in table.columns]
     spread = float(np.nanmax(np.abs(table.to_numpy() - 0.5))) if table.notna().any().any() else 0.0
     spread = max(spread, 0.01)
     fig, ax = plt.subplots(figsize=(7.2, max(4.2, 0.28 * len(table) + 2.2)))

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+from scipy.stats import norm, pearsonr, spearmanr
 
 from polybias import models, paths
 from polybias.data import census, sources, wordlists
@@ -43,6 +43,7 @@ from polybias.metrics.logprob import attribute_bias
 from polybias.metrics.wefat import relative_norm_distance, wefat_association
 from polybias.results.plots import finish_figure, pyplot
 from polybias.results.records import RunRecord, write_record
+from polybias.stats import CONFIDENCE_LEVEL
 
 METHODS = ("pearson", "spearman")
 #: Measures :func:`static_occupation_bias` computes (column names of its frame).
@@ -74,7 +75,7 @@ class Correlation:
     interval: str
 
 
-def correlation_with_interval(x, y, method: str = "pearson", confidence: float = 0.95) -> Correlation:
+def correlation_with_interval(x, y, method: str = "pearson", confidence: float = CONFIDENCE_LEVEL) -> Correlation:
     """Pearson or Spearman correlation of ``x`` and ``y`` with a Fisher-z interval.
 
     The interval is tanh(atanh(r) ± z_{(1+c)/2} · se):
@@ -111,13 +112,13 @@ def correlation_with_interval(x, y, method: str = "pearson", confidence: float =
         raise ExternalValidityError("x and y must be finite")
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         raise ExternalValidityError("a constant variable has no correlation")
-    test = sps.pearsonr(x, y) if method == "pearson" else sps.spearmanr(x, y)
+    test = pearsonr(x, y) if method == "pearson" else spearmanr(x, y)
     r, p = float(test[0]), float(test[1])
     if abs(r) >= 1.0:
         low = high = float(np.sign(r))
     else:
         se = 1.0 / np.sqrt(n - 3) if method == "pearson" else np.sqrt((1.0 + r * r / 2.0) / (n - 3))
-        z = sps.norm.ppf(0.5 + confidence / 2.0)
+        z = norm.ppf(0.5 + confidence / 2.0)
         low, high = (float(np.tanh(np.arctanh(r) + s * z * se)) for s in (-1.0, 1.0))
     interval = "Fisher z" if method == "pearson" else "Fisher z, Bonett-Wright se"
     return Correlation(method, r, low, high, p, n, confidence, interval)
@@ -291,7 +292,7 @@ def join_census(scores: pd.DataFrame, shares: pd.DataFrame, outcome: str = "shar
 
 def external_validity_table(scores: pd.DataFrame, shares: pd.DataFrame, measures: list[str],
                             years: list[int], outcomes: tuple[str, ...] = ("share",),
-                            confidence: float = 0.95) -> pd.DataFrame:
+                            confidence: float = CONFIDENCE_LEVEL) -> pd.DataFrame:
     """Pearson and Spearman correlation of each measure with each census outcome and year.
 
     Parameters
@@ -494,7 +495,7 @@ def coverage_table(model: str, missing: dict[str, list[str]]) -> pd.DataFrame:
 
 
 def correlation_tables(result: OccupationScores, shares: pd.DataFrame, years: list[int],
-                       outcomes: tuple[str, ...] = ("share",), confidence: float = 0.95
+                       outcomes: tuple[str, ...] = ("share",), confidence: float = CONFIDENCE_LEVEL
                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`external_validity_table` of every measure of ``result`` with the model that
     computed it (column ``model``), and the occupations each measure and year left out

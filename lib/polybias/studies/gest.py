@@ -23,6 +23,7 @@ from polybias.data import gest, sources
 from polybias.engines import gest_scores
 from polybias.measures import compute
 from polybias.results import records, report
+from polybias.stats import N_BOOTSTRAP
 
 SUMMARY_COLUMNS = ("kind", "model", "hub_id", "template", "n", "r_f", "r_m", "g_s", "g_s_low", "g_s_high")
 RATE_COLUMNS = ("kind", "model", "hub_id", "template", "stereotype", "name", "group", "n",
@@ -41,7 +42,7 @@ def _aggregate(scores: np.ndarray, stereotypes: np.ndarray, run: dict, n_bootstr
     return summary, rates[list(RATE_COLUMNS)]
 
 
-def published_rates(kinds: tuple[str, ...] = gest.KINDS, n_bootstrap: int = 1000, seed: int = 0,
+def published_rates(kinds: tuple[str, ...] = gest.KINDS, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0,
                     interval: str = "normal", base: str = "e") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every released run of ``kinds`` aggregated by the ``gest`` measure.
 
@@ -78,7 +79,7 @@ def score_model(lm, sentences: list[str], batch_tokens: int | None = None,
             for k in range(len(gest.CAUSAL_TEMPLATES))}
 
 
-def model_rates(scores: dict[int, np.ndarray], stereotypes, model: str, kind: str, n_bootstrap: int = 1000,
+def model_rates(scores: dict[int, np.ndarray], stereotypes, model: str, kind: str, n_bootstrap: int = N_BOOTSTRAP,
                 seed: int = 0, interval: str = "normal", base: str = "e") -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`published_rates` for the scores of :func:`score_model` (``kind``: masked or causal)."""
     summaries, rates = [], []

@@ -25,6 +25,7 @@ from polybias import paths
 from polybias.engines import hidden_states
 from polybias.results.plots import finish_figure, pyplot
 from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.stats import ALPHA
 
 #: The ``layer_view`` that projects every layer's states at once (flattened per occurrence).
 ALL_LAYERS = 99
@@ -87,7 +88,7 @@ def two_d_views(states: np.ndarray, items: pd.DataFrame, group_feature: str, lay
     return points, groups, separation
 
 
-def halves_sentence(halves: dict[str, Any], alpha: float = 0.05) -> str:
+def halves_sentence(halves: dict[str, Any], alpha: float = ALPHA) -> str:
     """The decision of :func:`polybias.engines.hidden_states.half_sums_test` in one
     sentence: which half of the layers sums higher, for what share of the occurrences,
     and whether the paired t-test and the Wilcoxon test are significant at ``alpha``.

@@ -10,6 +10,7 @@ import pandas as pd
 
 from polybias.data import templating
 from polybias.results.plots import MARKERS, colours, finish_figure, pyplot
+from polybias.stats import ALPHA
 
 #: Below this absolute size a corrected difference (in nats) counts as zero: far above the
 #: rounding noise of a float64 forward pass (about 1e-14), far below any planted effect.
@@ -17,7 +18,7 @@ ZERO_TOLERANCE = 1e-9
 
 
 def decisions(summary: pd.DataFrame, per_attribute: pd.DataFrame, a: str, b: str,
-              alpha: float = 0.05, tol: float = ZERO_TOLERANCE) -> pd.DataFrame:
+              alpha: float = ALPHA, tol: float = ZERO_TOLERANCE) -> pd.DataFrame:
     """Per structure, the decisions of :func:`polybias.metrics.logprob.context_study` that
     do not depend on the last bits of the CPU's arithmetic: for each attribute group, how
     many attributes were scored and how many have a corrected X − Y difference above

@@ -31,20 +31,23 @@ from pathlib import Path
 from typing import Any
 
 from polybias import paths
-from polybias.data import census, text
-from polybias.data import eurogest as eurogest_data
-from polybias.data import gest as gest_data
-from polybias.data import stereoset as stereoset_data
+from polybias.data import census, eurogest, gest, stereoset, text
 from polybias.data.crowspairs import DATASETS, CrowsPairsError, languages_to_compare
 from polybias.engines import eurogest_scores, template_scores
 from polybias.engines.embeddings import SENTENCE_POOLINGS, WORD_POOLINGS
 from polybias.metrics import catbias, ceat, crows, seat
-from polybias.metrics import gest as gest_metric
-from polybias.metrics import stereoset as stereoset_metric
+from polybias.metrics.gest import BASES, INTERVALS
+from polybias.metrics.stereoset import AGGREGATES, INTERSENTENCE
 from polybias.metrics.weat import check_weat_options
-from polybias.models import ANALYTIC, PLANTED, check_language, load_registry, resolve_model
+from polybias.models import (
+    ANALYTIC,
+    PLANTED,
+    PLANTED_STATIC,
+    check_language,
+    load_registry,
+    resolve_model,
+)
 from polybias.planted import synthetic
-from polybias.planted.static import NAME as PLANTED_STATIC
 from polybias.studies import debiasing, validity
 from polybias.studies.inputs import template_book
 
@@ -399,7 +402,7 @@ def _check_15_gest(*, model, revision, device, dtype, batch_tokens, limit):
 
 def _check_16_eurogest(*, model, languages, language_override):
     registry = load_registry()
-    for lang in languages or eurogest_data.NEUTRAL_LANGUAGES:  # before the model loads
+    for lang in languages or eurogest.NEUTRAL_LANGUAGES:  # before the model loads
         _language(model, lang, language_override, registry)
 
 
@@ -736,22 +739,22 @@ NOTEBOOKS: dict[str, Notebook] = {
         "dtype": DTYPE,
         "batch_tokens": BATCH_TOKENS,
         "language": _choice("language a scored model runs on: {values} (model not published)",
-                            stereoset_data.LANGUAGES),
+                            stereoset.LANGUAGES),
         "languages": Parameter("languages to compare over shared item ids, among {values}; empty: "
                                "every language of the published model's runs (published) or only "
-                               "`language`", values=stereoset_data.LANGUAGES, each=True,
+                               "`language`", values=stereoset.LANGUAGES, each=True,
                                empty=True),
         "language_override": LANGUAGE_OVERRIDE,
         "published_model": _free("published run, without its language, compared across "
                                  "languages"),
         "tasks": Parameter("StereoSet tasks to score, among {values} (a masked LM scores "
                            "intersentence items only with a next-sentence head)",
-                           values=stereoset_data.TASKS, each=True),
+                           values=stereoset.TASKS, each=True),
         "intersentence": _choice("causal LMs: {values}; empty: conditional",
-                                 tuple(i for i in stereoset_metric.INTERSENTENCE if i != "nsp"),
+                                 tuple(i for i in INTERSENTENCE if i != "nsp"),
                                  empty=True),
         "aggregate": _choice("{values} (per-target: Nadeem et al.; micro: pooled over items)",
-                             stereoset_metric.AGGREGATES),
+                             AGGREGATES),
         "limit": _integer("score only the first `limit` items of each task; 0: all"),
         "max_items": _integer("score a sample of at most this many items of each task, "
                               "stratified by bias type and drawn with `seed` ({range}; 0: all)"),
@@ -769,10 +772,10 @@ NOTEBOOKS: dict[str, Notebook] = {
         "dtype": DTYPE,
         "batch_tokens": BATCH_TOKENS,
         "kinds": Parameter("released runs to aggregate, among {values} (model published)",
-                           values=gest_data.KINDS, each=True),
+                           values=gest.KINDS, each=True),
         "limit": _integer("score only the first `limit` sentences; 0: all (model not published)"),
-        "interval": _choice("{values} (normal: the authors' bootstrap_ci)", gest_metric.INTERVALS),
-        "base": _choice("{values} (e: the authors' np.exp of the mean base-10 score)", gest_metric.BASES),
+        "interval": _choice("{values} (normal: the authors' bootstrap_ci)", INTERVALS),
+        "base": _choice("{values} (e: the authors' np.exp of the mean base-10 score)", BASES),
         "n_bootstrap": _integer("bootstrap resamples within each stereotype for the intervals "
                                 "({range}; 0: none)"),
         "seed": _integer("seed of the bootstrap ({range})"),
@@ -783,7 +786,7 @@ NOTEBOOKS: dict[str, Notebook] = {
         "model": _free(_SCORED_MODEL),
         **_model_engine(),
         "languages": Parameter("EuroGEST languages to score, among {values}; empty: all 29, by "
-                               "family", values=eurogest_data.NEUTRAL_LANGUAGES, each=True, empty=True),
+                               "family", values=eurogest.NEUTRAL_LANGUAGES, each=True, empty=True),
         "language_override": LANGUAGE_OVERRIDE,
         "subsets": Parameter("sentences to score, among {values} (neutral: in the scaffolds)",
                              values=("gendered", "neutral"), each=True),

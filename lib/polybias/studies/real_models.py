@@ -24,13 +24,13 @@ import pandas as pd
 from scipy import stats
 
 from polybias import paths
-from polybias.data import sources
-from polybias.data import stereoset as ss_data
-from polybias.metrics import stereoset as ss_metric
+from polybias.data import sources, stereoset
+from polybias.metrics.stereoset import item_decisions, stereoset_scores
 from polybias.results import report
+from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 from polybias.studies import crows_languages
-from polybias.studies import gest as gest_study
-from polybias.studies import stereoset as ss_study
+from polybias.studies.gest import published_rates
+from polybias.studies.stereoset import RUN_ALIASES, UNREPRODUCED
 
 COLUMNS = ("hub_id", "source", "name", "run", "measure", "language", "value", "ci_low", "ci_high", "n", "note")
 
@@ -117,9 +117,9 @@ def dutch_crows_hub_id(name: str) -> str:
     return DUTCH_CROWS_HUB_IDS[name]
 
 
-def gest_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+def gest_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     """g_s of every released GEST run (one row per model and template; English)."""
-    summary, _ = gest_study.published_rates(n_bootstrap=n_bootstrap, seed=seed)
+    summary, _ = published_rates(n_bootstrap=n_bootstrap, seed=seed)
     return pd.DataFrame({
         "hub_id": summary.hub_id, "source": "gest", "name": summary.model,
         "run": [f"{k} template {t}" for k, t in zip(summary.kind, summary.template, strict=True)],
@@ -127,27 +127,27 @@ def gest_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
         "ci_high": summary.g_s_high, "n": summary.n, "note": ""})[list(COLUMNS)]
 
 
-def stereoset_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+def stereoset_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     """Intrasentence SS (micro, as Öztürk et al.'s workbook) of every intrasentence run,
     recomputed from the prediction files, with a seeded bootstrap interval over items."""
-    book = ss_data.load_published_results()
-    runs = set(ss_data.prediction_runs())
+    book = stereoset.load_published_results()
+    runs = set(stereoset.prediction_runs())
     registry = sources.load_registry()
     items: dict[str, pd.DataFrame] = {}
     rows = []
     for run in book[book.sheet == "intrasentence"].run:
-        file = ss_study.RUN_ALIASES.get(run, run)
+        file = RUN_ALIASES.get(run, run)
         if file not in runs:
             raise RealModelError(f"StereoSet workbook row {run!r} has no prediction file")
-        language = ss_data.run_language(file)
+        language = stereoset.run_language(file)
         if language not in items:
-            frame = ss_data.load_stereoset(language)
+            frame = stereoset.load_stereoset(language)
             items[language] = frame[frame.task == "intrasentence"]
-        preds = ss_data.load_predictions(file, registry=registry)
-        dec = ss_metric.item_decisions(items[language], preds[preds.task == "intrasentence"])
-        s = ss_metric.stereoset_scores(dec, aggregate="micro", by=None, n_bootstrap=n_bootstrap,
-                                       seed=seed).iloc[0]
-        note = "; ".join(v for (sheet, r), v in ss_study.UNREPRODUCED.items()
+        preds = stereoset.load_predictions(file, registry=registry)
+        dec = item_decisions(items[language], preds[preds.task == "intrasentence"])
+        s = stereoset_scores(dec, aggregate="micro", by=None, n_bootstrap=n_bootstrap,
+                             seed=seed).iloc[0]
+        note = "; ".join(v for (sheet, r), v in UNREPRODUCED.items()
                          if sheet == "intrasentence" and r == run)
         rows.append({"hub_id": stereoset_hub_id(run), "source": "stereoset-published",
                      "name": run, "run": "intrasentence", "measure": "stereoset SS",
@@ -156,7 +156,7 @@ def stereoset_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def dutch_crows_rows(n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+def dutch_crows_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     """Stereotype score (all pairs) of every published Dutch CrowS-Pairs run."""
     agg = crows_languages.dutch_crows_aggregates(n_bootstrap=n_bootstrap, seed=seed)
     agg = agg[agg.bias_type == "all"]
@@ -215,7 +215,7 @@ def smollm2_rows(root: str | Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def real_model_table(n_bootstrap: int = 1000, seed: int = 0, extra: pd.DataFrame | None = None) -> pd.DataFrame:
+def real_model_table(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0, extra: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every real checkpoint of GEST, StereoSet, Dutch CrowS-Pairs and SmolLM2, one row per run.
 
     Parameters
@@ -267,7 +267,7 @@ def _corr(x: np.ndarray, y: np.ndarray, method: str) -> float:
 
 
 def rank_agreement(values: pd.DataFrame, method: str = "spearman", n_bootstrap: int = 2000, seed: int = 0,
-                   min_models: int = 3, confidence: float = 0.95) -> pd.DataFrame:
+                   min_models: int = 3, confidence: float = CONFIDENCE_LEVEL) -> pd.DataFrame:
     """Rank correlation between every two measures on the checkpoints they share.
 
     For keys A, B with shared checkpoints 1..n and values a_i, b_i: Spearman's ρ (Pearson

@@ -32,7 +32,7 @@ from polybias.metrics.weat import WeatResult, check_weat_options, weat
 from polybias.planted.static import BagOfWords
 from polybias.results.plots import finish_figure, pyplot
 from polybias.results.records import RunRecord, model_fields, write_record
-from polybias.stats import N_PERMUTATIONS, Alternative
+from polybias.stats import ALPHA, EXACT_LIMIT, N_PERMUTATIONS, Alternative
 
 
 def read_sent_bias(path: str | Path, name: str | None = None) -> SeatTest:
@@ -277,7 +277,7 @@ def rebuilt_c6(encoder, frame: pd.DataFrame | None = None, pooling: str = "model
     return pd.DataFrame(rows)
 
 
-def plot_effects(frame: pd.DataFrame, title: str, file: str | None = None, alpha: float = 0.05):
+def plot_effects(frame: pd.DataFrame, title: str, file: str | None = None, alpha: float = ALPHA):
     """Horizontal bars of ``effect_size`` per ``test`` (:func:`run_seat`), in the frame's
     order from the top; a bar with ``pvalue`` < ``alpha`` is dark and plain, one without is
     light and hatched (told apart without colour), said in a legend under the axis; saved
@@ -323,7 +323,7 @@ def seat_vectors(encoder, test: SeatTest, pooling: str = "model", layer: int = -
 
 def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof: int = 1,
          alternative: Alternative = "greater", n_permutations: int = N_PERMUTATIONS,
-         exact_limit: int = 1_000_000, seed: int = 0, batch_tokens: int | None = None,
+         exact_limit: int = EXACT_LIMIT, seed: int = 0, batch_tokens: int | None = None,
          cache: bool = False, special_tokens: bool = True) -> WeatResult:
     """Run one SEAT on an encoder (:mod:`polybias.engines.embeddings`).
 

@@ -19,12 +19,35 @@ import numpy as np
 import pandas as pd
 
 from polybias import paths
-from polybias.data import stereoset as data
 from polybias.data.minimal_pairs import sample_pairs
+from polybias.data.stereoset import (
+    LANGUAGES,
+    RESULT_COLUMNS,
+    TASKS,
+    StereoSetError,
+    load_predictions,
+    load_published_results,
+    load_stereoset,
+    prediction_runs,
+    run_language,
+)
 from polybias.engines import scoring
 from polybias.metrics import crows
-from polybias.metrics import stereoset as metric
+from polybias.metrics.stereoset import (
+    INTERSENTENCE,
+    INTRASENTENCE,
+    WORD_SOURCES,
+    StereoSetMetricError,
+    _context_with_stop,
+    _need,
+    intrasentence_mlm_inputs,
+    item_decisions,
+    stereoset_scores,
+    stereoset_template_word,
+    workbook_row,
+)
 from polybias.results import records, report
+from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 
 RUN_ALIASES = {
     "gpt2__GPT2LM_c_en": "gpt2_GPT2LM_GPT2LM_c_en",
@@ -53,8 +76,8 @@ UNREPRODUCED = {
 def _file_for(run: str, runs: set[str]) -> str:
     file = RUN_ALIASES.get(run, run)
     if file not in runs:
-        raise data.StereoSetError(f"workbook row {run!r} has no prediction file "
-                                  f"(stereoset-pred-{file} is not registered)")
+        raise StereoSetError(f"workbook row {run!r} has no prediction file "
+                             f"(stereoset-pred-{file} is not registered)")
     return file
 
 
@@ -78,30 +101,30 @@ def recompute_published(book: pd.DataFrame | None = None) -> pd.DataFrame:
         Per-target columns group by the English target (``target_en``), as the reference
         code does with ``target_original`` for translations.
     """
-    book = data.load_published_results() if book is None else book
-    runs = set(data.prediction_runs())
+    book = load_published_results() if book is None else book
+    runs = set(prediction_runs())
     items: dict[str, pd.DataFrame] = {}
     decisions: dict[tuple[str, str, str], pd.DataFrame] = {}
 
     def items_of(language: str) -> pd.DataFrame:
         if language not in items:
-            items[language] = data.load_stereoset(language)
+            items[language] = load_stereoset(language)
         return items[language]
 
     def decided(file: str, language: str, task: str) -> pd.DataFrame:
         key = (file, language, task)
         if key not in decisions:
             frame = items_of(language)
-            preds = data.load_predictions(file)
-            decisions[key] = metric.item_decisions(frame[frame.task == task],
-                                                   preds[preds.task == task])
+            preds = load_predictions(file)
+            decisions[key] = item_decisions(frame[frame.task == task],
+                                            preds[preds.task == task])
         return decisions[key]
 
     rows = []
     for row in book.to_dict("records"):
         sheet, run = row["sheet"], row["run"]
         file = _file_for(run, runs)
-        language = data.run_language(file)
+        language = run_language(file)
         if sheet == "overall":
             intra_lang = "de" if (sheet, run) in GERMAN_INTRASENTENCE_ROWS else language
             intra = decided(file, language, "intrasentence")
@@ -113,10 +136,10 @@ def recompute_published(book: pd.DataFrame | None = None) -> pd.DataFrame:
         else:
             dec = decided(file, language, sheet)
             what = f"{language} {sheet}"
-        ours = metric.workbook_row(metric.stereoset_scores(dec, by=None, n_bootstrap=0).iloc[0])
+        ours = workbook_row(stereoset_scores(dec, by=None, n_bootstrap=0).iloc[0])
         out = {"sheet": sheet, "run": run, "predictions": file, "items": what}
         equal = True
-        for col in data.RESULT_COLUMNS:
+        for col in RESULT_COLUMNS:
             pub, mine = float(row[col]), float(ours[col])
             out[col], out[f"{col} (ours)"] = pub, mine
             equal &= bool(np.round(mine, 2) == np.round(pub, 2))
@@ -161,8 +184,8 @@ def match_summary(recomputed: pd.DataFrame) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ across languages
 
-def compare_languages(decisions: dict[str, pd.DataFrame], n_bootstrap: int = 1000, seed: int = 0,
-                      confidence: float = 0.95) -> crows.LanguageComparison:
+def compare_languages(decisions: dict[str, pd.DataFrame], n_bootstrap: int = N_BOOTSTRAP, seed: int = 0,
+                      confidence: float = CONFIDENCE_LEVEL) -> crows.LanguageComparison:
     """SS per language and paired differences over shared item ids.
 
     Parameters
@@ -187,7 +210,7 @@ def compare_languages(decisions: dict[str, pd.DataFrame], n_bootstrap: int = 100
         missing = [c for c in ("item_id", "task", "score_stereotype", "score_anti", "bias_type")
                    if c not in dec.columns]
         if missing:
-            raise metric.StereoSetMetricError(f"{language}: decisions lack {', '.join(missing)}")
+            raise StereoSetMetricError(f"{language}: decisions lack {', '.join(missing)}")
         scored[language] = pd.DataFrame({
             "pair_id": dec["task"].astype(str) + ":" + dec["item_id"].astype(str),
             "score_more": dec["score_stereotype"].to_numpy(float),
@@ -198,33 +221,33 @@ def compare_languages(decisions: dict[str, pd.DataFrame], n_bootstrap: int = 100
 
 
 def published_decisions(model: str, languages: list[str] | None = None,
-                        tasks: tuple[str, ...] = data.TASKS) -> dict[str, pd.DataFrame]:
+                        tasks: tuple[str, ...] = TASKS) -> dict[str, pd.DataFrame]:
     """Item decisions of a published model in each language it was run on.
 
     ``model`` is the run name without its language (e.g.
     ``"bert-base-multilingual-cased_BertLM_BertNextSentence"``); every registered run
     ``<model>_<lang>`` is read (or only ``languages``).
     """
-    runs = [r for r in data.prediction_runs() if r.rsplit("_", 1)[0] == model]
+    runs = [r for r in prediction_runs() if r.rsplit("_", 1)[0] == model]
     if not runs:
-        raise data.StereoSetError(f"no published run of {model!r}")
+        raise StereoSetError(f"no published run of {model!r}")
     out = {}
-    for run in sorted(runs, key=lambda r: data.LANGUAGES.index(data.run_language(r))):
-        language = data.run_language(run)
+    for run in sorted(runs, key=lambda r: LANGUAGES.index(run_language(r))):
+        language = run_language(run)
         if languages and language not in languages:
             continue
-        items = data.load_stereoset(language)
-        preds = data.load_predictions(run)
-        parts = [metric.item_decisions(items[items.task == t], preds[preds.task == t]) for t in tasks]
+        items = load_stereoset(language)
+        preds = load_predictions(run)
+        parts = [item_decisions(items[items.task == t], preds[preds.task == t]) for t in tasks]
         out[language] = pd.concat(parts, ignore_index=True)
     return out
 
 
 # ------------------------------------------------------------------ a model on one language
 
-def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, tasks=data.TASKS,
+def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, tasks=TASKS,
                   limit: int = 0, intrasentence: str = "stereoset", intersentence: str = "",
-                  nsp=None, aggregate: str = "per-target", n_bootstrap: int = 1000,
+                  nsp=None, aggregate: str = "per-target", n_bootstrap: int = N_BOOTSTRAP,
                   seed: int = 0, progress: bool = False, model_revision: str | None = None,
                   data_sha256: dict | None = None, max_items: int = 0
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -241,7 +264,7 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
         :func:`~polybias.metrics.stereoset.item_decisions` and
         :func:`~polybias.metrics.stereoset.stereoset_scores` per task and overall.
     """
-    items = data.load_stereoset(language)
+    items = load_stereoset(language)
     items = items[items.task.isin(tasks)]
     if limit:
         keep = items.groupby("task", sort=False)["item_id"].apply(lambda s: list(pd.unique(s))[:limit])
@@ -250,11 +273,11 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
         items = sample_items(items, max_items, seed)
     cand = candidate_scores(lm, items, intrasentence=intrasentence,
                                    intersentence=intersentence or None, nsp=nsp, progress=progress)
-    dec = metric.item_decisions(items, cand)
+    dec = item_decisions(items, cand)
     tables = []
     for task in [*tasks, "overall"] if len(tasks) > 1 else list(tasks):
         part = dec if task == "overall" else dec[dec.task == task]
-        t = metric.stereoset_scores(part, aggregate=aggregate, n_bootstrap=n_bootstrap, seed=seed)
+        t = stereoset_scores(part, aggregate=aggregate, n_bootstrap=n_bootstrap, seed=seed)
         tables.append(t.assign(task=task))
     scores = pd.concat(tables, ignore_index=True)
     record = records.RunRecord(
@@ -295,7 +318,7 @@ def sample_caption(max_items: int, seed: int) -> str:
 
 
 def language_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-target",
-                    n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+                    n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     """LMS, SS and ICAT with bootstrap intervals and the binomial test, one row per language
     (and per task and both tasks together): ``language``, ``task``, ``n``, ``lms``, ``ss``,
     ``ss_low``, ``ss_high``, ``icat``, ``binom_p`` (:func:`~polybias.metrics.stereoset.stereoset_scores`
@@ -305,8 +328,8 @@ def language_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-ta
         tasks = list(pd.unique(dec["task"]))
         for task in tasks + (["both"] if len(tasks) > 1 else []):
             part = dec if task == "both" else dec[dec.task == task]
-            row = metric.stereoset_scores(part, aggregate=aggregate, by=None, n_bootstrap=n_bootstrap,
-                                          seed=seed).iloc[0]
+            row = stereoset_scores(part, aggregate=aggregate, by=None, n_bootstrap=n_bootstrap,
+                                   seed=seed).iloc[0]
             rows.append({"language": language, "task": task, "n": int(row["n"]), "lms": row["lms"],
                          "ss": row["ss"], "ss_low": row["ss_low"], "ss_high": row["ss_high"],
                          "icat": row["icat"], "binom_p": row["binom_p"]})
@@ -325,14 +348,14 @@ def comparison_record(comparison: crows.LanguageComparison, model: str, language
 
 
 def bias_type_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-target",
-                     n_bootstrap: int = 1000, seed: int = 0) -> pd.DataFrame:
+                     n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     """LMS, SS (bootstrap interval, binomial test) and ICAT per language and bias type, over
     all the tasks of each language's decisions: ``language``, ``bias_type``, ``n``,
     ``n_targets``, ``lms``, ``ss``, ``ss_low``, ``ss_high``, ``icat``, ``binom_p``."""
     rows = []
     for language, dec in decisions.items():
-        table = metric.stereoset_scores(dec, aggregate=aggregate, by="bias_type", n_bootstrap=n_bootstrap,
-                                        seed=seed)
+        table = stereoset_scores(dec, aggregate=aggregate, by="bias_type", n_bootstrap=n_bootstrap,
+                                 seed=seed)
         table = table[table.group != "all"].sort_values("group")
         for row in table.to_dict("records"):
             rows.append({"language": language, "bias_type": row["group"], "n": row["n"],
@@ -356,7 +379,7 @@ def _mean_logprob(scores, start: list[int] | None = None) -> np.ndarray:
         lp = s.logprob[(start[i] if start else 0):]
         lp = lp[~np.isnan(lp)]
         if not len(lp):
-            raise metric.StereoSetMetricError(f"no scored token in {s.text!r}")
+            raise StereoSetMetricError(f"no scored token in {s.text!r}")
         out[i] = lp.mean()
     return out
 
@@ -395,34 +418,34 @@ def candidate_scores(lm, items: pd.DataFrame, intrasentence: str = "stereoset",
     -------
     pandas.DataFrame with ``task``, ``candidate_id``, ``score``, in the order of ``items``.
     """
-    if intrasentence not in metric.INTRASENTENCE:
-        raise metric.StereoSetMetricError(f"unknown intrasentence scoring {intrasentence!r}; "
-                                   f"choose {', '.join(metric.INTRASENTENCE)}")
-    if word not in metric.WORD_SOURCES:
-        raise metric.StereoSetMetricError(f"unknown word source {word!r}; choose {', '.join(metric.WORD_SOURCES)}")
+    if intrasentence not in INTRASENTENCE:
+        raise StereoSetMetricError(f"unknown intrasentence scoring {intrasentence!r}; "
+                                   f"choose {', '.join(INTRASENTENCE)}")
+    if word not in WORD_SOURCES:
+        raise StereoSetMetricError(f"unknown word source {word!r}; choose {', '.join(WORD_SOURCES)}")
     if intersentence is None:
         intersentence = "nsp" if nsp is not None else "conditional"
-    if intersentence not in metric.INTERSENTENCE:
-        raise metric.StereoSetMetricError(f"unknown intersentence scoring {intersentence!r}; "
-                                   f"choose {', '.join(metric.INTERSENTENCE)}")
-    metric._need(items, ("task", "candidate_id", "context", "sentence"), "items")
+    if intersentence not in INTERSENTENCE:
+        raise StereoSetMetricError(f"unknown intersentence scoring {intersentence!r}; "
+                                   f"choose {', '.join(INTERSENTENCE)}")
+    _need(items, ("task", "candidate_id", "context", "sentence"), "items")
     unknown = set(items["task"]) - {"intrasentence", "intersentence"}
     if unknown:
-        raise metric.StereoSetMetricError(f"unknown task(s) {sorted(unknown)}")
+        raise StereoSetMetricError(f"unknown task(s) {sorted(unknown)}")
     out = pd.Series(np.nan, index=items.index)
     intra = items[items["task"] == "intrasentence"]
     inter = items[items["task"] == "intersentence"]
     if len(intra):
         if lm.kind == "mlm":
             if word == "item":
-                metric._need(intra, ("word",), "intrasentence items")
+                _need(intra, ("word",), "intrasentence items")
                 words = list(intra["word"])
             else:
-                words = [metric.stereoset_template_word(c, s) for c, s in zip(intra["context"], intra["sentence"],
+                words = [stereoset_template_word(c, s) for c, s in zip(intra["context"], intra["sentence"],
                                                                        strict=True)]
             texts, gold, owner = [], [], []
             for idx, context, w in zip(intra.index, intra["context"], words, strict=True):
-                for text, piece in metric.intrasentence_mlm_inputs(lm.tokenizer, context, w):
+                for text, piece in intrasentence_mlm_inputs(lm.tokenizer, context, w):
                     texts.append(text)
                     gold.append(piece)
                     owner.append(idx)
@@ -435,17 +458,17 @@ def candidate_scores(lm, items: pd.DataFrame, intrasentence: str = "stereoset",
     if len(inter):
         if intersentence == "nsp":
             if nsp is None:
-                raise metric.StereoSetMetricError("intersentence='nsp' needs nsp=(model, tokenizer)")
+                raise StereoSetMetricError("intersentence='nsp' needs nsp=(model, tokenizer)")
             model, tok = nsp
             out.loc[inter.index] = scoring.next_sentence_probabilities(
                 model, tok, list(zip(inter["context"], inter["sentence"], strict=True)),
                 device=str(getattr(model, "device", "cpu")))
         elif lm.kind != "causal":
-            raise metric.StereoSetMetricError(f"intersentence={intersentence!r} scores causal LMs; "
+            raise StereoSetMetricError(f"intersentence={intersentence!r} scores causal LMs; "
                                        f"{lm.name} is a {lm.kind} LM (give nsp=(model, tokenizer))")
         else:
             bos = _causal_bos(lm)
-            contexts = [metric._context_with_stop(c) for c in inter["context"]]
+            contexts = [_context_with_stop(c) for c in inter["context"]]
             full = [f"{c} {s}" for c, s in zip(contexts, inter["sentence"], strict=True)]
             full_lp = scoring.causal_token_logprobs(lm, full, bos=bos, progress=progress)
             # the context's own tokens (after the model's text normaliser), as the full text begins

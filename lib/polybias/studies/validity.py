@@ -54,12 +54,13 @@ from polybias.measures import compute, get, registered_measure
 from polybias.metrics import ceat, logprob
 from polybias.planted import probes
 from polybias.planted.synthetic import (
+    N_WORD2VEC_SENTENCES,
     minimal_pairs,
     planted_corpus,
     planted_groups,
     planted_word2vec,
 )
-from polybias.stats import N_PERMUTATIONS_SHORT
+from polybias.stats import ALPHA, CONFIDENCE_LEVEL, N_PERMUTATIONS_SHORT
 
 DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
 """The validity designs :func:`dose_response` knows (a planted model and the probes run
@@ -90,6 +91,16 @@ same distribution, and a different draw for every seed."""
 LM_TRAINING = {"mlm": {"epochs": 10, "batch_size": 16}, "causal": {"epochs": 5, "batch_size": 16}}
 """Training options of the planted LMs used here: small enough to train in seconds."""
 
+N_SENTENCES = 3000
+"""Sentences of the planted corpus each planted LM of a design is trained on."""
+
+TOO_HIGH = 0.15
+"""A false-positive rate a measure must be shown to stay below to be called calibrated
+(:func:`calibration_verdict`)."""
+
+TARGET_POWER = 0.8
+"""The detection rate that sets a measure's minimum detectable bias (:func:`minimum_detectable`)."""
+
 
 class ValidityError(ValueError):
     """Bad arguments to a validity run."""
@@ -105,7 +116,7 @@ def planted_weat(
     p: float,
     seed: int = 0,
     language: str = "en",
-    n_sentences: int = 4000,
+    n_sentences: int = N_WORD2VEC_SENTENCES,
     n_permutations: int = N_PERMUTATIONS_SHORT,
     **word2vec: Any,
 ) -> dict[str, Any]:
@@ -139,7 +150,7 @@ def planted_weat(
 
 
 def planted_lm(kind: str, p: float, seed: int = 0, language: str = "en",
-               n_sentences: int = 3000, **training: Any):
+               n_sentences: int = N_SENTENCES, **training: Any):
     """The tiny LM of :func:`planted_lm_scores` as a :class:`polybias.engines.scoring.LanguageModel`,
     loaded by the one loader (:func:`polybias.models.load` with ``trained=``: trained once
     per input set, then read from the cache or the pinned store), named
@@ -166,7 +177,7 @@ def planted_template_scores(
     p: float,
     seed: int = 0,
     language: str = "en",
-    n_sentences: int = 3000,
+    n_sentences: int = N_SENTENCES,
     n_permutations: int = N_PERMUTATIONS_SHORT,
     **training: Any,
 ) -> list[dict[str, Any]]:
@@ -276,7 +287,7 @@ def planted_embedding_scores(
     p: float,
     seed: int = 0,
     language: str = "en",
-    n_sentences: int = 3000,
+    n_sentences: int = N_SENTENCES,
     n_samples: int = 20,
     n_permutations: int = N_PERMUTATIONS_SHORT,
     **training: Any,
@@ -310,7 +321,7 @@ def planted_lm_scores(
     p: float,
     seed: int = 0,
     language: str = "en",
-    n_sentences: int = 3000,
+    n_sentences: int = N_SENTENCES,
     n_pairs: int = 100,
     **training: Any,
 ) -> list[dict[str, Any]]:
@@ -379,7 +390,7 @@ def dose_response(
     return pd.DataFrame(rows)
 
 
-def validity_summary(frame: pd.DataFrame, alpha: float = 0.05, min_null: int = 10) -> pd.DataFrame:
+def validity_summary(frame: pd.DataFrame, alpha: float = ALPHA, min_null: int = 10) -> pd.DataFrame:
     """Per (measure, metric): is it a valid dose-response, and is its test calibrated?
 
     Columns:
@@ -450,7 +461,7 @@ def validity_summary(frame: pd.DataFrame, alpha: float = 0.05, min_null: int = 1
 INTERVAL_METHODS = ("clopper-pearson", "wilson")
 
 
-def binomial_interval(k: int, n: int, level: float = 0.95,
+def binomial_interval(k: int, n: int, level: float = CONFIDENCE_LEVEL,
                       method: str = "clopper-pearson") -> tuple[float, float]:
     """Two-sided interval for a binomial proportion ``k / n``.
 
@@ -485,8 +496,8 @@ def binomial_interval(k: int, n: int, level: float = 0.95,
     raise ValidityError(f"method must be one of {INTERVAL_METHODS}, got {method!r}")
 
 
-def calibration_verdict(k: int, n: int, alpha: float = 0.05, too_high: float = 0.15,
-                        level: float = 0.95, method: str = "clopper-pearson") -> dict[str, Any]:
+def calibration_verdict(k: int, n: int, alpha: float = ALPHA, too_high: float = TOO_HIGH,
+                        level: float = CONFIDENCE_LEVEL, method: str = "clopper-pearson") -> dict[str, Any]:
     """False-positive rate ``k / n`` of a test at level ``alpha``, its binomial interval
     (:func:`binomial_interval`) and a verdict only where the interval can tell ``alpha``
     from ``too_high``:
@@ -516,7 +527,7 @@ def calibration_verdict(k: int, n: int, alpha: float = 0.05, too_high: float = 0
             "verdict": verdict}
 
 
-def mean_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+def mean_interval(values, level: float = CONFIDENCE_LEVEL) -> tuple[float, float, float]:
     """Mean of ``values`` and its Student-t interval ``mean ± t(n−1) · sd / √n`` (sd with
     ddof = 1); the interval is NaN with fewer than two values.
 
@@ -552,7 +563,7 @@ def monotonicity_test(dose, values) -> dict[str, float]:
     return {"rho": float(res.statistic), "pvalue": float(res.pvalue), "n": int(d.size)}
 
 
-def minimum_detectable(power: pd.Series, target: float = 0.8) -> float:
+def minimum_detectable(power: pd.Series, target: float = TARGET_POWER) -> float:
     """Smallest planted strength from which the detection rate stays at or above
     ``target``: ``power`` is indexed by strength (p > 0.5, or |p − 0.5|), and the result
     is the smallest index value v with power ≥ target at v and at every larger strength;
@@ -591,7 +602,7 @@ def _defaults(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["default"].astype(bool)]
 
 
-def dose_table(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+def dose_table(frame: pd.DataFrame, level: float = CONFIDENCE_LEVEL) -> pd.DataFrame:
     """Per (language, measure, metric, p), at the default sizes: the number of models
     ``n``, the ``mean`` value and its interval ``low``–``high`` (:func:`mean_interval`).
 
@@ -605,7 +616,7 @@ def dose_table(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values([*_KEYS, "p"], kind="stable").reset_index(drop=True)
 
 
-def dose_summary(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+def dose_summary(frame: pd.DataFrame, level: float = CONFIDENCE_LEVEL) -> pd.DataFrame:
     """Per (language, measure, metric), at the default sizes:
 
     * ``dose`` — ``p``, or ``abs(p - 0.5)`` for the :data:`UNSIGNED_METRICS` (and any
@@ -669,8 +680,8 @@ def dose_summary(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def calibration_table(frame: pd.DataFrame, alpha: float = 0.05, too_high: float = 0.15,
-                      level: float = 0.95) -> pd.DataFrame:
+def calibration_table(frame: pd.DataFrame, alpha: float = ALPHA, too_high: float = TOO_HIGH,
+                      level: float = CONFIDENCE_LEVEL) -> pd.DataFrame:
     """False-positive rate of each measure's own test over the balanced (``p = 0.5``)
     models at the default sizes, with its Clopper–Pearson interval and the verdict of
     :func:`calibration_verdict`; plus the mean offset from the null (``at_null``) and its
@@ -690,7 +701,7 @@ def calibration_table(frame: pd.DataFrame, alpha: float = 0.05, too_high: float 
     return pd.DataFrame(rows)
 
 
-def calibration_sample_size(k: int, too_high: float = 0.15, level: float = 0.95,
+def calibration_sample_size(k: int, too_high: float = TOO_HIGH, level: float = CONFIDENCE_LEVEL,
                             method: str = "clopper-pearson") -> int:
     """The fewest balanced models at which ``k`` false positives still give the verdict
     "calibrated" of :func:`calibration_verdict`: the smallest n whose upper interval
@@ -710,8 +721,8 @@ def calibration_sample_size(k: int, too_high: float = 0.15, level: float = 0.95,
     return n
 
 
-def calibration_by_size(frame: pd.DataFrame, metrics: list[str] | None = None, alpha: float = 0.05,
-                        too_high: float = 0.15, level: float = 0.95) -> pd.DataFrame:
+def calibration_by_size(frame: pd.DataFrame, metrics: list[str] | None = None, alpha: float = ALPHA,
+                        too_high: float = TOO_HIGH, level: float = CONFIDENCE_LEVEL) -> pd.DataFrame:
     """:func:`calibration_table` at every size, not only the default: the false-positive
     rate of each test over the balanced (``p = 0.5``) models per (language, measure,
     metric, size), its Clopper–Pearson interval and verdict; ``metrics`` keeps those."""
@@ -729,7 +740,7 @@ def calibration_by_size(frame: pd.DataFrame, metrics: list[str] | None = None, a
     return pd.DataFrame(rows)
 
 
-def sign_and_magnitude(frame: pd.DataFrame, keys: list[str] | None = None, alpha: float = 0.05) -> pd.DataFrame:
+def sign_and_magnitude(frame: pd.DataFrame, keys: list[str] | None = None, alpha: float = ALPHA) -> pd.DataFrame:
     """Does a signed measure follow the planted *direction*, or only its *strength*?
 
     Per group of ``keys`` (default: language, measure, metric) at the default sizes, over
@@ -786,7 +797,7 @@ def same_models(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     return frame.merge(have, on=model, how="inner")
 
 
-def layer_table(layers: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+def layer_table(layers: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     """:func:`sign_and_magnitude` per (training, metric, layer) of a per-layer probe
     (``layer`` −1, the output distribution, shown as ``output``), and
     ``agrees_with_output``: the share of the models with ``p ≠ 0.5`` whose value has the
@@ -807,7 +818,7 @@ def layer_table(layers: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     return out
 
 
-def detections(frame: pd.DataFrame, alpha: float = 0.05, null_quantile: float = 0.95) -> pd.DataFrame:
+def detections(frame: pd.DataFrame, alpha: float = ALPHA, null_quantile: float = 0.95) -> pd.DataFrame:
     """``frame`` with a boolean ``detected`` column and the ``rule`` that set it.
 
     With a test (``pvalue`` present): ``pvalue < alpha`` and the value on the planted side
@@ -840,7 +851,7 @@ def detections(frame: pd.DataFrame, alpha: float = 0.05, null_quantile: float = 
     return out
 
 
-def power_table(frame: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+def power_table(frame: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     """Detection rate (:func:`detections`) per (language, measure, metric, size, p ≥ 0.5):
     the share of models whose measure detects the planted bias at that size."""
     d = detections(frame, alpha)
@@ -851,7 +862,7 @@ def power_table(frame: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     return out.sort_values(keys, kind="stable").reset_index(drop=True)
 
 
-def mdb_table(frame: pd.DataFrame, alpha: float = 0.05, target: float = 0.8) -> pd.DataFrame:
+def mdb_table(frame: pd.DataFrame, alpha: float = ALPHA, target: float = TARGET_POWER) -> pd.DataFrame:
     """Minimum detectable bias per (language, measure, metric, size): the smallest planted
     ``p > 0.5`` from which at least ``target`` of the models detect the bias
     (:func:`minimum_detectable` on :func:`power_table`), with the detection rate at the
@@ -874,7 +885,7 @@ def mdb_table(frame: pd.DataFrame, alpha: float = 0.05, target: float = 0.8) -> 
 
 
 def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame,
-             alpha: float = 0.05, target: float = 0.8, min_models: int = 5) -> str:
+             alpha: float = ALPHA, target: float = TARGET_POWER, min_models: int = 5) -> str:
     """The validity results of one language in sentences, every number taken from the
     three tables (:func:`dose_summary`, :func:`calibration_table`, :func:`mdb_table`), so
     that the paper's prose states what the tables hold. A minimum detectable bias is

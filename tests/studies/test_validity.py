@@ -401,9 +401,15 @@ def test_interval_verdicts_count_resolved_models_and_false_positives():
     assert out.loc[0.1, "resolved"] == 1
     # balanced: one above and one below 1 are both false positives
     assert out.loc[0.9, "false_positives"] == 2 and out.loc[0.9, "balanced"] == 4
-    assert out.loc[0.9, "fpr"] == 0.5 and out.loc[0.9, "verdict"] == "undecided"
+    # 2 of 4: the Clopper-Pearson interval [0.068, 0.932] lies above 0.05
+    assert out.loc[0.9, "fpr"] == 0.5 and out.loc[0.9, "verdict"] == "too liberal"
     expected = validity.calibration_verdict(2, 4)
     assert out.loc[0.9, "fpr_high"] == pytest.approx(expected["fpr_high"])
+    # between models: the 95 % quantile of the balanced values is 1.085; 1.3 and 1.2 lie above
+    assert out.loc[0.9, "beyond_balanced"] == 2
+    # the 5 % quantile is 0.915; 0.8 lies below it
+    assert out.loc[0.1, "beyond_balanced"] == 1
+    assert out.loc[0.9, "balanced_sd"] == pytest.approx(np.std([1.0, 1.1, 0.9, 1.0], ddof=1))
 
 
 def test_interval_verdicts_pool_languages_and_refuse_another_level():

@@ -995,7 +995,8 @@ def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame
 
 
 def interval_verdicts(frame: pd.DataFrame, alpha: float = 0.05, too_high: float = 0.15,
-                      level: float = 0.95, pooled: bool = True) -> pd.DataFrame:
+                      level: float = 0.95, pooled: bool = True,
+                      null_quantile: float = 0.95) -> pd.DataFrame:
     """Planted-model verdicts of a measure whose uncertainty is an interval (the EuroGEST
     measure's bootstrap interval of g_s), with the rule of the measures with a test.
 
@@ -1015,7 +1016,11 @@ def interval_verdicts(frame: pd.DataFrame, alpha: float = 0.05, too_high: float 
     value over the planted models with its t-interval (``mean``, ``mean_low``,
     ``mean_high``; :func:`mean_interval`), and over the balanced models ``balanced``,
     ``false_positives``, ``fpr``, ``fpr_low``, ``fpr_high``, ``verdict`` and their mean
-    value ``balanced_mean``.
+    value ``balanced_mean`` and spread ``balanced_sd``. ``beyond_balanced`` counts the
+    planted models beyond the ``null_quantile`` quantile of the balanced models' values
+    (below the ``1 - null_quantile`` quantile for ``p < 0.5``): the between-model rule
+    :func:`detections` applies to the measures without a test, which a model's own
+    interval, holding the model fixed, does not replace.
 
     >>> f = pd.DataFrame({"language": "cs", "measure": "m", "metric": "g_s", "null": 1.0,
     ...     "level": 0.95, "p": [0.9, 0.9, 0.5, 0.5, 0.5], "value": [1.2, 1.1, 1.0, 0.99, 1.1],
@@ -1047,6 +1052,11 @@ def interval_verdicts(frame: pd.DataFrame, alpha: float = 0.05, too_high: float 
             direction = 1 if p > 0.5 else -1
             resolved = int((planted["side"] == direction).sum())
             mean, mean_low, mean_high = mean_interval(planted["value"])
+            if len(half):
+                cut = half["value"].quantile(null_quantile if p > 0.5 else 1 - null_quantile)
+                beyond = int(((planted["value"] - cut) * direction > 0).sum())
+            else:
+                beyond = 0
             rows.append({"language": lang, "measure": measure, "metric": metric, "p": float(p),
                          "planted": int(len(planted)), "resolved": resolved,
                          "resolved_share": resolved / len(planted), "mean": mean,
@@ -1054,7 +1064,9 @@ def interval_verdicts(frame: pd.DataFrame, alpha: float = 0.05, too_high: float 
                          "balanced": verdict["n"], "false_positives": k, "fpr": verdict["fpr"],
                          "fpr_low": verdict["fpr_low"], "fpr_high": verdict["fpr_high"],
                          "verdict": verdict["verdict"],
-                         "balanced_mean": float(half["value"].mean()) if len(half) else np.nan})
+                         "balanced_mean": float(half["value"].mean()) if len(half) else np.nan,
+                         "balanced_sd": float(half["value"].std(ddof=1)) if len(half) > 1 else np.nan,
+                         "beyond_balanced": beyond})
     return pd.DataFrame(rows)
 
 

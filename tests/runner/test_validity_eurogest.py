@@ -45,4 +45,6 @@ def test_the_committed_summary_has_every_planned_model_and_its_verdicts():
     assert (committed["level"] == 0.95).all() and (committed["null"] == 1.0).all()
     verdicts = validity.interval_verdicts(committed)
     assert verdicts["language"].tolist() == ["cs", "el", "lv", "all"]
-    assert (verdicts["planted"] == validity_eurogest.GRID["models_per_strength"]).all()
+    per = validity_eurogest.GRID["models_per_strength"]
+    assert verdicts["planted"].tolist() == [per, per, per, 3 * per]
+    assert verdicts["balanced"].tolist() == [10, 10, 10, 30]

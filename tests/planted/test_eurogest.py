@@ -59,7 +59,7 @@ def test_bad_input_is_named(call, message):
 def test_the_spec_names_every_input_and_keys_the_pinned_models():
     spec = eurogest.planted_eurogest_spec("el", 0.9, seed=2)
     assert spec["kind"] == eurogest.KIND and spec["language"] == "el" and spec["seed"] == 2
-    assert spec["training"]["epochs"] == eurogest.EPOCHS["el"] == 30 and spec["training"]["hidden_size"] == 64
+    assert spec["training"]["epochs"] == eurogest.PER_LANGUAGE["el"]["epochs"] == 30 and spec["training"]["hidden_size"] == 64
     assert spec["n_sentences"] == len(eurogest.split_pairs("el")[0])
     assert spec != eurogest.planted_eurogest_spec("el", 0.9, seed=3)
     pinned_keys = [k for k, e in pinned.read_manifest().items() if e["spec"]["kind"] == eurogest.KIND]

@@ -98,9 +98,10 @@ cards: env ## regenerate the metric cards docs/measures/*.md from the measure re
 planted: env ## retrain the pinned planted models from their stored specs (data/planted) and report changes
 	$(PY) -m polybias.planted retrain
 
-validity: env ## the validity sweep: train and score the planted models (resumable, cached), then rewrite data/validity
+validity: env ## the validity sweep: train and score the planted models (resumable, cached), then rewrite data/validity (with the planted EuroGEST models)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m polybias.runner.validity_sweep configs/sweeps/validity.yaml
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 POLYBIAS_PLANTED=pinned $(PY) -m polybias.runner.validity_diagnosis configs/sweeps/validity.yaml
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m polybias.runner.validity_eurogest configs/sweeps/validity.yaml
 
 lint: env ## ruff, and the layering contract of lib/polybias (import-linter, [tool.importlinter] in pyproject.toml)
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks

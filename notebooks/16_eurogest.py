@@ -60,7 +60,9 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/eurogest_pl
 from polybias import models
 from polybias.data import eurogest as data
 from polybias.results import report
+from polybias.runner import validity_eurogest
 from polybias.studies import eurogest as study
+from polybias.studies import validity
 from polybias.studies.parameters import check_parameters
 
 check_parameters("16_eurogest", batch_tokens=batch_tokens, languages=languages, subsets=subsets,
@@ -122,6 +124,60 @@ figure = study.rates_heatmap(rates, f"{model}: masculine rate by language and GE
 # %% tags=["nbval-check-output"]
 report.show_table(rates_table)
 
+# %% [markdown]
+# ## Does the measure find a planted association in these languages?
+#
+# A known-answer check in three languages of different families and scripts: Czech (West
+# Slavic, Latin script), Greek (Hellenic, Greek script) and Latvian (Baltic). Each
+# language's gendered pairs are split once, by a hash of the sentence, into a training and
+# a held-out half (`polybias.planted.eurogest`). A tiny causal LM (two layers, 64
+# dimensions, a word-level tokenizer built from its corpus; batches of 16, 30 epochs, 10 for
+# Czech, which has four times the sentences) is
+# trained on one form of every training sentence: with probability `p` the form congruent
+# with its stereotype (masculine for stereotypes 8–16, feminine for 1–7), else the other.
+# `p = 0.9` plants a masculine association of the masculine stereotypes; `p = 0.5` plants
+# none. The measure, with the authors' defaults, is computed on the held-out pairs only,
+# which the model never saw in either form; g_s gets its stratified bootstrap interval
+# (1000 resamples, 95 %). Five planted models and ten balanced ones per language (seeds
+# 0, 1, ...), trained and scored by `python -m polybias.runner.validity_eurogest
+# configs/sweeps/validity.yaml` into the committed summary `data/validity/eurogest.csv`,
+# which this section renders (it trains nothing, so its outputs do not depend on the CPU).
+#
+# The decision rule is the validity study's (notebook 10): a model's 95 % interval that
+# excludes 1 is the two-sided test at 0.05; a planted model is **resolved** when its
+# interval lies above 1, a balanced model is a **false positive** when its interval
+# excludes 1 on either side, and the false-positive rate gets its Clopper–Pearson interval
+# and a verdict only where that interval tells 0.05 from 0.15 ("calibrated": it holds 0.05
+# and lies below 0.15; zero false positives decide from 23 balanced models, so the three
+# languages are also pooled, `all`). `mean`, `mean_low`, `mean_high`: g_s over the planted
+# models with its t-interval; `balanced_mean`: over the balanced ones.
+
+# %%
+planted_runs = validity_eurogest.read_frame()
+verdicts = validity.interval_verdicts(planted_runs)
+verdict_table = report.markdown_table(verdicts.drop(columns=["measure", "metric"]), digits=3)
+
+# %% tags=["nbval-check-output"]
+report.show_table(verdict_table)
+
+# %% [markdown]
+# The mean masculine rate per stereotype over the models of each language and strength
+# (blank: no model rated it; a stereotype needs 10 held-out sentences, which some Greek and
+# Latvian ones lack). A planted model is above 0.5 right of stereotype 7 and below it left.
+
+# %%
+planted_rates = validity.stereotype_rates(planted_runs)
+planted_rates_table = report.markdown_table(planted_rates, digits=2)
+
+# %% tags=["nbval-check-output"]
+report.show_table(planted_rates_table)
+
 # %%
 if table_file:
-    report.write_table("\n\n".join([counts_table, summary_table, rates_table]), table_file)
+    report.write_table("\n\n".join([
+        counts_table, summary_table, rates_table,
+        "**Planted causal LMs in Czech, Greek and Latvian**: g_s on the held-out pairs, planted "
+        "models resolved (interval above 1) and balanced models' false-positive rate "
+        "(interval excluding 1) with its Clopper–Pearson interval and verdict", verdict_table,
+        "**Mean masculine rate per stereotype** over the planted (p = 0.9) and balanced "
+        "(p = 0.5) models", planted_rates_table]), table_file)

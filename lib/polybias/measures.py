@@ -321,7 +321,8 @@ RECORD_MEASURES: dict[str, str] = record_label_map(MEASURES)
 
 #: Per validity design (:data:`polybias.studies.validity.DESIGNS`, the sweep's
 #: ``interactions-mlm``, :mod:`polybias.runner.validity_sweep`, and the known-answer
-#: encoder's ``embedding-encoder``, :mod:`polybias.runner.validity_diagnosis`): its metric
+#: encoder's ``embedding-encoder``, :mod:`polybias.runner.validity_diagnosis`, and the
+#: EuroGEST measure's ``eurogest-causal``, :mod:`polybias.runner.validity_eurogest`): its metric
 #: labels, as stored in the measurements and run records, → the key of the registered
 #: measure each reports; from the entries' ``validity_labels`` (``ceat-ces-perm`` is the
 #: CES with the word-permutation p-value, ``pronoun-cb`` the interaction CB of the pronoun

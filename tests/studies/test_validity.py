@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from polybias.planted import eurogest as planted_eurogest
 from polybias.studies import validity
 from polybias.studies.validity import ValidityError
 
@@ -318,3 +319,107 @@ def test_every_validity_metric_names_its_registered_measure():
         frame = pd.read_csv(paths.data_dir() / "validity" / name, usecols=["measure", "metric"])
         for design, metric in frame.drop_duplicates().itertuples(index=False):
             assert registered_measure(design, metric) in MEASURES, (name, design, metric)
+
+
+# ------------------------------------------------------------ the EuroGEST measure on planted LMs
+
+#: The pinned planted EuroGEST models (data/planted, kind eurogest-causal): per language the
+#: planted (p = 0.9) and the balanced (p = 0.5) model of seed 0.
+EUROGEST_PINNED = [(lang, p) for lang in ("cs", "el", "lv") for p in (0.9, 0.5)]
+
+
+@pytest.fixture(scope="module")
+def eurogest_pinned_rows():
+    """The EuroGEST rows of the pinned models, computed once (about 15 s in all: scoring the
+    held-out pairs, 205 in Greek to 767 in Czech, and 1000 bootstrap resamples each)."""
+    import os
+
+    import torch
+
+    before, threads = os.environ.get("POLYBIAS_PLANTED"), torch.get_num_threads()
+    os.environ["POLYBIAS_PLANTED"] = "pinned"
+    torch.set_num_threads(1)
+    try:
+        return {(lang, p): validity.planted_eurogest_scores(p, 0, lang) for lang, p in EUROGEST_PINNED}
+    finally:
+        torch.set_num_threads(threads)
+        if before is None:
+            os.environ.pop("POLYBIAS_PLANTED")
+        else:
+            os.environ["POLYBIAS_PLANTED"] = before
+
+
+@pytest.mark.parametrize("language", ["cs", "el", "lv"])
+def test_the_eurogest_measure_resolves_a_planted_masculine_association(eurogest_pinned_rows, language):
+    """Trained with the congruent form in 90 % of its sentences, the model's g_s on the
+    held-out pairs lies above 1 with its whole interval, and the masculine stereotypes'
+    mean masculine rate exceeds the feminine ones'."""
+    row = eurogest_pinned_rows[(language, 0.9)]
+    assert row["measure"] == "eurogest-causal" and row["metric"] == "g_s" and row["null"] == 1.0
+    assert row["low"] > 1.0 and row["value"] > 1.0
+    assert row["masculine_rate"] > row["feminine_rate"]
+    assert row["n"] == len(planted_eurogest.split_pairs(language)[1])
+
+
+@pytest.mark.parametrize("language", ["cs", "el", "lv"])
+def test_the_eurogest_measure_holds_1_on_a_balanced_model(eurogest_pinned_rows, language):
+    row = eurogest_pinned_rows[(language, 0.5)]
+    assert row["low"] <= 1.0 <= row["high"]
+
+
+def test_the_eurogest_rows_are_deterministic_and_are_the_committed_ones(eurogest_pinned_rows, monkeypatch):
+    """The same model and seed give the same row, and the committed summary
+    (data/validity/eurogest.csv, notebook 16) holds these rows for the pinned models."""
+    from polybias.runner import validity_eurogest
+
+    monkeypatch.setenv("POLYBIAS_PLANTED", "pinned")
+    again = validity.planted_eurogest_scores(0.9, 0, "el")
+    assert pd.Series(again).equals(pd.Series(eurogest_pinned_rows[("el", 0.9)]))
+    committed = validity_eurogest.read_frame("data/validity")
+    for (lang, p), row in eurogest_pinned_rows.items():
+        found = committed[(committed["language"] == lang) & np.isclose(committed["p"], p)
+                          & (committed["seed"] == 0)]
+        assert len(found) == 1, (lang, p)
+        for key in ("value", "low", "high", "feminine_rate", "masculine_rate"):
+            assert found[key].iloc[0] == pytest.approx(row[key], rel=1e-5), (lang, p, key)
+        assert found["model"].iloc[0] == row["model"] and found["n"].iloc[0] == row["n"]
+
+
+def _intervals(**columns):
+    base = {"language": "cs", "measure": "m", "metric": "g_s", "null": 1.0, "level": 0.95}
+    return pd.DataFrame({**base, **columns})
+
+
+def test_interval_verdicts_count_resolved_models_and_false_positives():
+    f = _intervals(p=[0.9, 0.9, 0.9, 0.1, 0.5, 0.5, 0.5, 0.5],
+                   value=[1.3, 1.2, 0.9, 0.8, 1.0, 1.1, 0.9, 1.0],
+                   low=[1.1, 1.01, 0.8, 0.7, 0.9, 1.02, 0.8, 0.95],
+                   high=[1.5, 1.3, 1.0, 0.95, 1.1, 1.2, 0.99, 1.05])
+    out = validity.interval_verdicts(f, pooled=False).set_index("p")
+    # above 1 at p = 0.9 (the third lies below: not resolved), below 1 at p = 0.1
+    assert out.loc[0.9, "resolved"] == 2 and out.loc[0.9, "planted"] == 3
+    assert out.loc[0.1, "resolved"] == 1
+    # balanced: one above and one below 1 are both false positives
+    assert out.loc[0.9, "false_positives"] == 2 and out.loc[0.9, "balanced"] == 4
+    # 2 of 4: the Clopper-Pearson interval [0.068, 0.932] lies above 0.05
+    assert out.loc[0.9, "fpr"] == 0.5 and out.loc[0.9, "verdict"] == "too liberal"
+    expected = validity.calibration_verdict(2, 4)
+    assert out.loc[0.9, "fpr_high"] == pytest.approx(expected["fpr_high"])
+    # between models: the 95 % quantile of the balanced values is 1.085; 1.3 and 1.2 lie above
+    assert out.loc[0.9, "beyond_balanced"] == 2
+    # the 5 % quantile is 0.915; 0.8 lies below it
+    assert out.loc[0.1, "beyond_balanced"] == 1
+    assert out.loc[0.9, "balanced_sd"] == pytest.approx(np.std([1.0, 1.1, 0.9, 1.0], ddof=1))
+
+
+def test_interval_verdicts_pool_languages_and_refuse_another_level():
+    f = pd.concat([_intervals(p=[0.9, 0.5], value=[1.2, 1.0], low=[1.1, 0.9], high=[1.3, 1.1]),
+                   _intervals(p=[0.9, 0.5], value=[1.2, 1.0], low=[1.1, 0.9], high=[1.3, 1.1])
+                   .assign(language="el")])
+    out = validity.interval_verdicts(f)
+    assert out["language"].tolist() == ["cs", "el", "all"]
+    assert out.set_index("language").loc["all", "planted"] == 2
+    with pytest.raises(ValidityError, match=r"level \[0.9\] is not 1 - alpha"):
+        validity.interval_verdicts(f.assign(level=0.9))
+    with pytest.raises(ValidityError, match="need the columns"):
+        validity.interval_verdicts(f.drop(columns="low"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from polybias.planted import eurogest
 from polybias.planted.pinned import PinnedError, lookup, read_manifest, store_dir
 from polybias.planted.synthetic import retrain_pinned
 
@@ -21,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     keys = args.keys or sorted(manifest)
     try:
         if args.action == "retrain":
-            outcome = retrain_pinned(keys)
+            outcome = retrain_pinned(keys, more_trainers=eurogest.TRAINERS)
             changed = [k for k, same in outcome.items() if not same]
             print(f"{len(outcome)} pinned models retrained; {len(outcome) - len(changed)} "
                   f"byte-identical, {len(changed)} changed" + (": " + ", ".join(changed) if changed else ""))

@@ -799,6 +799,12 @@ def _train_planted(spec: dict[str, Any], folder: Path) -> None:
     corpus = planted_corpus(spec["n_sentences"], spec["p"], seed=spec["seed"],
                             language=spec["language"], filler_share=spec["filler_share"])
     model, tokenizer = _TRAINERS[spec["kind"]](corpus, spec["seed"], **spec["training"])
+    save_planted(model, tokenizer, spec, folder)
+
+
+def save_planted(model, tokenizer, spec: dict[str, Any], folder: Path) -> None:
+    """Save a trained planted LM into ``folder``: safetensors weights, tokenizer and
+    ``polybias_planted.json`` (``spec``). Nothing time- or machine-dependent is written."""
     with _no_progress_bars():
         model.save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
@@ -889,11 +895,14 @@ def planted_word2vec(p: float, seed: int = 0, language: str = "en", n_sentences:
     return StaticEmbeddings("planted-w2v", words, vectors, revision=f"planted:{key}")
 
 
-def retrain_pinned(keys: list[str] | None = None) -> dict[str, bool]:
+def retrain_pinned(keys: list[str] | None = None,
+                   more_trainers: dict[str, Any] | None = None) -> dict[str, bool]:
     """Retrain every pinned planted model (or ``keys``) from its stored spec, rewriting
-    ``data/planted`` (``make planted``); returns ``{key: byte-identical to the pinned}``."""
+    ``data/planted`` (``make planted``); returns ``{key: byte-identical to the pinned}``.
+    ``more_trainers`` adds the trainers of kinds built elsewhere (``{kind: train(spec,
+    folder)}``, e.g. :data:`polybias.planted.eurogest.TRAINERS`)."""
     trainers = {"mlm": _train_planted, "causal": _train_planted,
-                WORD2VEC_KIND: _train_planted_word2vec}
+                WORD2VEC_KIND: _train_planted_word2vec, **(more_trainers or {})}
     return pinned.retrain_all(trainers, keys=keys, progress=lambda k: print(f"training {k}",
                                                                             flush=True))
 

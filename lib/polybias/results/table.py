@@ -453,6 +453,7 @@ VALIDITY_AXES = {
     "seat-effect-size": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
     "ceat-ces": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
     "kurita-effect-size": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
+    "g_s": "ratio of masculine rates (1 = no difference; > 1 toward the planted association)",
 }
 
 

@@ -14,5 +14,7 @@ The modules, each importing only those above it in this list:
 * :mod:`~polybias.runner.single_run` — one notebook on one set of parameters
   (``polybias run``), through the sweep's execution;
 * :mod:`~polybias.runner.validity_sweep` and :mod:`~polybias.runner.validity_diagnosis` —
-  the planted-model validity study's jobs, resumable and locked like the runs of a sweep.
+  the planted-model validity study's jobs, resumable and locked like the runs of a sweep;
+* :mod:`~polybias.runner.validity_eurogest` — the EuroGEST measure on causal LMs planted in
+  three of EuroGEST's languages.
 """

@@ -48,10 +48,13 @@ from tqdm.auto import tqdm
 from polybias import models, paths
 from polybias.data import text
 from polybias.engines import embeddings, template_scores
+from polybias.engines.eurogest_scores import gendered_pair_scores
 from polybias.engines.pair_scores import jsd_attributions, pair_scores
+from polybias.engines.scoring import wrap_language_model
 from polybias.engines.static import lookup
 from polybias.measures import compute, get, registered_measure
 from polybias.metrics import ceat, logprob
+from polybias.planted import eurogest as planted_eurogest
 from polybias.planted import probes
 from polybias.planted.synthetic import (
     N_WORD2VEC_SENTENCES,
@@ -346,6 +349,57 @@ def planted_lm_scores(
              "value": r.value, "null": 50.0,
              "pvalue": float("nan") if r.p_value is None else r.p_value}
             for metric, r in (("stereotype-score", stereo), ("jsd-B", jsd))]
+
+
+EUROGEST_DESIGN = "eurogest-causal"
+"""The validity design of the EuroGEST measure: a causal LM planted on a language's own
+EuroGEST sentences (:mod:`polybias.planted.eurogest`), the measure on its held-out pairs."""
+
+
+def planted_eurogest_scores(
+    p: float,
+    seed: int = 0,
+    language: str = "cs",
+    n_bootstrap: int = 1000,
+    level: float = 0.95,
+    **training: Any,
+) -> dict[str, Any]:
+    """The EuroGEST measure (``eurogest``: the masculine rate per stereotype and g_s, with
+    the authors' defaults) of a causal LM planted on ``language``'s own EuroGEST sentences
+    (:func:`polybias.planted.eurogest.planted_eurogest_lm`), computed on the held-out pairs
+    (:func:`polybias.planted.eurogest.split_pairs`), which the model never saw.
+
+    ``p > 0.5`` plants a masculine association of the masculine stereotypes (g_s > 1); the
+    measure resolves it when its bootstrap interval at ``level`` lies above 1. The interval
+    resamples the held-out sentences within each stereotype (seed ``seed``), so, as the
+    other measures' own tests, it holds the model fixed.
+
+    Returns
+    -------
+    dict with ``measure`` (:data:`EUROGEST_DESIGN`), ``metric`` ("g_s"), ``p``, ``seed``,
+    ``value`` (g_s), ``null`` (1.0), ``low``, ``high`` and ``level`` (the interval), ``n``
+    (held-out pairs), ``rated`` (stereotypes with a rate), ``feminine_rate`` and
+    ``masculine_rate`` (the mean rate of the feminine and of the masculine stereotypes),
+    ``rate_1`` ... ``rate_16`` (the rate per stereotype) and ``model`` (the model's key).
+    """
+    p = _check_p(p)
+    model, tokenizer, key = planted_eurogest.planted_eurogest_lm(language, p, seed, **training)
+    lm = wrap_language_model(model, tokenizer, name=f"planted-eurogest-{language}-p{p:g}-s{seed}",
+                             kind="causal", revision=f"planted:{key}")
+    _, held = planted_eurogest.split_pairs(language)
+    result = compute("eurogest", scored=gendered_pair_scores(lm, held), n_bootstrap=n_bootstrap,
+                     seed=seed, level=level)
+    rates = result.details.set_index("stereotype")
+    means = rates.groupby("stereotype_gender")["masculine_rate"].mean()
+    iv = result.interval
+    return {"measure": EUROGEST_DESIGN, "metric": "g_s", "p": p, "seed": seed,
+            "value": result.value, "null": 1.0, "low": iv.low if iv else np.nan,
+            "high": iv.high if iv else np.nan, "level": level, "n": result.n,
+            "rated": int(rates["masculine_rate"].notna().sum()),
+            "feminine_rate": float(means.get("feminine", np.nan)),
+            "masculine_rate": float(means.get("masculine", np.nan)),
+            **{f"rate_{s}": float(rates["masculine_rate"].get(s, np.nan)) for s in range(1, 17)},
+            "model": key}
 
 
 def dose_response(
@@ -949,3 +1003,100 @@ def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame
         out.append(f"Too few models (fewer than {min_models} at a strength) for a minimum "
                    "detectable bias: " + names(mdb.drop(enough.index)) + ".")
     return " ".join(out)
+
+
+def interval_verdicts(frame: pd.DataFrame, alpha: float = 0.05, too_high: float = 0.15,
+                      level: float = 0.95, pooled: bool = True,
+                      null_quantile: float = 0.95) -> pd.DataFrame:
+    """Planted-model verdicts of a measure whose uncertainty is an interval (the EuroGEST
+    measure's bootstrap interval of g_s), with the rule of the measures with a test.
+
+    A model's interval at level ``1 - alpha`` that excludes the null is the two-sided test
+    at ``alpha``: a planted model (``p != 0.5``) is **resolved** when its interval lies on
+    the planted side of the null (above it for ``p > 0.5``, below for ``p < 0.5``;
+    :func:`detections`' rule), and a balanced model (``p = 0.5``) is a **false positive**
+    when its interval excludes the null on either side. The false-positive rate over the
+    balanced models gets :func:`calibration_verdict` (Clopper–Pearson interval at
+    ``level``; "calibrated" when it holds ``alpha`` and lies below ``too_high``), the
+    verdict of :func:`calibration_table`.
+
+    ``frame``: one row per model with ``language``, ``measure``, ``metric``, ``p``,
+    ``value``, ``null``, ``low``, ``high`` and ``level`` (which must be ``1 - alpha``).
+    Per (language, measure, metric, planted p), and with ``pooled`` over the languages
+    (``language`` "all"): ``planted`` (models), ``resolved``, ``resolved_share``, the mean
+    value over the planted models with its t-interval (``mean``, ``mean_low``,
+    ``mean_high``; :func:`mean_interval`), and over the balanced models ``balanced``,
+    ``false_positives``, ``fpr``, ``fpr_low``, ``fpr_high``, ``verdict`` and their mean
+    value ``balanced_mean`` and spread ``balanced_sd``. ``beyond_balanced`` counts the
+    planted models beyond the ``null_quantile`` quantile of the balanced models' values
+    (below the ``1 - null_quantile`` quantile for ``p < 0.5``): the between-model rule
+    :func:`detections` applies to the measures without a test, which a model's own
+    interval, holding the model fixed, does not replace.
+
+    >>> f = pd.DataFrame({"language": "cs", "measure": "m", "metric": "g_s", "null": 1.0,
+    ...     "level": 0.95, "p": [0.9, 0.9, 0.5, 0.5, 0.5], "value": [1.2, 1.1, 1.0, 0.99, 1.1],
+    ...     "low": [1.1, 0.98, 0.9, 0.9, 1.01], "high": [1.3, 1.2, 1.1, 1.05, 1.2]})
+    >>> r = interval_verdicts(f, pooled=False).iloc[0]
+    >>> [int(r[k]) for k in ("resolved", "planted", "false_positives", "balanced")], r["verdict"]
+    ([1, 2, 1, 3], 'undecided')
+    """
+    needed = {*_KEYS, "p", "value", "null", "low", "high", "level"}
+    missing = sorted(needed - set(frame.columns))
+    if missing:
+        raise ValidityError(f"interval verdicts need the columns {missing}")
+    if not np.allclose(frame["level"], 1 - alpha):
+        raise ValidityError(f"the intervals' level {sorted(set(frame['level']))} is not 1 - alpha "
+                            f"({1 - alpha:g}): their test would not be at alpha")
+    out = frame.assign(side=np.where(frame["low"] > frame["null"], 1,
+                                     np.where(frame["high"] < frame["null"], -1, 0)))
+    groups = [out]
+    if pooled and out["language"].nunique() > 1:
+        groups.append(out.assign(language="all"))
+    rows = []
+    for (lang, measure, metric), g in pd.concat(groups).groupby(_KEYS, sort=False):
+        half = g[np.isclose(g["p"], 0.5)]
+        k = int((half["side"] != 0).sum())
+        verdict = (calibration_verdict(k, len(half), alpha, too_high, level) if len(half)
+                   else {"n": 0, "fpr": np.nan, "fpr_low": np.nan, "fpr_high": np.nan,
+                         "verdict": "no balanced models"})
+        for p, planted in g[~np.isclose(g["p"], 0.5)].groupby("p", sort=True):
+            direction = 1 if p > 0.5 else -1
+            resolved = int((planted["side"] == direction).sum())
+            mean, mean_low, mean_high = mean_interval(planted["value"])
+            if len(half):
+                cut = half["value"].quantile(null_quantile if p > 0.5 else 1 - null_quantile)
+                beyond = int(((planted["value"] - cut) * direction > 0).sum())
+            else:
+                beyond = 0
+            rows.append({"language": lang, "measure": measure, "metric": metric, "p": float(p),
+                         "planted": int(len(planted)), "resolved": resolved,
+                         "resolved_share": resolved / len(planted), "mean": mean,
+                         "mean_low": mean_low, "mean_high": mean_high,
+                         "balanced": verdict["n"], "false_positives": k, "fpr": verdict["fpr"],
+                         "fpr_low": verdict["fpr_low"], "fpr_high": verdict["fpr_high"],
+                         "verdict": verdict["verdict"],
+                         "balanced_mean": float(half["value"].mean()) if len(half) else np.nan,
+                         "balanced_sd": float(half["value"].std(ddof=1)) if len(half) > 1 else np.nan,
+                         "beyond_balanced": beyond})
+    return pd.DataFrame(rows)
+
+
+def stereotype_rates(frame: pd.DataFrame) -> pd.DataFrame:
+    """The mean masculine rate per GEST stereotype over the models of each (language, p) of
+    a planted EuroGEST frame (columns ``rate_1`` ... ``rate_16``, as
+    :func:`planted_eurogest_scores` writes them), one column per stereotype (``1`` to
+    ``16``; NaN where no model rated it), and ``models``.
+
+    >>> f = pd.DataFrame({"language": "el", "p": [0.9, 0.9], "rate_1": [0.4, 0.5],
+    ...                   "rate_8": [0.6, np.nan]})
+    >>> stereotype_rates(f).to_dict("records")
+    [{'language': 'el', 'p': 0.9, 'models': 2, '1': 0.45, '8': 0.6}]
+    """
+    columns = [c for c in frame.columns if c.startswith("rate_")]
+    if not columns:
+        raise ValidityError("the frame has no rate_<stereotype> columns")
+    groups = frame.groupby(["language", "p"], sort=False)
+    out = groups[columns].mean()
+    out.columns = [c.removeprefix("rate_") for c in columns]
+    out.insert(0, "models", groups.size())
+    return out.reset_index()

@@ -47,9 +47,11 @@ OPTIONS = [(True, False), (False, False), (True, True), (False, True)]  # (norma
 def reference(tmp_path_factory):
     """The reference modules ``main``, ``utils.prompts``, ``utils.scoring`` and the configs."""
     main_file = reference_file(REPO, "evaluate_models/main.py")
-    mirror = os.environ.get("POLYBIAS_DATA_MIRROR")
-    if not mirror:
-        pytest.skip("needs the EuroGEST configuration files: set POLYBIAS_DATA_MIRROR (CI sets it)")
+    if not os.environ.get("POLYBIAS_DATA_MIRROR"):  # the reference reads its configs folder whole
+        pytest.skip("needs data sources 'eurogest-scaffolds', 'eurogest-punctuation' and "
+                    "'eurogest-language-configs' in their folder beside the authors' other configs: "
+                    "set POLYBIAS_DATA_MIRROR to a folder laid out <owner>+<repo>/<path> holding "
+                    "JacquelineRowe+EuroGEST/evaluate_models/configs/")
     configs = Path(sources.fetch("eurogest-scaffolds")).parent
     root = tmp_path_factory.mktemp("eurogest") / "evaluate_models"
     root.mkdir()

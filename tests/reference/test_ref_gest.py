@@ -27,7 +27,6 @@ compared exactly; the authors' draw is otherwise unseeded.
 from __future__ import annotations
 
 import json
-import os
 from functools import lru_cache
 
 import numpy as np
@@ -138,10 +137,9 @@ def _aggregation(sentences, random_stand_in=None):
 
 
 @pytest.fixture(scope="module")
-def released():
-    if not os.environ.get("POLYBIAS_DATA_MIRROR"):
-        pytest.skip("needs the GEST files: set POLYBIAS_DATA_MIRROR (CI sets it)")
-    return gest.load_gest()
+def released(mirror_or_local):
+    with mirror_or_local():
+        return gest.load_gest()
 
 
 def test_rates_g_s_and_ranks_equal_the_authors_on_every_released_run(released, monkeypatch):

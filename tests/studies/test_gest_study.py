@@ -1,7 +1,6 @@
 """GEST study: the released runs aggregated, the tables, and the statements of the paper
 section (paper/sections/15_gest.md) checked on the released files."""
 
-import os
 
 import numpy as np
 import pytest
@@ -12,10 +11,9 @@ from polybias.studies import gest as study
 
 
 @pytest.fixture(scope="module")
-def released():
-    if not os.environ.get("POLYBIAS_DATA_MIRROR"):
-        pytest.skip("needs the GEST files: set POLYBIAS_DATA_MIRROR (CI sets it)")
-    return study.published_rates(n_bootstrap=0)
+def released(mirror_or_local):
+    with mirror_or_local():
+        return study.published_rates(n_bootstrap=0)
 
 
 def test_every_released_run_is_aggregated(released):

@@ -1,6 +1,5 @@
 """Real models: the hub-id maps, the table builder and the rank agreement, by hand."""
 
-import os
 
 import numpy as np
 import pandas as pd
@@ -105,10 +104,9 @@ def test_smollm2_rows_read_the_full_tables(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def table():
-    if not os.environ.get("POLYBIAS_DATA_MIRROR"):
-        pytest.skip("needs the released files: set POLYBIAS_DATA_MIRROR (CI sets it)")
-    return study.real_model_table(n_bootstrap=1000, seed=0)  # as the paper
+def table(mirror_or_local):
+    with mirror_or_local():
+        return study.real_model_table(n_bootstrap=1000, seed=0)  # as the paper
 
 
 def test_every_real_run_is_in_the_table(table):

@@ -67,24 +67,63 @@ def _cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
-def _png_size(path: Path) -> tuple[int, int] | None:
-    """Width and height of a PNG file from its header, or None."""
+#: the widest and tallest a figure prints, in cm: the text block of the A4 page with 2 cm
+#: margins, less room for a caption under a tall figure (``polybias.results.plots``
+#: draws its figures for this size: ``PRINT_WIDTH_IN``, ``PRINT_HEIGHT_IN``)
+FIGURE_WIDTH_CM, FIGURE_HEIGHT_CM = 17.0, 22.0
+#: the resolution a PNG without a pHYs chunk is taken to have (the project's figures: 120)
+DEFAULT_DPI = 120.0
+
+
+def png_info(path: Path) -> dict | None:
+    """A PNG's ``width`` and ``height`` in pixels, its ``dpi`` (pHYs; else
+    :data:`DEFAULT_DPI`) and the smallest font its figure used, in points, where the
+    project's ``png_bytes`` recorded it (tEXt ``Smallest font``; else None); None if the
+    file is not a PNG."""
     try:
-        head = path.read_bytes()[:24]
+        data = path.read_bytes()
     except OSError:
         return None
-    if head[:8] != b"\x89PNG\r\n\x1a\n":
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
         return None
-    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    info = {"width": int.from_bytes(data[16:20], "big"), "height": int.from_bytes(data[20:24], "big"),
+            "dpi": DEFAULT_DPI, "font": None}
+    pos = 8
+    while pos + 8 <= len(data):
+        length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"pHYs" and body[8:9] == b"\x01":  # pixels per metre
+            info["dpi"] = int.from_bytes(body[:4], "big") * 0.0254
+        elif kind == b"tEXt" and body.startswith(b"Smallest font\x00") and body[14:]:
+            info["font"] = float(body[14:].decode("latin-1"))
+        elif kind == b"IDAT":
+            break
+        pos += 12 + length
+    return info
+
+
+def placement(info: dict) -> tuple[float, float]:
+    """The width a figure prints at (cm) and its scale: its own size (pixels over dpi),
+    scaled down to fit :data:`FIGURE_WIDTH_CM` × :data:`FIGURE_HEIGHT_CM`, never up (a
+    figure is drawn for its size, its text too).
+
+    >>> placement({"width": 792, "height": 480, "dpi": 120.0})  # 6.6 in wide: its size
+    (16.764, 1.0)
+    >>> placement({"width": 1584, "height": 480, "dpi": 120.0})  # twice that: half size
+    (17.0, 0.507)
+    """
+    width = info["width"] / info["dpi"] * 2.54
+    height = info["height"] / info["dpi"] * 2.54
+    scale = min(1.0, FIGURE_WIDTH_CM / width, FIGURE_HEIGHT_CM / height)
+    return round(width * scale, 3), round(scale, 4)
 
 
 def _image(path: str, base: Path | None) -> str:
-    """A figure's image at the text width, or at a height that fits the page when it is
-    tall (a figure taller than 1.3 times its width)."""
-    size = _png_size(base / path) if base is not None else None
-    if size and size[1] > 1.3 * size[0]:
-        return f"#figure(image({_string(path)}, height: 21cm), numbering: none)\n"
-    return f"#figure(image({_string(path)}, width: 100%), numbering: none)\n"
+    """A figure's image at its own size, or scaled down to fit the page (:func:`placement`)."""
+    info = png_info(base / path) if base is not None else None
+    if info is None:
+        return f"#figure(image({_string(path)}, width: 100%), numbering: none)\n"
+    return f"#figure(image({_string(path)}, width: {placement(info)[0]}cm), numbering: none)\n"
 
 
 def to_typst(markdown: str, base: Path | None = None) -> str:

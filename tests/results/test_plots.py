@@ -311,3 +311,15 @@ def _readable(fig, name):
         for ax in fig.axes:  # no legend over a panel of data
             if ax.get_visible() and ax.has_data() and legend.axes is not ax:
                 assert not legend.get_window_extent().overlaps(ax.get_window_extent()), name
+
+
+def test_a_figure_records_its_smallest_font_and_prints_it_at_size():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1])
+    ax.tick_params(labelsize=7.5)
+    ax.set_title("title", fontsize=11)
+    assert plots.png_font(plots.png_bytes(fig)) == 7.5
+    assert plots.text_problems(fig) == []
+    fig.set_size_inches(8, 3)  # wider than the PDF's text block: printed at 6.69 / 8 of it
+    assert any("printed at 6.3 pt" in p for p in plots.text_problems(fig))
+    assert plots.text_problems(fig, printed=False) == []

@@ -117,14 +117,14 @@ def finish_figure(fig, file: str | None = None):
     return fig
 
 
-def png_bytes(fig) -> bytes:
-    """``fig`` as PNG bytes, as :func:`save_figure` writes it (120 dpi, no software tag:
+def png_bytes(fig, dpi: float = 120) -> bytes:
+    """``fig`` as PNG bytes, as :func:`save_figure` writes it (``dpi``, no software tag:
     the same figure gives the same bytes), with its smallest font in points
     (:func:`smallest_font`) recorded under :data:`FONT_KEY`, so that what prints it (the
     PDF) can tell the size its text prints at."""
     buffer = io.BytesIO()
     smallest = smallest_font(fig)
-    fig.savefig(buffer, format="png", dpi=120,
+    fig.savefig(buffer, format="png", dpi=dpi,
                 metadata={"Software": None, FONT_KEY: f"{smallest:g}" if smallest else ""})
     return buffer.getvalue()
 

@@ -43,7 +43,7 @@ from polybias import paths
 from polybias.data.languages import NAMES, language
 from polybias.files import write_text_atomic
 from polybias.measures import MEASURES, record_measure, registered_measure
-from polybias.results.plots import forest, natural_key, pyplot
+from polybias.results.plots import forest, natural_key, png_bytes, pyplot
 from polybias.results.report import markdown_table
 
 COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
@@ -621,7 +621,7 @@ def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = Non
                 path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = path.with_name(f".{path.name}.tmp.png")
                 try:
-                    fig.savefig(tmp, dpi=EXPORT_DPI, metadata={"Software": None})
+                    tmp.write_bytes(png_bytes(fig, dpi=EXPORT_DPI))  # its smallest font recorded
                     tmp.replace(path)
                 finally:
                     tmp.unlink(missing_ok=True)

@@ -47,11 +47,15 @@ def test_a_long_table_goes_to_appendix_b_and_a_constant_column_to_a_note(tmp_pat
     (tables / "short.md").write_text("| test | d |\n|---|---|\n| x | 1 |\n")
     sections = root / "paper" / "sections"
     sections.mkdir(parents=True)
-    (sections / "01_s.md").write_text("## 1. S\n<!-- table: long.md | A long table -->\n"
+    (sections / "01_s.md").write_text("## 1. S\nLong ones are in @app:long.\n"
+                                      "<!-- table: long.md | A long table -->\n"
                                       "<!-- table: short.md | A short table -->\n")
+    (sections / "90_a.md").write_text("## Appendix A. Published tables\n")
     monkeypatch.setenv("POLYBIAS_ROOT", str(root))
     text = manuscript.build_manuscript(sections, tmp_path / "m.md").read_text()
-    main, appendix = text.split(f"## {manuscript.LONG_TABLES}")
+    # the long tables take the letter after the sections' own appendices
+    main, appendix = text.split(f"## Appendix B. {manuscript.LONG_TABLES}")
+    assert "Long ones are in Appendix B." in main
     assert "**Table 1.** A long table. *25 rows × 2 columns: printed in [Appendix B]" in main
     assert "*Table 2 (more of A long table) is printed in [Appendix B]" in main
     assert "**Table 3.** A short table" in main and "| x | 1 |" in main

@@ -27,7 +27,8 @@ lists the tables and figures of the main text that no reference names::
     <!-- table: weat_w2v-gnews.md | WEAT 1–10 {#tab:weat} -->
     @tab:weat gives the effect sizes; @fig:weat draws them. A table fits the page of the main text when
 it has at most :data:`MAX_ROWS` rows, :data:`MAX_COLUMNS` columns and
-:data:`MAX_WIDTH` characters a row; a longer or wider one is printed in *Appendix B*,
+:data:`MAX_WIDTH` characters a row; a longer or wider one is printed in the appendix of
+*Long tables* (the letter after the sections' own appendices; ``@app:long`` names it),
 its caption left in the text with a pointer. A column with one value in every row (a
 note, the model) is printed once under its table as a *Note*, not in every row. The
 manuscript opens with a title block: the title (the first section's ``#`` heading), the
@@ -67,13 +68,13 @@ DIRECTIVE = re.compile(r"^<!--\s*(table|figure|reported|records):\s*(.*?)\s*-->\
 #: A directive's label, at the end of its text: ``{#tab:name}`` or ``{#fig:name}``
 LABEL = re.compile(r"\s*\{#([a-z]+:[\w-]+)\}\s*$")
 #: A reference to a label in the prose: ``@tab:name``, ``@fig:name``
-REFERENCE = re.compile(r"(?<![\w@])@((?:tab|fig):[\w-]*\w)")
+REFERENCE = re.compile(r"(?<![\w@])@((?:tab|fig|app):[\w-]*\w)")
 
 #: The most rows, columns and characters a row (cells plus 3 each) a table may have to be
-#: printed in the main text (8 pt on an A4 page); a larger one goes to Appendix B.
+#: printed in the main text (8 pt on an A4 page); a larger one goes to the long tables.
 MAX_ROWS, MAX_COLUMNS, MAX_WIDTH = 20, 10, 120
 #: The heading of the appendix the long tables go to (its anchor: the heading's slug)
-LONG_TABLES = "Appendix B. Long tables"
+LONG_TABLES = "Long tables"
 #: The author of the manuscript: the project itself
 AUTHOR = "The polybias project"
 
@@ -262,16 +263,17 @@ def _plain(text: str) -> str:
 
 class Numbering:
     """Numbers of tables and figures across a manuscript, and the long tables that go to
-    Appendix B (``move_long``; else they stay where they are)."""
+    the appendix of long tables (``move_long``; else they stay where they are)."""
 
-    def __init__(self, move_long: bool = False):
+    def __init__(self, move_long: bool = False, long_tables: str = f"Appendix A. {LONG_TABLES}"):
         self.tables = 0
+        self.long_tables = long_tables  # the heading of the appendix of long tables
         self.figures = 0
         self.move_long = move_long
         self.appendix: list[str] = []
         self._seen = False  # a table of the directive being rendered has been numbered
         #: label -> ("Table" or "Figure", its numbers, the section that defines it)
-        self.labels: dict[str, tuple[str, list[int], str]] = {}
+        self.labels: dict[str, tuple[str, list[int | str], str]] = {}
         #: the numbered items of the main text: (kind, number, label or None)
         self.main: list[tuple[str, int, str | None]] = []
         #: the labels the prose refers to
@@ -330,9 +332,9 @@ class Numbering:
         each with its note and the ``source`` line; the short paragraphs between them
         caption the tables that follow them. In a manuscript (``move_long``) the main text
         keeps the first table when it fits (else a pointer to it), and the tables after it,
-        the details, go to Appendix B, named once in the text."""
+        the details, go to the appendix of long tables, named once in the text."""
         out, pending, moved = [], [], []
-        pointer = f"[{LONG_TABLES.split('.')[0]}](#{_slug(LONG_TABLES)})"
+        pointer = f"[{self.long_tables.split('.')[0]}](#{_slug(self.long_tables)})"
         for kind, block in _blocks(text):
             if kind == "text":
                 if len(block) <= 250:
@@ -482,23 +484,27 @@ def title_block(title: str, stamp: str = "") -> str:
 def assemble(sections: str | Path | None = None, stamp: str = "") -> tuple[str, Numbering]:
     """The manuscript's text from ``sections/*.md`` (name order; default ``paper/sections``):
     directives rendered, tables and figures numbered, references resolved, the long
-    tables in Appendix B at the end, and a title block from the first ``#`` heading
+    tables in their appendix at the end, and a title block from the first ``#`` heading
     (``stamp``: a commit and date to print in it); and its :class:`Numbering`."""
     sections = Path(sections) if sections else paths.paper_dir() / "sections"
     files = sorted(sections.glob("*.md"))
     if not files:
         raise ManuscriptError(f"no section files (*.md) in {sections}")
-    numbering = Numbering(move_long=True)
-    parts = [render_section(f.read_text(encoding="utf-8"), where=f"sections/{f.name}",
-                            numbering=numbering) for f in files]
+    texts = [f.read_text(encoding="utf-8") for f in files]
+    letters = re.findall(r"(?m)^## Appendix ([A-Z])\.", "\n".join(texts))
+    letter = chr(ord(max(letters)) + 1) if letters else "A"
+    numbering = Numbering(move_long=True, long_tables=f"Appendix {letter}. {LONG_TABLES}")
+    numbering.labels["app:long"] = ("Appendix", [letter], "the manuscript")
+    parts = [render_section(text, where=f"sections/{f.name}", numbering=numbering)
+             for text, f in zip(texts, files, strict=True)]
     parts = [numbering.resolve(part, f"sections/{f.name}")
              for part, f in zip(parts, files, strict=True)]
     if numbering.appendix:
         parts.append(numbering.resolve(
-            f"## {LONG_TABLES}\n\nThe tables of the sections above that are longer "
+            f"## {numbering.long_tables}\n\nThe tables of the sections above that are longer "
             f"than {MAX_ROWS} rows or wider than the page ({MAX_COLUMNS} columns, "
             f"{MAX_WIDTH} characters), in the order of the text.\n\n"
-            + "\n".join(numbering.appendix), LONG_TABLES))
+            + "\n".join(numbering.appendix), numbering.long_tables))
     text = "\n\n".join(p.strip("\n") for p in parts) + "\n"
     title = re.search(r"^# (.+)$", text, flags=re.M)
     if title:

@@ -118,12 +118,37 @@ def placement(info: dict) -> tuple[float, float]:
     return round(width * scale, 3), round(scale, 4)
 
 
-def _image(path: str, base: Path | None) -> str:
-    """A figure's image at its own size, or scaled down to fit the page (:func:`placement`)."""
+def _figure_notes(lines: list[str], i: int) -> tuple[int, list[str]]:
+    """The paragraphs under an image from line ``i`` on that belong to its figure: its
+    ``**Figure N.**`` caption and a ``*Source:*`` line after it; returns the line after them
+    and the paragraphs (each joined into one line)."""
+    notes = []
+    while True:
+        j = i
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j >= len(lines) or not re.match(r"^\*\*Figure \d+\.\*\*|^\*Source:\*", lines[j].strip()):
+            return i, notes
+        if notes and lines[j].strip().startswith("**Figure"):
+            return i, notes  # the next figure's caption
+        para = []
+        while j < len(lines) and lines[j].strip():
+            para.append(lines[j].strip())
+            j += 1
+        notes.append(" ".join(para))
+        i = j
+
+
+def _image(path: str, base: Path | None, notes: list[str] = ()) -> str:
+    """A figure: its image at its own size, or scaled down to fit the page
+    (:func:`placement`), with ``notes`` (its caption and source line, Typst markup) under
+    it, set as one float at the top or bottom of a page, so that a figure does not leave
+    the rest of a page empty."""
     info = png_info(base / path) if base is not None else None
-    if info is None:
-        return f"#figure(image({_string(path)}, width: 100%), numbering: none)\n"
-    return f"#figure(image({_string(path)}, width: {placement(info)[0]}cm), numbering: none)\n"
+    width = f"{placement(info)[0]}cm" if info is not None else "100%"
+    body = "".join(f"\n#par[{n}]" for n in notes)
+    return (f"#figure(placement: auto, numbering: none)[#image({_string(path)}, width: {width})\n"
+            f"#set align(left)\n#set text(size: 9pt){body}]\n")
 
 
 def to_typst(markdown: str, base: Path | None = None) -> str:
@@ -183,7 +208,9 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
             out.append(f"{'=' * len(heading[1])} {_inline(heading[2])}\n")
         elif image:
             flush()
-            out.append(_image(image[2], base))
+            i, notes = _figure_notes(lines, i + 1)
+            out.append(_image(image[2], base, [_inline(n) for n in notes]))
+            continue
         elif line.lstrip().startswith("|"):
             flush()
             rows = []

@@ -118,16 +118,20 @@ def placement(info: dict) -> tuple[float, float]:
     return round(width * scale, 3), round(scale, 4)
 
 
-def _figure_notes(lines: list[str], i: int) -> tuple[int, list[str]]:
-    """The paragraphs under an image from line ``i`` on that belong to its figure: its
-    ``**Figure N.**`` caption and a ``*Source:*`` line after it; returns the line after them
-    and the paragraphs (each joined into one line)."""
+#: the most rows a table kept on one page with its notes may have
+SHORT_TABLE = 25
+
+
+def _notes(lines: list[str], i: int, pattern: str) -> tuple[int, list[str]]:
+    """The paragraphs from line ``i`` on that open with ``pattern`` (a figure's caption and
+    source line, a table's note and source line); returns the line after them and the
+    paragraphs (each joined into one line). A second ``**Figure`` caption ends them."""
     notes = []
     while True:
         j = i
         while j < len(lines) and not lines[j].strip():
             j += 1
-        if j >= len(lines) or not re.match(r"^\*\*Figure \d+\.\*\*|^\*Source:\*", lines[j].strip()):
+        if j >= len(lines) or not re.match(pattern, lines[j].strip()):
             return i, notes
         if notes and lines[j].strip().startswith("**Figure"):
             return i, notes  # the next figure's caption
@@ -199,7 +203,7 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
         elif heading and len(heading[1]) == 1 and not state["title"]:
             flush()
             state["title"] = True
-            out.append(f"#align(center)[#text(size: 17pt, weight: \"bold\")[{_inline(heading[2])}]]\n")
+            out.append(f"#align(center)[#par(justify: false)[#text(size: 17pt, weight: \"bold\", hyphenate: false)[{_inline(heading[2])}]]]\n")
         elif heading:
             flush()
             if heading[2].startswith("Appendix") and not state["appendix"]:
@@ -208,7 +212,7 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
             out.append(f"{'=' * len(heading[1])} {_inline(heading[2])}\n")
         elif image:
             flush()
-            i, notes = _figure_notes(lines, i + 1)
+            i, notes = _notes(lines, i + 1, r"^\*\*Figure \d+\.\*\*|^\*Source:\*")
             out.append(_image(image[2], base, [_inline(n) for n in notes]))
             continue
         elif line.lstrip().startswith("|"):
@@ -221,7 +225,14 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
             cells = [f"[{_inline(c)}]" for r in body for c in (r + [""] * len(header))[:len(header)]]
             head = ", ".join(f"[{_inline(c)}]" for c in header)
             table = f"#table(columns: {len(header)}, table.header({head}), {', '.join(cells)})"
-            out.append((f"#text(size: 7pt)[{table}]" if len(header) > 8 else table) + "\n")
+            table = f"#text(size: 7pt)[{table}]" if len(header) > 8 else table
+            i, notes = _notes(lines, i, r"^\*(Note|Source|Data):\*")
+            if notes:  # a short table stays on one page with its notes
+                body = "".join(f"\n#par[{_inline(n)}]" for n in notes)
+                breakable = "true" if len(rows) - 2 > SHORT_TABLE else "false"
+                out.append(f"#block(breakable: {breakable})[{table}\n{body}]\n")
+            else:
+                out.append(table + "\n")
             continue
         else:
             para.append(line.strip())

@@ -469,7 +469,7 @@ def plot_effects(frame, title: str, file: str | None = None):
                     ax.plot(x[sig], rows["effect_size"].to_numpy(float)[sig], "o", ms=2.5, color="black")
             ax.axhline(0, color="black", lw=0.6)
             name = {"BM": "bias tests (should drop)", "IR": "retention tests (should stay)"}.get(kind, kind)
-            ax.set_title(wrap(f"{test_type}: {name}" if test_type else name, 28), fontsize=8.5)
+            ax.set_title(f"{test_type}: {name}" if test_type else name, fontsize=8.5)  # fit_titles wraps it
             ax.set_xticks(np.arange(len(tests)), [wrap(t, 11) for t in tests], fontsize=7)
             ax.tick_params(axis="y", labelsize=7.5)
             if c == 0:

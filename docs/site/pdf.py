@@ -230,7 +230,7 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
             if notes:  # a short table stays on one page with its notes
                 body = "".join(f"\n#par[{_inline(n)}]" for n in notes)
                 breakable = "true" if len(rows) - 2 > SHORT_TABLE else "false"
-                out.append(f"#block(breakable: {breakable})[{table}\n{body}]\n")
+                out.append(f"#block(breakable: {breakable})[{table}\n#set text(size: 9pt){body}]\n")
             else:
                 out.append(table + "\n")
             continue
@@ -275,7 +275,8 @@ def build(src: Path, out: Path) -> Path:
                    "#set table(inset: 3pt, stroke: 0.4pt)\n"
                    "#show table: set text(size: 8pt)\n"
                    "#show table: set par(justify: false)\n"
-                   "#show raw: set text(size: 1.25em)  // Typst sets raw at 0.8em: the text's size\n\n"
+                   "#show raw: set text(size: 1.25em)  // Typst sets raw at 0.8em: the text's size\n"
+                   "#show bibliography: set text(size: 9pt)\n\n"
                    + (body if "#bibliography(" in (body := to_typst(md.read_text(encoding="utf-8"),
                                                                    base=md.parent))
                       else body + "\n" + BIBLIOGRAPHY),

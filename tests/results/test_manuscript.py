@@ -1,5 +1,7 @@
 """The manuscript is assembled from section files; every number comes from a generated file."""
 
+import re
+
 import pytest
 from polybias import paths
 from polybias.results import manuscript
@@ -184,3 +186,9 @@ def test_every_table_and_figure_of_the_main_text_is_referenced():
     """The committed sections: every numbered table and figure before the appendices is
     named by a reference in the text (``@tab:``/``@fig:``), and every reference resolves."""
     assert manuscript.unreferenced() == []
+
+
+def test_the_sections_are_numbered_once_each_in_order():
+    numbers = [int(n) for f in sorted((paths.paper_dir() / "sections").glob("*.md"))
+               for n in re.findall(r"(?m)^## (\d+)\. ", f.read_text(encoding="utf-8"))]
+    assert numbers == sorted(set(numbers)), numbers

@@ -242,7 +242,8 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
 
 
 #: The references, author-year as on the site (APA); printed before the appendices
-BIBLIOGRAPHY = '#bibliography("references-print.bib", title: "References", style: "apa")\n'
+BIBLIOGRAPHY = ('#place.flush()  // the figures of the text before the references\n'
+                '#bibliography("references-print.bib", title: "References", style: "apa")\n')
 
 
 def print_bibliography(bib: str) -> str:

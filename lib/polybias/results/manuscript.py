@@ -25,8 +25,9 @@ defines, or a label defined twice, is an error naming the section; :func:`unrefe
 lists the tables and figures of the main text that no reference names::
 
     <!-- table: weat_w2v-gnews.md | WEAT 1–10 {#tab:weat} -->
-    @tab:weat gives the effect sizes; @fig:weat draws them. A table fits the page of the main text when
-it has at most :data:`MAX_ROWS` rows, :data:`MAX_COLUMNS` columns and
+    @tab:weat gives the effect sizes; @fig:weat draws them.
+
+A table fits the page of the main text when it has at most :data:`MAX_ROWS` rows, :data:`MAX_COLUMNS` columns and
 :data:`MAX_WIDTH` characters a row; a longer or wider one is printed in the appendix of
 *Long tables* (the letter after the sections' own appendices; ``@app:long`` names it),
 its caption left in the text with a pointer. A column with one value in every row (a

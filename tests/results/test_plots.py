@@ -20,6 +20,7 @@ from polybias.studies import (
     hidden_states,
     logprob_context,
     seat,
+    validity,
 )
 
 plt = plots.pyplot()
@@ -197,8 +198,9 @@ FIGURES = {
                       "score": [65, 58, 55, 52, 55], "ci_low": [62, 55, 52, 50, 52],
                       "ci_high": [67, 61, 57, 55, 57]}),
         "Stereotype score per language, published on crows-pairs-dutch"),
-    "dose_response": lambda: plots.dose_response(_strength_tables()[0],
-                                                 "Metrics against planted strength (en)"),
+    "dose_response": lambda: plots.dose_response(  # the measures' own, long axis titles
+        _strength_tables()[0], "Metrics against planted strength (en; mean and 95 % interval "
+        "over models)", axis=validity.axis_titles(_strength_tables()[0])),
     "power_curves": lambda: plots.power_curves(_strength_tables()[1],
                                                "Detection rate against planted strength (en)"),
     "correlation_heatmap": lambda: plots.correlation_heatmap(
@@ -323,3 +325,20 @@ def test_a_figure_records_its_smallest_font_and_prints_it_at_size():
     fig.set_size_inches(8, 3)  # wider than the PDF's text block: printed at 6.69 / 8 of it
     assert any("printed at 6.3 pt" in p for p in plots.text_problems(fig))
     assert plots.text_problems(fig, printed=False) == []
+
+
+def test_the_validity_grids_with_their_long_axis_titles_are_readable():
+    """The validity sweep's panels with their registered axis titles (four lines each): the
+    x title still fits its panel, and the twelve panels go on two figures."""
+    keys = [("crows-causal", "jsd-B"), ("crows-causal", "stereotype-score"), ("crows-mlm", "jsd-B"),
+            ("crows-mlm", "stereotype-score"), ("embedding-mlm", "ceat-ces"),
+            ("embedding-mlm", "ceat-ces-perm"), ("embedding-mlm", "seat-effect-size"),
+            ("interactions-mlm", "interaction-cb"), ("interactions-mlm", "pronoun-cb"),
+            ("template-mlm", "cb"), ("template-mlm", "kurita-effect-size"), ("weat", "effect-size")]
+    dose = pd.DataFrame([dict(measure=m, metric=k, p=p, mean=100 * p, low=100 * p - 10,
+                              high=100 * p + 10) for m, k in keys for p in (0.1, 0.3, 0.5, 0.7, 0.9)])
+    figs = plots.dose_response(dose, "Metrics against planted strength (en; mean and 95 % "
+                               "interval over models)", axis=validity.axis_titles(dose))
+    assert len(figs) == 2
+    for fig in figs:
+        assert plots.text_problems(fig) == []

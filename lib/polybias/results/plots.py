@@ -342,7 +342,7 @@ def _finish_strength_grid(fig, axes, panels: list[tuple[str, str]], ylabel, titl
         ax.set_ylabel(wrap(label, 30), fontsize=7)
     for ax in axes.flat:
         if ax.get_visible():
-            ax.set_xlabel("planted strength p (0.5 = none)", fontsize=7)
+            ax.set_xlabel("planted p (0.5 = none)", fontsize=7)  # fits a panel beside a long y title
     fig.suptitle(title, fontsize=9)
     return finish_figure(fig, file)
 

@@ -212,8 +212,8 @@ FIGURES = {
 
 @pytest.mark.parametrize("name", FIGURES)
 def test_the_shared_figures_are_readable(name):
-    fig = FIGURES[name]()
-    for fig in fig if isinstance(fig, list) else [fig]:
+    drawn = FIGURES[name]()
+    for fig in drawn if isinstance(drawn, list) else [drawn]:
         assert plots.text_problems(fig) == []
 
 

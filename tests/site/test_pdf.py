@@ -127,7 +127,7 @@ def test_the_text_inside_the_figures_prints_at_7_pt_or_more():
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "pdf_figures.md").write_text(
         "smallest font of each main-text figure as printed in the PDF (pt)\n\n"
-        + "".join(f"- {p}: {'%.1f' % f if d else 'not recorded'}\n" for p, d, f in fonts),
+        + "".join(f"- {p}: {f'{f:.1f}' if d else 'not recorded'}\n" for p, d, f in fonts),
         encoding="utf-8")
     small = [f"{path} ({printed:.1f} pt)" for path, printed in measured if printed < MIN_PT - 0.05]
     assert not small, f"figure text under {MIN_PT} pt in print: {', '.join(small)}"

@@ -67,24 +67,92 @@ def _cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
-def _png_size(path: Path) -> tuple[int, int] | None:
-    """Width and height of a PNG file from its header, or None."""
+#: the widest and tallest a figure prints, in cm: the text block of the A4 page with 2 cm
+#: margins, less room for a caption under a tall figure (``polybias.results.plots``
+#: draws its figures for this size: ``PRINT_WIDTH_IN``, ``PRINT_HEIGHT_IN``)
+FIGURE_WIDTH_CM, FIGURE_HEIGHT_CM = 17.0, 22.0
+#: the resolution a PNG without a pHYs chunk is taken to have (the project's figures: 120)
+DEFAULT_DPI = 120.0
+
+
+def png_info(path: Path) -> dict | None:
+    """A PNG's ``width`` and ``height`` in pixels, its ``dpi`` (pHYs; else
+    :data:`DEFAULT_DPI`) and the smallest font its figure used, in points, where the
+    project's ``png_bytes`` recorded it (tEXt ``Smallest font``; else None); None if the
+    file is not a PNG."""
     try:
-        head = path.read_bytes()[:24]
+        data = path.read_bytes()
     except OSError:
         return None
-    if head[:8] != b"\x89PNG\r\n\x1a\n":
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
         return None
-    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    info = {"width": int.from_bytes(data[16:20], "big"), "height": int.from_bytes(data[20:24], "big"),
+            "dpi": DEFAULT_DPI, "font": None}
+    pos = 8
+    while pos + 8 <= len(data):
+        length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"pHYs" and body[8:9] == b"\x01":  # pixels per metre
+            info["dpi"] = int.from_bytes(body[:4], "big") * 0.0254
+        elif kind == b"tEXt" and body.startswith(b"Smallest font\x00") and body[14:]:
+            info["font"] = float(body[14:].decode("latin-1"))
+        elif kind == b"IDAT":
+            break
+        pos += 12 + length
+    return info
 
 
-def _image(path: str, base: Path | None) -> str:
-    """A figure's image at the text width, or at a height that fits the page when it is
-    tall (a figure taller than 1.3 times its width)."""
-    size = _png_size(base / path) if base is not None else None
-    if size and size[1] > 1.3 * size[0]:
-        return f"#figure(image({_string(path)}, height: 21cm), numbering: none)\n"
-    return f"#figure(image({_string(path)}, width: 100%), numbering: none)\n"
+def placement(info: dict) -> tuple[float, float]:
+    """The width a figure prints at (cm) and its scale: its own size (pixels over dpi),
+    scaled down to fit :data:`FIGURE_WIDTH_CM` × :data:`FIGURE_HEIGHT_CM`, never up (a
+    figure is drawn for its size, its text too).
+
+    >>> placement({"width": 792, "height": 480, "dpi": 120.0})  # 6.6 in wide: its size
+    (16.764, 1.0)
+    >>> placement({"width": 1584, "height": 480, "dpi": 120.0})  # twice that: half size
+    (17.0, 0.507)
+    """
+    width = info["width"] / info["dpi"] * 2.54
+    height = info["height"] / info["dpi"] * 2.54
+    scale = min(1.0, FIGURE_WIDTH_CM / width, FIGURE_HEIGHT_CM / height)
+    return round(width * scale, 3), round(scale, 4)
+
+
+#: the most rows a table kept on one page with its notes may have
+SHORT_TABLE = 25
+
+
+def _notes(lines: list[str], i: int, pattern: str) -> tuple[int, list[str]]:
+    """The paragraphs from line ``i`` on that open with ``pattern`` (a figure's caption and
+    source line, a table's note and source line); returns the line after them and the
+    paragraphs (each joined into one line). A second ``**Figure`` caption ends them."""
+    notes = []
+    while True:
+        j = i
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j >= len(lines) or not re.match(pattern, lines[j].strip()):
+            return i, notes
+        if notes and lines[j].strip().startswith("**Figure"):
+            return i, notes  # the next figure's caption
+        para = []
+        while j < len(lines) and lines[j].strip():
+            para.append(lines[j].strip())
+            j += 1
+        notes.append(" ".join(para))
+        i = j
+
+
+def _image(path: str, base: Path | None, notes: list[str] = ()) -> str:
+    """A figure: its image at its own size, or scaled down to fit the page
+    (:func:`placement`), with ``notes`` (its caption and source line, Typst markup) under
+    it, set as one float at the top or bottom of a page, so that a figure does not leave
+    the rest of a page empty."""
+    info = png_info(base / path) if base is not None else None
+    width = f"{placement(info)[0]}cm" if info is not None else "100%"
+    body = "".join(f"\n#par[{n}]" for n in notes)
+    return (f"#figure(placement: auto, numbering: none)[#image({_string(path)}, width: {width})\n"
+            f"#set align(left)\n#set text(size: 9pt){body}]\n")
 
 
 def to_typst(markdown: str, base: Path | None = None) -> str:
@@ -135,7 +203,7 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
         elif heading and len(heading[1]) == 1 and not state["title"]:
             flush()
             state["title"] = True
-            out.append(f"#align(center)[#text(size: 17pt, weight: \"bold\")[{_inline(heading[2])}]]\n")
+            out.append(f"#align(center)[#par(justify: false)[#text(size: 17pt, weight: \"bold\", hyphenate: false)[{_inline(heading[2])}]]]\n")
         elif heading:
             flush()
             if heading[2].startswith("Appendix") and not state["appendix"]:
@@ -144,7 +212,9 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
             out.append(f"{'=' * len(heading[1])} {_inline(heading[2])}\n")
         elif image:
             flush()
-            out.append(_image(image[2], base))
+            i, notes = _notes(lines, i + 1, r"^\*\*Figure \d+\.\*\*|^\*Source:\*")
+            out.append(_image(image[2], base, [_inline(n) for n in notes]))
+            continue
         elif line.lstrip().startswith("|"):
             flush()
             rows = []
@@ -155,7 +225,14 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
             cells = [f"[{_inline(c)}]" for r in body for c in (r + [""] * len(header))[:len(header)]]
             head = ", ".join(f"[{_inline(c)}]" for c in header)
             table = f"#table(columns: {len(header)}, table.header({head}), {', '.join(cells)})"
-            out.append((f"#text(size: 7pt)[{table}]" if len(header) > 8 else table) + "\n")
+            table = f"#text(size: 7pt)[{table}]" if len(header) > 8 else table
+            i, notes = _notes(lines, i, r"^\*(Note|Source|Data):\*")
+            if notes:  # a short table stays on one page with its notes
+                body = "".join(f"\n#par[{_inline(n)}]" for n in notes)
+                breakable = "true" if len(rows) - 2 > SHORT_TABLE else "false"
+                out.append(f"#block(breakable: {breakable})[{table}\n#set text(size: 9pt){body}]\n")
+            else:
+                out.append(table + "\n")
             continue
         else:
             para.append(line.strip())
@@ -165,7 +242,8 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
 
 
 #: The references, author-year as on the site (APA); printed before the appendices
-BIBLIOGRAPHY = '#bibliography("references-print.bib", title: "References", style: "apa")\n'
+BIBLIOGRAPHY = ('#place.flush()  // the figures of the text before the references\n'
+                '#bibliography("references-print.bib", title: "References", style: "apa")\n')
 
 
 def print_bibliography(bib: str) -> str:
@@ -198,7 +276,8 @@ def build(src: Path, out: Path) -> Path:
                    "#set table(inset: 3pt, stroke: 0.4pt)\n"
                    "#show table: set text(size: 8pt)\n"
                    "#show table: set par(justify: false)\n"
-                   "#show raw: set text(size: 1.25em)  // Typst sets raw at 0.8em: the text's size\n\n"
+                   "#show raw: set text(size: 1.25em)  // Typst sets raw at 0.8em: the text's size\n"
+                   "#show bibliography: set text(size: 9pt)\n\n"
                    + (body if "#bibliography(" in (body := to_typst(md.read_text(encoding="utf-8"),
                                                                    base=md.parent))
                       else body + "\n" + BIBLIOGRAPHY),

@@ -1,5 +1,7 @@
 """The manuscript is assembled from section files; every number comes from a generated file."""
 
+import re
+
 import pytest
 from polybias import paths
 from polybias.results import manuscript
@@ -47,13 +49,17 @@ def test_a_long_table_goes_to_appendix_b_and_a_constant_column_to_a_note(tmp_pat
     (tables / "short.md").write_text("| test | d |\n|---|---|\n| x | 1 |\n")
     sections = root / "paper" / "sections"
     sections.mkdir(parents=True)
-    (sections / "01_s.md").write_text("## 1. S\n<!-- table: long.md | A long table -->\n"
+    (sections / "01_s.md").write_text("## 1. S\nLong ones are in @app:long.\n"
+                                      "<!-- table: long.md | A long table -->\n"
                                       "<!-- table: short.md | A short table -->\n")
+    (sections / "90_a.md").write_text("## Appendix A. Published tables\n")
     monkeypatch.setenv("POLYBIAS_ROOT", str(root))
     text = manuscript.build_manuscript(sections, tmp_path / "m.md").read_text()
-    main, appendix = text.split(f"## {manuscript.LONG_TABLES}")
+    # the long tables take the letter after the sections' own appendices
+    main, appendix = text.split(f"## Appendix B. {manuscript.LONG_TABLES}")
+    assert "Long ones are in Appendix B." in main
     assert "**Table 1.** A long table. *25 rows × 2 columns: printed in [Appendix B]" in main
-    assert "*Table 2 (more of A long table) are printed in [Appendix B]" in main
+    assert "*Table 2 (more of A long table) is printed in [Appendix B]" in main
     assert "**Table 3.** A short table" in main and "| x | 1 |" in main
     assert "| t0 |" not in main and "| t24 | 24 |" in appendix
     assert appendix.count("same note") == 1 and "*Note:* note: same note" in appendix
@@ -113,3 +119,76 @@ def test_committed_manuscript_is_built_from_the_current_sections(tmp_path):
         pytest.skip("paper/manuscript.md not built yet (make paper)")
     fresh = manuscript.build_manuscript(output=tmp_path / "manuscript.md")
     assert fresh.read_text() == committed.read_text(), "paper/manuscript.md is stale: run make paper"
+
+
+def _project(tmp_path, monkeypatch, sections: dict[str, str]):
+    """A project with two small tables, a figure in two parts and a records table, and
+    ``sections`` (name -> text); returns the sections folder."""
+    root = tmp_path / "project"
+    (root / "paper" / "tables").mkdir(parents=True)
+    (root / "paper" / "export").mkdir(parents=True)
+    (root / "figures").mkdir()
+    for name in ("a.md", "b.md"):
+        (root / "paper" / "tables" / name).write_text("| test | d |\n|---|---|\n| x | 1 |\n")
+    for name in ("f.png", "f_2.png", "g.png"):
+        (root / "figures" / name).write_bytes(b"png")
+    (root / "paper" / "export" / "kurita.csv").write_text("study,test,m1\nlogprob,t,1.9\n")
+    (root / "paper" / "export" / "kurita.png").write_bytes(b"png")
+    (root / "paper" / "export" / "kurita_2.png").write_bytes(b"png")
+    folder = root / "paper" / "sections"
+    folder.mkdir()
+    for name, text in sections.items():
+        (folder / name).write_text(text)
+    monkeypatch.setenv("POLYBIAS_ROOT", str(root))
+    return folder
+
+
+def test_labels_resolve_to_numbers_anywhere_in_the_text(tmp_path, monkeypatch):
+    sections = _project(tmp_path, monkeypatch, {
+        "01_s.md": "## 1. S\n\n@tab:b follows @tab:a; @fig:f has two parts, @fig:g one.\n\n"
+                   "<!-- table: a.md | First {#tab:a} -->\n\n<!-- figure: f.png | Parts {#fig:f} -->\n",
+        "02_t.md": "## 2. T\n\nAs @tab:kurita and @fig:kurita show (and @tab:a above).\n\n"
+                   "<!-- table: b.md | Second {#tab:b} -->\n\n<!-- records: kurita {#tab:kurita} -->\n\n"
+                   "<!-- figure: g.png | One {#fig:g} -->\n",
+    })
+    text = manuscript.build_manuscript(sections, tmp_path / "m.md").read_text()
+    assert "Table 2 follows Table 1; Figures 1–2 has two parts, Figure 5 one." in text
+    assert "As Table 3 and Figures 3–4 show (and Table 1 above)." in text
+    assert "**Figure 1.** Parts (part 1 of 2)" in text and "**Figure 2.** Parts (part 2 of 2)" in text
+    assert "{#" not in text and "@tab" not in text and "@fig" not in text
+    assert manuscript.unreferenced(sections) == []
+
+
+@pytest.mark.parametrize("text, message", [
+    ("See @tab:nowhere.\n<!-- table: a.md | A {#tab:a} -->\n", "@tab:nowhere refers to no table or figure"),
+    ("@tab:a\n<!-- table: a.md | A {#tab:a} -->\n<!-- table: b.md | B {#tab:a} -->\n", "'tab:a' is defined twice"),
+    ("@fig:a\n<!-- table: a.md | A {#fig:a} -->\n", "must start with 'tab'"),
+    ("@tab:g\n<!-- figure: g.png | G {#tab:g} -->\n", "must start with 'fig'"),
+])
+def test_a_reference_to_no_label_or_a_label_defined_twice_is_an_error(tmp_path, monkeypatch, text, message):
+    sections = _project(tmp_path, monkeypatch, {"01_s.md": text})
+    with pytest.raises(ManuscriptError, match="sections/01_s.md") as err:
+        manuscript.build_manuscript(sections, tmp_path / "m.md")
+    assert message in str(err.value)
+    assert not (tmp_path / "m.md").exists()
+
+
+def test_unreferenced_lists_main_text_items_no_reference_names(tmp_path, monkeypatch):
+    sections = _project(tmp_path, monkeypatch, {
+        "01_s.md": "@tab:a only.\n<!-- table: a.md | A {#tab:a} -->\n<!-- table: b.md | B {#tab:b} -->\n"
+                   "<!-- figure: g.png | G -->\n",
+        "90_appendix.md": "## Appendix A\n<!-- table: b.md | In the appendix -->\n",  # needs none
+    })
+    assert manuscript.unreferenced(sections) == ["Table 2", "Figure 1"]
+
+
+def test_every_table_and_figure_of_the_main_text_is_referenced():
+    """The committed sections: every numbered table and figure before the appendices is
+    named by a reference in the text (``@tab:``/``@fig:``), and every reference resolves."""
+    assert manuscript.unreferenced() == []
+
+
+def test_the_sections_are_numbered_once_each_in_order():
+    numbers = [int(n) for f in sorted((paths.paper_dir() / "sections").glob("*.md"))
+               for n in re.findall(r"(?m)^## (\d+)\. ", f.read_text(encoding="utf-8"))]
+    assert numbers == sorted(set(numbers)), numbers

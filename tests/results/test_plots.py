@@ -20,6 +20,7 @@ from polybias.studies import (
     hidden_states,
     logprob_context,
     seat,
+    validity,
 )
 
 plt = plots.pyplot()
@@ -147,11 +148,11 @@ def test_every_registered_measure_has_an_axis_with_unit_and_direction():
 
 def test_a_long_export_goes_on_further_figures_and_leaves_nothing_out():
     frame = pd.concat([_crows_frame().assign(test=f"T{i}") for i in range(12)], ignore_index=True)
-    figs = results.comparison_figures(frame, "crows", max_rows=40)
-    assert len(figs) == -(-len(frame) // 40)
+    figs = results.comparison_figures(frame, "crows", max_rows=24)
+    assert len(figs) == -(-len(frame) // 24)
     shown = sum(len(f.axes[0].get_yticklabels()) for f in figs)
     assert shown == len(frame)
-    assert f"(part 1 of {len(figs)}: rows 1–40 of {len(frame)})" in figs[0].texts[0].get_text()
+    assert f"(part 1 of {len(figs)}: rows 1–24 of {len(frame)})" in figs[0].texts[0].get_text()
     assert all(plots.text_problems(f) == [] for f in figs)
 
 
@@ -197,8 +198,9 @@ FIGURES = {
                       "score": [65, 58, 55, 52, 55], "ci_low": [62, 55, 52, 50, 52],
                       "ci_high": [67, 61, 57, 55, 57]}),
         "Stereotype score per language, published on crows-pairs-dutch"),
-    "dose_response": lambda: plots.dose_response(_strength_tables()[0],
-                                                 "Metrics against planted strength (en)"),
+    "dose_response": lambda: plots.dose_response(  # the measures' own, long axis titles
+        _strength_tables()[0], "Metrics against planted strength (en; mean and 95 % interval "
+        "over models)", axis=validity.axis_titles(_strength_tables()[0])),
     "power_curves": lambda: plots.power_curves(_strength_tables()[1],
                                                "Detection rate against planted strength (en)"),
     "correlation_heatmap": lambda: plots.correlation_heatmap(
@@ -210,8 +212,9 @@ FIGURES = {
 
 @pytest.mark.parametrize("name", FIGURES)
 def test_the_shared_figures_are_readable(name):
-    fig = FIGURES[name]()
-    assert plots.text_problems(fig) == []
+    drawn = FIGURES[name]()
+    for fig in drawn if isinstance(drawn, list) else [drawn]:
+        assert plots.text_problems(fig) == []
 
 
 def test_strength_grids_span_every_strength_and_title_their_axes():
@@ -219,13 +222,13 @@ def test_strength_grids_span_every_strength_and_title_their_axes():
     dose = pd.concat([dose, pd.DataFrame([dict(measure="embedding-mlm", metric="ceat-ces-perm", p=0.5,
                                                 mean=0.0, low=-0.1, high=0.1)])], ignore_index=True)
     axis = {("weat", "effect-size"): "WEAT effect size d, pooled SDs (0 = no bias; > 0: X with A)"}
-    fig = plots.dose_response(dose, "Metrics against planted strength", axis=axis)
+    [fig] = plots.dose_response(dose, "Metrics against planted strength", axis=axis)
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert all(ax.get_xlim() == (0.0, 1.0) for ax in panels)  # a panel at p = 0.5 only too
     labels = [ax.get_ylabel().replace("\n", " ") for ax in panels]
     assert "value" not in labels and any(label.startswith("WEAT effect size d") for label in labels)
     assert "value of ceat-ces-perm" in labels
-    fig = plots.power_curves(power, "Detection rate")
+    [fig] = plots.power_curves(power, "Detection rate")
     markers = {line.get_marker() for line in fig.axes[0].get_lines() if line.get_label()[0] != "_"}
     assert len(markers) == 3  # one per size, not colour alone
 
@@ -296,7 +299,12 @@ STUDY_FIGURES = ["ceat, 22 tests", "ceat, 2 tests", "seat", "hidden states",
 
 @pytest.mark.parametrize("name", STUDY_FIGURES)
 def test_the_study_figures_are_readable(name):
-    fig = _study_figures()[name]()
+    figs = _study_figures()[name]()
+    for fig in figs if isinstance(figs, list) else [figs]:
+        _readable(fig, name)
+
+
+def _readable(fig, name):
     assert plots.text_problems(fig) == []
     fig.canvas.draw()
     for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes)]:
@@ -305,3 +313,32 @@ def test_the_study_figures_are_readable(name):
         for ax in fig.axes:  # no legend over a panel of data
             if ax.get_visible() and ax.has_data() and legend.axes is not ax:
                 assert not legend.get_window_extent().overlaps(ax.get_window_extent()), name
+
+
+def test_a_figure_records_its_smallest_font_and_prints_it_at_size():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1])
+    ax.tick_params(labelsize=7.5)
+    ax.set_title("title", fontsize=11)
+    assert plots.png_font(plots.png_bytes(fig)) == 7.5
+    assert plots.text_problems(fig) == []
+    fig.set_size_inches(8, 3)  # wider than the PDF's text block: printed at 6.69 / 8 of it
+    assert any("printed at 6.3 pt" in p for p in plots.text_problems(fig))
+    assert plots.text_problems(fig, printed=False) == []
+
+
+def test_the_validity_grids_with_their_long_axis_titles_are_readable():
+    """The validity sweep's panels with their registered axis titles (four lines each): the
+    x title still fits its panel, and the twelve panels go on two figures."""
+    keys = [("crows-causal", "jsd-B"), ("crows-causal", "stereotype-score"), ("crows-mlm", "jsd-B"),
+            ("crows-mlm", "stereotype-score"), ("embedding-mlm", "ceat-ces"),
+            ("embedding-mlm", "ceat-ces-perm"), ("embedding-mlm", "seat-effect-size"),
+            ("interactions-mlm", "interaction-cb"), ("interactions-mlm", "pronoun-cb"),
+            ("template-mlm", "cb"), ("template-mlm", "kurita-effect-size"), ("weat", "effect-size")]
+    dose = pd.DataFrame([dict(measure=m, metric=k, p=p, mean=100 * p, low=100 * p - 10,
+                              high=100 * p + 10) for m, k in keys for p in (0.1, 0.3, 0.5, 0.7, 0.9)])
+    figs = plots.dose_response(dose, "Metrics against planted strength (en; mean and 95 % "
+                               "interval over models)", axis=validity.axis_titles(dose))
+    assert len(figs) == 2
+    for fig in figs:
+        assert plots.text_problems(fig) == []

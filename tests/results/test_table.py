@@ -93,6 +93,9 @@ def test_export_writes_tables_and_figures(records, tmp_path):
     assert md.startswith("| study | test | subset | m-strong (en) | m-weak (en) |")
     assert "[" in md  # intervals
     assert (out / "weat.png").stat().st_size > 1000
+    from polybias.results import plots
+    # the smallest font is recorded for the PDF to check (7 pt or more: 6.6 in prints at full size)
+    assert plots.png_font((out / "weat.png").read_bytes()) >= plots.MIN_FONT_PT
     assert pd.read_csv(out / "results.csv").shape[0] == len(results.read_results(records))
 
 

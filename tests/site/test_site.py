@@ -224,7 +224,9 @@ def test_screenshots_of_what_a_reader_sees(browser, base_url):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page, _, _ = visit(browser, base_url + "paper/manuscript.html")
     page.screenshot(path=str(SHOTS / "manuscript_first_page.png"))
-    appendix = page.locator("section", has=page.locator("h2", has_text="Appendix B")).locator("table").first
+    # the appendix's own section (the page's outer section holds every h2 too)
+    appendix = (page.locator("h2", has_text="Long tables").locator("xpath=ancestor::section[1]")
+                .locator("table").first)
     appendix.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "manuscript_appendix_table.png"))
     page.close()

@@ -295,16 +295,24 @@ def test_dose_response_figure_is_a_grid_with_intervals(tmp_path, monkeypatch):
 
     monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
     f = pd.concat([sweep_frame({0.1: [-1.0, -1.2], 0.5: [0.0, 0.1], 0.9: [1.0, 1.1]}).assign(measure=f"m{i}")
-                   for i in range(9)], ignore_index=True)
-    fig = plots.dose_response(validity.dose_table(f), "t", points=f, file="grid.png")
+                   for i in range(11)], ignore_index=True)
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "grid_3.png").write_bytes(b"a stale part of a longer run")
+    figs = plots.dose_response(validity.dose_table(f), "t", points=f, file="grid.png")
+    assert len(figs) == 2  # 11 panels: 9 on the first figure, 2 on the second
+    fig = figs[0]
     visible = [ax for ax in fig.axes if ax.get_visible()]
-    assert len(visible) == 9 and len(fig.axes) == 12  # 3 rows of 4, not one row of 9
+    assert len(visible) == 9 and len(fig.axes) == 9  # 3 rows of 3, not one row of 9
     width, height = fig.get_size_inches()
-    assert width / height < 2  # readable on a page
+    assert width <= plots.PRINT_WIDTH_IN and height <= plots.PRINT_HEIGHT_IN  # prints at full size
     assert all(ax.containers for ax in visible)  # error bars drawn
-    assert (tmp_path / "figures" / "grid.png").is_file()
+    assert sum(ax.get_visible() for ax in figs[1].axes) == 2
+    assert "(part 2 of 2)" in figs[1]._suptitle.get_text()
+    assert (tmp_path / "figures" / "grid.png").is_file() and (tmp_path / "figures" / "grid_2.png").is_file()
+    assert not (tmp_path / "figures" / "grid_3.png").exists()
     power = plots.power_curves(validity.power_table(f), "t", file="power.png")
-    assert sum(ax.get_visible() for ax in power.axes) == 9
+    assert [sum(ax.get_visible() for ax in p.axes) for p in power] == [9, 2]
+    assert all(plots.text_problems(p) == [] for p in figs + power)
 
 
 def test_every_validity_metric_names_its_registered_measure():

@@ -119,10 +119,9 @@ def gest_rates(scores, stereotypes, feminine: tuple[int, ...] = FEMININE,
                level: float = CONFIDENCE_LEVEL, interval: str = "normal", base: str = "e") -> GestRates:
     """Per-stereotype rates r_i, the masculine rate g_s and the ranks (Pikuliak et al. 2024).
 
-    .. math::
+    Formula::
 
-        r_i = b^{\\bar x_i}, \\quad r_f = \\operatorname{gmean}_{i \\in F} r_i, \\quad
-        r_m = \\operatorname{gmean}_{i \\in M} r_i, \\quad g_s = r_m / r_f
+        r_i = b ** mean(x_i),   r_f = gmean_{i in F} r_i,   r_m = gmean_{i in M} r_i,   g_s = r_m / r_f
 
     with b = e (the authors' code) or 10 (``base``), x̄_i the mean score of stereotype i.
 

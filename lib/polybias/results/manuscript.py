@@ -6,6 +6,7 @@ line of their own::
 
     <!-- table: weat_w2v-gnews.md -->            the file paper/tables/weat_w2v-gnews.md
     <!-- figure: weat_w2v-gnews.png | Caption --> figures/weat_w2v-gnews.png as an image
+                                                  (and its parts weat_w2v-gnews_2.png, ...)
     <!-- reported: caliskan2017_weat -->          paper/reported/caliskan2017_weat.csv as a table
     <!-- reported: malik2022_table3 | model=glove-hi-300 -->   ... filtered on columns
     <!-- records: kurita -->                      the cross-model table of a measure built
@@ -14,9 +15,21 @@ line of their own::
     <!-- reported: malik2022_table4 || Caption -->  a caption for a reported or records table
 
 Every table and figure is numbered and captioned (**Table N.**, **Figure N.**; a
-directive's text after ``|`` is its caption). A table fits the page of the main text when
-it has at most :data:`MAX_ROWS` rows, :data:`MAX_COLUMNS` columns and
-:data:`MAX_WIDTH` characters a row; a longer or wider one is printed in *Appendix B*,
+directive's text after ``|`` is its caption). The prose refers to them by label, never by
+a typed number: a directive ending in ``{#tab:name}`` (a table, reported or records
+directive) or ``{#fig:name}`` (a figure) defines the label, and ``@tab:name`` /
+``@fig:name`` in the text of any section becomes "Table 3" / "Figure 2" when the
+manuscript is assembled (a records directive's label ``tab:name`` also labels its figures
+``fig:name``, "Figures 4–5" when there are several). A reference to a label no directive
+defines, or a label defined twice, is an error naming the section; :func:`unreferenced`
+lists the tables and figures of the main text that no reference names::
+
+    <!-- table: weat_w2v-gnews.md | WEAT 1–10 {#tab:weat} -->
+    @tab:weat gives the effect sizes; @fig:weat draws them.
+
+A table fits the page of the main text when it has at most :data:`MAX_ROWS` rows, :data:`MAX_COLUMNS` columns and
+:data:`MAX_WIDTH` characters a row; a longer or wider one is printed in the appendix of
+*Long tables* (the letter after the sections' own appendices; ``@app:long`` names it),
 its caption left in the text with a pointer. A column with one value in every row (a
 note, the model) is printed once under its table as a *Note*, not in every row. The
 manuscript opens with a title block: the title (the first section's ``#`` heading), the
@@ -53,12 +66,16 @@ from polybias.results.report import load_reported, markdown_table
 from polybias.results.table import metric_axis
 
 DIRECTIVE = re.compile(r"^<!--\s*(table|figure|reported|records):\s*(.*?)\s*-->\s*$")
+#: A directive's label, at the end of its text: ``{#tab:name}`` or ``{#fig:name}``
+LABEL = re.compile(r"\s*\{#([a-z]+:[\w-]+)\}\s*$")
+#: A reference to a label in the prose: ``@tab:name``, ``@fig:name``
+REFERENCE = re.compile(r"(?<![\w@])@((?:tab|fig|app):[\w-]*\w)")
 
 #: The most rows, columns and characters a row (cells plus 3 each) a table may have to be
-#: printed in the main text (8 pt on an A4 page); a larger one goes to Appendix B.
+#: printed in the main text (8 pt on an A4 page); a larger one goes to the long tables.
 MAX_ROWS, MAX_COLUMNS, MAX_WIDTH = 20, 10, 120
 #: The heading of the appendix the long tables go to (its anchor: the heading's slug)
-LONG_TABLES = "Appendix B. Long tables"
+LONG_TABLES = "Long tables"
 #: The author of the manuscript: the project itself
 AUTHOR = "The polybias project"
 
@@ -247,23 +264,78 @@ def _plain(text: str) -> str:
 
 class Numbering:
     """Numbers of tables and figures across a manuscript, and the long tables that go to
-    Appendix B (``move_long``; else they stay where they are)."""
+    the appendix of long tables (``move_long``; else they stay where they are)."""
 
-    def __init__(self, move_long: bool = False):
+    def __init__(self, move_long: bool = False, long_tables: str = f"Appendix A. {LONG_TABLES}"):
         self.tables = 0
+        self.long_tables = long_tables  # the heading of the appendix of long tables
         self.figures = 0
         self.move_long = move_long
         self.appendix: list[str] = []
         self._seen = False  # a table of the directive being rendered has been numbered
+        #: label -> ("Table" or "Figure", its numbers, the section that defines it)
+        self.labels: dict[str, tuple[str, list[int | str], str]] = {}
+        #: the numbered items of the main text: (kind, number, label or None)
+        self.main: list[tuple[str, int, str | None]] = []
+        #: the labels the prose refers to
+        self.referenced: set[str] = set()
+
+    def define(self, label: str | None, kind: str, numbers: list[int], where: str,
+               main: bool) -> None:
+        """Record ``numbers`` (of ``kind``, "Table" or "Figure") under ``label``; an
+        item of the main text (``main``) is remembered for :meth:`unreferenced`."""
+        if main:
+            self.main += [(kind, n, label) for n in numbers]
+        if label is None:
+            return
+        prefix = "tab" if kind == "Table" else "fig"
+        if not label.startswith(prefix + ":"):
+            raise ManuscriptError(f"{where}: label {label!r} of a {kind.lower()} must start "
+                                  f"with {prefix!r}:")
+        if label in self.labels:
+            raise ManuscriptError(f"{where}: label {label!r} is defined twice (first in "
+                                  f"{self.labels[label][2]})")
+        self.labels[label] = (kind, list(numbers), where)
+
+    def resolve(self, text: str, where: str) -> str:
+        """Replace every ``@tab:name`` / ``@fig:name`` of ``text`` by "Table N" / "Figure N"
+        ("Figures N–M" for a label of several figures); an unknown label is an error.
+
+        >>> n = Numbering()
+        >>> n.define("tab:a", "Table", [3], "s.md", main=True)
+        >>> n.resolve("As @tab:a shows.", "s.md")
+        'As Table 3 shows.'
+        >>> n.resolve("See @fig:b.", "t.md")
+        Traceback (most recent call last):
+        ...
+        polybias.results.manuscript.ManuscriptError: t.md: @fig:b refers to no table or figure (labels are set with {#fig:b} at the end of a directive)
+        """
+        def number(match: re.Match) -> str:
+            label = match[1]
+            if label not in self.labels:
+                raise ManuscriptError(f"{where}: @{label} refers to no table or figure (labels "
+                                      f"are set with {{#{label}}} at the end of a directive)")
+            self.referenced.add(label)
+            kind, numbers, _ = self.labels[label]
+            if len(numbers) == 1:
+                return f"{kind} {numbers[0]}"
+            return f"{kind}s {numbers[0]}–{numbers[-1]}"
+
+        return REFERENCE.sub(number, text)
+
+    def unreferenced(self) -> list[str]:
+        """The tables and figures of the main text no reference names ("Table 4", ...),
+        after :meth:`resolve` has seen the whole text."""
+        return [f"{kind} {n}" for kind, n, label in self.main if label not in self.referenced]
 
     def table(self, text: str, caption: str, source: str, appendix: bool = False) -> str:
         """Markdown of the tables of one directive's ``text``, numbered and captioned,
         each with its note and the ``source`` line; the short paragraphs between them
         caption the tables that follow them. In a manuscript (``move_long``) the main text
         keeps the first table when it fits (else a pointer to it), and the tables after it,
-        the details, go to Appendix B, named once in the text."""
+        the details, go to the appendix of long tables, named once in the text."""
         out, pending, moved = [], [], []
-        pointer = f"[{LONG_TABLES.split('.')[0]}](#{_slug(LONG_TABLES)})"
+        pointer = f"[{self.long_tables.split('.')[0]}](#{_slug(self.long_tables)})"
         for kind, block in _blocks(text):
             if kind == "text":
                 if len(block) <= 250:
@@ -291,8 +363,9 @@ class Numbering:
                 self.appendix.append(f"{head}\n{body}")
         self._seen = False
         if moved:
-            span = f"Table {moved[0]}" if len(moved) == 1 else f"Tables {moved[0]}–{moved[-1]}"
-            out.append(f"*{span} (more of {caption}) are printed in {pointer}.*\n")
+            span = (f"Table {moved[0]} (more of {caption}) is" if len(moved) == 1
+                    else f"Tables {moved[0]}–{moved[-1]} (more of {caption}) are")
+            out.append(f"*{span} printed in {pointer}.*\n")
         out += [p + "\n" for p in pending]
         return "\n".join(out)
 
@@ -333,6 +406,10 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
             out.append(line)
             continue
         kind, spec = match.groups()
+        label = LABEL.search(spec)
+        if label:
+            spec, label = spec[:label.start()], label[1]
+        tables, figures_before = numbering.tables, numbering.figures
         if kind == "table":
             name, _, caption = (part.strip() for part in spec.partition("|"))
             file = paths.paper_dir() / "tables" / name
@@ -347,8 +424,12 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
             if not (paths.figures_dir() / name).is_file():
                 raise ManuscriptError(f"{where}: figure figures/{name} does not exist "
                                       "(run make reproduce)")
-            out.append(numbering.figure(f"{figures_prefix}{name}", caption or name,
-                                        source_note(name, Path(where).name)))
+            parts = figure_parts(name)
+            for k, part in enumerate(parts, start=1):
+                of = f" (part {k} of {len(parts)})" if len(parts) > 1 else ""
+                out.append(("\n" if k > 1 else "") + numbering.figure(
+                    f"{figures_prefix}{part}", f"{caption or name}{of}",
+                    source_note(part, Path(where).name)))
         elif kind == "records":
             spec, _, caption = (part.strip() for part in spec.partition("||"))
             table, default, figures = _records_table(spec, where, export_prefix)
@@ -363,7 +444,31 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
             table, default = _reported_table(spec, where)
             caption = caption or default
             out.append(numbering.table(table, caption, "", appendix))
+        new_tables = list(range(tables + 1, numbering.tables + 1))
+        new_figures = list(range(figures_before + 1, numbering.figures + 1))
+        if kind == "figure":
+            numbering.define(label, "Figure", new_figures, where, main=not appendix)
+        else:
+            numbering.define(label, "Table", new_tables[:1], where, main=not appendix)
+            if new_figures:  # a records table's figures: the label's name as fig:
+                numbering.define(label and "fig:" + label.split(":", 1)[1], "Figure",
+                                 new_figures, where, main=not appendix)
     return "".join(out)
+
+
+def figure_parts(name: str, folder: Path | None = None) -> list[str]:
+    """A figure's file and the further parts of it the notebook drew (``<stem>_2.png``,
+    ``<stem>_3.png``, ... in ``folder``, default ``figures/``), in order.
+
+    >>> figure_parts("no-such-figure.png")
+    ['no-such-figure.png']
+    """
+    folder = folder or paths.figures_dir()
+    stem, suffix = Path(name).stem, Path(name).suffix
+    parts = [name]
+    while (folder / f"{stem}_{len(parts) + 1}{suffix}").is_file():
+        parts.append(f"{stem}_{len(parts) + 1}{suffix}")
+    return parts
 
 
 def title_block(title: str, stamp: str = "") -> str:
@@ -377,31 +482,49 @@ def title_block(title: str, stamp: str = "") -> str:
     return f"# {title}\n\n{' · '.join(parts)}\n"
 
 
-def build_manuscript(sections: str | Path | None = None, output: str | Path | None = None,
-                     stamp: str = "") -> Path:
-    """Concatenate ``sections/*.md`` (name order) with directives rendered, tables and
-    figures numbered, the long tables in Appendix B at the end, and a title block from the
-    first ``#`` heading (``stamp``: a commit and date to print in it); write ``output``.
-
-    Defaults: ``paper/sections`` and ``paper/manuscript.md``. Returns the output path.
-    """
+def assemble(sections: str | Path | None = None, stamp: str = "") -> tuple[str, Numbering]:
+    """The manuscript's text from ``sections/*.md`` (name order; default ``paper/sections``):
+    directives rendered, tables and figures numbered, references resolved, the long
+    tables in their appendix at the end, and a title block from the first ``#`` heading
+    (``stamp``: a commit and date to print in it); and its :class:`Numbering`."""
     sections = Path(sections) if sections else paths.paper_dir() / "sections"
-    output = Path(output) if output else paths.paper_dir() / "manuscript.md"
     files = sorted(sections.glob("*.md"))
     if not files:
         raise ManuscriptError(f"no section files (*.md) in {sections}")
-    numbering = Numbering(move_long=True)
-    parts = [render_section(f.read_text(encoding="utf-8"), where=f"sections/{f.name}",
-                            numbering=numbering) for f in files]
+    texts = [f.read_text(encoding="utf-8") for f in files]
+    letters = re.findall(r"(?m)^## Appendix ([A-Z])\.", "\n".join(texts))
+    letter = chr(ord(max(letters)) + 1) if letters else "A"
+    numbering = Numbering(move_long=True, long_tables=f"Appendix {letter}. {LONG_TABLES}")
+    numbering.labels["app:long"] = ("Appendix", [letter], "the manuscript")
+    parts = [render_section(text, where=f"sections/{f.name}", numbering=numbering)
+             for text, f in zip(texts, files, strict=True)]
+    parts = [numbering.resolve(part, f"sections/{f.name}")
+             for part, f in zip(parts, files, strict=True)]
     if numbering.appendix:
-        parts.append(f"## {LONG_TABLES}\n\nThe tables of the sections above that are longer "
-                     f"than {MAX_ROWS} rows or wider than the page ({MAX_COLUMNS} columns, "
-                     f"{MAX_WIDTH} characters), in the order of the text.\n\n"
-                     + "\n".join(numbering.appendix))
+        parts.append(numbering.resolve(
+            f"## {numbering.long_tables}\n\nThe tables of the sections above that are longer "
+            f"than {MAX_ROWS} rows or wider than the page ({MAX_COLUMNS} columns, "
+            f"{MAX_WIDTH} characters), in the order of the text.\n\n"
+            + "\n".join(numbering.appendix), numbering.long_tables))
     text = "\n\n".join(p.strip("\n") for p in parts) + "\n"
     title = re.search(r"^# (.+)$", text, flags=re.M)
     if title:
         text = text[:title.start()] + title_block(title[1], stamp).rstrip("\n") + text[title.end():]
+    return text, numbering
+
+
+def unreferenced(sections: str | Path | None = None) -> list[str]:
+    """The tables and figures of the main text (the sections not numbered ``9*``) that no
+    ``@tab:``/``@fig:`` reference of the manuscript names, e.g. ``["Table 4"]``."""
+    return assemble(sections)[1].unreferenced()
+
+
+def build_manuscript(sections: str | Path | None = None, output: str | Path | None = None,
+                     stamp: str = "") -> Path:
+    """Write the manuscript (:func:`assemble`) to ``output`` (default
+    ``paper/manuscript.md``). Returns the output path."""
+    output = Path(output) if output else paths.paper_dir() / "manuscript.md"
+    text, _ = assemble(sections, stamp)
     head = ("<!-- Generated by `make paper` from paper/sections, paper/tables, "
             "paper/export, paper/reported and figures/. Do not edit. -->\n\n")
     return write_text_atomic(output, head + text)
@@ -411,9 +534,12 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
         path = build_manuscript(*args[:2])
+        missing = unreferenced(*args[:1])
     except ManuscriptError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    if missing:
+        print(f"warning: the text never refers to {', '.join(missing)}", file=sys.stderr)
     root = paths.project_root()
     print(f"wrote {path.relative_to(root) if path.is_relative_to(root) else path}")
     return 0

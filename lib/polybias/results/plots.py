@@ -26,8 +26,27 @@ from polybias import paths
 PALETTE = "colorblind"
 #: markers cycled with the palette, so that groups differ in shape as well as colour
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*", "<", ">")
-#: the smallest font a figure may use, in points (legible at README width)
-MIN_FONT_PT = 6.5
+#: the smallest font a figure may use, in points, at the size it is printed (at most
+#: :data:`PRINT_WIDTH_IN` × :data:`PRINT_HEIGHT_IN`): legible in the PDF and at README width
+MIN_FONT_PT = 7.0
+#: the widest and tallest a figure is printed, in inches: the text block of the PDF's A4
+#: page with 2 cm margins (17 cm), and its height less room for the caption (22 cm); a
+#: larger figure is scaled down to fit, and its text with it
+PRINT_WIDTH_IN, PRINT_HEIGHT_IN = 17 / 2.54, 22 / 2.54
+#: the most panels one figure of a grid holds (3 × 3); more go on further figures
+MAX_PANELS = 9
+#: the PNG text key under which :func:`png_bytes` records a figure's smallest font (points)
+FONT_KEY = "Smallest font"
+
+
+def print_scale(width_in: float, height_in: float) -> float:
+    """The factor a figure of ``width_in`` × ``height_in`` inches is scaled by in print:
+    1 when it fits :data:`PRINT_WIDTH_IN` × :data:`PRINT_HEIGHT_IN`, else less.
+
+    >>> print_scale(6.0, 4.0), round(print_scale(13.4, 4.0), 3)
+    (1.0, 0.5)
+    """
+    return min(1.0, PRINT_WIDTH_IN / width_in, PRINT_HEIGHT_IN / height_in)
 
 
 def colours(n: int) -> list:
@@ -98,12 +117,39 @@ def finish_figure(fig, file: str | None = None):
     return fig
 
 
-def png_bytes(fig) -> bytes:
-    """``fig`` as PNG bytes, as :func:`save_figure` writes it (120 dpi, no software tag:
-    the same figure gives the same bytes)."""
+def png_bytes(fig, dpi: float = 120) -> bytes:
+    """``fig`` as PNG bytes, as :func:`save_figure` writes it (``dpi``, no software tag:
+    the same figure gives the same bytes), with its smallest font in points
+    (:func:`smallest_font`) recorded under :data:`FONT_KEY`, so that what prints it (the
+    PDF) can tell the size its text prints at."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=120, metadata={"Software": None})
+    smallest = smallest_font(fig)
+    fig.savefig(buffer, format="png", dpi=dpi,
+                metadata={"Software": None, FONT_KEY: f"{smallest:g}" if smallest else ""})
     return buffer.getvalue()
+
+
+def png_font(data: bytes) -> float | None:
+    """The smallest font a PNG written by :func:`png_bytes` records (points), or None.
+
+    >>> png_font(b"not a png") is None
+    True
+    """
+    key = FONT_KEY.encode("latin-1") + b"\x00"
+    at = data.find(b"tEXt" + key)
+    if at < 0:
+        return None
+    length = int.from_bytes(data[at - 4:at], "big")
+    value = data[at + 4 + len(key):at + 4 + length].decode("latin-1")
+    return float(value) if value else None
+
+
+def smallest_font(fig) -> float:
+    """The smallest font size (points, as drawn) of the visible text of ``fig``; 0 without
+    text."""
+    fig.canvas.draw()
+    sizes = [t.get_fontsize() for t in _texts(fig)[0] if t.get_visible() and t.get_text().strip()]
+    return float(min(sizes)) if sizes else 0.0
 
 
 def show_figure(fig, png: bytes | None = None) -> bool:
@@ -151,13 +197,14 @@ def reproduced_vs_reported(frame: pd.DataFrame, x: str, title: str, file: str | 
 
     long = frame.melt(id_vars=[x], value_vars=["reproduced", "reported"],
                       var_name="source", value_name="value").dropna()
-    fig, ax = plt.subplots(figsize=(max(5.5, 0.75 * frame[x].nunique() + 2.8), 3.6))
+    fig, ax = plt.subplots(figsize=(min(6.6, max(5.0, 0.45 * frame[x].nunique() + 2.6)), 3.4))
     sns.barplot(data=long, x=x, y="value", hue="source", ax=ax, palette=["#3b6ea8", "#c8c8c8"])
     ax.axhline(0, color="black", lw=0.6)
     ax.set_title(title)
     ax.set_xlabel("")
     ax.set_ylabel(wrap(ylabel, 45), fontsize=8.5)
-    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.tick_params(axis="x", labelsize=8)
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     return finish_figure(fig, file)
 
 
@@ -200,11 +247,11 @@ def scores_by_group(table: pd.DataFrame, title: str, file: str | None = None, x:
 
     groups = list(pd.unique(table[group])) if group in table else [None]
     widths = [max(2, len(table) if g is None else int((table[group] == g).sum())) for g in groups]
-    fig, axes = plt.subplots(1, len(groups), figsize=(1.0 * sum(widths) + 1.5, 3.4), sharey=True,
+    fig, axes = plt.subplots(1, len(groups), figsize=(min(6.6, 1.0 * sum(widths) + 1.5), 3.6), sharey=True,
                              gridspec_kw={"width_ratios": widths}, squeeze=False)
     for ax, g in zip(axes[0], groups, strict=True):
         part = table if g is None else table[table[group] == g]
-        _score_bars(ax, part, part[x], chance, rotation=30, ha="right")
+        _score_bars(ax, part, part[x], chance, rotation=35, ha="right", fontsize=8)
         if g is not None:
             ax.set_title(str(g), fontsize=9)
     axes[0][0].set_ylabel(wrap(ylabel, 40), fontsize=8.5)
@@ -227,16 +274,57 @@ def save_figure(fig, file: str, png: bytes | None = None) -> Path:
     return out
 
 
-def _grid(n_panels: int, ncols: int, width: float = 3.2, height: float = 2.9):
+def _grid(n_panels: int, ncols: int, width: float = 2.2, height: float = 2.1):
+    """A figure of ``n_panels`` panels in rows of ``ncols``, ``width`` × ``height`` inches
+    each (3 × 2.2 in: the PDF's text width)."""
     plt = pyplot()
 
     ncols = max(1, min(ncols, n_panels))
     nrows = -(-n_panels // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows + 0.6),
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows + 0.5),
                              squeeze=False)
     for ax in axes.flat[n_panels:]:
         ax.set_visible(False)
     return fig, axes
+
+
+def _strength_grids(panels: list, draw, ylabel, title: str, file: str | None, ncols: int) -> list:
+    """The figures of a grid over planted strength: ``panels`` ((measure, metric), frame) in
+    figures of at most :data:`MAX_PANELS`, each panel drawn by ``draw(ax, measure, metric,
+    frame)`` and finished by :func:`_finish_strength_grid`; the k-th figure is saved as
+    ``<stem>_k.png`` (the first as ``file``), and parts of an earlier, longer run removed."""
+    pages = [panels[i:i + MAX_PANELS] for i in range(0, len(panels), MAX_PANELS)] or [[]]
+    figures = []
+    for k, page in enumerate(pages, start=1):
+        fig, axes = _grid(len(page), ncols)
+        for ax, ((measure, metric), g) in zip(axes.flat, page, strict=False):
+            draw(ax, measure, metric, g)
+        name = title + (f" (part {k} of {len(pages)})" if len(pages) > 1 else "")
+        figures.append(_finish_strength_grid(fig, axes, [key for key, _ in page], ylabel, name,
+                                             part_name(file, k) if file else None))
+    if file:
+        drop_parts(file, len(pages))
+    return figures
+
+
+def drop_parts(file: str, n: int) -> None:
+    """Remove the parts past the ``n``-th of a figure split in parts (:func:`part_name`)
+    that an earlier, longer run left under ``figures/``."""
+    k = n + 1
+    while (stale := paths.output_path(Path("figures") / part_name(file, k))).is_file():
+        stale.unlink()
+        k += 1
+
+
+def part_name(file: str, k: int) -> str:
+    """The file of the ``k``-th figure of a figure split in parts: ``file`` itself, then
+    ``<stem>_2.png``, ...
+
+    >>> part_name("validity_mdb_en.png", 1), part_name("validity_mdb_en.png", 2)
+    ('validity_mdb_en.png', 'validity_mdb_en_2.png')
+    """
+    path = Path(file)
+    return file if k == 1 else str(path.with_name(f"{path.stem}_{k}{path.suffix}"))
 
 
 def _finish_strength_grid(fig, axes, panels: list[tuple[str, str]], ylabel, title: str,
@@ -246,23 +334,23 @@ def _finish_strength_grid(fig, axes, panels: list[tuple[str, str]], ylabel, titl
     and its y axis (``ylabel``: a text, or a function of measure and metric), and finish the
     figure (:func:`finish_figure`)."""
     for ax, (measure, metric) in zip(axes.flat, panels, strict=False):
-        ax.set_title(f"{measure}\n{metric}", fontsize=8.5)
-        ax.tick_params(labelsize=7.5)
+        ax.set_title(f"{measure}\n{metric}", fontsize=8)
+        ax.tick_params(labelsize=7)
         ax.set_xlim(0.0, 1.0)  # every panel on the whole range, even with models at one p only
         ax.set_xticks([0.1, 0.3, 0.5, 0.7, 0.9])
         label = ylabel(measure, metric) if callable(ylabel) else ylabel
-        ax.set_ylabel(wrap(label, 34), fontsize=7)
+        ax.set_ylabel(wrap(label, 30), fontsize=7)
     for ax in axes.flat:
         if ax.get_visible():
-            ax.set_xlabel("planted strength p (0.5 = none)", fontsize=7.5)
-    fig.suptitle(title, fontsize=10)
+            ax.set_xlabel("planted p (0.5 = none)", fontsize=7)  # fits a panel beside a long y title
+    fig.suptitle(title, fontsize=9)
     return finish_figure(fig, file)
 
 
 def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
-                  points: pd.DataFrame | None = None, ncols: int = 4,
-                  axis: dict[tuple[str, str], str] | None = None):
-    """A grid of panels, one per (measure, metric): mean value against planted strength
+                  points: pd.DataFrame | None = None, ncols: int = 3,
+                  axis: dict[tuple[str, str], str] | None = None) -> list:
+    """Grids of panels, one per (measure, metric): mean value against planted strength
     ``p`` with its interval as error bars, the null as a dashed line. ``axis`` maps a
     (measure, metric) to its value axis' title (a measure's ``axis``: name, unit and the
     direction of bias); a panel without one says "value of <metric>".
@@ -270,54 +358,60 @@ def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
     ``table``: :func:`polybias.studies.validity.dose_table` (columns measure, metric, p, mean, low,
     high); ``points`` (optional): the single models (measure, metric, p, value, null), drawn
     as faint dots. Titles are ``measure`` over ``metric``, small enough to fit a panel.
+    At most :data:`MAX_PANELS` panels a figure, drawn to print at full size
+    (:data:`PRINT_WIDTH_IN`); the panels past them go on further figures (``file``'s parts
+    ``<stem>_2.png``, ...), each titled with its part. Returns the figures.
     """
     panels = list(table.groupby(["measure", "metric"], sort=False))
-    fig, axes = _grid(len(panels), ncols)
-    for ax, ((measure, metric), g) in zip(axes.flat, panels, strict=False):
+    axis = axis or {}
+
+    def draw(ax, measure, metric, g):
         g = g.sort_values("p")
         if points is not None:
             pts = points[(points["measure"] == measure) & (points["metric"] == metric)]
-            ax.scatter(pts["p"], pts["value"], s=6, color="#9bb5d6", alpha=0.6, lw=0)
+            ax.scatter(pts["p"], pts["value"], s=5, color="#9bb5d6", alpha=0.6, lw=0)
             null = float(pts["null"].iloc[0]) if len(pts) else float("nan")
         else:
             null = float("nan")
         err = np.vstack([g["mean"] - g["low"], g["high"] - g["mean"]])
         ax.errorbar(g["p"], g["mean"], yerr=np.nan_to_num(err), color="#3b6ea8", marker="o",
-                    ms=3.5, capsize=2.5, lw=1.2)
+                    ms=3, capsize=2, lw=1.1)
         if null == null:  # NaN: the metric has no null value (a variance)
             ax.axhline(null, color="grey", ls="--", lw=0.8)
         ax.axvline(0.5, color="grey", ls=":", lw=0.8)
-    axis = axis or {}
 
     def ylabel(measure, metric):
         return axis.get((measure, metric), f"value of {metric}")
 
-    return _finish_strength_grid(fig, axes, [key for key, _ in panels], ylabel, title, file)
+    return _strength_grids(panels, draw, ylabel, title, file, ncols)
 
 
 def power_curves(power: pd.DataFrame, title: str, file: str | None = None, target: float = 0.8,
-                 ncols: int = 4):
+                 ncols: int = 3) -> list:
     """Detection rate against planted strength, one panel per (measure, metric), one line
     per size; the horizontal line is the ``target`` power, so the minimum detectable bias
-    of a size is where its line first stays above it.
+    of a size is where its line first stays above it. Split into figures of at most
+    :data:`MAX_PANELS` panels as :func:`dose_response`. Returns the figures.
 
     ``power``: :func:`polybias.studies.validity.power_table` (measure, metric, size_axis, size, p,
     power).
     """
     panels = list(power.groupby(["measure", "metric"], sort=False))
-    fig, axes = _grid(len(panels), ncols)
-    for ax, (_, g) in zip(axes.flat, panels, strict=False):
+
+    def draw(ax, measure, metric, g):
         sizes = sorted(g["size"].unique())
         for i, size in enumerate(sizes):  # dodged sideways so that equal lines stay visible
             h = g[g["size"] == size].sort_values("p")
             dodge = (i - (len(sizes) - 1) / 2) * 0.006
-            ax.plot(h["p"] + dodge, h["power"], marker=MARKERS[i % len(MARKERS)], ms=3.5, lw=1.1,
+            ax.plot(h["p"] + dodge, h["power"], marker=MARKERS[i % len(MARKERS)], ms=3, lw=1.0,
                     alpha=0.85, label=str(size))  # a marker per size: not told by colour alone
         ax.axhline(target, color="grey", ls="--", lw=0.8)
         ax.set_ylim(-0.03, 1.03)
-        ax.legend(title=str(g["size_axis"].iloc[0]), fontsize=6.5, title_fontsize=6.5, loc="best")
-    return _finish_strength_grid(fig, axes, [key for key, _ in panels],
-                                 "detection rate: share of models found biased", title, file)
+        ax.legend(title=str(g["size_axis"].iloc[0]), fontsize=7, title_fontsize=7, loc="best",
+                  handlelength=1.2, borderpad=0.3, labelspacing=0.2)
+
+    return _strength_grids(panels, draw, "detection rate: share of models found biased",
+                           title, file, ncols)
 
 
 def correlation_heatmap(matrix: pd.DataFrame, title: str, file: str | None = None):
@@ -326,9 +420,11 @@ def correlation_heatmap(matrix: pd.DataFrame, title: str, file: str | None = Non
     import seaborn as sns  # lazy: heavy; figures only
 
     n = len(matrix)
-    fig, ax = plt.subplots(figsize=(1.1 * n + 2.5, 0.9 * n + 1.5))
+    cell = min(1.1, 4.0 / max(n, 1))  # the whole map within the printed width
+    fig, ax = plt.subplots(figsize=(cell * n + 2.6, 0.85 * cell * n + 1.6))
     sns.heatmap(matrix, vmin=-1, vmax=1, cmap="vlag", annot=True, fmt=".2f", square=True,
-                cbar_kws={"shrink": 0.7}, ax=ax)
+                cbar_kws={"shrink": 0.7}, annot_kws={"fontsize": 8}, ax=ax)
+    ax.tick_params(labelsize=8)
     ax.set_xlabel("")
     ax.set_ylabel("")
     ax.set_title(title, fontsize=10)
@@ -336,7 +432,7 @@ def correlation_heatmap(matrix: pd.DataFrame, title: str, file: str | None = Non
 
 
 def forest(rows: pd.DataFrame, xlabel: str, title: str, null: float | None = None,
-           note: str = "", legend_title: str = "", width: float = 7.2, file: str | None = None):
+           note: str = "", legend_title: str = "", width: float = 6.6, file: str | None = None):
     """A forest plot: one row per line of ``rows``, grouped under bold group headings.
 
     ``rows`` has the columns ``group`` (heading, e.g. dataset and subset), ``label`` (the
@@ -345,7 +441,8 @@ def forest(rows: pd.DataFrame, xlabel: str, title: str, null: float | None = Non
     bar where known). Groups keep the order of their first row. ``null`` is drawn dashed
     (the value of no bias); a row without a value says so. ``xlabel`` is the value axis'
     title (measure, unit and the direction of bias), ``note`` a line under it. ``width``
-    in inches; 7.2 at the 110 dpi of the export is the README's width. Returns the figure.
+    in inches; 6.6 (the PDF's text width) at the 120 dpi of the export is the README's width.
+    Returns the figure.
     """
     plt = pyplot()
 
@@ -356,7 +453,7 @@ def forest(rows: pd.DataFrame, xlabel: str, title: str, null: float | None = Non
     marker = {h: MARKERS[i % len(MARKERS)] for i, h in enumerate(hues)}
     y, ticks, heads, where = 0.0, [], [], {}
     for g in groups:
-        head = wrap(g, 80)
+        head = wrap(g, int(width * 10))
         band = 0.75 * (head.count("\n") + 1)
         heads.append((y - 0.5, y - 0.5 + band, head))
         y += band
@@ -405,18 +502,11 @@ def forest(rows: pd.DataFrame, xlabel: str, title: str, null: float | None = Non
     return finish_figure(fig, file)
 
 
-def text_problems(fig, min_font: float = MIN_FONT_PT) -> list[str]:
-    """What keeps a reader from reading ``fig`` at its size: every drawn text artist
-    (titles, axis labels, tick labels of the ticks in view, legends, annotations) must lie
-    inside the canvas, not end in an ellipsis (a cut label), be at least ``min_font``
-    points, and the tick labels of one axis must not overlap or touch (2 px apart at least).
-    Returns one line
-    per problem (empty: none). Draws the figure first."""
+def _texts(fig):
+    """The text artists of a drawn ``fig`` (titles, axis labels, tick labels of the ticks in
+    view, legends, annotations), and its tick labels grouped by axis."""
     from matplotlib.text import Text  # lazy: heavy; figures only
 
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    box = fig.bbox
     texts: list[Text] = list(fig.texts) + [t for leg in fig.legends for t in leg.get_texts()]
     tick_groups: list[list[Text]] = []
     for ax in fig.axes:
@@ -437,6 +527,22 @@ def text_problems(fig, min_font: float = MIN_FONT_PT) -> list[str]:
                                                     (tick.label2, tick.label2.get_visible())) if on]
             texts += labels
             tick_groups.append([t for t in labels if t.get_text().strip()])
+    return texts, tick_groups
+
+
+def text_problems(fig, min_font: float = MIN_FONT_PT, printed: bool = True) -> list[str]:
+    """What keeps a reader from reading ``fig`` at its size: every drawn text artist
+    (titles, axis labels, tick labels of the ticks in view, legends, annotations) must lie
+    inside the canvas, not end in an ellipsis (a cut label), be at least ``min_font``
+    points at the size the figure is printed (``printed``: scaled by :func:`print_scale`,
+    so a figure wider than the PDF's text block needs larger fonts), and the tick labels of
+    one axis must not overlap or touch (2 px apart at least). Returns one line per problem
+    (empty: none). Draws the figure first."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    scale = print_scale(*fig.get_size_inches()) if printed else 1.0
+    texts, tick_groups = _texts(fig)
     problems = []
     for t in texts:
         text = t.get_text()
@@ -447,8 +553,9 @@ def text_problems(fig, min_font: float = MIN_FONT_PT) -> list[str]:
             problems.append(f"outside the canvas: {text!r}")
         if text.rstrip().endswith(("…", "...")):
             problems.append(f"cut with an ellipsis: {text!r}")
-        if t.get_fontsize() < min_font:
-            problems.append(f"font {t.get_fontsize():g} pt < {min_font:g} pt: {text!r}")
+        if t.get_fontsize() * scale < min_font - 1e-9:
+            at = f" (printed at {t.get_fontsize() * scale:.1f} pt)" if scale < 1 else ""
+            problems.append(f"font {t.get_fontsize():g} pt{at} < {min_font:g} pt: {text!r}")
     for labels in tick_groups:
         boxes = [(t, t.get_window_extent(renderer)) for t in labels]
         for k, (a, ea) in enumerate(boxes):

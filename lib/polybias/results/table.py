@@ -43,7 +43,7 @@ from polybias import paths
 from polybias.data.languages import NAMES, language
 from polybias.files import write_text_atomic
 from polybias.measures import MEASURES, record_measure, registered_measure
-from polybias.results.plots import forest, natural_key, pyplot
+from polybias.results.plots import forest, natural_key, png_bytes, pyplot
 from polybias.results.report import markdown_table
 from polybias.stats import CONFIDENCE_LEVEL
 
@@ -540,7 +540,7 @@ def _comparison_rows(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 def comparison_figures(frame: pd.DataFrame, metric: str, title: str | None = None,
-                       max_rows: int = 80) -> list:
+                       max_rows: int = 24) -> list:
     """A metric across models and languages as forest plots (:func:`polybias.results.plots.forest`):
     rows grouped by dataset (test and subset), one row per model, named with its language
     in words, ordered by language within a group; colour and marker tell the language; the
@@ -550,7 +550,8 @@ def comparison_figures(frame: pd.DataFrame, metric: str, title: str | None = Non
     model; where every group has one row, the rows are headed by their model and language
     and named by test (no label repeated on every row). Tests sort naturally (WEAT2 before
     WEAT10). A row of a comparison between models (model ``a+b``) is named by its subset.
-    Past ``max_rows`` rows the rows go on further figures, each titled with its part and
+    Past ``max_rows`` rows (24: a figure that prints at full size on a page) the rows go on
+    further figures, each titled with its part and
     rows: nothing is left out. Returns the figures."""
     part = _comparison_rows(frame, metric)
     heading, axis = metric_axis(metric)
@@ -570,7 +571,7 @@ def comparison_figures(frame: pd.DataFrame, metric: str, title: str | None = Non
 
 
 def comparison_figure(frame: pd.DataFrame, metric: str, title: str | None = None,
-                      max_rows: int = 80):
+                      max_rows: int = 24):
     """The first (often the only) figure of :func:`comparison_figures`."""
     figures = comparison_figures(frame, metric, title, max_rows)
     for extra in figures[1:]:
@@ -589,8 +590,9 @@ def export_figure_names(stem: str, n: int) -> list[str]:
 
 
 EXPORT_SUFFIXES = (".csv", ".md", ".png")
-#: resolution of the exported figures: 7.2 in wide, they are 792 px, the README's width
-EXPORT_DPI = 110
+#: resolution of the exported figures: 6.6 in wide (the PDF's text width), they are 792 px,
+#: the README's width
+EXPORT_DPI = 120
 
 
 def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = None,
@@ -621,7 +623,7 @@ def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = Non
                 path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = path.with_name(f".{path.name}.tmp.png")
                 try:
-                    fig.savefig(tmp, dpi=EXPORT_DPI, metadata={"Software": None})
+                    tmp.write_bytes(png_bytes(fig, dpi=EXPORT_DPI))  # its smallest font recorded
                     tmp.replace(path)
                 finally:
                     tmp.unlink(missing_ok=True)

@@ -11,7 +11,7 @@ from polybias import paths
 from polybias.data import text
 from polybias.engines.embeddings import occurrence_vectors
 from polybias.metrics.ceat import CeatAlternative, CeatError, ceat_from_occurrences
-from polybias.results.plots import colours, finish_figure, pyplot, wrap
+from polybias.results.plots import colours, drop_parts, finish_figure, part_name, pyplot, wrap
 from polybias.results.records import RunRecord, model_fields, write_record
 from polybias.results.report import markdown_table
 
@@ -85,11 +85,27 @@ def ces_table(frame, alpha: float = 0.005, digits: int = 3) -> str:
 
 
 def plot_segment_study(frame, title: str, file: str | None = None, alpha: float = 0.005,
-                       ncols: int = 4):
+                       ncols: int = 3, max_panels: int = 12) -> list:
     """CES against segment length (seed 000 Fig. 1): one panel per test (so that every
     line is named by its panel's title, however many tests), the fixed sample set as a
     solid line, the random one dashed; hollow markers are not significant at ``alpha``.
-    Saved under ``figures/`` if ``file``."""
+    At most ``max_panels`` panels a figure, drawn to print at full size; more tests go on
+    further figures, each titled with its part. Saved under ``figures/`` if ``file`` (the
+    k-th figure as ``<stem>_k.png``, :func:`polybias.results.plots.part_name`). Returns
+    the figures."""
+    tests = list(dict.fromkeys(frame["test"]))
+    pages = [tests[i:i + max_panels] for i in range(0, len(tests), max_panels)] or [[]]
+    figures = []
+    for k, page in enumerate(pages, start=1):
+        name = title + (f" (part {k} of {len(pages)})" if len(pages) > 1 else "")
+        figures.append(_segment_figure(frame[frame["test"].isin(page)], name,
+                                       part_name(file, k) if file else None, alpha, ncols))
+    if file:
+        drop_parts(file, len(pages))
+    return figures
+
+
+def _segment_figure(frame, title: str, file: str | None, alpha: float, ncols: int):
     from matplotlib.lines import Line2D  # lazy: heavy; figures only
 
     plt = pyplot()
@@ -99,7 +115,7 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
     tests = list(dict.fromkeys(frame["test"]))
     ncols = max(1, min(ncols, len(tests)))
     nrows = -(-len(tests) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(max(1.9 * ncols + 0.9, 6.4), 1.75 * nrows + 1.3),
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.6, 1.75 * nrows + 1.3),
                              sharex=True, sharey=True, squeeze=False, layout="constrained")
     colour = dict(zip(("fixed", "random"), colours(2), strict=True))
     for ax, test in zip(axes.flat, tests, strict=False):
@@ -112,7 +128,7 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
             ax.scatter(xs[sig], ces[sig], color=c, s=16, zorder=3)
             ax.scatter(xs[~sig], ces[~sig], facecolors="white", edgecolors=c, s=16, zorder=3)
         ax.axhline(0, color="black", lw=0.6)
-        ax.set_title(wrap(test, 26), fontsize=8)
+        ax.set_title(wrap(test, 30), fontsize=8)
         ax.tick_params(labelsize=7.5)
     for ax in axes.flat[len(tests):]:
         ax.set_visible(False)

@@ -451,7 +451,7 @@ def plot_effects(frame, title: str, file: str | None = None):
     hatches = ["", "///", "...", "xxx", "\\\\", "ooo", "---", "+++"]
     style = {m: (c, hatches[i % len(hatches)]) for i, (m, c) in enumerate(zip(methods, colours(len(methods)), strict=True))}
     width = 0.8 / len(methods)
-    fig, axes = plt.subplots(len(types), len(kinds), figsize=(4.4 * len(kinds) + 0.8, 2.9 * len(types) + 1.0),
+    fig, axes = plt.subplots(len(types), len(kinds), figsize=(6.6, 2.7 * len(types) + 1.1),
                              sharey="row", squeeze=False, layout="constrained",
                              gridspec_kw={"width_ratios": [max(1, frame[frame["kind"] == k]["test"].nunique()) for k in kinds]})
     for r, test_type in enumerate(types):
@@ -469,16 +469,17 @@ def plot_effects(frame, title: str, file: str | None = None):
                     ax.plot(x[sig], rows["effect_size"].to_numpy(float)[sig], "o", ms=2.5, color="black")
             ax.axhline(0, color="black", lw=0.6)
             name = {"BM": "bias tests (should drop)", "IR": "retention tests (should stay)"}.get(kind, kind)
-            ax.set_title(f"{test_type}: {name}" if test_type else name, fontsize=9.5)
-            ax.set_xticks(np.arange(len(tests)), [wrap(t, 14) for t in tests], fontsize=7.5)
+            ax.set_title(f"{test_type}: {name}" if test_type else name, fontsize=8.5)  # fit_titles wraps it
+            ax.set_xticks(np.arange(len(tests)), [wrap(t, 11) for t in tests], fontsize=7)
+            ax.tick_params(axis="y", labelsize=7.5)
             if c == 0:
                 ax.set_ylabel(f"{test_type or 'WEAT'} effect size d, pooled SDs\n(0 = no bias; > 0: X with A)",
                               fontsize=8)
     handles = [Patch(facecolor=style[m][0], hatch=style[m][1], edgecolor="white", label=m) for m in methods]
     handles.append(plt.Line2D([], [], marker="o", ls="", ms=3, color="black", label="p < 0.05"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 7), frameon=False,
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4), frameon=False,
                fontsize=8)
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle(title, fontsize=10)
     return finish_figure(fig, file)
 
 

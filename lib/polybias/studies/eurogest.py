@@ -182,9 +182,9 @@ def rates_heatmap(rates: pd.DataFrame, title: str, file: str | None = None):
     table.columns = [f"{s} {STEREOTYPES[s]}" for s in table.columns]
     spread = float(np.nanmax(np.abs(table.to_numpy() - 0.5))) if table.notna().any().any() else 0.0
     spread = max(spread, 0.01)
-    fig, ax = plt.subplots(figsize=(7.2, max(4.2, 0.28 * len(table) + 2.2)))
+    fig, ax = plt.subplots(figsize=(6.6, max(4.2, 0.22 * len(table) + 2.2)))
     sns.heatmap(table, vmin=0.5 - spread, vmax=0.5 + spread, cmap="vlag", annot=len(table) <= 12,
-                fmt=".2f", annot_kws={"fontsize": 6.5}, linewidths=0.3,
+                fmt=".2f", annot_kws={"fontsize": 7}, linewidths=0.3,
                 cbar_kws={"label": "masculine rate (0.5 = none)"}, ax=ax)
     ax.axvline(7, color="black", linewidth=1.2)
     ax.set_xlabel("GEST stereotype (1-7 feminine | 8-16 masculine)", fontsize=8)

@@ -41,7 +41,7 @@ from polybias.engines.static import lookup
 from polybias.engines.template_scores import kurita_scores
 from polybias.metrics.logprob import attribute_bias
 from polybias.metrics.wefat import relative_norm_distance, wefat_association
-from polybias.results.plots import finish_figure, pyplot
+from polybias.results.plots import finish_figure, pyplot, wrap
 from polybias.results.records import RunRecord, write_record
 from polybias.stats import CONFIDENCE_LEVEL
 
@@ -399,7 +399,7 @@ def plot_census_scatter(joined: dict[str, pd.DataFrame], year: int, title: str, 
         raise ExternalValidityError("nothing to plot")
     ncols = min(3, len(joined))
     nrows = -(-len(joined) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.2 * ncols, 2.3 * nrows + 0.4), squeeze=False)
     for ax in axes.flat[len(joined):]:
         ax.set_visible(False)
     for ax, (measure, frame) in zip(axes.flat, joined.items(), strict=False):
@@ -410,12 +410,14 @@ def plot_census_scatter(joined: dict[str, pd.DataFrame], year: int, title: str, 
         ax.plot(grid, intercept + slope * grid, color="#c0392b", lw=1.2)
         ax.axhline(0, color="grey", lw=0.6, ls="--")
         r = correlation_with_interval(x, y).estimate
-        ax.set_title(f"{labels.get(measure, measure)}\nPearson r = {r:.2f}, n = {len(x)}", fontsize=9)
-        ax.set_xlabel(f"share of women, census {year}")
+        ax.set_title(f"{wrap(labels.get(measure, measure), 30)}\nPearson r = {r:.2f}, n = {len(x)}",
+                     fontsize=7.5)
+        ax.set_xlabel(f"share of women, census {year}", fontsize=7.5)
         ax.set_xlim(0, 1)
+        ax.tick_params(labelsize=7)
     for row in axes:
-        row[0].set_ylabel("score (+: closer to women)")
-    fig.suptitle(title, fontsize=10)
+        row[0].set_ylabel("score (+: closer to women)", fontsize=7.5)
+    fig.suptitle(title, fontsize=9)
     return finish_figure(fig, file)
 
 

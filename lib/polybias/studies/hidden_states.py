@@ -112,22 +112,22 @@ def plot_views(points: dict[str, np.ndarray], groups: list[str], title: str, fil
     plt = pyplot()
     import seaborn as sns  # lazy: heavy; figures only
 
-    fig, axes = plt.subplots(1, len(points), figsize=(11, 3.8), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(1, len(points), figsize=(6.6, 3.0), squeeze=False, layout="constrained")
     axes = axes[0]
     order = list(dict.fromkeys(groups))
     for ax, (m, p) in zip(axes, points.items(), strict=True):
         sns.scatterplot(x=p[:, 0], y=p[:, 1], hue=groups, hue_order=order, style=groups,
-                        style_order=order, ax=ax, s=18, legend=ax is axes[-1])
-        ax.set_title(m)
+                        style_order=order, ax=ax, s=10, legend=ax is axes[-1])
+        ax.set_title(m, fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
     legend = axes[-1].get_legend()
     if legend is not None:  # below the panels, not over the points
         handles, labels = axes[-1].get_legend_handles_labels()
         legend.remove()
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 8),
-                   frameon=False, fontsize=8.5)
-    fig.suptitle(title)
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6),
+                   frameon=False, fontsize=8, handletextpad=0.2, columnspacing=1.0)
+    fig.suptitle(title, fontsize=10)
     return finish_figure(fig, file)
 
 

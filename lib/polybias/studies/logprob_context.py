@@ -58,7 +58,7 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
 
     long = per_attribute.melt(id_vars=["structure", "attribute", "attribute_group"],
                               value_vars=["prior", "corrected"], var_name="score", value_name="difference")
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), sharey=True, layout="constrained")
+    fig, axes = plt.subplots(1, 2, figsize=(6.6, 3.4), sharey=True, layout="constrained")
     for ax, score in zip(axes, ("prior", "corrected"), strict=True):
         part = long[long.score == score]
         groups = list(dict.fromkeys(part["attribute_group"]))
@@ -72,9 +72,10 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
             ax.plot(x - 0.35 + 0.7 * (i + 0.5) / len(groups), sub["difference"], ls="",
                     marker=MARKERS[i % len(MARKERS)], ms=3.5, color=c, alpha=0.75)
         ax.axhline(0, color="grey", lw=0.8, ls="--")
-        ax.set_title(f"{score} score")
-        ax.set_xlabel("sentence structure")
-        ax.set_ylabel(ylabel)
+        ax.set_title(f"{score} score", fontsize=9)
+        ax.set_xlabel("sentence structure", fontsize=8.5)
+        ax.set_ylabel(ylabel, fontsize=8.5)
+        ax.tick_params(labelsize=8)
         if ax.get_legend() is not None:
             ax.get_legend().remove()
     groups = list(dict.fromkeys(long["attribute_group"]))
@@ -82,8 +83,8 @@ def plot_context_study(per_attribute: pd.DataFrame, title: str, file: str | None
                for i, (g, c) in enumerate(zip(groups, colours(len(groups)), strict=True))]
     if handles:  # below the panels, not over the points
         fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False,
-                   fontsize=8.5)
-    fig.suptitle(title)
+                   fontsize=8)
+    fig.suptitle(title, fontsize=10)
     return finish_figure(fig, file)
 
 

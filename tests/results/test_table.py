@@ -279,3 +279,15 @@ def test_a_declared_sample_and_the_lm_eval_scoring_get_their_own_cells():
     assert [f.subset.item() for f in frames] == ["all", "all; sample of 8 (seed 0)", "all; lm-eval"]
     table = results.cross_model_table(pd.concat(frames, ignore_index=True), "crows")
     assert table.subset.tolist() == ["all", "all; lm-eval", "all; sample of 8 (seed 0)"]
+
+
+def test_a_gest_sample_gets_its_own_cell():
+    values = {"n": 80, "g_s": 1.1, "g_s_low": 1.0, "g_s_high": 1.2}
+    base = {"metric": "gest", "model": "smollm2", "language": "en", "test": "causal-template1",
+            "values": values}
+    frames = [pd.DataFrame(results.record_rows({**base, "parameters": p}, "gest"))
+              for p in ({"limit": 0, "seed": 0}, {"limit": 0, "max_items": 80, "seed": 0})]
+    assert [f.subset.item() for f in frames] == ["causal-template1",
+                                                 "causal-template1; sample of 80 (seed 0)"]
+    table = results.cross_model_table(pd.concat(frames, ignore_index=True), "gest")
+    assert len(table) == 2

@@ -252,11 +252,13 @@ def _agreement(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 def _gest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The masculine rate g_s (the registered measure ``gest``) of one GEST run, with its
-    bootstrap interval."""
+    bootstrap interval; a declared sample of sentences (``max_items``) says so in the subset."""
     v = rec["values"]
     level = rec.get("parameters", {}).get("level", 0.95)
-    yield _row("gest", v["g_s"], subset=rec.get("test", ""), n=v.get("n"),
+    yield _row("gest", v["g_s"], subset=_declared(rec, rec.get("test", "")), n=v.get("n"),
                ci=(v.get("g_s_low"), v.get("g_s_high")), level=level)
+
+
 def _eurogest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """g_s (the registered measure ``eurogest``) with its bootstrap interval, and the
     masculine rate of each stereotype (``eurogest-masculine-rate``, subset ``<id> <label>``)."""

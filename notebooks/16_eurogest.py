@@ -101,8 +101,10 @@ rates, summary = study.run_eurogest(
     min_sentences=min_sentences, n_bootstrap=n_bootstrap, seed=seed, too_long=too_long,
     output_dir=output_dir, lm=lm)
 summary_table = report.markdown_table(summary, digits=4)
+caption = study.subset_caption(per_stereotype, too_long)
 
 # %% tags=["nbval-check-output"]
+print(caption)
 report.show_table(summary_table)
 
 # %% [markdown]
@@ -124,4 +126,4 @@ report.show_table(rates_table)
 
 # %%
 if table_file:
-    report.write_table("\n\n".join([counts_table, summary_table, rates_table]), table_file)
+    report.write_table("\n\n".join([counts_table, caption, summary_table, rates_table]), table_file)

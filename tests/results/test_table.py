@@ -291,3 +291,16 @@ def test_a_gest_sample_gets_its_own_cell():
                                                  "causal-template1; sample of 80 (seed 0)"]
     table = results.cross_model_table(pd.concat(frames, ignore_index=True), "gest")
     assert len(table) == 2
+
+
+def test_a_eurogest_subset_gets_its_own_cell():
+    values = {"g_s": 1.1, "ci_low": 1.0, "ci_high": 1.2, "level": 0.95, "n": 32,
+              "per_stereotype": [{"stereotype": 1, "label": "Emotional", "masculine_rate": 0.4, "n": 2}]}
+    base = {"metric": "eurogest", "model": "smollm2", "language": "cs", "test": "eurogest", "values": values}
+    frames = [pd.DataFrame(results.record_rows({**base, "parameters": p}, "eurogest"))
+              for p in ({"per_stereotype": None}, {"per_stereotype": 1})]
+    assert [f.subset.tolist() for f in frames] == [["g_s", "1 Emotional"],
+                                                   ["g_s; first 1 per stereotype",
+                                                    "1 Emotional; first 1 per stereotype"]]
+    table = results.cross_model_table(pd.concat(frames, ignore_index=True), "eurogest")
+    assert len(table) == 2

@@ -261,14 +261,17 @@ def _gest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 def _eurogest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """g_s (the registered measure ``eurogest``) with its bootstrap interval, and the
-    masculine rate of each stereotype (``eurogest-masculine-rate``, subset ``<id> <label>``)."""
+    masculine rate of each stereotype (``eurogest-masculine-rate``, subset ``<id> <label>``);
+    a declared subset of the sentences (``per_stereotype``) says so in the subset."""
     v = rec["values"]
     level = v.get("level") or 0.95
-    yield _row("eurogest", v["g_s"], subset="g_s", n=v.get("n"), ci=(v.get("ci_low"), v.get("ci_high")),
-               level=level)
+    first = rec.get("parameters", {}).get("per_stereotype")
+    subset = f"; first {first} per stereotype" if first else ""
+    yield _row("eurogest", v["g_s"], subset=f"g_s{subset}", n=v.get("n"),
+               ci=(v.get("ci_low"), v.get("ci_high")), level=level)
     for r in v["per_stereotype"]:
         yield _row("eurogest-masculine-rate", r["masculine_rate"],
-                   subset=f"{r['stereotype']} {r.get('label', '')}".strip(), n=r.get("n"),
+                   subset=f"{r['stereotype']} {r.get('label', '')}".strip() + subset, n=r.get("n"),
                    ci=(r.get("ci_low"), r.get("ci_high")), level=level)
 
 

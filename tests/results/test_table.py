@@ -244,7 +244,7 @@ def test_every_stored_label_maps_to_a_registered_measure():
     for label in results.READERS:
         key = record_measure(label)
         assert key in MEASURES or label in ("catbias", "debias", "hidden-states", "validity",
-                                            "external_validity", "agreement"), label
+                                            "external_validity", "agreement", "real-models"), label
 
 
 def test_the_table_names_every_measure_by_its_registry_key():

@@ -275,13 +275,23 @@ def _eurogest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
                    ci=(r.get("ci_low"), r.get("ci_high")), level=level)
 
 
+def _real_models(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Each real checkpoint's number of the real-model table (notebook 17,
+    :func:`polybias.studies.real_models.write_record`) under its hub id: the registered
+    measure it reports, test the source (released runs, or this project's), subset its cell."""
+    for r in rec["values"]["rows"]:
+        yield _row(r["metric"], r["value"], subset=r["cell"], n=r.get("n"),
+                   ci=(r.get("ci_low"), r.get("ci_high")), level=0.95, model=r["hub_id"],
+                   language=r["language"], test=r["source"])
+
+
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows,
     "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "external_validity": _external_validity,
     "stereoset": _stereoset, "stereoset-languages": _stereoset_languages, "agreement": _agreement,
-    "gest": _gest, "eurogest": _eurogest,
+    "gest": _gest, "eurogest": _eurogest, "real-models": _real_models,
 }
 """Record metric → reader of its ``values`` into rows (see :func:`record_rows`)."""
 

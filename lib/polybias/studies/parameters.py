@@ -816,8 +816,9 @@ NOTEBOOKS: dict[str, Notebook] = {
         "seed": _integer("seed of every bootstrap ({range})"),
         "method": _choice("rank correlation: {values}", ("spearman", "kendall")),
         "min_models": _integer("fewest shared checkpoints for a rank correlation ({range})", low=2),
-        "output_dir": _free("run folder of the sweep (this notebook writes no run record: it reads "
-                            "released scores and tables)"),
+        "sweep_file": _free("sweep whose full-set runs of SmolLM2 give its rows (their run records); "
+                            "empty: no SmolLM2 rows"),
+        "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("real-models")),
         "csv_file": _free("where to write the table as CSV, e.g. paper/tables/real-models.csv"),
     }),

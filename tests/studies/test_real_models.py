@@ -192,7 +192,9 @@ def test_the_rows_reach_the_results_table_and_export(table, tmp_path):
     assert set(frame.metric) == {"gest", "stereoset", "crows"} and len(frame) == len(table)
     assert set(frame.study) == {"real-models"} and set(frame.model) == set(table.hub_id)
     gpt2 = frame[(frame.model == "gpt2") & (frame.metric == "stereoset")]
-    assert len(gpt2) == 5 and gpt2.subset.is_unique  # one cell per scoring head
+    heads = table[(table.hub_id == "gpt2") & (table.measure == "stereoset SS")]
+    assert len(gpt2) == len(heads) == 2 and gpt2.subset.is_unique  # one cell per scoring head
+    assert set(gpt2.subset) == {f"intrasentence; {name}" for name in heads.name}
     for metric in ("gest", "stereoset", "crows"):
         results.cross_model_table(frame, metric)  # no two rows share a cell
     assert path.read_text() == study.write_record(table, {"n_bootstrap": 1000, "seed": 0},
@@ -207,3 +209,20 @@ def test_the_rows_are_the_same_under_a_seed(table):
     pd.testing.assert_frame_equal(again.sort_values("name").reset_index(drop=True), ours)
     other = study.dutch_crows_rows(n_bootstrap=1000, seed=1)
     assert not np.array_equal(other.sort_values("name").ci_low.to_numpy(), ours.ci_low.to_numpy())
+
+
+def test_the_sections_statements_about_smollm2_hold_in_the_committed_table():
+    """Section 17's numbers of SmolLM2, in the table the sweep wrote from its run records."""
+    committed = pd.read_csv(REPO / "paper/tables/real-models.csv")
+    smol = committed[committed.hub_id == study.SMOLLM2_HUB_ID]
+    done = smol[smol.value.notna()]
+    assert (smol[smol.value.isna()].note.str.startswith("not run: polybias sweep ")).all()
+    assert len(committed[committed.value.notna()]) == 139 and committed.hub_id.nunique() == 55
+    gest = done[done.measure == "gest g_s"].sort_values("run")
+    assert gest.value.round(3).tolist() == [1.004, 1.093] and gest.ci_low.iloc[0] < 1 < gest.ci_low.iloc[1]
+    english = done[(done.language == "en") & (done.measure != "gest g_s")]
+    assert len(english) == 3 and (english.ci_low > 50).all()
+    crows = english[english.run == "crows-pairs"].iloc[0]
+    assert [round(crows[c], 1) for c in ("value", "ci_low", "ci_high")] == [55.6, 53.2, 58.0]
+    kaneko = done[done.language.isin(["ja", "ru"])]
+    assert len(kaneko) == 2 and ((kaneko.ci_low < 50) & (kaneko.ci_high > 50)).all()

@@ -238,7 +238,7 @@ def smollm2_rows(runs: dict[str, pd.DataFrame | None], sweep_file: str) -> pd.Da
             raise RealModelError(f"run {key}: its records hold no overall {' or '.join(MEASURES)} number")
         for r in part.itertuples():
             run = _gest_run(r.test) if r.metric == "gest" else "; ".join(
-                x for x in (r.test, r.subset) if x and x != OVERALL.get(r.metric))
+                x for x in (r.test, *str(r.subset).split("; ")) if x and x != OVERALL.get(r.metric))
             rows.append({**base, "run": run, "measure": MEASURES[r.metric], "language": r.language,
                          "value": float(r.value), "ci_low": float(r.ci_low), "ci_high": float(r.ci_high),
                          "n": int(r.n), "note": f"Q4_1 quantization; record {r.study}/{r.record}"})

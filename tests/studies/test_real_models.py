@@ -226,3 +226,11 @@ def test_the_sections_statements_about_smollm2_hold_in_the_committed_table():
     assert [round(crows[c], 1) for c in ("value", "ci_low", "ci_high")] == [55.6, 53.2, 58.0]
     kaneko = done[done.language.isin(["ja", "ru"])]
     assert len(kaneko) == 2 and ((kaneko.ci_low < 50) & (kaneko.ci_high > 50)).all()
+
+
+def test_section_15s_ranking_of_smollm2_holds_in_the_committed_table():
+    committed = pd.read_csv(REPO / "paper/tables/real-models.csv")
+    causal = committed[(committed.measure == "gest g_s") & committed.run.str.startswith("causal")]
+    lowest = {run: part.sort_values("value").name.tolist()[:3] for run, part in causal.groupby("run")}
+    assert lowest["causal template 0"][:2] == ["pythia-70m", study.SMOLLM2]
+    assert lowest["causal template 1"] == ["phi-1", "pythia-160m", study.SMOLLM2]

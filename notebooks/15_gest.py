@@ -38,10 +38,11 @@ dtype: str = "auto"  # auto (bfloat16 on CUDA for decoder families trained in it
 batch_tokens: int = 0  # padded tokens per forward pass; 0: auto (8192 on the CPU, from free GPU memory on CUDA)
 kinds: list = ["masked", "causal"]  # released runs to aggregate, among masked and causal (model published)
 limit: int = 0  # score only the first `limit` sentences; 0: all (model not published)
+max_items: int = 0  # score a sample of at most this many sentences, stratified by stereotype and drawn with `seed` (at least 0; 0: all; model not published)
 interval: str = "normal"  # normal or percentile (normal: the authors' bootstrap_ci)
 base: str = "e"  # e or 10 (e: the authors' np.exp of the mean base-10 score)
 n_bootstrap: int = 1000  # bootstrap resamples within each stereotype for the intervals (at least 0; 0: none)
-seed: int = 0  # seed of the bootstrap (at least 0)
+seed: int = 0  # seed of the sentence sample and the bootstrap (at least 0)
 output_dir: str = "results/gest/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/gest_published.md
 
@@ -53,21 +54,27 @@ from polybias.studies import gest as study
 from polybias.studies.parameters import check_parameters
 
 check_parameters("15_gest", model=model, revision=revision, device=device, dtype=dtype,
-                 batch_tokens=batch_tokens, kinds=kinds, limit=limit, interval=interval, base=base,
-                 n_bootstrap=n_bootstrap, seed=seed)
+                 batch_tokens=batch_tokens, kinds=kinds, limit=limit, max_items=max_items, interval=interval,
+                 base=base, n_bootstrap=n_bootstrap, seed=seed)
 published = model == "published"
 options = {"n_bootstrap": n_bootstrap, "seed": seed, "interval": interval, "base": base}
+caption = ""
 if published:
     summary, rates = study.published_rates(tuple(kinds), **options)
 else:
     lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype, batch_tokens=batch_tokens)
     sentences = gest_data.load_gest()
+    available = len(sentences)
     if limit:
         sentences = sentences.iloc[:limit]
+    sentences = study.sample_sentences(sentences, max_items, seed)
+    caption = study.sample_caption(len(sentences), available, max_items, seed) if not limit else \
+        f"Sentences: the first {len(sentences):,} of the {available:,} (limit = {limit})."
     scores = study.score_model(lm, sentences["sentence"].tolist(), progress=True)
     summary, rates = study.model_rates(scores, sentences["stereotype"], model,
                                        "masked" if lm.kind == "mlm" else "causal", **options)
-study.write_records(summary, rates, {**options, "limit": limit}, output_dir,
+study.write_records(summary, rates, {**options, "limit": limit, **({"max_items": max_items} if max_items else {})},
+                    output_dir,
                     model_revision=None if published else lm.revision)
 
 # %% [markdown]
@@ -87,6 +94,8 @@ summary_table = study.summary_table(summary)
 # and the spread of g_s.
 
 # %% tags=["nbval-check-output"]
+if caption:
+    print(caption)
 report.show_table(overview)
 report.show_table(summary_table)
 
@@ -120,4 +129,5 @@ report.show_table(ranks)
 
 # %%
 if table_file:
-    report.write_table("\n\n".join([overview, summary_table, *rate_tables.values(), ranks]), table_file)
+    report.write_table("\n\n".join([*([caption] if caption else []), overview, summary_table,
+                                     *rate_tables.values(), ranks]), table_file)

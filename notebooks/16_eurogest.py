@@ -103,8 +103,10 @@ rates, summary = study.run_eurogest(
     min_sentences=min_sentences, n_bootstrap=n_bootstrap, seed=seed, too_long=too_long,
     output_dir=output_dir, lm=lm)
 summary_table = report.markdown_table(summary, digits=4)
+caption = study.subset_caption(per_stereotype, too_long)
 
 # %% tags=["nbval-check-output"]
+print(caption)
 report.show_table(summary_table)
 
 # %% [markdown]
@@ -175,7 +177,7 @@ report.show_table(planted_rates_table)
 # %%
 if table_file:
     report.write_table("\n\n".join([
-        counts_table, summary_table, rates_table,
+        counts_table, caption, summary_table, rates_table,
         "**Planted causal LMs in Czech, Greek and Latvian**: g_s on the held-out pairs, planted "
         "models resolved (interval above 1) and balanced models' false-positive rate "
         "(interval excluding 1) with its Clopper–Pearson interval and verdict", verdict_table,

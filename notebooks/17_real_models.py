@@ -14,8 +14,10 @@
 # 23 causal LMs × 2), Öztürk et al.'s StereoSet runs (intrasentence SS, micro as in their
 # workbook, recomputed from their prediction files; en, de, es, fr, tr), Strazda &
 # Spanakis's CrowS-Pairs runs (stereotype score over all pairs; Dutch, English, French),
-# and SmolLM2-135M-Instruct (Q4_1), scored by this project on the full sets (read from the
-# tables of the sweep's `*_full` runs, which take CPU-hours). Intervals: seeded percentile
+# and SmolLM2-135M-Instruct (Q4_1), scored by this project on the full sets: read from the
+# run records of the sweep's full-set runs of SmolLM2 (they take CPU-hours), where a run
+# that is not done in this checkout gives a row that says `not run` and names the command
+# that runs it. Intervals: seeded percentile
 # bootstraps (GEST: a normal fitted to the bootstrap means within stereotypes, the
 # authors' form). The short names each source uses map to hub ids in
 # `polybias.studies.real_models` (`STEREOSET_HUB_IDS`, `DUTCH_CROWS_HUB_IDS`; GEST's
@@ -29,13 +31,15 @@ n_bootstrap: int = 1000  # bootstrap resamples for the intervals of g_s, SS and 
 seed: int = 0  # seed of every bootstrap (at least 0)
 method: str = "spearman"  # rank correlation: spearman or kendall
 min_models: int = 3  # fewest shared checkpoints for a rank correlation (at least 2)
-output_dir: str = "results/real-models/interactive"  # run folder of the sweep (this notebook writes no run record: it reads released scores and tables)
+sweep_file: str = "configs/sweeps/default.yaml"  # sweep whose full-set runs of SmolLM2 give its rows (their run records); empty: no SmolLM2 rows
+output_dir: str = "results/real-models/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/real-models.md
 csv_file: str = ""  # where to write the table as CSV, e.g. paper/tables/real-models.csv
 
 # %%
 from polybias import paths
 from polybias.results import records, report
+from polybias.runner import sweep
 from polybias.studies import real_models as study
 from polybias.studies.parameters import check_parameters
 
@@ -49,23 +53,39 @@ check_parameters("17_real_models", n_bootstrap=n_bootstrap, seed=seed, method=me
 # scoring head or dataset, `n` the sentences, items or pairs scored.
 
 # %%
-table = study.real_model_table(n_bootstrap=n_bootstrap, seed=seed)
+runs = sweep.run_records(paths.project_root() / sweep_file, study.smollm2_full_run) if sweep_file else {}
+table = study.real_model_table(n_bootstrap=n_bootstrap, seed=seed,
+                               extra=study.smollm2_rows(runs, sweep_file))
+released = table[table.source != study.SMOLLM2_SOURCE]
+smollm2 = table[table.source == study.SMOLLM2_SOURCE]
 table_text = study.real_model_markdown(table)
-print(f"{len(table)} runs of {table.hub_id.nunique()} checkpoints from {table.source.nunique()} sources")
+print(f"{len(released)} released runs of {released.hub_id.nunique()} checkpoints from "
+      f"{released.source.nunique()} sources")
 
 # %% tags=["nbval-check-output"]
-report.show_table(table_text)
+report.show_table(study.real_model_markdown(released))
+
+# %% [markdown]
+# SmolLM2's rows, from the records of the sweep's full-set runs that are done in this
+# checkout (not checked by nbval: which runs are done depends on the checkout; the tables
+# in `paper/tables/` hold those of the sweep that wrote them).
+
+# %%
+print(f"SmolLM2: {smollm2.value.notna().sum()} numbers from {len(runs)} full-set runs, "
+      f"{smollm2.note.str.startswith('not run').sum()} not run")
+report.show_table(study.real_model_markdown(smollm2))
 
 # %% [markdown]
 # ## Do the measures rank the checkpoints they share alike?
 #
 # One value per checkpoint and measure (the mean over its runs: GEST's templates,
 # StereoSet's scoring heads), then the rank correlation between every two measures (and
-# languages) on the checkpoints they share, with a bootstrap interval over checkpoints and
-# the exact permutation p-value. Few checkpoints are shared: read `n` first.
+# languages) on the released checkpoints they share, with a bootstrap interval over
+# checkpoints and the exact permutation p-value. Few checkpoints are shared: read `n` first.
+# (SmolLM2 would add one checkpoint to a pair of measures it has both of.)
 
 # %%
-values = study.model_values(table)
+values = study.model_values(released)
 agreement = study.rank_agreement(values, method=method, n_bootstrap=n_bootstrap, seed=seed,
                                  min_models=min_models)
 agreement_text = study.agreement_markdown(agreement)
@@ -80,7 +100,7 @@ report.show_table(agreement_text)
 # masked LMs under the 4 masked templates, the 23 causal LMs under the 2 causal ones.
 
 # %%
-templates = study.rank_agreement(study.gest_template_values(table), method=method,
+templates = study.rank_agreement(study.gest_template_values(released), method=method,
                                  n_bootstrap=n_bootstrap, seed=seed, min_models=min_models)
 templates_text = study.agreement_markdown(templates.drop(columns=["models"]))
 
@@ -92,3 +112,4 @@ if table_file:
     report.write_table("\n\n".join([table_text, agreement_text, templates_text]), table_file)
 if csv_file:
     records.write_text_atomic(paths.output_path(csv_file), table.to_csv(index=False))
+study.write_record(table, {"n_bootstrap": n_bootstrap, "seed": seed, "sweep_file": sweep_file}, output_dir)

@@ -247,7 +247,7 @@ def test_every_stored_label_maps_to_a_registered_measure():
     for label in results.READERS:
         key = record_measure(label)
         assert key in MEASURES or label in ("catbias", "debias", "hidden-states", "validity",
-                                            "external_validity", "agreement"), label
+                                            "external_validity", "agreement", "real-models"), label
 
 
 def test_the_table_names_every_measure_by_its_registry_key():
@@ -282,3 +282,28 @@ def test_a_declared_sample_and_the_lm_eval_scoring_get_their_own_cells():
     assert [f.subset.item() for f in frames] == ["all", "all; sample of 8 (seed 0)", "all; lm-eval"]
     table = results.cross_model_table(pd.concat(frames, ignore_index=True), "crows")
     assert table.subset.tolist() == ["all", "all; lm-eval", "all; sample of 8 (seed 0)"]
+
+
+def test_a_gest_sample_gets_its_own_cell():
+    values = {"n": 80, "g_s": 1.1, "g_s_low": 1.0, "g_s_high": 1.2}
+    base = {"metric": "gest", "model": "smollm2", "language": "en", "test": "causal-template1",
+            "values": values}
+    frames = [pd.DataFrame(results.record_rows({**base, "parameters": p}, "gest"))
+              for p in ({"limit": 0, "seed": 0}, {"limit": 0, "max_items": 80, "seed": 0})]
+    assert [f.subset.item() for f in frames] == ["causal-template1",
+                                                 "causal-template1; sample of 80 (seed 0)"]
+    table = results.cross_model_table(pd.concat(frames, ignore_index=True), "gest")
+    assert len(table) == 2
+
+
+def test_a_eurogest_subset_gets_its_own_cell():
+    values = {"g_s": 1.1, "ci_low": 1.0, "ci_high": 1.2, "level": 0.95, "n": 32,
+              "per_stereotype": [{"stereotype": 1, "label": "Emotional", "masculine_rate": 0.4, "n": 2}]}
+    base = {"metric": "eurogest", "model": "smollm2", "language": "cs", "test": "eurogest", "values": values}
+    frames = [pd.DataFrame(results.record_rows({**base, "parameters": p}, "eurogest"))
+              for p in ({"per_stereotype": None}, {"per_stereotype": 1})]
+    assert [f.subset.tolist() for f in frames] == [["g_s", "1 Emotional"],
+                                                   ["g_s; first 1 per stereotype",
+                                                    "1 Emotional; first 1 per stereotype"]]
+    table = results.cross_model_table(pd.concat(frames, ignore_index=True), "eurogest")
+    assert len(table) == 2

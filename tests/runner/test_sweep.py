@@ -95,6 +95,33 @@ def test_sweep_runs_resumes_and_reports_failures(project):
     assert json.loads((project / "results/demo/double__x-1/run.json").read_text())["parameters"].get("table_file") is None
 
 
+RECORD_NOTEBOOK = '''# %% tags=["parameters"]
+x: int = 1  # a number
+output_dir: str = "results/x"  # where to write
+
+# %%
+from polybias.results import records
+records.write_record(records.RunRecord(metric="gest", model="m", language="en", test="causal-template1",
+                                       parameters={"x": x}, values={"g_s": x, "n": 3}), output_dir)
+'''
+
+
+def test_run_records_reads_the_done_runs_and_names_the_others(empty_project):
+    (empty_project / "nb" / "rec.py").write_text(RECORD_NOTEBOOK)
+    cfg = empty_project / "sweep.yaml"
+    cfg.write_text("kernel: polybias\nruns:\n  - notebook: nb/rec.py\n    section: demo\n"
+                   "    grid:\n      x: [1, 2]\n")
+    assert [o["status"] for o in sweep.run_sweep(cfg, jobs=1, only="x-2")] == ["ok"]
+    got = sweep.run_records(cfg, lambda parameters: True)
+    assert list(got) == ["rec__x-1", "rec__x-2"] and got["rec__x-1"] is None  # not run: None
+    done = got["rec__x-2"]
+    assert done[["study", "metric", "value", "n"]].values.tolist() == [["demo", "gest", 2.0, 3]]
+    assert list(sweep.run_records(cfg, lambda parameters: parameters["x"] == 1)) == ["rec__x-1"]
+    rec = empty_project / "nb" / "rec.py"
+    rec.write_text(rec.read_text() + "\n# edited\n")  # another version of the notebook: not done
+    assert sweep.run_records(cfg, lambda parameters: True)["rec__x-2"] is None
+
+
 # ----------------------------------------------------------------------- paper sweep
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK_KINDS = {"01_weat": {"static"}, "05_crows_pairs": {"mlm", "causal"},

@@ -61,3 +61,19 @@ def test_template_3_is_the_exception_for_bert_and_distilbert(released):
         assert g.idxmin() == 2, (model, g.to_dict())  # template 3, counted from 1
     distil = summary[(summary.model == "distilbert-base-uncased") & (summary.template == 2)].iloc[0]
     assert 1 < distil.g_s < 1.02
+
+
+def test_the_declared_sample_keeps_every_stereotype_and_is_seeded():
+    frame = gest_data.load_gest() if os.environ.get("POLYBIAS_DATA_MIRROR") else None
+    if frame is None:
+        pytest.skip("needs the GEST sentences: set POLYBIAS_DATA_MIRROR (CI sets it)")
+    sample = study.sample_sentences(frame, 80, seed=0)
+    counts = sample.stereotype.value_counts()
+    # 80 of 3,565: each stereotype its share (194-256 sentences: 4.4-5.7), rounded
+    share = frame.stereotype.value_counts() * 80 / len(frame)
+    assert len(sample) == 80 and set(counts.index) == set(range(1, 17))
+    assert ((counts - share).abs() < 1).all()
+    assert sample.index.is_monotonic_increasing  # the file's order
+    assert sample.index.tolist() == study.sample_sentences(frame, 80, seed=0).index.tolist()
+    assert sample.index.tolist() != study.sample_sentences(frame, 80, seed=1).index.tolist()
+    assert study.sample_caption(len(sample), len(frame), 80, 0).startswith("Sentences: a sample of 80 of the 3,565")

@@ -1,12 +1,19 @@
 """Real models: the hub-id maps, the table builder and the rank agreement, by hand."""
 
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from polybias.data import crowspairs
 from polybias.data import stereoset as ss_data
+from polybias.results import records
+from polybias.results import table as results
+from polybias.runner.runs import read_sweep
 from polybias.studies import real_models as study
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _values(a, b, models="vwxyz"):
@@ -76,31 +83,48 @@ def test_model_values_average_the_runs():
                                     {"key": "m (en)", "hub_id": "y", "value": 5.0, "runs": 1}]
 
 
-def test_smollm2_rows_read_the_full_tables(tmp_path):
-    crows = "Pairs: all.\n\n| bias_type | n | score | ci_low | ci_high |\n|---|---|---|---|---|\n" \
-            "| all | 10 | 60.00 | 50.00 | 70.00 |\n| gender | 4 | 1 | 0 | 2 |\n"
-    ss = "(not run)\n\n| language | task | n | lms | ss | ss_low | ss_high |\n|---|---|---|---|---|---|---|\n" \
-         "| en | intrasentence | 7 | 90 | 55.5 | 51.0 | 60.0 |\n"
-    langs = "| group | model | language | n | score | ci_low | ci_high |\n|---|---|---|---|---|---|---|\n" \
-            "| g | m | ja | 5 | 40 | 30 | 50 |\n| g | m | ru | 5 | 45 | 35 | 55 |\n"
-    for rel, _, _ in study.SMOLLM2_TABLES:
-        f = tmp_path / rel
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(ss if "stereoset" in rel else langs if "kaneko" in rel else crows)
-    gest = ("| kind | runs |\n|---|---|\n| causal | 2 |\n\n| kind | model | template | n | g_s | g_s_low | g_s_high |\n"
-            "|---|---|---|---|---|---|---|\n| causal | m | 1 | 9 | 1.2 | 1.1 | 1.3 |\n"
-            "| causal | m | 2 | 9 | 1.0 | 0.9 | 1.1 |\n")
-    (tmp_path / study.SMOLLM2_GEST_TABLE).write_text(gest)
-    rows = study.smollm2_rows(tmp_path)
-    assert rows[["language", "value", "ci_low", "ci_high", "n"]].values.tolist() == [
-        ["en", 60.0, 50.0, 70.0, 10], ["en", 60.0, 50.0, 70.0, 10], ["en", 55.5, 51.0, 60.0, 7],
-        ["ja", 40.0, 30.0, 50.0, 5], ["ru", 45.0, 35.0, 55.0, 5], ["en", 1.2, 1.1, 1.3, 9],
-        ["en", 1.0, 0.9, 1.1, 9]]
-    assert rows.run.tolist()[-2:] == ["causal template 0", "causal template 1"]
-    assert (rows.hub_id == study.SMOLLM2_HUB_ID).all()
-    (tmp_path / study.SMOLLM2_TABLES[0][0]).unlink()
-    with pytest.raises(study.RealModelError, match="missing"):
-        study.smollm2_rows(tmp_path)
+def _record(folder, **fields):
+    records.write_record(records.RunRecord(language="en", parameters={"seed": 0}, **fields), folder)
+
+
+def test_smollm2_rows_read_the_records_of_the_full_runs(tmp_path):
+    share = {"n": 10, "score": 60.0, "ci_low": 50.0, "ci_high": 70.0, "binom_p": 0.5}
+    crows = tmp_path / "crows" / "05_crows_pairs__model-x__dataset-crows-pairs"
+    _record(crows, metric="crows", model=study.SMOLLM2, test="crows-pairs",
+            values={"by_bias_type": [{**share, "bias_type": "all"}, {**share, "bias_type": "gender", "score": 1.0}]})
+    gest = tmp_path / "gest" / "15_gest__model-x"
+    for k, g in ((1, 1.2), (2, 1.0)):
+        _record(gest, metric="gest", model=study.SMOLLM2, test=f"causal-template{k}",
+                values={"n": 9, "g_s": g, "g_s_low": g - 0.1, "g_s_high": g + 0.1})
+    eurogest = tmp_path / "eurogest" / "16_eurogest__model-x"
+    _record(eurogest, metric="eurogest", model=study.SMOLLM2, test="eurogest",
+            values={"g_s": 1.1, "ci_low": 1.0, "ci_high": 1.2, "level": 0.95, "n": 32,
+                    "per_stereotype": [{"stereotype": 1, "label": "Emotional", "masculine_rate": 0.4, "n": 2}]})
+    runs = {f.name: results.read_results(runs=[f]) for f in (crows, gest, eurogest)}
+    runs["14_stereoset__model-x"] = None
+    rows = study.smollm2_rows(runs, "configs/sweeps/default.yaml")
+    assert rows[["measure", "run"]].values.tolist()[:4] == [
+        ["crows-pairs stereotype score", "crows-pairs"], ["gest g_s", "causal template 0"],
+        ["gest g_s", "causal template 1"], ["eurogest g_s", "eurogest"]]
+    np.testing.assert_allclose(rows[["value", "ci_low", "ci_high"]].to_numpy()[:4],
+                               [[60, 50, 70], [1.2, 1.1, 1.3], [1.0, 0.9, 1.1], [1.1, 1.0, 1.2]])
+    assert rows.n.tolist()[:4] == [10, 9, 9, 32] and (rows.hub_id == study.SMOLLM2_HUB_ID).all()
+    missing = rows.iloc[-1]
+    assert missing.measure == "stereoset SS" and np.isnan(missing.value) and missing.n is pd.NA
+    assert missing.note == "not run: polybias sweep configs/sweeps/default.yaml --only 14_stereoset__model-x"
+    assert "| — | — | — | — | not run:" in study.real_model_markdown(rows)
+    only_rates = results.read_results(runs=[eurogest])
+    with pytest.raises(study.RealModelError, match="16_eurogest__model-x: its records hold no overall"):
+        study.smollm2_rows({"16_eurogest__model-x": only_rates[only_rates.metric != "eurogest"]}, "s.yaml")
+    with pytest.raises(study.RealModelError, match="no measure declared for notebook 99_x"):
+        study.smollm2_rows({"99_x__model-x": None}, "s.yaml")
+
+
+def test_only_smollm2_full_runs_of_the_sweep_are_read():
+    runs = [r for r in read_sweep(REPO / "configs/sweeps/default.yaml") if study.smollm2_full_run(r.parameters)]
+    assert {r.key.split("__")[0] for r in runs} == set(study.NOTEBOOK_MEASURES)
+    assert all(r.executed is None for r in runs)  # the full sets: no executed copy beside the paper
+    assert "15_gest__model-smollm2-135m-instruct-q4_1" in {r.key for r in runs}
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +135,7 @@ def table(mirror_or_local):
 
 def test_every_real_run_is_in_the_table(table):
     counts = table.groupby("source").size().to_dict()
-    assert counts == {"gest": 90, "stereoset-published": 35, "crows-pairs-dutch-published": 7,
-                      "smollm2 (this project)": 7}
+    assert counts == {"gest": 90, "stereoset-published": 35, "crows-pairs-dutch-published": 7}
     assert table[list(study.COLUMNS)].notna().drop(columns=["note"]).all().all()
     assert ((table.ci_low <= table.value) & (table.value <= table.ci_high)).all()
 
@@ -137,9 +160,11 @@ def test_the_agreement_table_counts_the_pairs_it_leaves_out():
 
 def test_the_sections_statements(table):
     gest = table[table.source == "gest"]
-    assert len(table) == 139 and table.hub_id.nunique() == 55
+    assert len(table) == 132 and table.hub_id.nunique() == 54
     assert (gest.ci_low > 1).sum() == 88
     assert set(gest[gest.ci_low <= 1].name) == {"pythia-70m", "bert-base-multilingual-cased"}
+    causal = gest[gest.run.str.startswith("causal")]
+    assert (round(causal.value.min(), 3), round(causal.value.max(), 3)) == (1.002, 1.634)
     ss = table[table.source == "stereoset-published"]
     assert (ss.ci_low > 50).sum() == 25 and ss[ss.ci_high < 50].name.tolist() == [
         "flaubert_flaubert_base_cased_BertLM_BertNextSentence_fr"]
@@ -147,22 +172,34 @@ def test_the_sections_statements(table):
     assert (dutch.drop("mbert").ci_low > 50).all() and dutch.loc["mbert", "ci_low"] < 50
     values = study.model_values(table)
     agreement = study.rank_agreement(values, n_bootstrap=0).set_index(["key_a", "key_b"])
-    assert agreement.loc[("gest g_s (en)", "stereoset SS (en)"), "n"] == 3
-    assert agreement.loc[("crows-pairs stereotype score (en)", "gest g_s (en)"), "models"] == \
-        "HuggingFaceTB/SmolLM2-135M-Instruct, bert-base-uncased"
-    assert agreement.n.max() == 3
+    assert agreement.loc[("gest g_s (en)", "stereoset SS (en)"), "models"] == "bert-base-multilingual-cased, gpt2"
+    assert agreement.loc[("crows-pairs stereotype score (en)", "gest g_s (en)"), "models"] == "bert-base-uncased"
+    three = agreement[agreement.n == 3]
+    assert agreement.n.max() == 3 and all(a.startswith("stereoset") and b.startswith("stereoset")
+                                          for a, b in three.index)
     templates = study.rank_agreement(study.gest_template_values(table), n_bootstrap=200, seed=0)
     causal = templates[templates.key_a.str.contains("causal")].iloc[0]
-    assert causal.n == 24 and round(causal.rho, 2) == 0.93
+    assert causal.n == 23 and round(causal.rho, 2) == 0.93
     masked = templates[templates.key_a.str.contains("masked")]
     assert (masked.n == 11).all() and round(masked.rho.min(), 2) == 0.74 and round(masked.rho.max(), 2) == 0.95
     assert (templates.ci_low > 0).all()
-    smol = table[(table.hub_id == study.SMOLLM2_HUB_ID) & (table.measure == "gest g_s")]
-    assert smol.value.round(3).tolist() == [1.004, 1.093] and smol.ci_low.iloc[0] < 1 < smol.ci_low.iloc[1]
-    kaneko = table[(table.hub_id == study.SMOLLM2_HUB_ID) & table.language.isin(["ja", "ru"])]
-    assert ((kaneko.ci_low < 50) & (kaneko.ci_high > 50)).all()
-    english = table[(table.hub_id == study.SMOLLM2_HUB_ID) & (table.language == "en") & (table.measure != "gest g_s")]
-    assert len(english) == 3 and (english.ci_low > 50).all()
+
+
+def test_the_rows_reach_the_results_table_and_export(table, tmp_path):
+    path = study.write_record(table, {"n_bootstrap": 1000, "seed": 0}, tmp_path / "real-models" / "run")
+    frame = results.read_results(tmp_path)
+    assert set(frame.metric) == {"gest", "stereoset", "crows"} and len(frame) == len(table)
+    assert set(frame.study) == {"real-models"} and set(frame.model) == set(table.hub_id)
+    gpt2 = frame[(frame.model == "gpt2") & (frame.metric == "stereoset")]
+    heads = table[(table.hub_id == "gpt2") & (table.measure == "stereoset SS")]
+    assert len(gpt2) == len(heads) == 2 and gpt2.subset.is_unique  # one cell per scoring head
+    assert set(gpt2.subset) == {f"intrasentence; {name}" for name in heads.name}
+    for metric in ("gest", "stereoset", "crows"):
+        results.cross_model_table(frame, metric)  # no two rows share a cell
+    assert path.read_text() == study.write_record(table, {"n_bootstrap": 1000, "seed": 0},
+                                                  tmp_path / "again").read_text()
+    not_run = pd.DataFrame([{**table.iloc[0].to_dict(), "value": np.nan, "note": "not run: x"}])
+    assert study.record_rows(not_run) == []  # a row without a value has nothing to export
 
 
 def test_the_rows_are_the_same_under_a_seed(table):
@@ -171,3 +208,28 @@ def test_the_rows_are_the_same_under_a_seed(table):
     pd.testing.assert_frame_equal(again.sort_values("name").reset_index(drop=True), ours)
     other = study.dutch_crows_rows(n_bootstrap=1000, seed=1)
     assert not np.array_equal(other.sort_values("name").ci_low.to_numpy(), ours.ci_low.to_numpy())
+
+
+def test_the_sections_statements_about_smollm2_hold_in_the_committed_table():
+    """Section 17's numbers of SmolLM2, in the table the sweep wrote from its run records."""
+    committed = pd.read_csv(REPO / "paper/tables/real-models.csv")
+    smol = committed[committed.hub_id == study.SMOLLM2_HUB_ID]
+    done = smol[smol.value.notna()]
+    assert (smol[smol.value.isna()].note.str.startswith("not run: polybias sweep ")).all()
+    assert len(committed[committed.value.notna()]) == 139 and committed.hub_id.nunique() == 55
+    gest = done[done.measure == "gest g_s"].sort_values("run")
+    assert gest.value.round(3).tolist() == [1.004, 1.093] and gest.ci_low.iloc[0] < 1 < gest.ci_low.iloc[1]
+    english = done[(done.language == "en") & (done.measure != "gest g_s")]
+    assert len(english) == 3 and (english.ci_low > 50).all()
+    crows = english[english.run == "crows-pairs"].iloc[0]
+    assert [round(crows[c], 1) for c in ("value", "ci_low", "ci_high")] == [55.6, 53.2, 58.0]
+    kaneko = done[done.language.isin(["ja", "ru"])]
+    assert len(kaneko) == 2 and ((kaneko.ci_low < 50) & (kaneko.ci_high > 50)).all()
+
+
+def test_section_15s_ranking_of_smollm2_holds_in_the_committed_table():
+    committed = pd.read_csv(REPO / "paper/tables/real-models.csv")
+    causal = committed[(committed.measure == "gest g_s") & committed.run.str.startswith("causal")]
+    lowest = {run: part.sort_values("value").name.tolist()[:3] for run, part in causal.groupby("run")}
+    assert lowest["causal template 0"][:2] == ["pythia-70m", study.SMOLLM2]
+    assert lowest["causal template 1"] == ["phi-1", "pythia-160m", study.SMOLLM2]

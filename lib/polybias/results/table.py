@@ -253,22 +253,37 @@ def _agreement(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 def _gest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The masculine rate g_s (the registered measure ``gest``) of one GEST run, with its
-    bootstrap interval."""
+    bootstrap interval; a declared sample of sentences (``max_items``) says so in the subset."""
     v = rec["values"]
     level = rec.get("parameters", {}).get("level", 0.95)
-    yield _row("gest", v["g_s"], subset=rec.get("test", ""), n=v.get("n"),
+    yield _row("gest", v["g_s"], subset=_declared(rec, rec.get("test", "")), n=v.get("n"),
                ci=(v.get("g_s_low"), v.get("g_s_high")), level=level)
+
+
 def _eurogest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """g_s (the registered measure ``eurogest``) with its bootstrap interval, and the
-    masculine rate of each stereotype (``eurogest-masculine-rate``, subset ``<id> <label>``)."""
+    masculine rate of each stereotype (``eurogest-masculine-rate``, subset ``<id> <label>``);
+    a declared subset of the sentences (``per_stereotype``) says so in the subset."""
     v = rec["values"]
     level = v.get("level") or 0.95
-    yield _row("eurogest", v["g_s"], subset="g_s", n=v.get("n"), ci=(v.get("ci_low"), v.get("ci_high")),
-               level=level)
+    first = rec.get("parameters", {}).get("per_stereotype")
+    subset = f"; first {first} per stereotype" if first else ""
+    yield _row("eurogest", v["g_s"], subset=f"g_s{subset}", n=v.get("n"),
+               ci=(v.get("ci_low"), v.get("ci_high")), level=level)
     for r in v["per_stereotype"]:
         yield _row("eurogest-masculine-rate", r["masculine_rate"],
-                   subset=f"{r['stereotype']} {r.get('label', '')}".strip(), n=r.get("n"),
+                   subset=f"{r['stereotype']} {r.get('label', '')}".strip() + subset, n=r.get("n"),
                    ci=(r.get("ci_low"), r.get("ci_high")), level=level)
+
+
+def _real_models(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Each real checkpoint's number of the real-model table (notebook 17,
+    :func:`polybias.studies.real_models.write_record`) under its hub id: the registered
+    measure it reports, test the source (released runs, or this project's), subset its cell."""
+    for r in rec["values"]["rows"]:
+        yield _row(r["metric"], r["value"], subset=r["cell"], n=r.get("n"),
+                   ci=(r.get("ci_low"), r.get("ci_high")), level=0.95, model=r["hub_id"],
+                   language=r["language"], test=r["source"])
 
 
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
@@ -277,7 +292,7 @@ READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "external_validity": _external_validity,
     "stereoset": _stereoset, "stereoset-languages": _stereoset_languages, "agreement": _agreement,
-    "gest": _gest, "eurogest": _eurogest,
+    "gest": _gest, "eurogest": _eurogest, "real-models": _real_models,
 }
 """Record metric → reader of its ``values`` into rows (see :func:`record_rows`)."""
 

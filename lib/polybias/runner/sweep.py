@@ -93,8 +93,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
@@ -105,6 +106,9 @@ from polybias.runner.cluster import ClusterConfigError, ClusterError, JobPool, m
 from polybias.runner.locks import LOCK_FILE, RunLock
 from polybias.runner.pins import PinError, apply_pins, found_path, read_pins
 from polybias.runner.runs import Run, SweepError, check_values, read_sweep
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +211,28 @@ def run_folders(config: str | Path, root: str | Path | None = None) -> tuple[lis
         else:
             not_done.append(run.key)
     return done, not_done
+
+
+def run_records(config: str | Path, select: Callable[[dict[str, Any]], bool],
+                root: str | Path | None = None) -> dict[str, pd.DataFrame | None]:
+    """The run records of the runs of a sweep that ``select`` picks, read into the tidy table
+    of :func:`polybias.results.table.read_results`, by run key; None for a run that is not
+    done (:func:`is_done`: never run, failed, or run with other parameters or another
+    version of its notebook), so that a reader can say which runs are missing.
+
+    Parameters
+    ----------
+    config : the sweep YAML.
+    select : called with each run's parameters; True keeps the run.
+    root : the project root (default :func:`polybias.paths.project_root`).
+    """
+    # lazy: the results table loads the project's measure registry on import, which a sweep
+    # of another project's notebooks need not have
+    from polybias.results.table import read_results
+
+    root = Path(root) if root else paths.project_root()
+    return {run.key: read_results(runs=[_folder(run, root)]) if is_done(run, root) else None
+            for run in load_sweep(config) if select(run.parameters)}
 
 
 def _join_streams(outputs: list[Any]) -> list[Any]:

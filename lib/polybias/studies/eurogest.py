@@ -168,6 +168,23 @@ def run_eurogest(model: str, languages: list[str] | None = None,
     return pd.concat(rates, ignore_index=True)[columns], pd.DataFrame(summary)
 
 
+def subset_caption(per_stereotype: int | None, too_long: str = "raise") -> str:
+    """The line EuroGEST's tables state the scored sentences with: all of them, or the declared
+    subset of :func:`score_language` (the first ``per_stereotype`` of each stereotype and
+    subset, in the file's order; with ``too_long`` skip, the first that fit the model).
+
+    >>> subset_caption(2)
+    "Sentences: the first 2 of each stereotype and subset, in the files' order (per_stereotype = 2); n counts them."
+    >>> subset_caption(None, "skip")
+    'Sentences: all that fit the model (too_long = skip); n counts them.'
+    """
+    fit = " that fit the model" if too_long == "skip" else ""
+    if not per_stereotype:
+        return f"Sentences: all{fit}{' (too_long = skip)' if fit else ''}; n counts them."
+    return (f"Sentences: the first {per_stereotype} of each stereotype and subset{fit}, in the files' "
+            f"order (per_stereotype = {per_stereotype}{', too_long = skip' if fit else ''}); n counts them.")
+
+
 def rates_heatmap(rates: pd.DataFrame, title: str, file: str | None = None):
     """Masculine rate per language (rows, in the order given, grouped by family) and
     stereotype (columns 1–16, the feminine ones first), 0.5 white; NaN (fewer sentences

@@ -7,7 +7,8 @@ masculine rate g_s with its interval, r_f and r_m, and per stereotype the rate r
 interval and rank. :func:`score_model` scores a loaded language model with the engine's
 GEST scorers (:mod:`polybias.engines.gest_scores`) under every template of its kind, the
 same way the authors produced their files, and :func:`model_rates` aggregates the result
-alike. :func:`rates_table` prints the rates in the authors' format (``lower mean upper``,
+alike; :func:`sample_sentences` draws the declared sample a quick run scores (stated by
+:func:`sample_caption`). :func:`rates_table` prints the rates in the authors' format (``lower mean upper``,
 two decimals, their appendix tables) and :func:`summary_table` the g_s of every run.
 """
 
@@ -20,6 +21,7 @@ import pandas as pd
 
 from polybias import paths
 from polybias.data import gest, sources
+from polybias.data.minimal_pairs import sample_pairs
 from polybias.engines import gest_scores
 from polybias.measures import compute
 from polybias.results import records, report
@@ -64,6 +66,41 @@ def published_rates(kinds: tuple[str, ...] = gest.KINDS, n_bootstrap: int = N_BO
         summaries.append(s)
         rates.append(r)
     return pd.DataFrame(summaries, columns=list(SUMMARY_COLUMNS)), pd.concat(rates, ignore_index=True)
+
+
+def sample_sentences(sentences: pd.DataFrame, max_items: int, seed: int = 0) -> pd.DataFrame:
+    """A seeded sample of at most ``max_items`` GEST sentences, stratified by stereotype, in
+    the file's order; all of them when ``max_items`` is 0 or not smaller than the file.
+
+    Each stereotype gets ``max_items`` × its share of the sentences, rounded by largest
+    remainder, drawn without replacement with ``numpy.random.default_rng(seed)``
+    (:func:`polybias.data.minimal_pairs.sample_pairs`, the draw of the other declared samples).
+
+    >>> frame = pd.DataFrame({"sentence": list("abcdefgh"), "stereotype": [1] * 4 + [9] * 4})
+    >>> sample = sample_sentences(frame, 4, seed=0)
+    >>> sample.stereotype.value_counts().sort_index().to_dict()
+    {1: 2, 9: 2}
+    >>> sample_sentences(frame, 4, seed=0).sentence.tolist() == sample.sentence.tolist()
+    True
+    >>> len(sample_sentences(frame, 0))
+    8
+    """
+    return sample_pairs(sentences, max_items, seed, by="stereotype")
+
+
+def sample_caption(n_scored: int, n_available: int, max_items: int, seed: int) -> str:
+    """The line GEST's tables state the scored sentences with: all of them, or the sample
+    :func:`sample_sentences` drew.
+
+    >>> sample_caption(80, 3565, 80, 0)
+    'Sentences: a sample of 80 of the 3,565, stratified by stereotype (max_items = 80, seed 0); n counts them.'
+    >>> sample_caption(3565, 3565, 0, 0)
+    'Sentences: all 3,565.'
+    """
+    if not max_items or n_scored >= n_available:
+        return f"Sentences: all {n_available:,}."
+    return (f"Sentences: a sample of {n_scored:,} of the {n_available:,}, stratified by stereotype "
+            f"(max_items = {max_items}, seed {seed}); n counts them.")
 
 
 def score_model(lm, sentences: list[str], batch_tokens: int | None = None,

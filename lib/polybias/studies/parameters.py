@@ -394,10 +394,14 @@ def _check_14_stereoset(*, model, language, languages, language_override, publis
         _language(model, lang, language_override, registry)
 
 
-def _check_15_gest(*, model, revision, device, dtype, batch_tokens, limit):
+def _check_15_gest(*, model, revision, device, dtype, batch_tokens, limit, max_items):
     _published_only(model, revision, device, dtype, batch_tokens)
-    if model == "published" and limit:
-        raise ParameterError("limit applies to a model that is scored, not to model=published")
+    for name, value in (("limit", limit), ("max_items", max_items)):
+        if model == "published" and value:
+            raise ParameterError(f"{name} applies to a model that is scored, not to model=published")
+    if limit and max_items:
+        raise ParameterError("give limit (the first sentences) or max_items (a stratified sample), "
+                             "not both")
 
 
 def _check_16_eurogest(*, model, languages, language_override):
@@ -774,11 +778,13 @@ NOTEBOOKS: dict[str, Notebook] = {
         "kinds": Parameter("released runs to aggregate, among {values} (model published)",
                            values=gest.KINDS, each=True),
         "limit": _integer("score only the first `limit` sentences; 0: all (model not published)"),
+        "max_items": _integer("score a sample of at most this many sentences, stratified by stereotype "
+                              "and drawn with `seed` ({range}; 0: all; model not published)"),
         "interval": _choice("{values} (normal: the authors' bootstrap_ci)", INTERVALS),
         "base": _choice("{values} (e: the authors' np.exp of the mean base-10 score)", BASES),
         "n_bootstrap": _integer("bootstrap resamples within each stereotype for the intervals "
                                 "({range}; 0: none)"),
-        "seed": _integer("seed of the bootstrap ({range})"),
+        "seed": _integer("seed of the sentence sample and the bootstrap ({range})"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("gest_published")),
     }, _check_15_gest),
@@ -813,8 +819,9 @@ NOTEBOOKS: dict[str, Notebook] = {
         "seed": _integer("seed of every bootstrap ({range})"),
         "method": _choice("rank correlation: {values}", ("spearman", "kendall")),
         "min_models": _integer("fewest shared checkpoints for a rank correlation ({range})", low=2),
-        "output_dir": _free("run folder of the sweep (this notebook writes no run record: it reads "
-                            "released scores and tables)"),
+        "sweep_file": _free("sweep whose full-set runs of SmolLM2 give its rows (their run records); "
+                            "empty: no SmolLM2 rows"),
+        "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("real-models")),
         "csv_file": _free("where to write the table as CSV, e.g. paper/tables/real-models.csv"),
     }),

@@ -6,12 +6,16 @@ whether the measures rank the checkpoints they share alike.
 intrasentence SS of Öztürk et al.'s StereoSet runs (recomputed from their prediction
 files, :mod:`polybias.data.stereoset`), the stereotype score of Strazda & Spanakis's
 Dutch/English/French CrowS-Pairs runs (:func:`polybias.studies.crows_languages.dutch_crows_aggregates`)
-and SmolLM2's full-set tables. The short names each source uses map to hub ids in one
+and SmolLM2's numbers, read from the run records of the sweep's full-set runs
+(:func:`smollm2_rows`; a run that is not done gives a row that says so and names the
+command that runs it). The short names each source uses map to hub ids in one
 declared place (:data:`STEREOSET_HUB_IDS`, :data:`DUTCH_CROWS_HUB_IDS`; GEST's registry
 carries its own). :func:`rank_agreement` correlates two measures' rankings of the
 checkpoints they share (Spearman or Kendall), with a seeded bootstrap interval over
 checkpoints and an exact permutation p-value. :func:`gest_template_values` keys GEST's g_s
-by template, to ask the same of its templates.
+by template, to ask the same of its templates. :func:`write_record` writes the table as one
+``real-models`` run record, through which its rows reach ``polybias results`` and
+``polybias export`` under their hub ids.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from scipy import stats
 from polybias import paths
 from polybias.data import sources, stereoset
 from polybias.metrics.stereoset import item_decisions, stereoset_scores
-from polybias.results import report
+from polybias.results import records, report
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 from polybias.studies import crows_languages
 from polybias.studies.gest import published_rates
@@ -67,23 +71,23 @@ et al.'s original script: bert-base-uncased and roberta-large)."""
 
 SMOLLM2 = "smollm2-135m-instruct-q4_1"
 SMOLLM2_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+SMOLLM2_SOURCE = "smollm2 (this project)"
 
-SMOLLM2_TABLES = (
-    ("paper/tables/crows_smollm2-135m-instruct-q4_1_crows-pairs_full.md",
-     "crows-pairs stereotype score", "crows-pairs (causal, all 1,508 pairs)"),
-    ("paper/tables/crows_smollm2-135m-instruct-q4_1_crows-pairs-gamboa_full.md",
-     "crows-pairs-gamboa stereotype score", "crows-pairs-gamboa (causal, all 231 pairs)"),
-    ("paper/tables/stereoset_smollm2-135m-instruct-q4_1_full.md",
-     "stereoset SS", "intrasentence, per-target SS (causal scoring)"),
-    ("paper/tables/crows-languages_smollm2-135m-instruct-q4_1_kaneko2022_causal_full.md",
-     "crows-pairs stereotype score", "kaneko2022 (causal, all 262 pairs)"),
-)
-"""SmolLM2's full-set tables (the sweep's ``*_full`` runs: hours of CPU, so read from the
-tables the sweep wrote), with the measure and a note on the run."""
+MEASURES = {"gest": "gest g_s", "stereoset": "stereoset SS", "crows": "crows-pairs stereotype score",
+            "eurogest": "eurogest g_s"}
+"""Registered measure (the ``metric`` of the tidy results table, :mod:`polybias.results.table`)
+-> the label this table gives it."""
 
-SMOLLM2_GEST_TABLE = "paper/tables/gest_smollm2-135m-instruct-q4_1_full.md"
-"""SmolLM2 on GEST's two causal templates, all 3,565 sentences (notebook 15's table: the
-second table is g_s per template, templates numbered from 1)."""
+OVERALL = {"crows": "all", "stereoset": "all", "eurogest": "g_s"}
+"""Per measure, the part of a tidy row's ``subset`` that marks a run's overall number (all
+pairs, every group, g_s); a measure not listed keeps every row (GEST: one per template)."""
+
+NOTEBOOK_MEASURES = {"05_crows_pairs": "crows", "12_crows_languages": "crows", "14_stereoset": "stereoset",
+                     "15_gest": "gest", "16_eurogest": "eurogest"}
+"""The measure of each notebook's SmolLM2 runs, for the row of a run that is not done."""
+
+SAMPLE_PARAMETERS = ("max_pairs", "max_items", "per_stereotype", "limit")
+"""Parameters that make a run score a declared subset: a run that sets one is not a full set."""
 
 
 class RealModelError(ValueError):
@@ -146,7 +150,7 @@ def stereoset_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFram
         preds = stereoset.load_predictions(file, registry=registry)
         dec = item_decisions(items[language], preds[preds.task == "intrasentence"])
         s = stereoset_scores(dec, aggregate="micro", by=None, n_bootstrap=n_bootstrap,
-                             seed=seed).iloc[0]
+                                       seed=seed).iloc[0]
         note = "; ".join(v for (sheet, r), v in UNREPRODUCED.items()
                          if sheet == "intrasentence" and r == run)
         rows.append({"hub_id": stereoset_hub_id(run), "source": "stereoset-published",
@@ -167,62 +171,91 @@ def dutch_crows_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFr
         "n": agg.n, "note": ""})[list(COLUMNS)]
 
 
-def read_markdown_rows(text: str, index: int = 0) -> pd.DataFrame:
-    """The ``index``-th pipe table of a markdown text (0: the first), as strings.
+def smollm2_full_run(parameters: dict) -> bool:
+    """Whether a sweep run is one of SmolLM2's full-set runs: its model is SmolLM2 and no
+    :data:`SAMPLE_PARAMETERS` is set (what :func:`polybias.runner.sweep.run_records` selects by).
 
-    >>> read_markdown_rows("x\\n\\n| a | b |\\n|---|---|\\n| 1 | 2 |\\n").to_dict("records")
-    [{'a': '1', 'b': '2'}]
+    >>> smollm2_full_run({"model": SMOLLM2, "dataset": "crows-pairs"})
+    True
+    >>> smollm2_full_run({"model": SMOLLM2, "max_pairs": 30}), smollm2_full_run({"model": "published"})
+    (False, False)
     """
-    lines = [ln.strip() for ln in text.splitlines()]
-    blocks = [list(g) for is_table, g in itertools.groupby(lines, lambda ln: ln.startswith("|")) if is_table]
-    if len(blocks) <= index:
-        raise RealModelError(f"the text has {len(blocks)} table(s), not {index + 1}")
-    cells = [[c.strip() for c in ln.strip("|").split("|")] for ln in blocks[index]]
-    return pd.DataFrame(cells[2:], columns=cells[0])
+    return parameters.get("model") == SMOLLM2 and not any(parameters.get(k) for k in SAMPLE_PARAMETERS)
 
 
-def smollm2_rows(root: str | Path | None = None) -> pd.DataFrame:
-    """SmolLM2's full-set numbers, read from the tables of the sweep's ``*_full`` runs
-    (:data:`SMOLLM2_TABLES`: the ``all`` row, or one row per language; :data:`SMOLLM2_GEST_TABLE`:
-    g_s per causal template)."""
-    root = Path(root) if root is not None else paths.project_root()
+def _gest_run(test: str) -> str:
+    """A GEST record's test (``causal-template1``, templates from 1) as the released rows' run
+    (``causal template 0``), so that the templates line up in :func:`gest_template_values`."""
+    kind, _, number = test.partition("-template")
+    if not number.isdigit():
+        raise RealModelError(f"GEST record test {test!r}: expected '<kind>-template<k>'")
+    return f"{kind} template {int(number) - 1}"
+
+
+def not_run_command(key: str, sweep_file: str) -> str:
+    """The command that runs one run of a sweep.
+
+    >>> not_run_command("15_gest__model-x", "configs/sweeps/default.yaml")
+    'polybias sweep configs/sweeps/default.yaml --only 15_gest__model-x'
+    """
+    return f"polybias sweep {sweep_file} --only {key}"
+
+
+def smollm2_rows(runs: dict[str, pd.DataFrame | None], sweep_file: str) -> pd.DataFrame:
+    """SmolLM2's rows, read from the run records of the sweep's full-set runs.
+
+    Parameters
+    ----------
+    runs : run key -> the tidy rows of its records (:func:`polybias.runner.sweep.run_records`
+        with :func:`smollm2_full_run`), or None for a run that is not done.
+    sweep_file : the sweep, named in the command of a run that is not done.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`COLUMNS`: one row per overall number of a done run (:data:`MEASURES`,
+        :data:`OVERALL`; ``run``: the record's test and subset), and for a run that is not
+        done one row without a value whose ``note`` says ``not run:`` and the command that
+        runs it. A done run whose records hold no such number raises :class:`RealModelError`.
+    """
     rows = []
-    for rel, measure, note in SMOLLM2_TABLES:
-        file = root / rel
-        if not file.exists():
-            raise RealModelError(f"{rel}: SmolLM2's full-set table is missing (run the sweep's *_full entry)")
-        t = read_markdown_rows(file.read_text(encoding="utf-8"))
-        if "bias_type" in t.columns:
-            t = t[t.bias_type == "all"].assign(language="en")
-        if t.empty:
-            raise RealModelError(f"{rel}: no 'all' row")
-        value, low, high = ("ss", "ss_low", "ss_high") if "ss" in t.columns else ("score", "ci_low", "ci_high")
-        for r in t.to_dict("records"):
-            rows.append({"hub_id": SMOLLM2_HUB_ID, "source": "smollm2 (this project)", "name": SMOLLM2,
-                         "run": note, "measure": measure, "language": r["language"],
-                         "value": float(r[value]), "ci_low": float(r[low]), "ci_high": float(r[high]),
-                         "n": int(r["n"]), "note": f"Q4_1 quantization; {Path(rel).name}"})
-    file = root / SMOLLM2_GEST_TABLE
-    if not file.exists():
-        raise RealModelError(f"{SMOLLM2_GEST_TABLE}: SmolLM2's GEST table is missing (run the sweep's "
-                             "15_gest entry for it)")
-    for r in read_markdown_rows(file.read_text(encoding="utf-8"), index=1).to_dict("records"):
-        rows.append({"hub_id": SMOLLM2_HUB_ID, "source": "smollm2 (this project)", "name": SMOLLM2,
-                     "run": f"{r['kind']} template {int(r['template']) - 1}", "measure": "gest g_s",
-                     "language": "en", "value": float(r["g_s"]), "ci_low": float(r["g_s_low"]),
-                     "ci_high": float(r["g_s_high"]), "n": int(r["n"]),
-                     "note": f"Q4_1 quantization; {Path(SMOLLM2_GEST_TABLE).name}"})
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    base = {"hub_id": SMOLLM2_HUB_ID, "source": SMOLLM2_SOURCE, "name": SMOLLM2}
+    for key, tidy in runs.items():
+        if tidy is None:
+            notebook = key.split("__")[0]
+            if notebook not in NOTEBOOK_MEASURES:
+                raise RealModelError(f"run {key}: no measure declared for notebook {notebook} "
+                                     "(add it to NOTEBOOK_MEASURES)")
+            rows.append({**base, "run": key, "measure": MEASURES[NOTEBOOK_MEASURES[notebook]],
+                         "language": "", "value": np.nan, "ci_low": np.nan, "ci_high": np.nan, "n": pd.NA,
+                         "note": f"not run: {not_run_command(key, sweep_file)}"})
+            continue
+        part = tidy[tidy.metric.isin(MEASURES)]
+        overall = [m not in OVERALL or OVERALL[m] in str(sub).split("; ")
+                   for m, sub in zip(part.metric, part.subset, strict=True)]
+        part = part[overall]
+        if part.empty:
+            raise RealModelError(f"run {key}: its records hold no overall {' or '.join(MEASURES)} number")
+        for r in part.itertuples():
+            run = _gest_run(r.test) if r.metric == "gest" else "; ".join(
+                x for x in (r.test, *str(r.subset).split("; ")) if x and x != OVERALL.get(r.metric))
+            rows.append({**base, "run": run, "measure": MEASURES[r.metric], "language": r.language,
+                         "value": float(r.value), "ci_low": float(r.ci_low), "ci_high": float(r.ci_high),
+                         "n": int(r.n), "note": f"Q4_1 quantization; record {r.study}/{r.record}"})
+    out = pd.DataFrame(rows, columns=list(COLUMNS))
+    out["n"] = out["n"].astype("Int64")
+    return out
 
 
 def real_model_table(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0, extra: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every real checkpoint of GEST, StereoSet, Dutch CrowS-Pairs and SmolLM2, one row per run.
+    """Every released real checkpoint of GEST, StereoSet and Dutch CrowS-Pairs, and the rows
+    given in ``extra`` (SmolLM2's), one row per run.
 
     Parameters
     ----------
     n_bootstrap, seed : the seeded bootstraps of GEST's g_s, StereoSet's SS and CrowS-Pairs'
         stereotype score (0: no intervals).
-    extra : more rows with :data:`COLUMNS` (e.g. SmolLM2 on the GEST templates).
+    extra : more rows with :data:`COLUMNS` (SmolLM2's, :func:`smollm2_rows`).
 
     Returns
     -------
@@ -231,7 +264,7 @@ def real_model_table(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0, extra: pd.Da
         (ratio, 1 = no preference), SS and stereotype score (percent, 50 = none).
     """
     parts = [gest_rows(n_bootstrap, seed), stereoset_rows(n_bootstrap, seed),
-             dutch_crows_rows(n_bootstrap, seed), smollm2_rows()]
+             dutch_crows_rows(n_bootstrap, seed)]
     if extra is not None:
         missing = set(COLUMNS) - set(extra.columns)
         if missing:
@@ -342,8 +375,10 @@ def rank_agreement(values: pd.DataFrame, method: str = "spearman", n_bootstrap: 
 
 
 def real_model_markdown(table: pd.DataFrame) -> str:
-    """The real-model table as markdown (three significant decimals)."""
-    return report.markdown_table(table, digits=3)
+    """The real-model table as markdown (three decimals; a row without a value shows — in
+    its value, interval and n)."""
+    n = table.n.astype("Int64").astype(str).replace("<NA>", "—")
+    return report.markdown_table(table.assign(n=n), digits=3)
 
 
 def agreement_markdown(agreement: pd.DataFrame, min_shown: int = 2) -> str:
@@ -357,3 +392,32 @@ def agreement_markdown(agreement: pd.DataFrame, min_shown: int = 2) -> str:
         text = (f"Pairs of measures sharing at least {min_shown} checkpoints; {rest} more pair(s) "
                 f"share fewer: no ranking to compare.\n\n") + text
     return text
+
+
+def record_rows(table: pd.DataFrame) -> list[dict]:
+    """The rows of the table that have a value, as a ``real-models`` record holds them: the
+    table's columns, the registered measure each reports (``metric``, :data:`MEASURES`) and
+    the cell it takes in the cross-model tables (``cell``: its run, with the source's name of
+    the model where one checkpoint has several runs of that name, e.g. StereoSet's scoring
+    heads)."""
+    keys = {label: key for key, label in MEASURES.items()}
+    unknown = sorted(set(table.measure) - set(keys))
+    if unknown:
+        raise RealModelError(f"measure(s) {', '.join(unknown)} have no registered key in MEASURES")
+    shown = table[table.value.notna()]
+    same = shown.duplicated(["source", "hub_id", "language", "measure", "run"], keep=False)
+    cells = [f"{r.run}; {r.name}" if twice else r.run for r, twice in zip(shown.itertuples(), same, strict=True)]
+    out = shown.assign(metric=shown.measure.map(keys), cell=cells, n=shown.n.astype(object))
+    out = out.replace({np.nan: None})
+    return [{k: (None if v is pd.NA else v) for k, v in r.items()} for r in out.to_dict("records")]
+
+
+def write_record(table: pd.DataFrame, parameters: dict, output_dir: str | Path) -> Path:
+    """One ``real-models`` run record (model ``real checkpoints``, test ``table``) under
+    ``output_dir`` (relative to the output root) holding :func:`record_rows`: what
+    ``polybias results`` and ``polybias export`` read (:func:`polybias.results.table.record_rows`),
+    each row under its checkpoint's hub id. Returns its path."""
+    record = records.RunRecord(metric="real-models", model="real checkpoints", language="multi",
+                               test="table", parameters=parameters, values={"rows": record_rows(table)})
+    return records.write_record(record, paths.output_path(output_dir))
+

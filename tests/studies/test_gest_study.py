@@ -63,10 +63,9 @@ def test_template_3_is_the_exception_for_bert_and_distilbert(released):
     assert 1 < distil.g_s < 1.02
 
 
-def test_the_declared_sample_keeps_every_stereotype_and_is_seeded():
-    frame = gest_data.load_gest() if os.environ.get("POLYBIAS_DATA_MIRROR") else None
-    if frame is None:
-        pytest.skip("needs the GEST sentences: set POLYBIAS_DATA_MIRROR (CI sets it)")
+def test_the_declared_sample_keeps_every_stereotype_and_is_seeded(mirror_or_local):
+    with mirror_or_local():
+        frame = gest_data.load_gest()
     sample = study.sample_sentences(frame, 80, seed=0)
     counts = sample.stereotype.value_counts()
     # 80 of 3,565: each stereotype its share (194-256 sentences: 4.4-5.7), rounded

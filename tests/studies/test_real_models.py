@@ -1,6 +1,5 @@
 """Real models: the hub-id maps, the table builder and the rank agreement, by hand."""
 
-import os
 from pathlib import Path
 
 import numpy as np

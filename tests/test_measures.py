@@ -54,8 +54,15 @@ def test_every_registered_measure_is_complete():
      "record label 'crows-jsd' of measure 'cb' is already a label of 'jsd-b'"),
     (lambda r: r["cb"].update(record_labels=["weat"]), "record label 'weat' of measure 'cb' is already a measure"),
     (lambda r: r["cb"].update(validity_labels=["cb"]), "measure 'cb': validity_labels must map validity designs"),
-    (lambda r: r["cb"].update(validity_labels={"template-mlm": ["kurita-effect-size"]}),
+    (lambda r: r["cb"].update(validity_labels={"template-mlm": ["kurita-effect-size"]}, validity_units={}),
      "validity label 'kurita-effect-size' of design 'template-mlm' is given to both 'kurita' and 'cb'"),
+    (lambda r: r["cb"].update(validity_units={"pll-cb": "variance"}),
+     "measure 'cb': validity_units names 'pll-cb', not among its validity_labels"),
+    (lambda r: r["cb"].update(validity_units=["variance"]), "measure 'cb': validity_units must map validity labels"),
+    (lambda r: r["crows"].update(validity_units={"stereotype-score": "% of pairs"}, validity_labels={
+        "crows-mlm": ["stereotype-score"], "crows-causal": ["stereotype-score"]}) or r["jsd-b"].update(
+        validity_labels={"toy-design": ["stereotype-score"]}, validity_units={"stereotype-score": "%"}),
+     "validity label 'stereotype-score' of measure 'jsd-b' is given two units"),
 ])
 def test_a_malformed_registry_is_refused(tmp_path, edit, message):
     with pytest.raises(measures.MeasureError, match=message):
@@ -81,6 +88,13 @@ def test_the_labels_stored_records_carry_keep_their_measure():
                 "interactions-mlm": {"interaction-cb": "interaction-cb", "pronoun-cb": "interaction-cb"}}
     for design, labels in measured.items():
         assert labels.items() <= measures.METRIC_MEASURES[design].items(), design
+    sd = "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)"
+    pairs = "% of pairs (50 = no preference; > 50 toward the planted stereotype)"
+    variance = "variance over groups (0 = no bias; larger = more bias)"
+    assert measures.VALIDITY_UNITS == {  # the validity figures' units, unchanged
+        "effect-size": sd, "seat-effect-size": sd, "ceat-ces": sd, "kurita-effect-size": sd,
+        "stereotype-score": pairs, "jsd-B": pairs, "cb": variance, "pll-cb": variance,
+        "interaction-cb": variance, "pronoun-cb": variance}
 
 
 def test_result_summary_is_one_flat_row():

@@ -42,7 +42,7 @@ import pandas as pd
 from polybias import paths
 from polybias.data.languages import NAMES, language
 from polybias.files import write_text_atomic
-from polybias.measures import MEASURES, record_measure, registered_measure
+from polybias.measures import MEASURES, record_measure, registered_measure, validity_unit
 from polybias.results.plots import forest, natural_key, pyplot
 from polybias.results.report import markdown_table
 from polybias.stats import CONFIDENCE_LEVEL
@@ -484,18 +484,6 @@ STUDY_METRICS = {
                         "Spearman ρ with the census share of women, rank correlation (0 = unrelated; > 0: the bias "
                         "follows the census)"),
 }
-#: Units of the validity sweep's metrics (``validity:<design>:<metric>``), by metric; the
-#: null value comes from the registered measure behind the metric
-#: (:data:`polybias.measures.METRIC_MEASURES`).
-VALIDITY_AXES = {
-    "stereotype-score": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",
-    "jsd-B": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",
-    "effect-size": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
-    "seat-effect-size": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
-    "ceat-ces": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
-    "kurita-effect-size": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
-}
-
 
 def _null_value(metric: str) -> float:
     """The registered measure's null value (50 for the stereotype scores), else 0; for a
@@ -509,7 +497,8 @@ def _null_value(metric: str) -> float:
 def metric_axis(metric: str) -> tuple[str, str]:
     """The title of a figure of ``metric`` across models and its value axis: the measure's
     name, unit and the direction of bias (the registry's ``axis``, :data:`STUDY_METRICS`,
-    or for the validity sweep :data:`VALIDITY_AXES`).
+    or for the validity sweep the registry's ``validity_units``,
+    :func:`polybias.measures.validity_unit`).
 
     >>> metric_axis("crows")[1]
     'stereotype score, % of pairs (50 = no preference; > 50 toward the stereotype)'
@@ -521,8 +510,7 @@ def metric_axis(metric: str) -> tuple[str, str]:
         return STUDY_METRICS[metric]
     if metric.startswith("validity:"):
         _, measure, name = metric.split(":", 2)
-        unit = VALIDITY_AXES.get(name, "variance over groups (0 = no bias; larger = more bias)"
-                                 if name.endswith("cb") else "its own unit")
+        unit = validity_unit(name) or "its own unit"
         return (f"Validity sweep: {measure} {name} against planted strength p (mean over models)",
                 f"{name}, {unit}")
     return f"{metric} across models and languages", metric

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import test_measure_contracts as contracts
 import yaml
 from polybias import measures, paths
+from polybias.cli import main as cli
+from polybias.results import cards, table
+from polybias.results.records import RunRecord, measure_record, write_record
+from polybias.studies import validity
 
 #: the planted models of the contract tests, for the contract run on a new measure
 planted = contracts.planted
@@ -54,8 +60,15 @@ def test_every_registered_measure_is_complete():
      "record label 'crows-jsd' of measure 'cb' is already a label of 'jsd-b'"),
     (lambda r: r["cb"].update(record_labels=["weat"]), "record label 'weat' of measure 'cb' is already a measure"),
     (lambda r: r["cb"].update(validity_labels=["cb"]), "measure 'cb': validity_labels must map validity designs"),
-    (lambda r: r["cb"].update(validity_labels={"template-mlm": ["kurita-effect-size"]}),
+    (lambda r: r["cb"].update(validity_labels={"template-mlm": ["kurita-effect-size"]}, validity_units={}),
      "validity label 'kurita-effect-size' of design 'template-mlm' is given to both 'kurita' and 'cb'"),
+    (lambda r: r["cb"].update(validity_units={"pll-cb": "variance"}),
+     "measure 'cb': validity_units names 'pll-cb', not among its validity_labels"),
+    (lambda r: r["cb"].update(validity_units=["variance"]), "measure 'cb': validity_units must map validity labels"),
+    (lambda r: r["crows"].update(validity_units={"stereotype-score": "% of pairs"}, validity_labels={
+        "crows-mlm": ["stereotype-score"], "crows-causal": ["stereotype-score"]}) or r["jsd-b"].update(
+        validity_labels={"toy-design": ["stereotype-score"]}, validity_units={"stereotype-score": "%"}),
+     "validity label 'stereotype-score' of measure 'jsd-b' is given two units"),
 ])
 def test_a_malformed_registry_is_refused(tmp_path, edit, message):
     with pytest.raises(measures.MeasureError, match=message):
@@ -81,6 +94,13 @@ def test_the_labels_stored_records_carry_keep_their_measure():
                 "interactions-mlm": {"interaction-cb": "interaction-cb", "pronoun-cb": "interaction-cb"}}
     for design, labels in measured.items():
         assert labels.items() <= measures.METRIC_MEASURES[design].items(), design
+    sd = "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)"
+    pairs = "% of pairs (50 = no preference; > 50 toward the planted stereotype)"
+    variance = "variance over groups (0 = no bias; larger = more bias)"
+    assert measures.VALIDITY_UNITS == {  # the validity figures' units, unchanged
+        "effect-size": sd, "seat-effect-size": sd, "ceat-ces": sd, "kurita-effect-size": sd,
+        "stereotype-score": pairs, "jsd-B": pairs, "cb": variance, "pll-cb": variance,
+        "interaction-cb": variance, "pronoun-cb": variance}
 
 
 def test_result_summary_is_one_flat_row():
@@ -169,6 +189,8 @@ TOY_ENTRY = {
     "polarity": "signed",
     "null_value": 0.0,
     "axis": "median association gap, cosine units (0 = no bias)",
+    "validity_labels": {"weat": ["median-gap"]},
+    "validity_units": {"median-gap": "cosine units (0 = no bias; > 0 toward the planted bias)"},
     "null_hypothesis": "none tested",
     "uncertainty": "none",
     "reference": "the test suite",
@@ -188,6 +210,10 @@ def toy(tmp_path, monkeypatch):
     path.write_text(yaml.safe_dump({"median-gap": TOY_ENTRY}, sort_keys=False), encoding="utf-8")
     (m,) = measures.load_registry(path).values()
     monkeypatch.setitem(measures.MEASURES, "median-gap", m)
+    # the tables derived from the registry at import, derived again with the toy in it
+    monkeypatch.setattr(measures, "RECORD_MEASURES", measures.record_label_map(measures.MEASURES))
+    monkeypatch.setattr(measures, "METRIC_MEASURES", measures.validity_label_map(measures.MEASURES))
+    monkeypatch.setattr(measures, "VALIDITY_UNITS", measures.validity_unit_map(measures.MEASURES))
     return m
 
 
@@ -225,3 +251,56 @@ def test_a_new_measure_with_an_unmarked_adapter_is_refused(tmp_path, monkeypatch
     with pytest.raises(measures.MeasureError, match="measure 'median-gap': adapter "
                        "'toy_unmarked.median_gap_adapter' is not marked @measure_adapter"):
         measures.load_registry(path)
+
+
+def test_a_new_measure_reaches_records_tables_cards_and_the_validity_sweep(toy, tmp_path, capsys):
+    """The toy measure, added in one module and one registry entry, reported the way a study
+    reports a registered measure: computed through ``measures.compute`` and written with
+    ``records.measure_record``. It comes back from ``polybias results`` and ``polybias
+    export`` (table and figure, its axis from the entry), it has its card, and its validity
+    measurements (label ``median-gap`` of the ``weat`` design, from the entry's
+    ``validity_labels``) reach the validity summaries, a validity record, the results table
+    and the validity figure's axis (the entry's ``validity_units``). No reader, label table
+    or axis table of the library is edited."""
+    def vectors(shift, seed):  # X leans toward A and Y toward B by ``shift``
+        rng = np.random.default_rng(seed)
+        A, B = rng.normal(size=(6, 8)) + 4 * np.eye(8)[0], rng.normal(size=(6, 8)) + 4 * np.eye(8)[1]
+        X = rng.normal(size=(5, 8)) + shift * (A.mean(0) - B.mean(0))
+        Y = rng.normal(size=(5, 8)) - shift * (A.mean(0) - B.mean(0))
+        return {"X": X, "Y": Y, "A": A, "B": B}
+
+    results = tmp_path / "results"
+    for model, seed in (("toy-a", 0), ("toy-b", 1)):
+        r = measures.compute("median-gap", **vectors(0.5, seed))
+        write_record(measure_record(r, model=model, language="en", test="T1",
+                                    parameters={"vectors": f"seed {seed}"}), results / "toy" / "run")
+    frame = table.read_results(results)
+    assert set(frame["metric"]) == {"median-gap"} and len(frame) == 2
+    (record,) = [json.loads(p.read_text()) for p in (results / "toy" / "run").glob("*toy-a*.json")]
+    assert frame.set_index("model").loc["toy-a", "value"] == record["values"]["value"] > 0
+    assert cli(["results", str(results), "--metric", "median-gap"]) == 0
+    shown = capsys.readouterr().out
+    assert "median-gap" in shown and "toy-a" in shown and "toy-b" in shown
+    assert cli(["export", str(results), "--out", str(tmp_path / "export")]) == 0
+    assert "toy-a (en)" in (tmp_path / "export" / "median-gap.md").read_text(encoding="utf-8")
+    assert (tmp_path / "export" / "median-gap.png").stat().st_size > 0
+    assert table.metric_axis("median-gap")[1] == toy.axis
+
+    assert "# median-gap: Median association gap (toy)" in cards.card("median-gap")
+    assert cards.generated()["median-gap.md"] == cards.card("median-gap")
+
+    measured = pd.DataFrame([
+        {"language": "en", "measure": "weat", "metric": "median-gap", "p": p, "seed": seed,
+         "value": measures.compute("median-gap", **vectors(p - 0.5, seed)).value,
+         "null": toy.null_value, "pvalue": np.nan, "default": True}
+        for p in (0.3, 0.5, 0.7) for seed in range(3)])
+    summary = validity.dose_summary(measured).set_index("metric")
+    assert summary.loc["median-gap", "monotone"] and summary.loc["median-gap", "sign_ok"]
+    assert validity.axis_titles(measured) == {("weat", "median-gap"): toy.axis}
+    dose = validity.dose_table(measured)
+    write_record(RunRecord(metric="validity", model="planted", language="en", test="dose", parameters={},
+                           values={"dose": dose.to_dict("records")}), results / "validity" / "run")
+    rows = table.read_results(results / "validity")
+    assert set(rows["metric"]) == {"validity:weat:median-gap"} and len(rows) == 3
+    assert table.metric_axis("validity:weat:median-gap")[1] == \
+        "median-gap, cosine units (0 = no bias; > 0 toward the planted bias)"

@@ -112,7 +112,9 @@ class Measure:
     of bias. ``record_labels`` are the other labels stored run records give the measure (a
     record's ``metric``, a value key, a test type; :data:`RECORD_MEASURES`) and
     ``validity_labels`` the metric labels of the validity designs that report it, by design
-    (:data:`METRIC_MEASURES`).
+    (:data:`METRIC_MEASURES`); ``validity_units`` gives, for some of those labels, the unit
+    and direction of bias on the planted models that the validity figures' value axis names
+    (:data:`VALIDITY_UNITS`).
     """
 
     name: str
@@ -139,6 +141,7 @@ class Measure:
     notes: str = ""
     record_labels: tuple[str, ...] = ()
     validity_labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    validity_units: dict[str, str] = field(default_factory=dict)
 
     @property
     def function_name(self) -> str:
@@ -208,14 +211,22 @@ def _labels(value: Any, what: str, where: str) -> tuple[str, ...]:
 
 
 def _label_fields(entry: dict[str, Any], where: str) -> dict[str, Any]:
-    """The ``record_labels`` (a list) and ``validity_labels`` (design → list) of an entry."""
+    """The ``record_labels`` (a list), ``validity_labels`` (design → list) and
+    ``validity_units`` (one of those labels → its unit) of an entry."""
     by_design = entry.pop("validity_labels", None) or {}
     if not isinstance(by_design, dict):
         raise MeasureError(f"{where}: validity_labels must map validity designs to lists of "
                            f"metric labels, got {by_design!r}")
+    validity = {str(d): _labels(v, f"validity_labels[{d!r}]", where) for d, v in by_design.items()}
+    units = entry.pop("validity_units", None) or {}
+    labels = {label for v in validity.values() for label in v}
+    if not isinstance(units, dict) or not all(isinstance(u, str) and u for u in units.values()):
+        raise MeasureError(f"{where}: validity_units must map validity labels to units, got {units!r}")
+    if unknown := sorted(set(units) - labels):
+        raise MeasureError(f"{where}: validity_units names {', '.join(map(repr, unknown))}, not among "
+                           f"its validity_labels")
     return {"record_labels": _labels(entry.pop("record_labels", None) or [], "record_labels", where),
-            "validity_labels": {str(d): _labels(v, f"validity_labels[{d!r}]", where)
-                                for d, v in by_design.items()}}
+            "validity_labels": validity, "validity_units": {str(k): v for k, v in units.items()}}
 
 
 def record_label_map(registry: dict[str, Measure]) -> dict[str, str]:
@@ -253,6 +264,23 @@ def validity_label_map(registry: dict[str, Measure]) -> dict[str, dict[str, str]
                     raise MeasureError(f"validity label {label!r} of design {design!r} is given to "
                                        f"both {known[label]!r} and {m.name!r}")
                 known[label] = m.name
+    return out
+
+
+def validity_unit_map(registry: dict[str, Measure]) -> dict[str, str]:
+    """Validity metric label → the unit and direction of bias its figures' value axis names,
+    from the ``validity_units`` of every measure of ``registry``. A label given two different
+    units raises :class:`MeasureError` naming them.
+
+    >>> validity_unit_map(MEASURES)["jsd-B"]
+    '% of pairs (50 = no preference; > 50 toward the planted stereotype)'
+    """
+    out: dict[str, str] = {}
+    for m in registry.values():
+        for label, unit in m.validity_units.items():
+            if out.setdefault(label, unit) != unit:
+                raise MeasureError(f"validity label {label!r} of measure {m.name!r} is given two units: "
+                                   f"{out[label]!r} and {unit!r}")
     return out
 
 
@@ -301,7 +329,7 @@ def load_registry(path: str | Path | None = None) -> dict[str, Measure]:
         except TypeError as exc:
             raise MeasureError(f"{where}: {exc}") from exc
     try:  # a label claimed twice is refused here
-        record_label_map(out), validity_label_map(out)
+        record_label_map(out), validity_label_map(out), validity_unit_map(out)
     except MeasureError as exc:
         raise MeasureError(f"{path}: {exc}") from exc
     return out
@@ -329,6 +357,11 @@ RECORD_MEASURES: dict[str, str] = record_label_map(MEASURES)
 #: alone).
 METRIC_MEASURES: dict[str, dict[str, str]] = validity_label_map(MEASURES)
 
+#: Validity metric label → the unit and direction of bias on the planted models that its
+#: figures' value axis names, from the entries' ``validity_units``
+#: (:func:`polybias.results.table.metric_axis`).
+VALIDITY_UNITS: dict[str, str] = validity_unit_map(MEASURES)
+
 
 def record_measure(label: str) -> str:
     """The registry key of a label stored in run records (:data:`RECORD_MEASURES`; a label
@@ -348,6 +381,16 @@ def registered_measure(design: str, metric: str) -> str | None:
     ('jsd-b', None)
     """
     return METRIC_MEASURES.get(design, {}).get(metric)
+
+
+def validity_unit(label: str) -> str | None:
+    """The unit and direction of bias of a validity metric label (:data:`VALIDITY_UNITS`),
+    or None.
+
+    >>> validity_unit("cb"), validity_unit("gap")
+    ('variance over groups (0 = no bias; larger = more bias)', None)
+    """
+    return VALIDITY_UNITS.get(label)
 
 
 def get(name: str) -> Measure:

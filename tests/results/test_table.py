@@ -179,11 +179,40 @@ def test_same_cell_from_two_runs_is_an_error(records):
         results.cross_model_table(doubled, "weat")
 
 
-def test_a_record_metric_without_a_reader_is_an_error_naming_it():
+def test_a_record_metric_without_a_reader_is_an_error_naming_it(tmp_path):
     rec = {"metric": "agreement", "model": "m", "language": "en", "test": "t", "values": {"table": {}}}
-    assert results.record_rows(rec) == []  # its reader gives no rows: no measure's value
-    with pytest.raises(results.ResultsError, match="r.json: no reader for record metric 'toy'"):
+    assert results.record_rows(rec) == []  # declared: it holds no measure's value
+    assert "agreement" in results.NOT_TABULATED and "agreement" not in results.READERS
+    with pytest.raises(results.ResultsError, match="r.json: no reader for record metric 'toy': .*add "
+                       "a reader to polybias.results.table.READERS .*NOT_TABULATED"):
         results.record_rows({**rec, "metric": "toy"}, source="r.json")
+    (tmp_path / "toy" / "run").mkdir(parents=True)
+    (tmp_path / "toy" / "run" / "r.json").write_text(json.dumps({**rec, "metric": "toy"}), encoding="utf-8")
+    with pytest.raises(results.ResultsError, match="toy/run/r.json: no reader for record metric 'toy'"):
+        results.read_results(tmp_path)  # the record is not skipped: the whole table fails
+
+
+def test_a_registered_measures_record_is_read_without_a_reader_of_its_own():
+    """A study that reports a registered measure through ``measures.compute`` writes its
+    result with ``records.measure_record``; the table reads it by the registry alone."""
+    from polybias.measures import Interval, MeasureResult
+    from polybias.results.records import measure_record
+
+    r = MeasureResult("kl-difference", 0.25, Interval(0.1, 0.4, 0.95, "bootstrap-percentile"), 0.03,
+                      "normal", 12, {"seed": 1}, extra={"pair": "a ‖ b"})
+    rec = measure_record(r, model="m", language="en", test="T", packages={}).to_dict()
+    assert "kl-difference" not in results.READERS
+    (row,) = results.record_rows(json.loads(json.dumps(rec)))
+    assert (row["metric"], row["value"], row["ci_low"], row["ci_high"], row["ci_level"]) == \
+        ("kl-difference", 0.25, 0.1, 0.4, 0.95)
+    assert (row["p"], row["p_method"], row["n"], row["test"]) == (0.03, "normal", 12, "T")
+    assert rec["parameters"] == {"seed": 1} and rec["values"]["extra"] == {"pair": "a ‖ b"}
+    no_ci = measure_record(MeasureResult("kl-difference", 0.5, None, None, "none", 3), model="m",
+                           language="en", test="T", packages={}).to_dict()
+    (row,) = results.record_rows(no_ci)
+    assert np.isnan(row["ci_low"]) and np.isnan(row["p"]) and row["p_method"] == "none"
+    with pytest.raises(results.ResultsError, match="malformed 'kl-difference' record: KeyError"):
+        results.record_rows({**no_ci, "values": {"score": 0.5}})
 
 
 def test_validity_records_give_the_mean_per_strength_with_its_interval():
@@ -209,7 +238,9 @@ def test_every_record_metric_the_studies_write_has_a_reader():
     for path in [*(root / "lib" / "polybias").rglob("*.py"), *(root / "notebooks").glob("*.py")]:
         written |= set(re.findall(r'RunRecord\(\s*metric="([^"]+)"', path.read_text(encoding="utf-8")))
     assert len(written) >= 12, written
-    assert "agreement" in written and written <= set(results.READERS), written - set(results.READERS)
+    assert "agreement" in written
+    for metric in written:  # a reader of its own, a registered measure's, or declared untabulated
+        assert metric in results.NOT_TABULATED or results.record_reader(metric) is not None, metric
 
 
 def test_the_studies_tables_come_back_from_their_records(w2v, planted_lm, tmp_path, monkeypatch):
@@ -247,7 +278,7 @@ def test_every_stored_label_maps_to_a_registered_measure():
     for label in results.READERS:
         key = record_measure(label)
         assert key in MEASURES or label in ("catbias", "debias", "hidden-states", "validity",
-                                            "external_validity", "agreement", "real-models"), label
+                                            "external_validity", "real-models"), label
 
 
 def test_the_table_names_every_measure_by_its_registry_key():

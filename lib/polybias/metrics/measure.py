@@ -19,7 +19,7 @@ attributes: there is no global table to fill.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +58,9 @@ class MeasureResult:
         template × attribute rows, groups).
     options : the options the function ran with, defaults filled in.
     details : per-item frame (per word, sample, pair, attribute or row).
+    extra : the measure's other named numbers or labels, beside ``value`` (e.g. the two
+        rates whose ratio is GEST's g_s): a mapping of name to a number, a string or
+        None, written to the run record with the rest (:meth:`record_values`).
     """
 
     measure: str
@@ -68,6 +71,7 @@ class MeasureResult:
     n: int
     options: dict[str, Any] = field(default_factory=dict)
     details: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
+    extra: Mapping[str, float | int | str | None] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         """The result as one flat row (no details): measure, value, ci_low, ci_high,
@@ -81,6 +85,23 @@ class MeasureResult:
                 "ci_low": iv.low if iv else None, "ci_high": iv.high if iv else None,
                 "ci_level": iv.level if iv else None, "p_value": self.p_value,
                 "p_method": self.p_method, "n": self.n}
+
+    def record_values(self) -> dict[str, Any]:
+        """The ``values`` of a run record of this result (the shape every registered
+        measure's record has unless its study writes its own): value, interval (low, high,
+        level, method, or None), p_value, p_method, n and extra; the options go to the
+        record's ``parameters``, the per-item details stay out.
+
+        >>> MeasureResult("toy", 0.5, Interval(0.1, 0.9, 0.95, "normal"), 0.01, "normal", 3,
+        ...               extra={"rate": 0.2}).record_values()["interval"]
+        {'low': 0.1, 'high': 0.9, 'level': 0.95, 'method': 'normal'}
+        """
+        iv = self.interval
+        return {"value": self.value,
+                "interval": None if iv is None else {"low": iv.low, "high": iv.high,
+                                                     "level": iv.level, "method": iv.method},
+                "p_value": self.p_value, "p_method": self.p_method, "n": self.n,
+                "extra": dict(self.extra)}
 
 
 def measure_adapter(func: Callable) -> Callable:

@@ -93,6 +93,25 @@ class WeatResult:
     sizes: dict[str, int]
     dropped: dict[str, list[str]] = field(default_factory=dict)
 
+    @classmethod
+    def from_measure(cls, result: MeasureResult, dropped: dict[str, list[str]] | None = None) -> WeatResult:
+        """The WEAT of a ``weat`` or ``seat`` result of :func:`polybias.measures.compute`
+        (its ``extra`` holds the statistic, the permutations and the set sizes), with the
+        words ``dropped`` from each set.
+
+        >>> from polybias.measures import compute
+        >>> X = np.array([[1., .1], [1., .2]]); Y = np.array([[.1, 1.], [.2, 1.]])
+        >>> A, B = np.array([[1., 0.]]), np.array([[0., 1.]])
+        >>> WeatResult.from_measure(compute("weat", X=X, Y=Y, A=A, B=B)) == weat(X, Y, A, B)
+        True
+        """
+        x = result.extra
+        return cls(effect_size=result.value, statistic=x["statistic"], pvalue=result.p_value,
+                   p_method=result.p_method.removeprefix("permutation-"),
+                   n_permutations=x["n_permutations"], alternative=result.options["alternative"],
+                   ddof=result.options["ddof"], sizes={k: x[f"size_{k}"] for k in "XYAB"},
+                   dropped=dropped or {})
+
     def as_dict(self) -> dict:
         return {
             "effect_size": self.effect_size, "statistic": self.statistic, "pvalue": self.pvalue,
@@ -189,10 +208,14 @@ def weat_adapter(X, Y, A, B, **options):
 
 @measure_result
 def weat_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
-    """The effect size d with its permutation p-value; n = |X| + |Y|."""
+    """The effect size d with its permutation p-value; n = |X| + |Y|; ``extra``: the test
+    statistic, the permutations drawn and the size of every set (:meth:`WeatResult.from_measure`)."""
     r, details = raw
+    extra = {"statistic": float(r.statistic), "n_permutations": r.n_permutations,
+             **{f"size_{k}": n for k, n in r.sizes.items()}}
     return MeasureResult(name, float(r.effect_size), None, float(r.pvalue),
-                         permutation_method(r.p_method), r.sizes["X"] + r.sizes["Y"], opts, details)
+                         permutation_method(r.p_method), r.sizes["X"] + r.sizes["Y"], opts, details,
+                         extra)
 
 
 @measure_adapter

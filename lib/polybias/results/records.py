@@ -18,6 +18,7 @@ from typing import Any
 
 from polybias.engines.normalising import normaliser_fields
 from polybias.files import jsonable, params_hash, write_text_atomic
+from polybias.metrics.measure import MeasureResult
 
 _PACKAGES = ("polybias", "numpy", "scipy", "pandas", "gensim", "torch", "transformers")
 
@@ -98,6 +99,26 @@ class RunRecord:
         out["run_id"] = self.run_id
         out["params_hash"] = self.params_hash
         return jsonable(out)
+
+
+def measure_record(result: MeasureResult, *, model: str, language: str, test: str,
+                   parameters: dict[str, Any] | None = None, **fields: Any) -> RunRecord:
+    """The run record of one registered measure's result (:func:`polybias.measures.compute`):
+    ``metric`` is the measure's registry key, ``parameters`` the options it ran with (and
+    ``parameters``, e.g. the data the inputs came from), ``values``
+    :meth:`~polybias.metrics.measure.MeasureResult.record_values`. The results table reads
+    such a record with no reader of its own (:mod:`polybias.results.table`). ``fields`` are
+    the other fields of :class:`RunRecord` (``model_revision``, ``data_sha256``, …).
+
+    >>> from polybias.metrics.measure import MeasureResult
+    >>> rec = measure_record(MeasureResult("weat", 1.5, None, 0.01, "permutation-exact", 16, {"seed": 0}),
+    ...                      model="m", language="en", test="T", packages={})
+    >>> rec.metric, rec.parameters, rec.values["value"], rec.values["interval"]
+    ('weat', {'seed': 0}, 1.5, None)
+    """
+    return RunRecord(metric=result.measure, model=model, language=language, test=test,
+                     parameters={**result.options, **(parameters or {})},
+                     values=result.record_values(), **fields)
 
 
 def write_record(record: RunRecord | dict[str, Any], folder: str | Path) -> Path:

@@ -42,7 +42,7 @@ import pandas as pd
 from polybias import paths
 from polybias.data.languages import NAMES, language
 from polybias.files import write_text_atomic
-from polybias.measures import MEASURES, record_measure, registered_measure
+from polybias.measures import MEASURES, record_measure, registered_measure, validity_unit
 from polybias.results.plots import forest, natural_key, png_bytes, pyplot
 from polybias.results.report import markdown_table
 from polybias.stats import CONFIDENCE_LEVEL
@@ -244,13 +244,6 @@ def _stereoset_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
                    ci=(r.get("ci_low"), r.get("ci_high")), level=CONFIDENCE_LEVEL)
 
 
-def _agreement(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """None: an ``agreement`` record holds the correlations between measures and their sign
-    table (:func:`polybias.studies.agreement.write_agreement_records`), no measure's value;
-    notebook 11 shows them."""
-    return iter(())
-
-
 def _gest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The masculine rate g_s (the registered measure ``gest``) of one GEST run, with its
     bootstrap interval; a declared sample of sentences (``max_items``) says so in the subset."""
@@ -291,10 +284,56 @@ READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "external_validity": _external_validity,
-    "stereoset": _stereoset, "stereoset-languages": _stereoset_languages, "agreement": _agreement,
+    "stereoset": _stereoset, "stereoset-languages": _stereoset_languages,
     "gest": _gest, "eurogest": _eurogest, "real-models": _real_models,
 }
-"""Record metric → reader of its ``values`` into rows (see :func:`record_rows`)."""
+"""Record metric → reader of its ``values`` into rows, for the records whose study writes
+values of its own shape (see :func:`record_reader`)."""
+
+NOT_TABULATED: dict[str, str] = {
+    "agreement": "the correlations between measures and their sign table "
+                 "(polybias.studies.agreement.write_agreement_records), no measure's value; "
+                 "notebook 11 shows them",
+}
+"""Record metrics deliberately left out of the table (they hold no measure's value), each
+with what it holds instead: :func:`record_rows` gives them no rows."""
+
+
+def _measure_result(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The one row of a registered measure's result as
+    :func:`polybias.results.records.measure_record` writes it (``values`` from
+    :meth:`polybias.metrics.measure.MeasureResult.record_values`)."""
+    v = rec["values"]
+    iv = v["interval"]
+    yield _row(record_measure(rec["metric"]), v["value"], p=v["p_value"], p_method=v["p_method"],
+               n=v["n"], ci=(iv["low"], iv["high"]) if iv else None, level=iv["level"] if iv else None)
+
+
+def record_reader(metric: str) -> Callable[[dict[str, Any]], Iterator[dict[str, Any]]] | None:
+    """The reader of the records whose ``metric`` is ``metric``: its entry of
+    :data:`READERS`; else, for a registered measure (a registry key or one of its
+    ``record_labels``), the reader of :func:`polybias.results.records.measure_record`'s
+    shape; None for a metric of :data:`NOT_TABULATED`. Any other metric raises
+    :class:`ResultsError` naming it and what to add.
+
+    >>> record_reader("weat").__name__, record_reader("gest").__name__, record_reader("agreement")
+    ('_weat_like', '_gest', None)
+    >>> record_reader("toy")
+    Traceback (most recent call last):
+    ...
+    polybias.results.table.ResultsError: no reader for record metric 'toy': ...
+    """
+    if metric in READERS:
+        return READERS[metric]
+    if metric in NOT_TABULATED:
+        return None
+    if record_measure(metric) in MEASURES:
+        return _measure_result
+    raise ResultsError(
+        f"no reader for record metric {metric!r}: it is no registered measure (data/measures.yaml, "
+        f"its key or record_labels) whose records polybias.results.records.measure_record writes; add "
+        f"a reader to polybias.results.table.READERS (it has {', '.join(sorted(READERS))}), or, for a "
+        f"record that holds no measure's value, declare it in polybias.results.table.NOT_TABULATED")
 
 
 def record_rows(record: dict[str, Any], study: str = "", source: str = "",
@@ -302,9 +341,9 @@ def record_rows(record: dict[str, Any], study: str = "", source: str = "",
     """The tidy rows of one record (columns :data:`COLUMNS`); ``source`` names the record
     file in errors and in the ``record`` column.
 
-    A record metric without a reader in :data:`READERS` raises :class:`ResultsError` naming
-    it (a record that holds no measure's value, e.g. ``agreement``, has a reader that gives
-    no rows).
+    A record metric without a reader (:func:`record_reader`) raises :class:`ResultsError`
+    naming it; one of :data:`NOT_TABULATED` (it holds no measure's value, e.g.
+    ``agreement``) gives no rows.
 
     >>> rec = {"metric": "weat", "model": "m", "language": "en", "test": "T", "params_hash": "ab",
     ...        "values": {"effect_size": 1.2, "pvalue": 0.01, "p_method": "exact",
@@ -319,10 +358,12 @@ def record_rows(record: dict[str, Any], study: str = "", source: str = "",
     for key in ("metric", "model", "language", "test", "values"):
         if key not in record:
             raise ResultsError(f"{where}not a run record (no {key!r} field)")
-    reader = READERS.get(record["metric"])
+    try:
+        reader = record_reader(record["metric"])
+    except ResultsError as exc:
+        raise ResultsError(f"{where}{exc}") from None
     if reader is None:
-        raise ResultsError(f"{where}no reader for record metric {record['metric']!r}: add one to "
-                           f"polybias.results.table.READERS (it has {', '.join(sorted(READERS))})")
+        return []
     base = {"model": record["model"], "revision": record.get("model_revision"),
             "language": record["language"], "study": study, "test": record["test"],
             "options_hash": record.get("params_hash", ""), "run_time": run_time,
@@ -458,19 +499,6 @@ STUDY_METRICS = {
                         "Spearman ρ with the census share of women, rank correlation (0 = unrelated; > 0: the bias "
                         "follows the census)"),
 }
-#: Units of the validity sweep's metrics (``validity:<design>:<metric>``), by metric; the
-#: null value comes from the registered measure behind the metric
-#: (:data:`polybias.measures.METRIC_MEASURES`).
-VALIDITY_AXES = {
-    "stereotype-score": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",
-    "jsd-B": "% of pairs (50 = no preference; > 50 toward the planted stereotype)",
-    "effect-size": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
-    "seat-effect-size": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
-    "ceat-ces": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
-    "kurita-effect-size": "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)",
-    "g_s": "ratio of masculine rates (1 = no difference; > 1 toward the planted association)",
-}
-
 
 def _null_value(metric: str) -> float:
     """The registered measure's null value (50 for the stereotype scores), else 0; for a
@@ -484,7 +512,8 @@ def _null_value(metric: str) -> float:
 def metric_axis(metric: str) -> tuple[str, str]:
     """The title of a figure of ``metric`` across models and its value axis: the measure's
     name, unit and the direction of bias (the registry's ``axis``, :data:`STUDY_METRICS`,
-    or for the validity sweep :data:`VALIDITY_AXES`).
+    or for the validity sweep the registry's ``validity_units``,
+    :func:`polybias.measures.validity_unit`).
 
     >>> metric_axis("crows")[1]
     'stereotype score, % of pairs (50 = no preference; > 50 toward the stereotype)'
@@ -496,8 +525,7 @@ def metric_axis(metric: str) -> tuple[str, str]:
         return STUDY_METRICS[metric]
     if metric.startswith("validity:"):
         _, measure, name = metric.split(":", 2)
-        unit = VALIDITY_AXES.get(name, "variance over groups (0 = no bias; larger = more bias)"
-                                 if name.endswith("cb") else "its own unit")
+        unit = validity_unit(name) or "its own unit"
         return (f"Validity sweep: {measure} {name} against planted strength p (mean over models)",
                 f"{name}, {unit}")
     return f"{metric} across models and languages", metric

@@ -17,6 +17,7 @@ from polybias.data import sources, wordlists
 from polybias.engines import embeddings
 from polybias.engines.embeddings import Encoder
 from polybias.files import sha256_file
+from polybias.measures import compute
 from polybias.metrics.seat import (
     _FILE_ROLES,
     _SLOT,
@@ -28,7 +29,7 @@ from polybias.metrics.seat import (
     fill_templates,
     templated_test,
 )
-from polybias.metrics.weat import WeatResult, check_weat_options, weat
+from polybias.metrics.weat import WeatResult, check_weat_options
 from polybias.planted.static import BagOfWords
 from polybias.results.plots import finish_figure, pyplot
 from polybias.results.records import RunRecord, model_fields, write_record
@@ -325,7 +326,8 @@ def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof:
          alternative: Alternative = "greater", n_permutations: int = N_PERMUTATIONS,
          exact_limit: int = EXACT_LIMIT, seed: int = 0, batch_tokens: int | None = None,
          cache: bool = False, special_tokens: bool = True) -> WeatResult:
-    """Run one SEAT on an encoder (:mod:`polybias.engines.embeddings`).
+    """Run one SEAT on an encoder (:mod:`polybias.engines.embeddings`): the registered measure
+    ``seat`` (:func:`polybias.measures.compute`) on its sentence vectors.
 
     Parameters
     ----------
@@ -343,5 +345,6 @@ def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof:
     check_weat_options(ddof=ddof, alternative=alternative, n_permutations=n_permutations,
                        exact_limit=exact_limit, seed=seed)
     v = seat_vectors(encoder, test, pooling, layer, batch_tokens, cache, special_tokens)
-    return weat(v["X"], v["Y"], v["A"], v["B"], ddof=ddof, alternative=alternative,
-                n_permutations=n_permutations, exact_limit=exact_limit, seed=seed)
+    return WeatResult.from_measure(compute("seat", X=v["X"], Y=v["Y"], A=v["A"], B=v["B"], ddof=ddof,
+                                           alternative=alternative, n_permutations=n_permutations,
+                                           exact_limit=exact_limit, seed=seed))

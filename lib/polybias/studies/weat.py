@@ -10,7 +10,8 @@ import pandas as pd
 from polybias import models, paths
 from polybias.data.wordlists import AssociationTest, data_sha256, default_file, load_tests
 from polybias.engines.static import MissingWordsError, StaticEmbeddings, lookup
-from polybias.metrics.weat import WeatResult, _unit_rows, check_weat_options, weat
+from polybias.measures import compute
+from polybias.metrics.weat import WeatResult, _unit_rows, check_weat_options
 from polybias.results.records import RunRecord, model_fields, write_record
 from polybias.results.report import load_reported, side_by_side
 
@@ -88,7 +89,8 @@ def weat_on_embedding(
     on_missing: Literal["raise", "drop"] = "raise",
     **options,
 ) -> WeatResult:
-    """Run a word-list test on a static embedding; ``options`` go to :func:`weat`.
+    """Run a word-list test on a static embedding: the registered measure ``weat``
+    (:func:`polybias.measures.compute`); ``options`` go to :func:`polybias.metrics.weat.weat`.
 
     Missing words raise :class:`polybias.engines.static.MissingWordsError` naming all of them,
     unless ``on_missing="drop"``; the dropped words are listed in the result.
@@ -106,5 +108,5 @@ def weat_on_embedding(
         raise MissingWordsError(missing_all, emb.name, where=test.name)
     for role, (M, kept) in vectors.items():
         _unit_rows(M, f"{role} ({test.sets()[role].name})", kept)
-    result = weat(*(vectors[r][0] for r in ("X", "Y", "A", "B")), **options)
-    return WeatResult(**{**result.__dict__, "dropped": dropped})
+    result = compute("weat", **{r: vectors[r][0] for r in ("X", "Y", "A", "B")}, **options)
+    return WeatResult.from_measure(result, dropped)

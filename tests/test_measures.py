@@ -100,7 +100,8 @@ def test_the_labels_stored_records_carry_keep_their_measure():
     assert measures.VALIDITY_UNITS == {  # the validity figures' units, unchanged
         "effect-size": sd, "seat-effect-size": sd, "ceat-ces": sd, "kurita-effect-size": sd,
         "stereotype-score": pairs, "jsd-B": pairs, "cb": variance, "pll-cb": variance,
-        "interaction-cb": variance, "pronoun-cb": variance}
+        "interaction-cb": variance, "pronoun-cb": variance,
+        "g_s": "ratio of masculine rates (1 = no difference; > 1 toward the planted association)"}
 
 
 def test_result_summary_is_one_flat_row():

@@ -12,10 +12,11 @@ RUNNER = Path(runner.__file__).parent
 LAZY = {"jupytext", "nbformat", "papermill", "jupyter_client", "traitlets", "distributed",
         "dask_jobqueue", "torch"}
 """Heavy optional dependencies a runner module may import inside a function."""
-PROJECT_DECLARATIONS = {"polybias.studies", "polybias.models"}
-"""The project's own notebook declarations, which read its registries: the runner imports
-them only when one of the project's notebooks is about to run, so that a sweep of other
-notebooks (in a folder without those registries) never needs them."""
+PROJECT_DECLARATIONS = {"polybias.studies", "polybias.models", "polybias.results.table"}
+"""The project's own notebook declarations and its results table, which read its
+registries: the runner imports them only when one of the project's notebooks is about to
+run or its records are read, so that a sweep of other notebooks (in a folder without
+those registries) never needs them."""
 
 
 def function_imports(source: str) -> list[tuple[str, int]]:

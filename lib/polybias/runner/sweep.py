@@ -226,8 +226,8 @@ def run_records(config: str | Path, select: Callable[[dict[str, Any]], bool],
     select : called with each run's parameters; True keeps the run.
     root : the project root (default :func:`polybias.paths.project_root`).
     """
-    # lazy: the results table loads the project's measure registry on import, which a sweep
-    # of another project's notebooks need not have
+    # the results table loads the project's measure registry on import, which a sweep of
+    # another project's notebooks need not have: lazy
     from polybias.results.table import read_results
 
     root = Path(root) if root else paths.project_root()

@@ -70,7 +70,7 @@ else:
     sentences = study.sample_sentences(sentences, max_items, seed)
     caption = study.sample_caption(len(sentences), available, max_items, seed) if not limit else \
         f"Sentences: the first {len(sentences):,} of the {available:,} (limit = {limit})."
-    scores = study.score_model(lm, sentences["sentence"].tolist(), progress=True)
+    scores = study.score_model(lm, sentences["sentence"].tolist())
     summary, rates = study.model_rates(scores, sentences["stereotype"], model,
                                        "masked" if lm.kind == "mlm" else "causal", **options)
 study.write_records(summary, rates, {**options, "limit": limit, **({"max_items": max_items} if max_items else {})},

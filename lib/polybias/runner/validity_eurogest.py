@@ -28,10 +28,11 @@ import torch
 from polybias import paths
 from polybias.files import write_text_atomic
 from polybias.runner import validity_sweep
+from polybias.stats import N_BOOTSTRAP
 from polybias.studies.validity import planted_eurogest_scores
 
 GRID = {"languages": ["cs", "el", "lv"], "ps": [0.5, 0.9], "models_per_strength": 5,
-        "null_models": 10, "n_bootstrap": 1000}
+        "null_models": 10, "n_bootstrap": N_BOOTSTRAP}
 """``models_per_strength`` models (seeds 0, 1, ...) at every ``p`` of ``ps`` and, at
 p = 0.5, as many more as make ``null_models`` balanced models per language; ``n_bootstrap``
 resamples for each model's interval. Zero false positives decide "calibrated" from 23
@@ -61,7 +62,7 @@ def plan(grid: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     return jobs
 
 
-def eurogest_rows(job: dict[str, Any], n_bootstrap: int = 1000) -> dict[str, Any]:
+def eurogest_rows(job: dict[str, Any], n_bootstrap: int = N_BOOTSTRAP) -> dict[str, Any]:
     """One model's row: :func:`polybias.studies.validity.planted_eurogest_scores` with the
     job's ``language``, ``p`` and ``seed``, and ``family``."""
     row = planted_eurogest_scores(job["p"], job["seed"], job["language"], n_bootstrap=n_bootstrap)

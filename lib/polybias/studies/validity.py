@@ -63,7 +63,7 @@ from polybias.planted.synthetic import (
     planted_groups,
     planted_word2vec,
 )
-from polybias.stats import ALPHA, CONFIDENCE_LEVEL, N_PERMUTATIONS_SHORT
+from polybias.stats import ALPHA, CONFIDENCE_LEVEL, N_BOOTSTRAP, N_PERMUTATIONS_SHORT
 
 DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
 """The validity designs :func:`dose_response` knows (a planted model and the probes run
@@ -360,8 +360,8 @@ def planted_eurogest_scores(
     p: float,
     seed: int = 0,
     language: str = "cs",
-    n_bootstrap: int = 1000,
-    level: float = 0.95,
+    n_bootstrap: int = N_BOOTSTRAP,
+    level: float = CONFIDENCE_LEVEL,
     **training: Any,
 ) -> dict[str, Any]:
     """The EuroGEST measure (``eurogest``: the masculine rate per stereotype and g_s, with
@@ -1006,7 +1006,7 @@ def findings(summary: pd.DataFrame, calibration: pd.DataFrame, mdb: pd.DataFrame
 
 
 def interval_verdicts(frame: pd.DataFrame, alpha: float = 0.05, too_high: float = 0.15,
-                      level: float = 0.95, pooled: bool = True,
+                      level: float = CONFIDENCE_LEVEL, pooled: bool = True,
                       null_quantile: float = 0.95) -> pd.DataFrame:
     """Planted-model verdicts of a measure whose uncertainty is an interval (the EuroGEST
     measure's bootstrap interval of g_s), with the rule of the measures with a test.

@@ -97,6 +97,24 @@ def test_the_main_text_is_short_and_its_text_readable(pages):
     assert "References" in "\n".join(pages[:main + 1])
 
 
+#: A year in a citation, and a citation that doubles its parentheses: "(seed 000: Sadhu
+#: et al. (2024))"
+YEAR = r"(?:19|20)\d\d[a-z]?"
+DOUBLED = re.compile(rf"\([^()]*\({YEAR}\)\)")
+
+
+def test_citations_are_author_year_in_parentheses_and_never_double_them(pages):
+    """One citation style with the site (``tests/site/test_site.py``): "(Sadhu et al.,
+    2024)", "Sadhu et al. (2024)", a citation inside parentheses as "(seed 000: Sadhu et
+    al., 2024)", never "(seed 000: Sadhu et al. (2024))" nor a bracketed year."""
+    text = _flat("\n".join(pages[:main_pages(pages)]))
+    assert "(seed 000: Sadhu et al., 2024)" in text
+    assert "Kurita et al.’s (2019)" in text
+    assert re.search(rf"\((?:[A-Z][\w&.,’ -]+, {YEAR}(?:; )?)+\)", text), "no parenthetical citation"
+    assert not DOUBLED.findall(text), DOUBLED.findall(text)[:5]
+    assert not re.findall(rf"\[{YEAR}\]", text), "a year in brackets"
+
+
 def _pdf_module():
     spec = importlib.util.spec_from_file_location("site_pdf", ROOT / "docs" / "site" / "pdf.py")
     module = importlib.util.module_from_spec(spec)

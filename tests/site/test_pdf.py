@@ -115,6 +115,50 @@ def test_citations_are_author_year_in_parentheses_and_never_double_them(pages):
     assert not re.findall(rf"\[{YEAR}\]", text), "a year in brackets"
 
 
+#: the largest share of a page's text block that may stay empty: a third, what a table
+#: kept whole (``docs/site/pdf.py``, ``KEEP_WHOLE_CM``) may leave when it does not fit
+MAX_EMPTY = 0.35
+CM = 72 / 2.54
+
+
+def empty_share(page) -> float:
+    """The largest vertical stretch of ``page``'s text block (A4 less 2 cm margins) with
+    neither text nor an image in it, as a share of the block's height."""
+    spans = []
+
+    def text(t, cm, tm, font, size):
+        if t.strip():
+            y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+            size = abs(size * tm[3] * cm[3]) if tm[3] and cm[3] else size
+            spans.append((y - 0.3 * size, y + size))
+
+    def image(op, args, cm, tm):
+        if op == b"Do":  # an image drawn into the unit square under the current matrix
+            spans.append(tuple(sorted((cm[5], cm[5] + cm[3]))))
+
+    page.extract_text(visitor_text=text, visitor_operand_before=image)
+    top, bottom = float(page.mediabox.height) - 2 * CM, 2 * CM
+    largest, reach = 0.0, bottom
+    for low, high in sorted(s for s in spans if s[1] > bottom and s[0] < top):
+        largest, reach = max(largest, low - reach), max(reach, high)
+    return max(largest, top - reach) / (top - bottom)
+
+
+def test_no_page_is_left_part_empty(pages):
+    """A table or figure that does not fit where it falls leaves no more than a third of a
+    page empty: figures float, a tall table breaks across pages. The page that ends the
+    main text (the appendices start on a new page) and the last page may end early."""
+    reader = pypdf.PdfReader(str(PDF))
+    main = main_pages(pages)
+    shares = {n: empty_share(page) for n, page in enumerate(reader.pages, start=1)}
+    empty = {n: round(x, 2) for n, x in shares.items() if x > MAX_EMPTY and n not in (main, len(pages))}
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "pdf_empty.md").write_text(
+        f"pages: {len(pages)}\npages more than a quarter empty (page: share of the text block): "
+        + ", ".join(f"{n}: {x:.2f}" for n, x in shares.items() if x > 0.25) + "\n", encoding="utf-8")
+    assert not empty, f"pages more than {MAX_EMPTY:.0%} empty: {empty}"
+
+
 def _pdf_module():
     spec = importlib.util.spec_from_file_location("site_pdf", ROOT / "docs" / "site" / "pdf.py")
     module = importlib.util.module_from_spec(spec)

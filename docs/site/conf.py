@@ -7,9 +7,14 @@ Everything is offline: no intersphinx, no CDN assets, no web fonts.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from pathlib import Path
+
+from sphinxcontrib.bibtex.plugin import register_plugin
+from sphinxcontrib.bibtex.style.referencing import BracketStyle, PersonStyle
+from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "lib"))
@@ -39,7 +44,33 @@ myst_heading_anchors = 3
 
 bibtex_bibfiles = ["../../paper/references.bib"]  # relative to this folder
 bibtex_default_style = "plain"
-bibtex_reference_style = "author_year"
+
+
+# Citations author-year in parentheses, as the PDF prints them (Typst's APA style):
+# {cite:p} "(Sadhu et al., 2024)", several keys "(A, 2020; B, 2021)"; {cite:t} "Sadhu et
+# al. (2024)"; two authors joined by "&"; {cite:author} and {cite:year} without brackets
+# (the manuscript uses them for a citation inside parentheses:
+# polybias.results.manuscript.citations).
+def _round() -> BracketStyle:
+    return BracketStyle(left="(", right=")", sep="; ")
+
+
+def _apa_names() -> PersonStyle:
+    return PersonStyle(sep2=" & ", last_sep=", & ", other=" et al.")
+
+
+@dataclasses.dataclass
+class RoundAuthorYearStyle(AuthorYearReferenceStyle):
+    bracket_parenthetical: BracketStyle = dataclasses.field(default_factory=_round)
+    bracket_textual: BracketStyle = dataclasses.field(default_factory=_round)
+    bracket_author: BracketStyle = dataclasses.field(default_factory=_round)
+    bracket_year: BracketStyle = dataclasses.field(default_factory=_round)
+    person: PersonStyle = dataclasses.field(default_factory=_apa_names)
+
+
+register_plugin("sphinxcontrib.bibtex.style.referencing", "author_year_round",
+                RoundAuthorYearStyle, force=True)
+bibtex_reference_style = "author_year_round"
 
 # API reference: the library's docstrings (sections rendered by the hook below). The
 # scientific stack is mocked so that the docs environment stays small; annotations are

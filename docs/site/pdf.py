@@ -4,8 +4,9 @@ The manuscript staged for the site (``docs/site/stage.py``: rebuilt from the com
 sections, with the figures and ``paper/references.bib`` beside it) is converted to
 Typst by :func:`to_typst`, a converter for the Markdown the manuscript uses (headings,
 the sections carry their own numbers; paragraphs with inline code, emphasis and links; pipe tables; images; MyST
-citations ``{cite:p}`key``` and ``{cite:t}`key```, resolved by Typst's ``#bibliography``
-reading ``paper/references.bib``). The ``typst`` Python package compiles it with the
+citations ``{cite:p}`key```, ``{cite:t}`key```, ``{cite:author}`key``` and
+``{cite:year}`key```, resolved by Typst's ``#bibliography`` reading
+``paper/references.bib``, author-year in parentheses as on the site). The ``typst`` Python package compiles it with the
 Noto fonts for Bangla, Devanagari, Greek, Persian and CJK text.
 
 Usage, in the docs environment (``typst``): ``python docs/site/pdf.py [STAGED] [OUT.pdf]``
@@ -22,12 +23,17 @@ ROOT = Path(__file__).resolve().parents[2]
 FONT_DIRS = ["/usr/share/fonts/truetype/noto", "/usr/share/fonts/opentype/noto"]
 FONTS = ["Noto Serif", "Noto Sans Bengali", "Noto Sans Devanagari", "Noto Sans Arabic",
          "Noto Serif CJK SC", "Noto Sans CJK SC", "DejaVu Sans"]
-INLINE = re.compile(r"(?P<cite>\{cite:(?P<form>[pt])\}`(?P<keys>[^`]+)`)"
+INLINE = re.compile(r"(?P<cite>\{cite:(?P<form>p|t|author|year)\}`(?P<keys>[^`]+)`)"
                     r"|(?P<code>`[^`]+`)"
                     r"|(?P<link>\[(?P<ltext>[^\]]+)\]\((?P<url>[^)]+)\))"
                     r"|(?P<bold>\*\*(?P<btext>.+?)\*\*)"
                     r"|(?P<em>(?<![\w*])\*(?P<etext>[^*\s][^*]*?)\*(?![\w*]))")
 SPECIAL = re.compile(r"([\\#$*_@<>\[\]`~=/+-])")
+
+
+#: Typst's citation form of each MyST citation role: ``p`` "(Sadhu et al., 2024)", ``t``
+#: "Sadhu et al. (2024)", ``author`` "Sadhu et al.", ``year`` "2024"
+CITE_FORMS = {"p": "", "t": ', form: "prose"', "author": ', form: "author"', "year": ', form: "year"'}
 
 
 def _escape(text: str, before: str = " ") -> str:
@@ -49,7 +55,7 @@ def _inline(text: str) -> str:
         pos = m.end()
         if m["cite"]:
             keys = [k.strip() for k in m["keys"].split(",")]
-            form = ', form: "prose"' if m["form"] == "t" else ""
+            form = CITE_FORMS[m["form"]]
             out.append("".join(f"#cite(label({_string(k)}){form})" for k in keys))
         elif m["code"]:
             out.append(f"#raw({_string(m['code'][1:-1])})")
@@ -118,8 +124,14 @@ def placement(info: dict) -> tuple[float, float]:
     return round(width * scale, 3), round(scale, 4)
 
 
-#: the most rows a table kept on one page with its notes may have
-SHORT_TABLE = 25
+#: the tallest a table with its notes may be to be kept whole on one page (cm; a third of
+#: the A4 text block): a taller one breaks across pages, its header repeated, so that a
+#: table that does not fit where it falls leaves at most this much of a page empty
+KEEP_WHOLE_CM = 8.5
+#: Typst's function that keeps a table with its notes whole when it is short
+#: (:data:`KEEP_WHOLE_CM`, measured at the text width :data:`FIGURE_WIDTH_CM`)
+KEEP_WHOLE = (f"#let keep-whole(body) = context block(\n"
+              f"  breakable: measure(body, width: {FIGURE_WIDTH_CM}cm).height > {KEEP_WHOLE_CM}cm, body)\n")
 
 
 def _notes(lines: list[str], i: int, pattern: str) -> tuple[int, list[str]]:
@@ -160,14 +172,16 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
 
     The first ``#`` heading is the title, centred; the paragraph under it (the project and
     version) the byline; a paragraph opening with ``**Abstract.**`` is set as the abstract;
-    a ``**Table N.**`` caption stays with the table under it; a table of more than eight
-    columns is set at 7 pt, others at 8 pt; the first ``Appendix`` heading starts a new
+    a ``**Table N.**`` caption stays with the table under it; a table with its notes is
+    kept whole on a page when it is at most :data:`KEEP_WHOLE_CM` tall, else it breaks
+    across pages with its header repeated (figures float: no page is left part empty); a
+    table of more than eight columns is set at 7 pt, others at 8 pt; the first ``Appendix`` heading starts a new
     page, after the references (else :func:`build` prints them at the end). ``base``: the folder the image paths are relative to.
 
-    >>> print(to_typst("## A *b*\\n\\nSee {cite:p}`x2020`.\\n\\n| a | b |\\n|---|---|\\n| 1 | `2` |\\n"))
+    >>> print(to_typst("## A *b*\\n\\nSee {cite:p}`x2020` ({cite:author}`y`, {cite:year}`y`).\\n\\n| a | b |\\n|---|---|\\n| 1 | `2` |\\n"))
     == A #emph[b]
     <BLANKLINE>
-    See #cite(label("x2020")).
+    See #cite(label("x2020")) (#cite(label("y"), form: "author"), #cite(label("y"), form: "year")).
     <BLANKLINE>
     #table(columns: 2, table.header([a], [b]), [1], [#raw("2")])
     <BLANKLINE>
@@ -229,8 +243,7 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
             i, notes = _notes(lines, i, r"^\*(Note|Source|Data):\*")
             if notes:  # a short table stays on one page with its notes
                 body = "".join(f"\n#par[{_inline(n)}]" for n in notes)
-                breakable = "true" if len(rows) - 2 > SHORT_TABLE else "false"
-                out.append(f"#block(breakable: {breakable})[{table}\n#set text(size: 9pt){body}]\n")
+                out.append(f"#keep-whole[{table}\n#set text(size: 9pt){body}]\n")
             else:
                 out.append(table + "\n")
             continue
@@ -277,7 +290,8 @@ def build(src: Path, out: Path) -> Path:
                    "#show table: set text(size: 8pt)\n"
                    "#show table: set par(justify: false)\n"
                    "#show raw: set text(size: 1.25em)  // Typst sets raw at 0.8em: the text's size\n"
-                   "#show bibliography: set text(size: 9pt)\n\n"
+                   "#show bibliography: set text(size: 9pt)\n"
+                   + KEEP_WHOLE + "\n"
                    + (body if "#bibliography(" in (body := to_typst(md.read_text(encoding="utf-8"),
                                                                    base=md.parent))
                       else body + "\n" + BIBLIOGRAPHY),

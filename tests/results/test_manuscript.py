@@ -192,3 +192,22 @@ def test_the_sections_are_numbered_once_each_in_order():
     numbers = [int(n) for f in sorted((paths.paper_dir() / "sections").glob("*.md"))
                for n in re.findall(r"(?m)^## (\d+)\. ", f.read_text(encoding="utf-8"))]
     assert numbers == sorted(set(numbers)), numbers
+
+
+def test_a_citation_inside_parentheses_or_possessive_does_not_double_its_parentheses(tmp_path):
+    sections = tmp_path / "sections"
+    sections.mkdir()
+    (sections / "01_a.md").write_text(
+        "# A\n\nCEAT in Bangla (seed 000: {cite:t}`sadhu2024`); CEAT {cite:p}`guo2021`,\n"
+        "as {cite:t}`may2019` do (also {cite:p}`a2020,b2021` and `f(x` (code) then\n"
+        "{cite:t}`kurita2019`'s score).\n\n{cite:t}`kurita2019`'s score, {cite:t}`c2022`.\n\n"
+        "| m (x | d |\n|---|---|\n| {cite:t}`d2023` | 1 |\n")
+    text = manuscript.build_manuscript(sections, tmp_path / "m.md").read_text()
+    author_year = "{{cite:author}}`{0}`, {{cite:year}}`{0}`".format
+    assert f"(seed 000: {author_year('sadhu2024')});" in text
+    assert "CEAT {cite:p}`guo2021`," in text and "as {cite:t}`may2019` do" in text
+    assert f"(also {author_year('a2020')}; {author_year('b2021')} and `f(x` (code) then" in text
+    assert "{cite:author}`kurita2019`'s [{cite:year}`kurita2019`] score)." in text  # nested
+    assert "{cite:author}`kurita2019`'s ({cite:year}`kurita2019`) score, {cite:t}`c2022`." in text
+    assert "| {cite:t}`d2023` | 1 |" in text  # a table row's parentheses are its own
+    assert not re.search(r"\([^()]*\{cite:[pt]\}", text.split("| m (x")[0])

@@ -99,6 +99,36 @@ def test_export_writes_tables_and_figures(records, tmp_path):
     assert pd.read_csv(out / "results.csv").shape[0] == len(results.read_results(records))
 
 
+def test_the_figures_are_redrawn_from_the_exported_tables_without_the_records(records, tmp_path, capsys):
+    """``polybias export --redraw``: the committed tables give back the rows the figures
+    draw, to the tables' digits, and the figures record their smallest font."""
+    from polybias.results import plots
+
+    frame = results.read_results(records)
+    out = tmp_path / "export"
+    results.export(frame, out, figures=False, tidy=False)
+    for metric in ("crows", "weat"):
+        back = results.read_cross_model_table(out / f"{metric}.csv")
+        want = frame[frame["metric"] == metric]
+        assert len(back) == len(want) and set(back["metric"]) == {metric}
+        merged = back.merge(want, on=["model", "language", "study", "test", "subset"])
+        assert len(merged) == len(want)
+        for column in ("value", "ci_low", "ci_high"):
+            got, exact = merged[f"{column}_x"].to_numpy(float), merged[f"{column}_y"].to_numpy(float)
+            assert np.allclose(got, exact, atol=0.005, equal_nan=True), column  # 2 digits
+    (out / "weat_7.png").write_bytes(b"a part of an earlier drawing")
+    assert results.main_export(["--redraw", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.glob("*.png")) == ["ceat.png", "crows.png", "weat.png"]
+    assert all(plots.png_font(p.read_bytes()) >= plots.MIN_FONT_PT for p in out.glob("*.png"))
+    assert str(out / "weat.png") in capsys.readouterr().out
+    (out / "crows.csv").write_text((out / "crows.csv").read_text().replace("[", "<", 1))
+    assert results.main_export(["--redraw", "--out", str(out)]) == 1
+    assert "crows.csv: row 1, column 'm-strong (en)'" in capsys.readouterr().err
+    assert results.main_export([str(records), "--redraw", "--out", str(out)]) == 1
+    assert results.main_export(["--redraw", "--out", str(tmp_path / "empty")]) == 1
+    assert "no cross-model tables" in capsys.readouterr().err
+
+
 def test_commands(records, tmp_path, capsys):
     assert cli(["results", str(records), "--metric", "weat"]) == 0
     printed = capsys.readouterr().out

@@ -5,9 +5,9 @@ carries the title block (title, the project as author, version, commit and date)
 abstract; every table and figure of the staged manuscript is numbered and captioned in
 the PDF (Table 1..N, Figure 1..M, each once, in order); the main text (everything before
 the first appendix, references included) is at most :data:`MAIN_PAGES` pages, and its
-text is at least :data:`MIN_PT` points, the text inside its figures too: the smallest
-font a figure was drawn with (recorded in its PNG) times the scale it prints at
-(``docs/site/pdf.py``: its own size, scaled down to the text block). The counts go to
+text is at least :data:`MIN_PT` points; so is the text inside every figure, the
+appendices' too: the smallest font a figure was drawn with (recorded in its PNG) times
+the scale it prints at (``docs/site/pdf.py``: its own size, scaled down to the text block). The counts go to
 ``build/screenshots/pdf.md``. Skipped unless the PDF is built.
 """
 
@@ -97,6 +97,68 @@ def test_the_main_text_is_short_and_its_text_readable(pages):
     assert "References" in "\n".join(pages[:main + 1])
 
 
+#: A year in a citation, and a citation that doubles its parentheses: "(seed 000: Sadhu
+#: et al. (2024))"
+YEAR = r"(?:19|20)\d\d[a-z]?"
+DOUBLED = re.compile(rf"\([^()]*\({YEAR}\)\)")
+
+
+def test_citations_are_author_year_in_parentheses_and_never_double_them(pages):
+    """One citation style with the site (``tests/site/test_site.py``): "(Sadhu et al.,
+    2024)", "Sadhu et al. (2024)", a citation inside parentheses as "(seed 000: Sadhu et
+    al., 2024)", never "(seed 000: Sadhu et al. (2024))" nor a bracketed year."""
+    text = _flat("\n".join(pages[:main_pages(pages)]))
+    assert "(seed 000: Sadhu et al., 2024)" in text
+    assert "Kurita et al.’s (2019)" in text
+    assert re.search(rf"\((?:[A-Z][\w&.,’ -]+, {YEAR}(?:; )?)+\)", text), "no parenthetical citation"
+    assert not DOUBLED.findall(text), DOUBLED.findall(text)[:5]
+    assert not re.findall(rf"\[{YEAR}\]", text), "a year in brackets"
+
+
+#: the largest share of a page's text block that may stay empty: a third, what a table
+#: kept whole (``docs/site/pdf.py``, ``KEEP_WHOLE_CM``) may leave when it does not fit
+MAX_EMPTY = 0.35
+CM = 72 / 2.54
+
+
+def empty_share(page) -> float:
+    """The largest vertical stretch of ``page``'s text block (A4 less 2 cm margins) with
+    neither text nor an image in it, as a share of the block's height."""
+    spans = []
+
+    def text(t, cm, tm, font, size):
+        if t.strip():
+            y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+            size = abs(size * tm[3] * cm[3]) if tm[3] and cm[3] else size
+            spans.append((y - 0.3 * size, y + size))
+
+    def image(op, args, cm, tm):
+        if op == b"Do":  # an image drawn into the unit square under the current matrix
+            spans.append(tuple(sorted((cm[5], cm[5] + cm[3]))))
+
+    page.extract_text(visitor_text=text, visitor_operand_before=image)
+    top, bottom = float(page.mediabox.height) - 2 * CM, 2 * CM
+    largest, reach = 0.0, bottom
+    for low, high in sorted(s for s in spans if s[1] > bottom and s[0] < top):
+        largest, reach = max(largest, low - reach), max(reach, high)
+    return max(largest, top - reach) / (top - bottom)
+
+
+def test_no_page_is_left_part_empty(pages):
+    """A table or figure that does not fit where it falls leaves no more than a third of a
+    page empty: figures float, a tall table breaks across pages. The page that ends the
+    main text (the appendices start on a new page) and the last page may end early."""
+    reader = pypdf.PdfReader(str(PDF))
+    main = main_pages(pages)
+    shares = {n: empty_share(page) for n, page in enumerate(reader.pages, start=1)}
+    empty = {n: round(x, 2) for n, x in shares.items() if x > MAX_EMPTY and n not in (main, len(pages))}
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "pdf_empty.md").write_text(
+        f"pages: {len(pages)}\npages more than a quarter empty (page: share of the text block): "
+        + ", ".join(f"{n}: {x:.2f}" for n, x in shares.items() if x > 0.25) + "\n", encoding="utf-8")
+    assert not empty, f"pages more than {MAX_EMPTY:.0%} empty: {empty}"
+
+
 def _pdf_module():
     spec = importlib.util.spec_from_file_location("site_pdf", ROOT / "docs" / "site" / "pdf.py")
     module = importlib.util.module_from_spec(spec)
@@ -105,13 +167,13 @@ def _pdf_module():
 
 
 def figure_fonts() -> list[tuple[str, float | None, float]]:
-    """Every figure of the staged manuscript's main text (before the first appendix): its
-    path, the smallest font it was drawn with (None: not recorded) and the size that
-    font prints at in the PDF, in points."""
+    """Every figure of the staged manuscript, the appendices' too (Appendix C's figures of
+    ``paper/export``): its path, the smallest font it was drawn with (None: not recorded)
+    and the size that font prints at in the PDF, in points."""
     pdf = _pdf_module()
-    main = re.split(r"(?m)^## Appendix", STAGED.read_text(encoding="utf-8"))[0]
     out = []
-    for path in dict.fromkeys(re.findall(r"(?m)^\[!\[[^\]]*\]\(([^)]+)\)\]", main)):
+    for path in dict.fromkeys(re.findall(r"(?m)^\[!\[[^\]]*\]\(([^)]+)\)\]",
+                                         STAGED.read_text(encoding="utf-8"))):
         info = pdf.png_info(STAGED.parent / path)
         assert info is not None, f"{path}: not a PNG"
         scale = pdf.placement(info)[1]
@@ -121,20 +183,19 @@ def figure_fonts() -> list[tuple[str, float | None, float]]:
 
 def test_the_text_inside_the_figures_prints_at_7_pt_or_more():
     fonts = figure_fonts()
-    assert fonts, "no figure in the main text"
+    assert any(re.match(r"(.*/)?export/", path) for path, _, _ in fonts), "no Appendix C figure"
     measured = [(path, printed) for path, drawn, printed in fonts if drawn]
     unmeasured = [path for path, drawn, _ in fonts if not drawn]
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "pdf_figures.md").write_text(
-        "smallest font of each main-text figure as printed in the PDF (pt)\n\n"
+        "smallest font of each figure as printed in the PDF (pt)\n\n"
         + "".join(f"- {p}: {f'{f:.1f}' if d else 'not recorded'}\n" for p, d, f in fonts),
         encoding="utf-8")
     small = [f"{path} ({printed:.1f} pt)" for path, printed in measured if printed < MIN_PT - 0.05]
     assert not small, f"figure text under {MIN_PT} pt in print: {', '.join(small)}"
-    # a notebook's figure records its fonts (plots.png_bytes); only the cross-model figures
-    # of paper/export are written by `polybias export` at make reproduce, and may predate it
-    notebook = [path for path in unmeasured if not re.match(r"(.*/)?export/", path)]
-    assert not notebook, f"no font recorded (drawn before plots.png_bytes recorded it): {notebook}"
+    # every figure records its fonts (plots.png_bytes): the notebooks' and those of
+    # paper/export (polybias export, or polybias export --redraw from its tables)
+    assert not unmeasured, f"no font recorded (drawn before plots.png_bytes recorded it): {unmeasured}"
 
 
 def test_screenshots_of_the_first_two_pages(tmp_path):

@@ -220,6 +220,23 @@ def test_main_text_tables_fit_their_column_and_figures_are_readable(browser, bas
     assert found["sidebarWidth"] == 0, "an empty left sidebar takes the manuscript's width"
 
 
+def test_citations_are_author_year_in_parentheses_as_in_the_pdf(browser, base_url):
+    """The manuscript's citations as the PDF prints them (``tests/site/test_pdf.py``):
+    "(Sadhu et al., 2024)" or "Sadhu et al. (2024)", a citation inside parentheses as
+    "(seed 000: Sadhu et al., 2024)"; no bracketed citation, no doubled parentheses."""
+    page, _, _ = visit(browser, base_url + "paper/manuscript.html")
+    cited = page.eval_on_selector_all("span.bibtex-citation", "s => s.map(c => c.textContent)")
+    text = " ".join(page.locator("article.bd-article").inner_text().split())
+    page.close()
+    year = r"(?:19|20)\d\d[a-z]?"
+    forms = [rf"\((?:.+, {year}; )*.+, {year}\)", rf".+ \({year}\)", r"[^()\[\]]*\D", year]
+    odd = [c for c in cited if not any(re.fullmatch(f, " ".join(c.split())) for f in forms)]
+    assert cited and not odd, f"citations not author-year in parentheses: {odd[:5]}"
+    assert "(seed 000: Sadhu et al., 2024)" in text and "Kurita et al.’s (2019)" in text
+    doubled = re.findall(rf"\([^()]*\({year}\)\)", text)
+    assert not doubled, f"citations doubling their parentheses: {doubled[:5]}"
+
+
 def test_screenshots_of_what_a_reader_sees(browser, base_url):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page, _, _ = visit(browser, base_url + "paper/manuscript.html")

@@ -49,6 +49,12 @@ therefore changes these tables without any section being edited.
 :func:`build_manuscript` writes ``paper/manuscript.md`` (atomically) with every
 directive replaced; a directive naming a missing file is an error naming the section and
 the file, and nothing is written. ``python -m polybias.results.manuscript`` (``make paper``) runs it.
+
+Citations are MyST roles, author-year in parentheses on the site and in the PDF alike:
+``{cite:p}`key``` reads "(Sadhu et al., 2024)", ``{cite:t}`key``` "Sadhu et al. (2024)".
+Where a citation stands inside parentheses of the text, or is possessive, the manuscript
+spells it with the author and year roles instead (:func:`citations`), so that no
+parentheses double: "(seed 000: Sadhu et al., 2024)", "Kurita et al.'s (2019) score".
 """
 
 from __future__ import annotations
@@ -70,6 +76,12 @@ DIRECTIVE = re.compile(r"^<!--\s*(table|figure|reported|records):\s*(.*?)\s*-->\
 LABEL = re.compile(r"\s*\{#([a-z]+:[\w-]+)\}\s*$")
 #: A reference to a label in the prose: ``@tab:name``, ``@fig:name``
 REFERENCE = re.compile(r"(?<![\w@])@((?:tab|fig|app):[\w-]*\w)")
+#: What :func:`citations` reads in a paragraph: a parenthetical or textual citation role
+#: (possessive: followed by 's), an inline code span or other role (skipped), a link's
+#: target (skipped), or a parenthesis
+_CITE_TOKENS = re.compile(r"\{cite:(?P<form>[pt])\}`(?P<keys>[^`]+)`(?P<pos>'s(?!\w))?"
+                          r"|(?P<skip>(?:\{[\w:-]+\})?`[^`]*`|\]\([^)\s]*\))"
+                          r"|(?P<paren>[()])")
 
 #: The most rows, columns and characters a row (cells plus 3 each) a table may have to be
 #: printed in the main text (8 pt on an A4 page); a larger one goes to the long tables.
@@ -376,6 +388,61 @@ class Numbering:
                 + (f"\n{source}" if source else ""))
 
 
+def _author_year(keys: str, possessive: bool, inside: bool) -> str:
+    """One citation's keys spelt with the author and year roles (see :func:`citations`)."""
+    out = []
+    for key in (k.strip() for k in keys.split(",")):
+        author, year = f"{{cite:author}}`{key}`", f"{{cite:year}}`{key}`"
+        if possessive:
+            out.append(f"{author}'s [{year}]" if inside else f"{author}'s ({year})")
+        else:
+            out.append(f"{author}, {year}")
+    return "; ".join(out)
+
+
+def citations(text: str) -> str:
+    """The citations of ``text`` that would print with doubled parentheses, spelt with
+    the author and year roles (``{cite:author}``, ``{cite:year}``), which both the site
+    and the PDF print without brackets.
+
+    A citation inside parentheses of the text (counted within a paragraph; a table row or
+    a heading is a paragraph of its own; code spans and link targets do not count) prints
+    as "author, year" (several keys joined by "; "); a possessive textual citation
+    (``{cite:t}`key`'s``) as "author's (year)", or "author's [year]" inside parentheses
+    (APA's brackets within parentheses). Every other citation is left as written: the
+    renderers print ``{cite:p}`` as "(author, year)" and ``{cite:t}`` as "author (year)".
+
+    >>> citations("WEAT (seed 000: {cite:t}`sadhu2024`) and CEAT {cite:p}`guo2021`.")
+    'WEAT (seed 000: {cite:author}`sadhu2024`, {cite:year}`sadhu2024`) and CEAT {cite:p}`guo2021`.'
+    >>> citations("{cite:t}`kurita2019`'s score (see `f(x` and {cite:p}`a,b`)")
+    "{cite:author}`kurita2019`'s ({cite:year}`kurita2019`) score (see `f(x` and {cite:author}`a`, {cite:year}`a`; {cite:author}`b`, {cite:year}`b`)"
+    """
+    def rewrite(line: str, depth: int) -> tuple[str, int]:
+        out, pos = [], 0
+        for m in _CITE_TOKENS.finditer(line):
+            out.append(line[pos:m.start()])
+            pos = m.end()
+            if m["paren"]:
+                depth = depth + 1 if m["paren"] == "(" else max(depth - 1, 0)
+                out.append(m[0])
+            elif m["skip"] or not (depth or m["pos"]):
+                out.append(m[0])
+            else:
+                out.append(_author_year(m["keys"], bool(m["pos"]), inside=depth > 0))
+        return "".join(out) + line[pos:], depth
+
+    lines, depth = [], 0
+    for line in text.split("\n"):
+        if not line.strip():
+            depth = 0  # a paragraph ends
+        if line.lstrip().startswith(("|", "#")):  # a table row or a heading: on its own
+            lines.append(rewrite(line, 0)[0])
+        else:
+            line, depth = rewrite(line, depth)
+            lines.append(line)
+    return "\n".join(lines)
+
+
 def _slug(heading: str) -> str:
     """The anchor MyST gives a heading (``myst_heading_anchors``).
 
@@ -485,7 +552,8 @@ def title_block(title: str, stamp: str = "") -> str:
 def assemble(sections: str | Path | None = None, stamp: str = "") -> tuple[str, Numbering]:
     """The manuscript's text from ``sections/*.md`` (name order; default ``paper/sections``):
     directives rendered, tables and figures numbered, references resolved, the long
-    tables in their appendix at the end, and a title block from the first ``#`` heading
+    tables in their appendix at the end, citations that would double their parentheses
+    respelt (:func:`citations`), and a title block from the first ``#`` heading
     (``stamp``: a commit and date to print in it); and its :class:`Numbering`."""
     sections = Path(sections) if sections else paths.paper_dir() / "sections"
     files = sorted(sections.glob("*.md"))
@@ -498,7 +566,7 @@ def assemble(sections: str | Path | None = None, stamp: str = "") -> tuple[str, 
     numbering.labels["app:long"] = ("Appendix", [letter], "the manuscript")
     parts = [render_section(text, where=f"sections/{f.name}", numbering=numbering)
              for text, f in zip(texts, files, strict=True)]
-    parts = [numbering.resolve(part, f"sections/{f.name}")
+    parts = [citations(numbering.resolve(part, f"sections/{f.name}"))
              for part, f in zip(parts, files, strict=True)]
     if numbering.appendix:
         parts.append(numbering.resolve(

@@ -638,6 +638,118 @@ EXPORT_SUFFIXES = (".csv", ".md", ".png")
 EXPORT_DPI = 120
 
 
+def _write_figures(frame: pd.DataFrame, metric: str, first: Path) -> list[Path]:
+    """Write the figures of ``metric`` (:func:`comparison_figures`) as ``first`` and its
+    further parts (:func:`export_figure_names`), each atomically, with its smallest font
+    recorded (:func:`polybias.results.plots.png_bytes`); returns the paths."""
+    import matplotlib.pyplot as plt  # lazy: heavy; figures only
+
+    pages = comparison_figures(frame, metric)
+    written = []
+    for fig, name in zip(pages, export_figure_names(first.stem, len(pages)), strict=True):
+        path = first.with_name(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp.png")
+        try:
+            tmp.write_bytes(png_bytes(fig, dpi=EXPORT_DPI))  # its smallest font recorded
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+            plt.close(fig)
+        written.append(path)
+    return written
+
+
+#: A cell of a cross-model table (:func:`_cell`): value, interval, p-value
+_CELL = re.compile(r"^(?P<value>[^\s\[(]+)(?: \[(?P<low>[^,\s]+), (?P<high>[^\]\s]+)\])?"
+                   r"(?: \(p=(?P<p>[^)\s]+)\))?$")
+
+
+def metric_of_stem(stem: str) -> str:
+    """The metric whose tables :func:`export` writes as ``<stem>.csv`` (it writes a
+    metric's colons as underscores).
+
+    >>> metric_of_stem("kurita"), metric_of_stem("validity_crows-mlm_jsd-B")
+    ('kurita', 'validity:crows-mlm:jsd-B')
+    """
+    return ":".join(stem.split("_", 2)) if stem.startswith("validity_") else stem
+
+
+def read_cross_model_table(path: str | Path, metric: str | None = None) -> pd.DataFrame:
+    """The rows of a cross-model table :func:`export` wrote (``<stem>.csv``, of
+    :func:`cross_model_table`) back as a tidy table (:data:`COLUMNS`), one row per
+    filled cell: ``model`` and ``language`` from the column ``model (language)``, the
+    value, interval and p-value as the cell prints them (rounded to the table's digits);
+    a cell '—' (no value) gives a row without a value. ``metric`` defaults to the one the
+    file name tells (:func:`metric_of_stem`). A cell that is not a value is an error
+    naming the file, the row and the column.
+
+    >>> import tempfile
+    >>> rows = pd.DataFrame({"metric": "weat", "study": "weat", "test": ["T1", "T1"],
+    ...                      "subset": "", "model": ["m1", "m2"], "language": "en",
+    ...                      "value": [1.0, 0.5], "ci_low": [0.5, np.nan], "ci_high": [1.5, np.nan],
+    ...                      "p": [0.01, 0.2]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = cross_model_table(rows, "weat").to_csv(Path(tmp) / "weat.csv", index=False)
+    ...     back = read_cross_model_table(Path(tmp) / "weat.csv")
+    >>> back[["model", "language", "test", "metric", "value", "ci_low", "p"]].to_dict("records")
+    [{'model': 'm1', 'language': 'en', 'test': 'T1', 'metric': 'weat', 'value': 1.0, 'ci_low': 0.5, 'p': 0.01}, {'model': 'm2', 'language': 'en', 'test': 'T1', 'metric': 'weat', 'value': 0.5, 'ci_low': nan, 'p': 0.2}]
+    """
+    path = Path(path)
+    metric = metric or metric_of_stem(path.stem)
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, pd.errors.ParserError) as exc:
+        raise ResultsError(f"{path}: not a readable cross-model table: {exc}") from exc
+    keys = ["study", "test", "subset"]
+    if list(table.columns[:3]) != keys:
+        raise ResultsError(f"{path}: not a cross-model table (its first columns are "
+                           f"{list(table.columns[:3])}, not {keys})")
+    rows = []
+    for column in table.columns[3:]:
+        named = re.fullmatch(r"(.+) \(([^()]+)\)", column)
+        if not named:
+            raise ResultsError(f"{path}: column {column!r} is not 'model (language)'")
+        for i, cell in enumerate(table[column]):
+            if not cell:
+                continue
+            found = _CELL.match(cell) if cell != "—" else None
+            if cell != "—" and not found:
+                raise ResultsError(f"{path}: row {i + 1}, column {column!r}: {cell!r} is not "
+                                   "'value [low, high] (p=…)'")
+            values = {k: float(found[k]) if found and found[k] else np.nan
+                      for k in ("value", "low", "high", "p")}
+            rows.append({"model": named[1], "language": named[2], "metric": metric,
+                         **{k: table.at[i, k] for k in keys}, "value": values["value"],
+                         "ci_low": values["low"], "ci_high": values["high"], "p": values["p"]})
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame["n"] = frame["n"].astype("Int64")
+    return frame
+
+
+def redraw_figures(out: str | Path) -> list[Path]:
+    """Redraw the comparison figures of every cross-model table in ``out`` (its
+    ``<stem>.csv``, :func:`read_cross_model_table`) from the table itself, where the run
+    records it was exported from are not at hand; the figures then draw the values as
+    the tables print them (rounded to two digits, finer than the figures show). Parts
+    of a figure no longer drawn are removed. Returns the figures written."""
+    out = Path(out)
+    tables = sorted(p for p in out.glob("*.csv") if p.name != "results.csv")
+    if not tables:
+        raise ResultsError(f"no cross-model tables (*.csv) in {out}")
+    written = []
+    for table in tables:
+        metric = metric_of_stem(table.stem)
+        figures = _write_figures(read_cross_model_table(table, metric), metric,
+                                 out / f"{table.stem}.png")
+        for stale in out.glob(f"{table.stem}_*.png"):  # parts of an earlier drawing
+            part = re.fullmatch(rf"{re.escape(table.stem)}_(\d+)\.png", stale.name)
+            if part and int(part[1]) > len(figures):
+                stale.unlink()
+        written += figures
+    return written
+
+
 def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = None,
            figures: bool = True, digits: int = 2, tidy: bool = True, prune: bool = False) -> list[Path]:
     """Write ``<out>/results.csv`` (the tidy table; not with ``tidy=False``: it names
@@ -658,20 +770,7 @@ def export(frame: pd.DataFrame, out: str | Path, metrics: list[str] | None = Non
         written.append(write_text_atomic(out / f"{stem}.csv", table.to_csv(index=False)))
         written.append(write_text_atomic(out / f"{stem}.md", markdown_table(table) + "\n"))
         if figures:
-            import matplotlib.pyplot as plt  # lazy: heavy; figures only
-
-            pages = comparison_figures(frame, metric)
-            for fig, name in zip(pages, export_figure_names(stem, len(pages)), strict=True):
-                path = out / name
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_name(f".{path.name}.tmp.png")
-                try:
-                    tmp.write_bytes(png_bytes(fig, dpi=EXPORT_DPI))  # its smallest font recorded
-                    tmp.replace(path)
-                finally:
-                    tmp.unlink(missing_ok=True)
-                    plt.close(fig)
-                written.append(path)
+            written += _write_figures(frame, metric, out / f"{stem}.png")
     if prune:
         keep = {p.name for p in written} | {"results.csv"}
         for stale in sorted(out.iterdir()):
@@ -714,7 +813,8 @@ def main_results(argv: list[str] | None = None) -> int:
 
 def main_export(argv: list[str] | None = None, sweep_runs: Callable | None = None) -> int:
     """``polybias export [FOLDER | --sweep CONFIG [--if-complete]] [--out DIR] [--metric M]
-    [--no-figures] [--no-tidy] [--prune]``.
+    [--no-figures] [--no-tidy] [--prune]``, or ``polybias export --redraw [--out DIR]``
+    (:func:`redraw_figures`: the figures from the tables already in ``DIR``).
 
     ``--sweep CONFIG`` exports the records of that sweep's runs only; ``sweep_runs(CONFIG)``
     (given by the command line, :func:`polybias.runner.sweep.run_folders`) returns their folders
@@ -740,9 +840,18 @@ def main_export(argv: list[str] | None = None, sweep_runs: Callable | None = Non
                         help="no results.csv (the tidy table, which names record files and times)")
     parser.add_argument("--prune", action="store_true",
                         help="remove tables and figures in --out of metrics not exported now")
+    parser.add_argument("--redraw", action="store_true",
+                        help="no records: redraw the figures of the tables already in --out from "
+                             "the tables themselves (the values as printed)")
     args = parser.parse_args(argv)
     out = Path(args.out) if args.out else paths.output_path("results/export")
     try:
+        if args.redraw:
+            if args.folder or args.sweep:
+                raise ResultsError("--redraw reads the tables in --out: give no FOLDER or --sweep")
+            for path in redraw_figures(out):
+                print(path)
+            return 0
         if args.sweep:
             if args.folder:
                 raise ResultsError("give a records FOLDER or --sweep CONFIG, not both")

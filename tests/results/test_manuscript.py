@@ -59,7 +59,7 @@ def test_a_long_table_goes_to_appendix_b_and_a_constant_column_to_a_note(tmp_pat
     main, appendix = text.split(f"## Appendix B. {manuscript.LONG_TABLES}")
     assert "Long ones are in Appendix B." in main
     assert "**Table 1.** A long table. *25 rows × 2 columns: printed in [Appendix B]" in main
-    assert "*Table 2 (more of A long table) is printed in [Appendix B]" in main
+    assert "*Table 2 — more of A long table — is printed in [Appendix B]" in main
     assert "**Table 3.** A short table" in main and "| x | 1 |" in main
     assert "| t0 |" not in main and "| t24 | 24 |" in appendix
     assert appendix.count("same note") == 1 and "*Note:* note: same note" in appendix

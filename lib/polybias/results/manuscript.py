@@ -375,8 +375,8 @@ class Numbering:
                 self.appendix.append(f"{head}\n{body}")
         self._seen = False
         if moved:
-            span = (f"Table {moved[0]} (more of {caption}) is" if len(moved) == 1
-                    else f"Tables {moved[0]}–{moved[-1]} (more of {caption}) are")
+            span = (f"Table {moved[0]} — more of {caption} — is" if len(moved) == 1
+                    else f"Tables {moved[0]}–{moved[-1]} — more of {caption} — are")
             out.append(f"*{span} printed in {pointer}.*\n")
         out += [p + "\n" for p in pending]
         return "\n".join(out)

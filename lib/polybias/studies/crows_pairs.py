@@ -22,7 +22,7 @@ from polybias.metrics.crows import (
     stereotype_score,
 )
 from polybias.planted.synthetic import minimal_pairs
-from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.records import Record, model_fields, write_record
 from polybias.results.report import load_reported, side_by_side
 from polybias.stats import N_BOOTSTRAP
 
@@ -48,7 +48,7 @@ def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None 
 
 
 @dataclass
-class CrowsRun:
+class CrowsEvaluation:
     """Everything one CrowS evaluation computed (plain frames)."""
 
     scored: pd.DataFrame
@@ -76,7 +76,7 @@ def run_crows(
     dtype: str = "auto",
     max_pairs: int = 0,
     **engine,
-) -> CrowsRun:
+) -> CrowsEvaluation:
     """Stereotype score and JSD attribution of an LM on a pair set.
 
     ``model`` is a loaded :class:`polybias.engines.scoring.LanguageModel` or what
@@ -115,12 +115,12 @@ def run_crows(
                            "alignment": alignment}
         for metric, table, extra in (("crows", stereo, scoring_options),
                                      ("crows-jsd", jsd, {"compat_fourth_root": compat_fourth_root})):
-            record = RunRecord(
+            record = Record(
                 metric=metric, model=model, language=language, test=dataset,
                 parameters={**params, **extra}, values={"by_bias_type": table.to_dict("records")},
                 **model_fields(lm))
             write_record(record, paths.output_path(output_dir))
-    return CrowsRun(scored, stereo, attributed, jsd, caption)
+    return CrowsEvaluation(scored, stereo, attributed, jsd, caption)
 
 
 def alignment_change_counts(model: str = "minilm-l6",
@@ -187,14 +187,14 @@ def gamboa_gpt2_reproduction() -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def score_summary(run: CrowsRun) -> pd.DataFrame:
+def score_summary(run: CrowsEvaluation) -> pd.DataFrame:
     """Per bias type of a :func:`run_crows` run: n, the stereotype score with its interval,
     binomial p and ties, and the JSD stereotype score (``jsd_B``)."""
     return run.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(
         run.jsd[["bias_type", "score"]].rename(columns={"score": "jsd_B"}), on="bias_type")
 
 
-def bias_categories(run: CrowsRun, top: int = 10, min_share: float = 0.01) -> pd.DataFrame:
+def bias_categories(run: CrowsEvaluation, top: int = 10, min_share: float = 0.01) -> pd.DataFrame:
     """The ``top`` Empath categories of the words that carry the bias in ``run``
     (:func:`polybias.metrics.crows.attribution_words`,
     :func:`polybias.data.semantics.category_shares`), a category counted when it holds at

@@ -200,7 +200,7 @@ def write_records(summary: pd.DataFrame, rates: pd.DataFrame, parameters: dict, 
         values = {k: run[k] for k in ("n", "r_f", "r_m", "g_s", "g_s_low", "g_s_high")}
         values["rates"] = part[["stereotype", "name", "group", "n", "rate", "ci_low", "ci_high", "rank"]] \
             .replace({np.nan: None}).to_dict("records")
-        record = records.RunRecord(
+        record = records.Record(
             metric="gest", model=run["hub_id"], language="en", test=f"{run['kind']}-template{run['template'] + 1}",
             parameters={**parameters, "kind": run["kind"], "template": int(run["template"]) + 1},
             values=values, model_revision=model_revision)

@@ -1,4 +1,5 @@
-"""Pinned planted models: trained once, stored in the repository, verified by sha256.
+"""The planted-model store: planted models trained once, kept in the repository, verified by
+sha256.
 
 Training a model is deterministic on one machine, but not across machines: another CPU
 runs other matrix-multiply kernels (MKL, oneDNN, OpenBLAS pick them at run time), the
@@ -25,11 +26,12 @@ answered, in this order:
 ``make planted`` retrains every pinned model from its stored spec (:func:`retrain_all`)
 and rewrites the store; on the machine that produced the store the files come out
 byte-identical, on another CPU they may differ in the last bits of the weights while the
-planted behaviour stays the same (``tests/planted/test_model_store.py`` checks that on whatever CPU
-runs it).
+planted behaviour stays the same (``tests/planted/test_model_store.py`` checks that on
+whatever CPU runs it).
 
-"Pinned" here means a planted model's own files kept in the repository; a sweep's revision
-pins (hub ids pinned to commits, ``polybias pin``) are :mod:`polybias.runner.pins`.
+A model in the store is *pinned* only in this sense (its own files kept and checked), as
+the ``POLYBIAS_PLANTED`` modes say; the revision pins of a sweep (hub ids pinned to commits,
+``polybias pin``) are :mod:`polybias.runner.pins`, an unrelated thing.
 """
 
 from __future__ import annotations

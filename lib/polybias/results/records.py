@@ -1,10 +1,12 @@
-"""Run records: one JSON file per run, deterministic and written atomically.
+"""Records: one JSON file per reported result, deterministic and written atomically.
 
-A record holds everything needed to tell what was computed and from what:
-run id, metric, model (+ revision or checksum, and its text normaliser when it has
-one), language, test, parameters and their hash, values, data sha256s and package
-versions. No timestamps: the same
-inputs and seed give byte-identical records.
+A record is one result a run reports (a run, one notebook executed with one set of
+parameters, writes one or more): the values of one metric on one model, language and test,
+with everything needed to tell what was computed and from what: its id, metric, model
+(+ revision or checksum, and its text normaliser when it has one), language, test,
+parameters and their hash, values, data sha256s and package versions. No timestamps: the
+same inputs and seed give byte-identical records. The id is stored in the field
+``run_id``, the name records have always had (kept so that records stay byte-identical).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def _slug(text: str) -> str:
 
 
 def record_id(metric: str, model: str, language: str, test: str) -> str:
-    """Stable, file-name-safe run id.
+    """Stable, file-name-safe id of a record (stored as its ``run_id``; the file name).
 
     >>> record_id("weat", "w2v-gnews", "en", "WEAT 7")
     'weat_m-w2v-gnews_l-en_t-weat-7'
@@ -70,7 +72,8 @@ def model_fields(model: Any) -> dict[str, Any]:
 
 @dataclass
 class Record:
-    """One run's result. ``values`` holds the numbers; everything else says where they came from."""
+    """One reported result: ``values`` holds the numbers; everything else says where they came
+    from. A run writes one or more."""
 
     metric: str
     model: str
@@ -88,6 +91,7 @@ class Record:
 
     @property
     def record_id(self) -> str:
+        """The record's id (:func:`record_id`), written as its ``run_id`` field."""
         return record_id(self.metric, self.model, self.language, self.test)
 
     @property
@@ -103,7 +107,7 @@ class Record:
 
 def measure_record(result: MeasureResult, *, model: str, language: str, test: str,
                    parameters: dict[str, Any] | None = None, **fields: Any) -> Record:
-    """The run record of one registered measure's result (:func:`polybias.measures.compute`):
+    """The record of one registered measure's result (:func:`polybias.measures.compute`):
     ``metric`` is the measure's registry key, ``parameters`` the options it ran with (and
     ``parameters``, e.g. the data the inputs came from), ``values``
     :meth:`~polybias.metrics.measure.MeasureResult.record_values`. The results table reads
@@ -122,7 +126,7 @@ def measure_record(result: MeasureResult, *, model: str, language: str, test: st
 
 
 def write_record(record: Record | dict[str, Any], folder: str | Path) -> Path:
-    """Write a record as ``<folder>/<run_id>.json`` atomically and return the path.
+    """Write a record as ``<folder>/<record id>.json`` atomically and return the path.
 
     The record is serialised completely before anything touches the disk, so an
     unserialisable value raises without leaving a file.

@@ -49,7 +49,8 @@ def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None 
 
 @dataclass
 class CrowsEvaluation:
-    """Everything one CrowS evaluation computed (plain frames)."""
+    """Everything one CrowS evaluation of a model on a pair set computed (plain frames), as
+    :func:`run_crows` returns it."""
 
     scored: pd.DataFrame
     stereotype: pd.DataFrame
@@ -187,17 +188,17 @@ def gamboa_gpt2_reproduction() -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def score_summary(run: CrowsEvaluation) -> pd.DataFrame:
-    """Per bias type of a :func:`run_crows` run: n, the stereotype score with its interval,
-    binomial p and ties, and the JSD stereotype score (``jsd_B``)."""
-    return run.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(
-        run.jsd[["bias_type", "score"]].rename(columns={"score": "jsd_B"}), on="bias_type")
+def score_summary(evaluation: CrowsEvaluation) -> pd.DataFrame:
+    """Per bias type of a :func:`run_crows` evaluation: n, the stereotype score with its
+    interval, binomial p and ties, and the JSD stereotype score (``jsd_B``)."""
+    return evaluation.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(
+        evaluation.jsd[["bias_type", "score"]].rename(columns={"score": "jsd_B"}), on="bias_type")
 
 
-def bias_categories(run: CrowsEvaluation, top: int = 10, min_share: float = 0.01) -> pd.DataFrame:
-    """The ``top`` Empath categories of the words that carry the bias in ``run``
+def bias_categories(evaluation: CrowsEvaluation, top: int = 10, min_share: float = 0.01) -> pd.DataFrame:
+    """The ``top`` Empath categories of the words that carry the bias in ``evaluation``
     (:func:`polybias.metrics.crows.attribution_words`,
     :func:`polybias.data.semantics.category_shares`), a category counted when it holds at
     least ``min_share`` of the words (and at least one)."""
-    words = attribution_words(run.attributed)
+    words = attribution_words(evaluation.attributed)
     return semantics.category_shares(words, min_count=max(1, round(min_share * len(words)))).head(top)

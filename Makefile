@@ -41,7 +41,7 @@ $(VENV)/.embedded: data/embedded.txt $(VENV)/.installed
 env: $(VENV)/.installed $(VENV)/.embedded ## create the virtual environment (.venv) if absent, with the embedded defaults' files
 
 # Checked outputs use only the pinned planted models (data/planted): trained weights
-# depend on the CPU, so training one on the fly is an error there (polybias.planted.pinned).
+# depend on the CPU, so training one on the fly is an error there (polybias.planted.model_store).
 CHECKED := POLYBIAS_PLANTED=pinned
 # The manuscript's cross-model tables: the records of the default sweep's runs only.
 EXPORT  := $(VENV)/bin/polybias export --sweep configs/sweeps/default.yaml --out paper/export --no-tidy --prune

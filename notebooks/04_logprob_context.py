@@ -85,13 +85,13 @@ from polybias import models, paths
 from polybias.engines import template_scores
 from polybias.metrics import logprob
 from polybias.results import records, report
-from polybias.studies import inputs, logprob_context
+from polybias.studies import logprob_context, template_books
 from polybias.studies.parameters import check_parameters
 
 check_parameters("04_logprob_context", batch_tokens=batch_tokens, planted_p=planted_p, mode=mode,
                  prior_at=prior_at, index_quirk=index_quirk, n_permutations=n_permutations,
                  seed=seed, model=model, templates=templates, x=x, y=y, a=a, b=b)
-book = inputs.template_book(templates)
+book = template_books.template_book(templates)
 planted = models.Planted(p=planted_p, language=book.language, seed=seed, book=book,
                          target_list=target_list, attribute_list=attribute_list,
                          group_feature=group_feature, x=x, y=y, a=a, b=b)
@@ -178,7 +178,7 @@ report.show_table(decision_table)
 # %%
 logprob_context.plot_context_study(per_attribute, f"Prior vs corrected differences, {label}",
                                    file=f"logprob_context_{label}.png", ylabel=f"{x} − {y} (log-probability)")
-record = records.RunRecord(
+record = records.Record(
     metric="logprob-context", model=label, language=book.language, test=templates,
     parameters={"mode": mode, "x": x, "y": y, "a": a, "b": b, "n_permutations": n_permutations,
                 "seed": seed, "planted_p": planted_p if model in models.STRENGTH_P else None},

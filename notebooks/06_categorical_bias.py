@@ -60,7 +60,7 @@ import torch
 from polybias import models, paths
 from polybias.metrics import catbias
 from polybias.results import records, report
-from polybias.studies import categorical_bias, inputs
+from polybias.studies import categorical_bias, template_books
 from polybias.studies.parameters import check_parameters
 
 # one thread: float32 sums then run in the same order under papermill, Dask workers and
@@ -69,7 +69,7 @@ torch.set_num_threads(1)
 
 check_parameters("06_categorical_bias", batch_tokens=batch_tokens, mode=mode, ddof=ddof,
                  multipiece=multipiece, template_norm=template_norm, kl_scale=kl_scale, top_k=top_k)
-book = inputs.template_book(templates)
+book = template_books.template_book(templates)
 names = template_names or list(book.templates)
 tables = []
 
@@ -242,7 +242,7 @@ else:
     print("(not run: seed002_all = False)")
 
 # %%
-record = records.RunRecord(
+record = records.Record(
     metric="catbias", model=model, language=book.language, test=templates,
     parameters={"template_names": names, "mode": mode, "ddof": ddof, "kl_scale": kl_scale},
     values={"ahn_oh_cb": ahn_oh.score, "pll_cb": pll.score, "max_kl": float(kl.kl.iloc[0]),

@@ -52,12 +52,12 @@ table_file: str = ""  # where to write the tables, e.g. paper/tables/interaction
 # %%
 from polybias import models, paths
 from polybias.results import records, report
-from polybias.studies import cultural_interactions, inputs
+from polybias.studies import cultural_interactions, template_books
 from polybias.studies.parameters import check_parameters
 
 check_parameters("07_cultural_interactions", batch_tokens=batch_tokens, n_adjectives=n_adjectives,
                  seed=seed, n_permutations=n_permutations, identity_slots=identity_slots)
-book = inputs.template_book(templates)
+book = template_books.template_book(templates)
 tables = []
 
 # %% [markdown]
@@ -135,7 +135,7 @@ report.show_table(score_table)
 # numbers).
 
 # %%
-record = records.RunRecord(
+record = records.Record(
     metric="interaction-cb", model=model, language=book.language, test=f"{templates}:{template}",
     parameters={"identity_slots": identity_slots, "attribute_slot": attribute_slot, "attributes": attributes,
                 "neutral_attributes": neutral_attributes, "weighted": weighted, "seed": seed},

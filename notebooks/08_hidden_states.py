@@ -52,12 +52,12 @@ from polybias import models
 from polybias.engines import hidden_states
 from polybias.results import report
 from polybias.studies import hidden_states as hidden_study
-from polybias.studies import inputs
+from polybias.studies import template_books
 from polybias.studies.parameters import check_parameters
 
 check_parameters("08_hidden_states", batch_tokens=batch_tokens, layer_view=layer_view, seed=seed,
                  templates=templates, template=template, slot=slot)
-book = inputs.template_book(templates)
+book = template_books.template_book(templates)
 encoder = models.load(model, "encoder", revision=revision, device=device, dtype=dtype,
                       batch_tokens=batch_tokens)
 

@@ -54,7 +54,7 @@ output_dir: str = "results/validity/interactive"  # run record, relative to the 
 import pandas as pd
 from polybias import paths
 from polybias.results import plots, report
-from polybias.results.records import RunRecord, write_record
+from polybias.results.records import Record, write_record
 from polybias.runner import validity_diagnosis, validity_sweep
 from polybias.studies import validity
 from polybias.studies.parameters import check_parameters
@@ -342,7 +342,7 @@ text = validity.findings(summary, calibration, mdb[mdb["default"]], alpha=alpha,
 print(text)
 
 # %%
-write_record(RunRecord(
+write_record(Record(
     metric="validity", model="planted", language=language, test="dose-calibration-mdb",
     parameters={"summary_dir": summary_dir, "alpha": alpha, "too_high": too_high,
                 "power_target": power_target},

@@ -14,7 +14,7 @@ import yaml
 from polybias import measures, paths
 from polybias.cli import main as cli
 from polybias.results import cards, table
-from polybias.results.records import RunRecord, measure_record, write_record
+from polybias.results.records import Record, measure_record, write_record
 from polybias.studies import validity
 
 #: the planted models of the contract tests, for the contract run on a new measure
@@ -299,8 +299,8 @@ def test_a_new_measure_reaches_records_tables_cards_and_the_validity_sweep(toy, 
     assert summary.loc["median-gap", "monotone"] and summary.loc["median-gap", "sign_ok"]
     assert validity.axis_titles(measured) == {("weat", "median-gap"): toy.axis}
     dose = validity.dose_table(measured)
-    write_record(RunRecord(metric="validity", model="planted", language="en", test="dose", parameters={},
-                           values={"dose": dose.to_dict("records")}), results / "validity" / "run")
+    write_record(Record(metric="validity", model="planted", language="en", test="dose", parameters={},
+                        values={"dose": dose.to_dict("records")}), results / "validity" / "run")
     rows = table.read_results(results / "validity")
     assert set(rows["metric"]) == {"validity:weat:median-gap"} and len(rows) == 3
     assert table.metric_axis("validity:weat:median-gap")[1] == \

@@ -150,8 +150,8 @@ def test_run_records_name_the_normaliser(registry, tmp_path):
                                                     "batch_tokens": 8192}}
     bangla = models.load("tiny", "lm", registry={"tiny": {**registry["tiny"], "normaliser": "banglabert"}},
                          device="cpu")
-    record = records.RunRecord(metric="m", model="tiny", language="bn", test="t", parameters={},
-                               values={}, **records.model_fields(bangla))
+    record = records.Record(metric="m", model="tiny", language="bn", test="t", parameters={},
+                            values={}, **records.model_fields(bangla))
     assert record.to_dict()["normaliser"]["implementation"] == \
         "polybias.models.normalisers.banglabert_normalise"
 

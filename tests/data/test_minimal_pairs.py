@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from polybias.data.minimal_pairs import CrowsError, sample_caption, sample_pairs
+from polybias.data.minimal_pairs import (
+    CrowsError,
+    sample_caption,
+    sample_pairs,
+    stratified_sample_caption,
+)
 
 
 def _pairs(n_gender=60, n_race=30, n_age=10):
@@ -46,3 +51,18 @@ def test_caption_states_the_sample():
         "Pairs: a sample of 8 of the 212 aligned pairs, the same in every language, stratified "
         "by bias type (max_pairs = 8, seed 0).")
     assert sample_caption(212, 212, 0, 0, aligned=True) == "Pairs: all 212 (aligned over the languages)."
+
+
+def test_one_caption_line_in_the_words_of_pairs_and_of_sentences():
+    """The pairs' captions and GEST's sentences' (polybias.studies.gest.sample_caption) are one
+    line in two sets of words; these are the lines their tables print."""
+    assert sample_caption(30, 231, 30, 0) == (
+        "Pairs: a sample of 30 of the 231 pairs, stratified by bias type (max_pairs = 30, seed 0).")
+    assert sample_caption(1508, 1508, 2000, 1) == "Pairs: all 1,508."
+    assert sample_caption(1508, 1508, 0, 1, aligned=True) == "Pairs: all 1,508 (aligned over the languages)."
+    assert stratified_sample_caption("Sentences", 1200, 3565, "max_items", 1200, 3, "stereotype",
+                                     note="; n counts them") == (
+        "Sentences: a sample of 1,200 of the 3,565, stratified by stereotype (max_items = 1200, "
+        "seed 3); n counts them.")
+    assert stratified_sample_caption("Sentences", 80, 3565, "max_items", 0, 0, "stereotype") == (
+        "Sentences: all 3,565.")

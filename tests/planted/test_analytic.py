@@ -20,7 +20,7 @@ from polybias.engines import template_scores
 from polybias.metrics import logprob
 from polybias.planted import analytic
 from polybias.planted.analytic import AnalyticModelError
-from polybias.studies import inputs, logprob_context
+from polybias.studies import logprob_context, template_books
 
 ALPHA, GAMMA, DIM = 4.0, 4.0, 8
 
@@ -91,7 +91,7 @@ def test_the_construction_and_the_formula_by_hand_on_a_toy_book(cache, torch_one
 @pytest.mark.usefixtures("mirror")
 def test_seed000_sentences_show_the_planted_direction_in_every_structure_and_nothing_at_half(
         cache, torch_one_thread):
-    book = inputs.template_book("seed000_bn")
+    book = template_books.template_book("seed000_bn")
     nouns = logprob.group_members(book, "targets")
     x, y = nouns["male"], nouns["female"]  # whole groups: the null holds for the groups' means
     traits = logprob.group_members(book, "traits")

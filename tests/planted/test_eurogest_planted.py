@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from polybias.data import eurogest as data
 from polybias.files import params_hash, sha256_file
-from polybias.planted import eurogest, pinned
+from polybias.planted import eurogest, model_store
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -62,10 +62,10 @@ def test_the_spec_names_every_input_and_keys_the_pinned_models():
     assert spec["training"]["epochs"] == eurogest.PER_LANGUAGE["el"]["epochs"] == 30 and spec["training"]["hidden_size"] == 64
     assert spec["n_sentences"] == len(eurogest.split_pairs("el")[0])
     assert spec != eurogest.planted_eurogest_spec("el", 0.9, seed=3)
-    pinned_keys = [k for k, e in pinned.read_manifest().items() if e["spec"]["kind"] == eurogest.KIND]
-    assert {pinned.read_manifest()[k]["spec"]["language"] for k in pinned_keys} == set(eurogest.LANGUAGES)
+    pinned_keys = [k for k, e in model_store.read_manifest().items() if e["spec"]["kind"] == eurogest.KIND]
+    assert {model_store.read_manifest()[k]["spec"]["language"] for k in pinned_keys} == set(eurogest.LANGUAGES)
     for key in pinned_keys:
-        assert key == f"{eurogest.KIND}-{params_hash(pinned.read_manifest()[key]['spec'])}"
+        assert key == f"{eurogest.KIND}-{params_hash(model_store.read_manifest()[key]['spec'])}"
 
 
 def test_training_is_deterministic(tmp_path):

@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 import torch
-from polybias.planted import pinned, probes, synthetic
+from polybias.planted import model_store, probes, synthetic
 from polybias.planted.synthetic import PLANTED_GROUPS, SyntheticError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -177,7 +177,7 @@ def planted(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("POLYBIAS_CACHE", str(cache))
         mp.delenv("POLYBIAS_PLANTED", raising=False)
-        mp.setattr(pinned, "store_dir", lambda: cache / "no-pins")
+        mp.setattr(model_store, "store_dir", lambda: cache / "no-pins")
         for kind in ("mlm", "causal"):
             for p in (0.9, 0.1):
                 models[kind, p] = synthetic.cached_planted_model(
@@ -233,7 +233,7 @@ def test_retraining_with_the_same_seed_is_bit_identical(train):
 def test_cache_reloads_the_same_weights_without_training(planted, monkeypatch):
     cache, models = planted
     monkeypatch.setenv("POLYBIAS_CACHE", str(cache))
-    monkeypatch.setattr(pinned, "store_dir", lambda: cache / "no-pins")
+    monkeypatch.setattr(model_store, "store_dir", lambda: cache / "no-pins")
 
     def no_training(*args, **kwargs):
         raise AssertionError("cached_planted_model trained instead of loading the cache")

@@ -3,11 +3,11 @@ import json
 import numpy as np
 import pytest
 from polybias.results import records
-from polybias.results.records import RunRecord, write_record
+from polybias.results.records import Record, write_record
 
 
 def rec(**values):
-    return RunRecord("weat", "toy", "en", "WEAT 1", {"seed": 0, "ddof": 1}, values, packages={"numpy": "x"})
+    return Record("weat", "toy", "en", "WEAT 1", {"seed": 0, "ddof": 1}, values, packages={"numpy": "x"})
 
 
 def test_record_fields_and_determinism(tmp_path):

@@ -12,28 +12,28 @@ import pytest
 from polybias.cli import main as cli
 from polybias.metrics import ceat, crows, weat
 from polybias.results import table as results
-from polybias.results.records import RunRecord, write_record
+from polybias.results.records import Record, write_record
 
 
-def _weat_record(model: str, language: str, test: str, shift: float, seed: int) -> RunRecord:
+def _weat_record(model: str, language: str, test: str, shift: float, seed: int) -> Record:
     rng = np.random.default_rng(seed)
     a, b = rng.normal(size=4), rng.normal(size=4)
     X, Y = shift * a + rng.normal(size=(6, 4)), shift * b + rng.normal(size=(6, 4))
     res = weat.weat(X, Y, a + 0.1 * rng.normal(size=(5, 4)), b + 0.1 * rng.normal(size=(5, 4)),
                     n_permutations=200, exact_limit=0, seed=seed)
-    return RunRecord(metric="weat", model=model, language=language, test=test,
-                     parameters={"ddof": 1, "seed": seed}, values=res.as_dict(), model_revision="r1",
-                     packages={})
+    return Record(metric="weat", model=model, language=language, test=test,
+                  parameters={"ddof": 1, "seed": seed}, values=res.as_dict(), model_revision="r1",
+                  packages={})
 
 
-def _crows_record(model: str, language: str) -> RunRecord:
+def _crows_record(model: str, language: str) -> Record:
     rng = np.random.default_rng(1)
     scored = pd.DataFrame({"score_more": rng.normal(size=40) + 0.5, "score_less": rng.normal(size=40),
                            "bias_type": np.where(np.arange(40) % 2, "gender", "race")})
     table = crows.stereotype_score(scored, n_bootstrap=100, seed=0)
-    return RunRecord(metric="crows", model=model, language=language, test="planted",
-                     parameters={"method": "nangia"}, values={"by_bias_type": table.to_dict("records")},
-                     packages={})
+    return Record(metric="crows", model=model, language=language, test="planted",
+                  parameters={"method": "nangia"}, values={"by_bias_type": table.to_dict("records")},
+                  packages={})
 
 
 @pytest.fixture
@@ -47,8 +47,8 @@ def records(tmp_path):
     r = ceat.ceat(*(rng.normal(size=(3, 5, 4)) for _ in range(4)))
     rows = [{"test": "C5", "sample_set": "fixed", "length": "9", "ces": r.ces, "se": r.se,
              "pvalue": r.pvalue, "tau2": r.tau2, "n_samples": r.n_samples}]
-    write_record(RunRecord(metric="ceat", model="m-strong", language="en", test="C5", parameters={},
-                           values={"rows": rows}, packages={}), folder / "ceat" / "03_ceat__m")
+    write_record(Record(metric="ceat", model="m-strong", language="en", test="C5", parameters={},
+                        values={"rows": rows}, packages={}), folder / "ceat" / "03_ceat__m")
     (folder / "weat" / "01_weat__m-strong" / "run.json").write_text("{}")  # a sweep marker
     return folder
 
@@ -257,7 +257,7 @@ def test_validity_records_give_the_mean_per_strength_with_its_interval():
 
 def test_every_record_metric_the_studies_write_has_a_reader():
     """A new study's records must not drop silently out of the table: every metric name
-    written through ``RunRecord(metric="...")`` in the library or the notebooks has a reader
+    written through ``Record(metric="...")`` in the library or the notebooks has a reader
     (``agreement``'s, for a correlation matrix between measures, gives no rows)."""
     import re
 
@@ -266,7 +266,7 @@ def test_every_record_metric_the_studies_write_has_a_reader():
     root = paths.project_root()
     written = {"crows", "crows-jsd"}  # run_crows writes these two through a loop variable
     for path in [*(root / "lib" / "polybias").rglob("*.py"), *(root / "notebooks").glob("*.py")]:
-        written |= set(re.findall(r'RunRecord\(\s*metric="([^"]+)"', path.read_text(encoding="utf-8")))
+        written |= set(re.findall(r'Record\(\s*metric="([^"]+)"', path.read_text(encoding="utf-8")))
     assert len(written) >= 12, written
     assert "agreement" in written
     for metric in written:  # a reader of its own, a registered measure's, or declared untabulated

@@ -4,7 +4,7 @@ import json
 
 import pytest
 from polybias import cli, paths
-from polybias.runner import single_run as single
+from polybias.runner import single_run
 
 
 def test_bad_parameters_are_one_line_errors_and_nothing_is_written(tmp_path, capsys):
@@ -29,7 +29,7 @@ def test_values_out_of_their_declaration_are_refused_before_a_kernel_starts(tmp_
     run: one line, exit status 2, no kernel, nothing written."""
     from polybias.runner import sweep
 
-    monkeypatch.setattr(single, "execute_locked", lambda *a, **k: pytest.fail("a kernel started"))
+    monkeypatch.setattr(single_run, "execute_locked", lambda *a, **k: pytest.fail("a kernel started"))
     monkeypatch.setattr(sweep, "execute_locked", lambda *a, **k: pytest.fail("a kernel started"))
     out = tmp_path / "out"
     for args, message in [
@@ -45,14 +45,14 @@ def test_values_out_of_their_declaration_are_refused_before_a_kernel_starts(tmp_
 
 
 def test_values_are_typed_as_papermill_and_checked_against_the_notebook():
-    run, folder = single.prepare("05_crows_pairs", [("model", "org/model"), ("revision", "1234"),
+    run, folder = single_run.prepare("05_crows_pairs", [("model", "org/model"), ("revision", "1234"),
                                                    ("subset", "gender"), ("n_pairs", "20"),
                                                    ("reproduce", "False")])
     assert run.parameters == {"model": "org/model", "revision": "1234", "subset": ["gender"],
                               "n_pairs": 20, "reproduce": False}
     assert run.notebook == "notebooks/05_crows_pairs.py"
     assert folder == paths.project_root() / "results" / "run" / "05_crows_pairs" / run.key
-    again, _ = single.prepare("notebooks/05_crows_pairs.py", [("n_pairs", "20"), ("model", "org/model"),
+    again, _ = single_run.prepare("notebooks/05_crows_pairs.py", [("n_pairs", "20"), ("model", "org/model"),
                                                              ("revision", "1234"), ("subset", "[gender]"),
                                                              ("reproduce", "false")])
     assert again.key == run.key  # same notebook and values: the same folder

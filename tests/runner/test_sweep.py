@@ -101,7 +101,7 @@ output_dir: str = "results/x"  # where to write
 
 # %%
 from polybias.results import records
-records.write_record(records.RunRecord(metric="gest", model="m", language="en", test="causal-template1",
+records.write_record(records.Record(metric="gest", model="m", language="en", test="causal-template1",
                                        parameters={"x": x}, values={"g_s": x, "n": 3}), output_dir)
 '''
 

@@ -126,9 +126,9 @@ def test_seed002_reproduction_tables(mirror):
 @pytest.fixture(scope="module")
 def planted_scores(torch_one_thread):
     from polybias import models
-    from polybias.studies import inputs
+    from polybias.studies import template_books
 
-    book = inputs.template_book("planted_en")
+    book = template_books.template_book("planted_en")
     lm = models.load("planted-mlm", "lm")
     names = list(book.templates)
     ahn_oh = categorical_bias.ahn_oh_cb(lm, book, names, mode="word", ddof=0)

@@ -6,7 +6,7 @@ import pytest
 from polybias import models
 from polybias.data import templating
 from polybias.studies import cultural_interactions as study
-from polybias.studies import inputs
+from polybias.studies import template_books
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -47,7 +47,7 @@ def test_sentiment_weights_are_keyed_by_entry_and_skip_neutral_words():
 
 
 def test_interaction_scores_on_the_planted_mlm():
-    book = inputs.template_book("planted_interactions_en")
+    book = template_books.template_book("planted_interactions_en")
     lm = models.load("planted-mlm", "lm")
     frame = study.interaction_scores(lm, book, "said", ["pro", "target"], "attribute",
                                      cell_feature="group", n_permutations=200, seed=0)

@@ -76,3 +76,11 @@ def test_the_declared_sample_keeps_every_stereotype_and_is_seeded(mirror_or_loca
     assert sample.index.tolist() == study.sample_sentences(frame, 80, seed=0).index.tolist()
     assert sample.index.tolist() != study.sample_sentences(frame, 80, seed=1).index.tolist()
     assert study.sample_caption(len(sample), len(frame), 80, 0).startswith("Sentences: a sample of 80 of the 3,565")
+
+
+def test_caption_states_the_sentences_in_gest_words():
+    assert study.sample_caption(80, 3565, 80, 0) == (
+        "Sentences: a sample of 80 of the 3,565, stratified by stereotype (max_items = 80, "
+        "seed 0); n counts them.")
+    assert study.sample_caption(3565, 3565, 80, 0) == "Sentences: all 3,565."
+    assert study.sample_caption(80, 3565, 0, 0) == "Sentences: all 3,565."

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 from polybias.data import templating
-from polybias.studies import inputs, logprob_context
+from polybias.studies import logprob_context, template_books
 
 
 def test_one_example_per_structure_with_the_first_target_and_attribute():
-    book = inputs.template_book("planted_bn")
+    book = template_books.template_book("planted_bn")
     examples = logprob_context.structure_examples(book)
     sets = list(dict.fromkeys(t.set for t in book.templates.values()))
     assert [s for s, _ in examples] == sets

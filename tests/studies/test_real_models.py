@@ -83,7 +83,7 @@ def test_model_values_average_the_runs():
 
 
 def _record(folder, **fields):
-    records.write_record(records.RunRecord(language="en", parameters={"seed": 0}, **fields), folder)
+    records.write_record(records.Record(language="en", parameters={"seed": 0}, **fields), folder)
 
 
 def test_smollm2_rows_read_the_records_of_the_full_runs(tmp_path):

@@ -155,18 +155,41 @@ def sample_pairs(pairs: pd.DataFrame, n: int, seed: int = 0, by: str = "bias_typ
     return pool.loc[[label for label in pool.index if label in keep]]
 
 
+def stratified_sample_caption(noun: str, n_scored: int, n_available: int, option: str, limit: int,
+                              seed: int, stratum: str, *, items: str = "", all_note: str = "",
+                              note: str = "") -> str:
+    """The line a table states the items it scored with: all ``n_available`` of them (when
+    ``limit`` is 0 or the sample holds them all), or the sample of ``n_scored`` that
+    :func:`sample_pairs` drew, stratified by ``stratum``, at ``option = limit`` and ``seed``.
+
+    ``noun`` opens the line (``Pairs``, ``Sentences``); ``items`` names what the
+    ``n_available`` are where the line says so; ``all_note`` follows the count of all of them
+    and ``note`` ends the line of a sample.
+
+    >>> stratified_sample_caption("Pairs", 30, 231, "max_pairs", 30, 0, "bias type", items="pairs")
+    'Pairs: a sample of 30 of the 231 pairs, stratified by bias type (max_pairs = 30, seed 0).'
+    >>> stratified_sample_caption("Sentences", 3565, 3565, "max_items", 0, 0, "stereotype")
+    'Sentences: all 3,565.'
+    """
+    if not limit or n_scored >= n_available:
+        return f"{noun}: all {n_available:,}{all_note}."
+    of = f"{n_available:,} {items}" if items else f"{n_available:,}"
+    return (f"{noun}: a sample of {n_scored:,} of the {of}, stratified by {stratum} "
+            f"({option} = {limit}, seed {seed}){note}.")
+
+
 def sample_caption(n_scored: int, n_available: int, max_pairs: int, seed: int,
                    aligned: bool = False) -> str:
     """The line a table of scored pairs states its pairs with: all of them, or the sample
-    :func:`sample_pairs` drew (``aligned``: the same pairs in every language).
+    :func:`sample_pairs` drew (``aligned``: the same pairs in every language);
+    :func:`stratified_sample_caption` in the pairs' words.
 
     >>> sample_caption(30, 231, 30, 0)
     'Pairs: a sample of 30 of the 231 pairs, stratified by bias type (max_pairs = 30, seed 0).'
     >>> sample_caption(231, 231, 0, 0)
     'Pairs: all 231.'
     """
-    if not max_pairs or n_scored >= n_available:
-        return f"Pairs: all {n_available:,}{' (aligned over the languages)' if aligned else ''}."
-    which = "aligned pairs, the same in every language" if aligned else "pairs"
-    return (f"Pairs: a sample of {n_scored:,} of the {n_available:,} {which}, stratified by "
-            f"bias type (max_pairs = {max_pairs}, seed {seed}).")
+    return stratified_sample_caption(
+        "Pairs", n_scored, n_available, "max_pairs", max_pairs, seed, "bias type",
+        items="aligned pairs, the same in every language" if aligned else "pairs",
+        all_note=" (aligned over the languages)" if aligned else "")

@@ -1,3 +1,3 @@
 """Planted models and corpora: generated text with a known association, the tiny models
-trained on it (pinned in ``data/planted``), random tiny models of every family, and the
-probes that measure them."""
+trained on it (kept in ``data/planted``, :mod:`polybias.planted.model_store`), random tiny
+models of every family, and the probes that measure them."""

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from polybias.planted import eurogest
-from polybias.planted.pinned import PinnedError, lookup, read_manifest, store_dir
+from polybias.planted.model_store import ModelStoreError, lookup, read_manifest, store_dir
 from polybias.planted.synthetic import retrain_pinned
 
 
@@ -29,14 +29,14 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         for key in keys:
             if lookup(key) is None:
-                raise PinnedError(f"not pinned: {key}")
+                raise ModelStoreError(f"not pinned: {key}")
             if args.action == "list":
                 spec = manifest[key]["spec"]
                 print(f"{key}  {spec['kind']}  p={spec['p']:g}  seed={spec['seed']}  "
                       f"{spec['language']}  n={spec['n_sentences']}")
         if args.action == "verify":
             print(f"{len(keys)} pinned models verified (sha256) in {store_dir()}")
-    except PinnedError as exc:
+    except ModelStoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -86,7 +86,7 @@ from polybias import paths
 from polybias.data import templating
 from polybias.data.templating import TemplateBook
 from polybias.files import canonical_json, params_hash
-from polybias.planted.pinned import build_folder
+from polybias.planted.model_store import build_folder
 
 NAME = "planted-analytic"
 #: Bump when the construction changes: the cache key covers it.

@@ -22,7 +22,7 @@ is trained here on the language's own EuroGEST sentences:
   can have learnt is which gendered words go with which stereotyped content.
 
 :func:`planted_eurogest_lm` returns such a model, pinned in ``data/planted`` or trained
-once and cached like every planted model (:func:`polybias.planted.pinned.resolve`; kind
+once and cached like every planted model (:func:`polybias.planted.model_store.resolve`; kind
 ``eurogest-causal``).
 
 Languages (:data:`LANGUAGES`): Czech (West Slavic, Latin script), Greek (Hellenic, Greek
@@ -42,7 +42,7 @@ import pandas as pd
 
 from polybias.data import eurogest as data
 from polybias.files import params_hash
-from polybias.planted import pinned, synthetic
+from polybias.planted import model_store, synthetic
 
 #: Bump when a change here changes the corpora or the trained weights (it is in the key).
 CODE_VERSION = "planted-eurogest-1"
@@ -184,7 +184,7 @@ TRAINERS = {KIND: _train}
 
 def planted_eurogest_lm(language: str, p: float, seed: int = 0, **training: Any):
     """The causal LM trained on ``planted_eurogest_corpus(language, p, seed)``: pinned, or
-    trained once and cached (:func:`polybias.planted.pinned.resolve`).
+    trained once and cached (:func:`polybias.planted.model_store.resolve`).
 
     Returns
     -------
@@ -194,9 +194,9 @@ def planted_eurogest_lm(language: str, p: float, seed: int = 0, **training: Any)
     """
     spec = planted_eurogest_spec(language, p, seed, **training)
     key = f"{KIND}-{params_hash(spec)}"
-    folder = pinned.resolve(key, spec, lambda out: _train(spec, out))
-    stored = json.loads((folder / pinned.SPEC_FILE).read_text(encoding="utf-8"))
+    folder = model_store.resolve(key, spec, lambda out: _train(spec, out))
+    stored = json.loads((folder / model_store.SPEC_FILE).read_text(encoding="utf-8"))
     if stored != spec:
-        raise PlantedEuroGestError(f"{folder}: its {pinned.SPEC_FILE} is not the spec of {key}")
+        raise PlantedEuroGestError(f"{folder}: its {model_store.SPEC_FILE} is not the spec of {key}")
     model, tokenizer = synthetic.load_trained_folder(folder, "causal")
     return model, tokenizer, key

@@ -19,7 +19,7 @@ Models trained on such corpora give every method a known answer offline:
 * :func:`train_masked_lm`, :func:`train_causal_lm` — a tiny BERT-style MLM and a tiny
   GPT-2-style causal LM; deterministic. The MLM trains with a content-word masking phase
   first (see :func:`train_masked_lm` for why).
-* :func:`cached_planted_model` — a pinned model from ``data/planted`` (:mod:`polybias.planted.pinned`),
+* :func:`cached_planted_model` — a pinned model from ``data/planted`` (:mod:`polybias.planted.model_store`),
   or train once and then load from ``cache_dir()/trained`` (:func:`planted_model_spec`
   gives the inputs it is keyed by).
 * :func:`train_word2vec` — gensim word2vec as :class:`polybias.engines.static.StaticEmbeddings`;
@@ -30,7 +30,7 @@ LM in about 15 s on one CPU thread, and both prefer ``sent_more`` on all minimal
 ``p = 0.9``, on about half at ``p = 0.5`` and on none at ``p = 0.1``. Training is
 bit-reproducible on one machine and software stack; weights may differ across CPUs,
 thread counts or torch versions, which the cache key does not cover. That is why the
-models behind checked outputs are pinned (:mod:`polybias.planted.pinned`).
+models behind checked outputs are pinned (:mod:`polybias.planted.model_store`).
 
 English (``en``), Bangla (``bn``, Bengali script) and Hindi (``hi``, Devanagari) are
 available. The Bangla and Hindi templates keep the target in the nominative (Bangla) or
@@ -58,7 +58,7 @@ import pandas as pd
 from polybias.data import languages
 from polybias.engines.static import StaticEmbeddings
 from polybias.files import params_hash, write_text_atomic
-from polybias.planted import pinned
+from polybias.planted import model_store
 
 #: Bump when a change to this module changes the corpora or the trained weights:
 #: it is part of the cache key of :func:`cached_planted_model`.
@@ -678,7 +678,7 @@ def train_causal_lm(
 # ------------------------------------------------------------------ cache
 
 _TRAINERS = {"mlm": train_masked_lm, "causal": train_causal_lm}
-_META = pinned.SPEC_FILE
+_META = model_store.SPEC_FILE
 
 
 def _model_class(kind: str):
@@ -772,7 +772,7 @@ def cached_planted_model(
     ``<kind>-<hash>``, the hash covering every input (defaults included) and
     :data:`CODE_VERSION`. A model in the repository's pinned store (``data/planted``,
     sha256-verified, identical on every machine) is loaded from there; otherwise
-    :func:`polybias.planted.pinned.resolve` trains it into ``cache_dir()/trained/<key>`` (safetensors,
+    :func:`polybias.planted.model_store.resolve` trains it into ``cache_dir()/trained/<key>`` (safetensors,
     tokenizer and ``polybias_planted.json`` holding the spec; written under a temporary name
     and renamed when complete) or refuses, as ``POLYBIAS_PLANTED`` says. Loading reads
     local files only, with no remote code.
@@ -783,8 +783,8 @@ def cached_planted_model(
         The model in eval mode and its ``PreTrainedTokenizerFast``, as loaded from disk.
     """
     spec = planted_model_spec(kind, p, seed, language, n_sentences, filler_share, **size)
-    folder = pinned.resolve(f"{kind}-{params_hash(spec)}", spec,
-                            lambda out: _train_planted(spec, out))
+    folder = model_store.resolve(f"{kind}-{params_hash(spec)}", spec,
+                                 lambda out: _train_planted(spec, out))
     return load_trained_folder(folder, kind)
 
 
@@ -889,7 +889,7 @@ def planted_word2vec(p: float, seed: int = 0, language: str = "en", n_sentences:
 
     spec = planted_word2vec_spec(p, seed, language, n_sentences, **word2vec)
     key = f"{WORD2VEC_KIND}-{params_hash(spec)}"
-    folder = pinned.resolve(key, spec, lambda out: _train_planted_word2vec(spec, out))
+    folder = model_store.resolve(key, spec, lambda out: _train_planted_word2vec(spec, out))
     words = json.loads((folder / "words.json").read_text(encoding="utf-8"))
     vectors = load_file(str(folder / "vectors.safetensors"))["vectors"]
     return StaticEmbeddings("planted-w2v", words, vectors, revision=f"planted:{key}")
@@ -903,8 +903,8 @@ def retrain_pinned(keys: list[str] | None = None,
     folder)}``, e.g. :data:`polybias.planted.eurogest.TRAINERS`)."""
     trainers = {"mlm": _train_planted, "causal": _train_planted,
                 WORD2VEC_KIND: _train_planted_word2vec, **(more_trainers or {})}
-    return pinned.retrain_all(trainers, keys=keys, progress=lambda k: print(f"training {k}",
-                                                                            flush=True))
+    return model_store.retrain_all(trainers, keys=keys, progress=lambda k: print(f"training {k}",
+                                                                                 flush=True))
 
 
 def varied_length_corpus(

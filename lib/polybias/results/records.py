@@ -1,10 +1,12 @@
-"""Run records: one JSON file per run, deterministic and written atomically.
+"""Records: one JSON file per reported result, deterministic and written atomically.
 
-A record holds everything needed to tell what was computed and from what:
-run id, metric, model (+ revision or checksum, and its text normaliser when it has
-one), language, test, parameters and their hash, values, data sha256s and package
-versions. No timestamps: the same
-inputs and seed give byte-identical records.
+A record is one result a run reports (a run, one notebook executed with one set of
+parameters, writes one or more): the values of one metric on one model, language and test,
+with everything needed to tell what was computed and from what: its id, metric, model
+(+ revision or checksum, and its text normaliser when it has one), language, test,
+parameters and their hash, values, data sha256s and package versions. No timestamps: the
+same inputs and seed give byte-identical records. The id is stored in the field
+``run_id``, the name records have always had (kept so that records stay byte-identical).
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", str(text)).strip("-").lower() or "none"
 
 
-def run_id(metric: str, model: str, language: str, test: str) -> str:
-    """Stable, file-name-safe run id.
+def record_id(metric: str, model: str, language: str, test: str) -> str:
+    """Stable, file-name-safe id of a record (stored as its ``run_id``; the file name).
 
-    >>> run_id("weat", "w2v-gnews", "en", "WEAT 7")
+    >>> record_id("weat", "w2v-gnews", "en", "WEAT 7")
     'weat_m-w2v-gnews_l-en_t-weat-7'
     """
     return f"{_slug(metric)}_m-{_slug(model)}_l-{_slug(language)}_t-{_slug(test)}"
@@ -69,8 +71,9 @@ def model_fields(model: Any) -> dict[str, Any]:
 
 
 @dataclass
-class RunRecord:
-    """One run's result. ``values`` holds the numbers; everything else says where they came from."""
+class Record:
+    """One reported result: ``values`` holds the numbers; everything else says where they came
+    from. A run writes one or more."""
 
     metric: str
     model: str
@@ -87,8 +90,9 @@ class RunRecord:
     engine: dict[str, Any] | None = None
 
     @property
-    def run_id(self) -> str:
-        return run_id(self.metric, self.model, self.language, self.test)
+    def record_id(self) -> str:
+        """The record's id (:func:`record_id`), written as its ``run_id`` field."""
+        return record_id(self.metric, self.model, self.language, self.test)
 
     @property
     def params_hash(self) -> str:
@@ -96,19 +100,19 @@ class RunRecord:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["run_id"] = self.run_id
+        out["run_id"] = self.record_id
         out["params_hash"] = self.params_hash
         return jsonable(out)
 
 
 def measure_record(result: MeasureResult, *, model: str, language: str, test: str,
-                   parameters: dict[str, Any] | None = None, **fields: Any) -> RunRecord:
-    """The run record of one registered measure's result (:func:`polybias.measures.compute`):
+                   parameters: dict[str, Any] | None = None, **fields: Any) -> Record:
+    """The record of one registered measure's result (:func:`polybias.measures.compute`):
     ``metric`` is the measure's registry key, ``parameters`` the options it ran with (and
     ``parameters``, e.g. the data the inputs came from), ``values``
     :meth:`~polybias.metrics.measure.MeasureResult.record_values`. The results table reads
     such a record with no reader of its own (:mod:`polybias.results.table`). ``fields`` are
-    the other fields of :class:`RunRecord` (``model_revision``, ``data_sha256``, …).
+    the other fields of :class:`Record` (``model_revision``, ``data_sha256``, …).
 
     >>> from polybias.metrics.measure import MeasureResult
     >>> rec = measure_record(MeasureResult("weat", 1.5, None, 0.01, "permutation-exact", 16, {"seed": 0}),
@@ -116,18 +120,18 @@ def measure_record(result: MeasureResult, *, model: str, language: str, test: st
     >>> rec.metric, rec.parameters, rec.values["value"], rec.values["interval"]
     ('weat', {'seed': 0}, 1.5, None)
     """
-    return RunRecord(metric=result.measure, model=model, language=language, test=test,
-                     parameters={**result.options, **(parameters or {})},
-                     values=result.record_values(), **fields)
+    return Record(metric=result.measure, model=model, language=language, test=test,
+                  parameters={**result.options, **(parameters or {})},
+                  values=result.record_values(), **fields)
 
 
-def write_record(record: RunRecord | dict[str, Any], folder: str | Path) -> Path:
-    """Write a record as ``<folder>/<run_id>.json`` atomically and return the path.
+def write_record(record: Record | dict[str, Any], folder: str | Path) -> Path:
+    """Write a record as ``<folder>/<record id>.json`` atomically and return the path.
 
     The record is serialised completely before anything touches the disk, so an
     unserialisable value raises without leaving a file.
     """
-    data = record.to_dict() if isinstance(record, RunRecord) else jsonable(record)
+    data = record.to_dict() if isinstance(record, Record) else jsonable(record)
     for key in ("run_id", "metric", "values"):
         if key not in data:
             raise ValueError(f"record lacks the required field {key!r}")

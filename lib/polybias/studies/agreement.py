@@ -20,7 +20,7 @@ import pandas as pd
 from polybias import paths
 from polybias.metrics import agreement
 from polybias.results import report
-from polybias.results.records import RunRecord, write_record
+from polybias.results.records import Record, write_record
 
 #: What :func:`published_signs_table` shows when no published values are chosen.
 NO_PUBLISHED = "(no published values chosen)"
@@ -51,7 +51,7 @@ def write_agreement_records(correlation: pd.DataFrame, signs: pd.DataFrame, lang
     (column → row → value, rounded to 12 decimals so that the last bits of a CPU's sums do
     not show), test ``signs`` the rows of the sign table. Returns their paths."""
     tables = (("correlation", correlation.round(12).to_dict()), ("signs", signs.to_dict("records")))
-    return [write_record(RunRecord(metric="agreement", model="planted", language=language, test=name,
-                                   parameters=parameters, values={"table": table}),
+    return [write_record(Record(metric="agreement", model="planted", language=language, test=name,
+                                parameters=parameters, values={"table": table}),
                          paths.output_path(output_dir))
             for name, table in tables]

@@ -12,7 +12,7 @@ from polybias.data import text
 from polybias.engines.embeddings import occurrence_vectors
 from polybias.metrics.ceat import CeatAlternative, CeatError, ceat_from_occurrences
 from polybias.results.plots import colours, drop_parts, finish_figure, part_name, pyplot, wrap
-from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.records import Record, model_fields, write_record
 from polybias.results.report import markdown_table
 
 
@@ -171,7 +171,7 @@ def run_segment_study(
         for t in tests:
             rows = frame[frame["test"] == t.name].to_dict(orient="records")
             counts = {w: extraction.counts.get(w, 0) for s in t.sets().values() for w in s.words}
-            record = RunRecord(
+            record = Record(
                 metric="ceat", model=getattr(encoder, "name", "model"), language=language,
                 test=t.name, parameters={**(parameters or {}), "corpus": label,
                                          **{k: v for k, v in options.items() if k != "model_key"}},

@@ -24,7 +24,7 @@ from polybias.metrics.crows import (
     stereotype_score,
 )
 from polybias.models import check_language
-from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.records import Record, model_fields, write_record
 from polybias.stats import N_BOOTSTRAP
 from polybias.studies import crows_pairs
 
@@ -33,7 +33,7 @@ def _comparison_record(comparison: LanguageComparison, model: str, languages: li
                        test: str, parameters: dict, output_dir: str, model_revision: str | None = None,
                        data_sha256: dict | None = None, normaliser: dict | None = None,
                        engine: dict | None = None) -> None:
-    record = RunRecord(
+    record = Record(
         metric="crows-languages", model=model, language="+".join(languages), test=test,
         parameters=parameters, model_revision=model_revision, data_sha256=data_sha256 or {},
         normaliser=normaliser, engine=engine,

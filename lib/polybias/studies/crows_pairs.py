@@ -22,7 +22,7 @@ from polybias.metrics.crows import (
     stereotype_score,
 )
 from polybias.planted.synthetic import minimal_pairs
-from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.records import Record, model_fields, write_record
 from polybias.results.report import load_reported, side_by_side
 from polybias.stats import N_BOOTSTRAP
 
@@ -48,8 +48,9 @@ def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None 
 
 
 @dataclass
-class CrowsRun:
-    """Everything one CrowS evaluation computed (plain frames)."""
+class CrowsEvaluation:
+    """Everything one CrowS evaluation of a model on a pair set computed (plain frames), as
+    :func:`run_crows` returns it."""
 
     scored: pd.DataFrame
     stereotype: pd.DataFrame
@@ -76,7 +77,7 @@ def run_crows(
     dtype: str = "auto",
     max_pairs: int = 0,
     **engine,
-) -> CrowsRun:
+) -> CrowsEvaluation:
     """Stereotype score and JSD attribution of an LM on a pair set.
 
     ``model`` is a loaded :class:`polybias.engines.scoring.LanguageModel` or what
@@ -115,12 +116,12 @@ def run_crows(
                            "alignment": alignment}
         for metric, table, extra in (("crows", stereo, scoring_options),
                                      ("crows-jsd", jsd, {"compat_fourth_root": compat_fourth_root})):
-            record = RunRecord(
+            record = Record(
                 metric=metric, model=model, language=language, test=dataset,
                 parameters={**params, **extra}, values={"by_bias_type": table.to_dict("records")},
                 **model_fields(lm))
             write_record(record, paths.output_path(output_dir))
-    return CrowsRun(scored, stereo, attributed, jsd, caption)
+    return CrowsEvaluation(scored, stereo, attributed, jsd, caption)
 
 
 def alignment_change_counts(model: str = "minilm-l6",
@@ -187,17 +188,17 @@ def gamboa_gpt2_reproduction() -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def score_summary(run: CrowsRun) -> pd.DataFrame:
-    """Per bias type of a :func:`run_crows` run: n, the stereotype score with its interval,
-    binomial p and ties, and the JSD stereotype score (``jsd_B``)."""
-    return run.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(
-        run.jsd[["bias_type", "score"]].rename(columns={"score": "jsd_B"}), on="bias_type")
+def score_summary(evaluation: CrowsEvaluation) -> pd.DataFrame:
+    """Per bias type of a :func:`run_crows` evaluation: n, the stereotype score with its
+    interval, binomial p and ties, and the JSD stereotype score (``jsd_B``)."""
+    return evaluation.stereotype[["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties"]].merge(
+        evaluation.jsd[["bias_type", "score"]].rename(columns={"score": "jsd_B"}), on="bias_type")
 
 
-def bias_categories(run: CrowsRun, top: int = 10, min_share: float = 0.01) -> pd.DataFrame:
-    """The ``top`` Empath categories of the words that carry the bias in ``run``
+def bias_categories(evaluation: CrowsEvaluation, top: int = 10, min_share: float = 0.01) -> pd.DataFrame:
+    """The ``top`` Empath categories of the words that carry the bias in ``evaluation``
     (:func:`polybias.metrics.crows.attribution_words`,
     :func:`polybias.data.semantics.category_shares`), a category counted when it holds at
     least ``min_share`` of the words (and at least one)."""
-    words = attribution_words(run.attributed)
+    words = attribution_words(evaluation.attributed)
     return semantics.category_shares(words, min_count=max(1, round(min_share * len(words)))).head(top)

@@ -34,7 +34,7 @@ from polybias.metrics.debias import (
     static_seat_vectors,
 )
 from polybias.results.plots import colours, finish_figure, pyplot, wrap
-from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.records import Record, model_fields, write_record
 from polybias.results.report import load_reported, markdown_table
 from polybias.studies.seat import load_templates
 from polybias.studies.weat import weat_on_embedding
@@ -426,7 +426,7 @@ def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings,
                       "removed_rank": r.removed.k, "removed_method": r.removed.method,
                       **{k: v for k, v in r.details.items() if k != "equalised"}}
                for name, r in results.items()}
-    record = RunRecord(
+    record = Record(
         metric="debias", model=emb.name, language=language, test=table,
         parameters={"file": file, **parameters},
         values={"cells": frame.to_dict(orient="records"), "methods": details},

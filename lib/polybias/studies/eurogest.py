@@ -27,7 +27,7 @@ from polybias.engines.eurogest_scores import gendered_pair_scores
 from polybias.metrics.eurogest import EuroGestMetricError
 from polybias.metrics.measure import MeasureResult
 from polybias.results.plots import finish_figure, pyplot
-from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.records import Record, model_fields, write_record
 from polybias.stats import N_BOOTSTRAP
 
 #: The registered files a run reads (their sha256 go into its record).
@@ -152,7 +152,7 @@ def run_eurogest(model: str, languages: list[str] | None = None,
                         "feminine_rate": means.get("feminine", np.nan),
                         "masculine_rate": means.get("masculine", np.nan)})
         if output_dir is not None:
-            record = RunRecord(
+            record = Record(
                 metric="eurogest", model=model, language=language, test="eurogest",
                 parameters={"subsets": list(subsets), "per_stereotype": per_stereotype,
                             "causal_bos": causal_bos, "too_long": too_long, **options},

@@ -42,7 +42,7 @@ from polybias.engines.template_scores import kurita_scores
 from polybias.metrics.logprob import attribute_bias
 from polybias.metrics.wefat import relative_norm_distance, wefat_association
 from polybias.results.plots import finish_figure, pyplot, wrap
-from polybias.results.records import RunRecord, write_record
+from polybias.results.records import Record, write_record
 from polybias.stats import CONFIDENCE_LEVEL
 
 METHODS = ("pearson", "spearman")
@@ -529,7 +529,7 @@ def write_external_records(result: OccupationScores, table: pd.DataFrame, model:
                 (census.OCCUPATIONS, census.SHARES, census.FEMALE_WORDS, census.MALE_WORDS)}
     written = []
     for measure, by in result.model_of.items():
-        record = RunRecord(
+        record = Record(
             metric="external_validity", model=by, language="en", test=measure, parameters=parameters,
             values={"correlations": table[table["measure"] == measure].to_dict("records"),
                     "scores": result.scores[["occupation", measure]].dropna().to_dict("records"),

@@ -21,7 +21,7 @@ import pandas as pd
 
 from polybias import paths
 from polybias.data import gest, sources
-from polybias.data.minimal_pairs import sample_pairs
+from polybias.data.minimal_pairs import sample_pairs, stratified_sample_caption
 from polybias.engines import gest_scores
 from polybias.measures import compute
 from polybias.results import records, report
@@ -90,17 +90,16 @@ def sample_sentences(sentences: pd.DataFrame, max_items: int, seed: int = 0) -> 
 
 def sample_caption(n_scored: int, n_available: int, max_items: int, seed: int) -> str:
     """The line GEST's tables state the scored sentences with: all of them, or the sample
-    :func:`sample_sentences` drew.
+    :func:`sample_sentences` drew
+    (:func:`polybias.data.minimal_pairs.stratified_sample_caption` in GEST's words).
 
     >>> sample_caption(80, 3565, 80, 0)
     'Sentences: a sample of 80 of the 3,565, stratified by stereotype (max_items = 80, seed 0); n counts them.'
     >>> sample_caption(3565, 3565, 0, 0)
     'Sentences: all 3,565.'
     """
-    if not max_items or n_scored >= n_available:
-        return f"Sentences: all {n_available:,}."
-    return (f"Sentences: a sample of {n_scored:,} of the {n_available:,}, stratified by stereotype "
-            f"(max_items = {max_items}, seed {seed}); n counts them.")
+    return stratified_sample_caption("Sentences", n_scored, n_available, "max_items", max_items, seed,
+                                     "stereotype", note="; n counts them")
 
 
 def score_model(lm, sentences: list[str], batch_tokens: int | None = None,
@@ -200,7 +199,7 @@ def write_records(summary: pd.DataFrame, rates: pd.DataFrame, parameters: dict, 
         values = {k: run[k] for k in ("n", "r_f", "r_m", "g_s", "g_s_low", "g_s_high")}
         values["rates"] = part[["stereotype", "name", "group", "n", "rate", "ci_low", "ci_high", "rank"]] \
             .replace({np.nan: None}).to_dict("records")
-        record = records.RunRecord(
+        record = records.Record(
             metric="gest", model=run["hub_id"], language="en", test=f"{run['kind']}-template{run['template'] + 1}",
             parameters={**parameters, "kind": run["kind"], "template": int(run["template"]) + 1},
             values=values, model_revision=model_revision)

@@ -24,7 +24,7 @@ import pandas as pd
 from polybias import paths
 from polybias.engines import hidden_states
 from polybias.results.plots import finish_figure, pyplot
-from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.records import Record, model_fields, write_record
 from polybias.stats import ALPHA
 
 #: The ``layer_view`` that projects every layer's states at once (flattened per occurrence).
@@ -139,7 +139,7 @@ def write_hidden_record(encoder, model: str, language: str, test: str, parameter
     (``anova_sum``, ``anova_norm``), η² per method, the adjusted Rand index per layer and
     the half-sums test. Returns the record's path."""
     fp = anova.set_index("statistic")
-    record = RunRecord(
+    record = Record(
         metric="hidden-states", model=model, language=language, test=test, parameters=parameters,
         values={**{f"anova_{s}": [float(fp.at[s, "F"]), float(fp.at[s, "p"])] for s in fp.index},
                 "separation": separation.set_index("method").eta2.to_dict(),

@@ -1,6 +1,6 @@
 """Log-probability bias and the amount of context (notebook 04): the decisions its
 checked cell prints and the prior-vs-corrected figure. The notebook's template books
-come from :mod:`polybias.studies.inputs`, its planted Bangla MLMs from
+come from :mod:`polybias.studies.template_books`, its planted Bangla MLMs from
 :func:`polybias.models.load`; the per-structure study
 itself is :func:`polybias.metrics.logprob.context_study`."""
 

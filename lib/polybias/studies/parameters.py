@@ -49,7 +49,7 @@ from polybias.models import (
 )
 from polybias.planted import synthetic
 from polybias.studies import debiasing, validity
-from polybias.studies.inputs import template_book
+from polybias.studies.template_books import template_book
 
 
 class ParameterError(ValueError):

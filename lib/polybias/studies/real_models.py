@@ -417,7 +417,7 @@ def write_record(table: pd.DataFrame, parameters: dict, output_dir: str | Path) 
     ``output_dir`` (relative to the output root) holding :func:`record_rows`: what
     ``polybias results`` and ``polybias export`` read (:func:`polybias.results.table.record_rows`),
     each row under its checkpoint's hub id. Returns its path."""
-    record = records.RunRecord(metric="real-models", model="real checkpoints", language="multi",
-                               test="table", parameters=parameters, values={"rows": record_rows(table)})
+    record = records.Record(metric="real-models", model="real checkpoints", language="multi",
+                            test="table", parameters=parameters, values={"rows": record_rows(table)})
     return records.write_record(record, paths.output_path(output_dir))
 

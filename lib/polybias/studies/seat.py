@@ -32,7 +32,7 @@ from polybias.metrics.seat import (
 from polybias.metrics.weat import WeatResult, check_weat_options
 from polybias.planted.static import BagOfWords
 from polybias.results.plots import finish_figure, pyplot
-from polybias.results.records import RunRecord, model_fields, write_record
+from polybias.results.records import Record, model_fields, write_record
 from polybias.stats import ALPHA, EXACT_LIMIT, N_PERMUTATIONS, Alternative
 
 
@@ -162,7 +162,7 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
         res = seat(encoder, test, pooling=pooling, layer=layer, cache=cache,
                    special_tokens=special_tokens, **options)
         if output_dir is not None:
-            record = RunRecord(
+            record = Record(
                 metric="seat", model=model, language=language, test=name,
                 parameters={"pooling": pooling, "special_tokens": special_tokens, "layer": layer,
                             "ddof": res.ddof,
@@ -229,7 +229,7 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
         res = seat(encoder, test, pooling=pooling, layer=layer, cache=cache,
                    special_tokens=special_tokens, **options)
         if output_dir is not None:
-            record = RunRecord(
+            record = Record(
                 metric="seat", model=encoder.name, language=language, test=name,
                 parameters={"pooling": pooling, "special_tokens": special_tokens, "layer": layer,
                             "ddof": res.ddof, "alternative": res.alternative,

@@ -280,7 +280,7 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
         t = stereoset_scores(part, aggregate=aggregate, n_bootstrap=n_bootstrap, seed=seed)
         tables.append(t.assign(task=task))
     scores = pd.concat(tables, ignore_index=True)
-    record = records.RunRecord(
+    record = records.Record(
         metric="stereoset", model=model, language=language, test="stereoset",
         parameters={"tasks": list(tasks), "limit": limit, "intrasentence": intrasentence,
                     "intersentence": intersentence, "aggregate": aggregate,
@@ -339,7 +339,7 @@ def language_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-ta
 def comparison_record(comparison: crows.LanguageComparison, model: str, languages: list[str],
                       parameters: dict, output_dir: str | Path) -> Path:
     """Write the cross-language comparison as one ``stereoset-languages`` run record."""
-    record = records.RunRecord(
+    record = records.Record(
         metric="stereoset-languages", model=model, language="+".join(languages), test="stereoset",
         parameters=parameters,
         values={"per_language": comparison.per_language.replace({np.nan: None}).to_dict("records"),

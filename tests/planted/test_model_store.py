@@ -1,4 +1,4 @@
-"""The pinned store of planted models (polybias.planted.pinned): integrity, modes, and that a
+"""The pinned store of planted models (polybias.planted.model_store): integrity, modes, and that a
 model retrained on this CPU shows the planted behaviour of the pinned one."""
 
 from __future__ import annotations
@@ -12,19 +12,19 @@ from pathlib import Path
 
 import pytest
 from polybias.files import params_hash
-from polybias.planted import pinned, synthetic
+from polybias.planted import model_store, synthetic
 
 
 def _fake_model(folder: Path, spec: dict) -> None:
     (folder / "weights.bin").write_bytes(b"\x00\x01" * 8)
-    (folder / pinned.SPEC_FILE).write_text(json.dumps(spec))
+    (folder / model_store.SPEC_FILE).write_text(json.dumps(spec))
 
 
 def test_every_pinned_model_verifies_against_its_sha256():
-    manifest = pinned.read_manifest()
+    manifest = model_store.read_manifest()
     assert manifest, "data/planted/manifest.json lists no pinned models"
     for key, entry in manifest.items():
-        assert pinned.lookup(key) == pinned.store_dir() / key
+        assert model_store.lookup(key) == model_store.store_dir() / key
         assert key == f"{entry['spec']['kind']}-{params_hash(entry['spec'])}"
 
 
@@ -33,45 +33,45 @@ def test_add_then_lookup_and_a_tampered_file_is_an_error(tmp_path):
     source.mkdir()
     _fake_model(source, {"kind": "mlm"})
     store = tmp_path / "store"
-    pinned.add("mlm-abc", source, {"kind": "mlm"}, store)
-    assert pinned.lookup("mlm-abc", store) == store / "mlm-abc"
-    assert pinned.lookup("mlm-other", store) is None
+    model_store.add("mlm-abc", source, {"kind": "mlm"}, store)
+    assert model_store.lookup("mlm-abc", store) == store / "mlm-abc"
+    assert model_store.lookup("mlm-other", store) is None
     (store / "mlm-abc" / "weights.bin").write_bytes(b"tampered")
-    with pytest.raises(pinned.PinnedError, match=r"mlm-abc: .*weights.bin does not match its sha256"):
-        pinned.lookup("mlm-abc", store)
+    with pytest.raises(model_store.ModelStoreError, match=r"mlm-abc: .*weights.bin does not match its sha256"):
+        model_store.lookup("mlm-abc", store)
     (store / "mlm-abc" / "weights.bin").unlink()
-    with pytest.raises(pinned.PinnedError, match="weights.bin is missing"):
-        pinned.lookup("mlm-abc", store)
+    with pytest.raises(model_store.ModelStoreError, match="weights.bin is missing"):
+        model_store.lookup("mlm-abc", store)
 
 
 def test_an_unlisted_file_in_a_pinned_folder_is_an_error(tmp_path):
     source = tmp_path / "trained"
     source.mkdir()
     _fake_model(source, {"kind": "mlm"})
-    pinned.add("mlm-abc", source, {"kind": "mlm"}, tmp_path)
+    model_store.add("mlm-abc", source, {"kind": "mlm"}, tmp_path)
     (tmp_path / "mlm-abc" / "extra.bin").write_bytes(b"?")
-    with pytest.raises(pinned.PinnedError, match="not in the manifest: extra.bin"):
-        pinned.lookup("mlm-abc", tmp_path)
+    with pytest.raises(model_store.ModelStoreError, match="not in the manifest: extra.bin"):
+        model_store.lookup("mlm-abc", tmp_path)
 
 
 def test_pinned_mode_refuses_to_train_and_writes_nothing(empty_project, monkeypatch):
     monkeypatch.setenv("POLYBIAS_PLANTED", "pinned")
     calls = []
-    with pytest.raises(pinned.PinnedError, match="mlm-123 is not pinned.*POLYBIAS_PLANTED=pinned"):
-        pinned.resolve("mlm-123", {"kind": "mlm"}, calls.append)
+    with pytest.raises(model_store.ModelStoreError, match="mlm-123 is not pinned.*POLYBIAS_PLANTED=pinned"):
+        model_store.resolve("mlm-123", {"kind": "mlm"}, calls.append)
     assert calls == []
     assert not (empty_project / ".cache" / "trained").exists()
 
 
 def test_auto_trains_into_the_cache_and_pin_adds_to_the_store(empty_project, monkeypatch):
     monkeypatch.delenv("POLYBIAS_PLANTED", raising=False)
-    folder = pinned.resolve("mlm-123", {"kind": "mlm"}, lambda out: _fake_model(out, {"kind": "mlm"}))
+    folder = model_store.resolve("mlm-123", {"kind": "mlm"}, lambda out: _fake_model(out, {"kind": "mlm"}))
     assert folder == empty_project / ".cache" / "trained" / "mlm-123"
-    assert pinned.read_manifest() == {}
+    assert model_store.read_manifest() == {}
     monkeypatch.setenv("POLYBIAS_PLANTED", "pin")
-    pinned_folder = pinned.resolve("mlm-123", {"kind": "mlm"}, lambda out: pytest.fail("retrained"))
+    pinned_folder = model_store.resolve("mlm-123", {"kind": "mlm"}, lambda out: pytest.fail("retrained"))
     assert pinned_folder == empty_project / "data" / "planted" / "mlm-123"
-    assert set(pinned.read_manifest()["mlm-123"]["files"]) == {"weights.bin", pinned.SPEC_FILE}
+    assert set(model_store.read_manifest()["mlm-123"]["files"]) == {"weights.bin", model_store.SPEC_FILE}
 
 
 def test_a_failed_training_leaves_nothing(empty_project, monkeypatch):
@@ -82,14 +82,14 @@ def test_a_failed_training_leaves_nothing(empty_project, monkeypatch):
         raise RuntimeError("diverged")
 
     with pytest.raises(RuntimeError, match="diverged"):
-        pinned.resolve("mlm-123", {"kind": "mlm"}, broken)
+        model_store.resolve("mlm-123", {"kind": "mlm"}, broken)
     assert list((empty_project / ".cache" / "trained").iterdir()) == []
 
 
 def test_a_built_folder_needs_its_marker_and_is_built_once(tmp_path):
     target = tmp_path / "cache" / "mlm-9"
-    with pytest.raises(pinned.PinnedError, match=f"building mlm-9 wrote no {pinned.SPEC_FILE}"):
-        pinned.build_folder(target, lambda out: (out / "weights.bin").write_bytes(b"w"))
+    with pytest.raises(model_store.ModelStoreError, match=f"building mlm-9 wrote no {model_store.SPEC_FILE}"):
+        model_store.build_folder(target, lambda out: (out / "weights.bin").write_bytes(b"w"))
     assert list((tmp_path / "cache").iterdir()) == []
     calls = []
 
@@ -97,15 +97,15 @@ def test_a_built_folder_needs_its_marker_and_is_built_once(tmp_path):
         calls.append(out)
         (out / "done.json").write_text("{}")
 
-    assert pinned.build_folder(target, build, marker="done.json") == target
-    assert pinned.build_folder(target, build, marker="done.json") == target
+    assert model_store.build_folder(target, build, marker="done.json") == target
+    assert model_store.build_folder(target, build, marker="done.json") == target
     assert len(calls) == 1 and calls[0] != target and (target / "done.json").is_file()
 
 
 def test_an_unknown_mode_is_an_error(monkeypatch):
     monkeypatch.setenv("POLYBIAS_PLANTED", "sometimes")
-    with pytest.raises(pinned.PinnedError, match="POLYBIAS_PLANTED must be one of auto, pinned, pin"):
-        pinned.mode()
+    with pytest.raises(model_store.ModelStoreError, match="POLYBIAS_PLANTED must be one of auto, pinned, pin"):
+        model_store.mode()
 
 
 # ------------------------------------------------------- retraining on whatever CPU runs this
@@ -115,7 +115,7 @@ WEAT_TOLERANCE = 0.35  # WEAT effect size between pinned and retrained word2vec
 
 
 def _entry(kind: str, p: float, n_sentences: int) -> str:
-    keys = [k for k, e in pinned.read_manifest().items()
+    keys = [k for k, e in model_store.read_manifest().items()
             if e["spec"]["kind"] == kind and e["spec"]["p"] == p and e["spec"]["seed"] == 0
             and e["spec"]["language"] == "en" and e["spec"]["n_sentences"] == n_sentences]
     assert keys, f"no pinned {kind} at p={p}, n={n_sentences}"
@@ -123,9 +123,9 @@ def _entry(kind: str, p: float, n_sentences: int) -> str:
 
 
 def _copy_entry(key: str, store: Path) -> None:
-    shutil.copytree(pinned.store_dir() / key, store / key)
-    entry = pinned.read_manifest()[key]
-    (store / pinned.MANIFEST).write_text(json.dumps({key: entry}))
+    shutil.copytree(model_store.store_dir() / key, store / key)
+    entry = model_store.read_manifest()[key]
+    (store / model_store.MANIFEST).write_text(json.dumps({key: entry}))
 
 
 _SCORE = """
@@ -155,13 +155,13 @@ def test_a_retrained_planted_mlm_shows_the_pinned_planted_behaviour(tmp_path):
     as the pinned one does: score above 70 and within RETRAIN_TOLERANCE points of it."""
     key = _entry("mlm", 0.9, 3000)
     _copy_entry(key, tmp_path)
-    code = ("import sys; from pathlib import Path; from polybias.planted import synthetic, pinned; "
+    code = ("import sys; from pathlib import Path; from polybias.planted import model_store, synthetic; "
             "trainers = {'mlm': synthetic._train_planted}; "
-            f"print(pinned.retrain_all(trainers, store=Path(sys.argv[1]), keys=[{key!r}]))")
+            f"print(model_store.retrain_all(trainers, store=Path(sys.argv[1]), keys=[{key!r}]))")
     env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
     subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, env=env,
                    capture_output=True, text=True)
-    pinned_score, retrained = _score(pinned.store_dir() / key), _score(tmp_path / key)
+    pinned_score, retrained = _score(model_store.store_dir() / key), _score(tmp_path / key)
     assert pinned_score > 70 and retrained > 70
     assert abs(retrained - pinned_score) <= RETRAIN_TOLERANCE
 

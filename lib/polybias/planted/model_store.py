@@ -1,4 +1,5 @@
-"""Pinned planted models: trained once, stored in the repository, verified by sha256.
+"""The planted-model store: planted models trained once, kept in the repository, verified by
+sha256.
 
 Training a model is deterministic on one machine, but not across machines: another CPU
 runs other matrix-multiply kernels (MKL, oneDNN, OpenBLAS pick them at run time), the
@@ -25,11 +26,12 @@ answered, in this order:
 ``make planted`` retrains every pinned model from its stored spec (:func:`retrain_all`)
 and rewrites the store; on the machine that produced the store the files come out
 byte-identical, on another CPU they may differ in the last bits of the weights while the
-planted behaviour stays the same (``tests/planted/test_pinned.py`` checks that on whatever CPU
-runs it).
+planted behaviour stays the same (``tests/planted/test_model_store.py`` checks that on
+whatever CPU runs it).
 
-"Pinned" here means a planted model's own files kept in the repository; a sweep's revision
-pins (hub ids pinned to commits, ``polybias pin``) are :mod:`polybias.runner.pins`.
+A model in the store is *pinned* only in this sense (its own files kept and checked), as
+the ``POLYBIAS_PLANTED`` modes say; the revision pins of a sweep (hub ids pinned to commits,
+``polybias pin``) are :mod:`polybias.runner.pins`, an unrelated thing.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ MANIFEST = "manifest.json"
 SPEC_FILE = "polybias_planted.json"
 
 
-class PinnedError(RuntimeError):
+class ModelStoreError(RuntimeError):
     """A pinned model is corrupt, or a model that must be pinned is not."""
 
 
@@ -58,7 +60,7 @@ def mode() -> str:
     """The pinning mode from ``POLYBIAS_PLANTED`` (``auto`` when unset); others raise."""
     value = os.environ.get("POLYBIAS_PLANTED", "auto") or "auto"
     if value not in MODES:
-        raise PinnedError(f"POLYBIAS_PLANTED must be one of {', '.join(MODES)}, got {value!r}")
+        raise ModelStoreError(f"POLYBIAS_PLANTED must be one of {', '.join(MODES)}, got {value!r}")
     return value
 
 
@@ -75,9 +77,9 @@ def read_manifest(store: Path | None = None) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise PinnedError(f"{path}: malformed JSON: {exc}") from exc
+        raise ModelStoreError(f"{path}: malformed JSON: {exc}") from exc
     if not isinstance(data, dict):
-        raise PinnedError(f"{path}: must hold a mapping of model keys")
+        raise ModelStoreError(f"{path}: must hold a mapping of model keys")
     return data
 
 
@@ -90,7 +92,7 @@ def lookup(key: str, store: Path | None = None) -> Path | None:
     """The verified folder of pinned model ``key``, or None when it is not pinned.
 
     Every file the manifest lists is checked against its sha256; a missing file, a
-    mismatch or an unlisted extra file raises :class:`PinnedError` naming it.
+    mismatch or an unlisted extra file raises :class:`ModelStoreError` naming it.
     """
     store = store or store_dir()
     entry = read_manifest(store).get(key)
@@ -99,17 +101,17 @@ def lookup(key: str, store: Path | None = None) -> Path | None:
     folder = store / key
     listed = entry.get("files") or {}
     if not listed:
-        raise PinnedError(f"{store / MANIFEST}: pinned model {key} lists no files")
+        raise ModelStoreError(f"{store / MANIFEST}: pinned model {key} lists no files")
     for name, sha in listed.items():
         path = folder / name
         if not path.is_file():
-            raise PinnedError(f"pinned model {key}: file {path} is missing (run `make planted`)")
+            raise ModelStoreError(f"pinned model {key}: file {path} is missing (run `make planted`)")
         if sha256_file(path) != sha:
-            raise PinnedError(f"pinned model {key}: {path} does not match its sha256 in "
-                              f"{store / MANIFEST} (corrupt or edited; run `make planted`)")
+            raise ModelStoreError(f"pinned model {key}: {path} does not match its sha256 in "
+                                  f"{store / MANIFEST} (corrupt or edited; run `make planted`)")
     extra = sorted(p.name for p in folder.iterdir() if p.name not in listed)
     if extra:
-        raise PinnedError(f"pinned model {key}: files not in the manifest: {', '.join(extra)}")
+        raise ModelStoreError(f"pinned model {key}: files not in the manifest: {', '.join(extra)}")
     return folder
 
 
@@ -151,7 +153,7 @@ def build_folder(folder: Path, build: Callable[[Path], None], marker: str = SPEC
     try:
         build(tmp)
         if not (tmp / marker).is_file():
-            raise PinnedError(f"building {folder.name} wrote no {marker}")
+            raise ModelStoreError(f"building {folder.name} wrote no {marker}")
         try:
             os.rename(tmp, folder)
         except OSError:
@@ -176,7 +178,7 @@ def resolve(key: str, spec: dict[str, Any], train: Callable[[Path], None]) -> Pa
         return pinned
     current = mode()
     if current == "pinned":
-        raise PinnedError(
+        raise ModelStoreError(
             f"planted model {key} is not pinned in {store_dir()} and POLYBIAS_PLANTED=pinned "
             "forbids training it here (its weights would depend on this CPU); pin it with "
             "POLYBIAS_PLANTED=pin, or unset POLYBIAS_PLANTED to train it locally")
@@ -199,7 +201,7 @@ def retrain_all(trainers: dict[str, Callable[[dict[str, Any], Path], None]],
     chosen = sorted(manifest) if keys is None else keys
     unknown = [k for k in chosen if k not in manifest]
     if unknown:
-        raise PinnedError(f"not pinned: {', '.join(unknown)}")
+        raise ModelStoreError(f"not pinned: {', '.join(unknown)}")
     outcome = {}
     for key in chosen:
         entry = manifest[key]

@@ -291,6 +291,10 @@ def test_the_kind_of_a_sweep_is_checked_and_its_options_kept_to_it(tmp_path, cap
         sweep.main([default, "--list", "--order", "balanced-first"])
     assert exit_.value.code == 2
     assert "--order: options of a validity sweep, not of a notebook sweep" in capsys.readouterr().err
+    validity = paths.project_root() / "configs/sweeps/validity.yaml"
+    assert sweep.sweep_kind(validity) == "validity" and sweep.sweep_kind(default) == "notebooks"
+    with pytest.raises(sweep.SweepError, match="kind 'validity' has no run folders"):
+        sweep.run_folders(validity)
     cfg = copy.deepcopy(TINY)
     cfg["kind"] = "notebooks"
     with pytest.raises(ValiditySweepError, match="kind must be 'validity'"):

@@ -256,12 +256,22 @@ def is_done(run: Run, root: str | Path | None = None) -> bool:
     return True
 
 
+def _notebook_runs(config: str | Path) -> list[Run]:
+    """The runs of a notebook sweep; a sweep of another kind, which has no run folders,
+    is a :class:`SweepError` saying where its records are read."""
+    kind = sweep_kind(config)
+    if KINDS[kind] is not None:
+        raise SweepError(f"{config}: a sweep of kind {kind!r} has no run folders; its records "
+                         "are read with polybias results FOLDER (its records_dir)")
+    return load_sweep(config)
+
+
 def run_folders(config: str | Path, root: str | Path | None = None) -> tuple[list[Path], list[str]]:
     """The record folders of a sweep's runs that are done (:func:`is_done`), and the keys
     of those that are not, in the sweep's order; what ``polybias export --sweep`` reads."""
     root = Path(root) if root else paths.project_root()
     done, not_done = [], []
-    for run in load_sweep(config):
+    for run in _notebook_runs(config):
         if is_done(run, root):
             done.append(_folder(run, root))
         else:
@@ -288,7 +298,7 @@ def run_records(config: str | Path, select: Callable[[dict[str, Any]], bool],
 
     root = Path(root) if root else paths.project_root()
     return {run.key: read_results(runs=[_folder(run, root)]) if is_done(run, root) else None
-            for run in load_sweep(config) if select(run.parameters)}
+            for run in _notebook_runs(config) if select(run.parameters)}
 
 
 def _join_streams(outputs: list[Any]) -> list[Any]:

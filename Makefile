@@ -99,7 +99,7 @@ planted: env ## retrain the pinned planted models from their stored specs (data/
 	$(PY) -m polybias.planted retrain
 
 validity: env ## the validity sweep: train and score the planted models (resumable, cached), then rewrite data/validity (with the planted EuroGEST models)
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m polybias.runner.validity_sweep configs/sweeps/validity.yaml
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(VENV)/bin/polybias sweep configs/sweeps/validity.yaml --jobs 1
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 POLYBIAS_PLANTED=pinned $(PY) -m polybias.runner.validity_diagnosis configs/sweeps/validity.yaml
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m polybias.runner.validity_eurogest configs/sweeps/validity.yaml
 

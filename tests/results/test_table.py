@@ -142,14 +142,32 @@ def test_commands(records, tmp_path, capsys):
     assert "no results folder" in capsys.readouterr().err
 
 
-def test_the_validity_sweeps_model_records_are_skipped(records):
+def test_the_validity_sweeps_model_records_are_read_like_any_other(records, tmp_path, capsys):
+    rows = [{"language": "en", "family": "mlm", "measure": "crows-mlm", "metric": "stereotype-score",
+             "p": 0.9, "seed": 0, "size_axis": "pairs", "size": n, "default": n == 20,
+             "value": v, "null": 50.0, "pvalue": pv} for n, v, pv in ((10, 61.0, 0.2), (20, 64.5, 0.04))]
+    rows.append({**rows[0], "measure": "template-mlm", "metric": "cb", "size_axis": "templates",
+                 "size": 1, "value": 0.25, "null": float("nan"), "pvalue": float("nan")})
     model_record = {"job": {"language": "en", "family": "mlm", "p": 0.9, "seed": 0},
-                    "job_hash": "ab" * 8, "training": {}, "scoring_version": 1, "rows": [{"value": 1.0}]}
+                    "job_hash": "ab" * 8, "training": {}, "scoring_version": "validity-sweep-2",
+                    "rows": rows}
     folder = records / "validity" / "models" / "en"
     folder.mkdir(parents=True)
     (folder / "mlm-p0.9-s0.json").write_text(json.dumps(model_record))
     frame = results.read_results(records)
-    assert "validity" not in set(frame["study"]) and len(frame) > 0
+    mine = frame[frame["study"] == "validity"].sort_values(["metric", "subset"])
+    assert mine[["metric", "subset", "value"]].to_dict("records") == [
+        {"metric": "validity:crows-mlm:stereotype-score", "subset": "10 pairs", "value": 61.0},
+        {"metric": "validity:crows-mlm:stereotype-score", "subset": "20 pairs", "value": 64.5},
+        {"metric": "validity:template-mlm:cb", "subset": "1 templates", "value": 0.25}]
+    assert set(mine["model"]) == {"planted"} and set(mine["test"]) == {"mlm-p0.9-s0"}
+    assert set(mine["options_hash"]) == {"ab" * 8} and mine["p"].isna().tolist() == [False, False, True]
+    assert set(mine["record"]) == {"validity/models/en/mlm-p0.9-s0.json"}
+    # and so through the command line, as every record
+    assert cli(["results", str(records), "--metric", "validity:crows-mlm:stereotype-score"]) == 0
+    assert "mlm-p0.9-s0" in capsys.readouterr().out
+    assert cli(["export", str(records), "--out", str(tmp_path / "x"), "--no-figures"]) == 0
+    assert (tmp_path / "x" / "validity_crows-mlm_stereotype-score.md").is_file()
     # anything else without a metric is still an error naming the file
     (folder / "mlm-p0.9-s0.json").write_text(json.dumps({"job": {}, "rows": []}))
     with pytest.raises(results.ResultsError, match="mlm-p0.9-s0.json: not a run record"):
@@ -308,7 +326,8 @@ def test_every_stored_label_maps_to_a_registered_measure():
     for label in results.READERS:
         key = record_measure(label)
         assert key in MEASURES or label in ("catbias", "debias", "hidden-states", "validity",
-                                            "external_validity", "real-models"), label
+                                            "validity-model", "external_validity",
+                                            "real-models"), label
 
 
 def test_the_table_names_every_measure_by_its_registry_key():

@@ -66,7 +66,7 @@ RUN = "runs:\n  - notebook: nb/echo.py\n    section: s\n"
 
 @pytest.mark.parametrize("body, message", [
     ("kernal: polybias\n" + RUN + "    grid: {x: [1]}\n",
-     r"sweep.yaml: unknown key\(s\) 'kernal'; valid keys: kernel, runs$"),
+     r"sweep.yaml: unknown key\(s\) 'kernal'; valid keys: kind, kernel, runs$"),
     (RUN + "    grid: {x: [1]}\n    paramters: {tests: [a]}\n",
      r"sweep.yaml: runs\[0\]: unknown key\(s\) 'paramters'; valid keys: notebook, section, grid, "
      r"parameters, executed, table_file, resources, sources$"),

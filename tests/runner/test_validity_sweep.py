@@ -1,4 +1,5 @@
-"""The validity sweep driver (polybias.runner.validity_sweep): plan, resumable records, summary.
+"""The validity sweep (polybias.runner.validity_sweep), a sweep of the one runner (kind:
+validity): plan, resumable records, summary, and polybias sweep running it.
 
 End to end on 2 strengths x 2 models of the cheapest families (word2vec on 300 sentences,
 a causal LM trained one epoch on 300 sentences): about 10 s on one core.
@@ -10,6 +11,8 @@ import json
 
 import pandas as pd
 import pytest
+import yaml
+from polybias.runner import sweep
 from polybias.runner import validity_sweep as vs
 from polybias.runner.locks import RunLock
 from polybias.runner.validity_sweep import ValiditySweepError
@@ -215,3 +218,84 @@ def test_a_job_whose_lock_is_held_is_skipped_as_running_elsewhere(tmp_path):
     assert counts == {"done": 0, "ran": 0, "elsewhere": 8, "jobs": 8}
     assert not list(records.rglob("*.json"))
     assert len(logged) == 8 and all("running elsewhere (locked by " in line for line in logged)
+
+
+def _w2v_sweep(tmp_path, kind=True):
+    """A validity sweep YAML of five word2vec models (under a second each), records and
+    summary under ``tmp_path``."""
+    cfg = copy.deepcopy(TINY)
+    cfg["blocks"] = [dict(TINY["blocks"][0], null_models=3)]
+    cfg["records_dir"] = str(tmp_path / "records")
+    cfg["summary_dir"] = str(tmp_path / "summary")
+    if kind:
+        cfg["kind"] = "validity"
+    path = tmp_path / ("validity.yaml" if kind else "old.yaml")
+    path.write_text(yaml.safe_dump(cfg))
+    return path, vs.check_config(cfg)
+
+
+def test_polybias_sweep_runs_a_validity_sweep_through_the_one_runner(tmp_path, monkeypatch, capsys):
+    """``polybias sweep`` on a ``kind: validity`` YAML: the runner's shards, resume, --list,
+    --limit and summary; the records are those the earlier driver writes, byte for byte."""
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("POLYBIAS_PLANTED", "auto")
+    path, cfg = _w2v_sweep(tmp_path)
+    units = sweep.load_sweep(path)
+    assert [u.key for u in units] == ["en/word2vec-p0.5-s0", "en/word2vec-p0.9-s0",
+                                      "en/word2vec-p0.5-s1", "en/word2vec-p0.9-s1",
+                                      "en/word2vec-p0.5-s2"]
+    # one shard: its runs ran, the summary refuses the missing others (exit 1)
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress", "--shard", "1/2"]) == 1
+    out, err = capsys.readouterr()
+    assert "sweep: 2 ran" in out and "3 records missing or stale" in err
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress", "--limit", "1"]) == 1
+    assert "sweep: 1 ran, 2 skipped (2 already done), 0 failed, 2 todo (past --limit 1)" in capsys.readouterr().out
+    assert sweep.main([str(path), "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in listed] == ["done", "done", "todo", "done", "todo"]
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "sweep: 2 ran, 3 skipped (3 already done), 0 failed" in out and "summary of 5 records" in out
+    summary = vs.read_summary(tmp_path / "summary")
+    assert len(summary) == 10  # 5 models x 2 sizes
+    # the earlier driver's records of the same jobs, elsewhere: the same bytes
+    vs.run_validity(cfg, tmp_path / "earlier", log=lambda *a, **k: None)
+    for unit in units:
+        name = unit.key + ".json"
+        assert (tmp_path / "earlier" / name).read_bytes() == (tmp_path / "records" / name).read_bytes()
+    # the earlier command is an alias of the same runner, for a YAML without a kind too
+    old, _ = _w2v_sweep(tmp_path, kind=False)
+    assert vs.main([str(old), "--no-progress"]) == 0
+    assert "sweep: 0 ran, 5 skipped (5 already done), 0 failed" in capsys.readouterr().out
+    assert vs.main([str(old), "--summary-only"]) == 0
+    assert "summary of 5 records" in capsys.readouterr().out
+
+
+def test_the_earlier_command_says_what_it_now_is(capsys):
+    with pytest.raises(SystemExit):
+        vs.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "earlier spelling of `polybias sweep CONFIG --jobs 1`" in text
+    assert "--carry-committed" in text and "--shard" in text and "--cluster" in text
+
+
+def test_the_kind_of_a_sweep_is_checked_and_its_options_kept_to_it(tmp_path, capsys):
+    from polybias import paths
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: papers\nruns: []\n")
+    assert sweep.main([str(bad), "--list"]) == 2
+    assert "unknown kind 'papers'; valid kinds: notebooks, validity" in capsys.readouterr().err
+    default = str(paths.project_root() / "configs/sweeps/default.yaml")
+    with pytest.raises(SystemExit) as exit_:
+        sweep.main([default, "--list", "--order", "balanced-first"])
+    assert exit_.value.code == 2
+    assert "--order: options of a validity sweep, not of a notebook sweep" in capsys.readouterr().err
+    validity = paths.project_root() / "configs/sweeps/validity.yaml"
+    assert sweep.sweep_kind(validity) == "validity" and sweep.sweep_kind(default) == "notebooks"
+    with pytest.raises(sweep.SweepError, match="kind 'validity' has no run folders"):
+        sweep.run_folders(validity)
+    cfg = copy.deepcopy(TINY)
+    cfg["kind"] = "notebooks"
+    with pytest.raises(ValiditySweepError, match="kind must be 'validity'"):
+        vs.check_config(cfg)

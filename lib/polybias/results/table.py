@@ -209,6 +209,14 @@ def _validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
                    n=r["n"], ci=(r["low"], r["high"]), level=CONFIDENCE_LEVEL)
 
 
+def _validity_model(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The rows of one planted model of the validity sweep (:func:`as_run_record`): one per
+    measure, metric and size, as the sweep scored them."""
+    for r in rec["values"]["rows"]:
+        yield _row(f"validity:{r['measure']}:{r['metric']}", r["value"],
+                   subset=f"{r['size']} {r['size_axis']}", p=r.get("pvalue"))
+
+
 def _external_validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     level = rec.get("parameters", {}).get("confidence", 0.95)
     for r in rec["values"]["correlations"]:
@@ -283,7 +291,8 @@ READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows,
     "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
-    "hidden-states": _hidden, "validity": _validity, "external_validity": _external_validity,
+    "hidden-states": _hidden, "validity": _validity, "validity-model": _validity_model,
+    "external_validity": _external_validity,
     "stereoset": _stereoset, "stereoset-languages": _stereoset_languages,
     "gest": _gest, "eurogest": _eurogest, "real-models": _real_models,
 }
@@ -336,6 +345,33 @@ def record_reader(metric: str) -> Callable[[dict[str, Any]], Iterator[dict[str, 
         f"record that holds no measure's value, declare it in polybias.results.table.NOT_TABULATED")
 
 
+def as_run_record(record: Any) -> Any:
+    """A record as the run record it is read as: itself, but for the record of one planted
+    model of the validity sweep (:mod:`polybias.runner.validity_sweep`: ``job``,
+    ``job_hash``, ``training``, ``scoring_version`` and ``rows``), which keeps the shape it
+    has always had (its sha256 is in the committed summary, ``data/validity``): that one is
+    the run record of metric ``validity-model`` (model ``planted``, the job's language, test
+    the record's name, ``values`` its rows), read by :data:`READERS` like any other.
+
+    >>> job = {"language": "en", "family": "mlm", "p": 0.9, "seed": 0}
+    >>> rec = as_run_record({"job": job, "job_hash": "ab", "rows": []})
+    >>> rec["metric"], rec["model"], rec["test"], rec["params_hash"]
+    ('validity-model', 'planted', 'mlm-p0.9-s0', 'ab')
+    >>> as_run_record({"metric": "weat"})
+    {'metric': 'weat'}
+    """
+    if (not isinstance(record, dict) or "metric" in record
+            or not {"job", "job_hash", "rows"} <= set(record) or not isinstance(record["job"], dict)):
+        return record
+    job = record["job"]
+    try:
+        test = f"{job['family']}-p{float(job['p']):g}-s{job['seed']}"
+        return {"metric": "validity-model", "model": "planted", "language": job["language"],
+                "test": test, "params_hash": record["job_hash"], "values": {"rows": record["rows"]}}
+    except (KeyError, TypeError, ValueError):
+        return record
+
+
 def record_rows(record: dict[str, Any], study: str = "", source: str = "",
                 run_time: str = "") -> list[dict[str, Any]]:
     """The tidy rows of one record (columns :data:`COLUMNS`); ``source`` names the record
@@ -353,6 +389,7 @@ def record_rows(record: dict[str, Any], study: str = "", source: str = "",
     ('weat', 1.2, 0.01, 'permutation-exact', 16)
     """
     where = f"{source}: " if source else ""
+    record = as_run_record(record)
     if not isinstance(record, dict):
         raise ResultsError(f"{where}not a run record (not a JSON object)")
     for key in ("metric", "model", "language", "test", "values"):
@@ -385,18 +422,6 @@ def find_records(folder: str | Path) -> list[Path]:
                   and not p.name.startswith("."))
 
 
-def is_model_record(record: Any) -> bool:
-    """True for a per-model record of the validity sweep
-    (:mod:`polybias.runner.validity_sweep`: ``job``, ``job_hash`` and ``rows``, no
-    ``metric``). Those are summarised in ``data/validity`` and rendered by notebook 10,
-    whose run record is read like any other; the model records themselves are skipped.
-
-    >>> is_model_record({"job": {}, "job_hash": "ab", "rows": []}), is_model_record({"metric": "weat"})
-    (True, False)
-    """
-    return isinstance(record, dict) and "metric" not in record and {"job", "job_hash", "rows"} <= set(record)
-
-
 def read_results(folder: str | Path | None = None, runs: list[Path] | None = None) -> pd.DataFrame:
     """One tidy table of every record below ``folder`` (default: ``results/`` under the
     output root, :func:`polybias.paths.output_path`), or, given ``runs``, of the records
@@ -404,8 +429,8 @@ def read_results(folder: str | Path | None = None, runs: list[Path] | None = Non
 
     ``study`` is the first folder below ``folder`` on the record's path (the sweep writes
     ``results/<study>/<run>/<record>.json``), or the parent of a run folder. A file that
-    is not a readable record raises :class:`ResultsError` naming it; the validity
-    sweep's model records are skipped (:func:`is_model_record`).
+    is not a readable record raises :class:`ResultsError` naming it. The validity sweep's
+    records of its planted models are read like the others (:func:`as_run_record`).
     """
     if runs is not None:
         found = [(path, Path(run).parent.name, Path(run).parent)
@@ -422,8 +447,6 @@ def read_results(folder: str | Path | None = None, runs: list[Path] | None = Non
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise ResultsError(f"{path}: not a readable JSON record: {exc}") from exc
-        if is_model_record(record):
-            continue
         stamp = datetime.datetime.fromtimestamp(path.stat().st_mtime, tz=datetime.UTC)
         rows += record_rows(record, study, path.relative_to(base).as_posix(),
                             stamp.strftime("%Y-%m-%dT%H:%M:%SZ"))

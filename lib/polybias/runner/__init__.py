@@ -13,8 +13,11 @@ The modules, each importing only those above it in this list:
   (``polybias sweep``);
 * :mod:`~polybias.runner.single_run` — one notebook on one set of parameters
   (``polybias run``), through the sweep's execution;
-* :mod:`~polybias.runner.validity_sweep` and :mod:`~polybias.runner.validity_diagnosis` —
-  the planted-model validity study's jobs, resumable and locked like the runs of a sweep;
+* :mod:`~polybias.runner.validity_sweep` — the planted-model validity study, a sweep of
+  ``kind: validity`` whose runs (one planted model each) the sweep executes like its
+  notebooks (the sweep finds it by the kind's dotted name, :data:`polybias.runner.sweep.KINDS`,
+  and does not import it);
+* :mod:`~polybias.runner.validity_diagnosis` — the validity study's diagnostic jobs;
 * :mod:`~polybias.runner.validity_eurogest` — the EuroGEST measure on causal LMs planted in
   three of EuroGEST's languages.
 """

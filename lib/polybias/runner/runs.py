@@ -24,8 +24,9 @@ from polybias import paths
 from polybias.data import sources
 from polybias.files import canonical_json, params_hash, sha256_file
 
-TOP_KEYS = ("kernel", "runs")
-"""Keys of a sweep YAML's top level."""
+TOP_KEYS = ("kind", "kernel", "runs")
+"""Keys of a sweep YAML's top level (``kind``: ``notebooks``, the default; a sweep of
+another kind is read by its own module, :data:`polybias.runner.sweep.KINDS`)."""
 RUN_KEYS = ("notebook", "section", "grid", "parameters", "executed", "table_file",
             "resources", "sources")
 """Keys of one entry of ``runs:``."""

@@ -1,4 +1,5 @@
-"""Run notebooks over a grid of parameters with papermill on Dask (``polybias sweep CONFIG``).
+"""Run a sweep, resumable, on Dask: notebooks over a grid of parameters with papermill, or the
+runs of another kind, e.g. the validity sweep (``polybias sweep CONFIG``).
 
 A sweep YAML lists entries; each expands to one run per point of its grid::
 
@@ -77,12 +78,31 @@ exception's type and the first line of its message), and skipped runs that are n
 with their reason. Ctrl-C stops the sweep with exit status 130 and the same summary,
 counting the unfinished runs as ``todo`` (nothing of them looks done); the workers,
 local or batch jobs, are stopped first.
+
+``--shard i/n`` runs every n-th of the selected runs from the i-th (so that separate
+processes, or machines sharing the project folder, split a sweep; the run locks keep them
+apart even when they overlap), and ``--limit N`` stops after N runs not yet done (the others
+are reported ``todo``). ``--only`` takes comma-separated pieces of run keys.
+
+Sweeps of other kinds: a sweep YAML with a top-level ``kind:`` other than ``notebooks``
+(the default) names what a run is; :data:`KINDS` maps the kind to the module that reads such
+a YAML into its runs (``sweep_units(config, options)``) and, once they are done, writes what
+is made of them (``finish(config, options)``). Their runs go through the same plan, shards,
+locks, resume, Dask or batch workers and summary as the notebook runs: each has a ``key``,
+``resources``, ``sources``, and ``hash_in(root)``, ``is_done(root)``, ``state(root)`` and
+``execute(root, force)`` (returning an outcome as :func:`execute` does). ``kind:
+validity`` is the planted-model validity study (:mod:`polybias.runner.validity_sweep`:
+``configs/sweeps/validity.yaml``), whose runs each train and score one planted model and
+write its record, and whose ``finish`` writes the committed summary; its options
+(``--order``, ``--first``, ``--carry-committed``, ``--allow-missing``,
+``--summary-only``) are in this command's "validity sweep" group.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import json
 import logging
 import os
@@ -120,9 +140,36 @@ POLL = 1.0
 """Seconds between checks of a sweep's batch jobs while its runs wait."""
 DONE = "already done"
 """``reason`` of a run skipped because it finished before."""
+KINDS = {"notebooks": None, "validity": "polybias.runner.validity_sweep"}
+"""A sweep YAML's ``kind:`` -> the module that reads its runs (None: notebook runs,
+:func:`polybias.runner.runs.read_sweep`); see the module docstring."""
+KIND_OPTIONS = ("order", "first", "carry_committed", "allow_missing", "summary_only")
+"""Options of the command line that only a sweep of another kind takes (validity)."""
 
 
-def load_sweep(config: str | Path, pins: str | Path | bool | None = True) -> list[Run]:
+def sweep_kind(config: str | Path) -> str:
+    """The ``kind:`` of a sweep YAML (``notebooks`` when it names none).
+
+    Raises
+    ------
+    SweepError
+        On malformed YAML or a kind not in :data:`KINDS`, naming the valid kinds.
+    """
+    raw = paths.read_yaml(Path(config), SweepError, "sweep config")
+    kind = raw.get("kind", "notebooks") if isinstance(raw, dict) else "notebooks"
+    if kind not in KINDS:
+        raise SweepError(f"{config}: unknown kind {kind!r}; valid kinds: {', '.join(KINDS)}")
+    return kind
+
+
+def kind_module(kind: str) -> Any:
+    """The module of a sweep kind (:data:`KINDS`), imported by its dotted name: the kinds
+    import the runner, not the other way round."""
+    return importlib.import_module(KINDS[kind])
+
+
+def load_sweep(config: str | Path, pins: str | Path | bool | None = True,
+               options: dict[str, Any] | None = None) -> list[Run]:
     """Expand a sweep YAML into its runs, validated and pinned; nothing is executed.
 
     Parameters
@@ -149,8 +196,15 @@ def load_sweep(config: str | Path, pins: str | Path | bool | None = True) -> lis
         resources, two runs that would share a folder, or a pin file that is missing,
         malformed or lacks a hub id of the sweep. The message names the entry
         (``runs[i]``) and what is valid.
+
+    A sweep of another ``kind:`` (:data:`KINDS`) is read by its module, with ``options``
+    (:data:`KIND_OPTIONS`), into its runs; pins do not apply to it. ``options["kind"]``, when
+    given, is the kind whatever the file says (an earlier command of one kind says it so).
     """
     config = Path(config)
+    kind = (options or {}).get("kind") or sweep_kind(config)
+    if KINDS[kind] is not None:
+        return kind_module(kind).sweep_units(config, options or {})
     runs = read_sweep(config)
     if pins is None or pins is False:
         return runs
@@ -178,6 +232,8 @@ def _outputs(folder: Path) -> dict[str, str]:
 def is_done(run: Run, root: str | Path | None = None) -> bool:
     """True when the run finished before with the same parameters and its files are intact."""
     root = Path(root) if root else paths.project_root()
+    if not isinstance(run, Run):  # a run of another kind says it itself
+        return run.is_done(root)
     folder = _folder(run, root)
     marker = folder / MARKER
     if not marker.is_file():
@@ -200,12 +256,22 @@ def is_done(run: Run, root: str | Path | None = None) -> bool:
     return True
 
 
+def _notebook_runs(config: str | Path) -> list[Run]:
+    """The runs of a notebook sweep; a sweep of another kind, which has no run folders,
+    is a :class:`SweepError` saying where its records are read."""
+    kind = sweep_kind(config)
+    if KINDS[kind] is not None:
+        raise SweepError(f"{config}: a sweep of kind {kind!r} has no run folders; its records "
+                         "are read with polybias results FOLDER (its records_dir)")
+    return load_sweep(config)
+
+
 def run_folders(config: str | Path, root: str | Path | None = None) -> tuple[list[Path], list[str]]:
     """The record folders of a sweep's runs that are done (:func:`is_done`), and the keys
     of those that are not, in the sweep's order; what ``polybias export --sweep`` reads."""
     root = Path(root) if root else paths.project_root()
     done, not_done = [], []
-    for run in load_sweep(config):
+    for run in _notebook_runs(config):
         if is_done(run, root):
             done.append(_folder(run, root))
         else:
@@ -232,7 +298,7 @@ def run_records(config: str | Path, select: Callable[[dict[str, Any]], bool],
 
     root = Path(root) if root else paths.project_root()
     return {run.key: read_results(runs=[_folder(run, root)]) if is_done(run, root) else None
-            for run in load_sweep(config) if select(run.parameters)}
+            for run in _notebook_runs(config) if select(run.parameters)}
 
 
 def _join_streams(outputs: list[Any]) -> list[Any]:
@@ -377,6 +443,8 @@ def execute(run: Run, root: str | Path | None = None, force: bool = False) -> di
         ``reason`` (skipped).
     """
     root = Path(root) if root else paths.project_root()
+    if not isinstance(run, Run):  # a run of another kind executes itself, locked likewise
+        return run.execute(root, force)
     folder = _folder(run, root)
     lock = RunLock(folder)
     if not lock.acquire():
@@ -540,11 +608,31 @@ def _unplaceable(runs: list[Run], client) -> list[Run]:
 
 
 # ----------------------------------------------------------------------------- the sweep
+def select(runs: list[Any], only: str | None = None,
+           shard: tuple[int, int] = (0, 1)) -> list[Any]:
+    """The runs a sweep executes: those whose key contains one of the comma-separated
+    pieces of ``only`` (all when None), then every n-th of them from the i-th for ``shard
+    = (i, n)``.
+
+    >>> from types import SimpleNamespace as R
+    >>> runs = [R(key=k) for k in ("en/mlm-p0.5-s0", "en/mlm-p0.9-s0", "bn/mlm-p0.5-s0")]
+    >>> [r.key for r in select(runs, "en/mlm,bn/", (1, 2))]
+    ['en/mlm-p0.9-s0']
+    """
+    index, count = shard
+    if not 0 <= index < count:
+        raise SweepError(f"shard must be i/n with 0 <= i < n, got {index}/{count}")
+    pieces = [p for p in (only or "").split(",") if p]
+    return [r for r in runs if not pieces or any(p in r.key for p in pieces)][index::count]
+
+
 def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
               only: str | None = None, scheduler: str | None = None,
               cluster_config: str | Path | None = None, gpus: int | None = None,
               client=None, progress: bool = True,
-              pins: str | Path | bool | None = True) -> list[dict[str, Any]]:
+              pins: str | Path | bool | None = True, shard: tuple[int, int] = (0, 1),
+              limit: int | None = None, options: dict[str, Any] | None = None,
+              units: list[Any] | None = None) -> list[dict[str, Any]]:
     """Execute every run of ``config`` not yet done; return one outcome dict per run.
 
     The parameter values of the runs to execute are checked against their notebooks'
@@ -553,7 +641,10 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
 
     ``client``: an existing ``distributed.Client`` to use (then ``jobs``, ``scheduler``,
     ``cluster_config`` and ``gpus`` are ignored). Otherwise see the module docstring.
-    ``pins``: the pin file, as :func:`load_sweep` takes it.
+    ``pins``: the pin file, as :func:`load_sweep` takes it. ``only``, ``shard``: which
+    runs (:func:`select`); ``limit``: at most that many runs not yet done execute, the others
+    are ``todo``. ``options``: a sweep kind's own options (:func:`load_sweep`); ``units``:
+    the runs themselves, already read (then ``config`` and ``pins`` are not read).
 
     Raises
     ------
@@ -564,14 +655,20 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
         ``cause`` the exception. The workers (and batch jobs) are gone by then.
     """
     root = paths.project_root()
-    runs = [r for r in load_sweep(config, pins) if only is None or only in r.key]
+    runs = select(load_sweep(config, pins, options) if units is None else units, only, shard)
     done = [not force and is_done(r, root) for r in runs]
     outcomes = [{"key": r.key, "status": "skipped", "reason": DONE}
                 for r, d in zip(runs, done, strict=True) if d]
     todo, without_data = _with_data([r for r, d in zip(runs, done, strict=True) if not d])
     outcomes += without_data
+    if limit is not None:
+        outcomes += [{"key": r.key, "status": "todo", "reason": f"past --limit {limit}"}
+                     for r in todo[limit:]]
+        todo = todo[:limit]
     refused = []
     for r in todo:  # the values, against the notebooks' declarations, before a kernel starts
+        if not isinstance(r, Run):  # another kind checks its values when it is read
+            continue
         try:
             check_values(r, root)
         except SweepError as exc:
@@ -582,7 +679,7 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
     distributed = client is not None or scheduler or cluster_config or jobs > 1
     bar = tqdm(total=len(runs), initial=len(outcomes), desc="sweep", unit="run",
                disable=not progress or not todo, dynamic_ncols=True)
-    counts = {"ok": 0, "failed": 0, "skipped": len(outcomes)}
+    counts = {"ok": 0, "failed": 0, "skipped": sum(o["status"] == "skipped" for o in outcomes)}
 
     def record(outcome: dict[str, Any]) -> None:
         outcomes.append(outcome)
@@ -745,9 +842,9 @@ def _outcome(fut, run: Run, root: Path) -> dict[str, Any]:
                  "its worker, or the workers' jobs end too soon (walltime, memory, node)")
     except Exception as exc:  # the run could not be started or its result not be had
         error = _first_line(exc)
-    partial = _folder(run, root) / PARTIAL
+    partial = _folder(run, root) / PARTIAL if isinstance(run, Run) else None
     return {"key": run.key, "status": "failed", "error": error,
-            "notebook": os.path.relpath(partial, root) if partial.exists() else None}
+            "notebook": os.path.relpath(partial, root) if partial and partial.exists() else None}
 
 
 def summary(outcomes: list[dict[str, Any]]) -> str:
@@ -821,9 +918,12 @@ def _line(text: str) -> str:
     return next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="polybias sweep", description=__doc__.split("\n")[0])
-    parser.add_argument("config", help="sweep YAML (e.g. configs/sweeps/default.yaml)")
+def parser(prog: str = "polybias sweep", note: str | None = None) -> argparse.ArgumentParser:
+    """The command line of a sweep, of every kind (:func:`main`); ``note`` goes below the
+    options (an earlier spelling of the command says there what it now is)."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0], epilog=note)
+    parser.add_argument("config", help="sweep YAML (e.g. configs/sweeps/default.yaml, "
+                                       "configs/sweeps/validity.yaml)")
     parser.add_argument("-j", "--jobs", type=int, default=None,
                         help="parallel runs: local workers, or jobqueue workers with --cluster "
                              "(default: cores; 1 runs in this process)")
@@ -834,7 +934,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpus", type=int, default=None,
                         help="local GPU workers (default: the GPUs torch sees, when a run asks for one)")
     parser.add_argument("--force", action="store_true", help="rerun runs that are already done")
-    parser.add_argument("--only", default=None, help="run only keys containing this text")
+    parser.add_argument("--only", default=None,
+                        help="run only keys containing this text (comma-separated: any of them; "
+                             "validity: blocks language/family, e.g. en/mlm,bn/mlm)")
+    parser.add_argument("--shard", default="0/1", metavar="I/N",
+                        help="run every N-th of the selected runs from the I-th (0-based)")
+    parser.add_argument("--limit", type=int, default=None, metavar="N",
+                        help="stop after N runs not yet done (the others are left todo)")
     parser.add_argument("--list", action="store_true", help="list the runs and exit")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--pins", "--lock", default=None, metavar="FILE", dest="pins",
@@ -843,18 +949,74 @@ def main(argv: list[str] | None = None) -> int:
                              "earlier name")
     parser.add_argument("--no-pins", "--no-lock", action="store_true", dest="no_pins",
                         help="ignore any pin file (--no-lock: its earlier name)")
-    args = parser.parse_args(argv)
+    validity = parser.add_argument_group("validity sweep (kind: validity)")
+    validity.add_argument("--order", default="plan", choices=["plan", "balanced-first"],
+                          help="balanced-first: the extra balanced models of every block first")
+    validity.add_argument("--first", default="",
+                          help="with --order balanced-first: comma-separated blocks to complete first")
+    validity.add_argument("--carry-committed", action="store_true",
+                          help="do not rerun the models the committed summary holds; carry their "
+                               "rows into the new summary as committed")
+    validity.add_argument("--allow-missing", action="store_true",
+                          help="write the summary from the records there are")
+    validity.add_argument("--summary-only", action="store_true",
+                          help="only collect the records into the summary")
+    return parser
+
+
+def _finish(kind: str, config: str, options: dict[str, Any]) -> int:
+    """Run a sweep kind's ``finish`` and print what it says; 1 when it refuses (a
+    ``ValueError``, e.g. records missing), naming why."""
+    try:
+        print(kind_module(kind).finish(config, options))
+    except SweepError:
+        raise
+    except ValueError as exc:
+        print(f"polybias sweep: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None, prog: str = "polybias sweep",
+         note: str | None = None, kind: str | None = None) -> int:
+    """``polybias sweep CONFIG [options]``: run a sweep of any kind, print its summary.
+    Exit status: 0, 1 (a run failed, no workers, or a kind's ``finish`` refused), 2 (a
+    malformed sweep or command line), 130 (Ctrl-C). ``prog`` and ``note``: how the command
+    is spelt and what its help says below the options; ``kind``: the sweep's kind whatever
+    the file says (:data:`KINDS`)."""
+    cli = parser(prog, note)
+    args = cli.parse_args(argv)
+    index, _, count = args.shard.partition("/")
+    try:
+        shard = (int(index), int(count or 1))
+    except ValueError:
+        cli.error(f"--shard must be I/N, e.g. 0/4; got {args.shard!r}")
+    if args.limit is not None and args.limit < 0:
+        cli.error("--limit must be at least 0")
+    options = {"order": args.order, "first": [b for b in args.first.split(",") if b],
+               "carry_committed": args.carry_committed, "allow_missing": args.allow_missing,
+               "summary_only": args.summary_only, "kind": kind}
     if args.scheduler and args.cluster:
-        parser.error("--scheduler and --cluster exclude each other")
+        cli.error("--scheduler and --cluster exclude each other")
     if args.jobs is not None and args.jobs < 1:
-        parser.error("--jobs must be at least 1")
+        cli.error("--jobs must be at least 1")
     if args.pins and args.no_pins:
-        parser.error("--pins and --no-pins exclude each other")
+        cli.error("--pins and --no-pins exclude each other")
     pins = None if args.no_pins else (args.pins or True)
     try:
+        kind = kind or sweep_kind(args.config)
+        given = [f"--{k.replace('_', '-')}" for k in KIND_OPTIONS
+                 if options[k] != cli.get_default(k) and options[k] != []]
+        if KINDS[kind] is None and given:
+            cli.error(f"{', '.join(given)}: options of a validity sweep, not of a notebook sweep")
+        if args.summary_only:
+            return _finish(kind, args.config, options)
         if args.list:
             root = paths.project_root()
-            for r in load_sweep(args.config, pins):
+            for r in load_sweep(args.config, pins, options):
+                if not isinstance(r, Run):
+                    print(f"{r.state(root):6s} {r.key}")
+                    continue
                 folder = _folder(r, root)
                 state = "done" if is_done(r, root) else (
                     "running" if RunLock(folder).held_elsewhere() else
@@ -864,7 +1026,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         outcomes = run_sweep(args.config, args.jobs, args.force, args.only, scheduler=args.scheduler,
                              cluster_config=args.cluster, gpus=args.gpus,
-                             progress=not args.no_progress, pins=pins)
+                             progress=not args.no_progress, pins=pins, shard=shard,
+                             limit=args.limit, options=options)
+        failed = any(o["status"] == "failed" for o in outcomes)
+        if KINDS[kind] is not None and not failed:
+            print(summary(outcomes))
+            return _finish(kind, args.config, options)
     except SweepError as exc:
         print(f"polybias sweep: {exc}", file=sys.stderr)
         return 2

@@ -1,6 +1,11 @@
 """The validity sweep: many planted models per strength, every measure, every language.
 
-``make validity`` runs :func:`run_validity` on ``configs/sweeps/validity.yaml``. Each
+``make validity`` runs ``polybias sweep configs/sweeps/validity.yaml``: a sweep of the one
+runner (:mod:`polybias.runner.sweep`) of ``kind: validity``, whose runs are this module's
+:class:`Cell` (:func:`sweep_units`) and whose summary :func:`finish` writes; plan order,
+``--only``, ``--shard``, ``--limit``, resume, locks, local or Dask and batch workers, and
+the summary of outcomes are the runner's. ``python -m polybias.runner.validity_sweep
+CONFIG`` is the earlier spelling of ``polybias sweep CONFIG --jobs 1`` (:func:`main`). Each
 *job* is one trained model: a language, a model family (``word2vec``, ``mlm`` or
 ``causal``), a planted strength ``p`` and a seed. The model is trained once and cached
 under its training spec (:func:`polybias.planted.synthetic.cached_planted_model` and
@@ -36,11 +41,11 @@ behind each metric):
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +62,8 @@ from polybias.metrics import catbias, crows, logprob
 from polybias.metrics.weat import weat
 from polybias.planted import probes, synthetic
 from polybias.runner.locks import RunLock
+from polybias.runner.sweep import DONE, SweepError, run_sweep, select
+from polybias.runner.sweep import main as sweep_main
 from polybias.studies import categorical_bias
 from polybias.studies.validity import planted_embedding_association, planted_lm, word_subset
 
@@ -80,6 +87,7 @@ class ValiditySweepError(ValueError):
 
 _TOP_KEYS = {"records_dir", "summary_dir", "blocks", "alpha", "n_permutations",
              "word2vec", "mlm", "causal", "sizes", "defaults"}
+_OPTIONAL_TOP_KEYS = {"kind"}
 _BLOCK_KEYS = {"language", "family", "ps", "models_per_strength", "null_models"}
 _OPTIONAL_BLOCK_KEYS = {"first"}
 
@@ -93,6 +101,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
 
 def check_config(raw: Any, where: str = "config") -> dict[str, Any]:
     """Validate a validity-sweep mapping; unknown or missing keys raise, naming them.
+    ``kind``, when given, is ``validity`` (``polybias sweep`` reads the file by it).
 
     ``blocks`` is a list of ``{language, family, ps, models_per_strength, null_models}``:
     ``models_per_strength`` models at every ``p`` of ``ps``, and at ``p = 0.5`` as many
@@ -102,9 +111,13 @@ def check_config(raw: Any, where: str = "config") -> dict[str, Any]:
     """
     if not isinstance(raw, dict):
         raise ValiditySweepError(f"{where}: must be a mapping")
-    unknown, missing = sorted(set(raw) - _TOP_KEYS), sorted(_TOP_KEYS - set(raw))
+    unknown = sorted(set(raw) - _TOP_KEYS - _OPTIONAL_TOP_KEYS)
+    missing = sorted(_TOP_KEYS - set(raw))
     if unknown or missing:
         raise ValiditySweepError(f"{where}: unknown keys {unknown}, missing keys {missing}")
+    if raw.get("kind", "validity") != "validity":
+        raise ValiditySweepError(f"{where}: kind must be 'validity' (the runner's sweep kind of "
+                                 f"this file), got {raw['kind']!r}")
     if not isinstance(raw["blocks"], list) or not raw["blocks"]:
         raise ValiditySweepError(f"{where}: blocks must be a non-empty list")
     seen = set()
@@ -363,62 +376,154 @@ def _read_done(path: Path, digest: str) -> bool:
         return False
 
 
+def _record_text(job: dict[str, Any], config: dict[str, Any], digest: str,
+                 rows: list[dict[str, Any]]) -> str:
+    record = {"job": job, "job_hash": digest, "training": training_spec(job, config),
+              "scoring_version": SCORING_VERSION, "rows": rows}
+    return json.dumps(record, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=True) + "\n"
+
+
+@dataclass(frozen=True, eq=False)
+class Cell:
+    """One job of the validity sweep as a run of the sweep runner (:mod:`polybias.runner.sweep`,
+    ``kind: validity``): train (or load) one planted model, score it, write its record.
+
+    ``key`` is the record's name without ``.json`` (``en/mlm-p0.9-s0``), ``records`` the
+    records folder, ``digest`` the job's hash (:func:`job_hash`); a cell is done when its
+    record holds that hash. It runs under the runner's file lock on ``<record>.lock``.
+    """
+
+    key: str
+    job: dict[str, Any]
+    config: dict[str, Any]
+    records: str
+    digest: str
+    resources: dict[str, float] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> Path:
+        """The record's path (:func:`record_path`)."""
+        return record_path(Path(self.records), self.job)
+
+    def hash_in(self, root: str | Path | None = None) -> str:
+        """The job hash: everything the record depends on (the root plays no part)."""
+        return self.digest
+
+    def is_done(self, root: str | Path | None = None) -> bool:
+        """Whether the record is there with this job's hash."""
+        return _read_done(self.path, self.digest)
+
+    def _lock(self) -> RunLock:
+        return RunLock(self.path.parent, name=self.path.name + ".lock")
+
+    def state(self, root: str | Path | None = None) -> str:
+        """``done``, ``running`` (its lock held elsewhere) or ``todo``, as ``--list`` shows."""
+        if self.is_done():
+            return "done"
+        return "running" if self.path.parent.is_dir() and self._lock().held_elsewhere() else "todo"
+
+    def execute(self, root: str | Path | None = None, force: bool = False) -> dict[str, Any]:
+        """Train and score the job's model and write its record (atomically) under the
+        record's lock, as :func:`polybias.runner.sweep.execute` runs a notebook: skipped when
+        the lock is held elsewhere or (unless ``force``) the record is done."""
+        path = self.path
+        lock = self._lock()
+        if not lock.acquire():
+            return {"key": self.key, "status": "skipped",
+                    "reason": f"running elsewhere (locked by {lock.holder() or 'another process'})"}
+        with lock:
+            if not force and _read_done(path, self.digest):  # it may just have finished
+                return {"key": self.key, "status": "skipped", "reason": DONE}
+            torch.set_num_threads(1)
+            start, cpu = time.perf_counter(), time.process_time()
+            rows = score_job(self.job, self.config)
+            write_text_atomic(path, _record_text(self.job, self.config, self.digest, rows))
+        return {"key": self.key, "status": "ok", "seconds": time.perf_counter() - start,
+                "cpu_seconds": time.process_time() - cpu}
+
+
+def cells(config: dict[str, Any], records: Path | None = None, order: str = "plan",
+          first: list[str] | None = None,
+          skip: set[str] | frozenset[str] = frozenset()) -> list[Cell]:
+    """The runs of a validity sweep, in the order they run: :func:`plan`'s jobs, or
+    :func:`balanced_first`'s for ``order="balanced-first"`` (``first``: the blocks whose
+    balanced models go before the others), less the records named in ``skip`` (as
+    ``<language>/<family>-p<p>-s<seed>.json``, e.g. those a committed summary holds,
+    :func:`committed_records`). ``records``: the records folder (default: the config's
+    ``records_dir`` under the output root)."""
+    records = Path(records) if records else paths.output_path(config["records_dir"])
+    if order not in ("plan", "balanced-first"):
+        raise ValiditySweepError(f"order must be 'plan' or 'balanced-first', got {order!r}")
+    jobs = plan(config) if order == "plan" else balanced_first(config, first)
+    out = []
+    for job in jobs:
+        name = str(record_path(Path(), job))
+        if name not in skip:
+            out.append(Cell(name.removesuffix(".json"), job, config, str(records), job_hash(job, config)))
+    return out
+
+
+def sweep_units(config: str | Path, options: dict[str, Any]) -> list[Cell]:
+    """The runs of the validity sweep YAML ``config`` for the sweep runner (``kind:
+    validity``, :data:`polybias.runner.sweep.KINDS`): :func:`cells` with the command's
+    ``order``, ``first`` and, with ``carry_committed``, the records the committed summary
+    holds skipped. A malformed config is a :class:`polybias.runner.sweep.SweepError`."""
+    try:
+        cfg = load_config(config)
+        carry = (committed_records(paths.project_root() / cfg["summary_dir"])
+                 if options.get("carry_committed") else None)
+        return cells(cfg, order=options.get("order") or "plan", first=options.get("first") or None,
+                     skip=set(carry["records"]) if carry else frozenset())
+    except ValiditySweepError as exc:
+        raise SweepError(str(exc)) from None
+
+
+def finish(config: str | Path, options: dict[str, Any]) -> str:
+    """After the runs of a validity sweep: collect the records into the summary
+    (:func:`collect_measurements`, with ``allow_missing`` and, with ``carry_committed``,
+    the committed summary's rows of the records it lacks) and write it into the config's
+    ``summary_dir`` (:func:`write_summary`); returns the line that says so. Raises
+    :class:`ValiditySweepError` (a ``ValueError``) when records are missing."""
+    cfg = load_config(config)
+    summary_dir = paths.project_root() / cfg["summary_dir"]
+    carry = committed_records(summary_dir) if options.get("carry_committed") else None
+    frame, hashes = collect_measurements(cfg, allow_missing=bool(options.get("allow_missing")),
+                                         carry=carry)
+    out = write_summary(frame, hashes, summary_dir, blocks=completion(cfg, hashes))
+    return (f"summary of {len(hashes)} records ({len(hashes.carried)} carried from the "
+            f"committed summary): {out}")
+
+
 def run_validity(config: dict[str, Any], records: Path | None = None, limit: int | None = None,
                  only: list[str] | None = None, shard: tuple[int, int] = (0, 1),
                  log=print, skip: set[str] | frozenset[str] = frozenset(),
                  order: str = "plan", first: list[str] | None = None) -> dict[str, int]:
-    """Run every job of ``config`` whose record is missing or stale; returns counts
-    ``{"done": already there, "ran": scored now, "elsewhere": skipped because another
-    process holds the job's lock, "jobs": planned for this shard}``. ``limit`` stops after
-    that many new jobs; ``only`` keeps the blocks named ``language/family`` (e.g.
-    ``["en/mlm"]``) and ``shard=(i, n)`` every n-th of the remaining jobs from the i-th,
-    so that separate processes can share a sweep. ``skip`` names records (as
-    ``<language>/<family>-p<p>-s<seed>.json``) not to run, e.g. those a committed summary
-    already holds (:func:`committed_records`); ``order="balanced-first"`` runs the extra
-    balanced models first (:func:`balanced_first`; ``first``: the blocks whose balanced
-    models go before the others)."""
-    records = Path(records) if records else paths.output_path(config["records_dir"])
-    torch.set_num_threads(1)
-    if order not in ("plan", "balanced-first"):
-        raise ValiditySweepError(f"order must be 'plan' or 'balanced-first', got {order!r}")
-    jobs = plan(config) if order == "plan" else balanced_first(config, first)
-    jobs = [j for j in jobs if str(record_path(Path(), j)) not in skip]
-    if only:
-        jobs = [j for j in jobs if f"{j['language']}/{j['family']}" in only]
-    index, count = shard
-    if not 0 <= index < count:
-        raise ValiditySweepError(f"shard must be i/n with 0 <= i < n, got {index}/{count}")
-    jobs = jobs[index::count]
-    done = ran = elsewhere = 0
-    for i, job in enumerate(jobs):
-        digest = job_hash(job, config)
-        path = record_path(records, job)
-        if _read_done(path, digest):
-            done += 1
-            continue
-        if limit is not None and ran >= limit:
-            break
-        lock = RunLock(path.parent, name=path.name + ".lock")
-        if not lock.acquire():
-            elsewhere += 1
-            log(f"[{i + 1}/{len(jobs)}] {path.parent.name}/{path.name} running elsewhere "
-                f"(locked by {lock.holder() or 'another process'})", flush=True)
-            continue
-        with lock:
-            if _read_done(path, digest):  # checked under the lock: it may just have finished
-                done += 1
-                continue
-            start, cpu = time.perf_counter(), time.process_time()
-            rows = score_job(job, config)
-            record = {"job": job, "job_hash": digest, "training": training_spec(job, config),
-                      "scoring_version": SCORING_VERSION, "rows": rows}
-            text = json.dumps(record, sort_keys=True, indent=1, ensure_ascii=False,
-                              allow_nan=True) + "\n"
-            write_text_atomic(path, text)
-        ran += 1
-        log(f"[{i + 1}/{len(jobs)}] {path.parent.name}/{path.name} "
-            f"{time.perf_counter() - start:.1f}s (cpu {time.process_time() - cpu:.1f}s)", flush=True)
-    return {"done": done, "ran": ran, "elsewhere": elsewhere, "jobs": len(jobs)}
+    """Run every job of ``config`` whose record is missing or stale, in this process,
+    through the sweep runner (:func:`polybias.runner.sweep.run_sweep` on :func:`cells`);
+    returns counts ``{"done": already there, "ran": scored now, "elsewhere": skipped
+    because another process holds the job's lock, "jobs": planned for this shard}``.
+    ``limit`` stops after that many jobs not yet done; ``only`` keeps the blocks named
+    ``language/family`` (e.g. ``["en/mlm"]``) and ``shard=(i, n)`` every n-th of the
+    remaining jobs from the i-th, so that separate processes can share a sweep. ``skip``,
+    ``order`` and ``first``: as :func:`cells` takes them. ``log`` gets one line per job
+    not already done."""
+    units = cells(config, records, order=order, first=first, skip=skip)
+    picked = ",".join(f"{b}-" for b in only) if only else None
+    try:
+        outcomes = run_sweep(None, jobs=1, only=picked, shard=shard, limit=limit, progress=False,
+                             units=units)
+    except SweepError as exc:
+        raise ValiditySweepError(str(exc)) from None
+    for o in outcomes:
+        if o["status"] == "ok":
+            log(f"{o['key']}.json {o['seconds']:.1f}s (cpu {o['cpu_seconds']:.1f}s)", flush=True)
+        elif o.get("reason") != DONE:
+            log(f"{o['key']}.json {o.get('reason') or o.get('error')}", flush=True)
+    elsewhere = sum(str(o.get("reason", "")).startswith("running elsewhere") for o in outcomes)
+    return {"done": sum(o.get("reason") == DONE for o in outcomes),
+            "ran": sum(o["status"] == "ok" for o in outcomes), "elsewhere": elsewhere,
+            "jobs": len(select(units, picked, shard))}
 
 
 def committed_records(folder: str | Path) -> dict[str, Any]:
@@ -561,50 +666,18 @@ def language_summary(summary_dir: str | Path, language: str) -> tuple[pd.DataFra
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m polybias.runner.validity_sweep CONFIG [--limit N] [--summary-only]``."""
-    parser = argparse.ArgumentParser(prog="python -m polybias.runner.validity_sweep",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("config")
-    parser.add_argument("--limit", type=int, default=None, help="stop after N new models")
-    parser.add_argument("--only", default="", help="comma-separated blocks language/family to run")
-    parser.add_argument("--shard", default="0/1", help="i/n: run every n-th job from the i-th")
-    parser.add_argument("--summary-only", action="store_true",
-                        help="only collect the records into the summary")
-    parser.add_argument("--allow-missing", action="store_true",
-                        help="write the summary from the records there are")
-    parser.add_argument("--carry-committed", action="store_true",
-                        help="do not rerun the models the committed summary holds; carry their "
-                             "rows into the new summary as committed")
-    parser.add_argument("--order", default="plan", choices=["plan", "balanced-first"],
-                        help="balanced-first: the extra balanced models of every block first")
-    parser.add_argument("--first", default="",
-                        help="with --order balanced-first: comma-separated blocks to complete first")
-    args = parser.parse_args(argv)
-    try:
-        config = load_config(args.config)
-        summary_dir = paths.project_root() / config["summary_dir"]
-        carry = committed_records(summary_dir) if args.carry_committed else None
-        if not args.summary_only:
-            start = time.perf_counter()
-            index, _, count = args.shard.partition("/")
-            counts = run_validity(config, limit=args.limit,
-                                  only=[b for b in args.only.split(",") if b] or None,
-                                  shard=(int(index), int(count or 1)),
-                                  skip=set(carry["records"]) if carry else frozenset(),
-                                  order=args.order,
-                                  first=[b for b in args.first.split(",") if b] or None)
-            busy = f", {counts['elsewhere']} running elsewhere" if counts["elsewhere"] else ""
-            print(f"{counts['ran']} models trained and scored, {counts['done']} already done{busy}, "
-                  f"of {counts['jobs']}; {time.perf_counter() - start:.0f}s", flush=True)
-        frame, hashes = collect_measurements(config, allow_missing=args.allow_missing, carry=carry)
-        out = write_summary(frame, hashes, summary_dir,
-                            blocks=completion(config, hashes))
-        print(f"summary of {len(hashes)} records ({len(hashes.carried)} carried from the "
-              f"committed summary): {out}")
-    except (ValiditySweepError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    """``python -m polybias.runner.validity_sweep CONFIG [options]``: the earlier spelling
+    of ``polybias sweep CONFIG --jobs 1`` (one process unless ``--jobs`` says otherwise);
+    its options (``--limit``, ``--only``, ``--shard``, ``--summary-only``,
+    ``--allow-missing``, ``--carry-committed``, ``--order``, ``--first``) are that
+    command's."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not any(a in ("-j", "--jobs") or a.startswith("--jobs=") for a in argv):
+        argv += ["--jobs", "1"]
+    return sweep_main(argv, prog="python -m polybias.runner.validity_sweep",
+                      note="This is the earlier spelling of `polybias sweep CONFIG --jobs 1`: the "
+                           "validity sweep is a sweep of the one runner (kind: validity). Use "
+                           "polybias sweep.", kind="validity")
 
 
 if __name__ == "__main__":

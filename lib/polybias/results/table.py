@@ -210,7 +210,7 @@ def _validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def _validity_model(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The rows of one planted model of the validity sweep (:func:`as_run_record`): one per
+    """The rows of one planted model of the validity sweep (:func:`as_record`): one per
     measure, metric and size, as the sweep scored them."""
     for r in rec["values"]["rows"]:
         yield _row(f"validity:{r['measure']}:{r['metric']}", r["value"],
@@ -345,7 +345,7 @@ def record_reader(metric: str) -> Callable[[dict[str, Any]], Iterator[dict[str, 
         f"record that holds no measure's value, declare it in polybias.results.table.NOT_TABULATED")
 
 
-def as_run_record(record: Any) -> Any:
+def as_record(record: Any) -> Any:
     """A record as the run record it is read as: itself, but for the record of one planted
     model of the validity sweep (:mod:`polybias.runner.validity_sweep`: ``job``,
     ``job_hash``, ``training``, ``scoring_version`` and ``rows``), which keeps the shape it
@@ -354,10 +354,10 @@ def as_run_record(record: Any) -> Any:
     the record's name, ``values`` its rows), read by :data:`READERS` like any other.
 
     >>> job = {"language": "en", "family": "mlm", "p": 0.9, "seed": 0}
-    >>> rec = as_run_record({"job": job, "job_hash": "ab", "rows": []})
+    >>> rec = as_record({"job": job, "job_hash": "ab", "rows": []})
     >>> rec["metric"], rec["model"], rec["test"], rec["params_hash"]
     ('validity-model', 'planted', 'mlm-p0.9-s0', 'ab')
-    >>> as_run_record({"metric": "weat"})
+    >>> as_record({"metric": "weat"})
     {'metric': 'weat'}
     """
     if (not isinstance(record, dict) or "metric" in record
@@ -389,7 +389,7 @@ def record_rows(record: dict[str, Any], study: str = "", source: str = "",
     ('weat', 1.2, 0.01, 'permutation-exact', 16)
     """
     where = f"{source}: " if source else ""
-    record = as_run_record(record)
+    record = as_record(record)
     if not isinstance(record, dict):
         raise ResultsError(f"{where}not a run record (not a JSON object)")
     for key in ("metric", "model", "language", "test", "values"):
@@ -430,7 +430,7 @@ def read_results(folder: str | Path | None = None, runs: list[Path] | None = Non
     ``study`` is the first folder below ``folder`` on the record's path (the sweep writes
     ``results/<study>/<run>/<record>.json``), or the parent of a run folder. A file that
     is not a readable record raises :class:`ResultsError` naming it. The validity sweep's
-    records of its planted models are read like the others (:func:`as_run_record`).
+    records of its planted models are read like the others (:func:`as_record`).
     """
     if runs is not None:
         found = [(path, Path(run).parent.name, Path(run).parent)

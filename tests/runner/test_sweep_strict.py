@@ -226,6 +226,9 @@ def test_a_run_lacking_only_its_optional_sources_runs_in_part(project, monkeypat
     assert note.replace(f"{project}/", "") + "\n" in shown
     assert not (project / "paper").exists()  # the checked copy and table: left as they are
     assert not sweep.is_done(run)
+    capsys.readouterr()
+    assert sweep.main([str(path), "--list"]) == 0
+    assert capsys.readouterr().out == "part   part\n"
     # the source can be had now (in the mirror): the next sweep runs it whole
     (project / "mirror" / "o+r" / "far.csv").write_text("x\n")
     text = (project / "data" / "sources.yaml").read_text().splitlines()

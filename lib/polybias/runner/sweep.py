@@ -48,7 +48,8 @@ provide it in place of that part) cannot all be had runs **in part**: it execute
 ``run.json`` says ``status: partial`` with the sources it lacked, and it writes neither the
 sweep's ``executed:`` copy nor its ``table_file`` beside the paper (the table goes to the
 run's folder), so the checked outputs stay those of the whole run. A run in part does not
-count as done: the next sweep runs it again, in whole once its sources can be had. The
+count as done (``--list`` shows it as ``part``): the next sweep runs it again, in whole once
+its sources can be had. The
 summary counts it among those that ran and lists it with what it lacked.
 
 Runs are skipped (reported as ``skipped``, with the reason, not as failed) when:
@@ -856,6 +857,14 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _in_part(folder: Path) -> bool:
+    """Whether the run of ``folder`` last ran in part (its ``run.json`` says ``partial``)."""
+    try:
+        return json.loads((folder / MARKER).read_text(encoding="utf-8")).get("status") == "partial"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _line(text: str) -> str:
     """The first non-empty line of ``text`` (never cut: it may end with the remedy)."""
     return next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
@@ -898,7 +907,8 @@ def main(argv: list[str] | None = None) -> int:
                 folder = _folder(r, root)
                 state = "done" if is_done(r, root) else (
                     "running" if RunLock(folder).held_elsewhere() else
-                    "failed" if (folder / FAILED).exists() else "todo")
+                    "failed" if (folder / FAILED).exists() else
+                    "part" if _in_part(folder) else "todo")
                 extra = f"  [{', '.join(f'{k}={v:g}' for k, v in r.resources.items())}]" if r.resources else ""
                 print(f"{state:6s} {r.key}{extra}")
             return 0

@@ -49,8 +49,8 @@ provide it in place of that part) cannot all be had runs **in part**: it execute
 sweep's ``executed:`` copy nor its ``table_file`` beside the paper (the table goes to the
 run's folder), so the checked outputs stay those of the whole run. A run in part does not
 count as done (``--list`` shows it as ``part``): the next sweep runs it again, in whole once
-its sources can be had. The
-summary counts it among those that ran and lists it with what it lacked.
+its sources can be had. The summary counts it among those that ran and lists it with what
+it lacked.
 
 Runs are skipped (reported as ``skipped``, with the reason, not as failed) when:
 
@@ -410,7 +410,9 @@ def execute_locked(run: Run, root: Path, folder: Path,
     runs with papermill (parameters: the run's, plus ``output_dir``), and on success the
     cleaned ``executed.ipynb`` and the ``run.json`` marker (parameter hash and the sha256 of
     every file left) are written atomically, marker before the notebook is put in place;
-    on an error the partial notebook becomes ``failed.ipynb``.
+    on an error the partial notebook becomes ``failed.ipynb``. A run with
+    :attr:`~polybias.runner.runs.Run.lacking` optional sources runs in part (see the module
+    docstring): marker ``status: partial``, no copy beside the paper, its table in ``folder``.
 
     Parameters
     ----------
@@ -426,8 +428,9 @@ def execute_locked(run: Run, root: Path, folder: Path,
     Returns
     -------
     dict
-        ``key``, ``status`` (``ok`` or ``failed``) and ``seconds`` (ok) or ``error`` and
-        ``notebook`` (failed), as :func:`execute` returns them.
+        ``key``, ``status`` (``ok`` or ``failed``) and ``seconds`` (ok; with ``partial``, the
+        lacking sources and their reasons, when it ran in part) or ``error`` and ``notebook``
+        (failed), as :func:`execute` returns them.
     """
     # lazy: jupytext, nbformat and papermill take seconds to import, and only runs need them
     import jupytext  # lazy: notebook runs only

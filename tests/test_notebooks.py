@@ -32,7 +32,8 @@ def _runs_offline() -> Path | None:
 
     root = paths.project_root()
     free = sorted(root / run.executed for run in load_sweep(root / "configs/sweeps/default.yaml")
-                  if run.executed and not run.sources and (root / run.executed).is_file())
+                  if run.executed and not run.sources and not run.optional_sources
+                  and (root / run.executed).is_file())
     return next((p for p in free if p.name.startswith("01_weat")), None)
 
 

@@ -1,7 +1,8 @@
 """nbval on the executed notebooks (``make test``).
 
-A notebook whose run in ``configs/sweeps/default.yaml`` declares data ``sources:`` that
-cannot be had here (no mirror copy, no cached copy, no network) is skipped, every cell,
+A notebook whose run in ``configs/sweeps/default.yaml`` declares data ``sources:`` or
+``optional_sources:`` that cannot be had here (no mirror copy, no cached copy, no network;
+the checked copy of a run holds its reproduction part too) is skipped, every cell,
 with the one-line reason :func:`polybias.data.sources.availability` gives (which names the source
 and how to provide it), as the sweep skips that run. Everything else is checked.
 """
@@ -20,7 +21,7 @@ def _sources_of_executed() -> dict[Path, tuple[str, ...]]:
     from polybias.runner.sweep import load_sweep
 
     runs = load_sweep(paths.configs_dir() / "sweeps" / "default.yaml")
-    return {(paths.project_root() / run.executed).resolve(): tuple(run.sources)
+    return {(paths.project_root() / run.executed).resolve(): (*run.sources, *run.optional_sources)
             for run in runs if run.executed}
 
 

@@ -216,6 +216,38 @@ def test_downloads_off_is_unreachable_without_trying(tmp_path, monkeypatch):
     assert not ok and "the download failed (downloads are off: POLYBIAS_OFFLINE=1)" in reason
 
 
+def test_a_skipped_part_is_one_line_naming_each_source_and_how_to_provide_it(tmp_path, monkeypatch):
+    """What a notebook shows in place of its reproduction part when the files it reads
+    cannot be had: one line, the first source's whole reason, then each other source with
+    what to provide; None once the files can be had (the part then runs, its outputs as
+    before)."""
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("POLYBIAS_EMBEDDED", str(tmp_path / "embedded"))
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
+    reg = offline_registry()
+    reg["gh2"] = sources.Source("gh2", closed_port_url("o/r/1/e.csv"), SHA, "MIT", repo="o/r",
+                                commit="1" * 40, path="e.csv")
+    note = sources.unavailable_note(["gh", "gh2", "wheel"], "the reproduction of X", reg)
+    assert "\n" not in note
+    assert note.startswith("(not run: the reproduction of X, skipped because data source 'gh' "
+                           "cannot be had: set POLYBIAS_DATA_MIRROR to a folder laid out "
+                           "<owner>+<repo>/<path> (holding o+r/d/f.txt), or connect to the network; "
+                           "the download failed (no connection to 127.0.0.1 (offline?)): ")
+    assert note.endswith(f"; likewise 'gh2' (holding o+r/e.csv), 'wheel' (the file w.whl, sha256 "
+                         f"{SHA}). The rest of the notebook does not need them.)")
+    assert files_under(tmp_path) == []  # nothing downloaded, nothing half-written
+    # with the mirror holding the GitHub files, only the wheel is named
+    mirror = tmp_path / "mirror"
+    (mirror / "o+r" / "d").mkdir(parents=True)
+    (mirror / "o+r" / "d" / "f.txt").write_text("hello")
+    monkeypatch.setenv("POLYBIAS_DATA_MIRROR", str(mirror))
+    assert sources.unavailable_note(["gh"], "the reproduction of X", reg) is None
+    one = sources.unavailable_note(["gh", "wheel"], "the reproduction of X", reg)
+    assert one.startswith("(not run: the reproduction of X, skipped because data source 'wheel' "
+                          "cannot be had: put the file w.whl") and "'gh'" not in one
+    assert one.endswith(". The rest of the notebook does not need it.)")
+
+
 def test_the_environment_s_embedded_copy_is_used_and_verified(tmp_path, monkeypatch):
     """``make env`` puts the pinned wheels in the environment: read there, sha256-checked,
     with downloads off; a copy that fails its sha256 is an error naming the remedy."""

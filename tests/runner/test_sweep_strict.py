@@ -69,7 +69,7 @@ RUN = "runs:\n  - notebook: nb/echo.py\n    section: s\n"
      r"sweep.yaml: unknown key\(s\) 'kernal'; valid keys: kind, kernel, runs$"),
     (RUN + "    grid: {x: [1]}\n    paramters: {tests: [a]}\n",
      r"sweep.yaml: runs\[0\]: unknown key\(s\) 'paramters'; valid keys: notebook, section, grid, "
-     r"parameters, executed, table_file, resources, sources$"),
+     r"parameters, executed, table_file, resources, sources, optional_sources$"),
     (RUN + "    grid: {y: [1]}\n",
      r"sweep.yaml: runs\[0\]: unknown parameter\(s\) 'y' of notebook nb/echo.py; it declares: "
      r"x, tests, output_dir, table_file$"),
@@ -82,6 +82,11 @@ RUN = "runs:\n  - notebook: nb/echo.py\n    section: s\n"
     (RUN + "    sources: crows-pairs\n", r"runs\[0\]: 'sources' must be a list of data source names"),
     (RUN + "    sources: [crows-pairz]\n",
      r"runs\[0\]: unknown data source\(s\) 'crows-pairz' in 'sources'; registered: far, here$"),
+    (RUN + "    optional_sources: [farr]\n",
+     r"runs\[0\]: unknown data source\(s\) 'farr' in 'optional_sources'; registered: far, here$"),
+    (RUN + "    sources: [here, far]\n    optional_sources: [far]\n",
+     r"runs\[0\]: data source\(s\) 'far' both in 'sources' \(the run needs them\) and "
+     r"'optional_sources' \(a part of it reads them\)$"),
 ])
 def test_misconfigurations_are_errors_before_anything_runs(project, body, message, capsys):
     registry(project)
@@ -166,6 +171,77 @@ def test_runs_whose_data_cannot_be_had_are_skipped(project, monkeypatch, capsys,
     assert "'far' cannot be had" in outcomes["echo__x-2"]["reason"]
     assert sweep.summary(list(outcomes.values())).startswith(
         "sweep: 0 ran, 2 skipped (1 already done, 1 not run), 0 failed\n  SKIPPED echo__x-2: ")
+
+
+PART = '''# %% tags=["parameters"]
+output_dir: str = "results/x"  # where to write
+table_file: str = ""  # table
+
+# %%
+import pathlib
+from polybias.data import sources
+note = sources.unavailable_note(["far"], "the reproduction")
+print(note or "reproduced")
+pathlib.Path(output_dir, "value.json").write_text("1")
+if table_file:
+    pathlib.Path(table_file).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(table_file).write_text(note or "reproduced")
+'''
+
+
+def test_a_run_lacking_only_its_optional_sources_runs_in_part(project, monkeypatch, capsys, caplog):
+    """Sources that only a part of a run reads: without them the run executes (its notebook
+    says what it skipped), is recorded as partial, leaves the checked copy and table beside
+    the paper as they are, and does not count as done; once they can be had the next sweep
+    runs it whole."""
+    import hashlib
+
+    registry(project)
+    monkeypatch.setenv("POLYBIAS_DATA_MIRROR", str(project / "mirror"))
+    monkeypatch.setenv("POLYBIAS_EMBEDDED", str(project / "embedded"))
+    (project / "nb" / "part.py").write_text(PART)
+    path = write(project, "runs:\n  - notebook: nb/part.py\n    section: p\n    sources: [here]\n"
+                          "    optional_sources: [far]\n    executed: paper/executed/part.ipynb\n"
+                          "    table_file: paper/tables/part.md\n")
+    [run] = sweep.load_sweep(path)
+    assert (run.sources, run.optional_sources, run.lacking) == (("here",), ("far",), {})
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:3] == ["sweep: 1 ran (1 in part), 0 skipped, 0 failed",
+                       "  IN PART part: data source 'far' cannot be had; the part that reads it was skipped",
+                       "data sources that cannot be had here (1), so their runs ran in part:"]
+    assert out[3].startswith("  data source 'far' cannot be had: put the file file.csv") and len(out) == 4
+    said = [r.getMessage() for r in caplog.records if "far" in r.getMessage()]
+    assert said == ["sweep: data source 'far' cannot be had, 1 run in part"]
+    folder = project / "results/p/part"
+    marker = json.loads((folder / "run.json").read_text())
+    assert marker["status"] == "partial" and list(marker["lacking"]) == ["far"]
+    assert marker["executed"] is None and marker["parameters"]["table_file"] == "results/p/part/part.md"
+    note = (folder / "part.md").read_text()
+    assert note.startswith("(not run: the reproduction, skipped because data source 'far' cannot "
+                           "be had: put the file file.csv") and "\n" not in note
+    # the notebook shows the line (the project's path in it made relative, as in any output)
+    shown = ["".join(out.get("text", "")) for cell in json.loads((folder / "executed.ipynb").read_text())["cells"]
+             for out in cell.get("outputs", [])]
+    assert note.replace(f"{project}/", "") + "\n" in shown
+    assert not (project / "paper").exists()  # the checked copy and table: left as they are
+    assert not sweep.is_done(run)
+    capsys.readouterr()
+    assert sweep.main([str(path), "--list"]) == 0
+    assert capsys.readouterr().out == "part   part\n"
+    # the source can be had now (in the mirror): the next sweep runs it whole
+    (project / "mirror" / "o+r" / "far.csv").write_text("x\n")
+    text = (project / "data" / "sources.yaml").read_text().splitlines()
+    text[-1] = (f"  far: {{repo: o/r, commit: {'1' * 40}, path: far.csv, "
+                f"sha256: {hashlib.sha256(b'x' + bytes([10])).hexdigest()}, licence: MIT}}")
+    (project / "data" / "sources.yaml").write_text("\n".join(text) + "\n")
+    [outcome] = sweep.run_sweep(path, jobs=1, progress=False)
+    assert outcome["status"] == "ok" and "partial" not in outcome
+    marker = json.loads((folder / "run.json").read_text())
+    assert marker["status"] == "ok" and "lacking" not in marker
+    assert (project / "paper/tables/part.md").read_text() == "reproduced"
+    assert "reproduced" in (project / "paper/executed/part.ipynb").read_text()
+    assert sweep.is_done(run)
 
 
 HOLD = """

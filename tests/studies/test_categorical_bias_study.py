@@ -154,3 +154,28 @@ def test_score_share_and_kl_tables_on_the_planted_mlm(planted_scores):
 
     firsts = {members[0] for members in logprob.group_members(book, "targets", "group").values()}
     assert {kl.iloc[0]["from"], kl.iloc[0]["to"]} <= firsts
+
+
+REPRODUCTIONS = [(categorical_bias.reproduction_unavailable, categorical_bias.REPRODUCTION_SOURCES),
+                 (cultural_interactions.reproduction_unavailable, cultural_interactions.REPRODUCTION_SOURCES)]
+
+
+@pytest.mark.parametrize("unavailable, names", REPRODUCTIONS, ids=["06", "07"])
+def test_the_reproduction_part_says_what_it_skips_offline(unavailable, names, tmp_path, monkeypatch):
+    """No mirror, an empty cache, downloads off: the note notebooks 06 and 07 show in place of
+    their reproduction names each file it reads and how to provide it, in one line."""
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path))
+    monkeypatch.setenv("POLYBIAS_OFFLINE", "1")
+    note = unavailable()
+    assert "\n" not in note and note.startswith("(not run: the reproduction of ")
+    assert f"data source '{names[0]}' cannot be had: set POLYBIAS_DATA_MIRROR" in note
+    assert all(f"'{name}' (holding " in note for name in names[1:])
+    assert note.endswith("The rest of the notebook does not need them.)")
+
+
+@pytest.mark.parametrize("unavailable, names", REPRODUCTIONS, ids=["06", "07"])
+def test_the_reproduction_part_runs_where_its_files_can_be_had(unavailable, names, mirror):
+    if mirror is None:
+        pytest.skip(f"offline: {sources.availability(names[0])[1]}")
+    assert unavailable() is None

@@ -32,10 +32,10 @@ def test_the_gpt2_reproduction_says_why_it_cannot_run_offline(monkeypatch):
     from polybias.studies import crows_pairs as study
 
     monkeypatch.setattr(study.sources, "availability",
-                        lambda name: (False, f"data source {name!r} cannot be had: offline"))
+                        lambda name, *_: (False, f"data source {name!r} cannot be had: offline"))
     note = study.gamboa_gpt2_unavailable()
     assert note.startswith("(not run:") and "'gamboa-gpt2-scores' cannot be had: offline" in note
-    monkeypatch.setattr(study.sources, "availability", lambda name: (True, "mirror"))
+    monkeypatch.setattr(study.sources, "availability", lambda name, *_: (True, "mirror"))
     assert study.gamboa_gpt2_unavailable() is None
 
 

@@ -357,6 +357,75 @@ def availability(name: str, registry: dict[str, Source] | None = None,
     return True, f"{name}: downloaded from {source.url}"
 
 
+def unavailable_note(names: list[str] | tuple[str, ...], part: str,
+                     registry: dict[str, Source] | None = None) -> str | None:
+    """Why the ``part`` of a notebook that reads the registered files ``names`` cannot run
+    here, as the one line the notebook shows in its place, or None when each can be had.
+
+    A notebook whose reproduction of published values reads the source studies' files
+    (listed under ``optional_sources:`` in a sweep) checks them with this before that part,
+    and runs the rest either way. Each source is checked by :func:`availability` (mirror,
+    the environment's files, verified cache, else a download with a short timeout).
+
+    Parameters
+    ----------
+    names : list of str
+        Registered sources the part reads.
+    part : str
+        What is skipped, as the line names it (e.g. ``"the reproduction of seed 001's
+        GPT-2 row"``).
+    registry : dict, optional
+        A registry from :func:`load_registry`; the project's by default.
+
+    Returns
+    -------
+    str or None
+        ``(not run: <part>, skipped because <reason>. The rest of the notebook does not need
+        it.)``: the first source that cannot be had with its whole reason (its id, how to
+        provide it, then the failed download), each other one by its id and what to
+        provide (its mirror path, or its file and sha256; or its whole reason when that
+        is not the same kind); never cut. None when nothing is lacking.
+
+    Examples
+    --------
+    >>> unavailable_note([], "nothing") is None
+    True
+    """
+    reasons = {}
+    for name in dict.fromkeys(names):
+        ok, reason = availability(name, registry)
+        if not ok:
+            reasons[name] = reason
+    if not reasons:
+        return None
+    return _note(reasons, part, registry if registry is not None else load_registry())
+
+
+def _note(reasons: dict[str, str], part: str, registry: dict[str, Source]) -> str:
+    """The line of :func:`unavailable_note` for the ``reasons`` of the sources lacking.
+
+    >>> reg = {"a": Source("a", "u", "0" * 64, "MIT", "o/r", "1" * 40, "a.csv"),
+    ...        "b": Source("b", "u", "0" * 64, "MIT", "o/r", "1" * 40, "b.csv")}
+    >>> _note({"a": "data source 'a' cannot be had: set X (holding o+r/a.csv); offline",
+    ...        "b": "data source 'b' cannot be had: set X (holding o+r/b.csv); offline"}, "the part", reg)
+    "(not run: the part, skipped because data source 'a' cannot be had: set X (holding o+r/a.csv); offline; likewise 'b' (holding o+r/b.csv). The rest of the notebook does not need them.)"
+    """
+    first, *others = reasons
+    line = f"(not run: {part}, skipped because {reasons[first]}"
+    likewise = []
+    for name in others:
+        source = registry[name]
+        if not reasons[name].startswith(f"data source {name!r} cannot be had: "):
+            line += f"; {reasons[name]}"
+        elif source.mirror_relpath is not None:
+            likewise.append(f"{name!r} (holding {source.mirror_relpath.as_posix()})")
+        else:
+            likewise.append(f"{name!r} (the file {source.filename}, sha256 {source.sha256})")
+    if likewise:
+        line += f"; likewise {', '.join(likewise)}"
+    return line + f". The rest of the notebook does not need {'them' if others else 'it'}.)"
+
+
 _unreachable: dict[str, tuple[float, str]] = {}
 """Host (and port) -> (when, cause) of its last failure to connect (see :data:`UNREACHABLE_FOR`)."""
 

@@ -28,7 +28,7 @@ TOP_KEYS = ("kind", "kernel", "runs")
 """Keys of a sweep YAML's top level (``kind``: ``notebooks``, the default; a sweep of
 another kind is read by its own module, :data:`polybias.runner.sweep.KINDS`)."""
 RUN_KEYS = ("notebook", "section", "grid", "parameters", "executed", "table_file",
-            "resources", "sources")
+            "resources", "sources", "optional_sources")
 """Keys of one entry of ``runs:``."""
 class SweepError(ValueError):
     """A sweep configuration (or how it is asked to run) is malformed."""
@@ -46,6 +46,12 @@ class Run:
     kernel: str
     resources: dict[str, float] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
+    optional_sources: tuple[str, ...] = ()
+    """Data sources only a part of the notebook reads (its reproduction of published values),
+    which checks them itself and runs the rest without them."""
+    lacking: dict[str, str] = field(default_factory=dict)
+    """The optional sources that cannot be had for this execution, each with its reason: set
+    by the sweep, whose run then executes in part (see :mod:`polybias.runner.sweep`)."""
 
     @property
     def params_hash(self) -> str:
@@ -229,16 +235,16 @@ def check_parameters(names: list[str], nb: str, declared: dict[str, str], where:
                          f"{nb}; it declares: {', '.join(declared) or 'none'}")
 
 
-def _sources(value: Any, where: str, registry: dict[str, Any]) -> tuple[str, ...]:
+def _sources(value: Any, where: str, registry: dict[str, Any], key: str = "sources") -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise SweepError(f"{where}: 'sources' must be a list of data source names "
+        raise SweepError(f"{where}: '{key}' must be a list of data source names "
                          f"(data/sources.yaml), e.g. [crows-pairs]; got {value!r}")
     unknown = [v for v in value if v not in registry]
     if unknown:
         raise SweepError(f"{where}: unknown data source(s) {', '.join(map(repr, unknown))} in "
-                         f"'sources'; registered: {', '.join(sorted(registry))}")
+                         f"'{key}'; registered: {', '.join(sorted(registry))}")
     return tuple(dict.fromkeys(value))
 
 
@@ -308,9 +314,15 @@ def read_sweep(config: str | Path) -> list[Run]:
             given.append("table_file")
         check_parameters(given, nb, declared, where)
         resources = _resources(entry.get("resources"), where)
-        if entry.get("sources") is not None and registry is None:
+        if (entry.get("sources") is not None or entry.get("optional_sources") is not None) \
+                and registry is None:
             registry = _data_registry(config)
         needed = _sources(entry.get("sources"), where, registry or {})
+        optional = _sources(entry.get("optional_sources"), where, registry or {}, "optional_sources")
+        both = [s for s in optional if s in needed]
+        if both:
+            raise SweepError(f"{where}: data source(s) {', '.join(map(repr, both))} both in 'sources' "
+                             "(the run needs them) and 'optional_sources' (a part of it reads them)")
         section = str(entry.get("section", Path(nb).stem))
         names = list(grid)
         for values in itertools.product(*(grid[n] for n in names)):
@@ -320,7 +332,8 @@ def read_sweep(config: str | Path) -> list[Run]:
                 params["table_file"] = _fill(entry["table_file"], point, where)
             key = "__".join([Path(nb).stem] + [f"{n}-{_slug(point[n])}" for n in names])
             executed = _fill(entry["executed"], point, where) if entry.get("executed") else None
-            runs.append(Run(nb, section, key, params, executed, kernel, dict(resources), needed))
+            runs.append(Run(nb, section, key, params, executed, kernel, dict(resources), needed,
+                            optional))
     dups = sorted(k for k, n in Counter(r.key for r in runs).items() if n > 1)
     if dups:
         raise SweepError(f"{config}: runs collide on the same folder: {', '.join(dups)}")

@@ -16,6 +16,7 @@ A sweep YAML lists entries; each expands to one run per point of its grid::
         table_file: paper/tables/weat_{model}.md         # optional, passed to the notebook
         resources: {GPU: 1}                 # optional Dask worker resources held by each run
         sources: [crows-pairs]              # optional data sources (data/sources.yaml) it needs
+        optional_sources: [gamboa-gpt2-scores]  # optional: sources only a part of it reads
 
 The configuration is strict: a key other than those above (at the top level:
 ``kernel`` and ``runs``), or a parameter (in ``grid`` or ``parameters``) that the
@@ -40,6 +41,17 @@ it lists is intact (an edit of the notebook's source counts as a change); so a r
 killed halfway, at any point, leaves nothing that looks finished, and running the
 sweep again redoes only what is missing. A failed run leaves ``failed.ipynb``
 (showing the error) and no marker.
+
+A run whose ``optional_sources:`` (the source studies' files that only its reproduction
+part reads; the notebook checks them itself, e.g. with
+:func:`polybias.data.sources.unavailable_note`, and shows one line naming each and how to
+provide it in place of that part) cannot all be had runs **in part**: it executes, its
+``run.json`` says ``status: partial`` with the sources it lacked, and it writes neither the
+sweep's ``executed:`` copy nor its ``table_file`` beside the paper (the table goes to the
+run's folder), so the checked outputs stay those of the whole run. A run in part does not
+count as done (``--list`` shows it as ``part``): the next sweep runs it again, in whole once
+its sources can be had. The summary counts it among those that ran and lists it with what
+it lacked.
 
 Runs are skipped (reported as ``skipped``, with the reason, not as failed) when:
 
@@ -101,6 +113,7 @@ write its record, and whose ``finish`` writes the committed summary; its options
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import importlib
 import json
@@ -465,7 +478,9 @@ def execute_locked(run: Run, root: Path, folder: Path,
     runs with papermill (parameters: the run's, plus ``output_dir``), and on success the
     cleaned ``executed.ipynb`` and the ``run.json`` marker (parameter hash and the sha256 of
     every file left) are written atomically, marker before the notebook is put in place;
-    on an error the partial notebook becomes ``failed.ipynb``.
+    on an error the partial notebook becomes ``failed.ipynb``. A run with
+    :attr:`~polybias.runner.runs.Run.lacking` optional sources runs in part (see the module
+    docstring): marker ``status: partial``, no copy beside the paper, its table in ``folder``.
 
     Parameters
     ----------
@@ -481,8 +496,9 @@ def execute_locked(run: Run, root: Path, folder: Path,
     Returns
     -------
     dict
-        ``key``, ``status`` (``ok`` or ``failed``) and ``seconds`` (ok) or ``error`` and
-        ``notebook`` (failed), as :func:`execute` returns them.
+        ``key``, ``status`` (``ok`` or ``failed``) and ``seconds`` (ok; with ``partial``, the
+        lacking sources and their reasons, when it ran in part) or ``error`` and ``notebook``
+        (failed), as :func:`execute` returns them.
     """
     # lazy: jupytext, nbformat and papermill take seconds to import, and only runs need them
     import jupytext  # lazy: notebook runs only
@@ -492,6 +508,8 @@ def execute_locked(run: Run, root: Path, folder: Path,
     digest = run.hash_in(root)  # of the source about to run, not of a later edit
     _empty(folder)  # the marker goes first: from here on the run is not done
     params = {**run.parameters, "output_dir": output_dir or os.path.relpath(folder, root)}
+    if run.lacking and params.get("table_file"):  # in part: the paper's table stays as it is
+        params["table_file"] = os.path.join(params["output_dir"], Path(params["table_file"]).name)
     src = jupytext.read(root / run.notebook)
     src.metadata["kernelspec"] = {"name": run.kernel, "display_name": run.kernel, "language": "python"}
     partial, failed = folder / PARTIAL, folder / FAILED
@@ -514,15 +532,21 @@ def execute_locked(run: Run, root: Path, folder: Path,
     write_text_atomic(partial, text)
     outputs = _outputs(folder)
     outputs[EXECUTED] = outputs.pop(PARTIAL)
+    copy = run.executed if not run.lacking else None  # in part: the checked copy stays as it is
     marker = {"key": run.key, "notebook": run.notebook, "parameters": params,
-              "params_hash": digest, "status": "ok", "executed": run.executed,
-              "executed_sha256": outputs[EXECUTED] if run.executed else None,
+              "params_hash": digest, "status": "partial" if run.lacking else "ok",
+              "executed": copy, "executed_sha256": outputs[EXECUTED] if copy else None,
               "outputs": outputs}
+    if run.lacking:
+        marker["lacking"] = dict(run.lacking)
     write_text_atomic(folder / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
     partial.replace(folder / EXECUTED)
-    if run.executed:
-        write_text_atomic(root / run.executed, text)
-    return {"key": run.key, "status": "ok", "seconds": time.perf_counter() - t0}
+    if copy:
+        write_text_atomic(root / copy, text)
+    outcome = {"key": run.key, "status": "ok", "seconds": time.perf_counter() - t0}
+    if run.lacking:
+        outcome["partial"] = dict(run.lacking)
+    return outcome
 
 
 # ----------------------------------------------------------------------------- clusters
@@ -763,26 +787,32 @@ def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
     environment's embedded files, verified cache, else a short download attempt); each
     that cannot be had is logged once, in one short line (its reason, how to provide it
     first, is in the summary's final list).
-    Returns the runs to execute and one ``skipped`` outcome for each of the others, whose
-    ``reason`` names the sources it lacks and whose ``sources`` maps each to its reason.
+    Returns the runs to execute, those lacking only ``optional_sources`` with them as
+    :attr:`~polybias.runner.runs.Run.lacking` (they run in part), and one ``skipped``
+    outcome for each of the others, whose ``reason`` names the sources it lacks and whose
+    ``sources`` maps each to its reason.
     """
-    names = sorted({s for r in runs for s in r.sources})
+    names = sorted({s for r in runs for s in (*r.sources, *r.optional_sources)})
     if not names:
         return runs, []
     registry = sources.load_registry()
     verdict = {name: sources.availability(name, registry) for name in names}
     ready, skipped = [], []
-    for name, (ok, _) in verdict.items():
-        if not ok:  # how to provide it: in the summary's final list
-            n_runs = sum(name in r.sources for r in runs)
-            log.warning("sweep: %s, %d run%s skipped", _lacking([name]), n_runs, "s" * (n_runs != 1))
     for r in runs:
         missing = {s: verdict[s][1] for s in r.sources if not verdict[s][0]}
+        lacking = {s: verdict[s][1] for s in r.optional_sources if not verdict[s][0]}
         if missing:
             skipped.append({"key": r.key, "status": "skipped", "reason": _lacking(missing),
                             "sources": missing})
         else:
-            ready.append(r)
+            ready.append(dataclasses.replace(r, lacking=lacking) if lacking else r)
+    for name, (ok, _) in verdict.items():
+        if not ok:  # how to provide it: in the summary's final list
+            n_runs = sum(name in o["sources"] for o in skipped)
+            n_part = sum(name in r.lacking for r in ready)
+            counted = [f"{n_runs} run{'s' * (n_runs != 1)} skipped"] if n_runs or not n_part else []
+            counted += [f"{n_part} run{'s' * (n_part != 1)} in part"] if n_part else []
+            log.warning("sweep: %s, %s", _lacking([name]), ", ".join(counted))
     return ready, skipped
 
 
@@ -885,6 +915,12 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
       SKIPPED d: data source 'x' cannot be had
     data sources that cannot be had here (1), so their runs were skipped:
       data source 'x' cannot be had: put x.csv in data/
+    >>> print(summary([{"key": "e", "status": "ok", "partial": {"x": "data source 'x' cannot be "
+    ...                 "had: put x.csv in data/"}}]))
+    sweep: 1 ran (1 in part), 0 skipped, 0 failed
+      IN PART e: data source 'x' cannot be had; the part that reads it was skipped
+    data sources that cannot be had here (1), so their runs ran in part:
+      data source 'x' cannot be had: put x.csv in data/
     """
     counts = {s: sum(o["status"] == s for o in outcomes) for s in ("ok", "skipped", "failed")}
     skipped = f"{counts['skipped']} skipped"
@@ -894,23 +930,39 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
         if counts["skipped"] > n_done:
             parts.append(f"{counts['skipped'] - n_done} not run")
         skipped += f" ({', '.join(parts)})"
-    lines = [f"sweep: {counts['ok']} ran, {skipped}, {counts['failed']} failed"]
+    in_part = [o for o in outcomes if o["status"] == "ok" and o.get("partial")]
+    ran = f"{counts['ok']} ran" + (f" ({len(in_part)} in part)" if in_part else "")
+    lines = [f"sweep: {ran}, {skipped}, {counts['failed']} failed"]
     n_todo = sum(o["status"] == "todo" for o in outcomes)
     if n_todo:
         lines[0] += f", {n_todo} todo ({_line(next(o for o in outcomes if o['status'] == 'todo')['reason'])})"
     for o in outcomes:
         if o["status"] == "skipped" and o.get("reason", DONE) != DONE:
             lines.append(f"  SKIPPED {o['key']}: {_line(o['reason'])}")
+    for o in in_part:
+        lines.append(f"  IN PART {o['key']}: {_lacking(o['partial'])}; the part that reads "
+                     f"{'them' if len(o['partial']) > 1 else 'it'} was skipped")
     for o in outcomes:
         if o["status"] == "failed":
             where = o.get("notebook") or "no notebook (the run did not start or its worker died)"
             lines.append(f"  FAILED {o['key']}: see {where}\n    {_line(o['error'])}")
-    lacking = {name: why for o in outcomes for name, why in sorted(o.get("sources", {}).items())}
+    lacking = {name: why for o in outcomes
+               for name, why in sorted({**o.get("sources", {}), **o.get("partial", {})}.items())}
     if lacking:
-        lines.append(f"data sources that cannot be had here ({len(lacking)}), so their runs were "
-                     "skipped:")
+        fate = " or".join(([" were skipped"] if any(o.get("sources") for o in outcomes) else [])
+                          + ([" ran in part"] if in_part else []))
+        lines.append(f"data sources that cannot be had here ({len(lacking)}), so their runs"
+                     f"{fate}:")
         lines += [f"  {_line(why)}" for _, why in sorted(lacking.items())]
     return "\n".join(lines)
+
+
+def _in_part(folder: Path) -> bool:
+    """Whether the run of ``folder`` last ran in part (its ``run.json`` says ``partial``)."""
+    try:
+        return json.loads((folder / MARKER).read_text(encoding="utf-8")).get("status") == "partial"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _line(text: str) -> str:
@@ -1020,7 +1072,8 @@ def main(argv: list[str] | None = None, prog: str = "polybias sweep",
                 folder = _folder(r, root)
                 state = "done" if is_done(r, root) else (
                     "running" if RunLock(folder).held_elsewhere() else
-                    "failed" if (folder / FAILED).exists() else "todo")
+                    "failed" if (folder / FAILED).exists() else
+                    "part" if _in_part(folder) else "todo")
                 extra = f"  [{', '.join(f'{k}={v:g}' for k, v in r.resources.items())}]" if r.resources else ""
                 print(f"{state:6s} {r.key}{extra}")
             return 0

@@ -254,6 +254,21 @@ def score_all(lm, categories: list[str] | None = None, languages: list[str] | No
             "kl": pd.DataFrame(kl_rows), "top": pd.DataFrame(top_rows)}
 
 
+#: What notebook 06's reproduction part reads: seed 002's templates (their prior counts) and
+#: seed 004's ``CG_score_2.csv`` (a sweep's ``optional_sources:`` of its runs)
+REPRODUCTION_SOURCES = ("seed002-prior-sentence-templates", "seed004-cg-score-2")
+
+
+def reproduction_unavailable() -> str | None:
+    """Why :func:`seed002_reproduction_tables` and :func:`seed004_reproduction_tables` cannot
+    run here (a file of :data:`REPRODUCTION_SOURCES` is in no mirror or cache and cannot be
+    downloaded), as one note naming the sources and how to provide them
+    (:func:`polybias.data.sources.unavailable_note`), or None when they can. The notebook
+    then shows the note in place of the reproduction and scores its model."""
+    return sources.unavailable_note(REPRODUCTION_SOURCES,
+                                    "the reproduction of seed 002's and seed 004's published values")
+
+
 def seed002_reproduction_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Seed 002's aggregated CB recomputed from the per-template-set values its code
     printed (``paper/reported/behnamghader2022_cb.csv``), weighted by the numbers of

@@ -160,17 +160,16 @@ def alignment_change_counts(model: str = "minilm-l6",
 
 #: The registered file of seed 001's per-pair GPT-2 scores (:func:`gamboa_gpt2_reproduction`)
 GAMBOA_GPT2_SCORES = "gamboa-gpt2-scores"
+#: What notebook 05's reproduction part reads (a sweep's ``optional_sources:`` of its runs)
+REPRODUCTION_SOURCES = (GAMBOA_GPT2_SCORES,)
 
 
 def gamboa_gpt2_unavailable() -> str | None:
     """Why :func:`gamboa_gpt2_reproduction` cannot run here (its registered file is in no
-    mirror or cache and cannot be downloaded), as one note for the reader, or None when
-    it can. A notebook run offline then shows the note instead of failing."""
-    ok, reason = sources.availability(GAMBOA_GPT2_SCORES)
-    if ok:
-        return None
-    return (f"(not run: seed 001's per-pair GPT-2 scores are not available here: {reason} "
-            "The rest of the notebook does not need them.)")
+    mirror or cache and cannot be downloaded), as one note for the reader naming the source
+    and how to provide it (:func:`polybias.data.sources.unavailable_note`), or None when it
+    can. A notebook run offline then shows the note instead of failing."""
+    return sources.unavailable_note(REPRODUCTION_SOURCES, "the reproduction of seed 001's GPT-2 row")
 
 
 def gamboa_gpt2_reproduction() -> pd.DataFrame:

@@ -17,6 +17,21 @@ SEED004_LISTS = {"Countries": "seed004-countries", "Languages": "seed004-languag
 
 
 
+#: What notebook 07's reproduction part reads: seed 004's identity lists, its adjectives and
+#: ``CG_score_2.csv`` (a sweep's ``optional_sources:`` of its runs)
+REPRODUCTION_SOURCES = (*SEED004_LISTS.values(), "seed004-adjectives", "seed004-cg-score-2")
+
+
+def reproduction_unavailable() -> str | None:
+    """Why :func:`identity_lists_table`, :func:`adjective_sample` and
+    :func:`authors_interaction_test` cannot run here (a file of :data:`REPRODUCTION_SOURCES` is
+    in no mirror or cache and cannot be downloaded), as one note naming the sources and how
+    to provide them (:func:`polybias.data.sources.unavailable_note`), or None when they can.
+    The notebook then shows the note in place of the reproduction and scores its model."""
+    return sources.unavailable_note(REPRODUCTION_SOURCES, "the reproduction of seed 004's lists, samples "
+                                    "and interaction test")
+
+
 def identity_lists_table(seed: int = 0, reported: str = "capstone2023_sampling") -> pd.DataFrame:
     """Seed 004's identity lists (:data:`SEED004_LISTS`, read by :func:`read_identity_list`)
     beside its Table 1 (``paper/reported/<reported>.csv``): per characteristic the raw,

@@ -400,6 +400,9 @@ class Cell:
     digest: str
     resources: dict[str, float] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
+    #: a planted model reads no source study's file in part only (see ``Run.optional_sources``)
+    optional_sources: tuple[str, ...] = ()
+    lacking: dict[str, str] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:

@@ -104,6 +104,22 @@ def test_the_labels_stored_records_carry_keep_their_measure():
         "g_s": "ratio of masculine rates (1 = no difference; > 1 toward the planted association)"}
 
 
+def test_the_unsigned_validity_labels_come_from_the_entries_polarity(tmp_path):
+    """The validity summaries take ``|p - 0.5|`` as the dose of the labels of unsigned
+    measures: the CB family's, and any label an unsigned entry adds."""
+    assert measures.UNSIGNED_LABELS == ("cb", "pll-cb", "interaction-cb", "pronoun-cb")
+    assert validity.UNSIGNED_METRICS == measures.UNSIGNED_LABELS
+    assert all(measures.get(measures.registered_measure(d, label)).polarity == "unsigned"
+               for d, labels in measures.METRIC_MEASURES.items() for label in labels
+               if label in measures.UNSIGNED_LABELS)
+
+    def edit(raw):
+        raw["kl-difference"]["validity_labels"] = {"template-mlm": ["max-kl"]}
+        raw["pll-cb"]["polarity"] = "signed"
+    edited = measures.load_registry(_registry(tmp_path, edit))
+    assert measures.unsigned_labels(edited) == ("cb", "interaction-cb", "pronoun-cb", "max-kl")
+
+
 def test_result_summary_is_one_flat_row():
     X = np.array([[1., .1], [1., .2], [.9, .1]])
     Y = np.array([[.1, 1.], [.2, 1.], [.1, .9]])

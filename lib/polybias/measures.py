@@ -48,8 +48,8 @@ from polybias import paths
 from polybias.metrics.measure import P_METHODS, Interval, MeasureResult, role
 
 __all__ = ["INPUT_KINDS", "MEASURES", "POLARITIES", "P_METHODS", "Compat", "Interval", "Measure", "MeasureError",
-           "MeasureResult", "Published", "compute", "get", "load_registry", "measures_table",
-           "scorer_function"]
+           "MeasureResult", "Published", "UNSIGNED_LABELS", "compute", "get", "load_registry",
+           "measures_table", "scorer_function", "unsigned_labels"]
 
 #: The kinds of input a registered function takes (the contract tests build each kind).
 INPUT_KINDS = ("vectors", "word-vectors", "occurrences", "attribute-scores", "pair-scores",
@@ -284,6 +284,19 @@ def validity_unit_map(registry: dict[str, Measure]) -> dict[str, str]:
     return out
 
 
+def unsigned_labels(registry: dict[str, Measure]) -> tuple[str, ...]:
+    """The validity metric labels of the measures of ``registry`` whose ``polarity`` is
+    ``unsigned`` (a variance over groups has no direction: the validity sweep's dose of such a
+    label is ``|p - 0.5|``, not ``p``), in registry order.
+
+    >>> unsigned_labels(MEASURES)[:2]
+    ('cb', 'pll-cb')
+    """
+    out = {label: None for m in registry.values() if m.polarity == "unsigned"
+           for labels in m.validity_labels.values() for label in labels}
+    return tuple(out)
+
+
 def scorer_function(scorer: str) -> Callable:
     """The function a ``scorers`` entry names (its call options in parentheses dropped).
 
@@ -361,6 +374,12 @@ METRIC_MEASURES: dict[str, dict[str, str]] = validity_label_map(MEASURES)
 #: figures' value axis names, from the entries' ``validity_units``
 #: (:func:`polybias.results.table.metric_axis`).
 VALIDITY_UNITS: dict[str, str] = validity_unit_map(MEASURES)
+
+#: The validity metric labels of the measures without a direction (``polarity: unsigned``:
+#: the variances of the CB family), whose dose in the validity summaries is ``|p - 0.5|``
+#: (:data:`polybias.studies.validity.UNSIGNED_METRICS`); from the entries' ``polarity`` and
+#: ``validity_labels``.
+UNSIGNED_LABELS: tuple[str, ...] = unsigned_labels(MEASURES)
 
 
 def record_measure(label: str) -> str:

@@ -12,7 +12,8 @@ code, the published values the tests reproduce) and names its code by dotted pat
 ``function``, and beside it in the same metric module an ``adapter`` (calls the function
 on the measure's inputs) and a ``result`` (turns what it returns into a
 :class:`MeasureResult`, the one shape shared by all measures: ``value``, ``interval``,
-``p_value`` and ``p_method``, ``n``, ``options`` and the per-item ``details`` frame);
+``p_value`` and ``p_method``, ``n``, ``options``, the per-item ``details`` frame, the
+measure's other named numbers in ``extra`` and its table per subgroup in ``groups``);
 :mod:`polybias.metrics.measure` defines the result type and the two marks. This module
 joins every entry with its code into a :class:`Measure`.
 

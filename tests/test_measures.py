@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -104,6 +105,22 @@ def test_the_labels_stored_records_carry_keep_their_measure():
         "g_s": "ratio of masculine rates (1 = no difference; > 1 toward the planted association)"}
 
 
+def test_the_unsigned_validity_labels_come_from_the_entries_polarity(tmp_path):
+    """The validity summaries take ``|p - 0.5|`` as the dose of the labels of unsigned
+    measures: the CB family's, and any label an unsigned entry adds."""
+    assert measures.UNSIGNED_LABELS == ("cb", "pll-cb", "interaction-cb", "pronoun-cb")
+    assert validity.UNSIGNED_METRICS == measures.UNSIGNED_LABELS
+    assert all(measures.get(measures.registered_measure(d, label)).polarity == "unsigned"
+               for d, labels in measures.METRIC_MEASURES.items() for label in labels
+               if label in measures.UNSIGNED_LABELS)
+
+    def edit(raw):
+        raw["kl-difference"]["validity_labels"] = {"template-mlm": ["max-kl"]}
+        raw["pll-cb"]["polarity"] = "signed"
+    edited = measures.load_registry(_registry(tmp_path, edit))
+    assert measures.unsigned_labels(edited) == ("cb", "interaction-cb", "pronoun-cb", "max-kl")
+
+
 def test_result_summary_is_one_flat_row():
     X = np.array([[1., .1], [1., .2], [.9, .1]])
     Y = np.array([[.1, 1.], [.2, 1.], [.1, .9]])
@@ -114,6 +131,40 @@ def test_result_summary_is_one_flat_row():
     assert r.options == {"ddof": 1, "alternative": "greater", "n_permutations": 100_000,
                          "exact_limit": 1_000_000, "seed": 0}
     assert list(r.details.columns) == ["set", "item", "association"] and len(r.details) == 6
+
+
+#: The studies' direct uses of a registered measure's function that report no number of it.
+NOT_REPORTED = {("categorical_bias", "kl_matrix"): "distribution_difference gives the whole KL matrix"}
+
+
+def _registered_functions_used(source: str) -> set[str]:
+    """The names by which ``source`` refers to a registered measure's ``function`` (imported
+    by name or read as an attribute of its imported module)."""
+    functions = {(m.function.__module__, m.function.__name__) for m in measures.MEASURES.values()}
+    tree = ast.parse(source)
+    imported = {a.asname or a.name: (n.module, a.name) for n in ast.walk(tree)
+                if isinstance(n, ast.ImportFrom) and n.module for a in n.names}
+    used = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and imported.get(n.id) in functions:
+            used.add(imported[n.id][1])
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in imported:
+            module, name = imported[n.value.id]
+            if (f"{module}.{name}", n.attr) in functions:
+                used.add(n.attr)
+    return used
+
+
+def test_studies_report_registered_measures_through_compute():
+    """A study computes a registered measure through measures.compute (docs/architecture.md,
+    "Adding a measure"), never by calling the measure's function itself."""
+    studies = Path(validity.__file__).parent
+    direct = {(p.stem, name) for p in sorted(studies.glob("*.py"))
+              for name in _registered_functions_used(p.read_text(encoding="utf-8"))}
+    assert direct == set(NOT_REPORTED)
+    planted = "from polybias.metrics.crows import stereotype_score\nstereotype_score(x)\n"
+    assert _registered_functions_used(planted) == {"stereotype_score"}
+    assert _registered_functions_used("from polybias.metrics import ceat\nceat.ceat(x)\n") == {"ceat"}
 
 
 def test_every_scorer_resolves_and_takes_the_options_it_is_named_with():

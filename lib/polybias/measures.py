@@ -12,7 +12,8 @@ code, the published values the tests reproduce) and names its code by dotted pat
 ``function``, and beside it in the same metric module an ``adapter`` (calls the function
 on the measure's inputs) and a ``result`` (turns what it returns into a
 :class:`MeasureResult`, the one shape shared by all measures: ``value``, ``interval``,
-``p_value`` and ``p_method``, ``n``, ``options`` and the per-item ``details`` frame);
+``p_value`` and ``p_method``, ``n``, ``options``, the per-item ``details`` frame, the
+measure's other named numbers in ``extra`` and its table per subgroup in ``groups``);
 :mod:`polybias.metrics.measure` defines the result type and the two marks. This module
 joins every entry with its code into a :class:`Measure`.
 
@@ -48,8 +49,8 @@ from polybias import paths
 from polybias.metrics.measure import P_METHODS, Interval, MeasureResult, role
 
 __all__ = ["INPUT_KINDS", "MEASURES", "POLARITIES", "P_METHODS", "Compat", "Interval", "Measure", "MeasureError",
-           "MeasureResult", "Published", "compute", "get", "load_registry", "measures_table",
-           "scorer_function"]
+           "MeasureResult", "Published", "UNSIGNED_LABELS", "compute", "get", "load_registry",
+           "measures_table", "scorer_function", "unsigned_labels"]
 
 #: The kinds of input a registered function takes (the contract tests build each kind).
 INPUT_KINDS = ("vectors", "word-vectors", "occurrences", "attribute-scores", "pair-scores",
@@ -284,6 +285,19 @@ def validity_unit_map(registry: dict[str, Measure]) -> dict[str, str]:
     return out
 
 
+def unsigned_labels(registry: dict[str, Measure]) -> tuple[str, ...]:
+    """The validity metric labels of the measures of ``registry`` whose ``polarity`` is
+    ``unsigned`` (a variance over groups has no direction: the validity sweep's dose of such a
+    label is ``|p - 0.5|``, not ``p``), in registry order.
+
+    >>> unsigned_labels(MEASURES)[:2]
+    ('cb', 'pll-cb')
+    """
+    out = {label: None for m in registry.values() if m.polarity == "unsigned"
+           for labels in m.validity_labels.values() for label in labels}
+    return tuple(out)
+
+
 def scorer_function(scorer: str) -> Callable:
     """The function a ``scorers`` entry names (its call options in parentheses dropped).
 
@@ -361,6 +375,12 @@ METRIC_MEASURES: dict[str, dict[str, str]] = validity_label_map(MEASURES)
 #: figures' value axis names, from the entries' ``validity_units``
 #: (:func:`polybias.results.table.metric_axis`).
 VALIDITY_UNITS: dict[str, str] = validity_unit_map(MEASURES)
+
+#: The validity metric labels of the measures without a direction (``polarity: unsigned``:
+#: the variances of the CB family), whose dose in the validity summaries is ``|p - 0.5|``
+#: (:data:`polybias.studies.validity.UNSIGNED_METRICS`); from the entries' ``polarity`` and
+#: ``validity_labels``.
+UNSIGNED_LABELS: tuple[str, ...] = unsigned_labels(MEASURES)
 
 
 def record_measure(label: str) -> str:

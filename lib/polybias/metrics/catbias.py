@@ -540,7 +540,9 @@ def kl_adapter(log_dists, labels, scale: str = "sum"):
 
 @measure_result
 def kl_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
-    """The largest divergence; details: the whole matrix, long."""
-    matrix, (_row, _col, value) = raw
+    """The largest divergence; details: the whole matrix, long; ``extra``: the ordered pair
+    it is taken between, KL(``from`` ‖ ``to``) (:func:`max_kl`)."""
+    matrix, (row, col, value) = raw
     long = matrix.rename_axis("p").reset_index().melt(id_vars="p", var_name="q", value_name="kl")
-    return MeasureResult(name, float(value), None, None, "none", matrix.shape[0], opts, long)
+    return MeasureResult(name, float(value), None, None, "none", matrix.shape[0], opts, long,
+                         {"from": row, "to": col})

@@ -32,7 +32,8 @@ random-effects pooling is redone for every split), the exchangeability null of W
 Everything is vectorised over the N samples: :func:`sample_effect_sizes` takes arrays
 of shape ``(n_words, N, dim)`` and returns the N effect sizes and variances at once;
 :func:`random_effects` pools any (d, V) arrays; :func:`ceat` runs both;
-:func:`ceat_from_occurrences` runs a word-list test from per-word occurrence vectors.
+:func:`ceat_from_occurrences` runs a word-list test from per-word occurrence vectors
+(:func:`occurrence_sets` gives the registered measure ``ceat`` its inputs from them).
 """
 
 from __future__ import annotations
@@ -493,22 +494,15 @@ def _word_list(vectors: dict[str, np.ndarray], words, role: str = "") -> list[np
     return [vectors[w] for w in words]
 
 
-def ceat_from_occurrences(
-    vectors: dict[str, np.ndarray],
-    test,
-    alternative: CeatAlternative = "two-sided",
-    ddof: int = 1,
-    on_missing: Literal["raise", "drop"] = "raise",
-) -> CeatResult:
-    """Run a word-list test (:class:`polybias.data.wordlists.AssociationTest`) on occurrence vectors.
+def occurrence_sets(
+    vectors: dict[str, np.ndarray], test, on_missing: Literal["raise", "drop"] = "raise",
+) -> tuple[dict[str, list[np.ndarray]], dict[str, list[str]]]:
+    """The X, Y, A, B inputs of :func:`ceat` for a word-list test
+    (:class:`polybias.data.wordlists.AssociationTest`): per set, the ``(N, dim)`` occurrence
+    vectors of its words found in ``vectors``, and per set the words left out.
 
-    Parameters
-    ----------
-    vectors : ``{word: (N, dim) array}``; row i is the vector of the occurrence of the
-        word used in sample i (see :func:`polybias.data.text.sample_occurrences`).
-    test : the test whose X, Y, A, B word sets are looked up in ``vectors``.
-    on_missing : "raise" (default) names every word without vectors (e.g. absent from the
-        corpus); "drop" leaves them out and lists them in ``result.dropped``.
+    ``on_missing`` : "raise" (default) names every word without vectors (e.g. absent from the
+    corpus); "drop" leaves them out and returns them.
     """
     if on_missing not in ("raise", "drop"):
         raise CeatError(f"on_missing must be 'raise' or 'drop', got {on_missing!r}")
@@ -526,9 +520,32 @@ def ceat_from_occurrences(
         raise CeatError(f"{test.name}: {len(missing_all)} word(s) have no occurrence vectors "
                         f"(absent from the corpus?): {', '.join(missing_all)}. "
                         "Pass on_missing='drop' to drop them.")
-    per_word = {role: _word_list(vectors, words, role) for role, words in arrays.items()}
+    return {role: _word_list(vectors, words, role) for role, words in arrays.items()}, dropped
+
+
+def ceat_from_occurrences(
+    vectors: dict[str, np.ndarray],
+    test,
+    alternative: CeatAlternative = "two-sided",
+    ddof: int = 1,
+    on_missing: Literal["raise", "drop"] = "raise",
+) -> CeatResult:
+    """Run a word-list test (:class:`polybias.data.wordlists.AssociationTest`) on occurrence vectors.
+
+    Parameters
+    ----------
+    vectors : ``{word: (N, dim) array}``; row i is the vector of the occurrence of the
+        word used in sample i (see :func:`polybias.data.text.sample_occurrences`).
+    test : the test whose X, Y, A, B word sets are looked up in ``vectors``
+        (:func:`occurrence_sets`).
+    on_missing : "raise" (default) names every word without vectors (e.g. absent from the
+        corpus); "drop" leaves them out and lists them in ``result.dropped``.
+    """
+    per_word, dropped = occurrence_sets(vectors, test, on_missing)
     result = ceat(per_word["X"], per_word["Y"], per_word["A"], per_word["B"], alternative, ddof)
     return CeatResult(**{**result.__dict__, "dropped": dropped})
+
+
 # ------------------------------------------------------------------ the registered measures
 # The adapters and results of the measures of data/measures.yaml that use this module
 # (polybias.metrics.measure explains the two roles).
@@ -548,10 +565,12 @@ def _ceat_p_method(method: str) -> str:
 
 @measure_result
 def ceat_result(name: str, r, opts: dict[str, Any], level: float = CONFIDENCE_LEVEL) -> MeasureResult:
-    """The CES with its normal interval and p-value; details: every sample's effect size."""
+    """The CES with its normal interval and p-value; details: every sample's effect size;
+    ``extra``: its standard error ``se``, ``z`` = CES / SE, and the random-effects pooling's
+    between-sample variance ``tau2``, ``q`` and ``c`` (:func:`random_effects`)."""
     z = float(norm.ppf(0.5 + level / 2))
     details = pd.DataFrame({"sample": np.arange(r.n_samples), "effect_size": r.effect_sizes,
                             "variance": r.variances})
     return MeasureResult(name, float(r.ces), Interval(r.ces - z * r.se, r.ces + z * r.se, level, "normal"),
                          float(r.pvalue), _ceat_p_method(r.pvalue_method), int(r.n_samples), opts,
-                         details)
+                         details, {k: float(getattr(r, k)) for k in ("se", "z", "tau2", "q", "c")})

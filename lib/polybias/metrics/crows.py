@@ -352,14 +352,15 @@ def token_table(attributed: pd.DataFrame, row: int | None = None) -> pd.DataFram
 @measure_result
 def share_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
     """A share of pairs in percent (``crows``, ``aul``, ``aula``, ``jsd-b``) with its
-    bootstrap interval and binomial p-value; details: one row per pair."""
+    bootstrap interval and binomial p-value; details: one row per pair; groups: the whole
+    table of :func:`aggregate_pairs`, overall (``all``) and per bias type."""
     table, per_pair = raw
     row = table.iloc[0]
     interval = None if np.isnan(row["ci_low"]) else Interval(float(row["ci_low"]), float(row["ci_high"]),
                                                              opts["confidence"], "bootstrap-percentile")
     p = None if np.isnan(row["binom_p"]) else float(row["binom_p"])
     return MeasureResult(name, float(row["score"]), interval, p, "binomial-exact" if p is not None else "none",
-                         int(row["n"]), opts, per_pair)
+                         int(row["n"]), opts, per_pair, groups=table)
 
 
 def _share_options(score, options: dict[str, Any]) -> dict[str, Any]:

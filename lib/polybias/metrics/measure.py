@@ -61,6 +61,10 @@ class MeasureResult:
     extra : the measure's other named numbers or labels, beside ``value`` (e.g. the two
         rates whose ratio is GEST's g_s): a mapping of name to a number, a string or
         None, written to the run record with the rest (:meth:`record_values`).
+    groups : the measure's table of its value overall and per subgroup of the items, as its
+        function gives it (e.g. CrowS-Pairs' share of stereotyped pairs per bias type, the
+        ``all`` row first), for a study that reports the breakdown; empty where the measure
+        has none. Like ``details``, it stays out of :meth:`record_values`.
     """
 
     measure: str
@@ -72,6 +76,7 @@ class MeasureResult:
     options: dict[str, Any] = field(default_factory=dict)
     details: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
     extra: Mapping[str, float | int | str | None] = field(default_factory=dict)
+    groups: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
 
     def summary(self) -> dict[str, Any]:
         """The result as one flat row (no details): measure, value, ci_low, ci_high,

@@ -359,21 +359,24 @@ def stereoset_template_word(context: str, sentence: str) -> str:
 # (polybias.metrics.measure explains the two roles).
 
 @measure_adapter
-def stereoset_adapter(scored, **options):
+def stereoset_adapter(scored, by: str | None = None, **options):
     """Measure ``stereoset``: :func:`decisions_from_scores`, then :func:`stereoset_scores`
-    over all items."""
+    over all items, and per value of the column ``by`` where given (e.g. ``"bias_type"``:
+    the result's ``groups``)."""
     opts = call_options(stereoset_scores, options, skip=("by",))
     decisions = decisions_from_scores(scored)
-    table = stereoset_scores(decisions, by=None, **opts)
-    return (table, decisions), opts
+    table = stereoset_scores(decisions, by=by, **opts)
+    return (table, decisions), opts if by is None else {**opts, "by": by}
 
 
 @measure_result
 def stereoset_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
-    """SS with its bootstrap interval and binomial p-value; details: every item's decision."""
+    """SS with its bootstrap interval and binomial p-value; details: every item's decision;
+    groups: the whole table of :func:`stereoset_scores` (LMS, SS, ICAT and their intervals),
+    the ``all`` row first."""
     table, decisions = raw
     row = table.iloc[0]
     interval = None if np.isnan(row["ss_low"]) else Interval(float(row["ss_low"]), float(row["ss_high"]),
                                                              opts["confidence"], "bootstrap-percentile")
     return MeasureResult(name, float(row["ss"]), interval, float(row["binom_p"]), "binomial-exact",
-                         int(row["n"]), opts, decisions)
+                         int(row["n"]), opts, decisions, groups=table)

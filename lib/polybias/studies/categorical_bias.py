@@ -206,8 +206,8 @@ def score_all(lm, categories: list[str] | None = None, languages: list[str] | No
     For each :func:`polybias.data.behnamghader2022.template_book`: the PLL CB of every template set
     (:func:`polybias.metrics.catbias.pll_cb`; the aggregate over a category is the mean
     over all (set, prior) rows), the largest pairwise KL between the vocabulary
-    distributions at the prior's mask of the set's first template (all groups;
-    :func:`polybias.studies.categorical_bias.distribution_difference`), and for Table 4 the
+    distributions at the prior's mask of the set's first template (all groups; the registered
+    ``kl-difference``), and for Table 4 the
     ``top_k`` fine-grained groups of "Why are [MASK] / people from [MASK] always so
     sexist / prejudiced?" (:data:`polybias.data.behnamghader2022.TABLE4`) by normalised sentence probability (exp PLL
     normalised over the groups, synonyms averaged in probability space). Returns frames
@@ -235,8 +235,7 @@ def score_all(lm, categories: list[str] | None = None, languages: list[str] | No
             if kl:
                 for sname in dict.fromkeys(t.set for t in book.templates.values()):
                     first = next(n for n, t in book.templates.items() if t.set == sname)
-                    row, col, value = catbias.max_kl(distribution_difference(lm, book, first,
-                                                                                     scale=kl_scale))
+                    row, col, value = _largest_divergence(lm, book, first, None, kl_scale)
                     kl_rows.append({"category": behnamghader2022._category(cat), "language": lang, "set": sname,
                                     "template_set": int(sname.rsplit("_", 1)[1]), "max_kl": value,
                                     "from": row, "to": col})
@@ -350,15 +349,14 @@ def group_share_tables(ahn_oh: catbias.CBResult, book, template: str, target_lis
 def largest_kl(lm, book, template: str, by_group: bool, target_list: str, group_feature: str,
                kl_scale: str = "sum") -> pd.DataFrame:
     """The largest KL(P_row ‖ P_col) between the model's distributions at the attribute
-    mask of ``template`` (seed 002 App. A.3; :func:`polybias.studies.categorical_bias.distribution_difference`)
+    mask of ``template`` (seed 002 App. A.3; the registered ``kl-difference``)
     over the first group member of each target group (``by_group``), or else the first
     eight entries of the target list. One row: template, from, to, kl, scale."""
     t = book.template(template)
     ids = book.lists[t.slots[t.the("target")].list].ids
     if by_group:
         ids = [members[0] for members in logprob.group_members(book, target_list, group_feature).values()]
-    row, col, value = catbias.max_kl(distribution_difference(lm, book, template, ids[:8],
-                                                                     scale=kl_scale))
+    row, col, value = _largest_divergence(lm, book, template, ids[:8], kl_scale)
     return pd.DataFrame([{"template": template, "from": row, "to": col, "kl": value, "scale": kl_scale}])
 
 
@@ -445,6 +443,16 @@ def attribute_mask_distributions(lm: scoring.LanguageModel, book: TemplateBook, 
     return np.vstack(dists), list(ids)
 
 
+def _largest_divergence(lm: scoring.LanguageModel, book: TemplateBook, template: str,
+                        targets: list[str] | None, scale: str) -> tuple[str, str, float]:
+    """The registered ``kl-difference`` (:func:`polybias.measures.compute`) on the
+    distributions at the attribute mask of ``template`` (:func:`attribute_mask_distributions`):
+    the ordered pair of groups with the largest KL(from ‖ to), and its value."""
+    dists, ids = attribute_mask_distributions(lm, book, template, targets)
+    r = compute("kl-difference", log_dists=dists, labels=ids, scale=scale)
+    return r.extra["from"], r.extra["to"], r.value
+
+
 def distribution_difference(lm: scoring.LanguageModel, book: TemplateBook, template: str,
                             targets: list[str] | None = None, scale: str = "sum") -> pd.DataFrame:
     """KL matrix (:func:`polybias.metrics.catbias.kl_matrix`) between the vocabulary distributions at the attribute
@@ -476,7 +484,9 @@ def interaction_cb(lm: scoring.LanguageModel, book: TemplateBook, template: str,
 
     ``attributes`` and ``identities`` (slot → entry ids, e.g. from
     :func:`polybias.metrics.catbias.stratified_sample`) restrict the lists; other slots are expanded and averaged
-    in probability space. k = 1 with the double-mask base is Ahn & Oh's CB.
+    in probability space. k = 1 with the double-mask base is Ahn & Oh's CB. The score is
+    the registered ``interaction-cb`` (:func:`polybias.measures.compute`) of the groups'
+    corrected log-probabilities.
     """
     if base not in catbias.BASES:
         raise CatBiasError(f"base must be one of {catbias.BASES}, got {base!r}")
@@ -532,7 +542,6 @@ def interaction_cb(lm: scoring.LanguageModel, book: TemplateBook, template: str,
     fill = fill.groupby(["attribute", "group"], sort=False)["logp"].agg(catbias.logmeanexp).reset_index()
     fill["base"] = fill["group"].map(prior)
     fill["corrected"] = fill["logp"] - fill["base"]
-    rows = catbias.cb_rows(fill.assign(template=template), "corrected", keys=("template", "attribute"),
-                   group="group", variants=(), ddof=ddof)
-    value = float(rows["cb"].mean()) if weights is None else catbias.weighted_cb(rows, weights)
-    return catbias.CBResult(value, rows, fill, ddof)
+    r = compute("interaction-cb", scores=fill.assign(template=template), identity_columns=["group"],
+                value="corrected", ddof=ddof, weights=weights)
+    return catbias.CBResult(r.value, r.details, fill, ddof)

@@ -10,7 +10,8 @@ import pandas as pd
 from polybias import paths
 from polybias.data import text
 from polybias.engines.embeddings import occurrence_vectors
-from polybias.metrics.ceat import CeatAlternative, CeatError, ceat_from_occurrences
+from polybias.measures import compute
+from polybias.metrics.ceat import CeatAlternative, CeatError, occurrence_sets
 from polybias.results.plots import colours, drop_parts, finish_figure, part_name, pyplot, wrap
 from polybias.results.records import Record, model_fields, write_record
 from polybias.results.report import markdown_table
@@ -198,7 +199,9 @@ def segment_length_study(
     cache: bool = False,
     model_key: str | None = None,
 ):
-    """CES of each test at each segment length, for fixed and random sample sets (seed 000 §5.1).
+    """CES of each test at each segment length, for fixed and random sample sets (seed 000 §5.1):
+    the registered measure ``ceat`` (:func:`polybias.measures.compute`) on the occurrence
+    vectors of the test's words (:func:`polybias.metrics.ceat.occurrence_sets`).
 
     Parameters
     ----------
@@ -245,9 +248,10 @@ def segment_length_study(
             vectors = occurrence_vectors(encoder, segs, layer, pooling, cache=cache, memo=memo)
             mean_words = float(np.mean([o.n_words for occs in segs.values() for o in occs]))
             for t in tests:
-                r = ceat_from_occurrences(vectors, t, alternative=alternative, on_missing="drop")
+                sets, dropped = occurrence_sets(vectors, t, on_missing="drop")
+                r = compute("ceat", **sets, alternative=alternative)
                 rows.append({"test": t.name, "sample_set": mode, "length": str(length),
-                             "ces": r.ces, "se": r.se, "pvalue": r.pvalue, "tau2": r.tau2,
-                             "n_samples": r.n_samples, "mean_words": mean_words,
-                             "dropped": ", ".join(w for ws in r.dropped.values() for w in ws)})
+                             "ces": r.value, "se": r.extra["se"], "pvalue": r.p_value,
+                             "tau2": r.extra["tau2"], "n_samples": r.n, "mean_words": mean_words,
+                             "dropped": ", ".join(w for ws in dropped.values() for w in ws)})
     return pd.DataFrame(rows)

@@ -16,12 +16,12 @@ from polybias.data.crowspairs import (
 )
 from polybias.data.minimal_pairs import sample_caption, sample_pairs
 from polybias.engines.pair_scores import pair_scores
+from polybias.measures import compute
 from polybias.metrics.crows import (
     METHODS,
     CrowsError,
     LanguageComparison,
     compare_languages,
-    stereotype_score,
 )
 from polybias.models import check_language
 from polybias.results.records import Record, model_fields, write_record
@@ -167,7 +167,8 @@ def published_dutch_comparison(groups: dict[str, list[str]], n_bootstrap: int = 
 
 
 def dutch_crows_aggregates(n_bootstrap: int = 0, seed: int = 0) -> pd.DataFrame:
-    """Stereotype score of every model of :data:`DUTCH_SCORE_MODELS`, recomputed per pair.
+    """Stereotype score of every model of :data:`DUTCH_SCORE_MODELS`, recomputed per pair
+    (the registered ``crows``, overall and per bias type: the result's ``groups``).
 
     One row per (model, bias type incl. ``all``) with the columns of
     :func:`polybias.metrics.crows.aggregate_pairs`, plus ``model``, ``language`` and
@@ -177,7 +178,7 @@ def dutch_crows_aggregates(n_bootstrap: int = 0, seed: int = 0) -> pd.DataFrame:
     tables = []
     for model, language in DUTCH_SCORE_MODELS.items():
         scores = load_dutch_crows_scores(model)
-        table = stereotype_score(scores, n_bootstrap=n_bootstrap, seed=seed)
+        table = compute("crows", scored=scores, n_bootstrap=n_bootstrap, seed=seed).groups
         own = [100.0 * scores["stereotyped"].mean()] + [
             100.0 * scores.loc[scores.bias_type == b, "stereotyped"].mean()
             for b in table.bias_type.iloc[1:]]

@@ -13,13 +13,12 @@ from polybias.data.crowspairs import DATASETS, load_crows_pairs
 from polybias.data.minimal_pairs import sample_caption, sample_pairs
 from polybias.engines.pair_scores import alignment_changes, jsd_attributions, pair_scores
 from polybias.engines.scoring import LanguageModel
+from polybias.measures import compute
 from polybias.metrics.crows import (
     METHODS,
     CrowsError,
     attribution_words,
     gamboa_table3,
-    jsd_stereotype_score,
-    stereotype_score,
 )
 from polybias.planted.synthetic import minimal_pairs
 from polybias.results.records import Record, model_fields, write_record
@@ -59,6 +58,19 @@ class CrowsEvaluation:
     caption: str = ""  # which pairs were scored (all, or the sample; sample_caption)
 
 
+def share_measure(method: str) -> str:
+    """The registered measure of the share of stereotyped pairs scored by ``method``
+    (:data:`polybias.metrics.crows.METHODS`): ``aul`` and ``aula`` for theirs, ``crows``
+    (Nangia et al.'s stereotype score) for every other.
+
+    >>> share_measure("aula"), share_measure("bias-bench")
+    ('aula', 'crows')
+    """
+    if method not in METHODS:
+        raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
+    return method if method in ("aul", "aula") else "crows"
+
+
 def run_crows(
     model,
     dataset: str = "planted",
@@ -78,7 +90,9 @@ def run_crows(
     max_pairs: int = 0,
     **engine,
 ) -> CrowsEvaluation:
-    """Stereotype score and JSD attribution of an LM on a pair set.
+    """Stereotype score and JSD attribution of an LM on a pair set: the registered share
+    of stereotyped pairs of the scoring ``method`` (:func:`share_measure`) and ``jsd-b``,
+    each overall and per bias type (:func:`polybias.measures.compute`, the result's ``groups``).
 
     ``model`` is a loaded :class:`polybias.engines.scoring.LanguageModel` or what
     :func:`polybias.models.load` takes (a registered name, a model directory, a hub id),
@@ -103,15 +117,15 @@ def run_crows(
     model = lm.name
     scored = pair_scores(lm, pairs, method, causal_bos=causal_bos, on_unmodified=on_unmodified,
                          alignment=alignment, **engine)
-    stereo = stereotype_score(scored, n_bootstrap=n_bootstrap, seed=seed)
+    used = method or ("causal" if lm.kind == "causal" else "nangia")
+    stereo = compute(share_measure(used), scored=scored, n_bootstrap=n_bootstrap, seed=seed).groups
     attributed = jsd_attributions(lm, pairs, compat_fourth_root, **engine)
-    jsd = jsd_stereotype_score(attributed, n_bootstrap=n_bootstrap, seed=seed)
+    jsd = compute("jsd-b", attributed=attributed, n_bootstrap=n_bootstrap, seed=seed).groups
     if output_dir is not None:
         params = {"dataset": dataset, "bias_types": bias_types or [], "n_pairs": n_pairs,
                   "n_bootstrap": n_bootstrap, "seed": seed}
         if max_pairs and dataset != "planted":
             params["max_pairs"] = max_pairs
-        used = method or ("causal" if lm.kind == "causal" else "nangia")
         scoring_options = {"method": used, "causal_bos": causal_bos, "on_unmodified": on_unmodified,
                            "alignment": alignment}
         for metric, table, extra in (("crows", stereo, scoring_options),

@@ -39,8 +39,8 @@ from polybias.data.templating import parse_templates
 from polybias.engines.embeddings import sentence_vectors
 from polybias.engines.static import lookup
 from polybias.engines.template_scores import kurita_scores
+from polybias.measures import compute
 from polybias.metrics.logprob import attribute_bias
-from polybias.metrics.wefat import relative_norm_distance, wefat_association
 from polybias.results.plots import finish_figure, pyplot, wrap
 from polybias.results.records import Record, write_record
 from polybias.stats import CONFIDENCE_LEVEL
@@ -133,9 +133,16 @@ def _lookup(emb, words: list[str], role: str) -> tuple[np.ndarray, list[str], li
     return M, kept, missing
 
 
+def _per_word(measure: str, W: np.ndarray, A: np.ndarray, B: np.ndarray, **options) -> np.ndarray:
+    """The per-word scores of the registered per-word ``measure`` (``wefat``,
+    ``relative-norm-distance``; :func:`polybias.measures.compute`), one per row of ``W``."""
+    return compute(measure, W=W, A=A, B=B, **options).details["association"].to_numpy()
+
+
 def static_occupation_bias(emb, occupations: list[str], women: list[str], men: list[str],
                            ddof: int = 1) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    """WEFAT and relative norm distance of each occupation on a static embedding.
+    """WEFAT and relative norm distance of each occupation on a static embedding (the
+    registered per-word measures ``wefat`` and ``relative-norm-distance``).
 
     Parameters
     ----------
@@ -154,8 +161,8 @@ def static_occupation_bias(emb, occupations: list[str], women: list[str], men: l
     A, _, miss_a = _lookup(emb, women, "women's")
     B, _, miss_b = _lookup(emb, men, "men's")
     scores = pd.DataFrame({"occupation": kept,
-                           "wefat": wefat_association(W, A, B, ddof=ddof),
-                           "relative_norm_distance": relative_norm_distance(W, A, B)})
+                           "wefat": _per_word("wefat", W, A, B, ddof=ddof),
+                           "relative_norm_distance": _per_word("relative-norm-distance", W, A, B)})
     return scores, {"occupations": miss_w, "women": miss_a, "men": miss_b}
 
 
@@ -178,8 +185,8 @@ def encoder_occupation_bias(encoder, occupations: list[str], women: list[str], m
 
     Every word is put in ``template`` (``{phrase}``: the occupation with its indefinite
     article, "This is an engineer."; a word for a gender alone, "This is she.") and
-    encoded with :func:`polybias.engines.embeddings.sentence_vectors`; WEFAT (:func:`polybias.
-    metrics.wefat.wefat_association`) is computed on those vectors as on word vectors,
+    encoded with :func:`polybias.engines.embeddings.sentence_vectors`; WEFAT (the registered
+    ``wefat``, :func:`polybias.metrics.wefat.wefat_association`) is computed on those vectors as on word vectors,
     as SEAT does for WEAT (May et al. 2019).
 
     Returns a frame with columns occupation, encoder_wefat (positive: closer to women).
@@ -194,7 +201,7 @@ def encoder_occupation_bias(encoder, occupations: list[str], women: list[str], m
                (texts_w, [template.format(phrase=w) for w in women],
                 [template.format(phrase=w) for w in men])]
     return pd.DataFrame({"occupation": list(occupations),
-                         "encoder_wefat": wefat_association(*vectors, ddof=ddof)})
+                         "encoder_wefat": _per_word("wefat", *vectors, ddof=ddof)})
 
 
 def occupation_template_book(occupations: list[str], women: list[str], men: list[str],

@@ -29,12 +29,12 @@ from scipy import stats
 
 from polybias import paths
 from polybias.data import sources, stereoset
-from polybias.metrics.stereoset import item_decisions, stereoset_scores
+from polybias.metrics.stereoset import item_decisions
 from polybias.results import records, report
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 from polybias.studies import crows_languages
 from polybias.studies.gest import published_rates
-from polybias.studies.stereoset import RUN_ALIASES, UNREPRODUCED
+from polybias.studies.stereoset import RUN_ALIASES, UNREPRODUCED, scores_table
 
 COLUMNS = ("hub_id", "source", "name", "run", "measure", "language", "value", "ci_low", "ci_high", "n", "note")
 
@@ -149,8 +149,7 @@ def stereoset_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFram
             items[language] = frame[frame.task == "intrasentence"]
         preds = stereoset.load_predictions(file, registry=registry)
         dec = item_decisions(items[language], preds[preds.task == "intrasentence"])
-        s = stereoset_scores(dec, aggregate="micro", by=None, n_bootstrap=n_bootstrap,
-                                       seed=seed).iloc[0]
+        s = scores_table(dec, aggregate="micro", n_bootstrap=n_bootstrap, seed=seed).iloc[0]
         note = "; ".join(v for (sheet, r), v in UNREPRODUCED.items()
                          if sheet == "intrasentence" and r == run)
         rows.append({"hub_id": stereoset_hub_id(run), "source": "stereoset-published",

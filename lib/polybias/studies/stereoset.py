@@ -32,6 +32,7 @@ from polybias.data.stereoset import (
     run_language,
 )
 from polybias.engines import scoring
+from polybias.measures import compute
 from polybias.metrics import crows
 from polybias.metrics.stereoset import (
     INTERSENTENCE,
@@ -42,7 +43,6 @@ from polybias.metrics.stereoset import (
     _need,
     intrasentence_mlm_inputs,
     item_decisions,
-    stereoset_scores,
     stereoset_template_word,
     workbook_row,
 )
@@ -79,6 +79,15 @@ def _file_for(run: str, runs: set[str]) -> str:
         raise StereoSetError(f"workbook row {run!r} has no prediction file "
                              f"(stereoset-pred-{file} is not registered)")
     return file
+
+
+def scores_table(decisions: pd.DataFrame, by: str | None = None, **options) -> pd.DataFrame:
+    """LMS, SS and ICAT of item decisions (:func:`~polybias.metrics.stereoset.item_decisions`),
+    overall and per value of the column ``by`` where given: the table (``groups``) of the
+    registered ``stereoset`` (:func:`polybias.measures.compute`), which reads each item's
+    three scores; ``options`` (aggregate, n_bootstrap, seed, confidence) go to
+    :func:`~polybias.metrics.stereoset.stereoset_scores`."""
+    return compute("stereoset", scored=decisions, by=by, **options).groups
 
 
 def recompute_published(book: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -136,7 +145,7 @@ def recompute_published(book: pd.DataFrame | None = None) -> pd.DataFrame:
         else:
             dec = decided(file, language, sheet)
             what = f"{language} {sheet}"
-        ours = workbook_row(stereoset_scores(dec, by=None, n_bootstrap=0).iloc[0])
+        ours = workbook_row(scores_table(dec, n_bootstrap=0).iloc[0])
         out = {"sheet": sheet, "run": run, "predictions": file, "items": what}
         equal = True
         for col in RESULT_COLUMNS:
@@ -261,8 +270,8 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
     Returns
     -------
     (decisions, scores)
-        :func:`~polybias.metrics.stereoset.item_decisions` and
-        :func:`~polybias.metrics.stereoset.stereoset_scores` per task and overall.
+        :func:`~polybias.metrics.stereoset.item_decisions` and their scores per task and
+        overall (:func:`scores_table`, by bias type).
     """
     items = load_stereoset(language)
     items = items[items.task.isin(tasks)]
@@ -277,7 +286,7 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
     tables = []
     for task in [*tasks, "overall"] if len(tasks) > 1 else list(tasks):
         part = dec if task == "overall" else dec[dec.task == task]
-        t = stereoset_scores(part, aggregate=aggregate, n_bootstrap=n_bootstrap, seed=seed)
+        t = scores_table(part, by="bias_type", aggregate=aggregate, n_bootstrap=n_bootstrap, seed=seed)
         tables.append(t.assign(task=task))
     scores = pd.concat(tables, ignore_index=True)
     record = records.Record(
@@ -321,15 +330,13 @@ def language_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-ta
                     n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     """LMS, SS and ICAT with bootstrap intervals and the binomial test, one row per language
     (and per task and both tasks together): ``language``, ``task``, ``n``, ``lms``, ``ss``,
-    ``ss_low``, ``ss_high``, ``icat``, ``binom_p`` (:func:`~polybias.metrics.stereoset.stereoset_scores`
-    of ``aggregate``)."""
+    ``ss_low``, ``ss_high``, ``icat``, ``binom_p`` (:func:`scores_table` of ``aggregate``)."""
     rows = []
     for language, dec in decisions.items():
         tasks = list(pd.unique(dec["task"]))
         for task in tasks + (["both"] if len(tasks) > 1 else []):
             part = dec if task == "both" else dec[dec.task == task]
-            row = stereoset_scores(part, aggregate=aggregate, by=None, n_bootstrap=n_bootstrap,
-                                   seed=seed).iloc[0]
+            row = scores_table(part, aggregate=aggregate, n_bootstrap=n_bootstrap, seed=seed).iloc[0]
             rows.append({"language": language, "task": task, "n": int(row["n"]), "lms": row["lms"],
                          "ss": row["ss"], "ss_low": row["ss_low"], "ss_high": row["ss_high"],
                          "icat": row["icat"], "binom_p": row["binom_p"]})
@@ -354,8 +361,8 @@ def bias_type_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-t
     ``n_targets``, ``lms``, ``ss``, ``ss_low``, ``ss_high``, ``icat``, ``binom_p``."""
     rows = []
     for language, dec in decisions.items():
-        table = stereoset_scores(dec, aggregate=aggregate, by="bias_type", n_bootstrap=n_bootstrap,
-                                 seed=seed)
+        table = scores_table(dec, by="bias_type", aggregate=aggregate, n_bootstrap=n_bootstrap,
+                             seed=seed)
         table = table[table.group != "all"].sort_values("group")
         for row in table.to_dict("records"):
             rows.append({"language": language, "bias_type": row["group"], "n": row["n"],

@@ -52,7 +52,7 @@ from polybias.engines.eurogest_scores import gendered_pair_scores
 from polybias.engines.pair_scores import jsd_attributions, pair_scores
 from polybias.engines.scoring import wrap_language_model
 from polybias.engines.static import lookup
-from polybias.measures import compute, get, registered_measure
+from polybias.measures import UNSIGNED_LABELS, compute, get, registered_measure
 from polybias.metrics import ceat, logprob
 from polybias.planted import eurogest as planted_eurogest
 from polybias.planted import probes
@@ -83,8 +83,10 @@ def axis_titles(table: pd.DataFrame) -> dict[tuple[str, str], str]:
     return {(m, k): get(key).axis for m, k in pairs
             if (key := registered_measure(m, k)) is not None and get(key).axis}
 
-UNSIGNED_METRICS = ("cb",)
-"""Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``."""
+UNSIGNED_METRICS = UNSIGNED_LABELS
+"""Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``; the
+validity labels of the registered measures whose ``polarity`` is ``unsigned``
+(:data:`polybias.measures.UNSIGNED_LABELS`)."""
 
 FRESH_SEED_OFFSET = 10_000
 """Added to a run's seed to draw the fresh planted corpus that CEAT reads

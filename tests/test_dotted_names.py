@@ -4,6 +4,7 @@ own docstrings and comments must resolve to a module or an attribute that exists
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
 from pathlib import Path
@@ -25,10 +26,12 @@ def resolves(name: str) -> bool:
             obj = importlib.import_module(".".join(parts[:cut]))
         except ModuleNotFoundError:
             continue
-        for attr in parts[cut:]:
+        for depth, attr in enumerate(parts[cut:], start=cut + 1):
             if hasattr(obj, attr):
                 obj = getattr(obj, attr)
                 continue
+            if dataclasses.is_dataclass(obj) and attr in {f.name for f in dataclasses.fields(obj)}:
+                return depth == len(parts)  # the last name is a field with a default factory: no class attribute
             try:
                 obj = importlib.import_module(f"{obj.__name__}.{attr}")
             except (ModuleNotFoundError, AttributeError):

@@ -564,18 +564,27 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
         ``cause`` the exception. The workers (and batch jobs) are gone by then.
     """
     root = paths.project_root()
-    runs = [r for r in load_sweep(config, pins) if only is None or only in r.key]
-    done = [not force and is_done(r, root) for r in runs]
-    outcomes = [{"key": r.key, "status": "skipped", "reason": DONE}
-                for r, d in zip(runs, done, strict=True) if d]
-    todo, without_data = _with_data([r for r, d in zip(runs, done, strict=True) if not d])
-    outcomes += without_data
-    refused = []
-    for r in todo:  # the values, against the notebooks' declarations, before a kernel starts
-        try:
-            check_values(r, root)
-        except SweepError as exc:
-            refused.append(f"{r.key}: {exc}")
+    runs: list[Run] = []
+    outcomes: list[dict[str, Any]] = []
+    try:  # Ctrl-C while the sweep is read: a summary of what is left, as later
+        runs = [r for r in load_sweep(config, pins) if only is None or only in r.key]
+        done = [not force and is_done(r, root) for r in runs]
+        outcomes = [{"key": r.key, "status": "skipped", "reason": DONE}
+                    for r, d in zip(runs, done, strict=True) if d]
+        todo, without_data = _with_data([r for r, d in zip(runs, done, strict=True) if not d])
+        outcomes += without_data
+        refused = []
+        for r in todo:  # the values, against the notebooks' declarations, before a kernel starts
+            try:
+                check_values(r, root)
+            except SweepError as exc:
+                refused.append(f"{r.key}: {exc}")
+        # a run done before (--force) counts as ran only when this sweep wrote its marker again
+        markers = {r.key: _stamp(_folder(r, root) / MARKER) for r in todo}
+    except KeyboardInterrupt as exc:
+        known = {o["key"] for o in outcomes}
+        raise SweepStopped(outcomes + [{"key": r.key, "status": "todo", "reason": "interrupted"}
+                                       for r in runs if r.key not in known], exc) from exc
     if refused:
         raise SweepError(f"{config}: no run started, {len(refused)} refused: {'; '.join(refused)}")
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -614,12 +623,23 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
         finished = {o["key"] for o in outcomes}
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else "no workers"
         outcomes += [{"key": r.key, "status": "ok", "note": "finished while the sweep stopped"}
-                     if is_done(r, root) else {"key": r.key, "status": "todo", "reason": reason}
+                     if _stamp(_folder(r, root) / MARKER) != markers[r.key] and is_done(r, root)
+                     else {"key": r.key, "status": "todo", "reason": reason}
                      for r in todo if r.key not in finished]
         raise SweepStopped(outcomes, exc) from exc
     finally:
         bar.close()
     return outcomes
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """Identity of a file as written (inode, size, mtime), None when there is none: a marker
+    written again (atomically: a new file) has another."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 class SweepStopped(Exception):
@@ -868,6 +888,10 @@ def main(argv: list[str] | None = None) -> int:
     except SweepError as exc:
         print(f"polybias sweep: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before the sweep was read, or a second Ctrl-C while stopping
+        print("sweep: interrupted (Ctrl-C) before its runs were counted; --list shows them")
+        print("polybias sweep: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
     except SweepStopped as stop:
         print(summary(stop.outcomes))
         if stop.interrupted:

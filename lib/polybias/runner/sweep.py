@@ -64,8 +64,9 @@ Where the runs execute:
   that declares resources no connected worker offers fails at once, with the reason.
 - ``--cluster FILE``: ``--jobs`` batch jobs (SLURM, PBS, ...) of one Dask worker each,
   configured by a YAML file with a ``jobqueue:`` section (see ``configs/dask/slurm.yaml``)
-  and kept by :class:`polybias.runner.cluster.JobPool`: a job lost after its worker connected
-  (cancelled, past its walltime, node lost) is replaced, up to ``sweep.max-resubmits``;
+  and kept by :class:`polybias.runner.cluster.JobPool`: a job lost (cancelled, past its
+  walltime, node lost), before or after its worker connected, is replaced, up to
+  ``sweep.max-resubmits``;
   a submission the batch system rejects, or no worker for ``sweep.start-timeout``
   seconds, stops the sweep (exit status 1) with the scheduler's message and the key of
   the file to fix.
@@ -75,8 +76,10 @@ times is reported as failed. A progress bar counts runs done, failed and skipped
 an ETA; failures are listed at the end with the notebook that shows the error (the
 exception's type and the first line of its message), and skipped runs that are not done
 with their reason. Ctrl-C stops the sweep with exit status 130 and the same summary,
-counting the unfinished runs as ``todo`` (nothing of them looks done); the workers,
-local or batch jobs, are stopped first.
+counting the unfinished runs as ``todo`` (nothing of them looks done; a run done before
+and forced again counts as ran only when this sweep wrote its marker again); the
+workers, local or batch jobs, are stopped first. That holds from the first seconds, while
+the modules load and the sweep file is read.
 """
 
 from __future__ import annotations
@@ -118,6 +121,10 @@ FAILED = "failed.ipynb"
 PARTIAL = ".executing.ipynb"
 POLL = 1.0
 """Seconds between checks of a sweep's batch jobs while its runs wait."""
+GATHER = 30.0
+"""Seconds to wait for a finished run's outcome; one that does not come went with its
+worker (a batch job lost as the run ended), and the sweep waits for it to run again while
+it keeps checking its jobs."""
 DONE = "already done"
 """``reason`` of a run skipped because it finished before."""
 
@@ -747,19 +754,27 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
             except TimeoutError:
                 continue
             for fut in sorted(finished, key=lambda f: futures[f].key):
-                pending.discard(fut)
-                record(_outcome(fut, futures[fut], root))
+                outcome = _outcome(fut, futures[fut], root)
+                if outcome is not None:
+                    pending.discard(fut)
+                    record(outcome)
     except BaseException:
         client.cancel(list(pending))
         raise
 
 
-def _outcome(fut, run: Run, root: Path) -> dict[str, Any]:
-    """The outcome of a finished future: the run's, or a failure with the reason."""
+def _outcome(fut, run: Run, root: Path) -> dict[str, Any] | None:
+    """The outcome of a finished future: the run's, or a failure with the reason; None when
+    its result is not had within :data:`GATHER` seconds (it went with its worker's job, and
+    Dask computes the run again: the caller waits for it as for any other)."""
     from distributed import KilledWorker  # lazy: Dask only for sweeps on workers
 
     try:
-        return fut.result()
+        return fut.result(timeout=GATHER)
+    except TimeoutError as exc:
+        if fut.status != "error":  # not the run's own error: its result is being computed again
+            return None
+        error = _first_line(exc)
     except KilledWorker as exc:  # its workers died while running it, allowed-failures + 1 times
         error = (f"KilledWorker: its worker died each time it ran ({_first_line(exc)}); it kills "
                  "its worker, or the workers' jobs end too soon (walltime, memory, node)")

@@ -86,7 +86,7 @@ offline-test: env ## a subset of the tests with no network, no mirror and an emp
 	if grep '^SKIPPED.* offline: ' "$$log" | grep -v "data source '[^']*' cannot be had: \|holding "; then \
 	  echo "make offline-test: a skip above does not name its source and how to provide it"; exit 1; fi
 
-cluster-test: env ## polybias sweep --cluster on a one-node SLURM cluster stood up here (root; Debian's slurm-wlm and munge): tests/cluster, ~6 min
+cluster-test: env ## polybias sweep --cluster on a one-node SLURM cluster stood up here (root; Debian's slurm-wlm and munge): tests/cluster, ~7 min (12 on busy cores)
 	tests/cluster/slurm_cluster.sh run $(VENV)/bin/pytest -q -p no:cacheprovider tests/cluster
 
 export: env ## cross-model tables (CSV, Markdown) and comparison figures from the default sweep's run records -> paper/export/

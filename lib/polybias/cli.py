@@ -8,13 +8,17 @@ every call, ``polybias --help`` included, take seconds.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 
-from polybias import models, paths
+from polybias import paths
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["sweep"]:
+        return _sweep(argv[1:])
     parser = argparse.ArgumentParser(prog="polybias", description="Multilingual bias measurement.")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("sweep", help="run a sweep YAML on Dask, resumable (see polybias sweep --help)",
@@ -65,11 +69,6 @@ def main(argv: list[str] | None = None) -> int:
         from polybias.runner.sweep import run_folders
 
         return main_export(argv[1:], sweep_runs=run_folders)
-    if argv[:1] == ["sweep"]:
-        # lazy: start-up (see the module docstring)
-        from polybias.runner import sweep
-
-        return sweep.main(argv[1:])
     if argv[:1] in (["pin"], ["lock"]):
         # lazy: start-up (see the module docstring)
         from polybias.runner import pins
@@ -84,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "fetch":
         return _fetch(args.names)
     elif args.command == "models":
+        # lazy: start-up (see the module docstring; torch)
+        from polybias import models
+
         for name, entry in models.load_registry().items():
             print(f"{name:18s} {entry['kind']:8s} {', '.join(entry.get('languages', []))}")
     elif args.command == "sources":
@@ -143,6 +145,31 @@ def main(argv: list[str] | None = None) -> int:
         languages = crowspairs.likelihood_languages()
         print(f"{len(languages)} languages with a likelihood-bias dataset: {', '.join(languages)}")
     return 0
+
+
+def _sweep(argv: list[str]) -> int:
+    """``polybias sweep``; a Ctrl-C while its modules load (torch: seconds) ends it once they
+    are loaded, as one later does: exit status 130 and a summary line, no traceback.
+
+    The Ctrl-C is only noted while they load: a KeyboardInterrupt raised inside torch's
+    import would make Python end killed by SIGINT whatever the exit status asked.
+    """
+    pressed: list[int] = []
+    noting = signal.getsignal(signal.SIGINT) is signal.default_int_handler \
+        and threading.current_thread() is threading.main_thread()
+    if noting:
+        signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        # lazy: start-up (see the module docstring)
+        from polybias.runner import sweep
+    finally:
+        if noting:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    if pressed:
+        print("sweep: interrupted (Ctrl-C) before its runs were counted; --list shows them")
+        print("polybias sweep: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
+    return sweep.main(argv)
 
 
 def _measure_names() -> str:

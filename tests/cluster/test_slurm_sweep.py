@@ -3,17 +3,21 @@
 Each test runs the sweep command in a throw-away project, as a user would from a login
 node, submits real ``sbatch`` jobs and then hurts them with ``scancel``, a walltime, a
 rejected submission or Ctrl-C. The runs' notebook records each attempt in ``counts/``
-(outside the run's folder), so a test can tell a run retried from one computed once.
+(outside the run's folder), so a test can tell a run retried from one computed once. Each
+sweep, and the jobs it submits, get a temporary folder of their own (``TMPDIR``), so that
+a test can see what they leave there.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -73,21 +77,24 @@ def make_project(root: Path, xs, sleep=0.0, first_sleep=-1.0, cluster=None, swee
     return root
 
 
-def env(project: Path) -> dict[str, str]:
-    return {**os.environ, "POLYBIAS_ROOT": str(project), "PYTHONUNBUFFERED": "1"}
+def env(project: Path, tmp: Path | None = None) -> dict[str, str]:
+    extra = {"TMPDIR": str(tmp)} if tmp else {}
+    return {**os.environ, "POLYBIAS_ROOT": str(project), "PYTHONUNBUFFERED": "1", **extra}
 
 
 class Sweep:
-    """``polybias sweep sweep.yaml ARGS`` running in ``project`` (its own process group)."""
+    """``polybias sweep sweep.yaml ARGS`` running in ``project`` (its own process group),
+    with ``tmp`` as its and its jobs' temporary folder."""
 
-    def __init__(self, project: Path, *args: str, preexec=None):
+    def __init__(self, project: Path, *args: str, preexec=None, tmp: Path | None = None):
         self.project = project
+        self.tmp = tmp
         self.log = project / "sweep.log"
         self.err = project / "sweep.err"
         with open(self.log, "w") as out, open(self.err, "w") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "polybias.cli", "sweep", "sweep.yaml", "--no-progress", *args],
-                cwd=project, env=env(project), stdout=out, stderr=err, start_new_session=True,
+                cwd=project, env=env(project, tmp), stdout=out, stderr=err, start_new_session=True,
                 preexec_fn=lambda: (os.umask(0o022), preexec and preexec()))
         self.jobs_seen: set[str] = set()
 
@@ -156,6 +163,20 @@ def attempts(project: Path, x: int) -> int:
     return len(path.read_text().splitlines()) if path.exists() else 0
 
 
+def leftovers(tmp: Path, seconds: float = 20) -> list[str]:
+    """What the sweep's jobs left in their temporary folder once our jobs are gone: Dask's
+    worker locks (``*.dirlock``), kernel folders, job scratch folders (polled: a cancelled
+    job's processes take a few seconds to end)."""
+    end = time.monotonic() + seconds
+    while True:
+        found = sorted(p.relative_to(tmp).as_posix() for p in tmp.rglob("*")
+                       if p.name.endswith(".dirlock") or p.name.startswith(("polybias-kernel-",
+                                                                            "polybias-job-")))
+        if not found or time.monotonic() > end:
+            return found
+        time.sleep(0.5)
+
+
 def outputs(project: Path) -> dict[str, bytes]:
     """Every file the sweep left, by path, but the run locks and the batch jobs' logs."""
     files = {}
@@ -182,12 +203,15 @@ def sweep_in(ctrl_c_as_in_a_terminal):
     started = []
 
     def start(project, *args):
-        started.append(Sweep(project, *args, preexec=ctrl_c_as_in_a_terminal))
+        # short: a kernel's sockets live under it (a socket path has at most 107 bytes)
+        tmp = Path(tempfile.mkdtemp(prefix="pbc-"))
+        started.append(Sweep(project, *args, preexec=ctrl_c_as_in_a_terminal, tmp=tmp))
         return started[-1]
 
     yield start
     for s in started:
         s.kill()
+        shutil.rmtree(s.tmp, ignore_errors=True)
 
 
 def test_cluster_sweep_equals_a_local_run(tmp_path, sweep_in):
@@ -199,6 +223,7 @@ def test_cluster_sweep_equals_a_local_run(tmp_path, sweep_in):
     assert len(run.jobs_seen) == 2  # two jobs, under the config's name; none replaced
     assert "8787" not in run.stderr() and "Task exception" not in run.stderr()
     assert [attempts(project, x) for x in (1, 2, 3, 4)] == [1, 1, 1, 1]
+    assert leftovers(run.tmp) == []
     # the same sweep in this process, in another project folder: byte for byte the same
     local = make_project(tmp_path / "local", [1, 2, 3, 4], sleep=1)
     subprocess.run([sys.executable, "-m", "polybias.cli", "sweep", "sweep.yaml", "--jobs", "1",
@@ -215,6 +240,15 @@ def test_cluster_sweep_equals_a_local_run(tmp_path, sweep_in):
     again = sweep_in(project, "--cluster", "cluster.yaml", "--jobs", "2")
     assert again.finish(60) == 0 and "0 ran, 4 skipped (4 already done)" in again.stdout()
     assert outputs(project) == cluster_files and not again.jobs_seen
+    # forced again on a cluster that rejects the jobs: the runs done before did not run now
+    gpu = yaml.safe_load((project / "cluster.yaml").read_text())
+    gpu["jobqueue"]["slurm"].update(gpu_cluster())
+    (project / "gpu.yaml").write_text(yaml.safe_dump(gpu, sort_keys=False))
+    forced = sweep_in(project, "--cluster", "gpu.yaml", "--jobs", "2", "--force")
+    assert forced.finish(120) == 1, forced.output()
+    assert "sweep: 0 ran, 0 skipped, 0 failed, 4 todo (no workers)" in forced.stdout(), forced.output()
+    assert "sbatch: error: Invalid generic resource" in forced.stderr()
+    assert outputs(project) == cluster_files
 
 
 def test_one_job_cancelled_is_replaced(tmp_path, sweep_in):
@@ -229,7 +263,28 @@ def test_one_job_cancelled_is_replaced(tmp_path, sweep_in):
     assert "6 ran, 0 skipped, 0 failed" in run.stdout()
     assert len(done_runs(project)) == 6
     assert len(run.jobs_seen) == 3, run.jobs_seen  # the cancelled job was replaced, once
-    assert f"job {victim}" in run.stderr() and "submitting a replacement (1 of 4)" in run.stderr()
+    err = run.stderr()
+    assert f"worker job lost ({JOB_NAME} job {victim}: CANCELLED); submitting a replacement " \
+           "(1 of 4)" in err, err
+    assert "SLURMCluster" not in err  # the job name of the file, not Dask's
+    assert leftovers(run.tmp) == []  # the cancelled job's scratch folder went with it
+
+
+def test_a_job_cancelled_before_its_worker_connects_is_replaced(tmp_path, sweep_in):
+    """The first job's script waits (a job stuck in its prologue); cancelling it there is
+    noticed in seconds, not after the start timeout (10 minutes here)."""
+    hold = "[ -e counts/held ] || { touch counts/held; sleep 300; }"
+    project = make_project(tmp_path / "p", [1], sweep={"start-timeout": 600}, cluster={
+        "job-script-prologue": [*CLUSTER["job-script-prologue"], hold]})
+    run = sweep_in(project, "--cluster", "cluster.yaml", "--jobs", "1")
+    run.wait_for(lambda: (project / "counts" / "held").exists(), 120, "the first job's script")
+    [victim] = our_jobs()
+    subprocess.run(["scancel", victim], check=True)
+    assert run.finish(150) == 0, run.output()
+    assert "1 ran, 0 skipped, 0 failed" in run.stdout()
+    assert len(run.jobs_seen) == 2, run.jobs_seen
+    assert (f"worker job ended before its worker connected ({JOB_NAME} job {victim}: CANCELLED); "
+            "submitting a replacement (1 of 2)") in run.stderr(), run.stderr()
 
 
 def test_every_job_cancelled_is_replaced(tmp_path, sweep_in):
@@ -257,13 +312,17 @@ def test_every_job_cancelled_past_the_limit_ends_with_the_reason(tmp_path, sweep
     assert not our_jobs()
 
 
-def test_rejected_submission_ends_with_the_schedulers_message(tmp_path, sweep_in):
-    """The committed configs/dask/slurm.yaml asks for a GPU; this cluster has none."""
+def gpu_cluster() -> dict:
+    """The GPU lines of the committed configs/dask/slurm.yaml; this cluster has no GPU."""
     committed = yaml.safe_load((REPO / "configs" / "dask" / "slurm.yaml").read_text())["jobqueue"]["slurm"]
     assert "--gres=gpu:1" in committed["job-extra-directives"]
-    project = make_project(tmp_path / "p", [1, 2], cluster={
-        "job-extra-directives": committed["job-extra-directives"],
-        "worker-extra-args": committed["worker-extra-args"]})
+    return {"job-extra-directives": committed["job-extra-directives"],
+            "worker-extra-args": committed["worker-extra-args"]}
+
+
+def test_rejected_submission_ends_with_the_schedulers_message(tmp_path, sweep_in):
+    """The committed configs/dask/slurm.yaml asks for a GPU; this cluster has none."""
+    project = make_project(tmp_path / "p", [1, 2], cluster=gpu_cluster())
     run = sweep_in(project, "--cluster", "cluster.yaml", "--jobs", "2")
     assert run.finish(120) == 1, run.output()
     err = run.stderr()
@@ -276,15 +335,29 @@ def test_rejected_submission_ends_with_the_schedulers_message(tmp_path, sweep_in
     assert attempts(project, 1) == attempts(project, 2) == 0
 
 
-def test_no_worker_within_the_start_timeout(tmp_path, sweep_in):
-    """Jobs that end before their worker connects (here: a broken job script)."""
-    project = make_project(tmp_path / "p", [1], cluster={"job-script-prologue": ["exit 3"]},
-                           sweep={"start-timeout": 20})
+def test_jobs_that_end_before_connecting_end_the_sweep_with_their_state(tmp_path, sweep_in):
+    """A broken job script: each job fails at once; they are replaced (twice, for one job)
+    and then the sweep stops, saying why, long before the start timeout (120 s)."""
+    project = make_project(tmp_path / "p", [1], cluster={"job-script-prologue": ["exit 3"]})
     run = sweep_in(project, "--cluster", "cluster.yaml", "--jobs", "1")
-    assert run.finish(120) == 1, run.output()
+    assert run.finish(90) == 1, run.output()
     [line] = [ln for ln in run.stderr().splitlines() if ln.startswith("polybias sweep:")]
-    assert "no Dask worker connected within 20 s" in line and "sweep.start-timeout" in line
-    assert "FAILED" in line  # the job's state, as squeue gives it
+    assert "every worker job ended before its worker connected" in line, line
+    assert f"({JOB_NAME} job " in line and ": FAILED (NonZeroExitCode)" in line  # squeue's words
+    assert "results/dask-logs" in line and "start-timeout" not in line
+    assert "submitting a replacement (2 of 2)" in run.stderr(), run.output()
+
+
+def test_no_worker_within_the_start_timeout(tmp_path, sweep_in):
+    """A job that stays queued (here: until a start time an hour away)."""
+    project = make_project(tmp_path / "p", [1], cluster={"job-extra-directives": ["--begin=now+3600"]},
+                           sweep={"start-timeout": 10})
+    run = sweep_in(project, "--cluster", "cluster.yaml", "--jobs", "1")
+    assert run.finish(90) == 1, run.output()
+    [line] = [ln for ln in run.stderr().splitlines() if ln.startswith("polybias sweep:")]
+    assert "no Dask worker connected within 10 s" in line and "sweep.start-timeout" in line
+    assert f"({JOB_NAME} job " in line and ": PENDING (BeginTime))" in line, line
+    assert not our_jobs()
 
 
 def test_ctrl_c_cancels_the_jobs_and_leaves_the_rest_todo(tmp_path, sweep_in):
@@ -299,11 +372,35 @@ def test_ctrl_c_cancels_the_jobs_and_leaves_the_rest_todo(tmp_path, sweep_in):
     assert "interrupted (Ctrl-C)" in run.stderr()
     time.sleep(2)
     assert not our_jobs(), "the worker jobs were not cancelled"
+    assert leftovers(run.tmp) == []  # the kernels' and Dask's scratch files went with the jobs
     listed = subprocess.run([sys.executable, "-m", "polybias.cli", "sweep", "sweep.yaml", "--list"],
                             cwd=project, env=env(project), capture_output=True, text=True, check=True)
     states = dict(reversed(ln.split()) for ln in listed.stdout.splitlines())
     assert sorted(k for k, s in states.items() if s == "done") == done
     assert all(s == "todo" for k, s in states.items() if k not in done), states
+
+
+def test_ctrl_c_at_any_moment_exits_130_with_a_summary(tmp_path, sweep_in):
+    """Ctrl-C while the modules load and the sweep file is read, and once the job is
+    queued but before its worker connects."""
+    project = make_project(tmp_path / "p", [1, 2])
+    moments = [1.0, 5.0, "queued"]
+    for moment in moments:
+        run = sweep_in(project, "--cluster", "cluster.yaml", "--jobs", "1")
+        if moment == "queued":
+            run.wait_for(lambda: our_jobs(), 120, "a queued job")
+        else:
+            time.sleep(moment)
+        run.proc.send_signal(signal.SIGINT)
+        assert run.finish(60) == 130, (moment, run.output())
+        out, err = run.stdout(), run.stderr()
+        assert len([ln for ln in out.splitlines() if ln.startswith("sweep: ")]) == 1, (moment, out)
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, (moment, err)
+        assert "polybias sweep: interrupted (Ctrl-C)" in err, (moment, err)
+    assert "0 ran, 0 skipped, 0 failed, 2 todo (interrupted)" in out, out
+    assert attempts(project, 1) == attempts(project, 2) == 0
+    time.sleep(2)
+    assert not our_jobs()
 
 
 def test_a_run_killed_by_its_jobs_walltime_is_retried(tmp_path, sweep_in):

@@ -27,16 +27,18 @@ def write(tmp_path, body):
 @pytest.fixture
 def batch_commands(tmp_path, monkeypatch):
     """Put stand-in batch commands first on PATH: ``batch_commands(sbatch=SHELL)`` writes
-    ``sbatch`` running SHELL and an ``scancel`` that succeeds; ``batch_commands()`` leaves
-    PATH with no batch command at all."""
+    ``sbatch`` running SHELL and an ``scancel`` that succeeds (``squeue=SHELL``: an
+    ``squeue`` too); ``batch_commands()`` leaves PATH with no batch command at all."""
 
-    def install(sbatch: str | None = None) -> Path:
+    def install(sbatch: str | None = None, squeue: str | None = None) -> Path:
         bin_dir = tmp_path / "bin"
         bin_dir.mkdir()
         if sbatch is None:
             monkeypatch.setenv("PATH", str(bin_dir))
             return bin_dir
-        for name, text in (("sbatch", sbatch), ("scancel", "exit 0")):
+        for name, text in (("sbatch", sbatch), ("scancel", "exit 0"), ("squeue", squeue)):
+            if text is None:
+                continue
             (bin_dir / name).write_text(f"#!/bin/sh\n{text}\n")
             (bin_dir / name).chmod(0o755)
         monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
@@ -76,6 +78,9 @@ def test_committed_config_names_its_jobs_and_has_no_dashboard():
         script = cluster.job_script()
         assert cluster.scheduler.http_server.port != 8787
     assert "#SBATCH -J polybias-worker" in script
+    # each job in a scratch folder of its own, removed when the job script exits
+    assert script.index("trap 'exit 143' TERM") < script.index('cd "$SLURM_SUBMIT_DIR"')
+    assert 'export TMPDIR="$polybias_job_tmp"' in script
 
 
 def test_a_dashboard_only_when_asked(tmp_path):
@@ -129,8 +134,24 @@ def test_no_worker_within_the_start_timeout(tmp_path, batch_commands):
         pool.check(client)  # within the timeout: nothing to say
         time.sleep(1.5)
         with pytest.raises(batch.ClusterError, match=r"no Dask worker connected within 1 s "
-                                                        r"\(SLURMCluster-0 \(job 42"):
+                                                        r"\(dask-worker job 42: "):
             pool.check(client)
+
+
+def test_a_job_ended_before_its_worker_connected_is_replaced(tmp_path, batch_commands, monkeypatch):
+    """squeue says the job was cancelled while its worker had not connected: it is replaced,
+    and once the replacements are used up the error names the jobs and their state."""
+    batch_commands(sbatch="echo 'Submitted batch job 42'", squeue="echo '42 CANCELLED None'")
+    monkeypatch.setattr(batch, "QUEUE_LOOK", 0.0)
+    path = write(tmp_path, "jobqueue: {slurm: {cores: 1, memory: 1GB, interface: lo, name: pb-w}}\n"
+                           "sweep: {max-resubmits: 1}\n")
+    with job_pool(path, jobs=1) as (pool, client), pytest.raises(batch.ClusterError) as caught:
+        check_until_error(pool, client)
+    assert pool.resubmitted == 1 and pool.ended_early == ["pb-w job 42: CANCELLED"] * 2
+    message = str(caught.value)
+    assert message.startswith("every worker job ended before its worker connected "
+                              "(pb-w job 42: CANCELLED) and the 1 replacements allowed are used up")
+    assert "SLURMCluster" not in message and "start-timeout" not in message
 
 
 def test_no_submission_command(tmp_path, batch_commands):

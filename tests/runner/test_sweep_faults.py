@@ -305,3 +305,21 @@ def test_ctrl_c_exits_130_with_the_summary_and_leaves_runs_todo(project, tmp_pat
     todo = [r for r in sweep.load_sweep(cfg) if not sweep.is_done(r)]
     assert len(todo) == N_RUNS - done > 0
     assert all(not (folder(project, r.parameters["x"]) / "executed.ipynb").exists() for r in todo)
+
+
+def test_an_outcome_gone_with_its_worker_is_waited_for_again(monkeypatch):
+    """A run's result held by a worker that is gone (its batch job lost as the run ended):
+    the outcome is not had, and the sweep goes on checking its jobs rather than block."""
+    from distributed import Client, LocalCluster
+
+    monkeypatch.setattr(sweep, "GATHER", 1.0)
+    run = sweep.Run(notebook="nb.py", section="s", key="k", parameters={}, executed=None,
+                    kernel="python3")
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        fut = client.submit(dict, {"key": "k", "status": "ok"}, pure=False)
+        assert sweep._outcome(fut, run, Path(".")) == {"key": "k", "status": "ok"}
+        client.sync(next(iter(cluster.workers.values())).close)  # its result goes with it
+        start = time.monotonic()
+        assert sweep._outcome(fut, run, Path(".")) is None
+        assert time.monotonic() - start < 10

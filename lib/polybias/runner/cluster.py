@@ -10,10 +10,19 @@ into something the sweep can act on:
   most ``max-resubmits`` times in one sweep; the runs it held are retried elsewhere by
   Dask (a run whose workers die ``distributed.scheduler.allowed-failures`` + 1 times
   fails with the reason);
+- a worker job that ends before its worker connects (cancelled while queued, a job
+  script that fails; SLURM, whose ``squeue`` gives the job's state) is replaced the same
+  way, and the error that ends the sweep names those jobs and their states;
 - a rejected submission (``sbatch: error: ...``) raises :class:`ClusterError` quoting the
   scheduler's message and naming the key of the cluster file to fix;
 - no worker connected for ``start-timeout`` seconds while runs wait raises
   :class:`ClusterError` with the jobs' states as the batch system reports them.
+
+Messages name the jobs by the batch system's job name (``name`` in the file) and id, as
+``squeue`` shows them. Each job runs in a scratch folder of its own in the node's
+temporary folder (:data:`JOB_SCRATCH`): the runs' kernels and the Dask worker's
+scratch space (unless ``local-directory`` names another place) are there, and the job
+script removes it when the job ends, cancelled (SIGTERM) included.
 
 The cluster file holds the cluster class's arguments under ``jobqueue: {<system>: ...}``
 (as in dask-jobqueue's own configuration) and, optionally, the pool's settings::
@@ -64,6 +73,22 @@ file asks for a dashboard: a free port of this host only."""
 LOST_GRACE = 5.0
 """Seconds a job's workers may be away before the job counts as lost (a nanny restarts
 a worker process that died in far less)."""
+QUEUE_LOOK = 5.0
+"""Seconds between looks at the batch states of jobs whose worker has not connected."""
+ENDED = frozenset({"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
+                   "OUT_OF_MEMORY", "PREEMPTED", "REVOKED", "SPECIAL_EXIT", "TIMEOUT"})
+"""SLURM states of a job that has ended (``squeue -t all`` lists them for ``MinJobAge``)."""
+JOB_SCRATCH = (
+    'polybias_job_tmp=$(mktemp -d "${TMPDIR:-/tmp}/polybias-job-XXXXXX")',
+    'trap \'rm -rf "$polybias_job_tmp"\' EXIT',
+    "trap 'exit 143' TERM",
+    'export TMPDIR="$polybias_job_tmp"',
+)
+"""Job-script lines put before the file's ``job-script-prologue``: a scratch folder of
+the job's own becomes its ``TMPDIR`` (the kernels' sockets, Dask's scratch space) and is
+removed when the script exits. SIGTERM (``scancel``, the walltime) reaches every process
+of the job; the ``TERM`` trap makes the shell exit through its ``EXIT`` trap once the
+worker has stopped, rather than die with the folder left behind."""
 
 #: key of ``jobqueue.<system>`` to fix, by a pattern of the scheduler's rejection message
 _HINTS = (
@@ -104,7 +129,7 @@ def read_config(path: str | Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
     options : dict
         The cluster class's keyword arguments (dashes turned into underscores, ``name``
         into ``job_name``, the dashboard off unless ``scheduler-options`` gives a
-        ``dashboard_address``).
+        ``dashboard_address``, :data:`JOB_SCRATCH` first in ``job_script_prologue``).
     settings : dict
         :data:`SETTINGS` updated from the file.
 
@@ -129,6 +154,8 @@ def read_config(path: str | Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
     options = {str(k).replace("-", "_"): v for k, v in given.items()}
     if "name" in options:  # the job's name, as in dask-jobqueue's configuration file
         options["job_name"] = options.pop("name")
+    if system != "htcondor":  # a shell script (HTCondor's jobs are not)
+        options["job_script_prologue"] = [*JOB_SCRATCH, *(options.get("job_script_prologue") or [])]
     scheduler = dict(options.get("scheduler_options") or {})
     if "dashboard_address" not in scheduler:  # no dashboard, and no fixed port (8787), unless asked
         scheduler.update(dashboard=False, dashboard_address=NO_DASHBOARD)
@@ -152,12 +179,14 @@ def _import_dask_jobqueue():
 
     Importing it replaces the SIGINT handler by one that calls ``sys.exit()``, so Ctrl-C
     would end a sweep with status 0 and no summary; the handler in force before is put
-    back.
+    back, and a Ctrl-C that met that handler during the import is a KeyboardInterrupt.
     """
     main = threading.current_thread() is threading.main_thread()
     before = signal.getsignal(signal.SIGINT) if main else None
     try:
         import dask_jobqueue  # lazy: an optional dependency (the 'slurm' extra)
+    except SystemExit:  # Ctrl-C met that handler before it was replaced
+        raise KeyboardInterrupt from None
     except ImportError as exc:
         raise ClusterConfigError("--cluster needs dask-jobqueue: pip install dask-jobqueue") from exc
     finally:
@@ -226,14 +255,22 @@ def job_states(system: str, job_ids: Iterable[str]) -> dict[str, str]:
 
     Empty for other systems, when the command is missing, or when it fails.
     """
+    return _queue_states(system, job_ids) or {}
+
+
+def _queue_states(system: str, job_ids: Iterable[str]) -> dict[str, str] | None:
+    """:func:`job_states`, or None when the batch system could not be asked."""
     ids = [str(j) for j in job_ids if j]
     if system != "slurm" or not ids or shutil.which("squeue") is None:
-        return {}
+        return None
     try:
-        out = subprocess.run(["squeue", "-h", "-t", "all", "-j", ",".join(ids), "-o", "%i %T %r"],
-                             capture_output=True, text=True, timeout=30, check=False).stdout
+        done = subprocess.run(["squeue", "-h", "-t", "all", "-j", ",".join(ids), "-o", "%i %T %r"],
+                              capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
-        return {}
+        return None
+    if done.returncode != 0:
+        return None
+    out = done.stdout
     states = {}
     for line in out.splitlines():
         parts = line.split(None, 2)
@@ -283,22 +320,45 @@ class JobPool:
         Lost jobs replaced so far.
     lost : list of str
         One line per job lost (its name, batch job id and state).
+    ended_early : list of str
+        Those of ``lost`` that ended before their worker connected.
     """
 
     def __init__(self, path: str | Path, jobs: int):
         self.path = Path(path)
         self.jobs = jobs
         self.cluster, self.system, settings = make_cluster(path)
-        self.start_timeout = float(settings["start-timeout"])
-        limit = settings["max-resubmits"]
-        self.max_resubmits = int(2 * jobs if limit is None else limit)
-        self.resubmitted = 0
-        self.lost: list[str] = []
-        self._seen: set[str] = set()
-        self._names_used: set[str] = set()
-        self._away: dict[str, float] = {}
-        self._idle_since = time.monotonic()
-        self.cluster.scale(jobs=jobs)
+        try:  # Ctrl-C now must not leave the scheduler (and its jobs) behind
+            dummy = self.cluster._dummy_job
+            self.job_name = str(dummy.job_name)  # the batch job's name, as squeue shows it
+            self.log_directory = getattr(dummy, "log_directory", None)
+            self.start_timeout = float(settings["start-timeout"])
+            limit = settings["max-resubmits"]
+            self.max_resubmits = int(2 * jobs if limit is None else limit)
+            self.resubmitted = 0
+            self.lost: list[str] = []
+            self.ended_early: list[str] = []
+            self._seen: set[str] = set()
+            self._names_used: set[str] = set()
+            self._away: dict[str, float] = {}
+            self._idle_since = self._looked = time.monotonic()
+            self.cluster.scale(jobs=jobs)
+        except BaseException:
+            self.close()
+            raise
+
+    def _job(self, job: str, state: str | None = None) -> str:
+        """``<job name> job <id>: <state>``: a worker job as the batch system shows it."""
+        jid = getattr(self.cluster.workers.get(job), "job_id", None)
+        if state is None:
+            state = job_states(self.system, [jid]).get(str(jid), "not in the queue") if jid else None
+        where = f"{self.job_name} job {jid}" if jid else f"{self.job_name} job (not submitted yet)"
+        return f"{where}: {state}" if state else where
+
+    def _logs(self) -> str:
+        """Where the jobs' logs are, for messages."""
+        return (f"the jobs' logs in {self.log_directory}" if self.log_directory
+                else "the jobs' logs (set jobqueue log-directory to keep them)")
 
     def _names(self, job: str) -> set[str]:
         """The Dask worker names of one job (its processes, when it runs several)."""
@@ -333,29 +393,57 @@ class JobPool:
                 self._away.pop(job, None)
             elif job in self._seen and now - self._away.setdefault(job, now) >= LOST_GRACE:
                 self._replace(job)
+        if now - self._looked >= QUEUE_LOOK:
+            self._looked = now
+            self._replace_ended(connected)
         if connected:
             return
         if self.resubmitted >= self.max_resubmits and self.lost and not self.cluster.worker_spec:
+            last = self.lost[-self.jobs:]
+            if all(line in self.ended_early for line in last):
+                raise ClusterError(
+                    f"every worker job ended before its worker connected ({'; '.join(last)}) and "
+                    f"the {self.max_resubmits} replacements allowed are used up -- read why in "
+                    f"{self._logs()}; the job script is in the first lines of each")
             raise ClusterError(
-                f"every worker job was lost ({'; '.join(self.lost[-self.jobs:])}) and the "
+                f"every worker job was lost ({'; '.join(last)}) and the "
                 f"{self.max_resubmits} replacements allowed are used up -- raise "
-                f"sweep.max-resubmits in {self.path}, or look for why the jobs end in the "
-                "batch system's job logs (jobqueue log-directory)")
+                f"sweep.max-resubmits in {self.path}, or look for why the jobs end in "
+                f"{self._logs()}")
         if now - self._idle_since > self.start_timeout:
             ids = {job: getattr(w, "job_id", None) for job, w in self.cluster.workers.items()}
             states = job_states(self.system, ids.values())
-            jobs = ", ".join(f"{job} (job {jid}: {states.get(str(jid), 'not in the queue')})"
+            jobs = ", ".join(self._job(job, states.get(str(jid), "not in the queue") if jid else None)
                              for job, jid in ids.items()) or "none submitted"
+            if self.ended_early:
+                raise ClusterError(
+                    f"no Dask worker connected within {self.start_timeout:g} s ({jobs}); "
+                    f"{len(self.ended_early)} worker job(s) ended before their worker connected "
+                    f"({'; '.join(self.ended_early[-self.jobs:])}) -- read why in {self._logs()}")
             raise ClusterError(
                 f"no Dask worker connected within {self.start_timeout:g} s ({jobs}) -- raise "
-                f"sweep.start-timeout in {self.path} if the queue is slow, or read the jobs' "
-                "logs (jobqueue log-directory) if they end before their worker connects")
+                f"sweep.start-timeout in {self.path} if the queue is slow, or read "
+                f"{self._logs()} if they end before their worker connects")
 
-    def _replace(self, job: str) -> None:
-        worker = self.cluster.workers.get(job)
-        jid = getattr(worker, "job_id", None)
-        state = job_states(self.system, [jid]).get(str(jid), "gone") if jid else "gone"
-        self.lost.append(f"{job} (job {jid}: {state})")
+    def _replace_ended(self, connected: set[str]) -> None:
+        """Replace the jobs that ended (by the batch system's word) before their worker
+        connected: cancelled while queued, or a job script that failed."""
+        waiting = {job: getattr(self.cluster.workers.get(job), "job_id", None)
+                   for job in self.cluster.worker_spec
+                   if job not in self._seen and not self._names(job) & connected}
+        waiting = {job: jid for job, jid in waiting.items() if jid}
+        states = _queue_states(self.system, waiting.values()) if waiting else None
+        for job, jid in (waiting.items() if states else ()):
+            state = states.get(str(jid), "")
+            if state.split(" ", 1)[0] in ENDED:
+                self._replace(job, state, early=True)
+
+    def _replace(self, job: str, state: str | None = None, early: bool = False) -> None:
+        what = self._job(job, state)  # no state given: squeue's now
+        how = "ended before its worker connected" if early else "lost"
+        self.lost.append(what)
+        if early:
+            self.ended_early.append(what)
         self._seen.discard(job)
         self._away.pop(job, None)
         del self.cluster.worker_spec[job]  # forget it: the cluster cancels it ...
@@ -365,11 +453,11 @@ class JobPool:
             # reuse the lost one's, and then close the new job when the old one's removal
             # timer (distributed.deploy.lost-worker-timeout) fires
             self.cluster.worker_spec[self._new_name()] = self.cluster.new_spec
-            log.warning("worker job %s lost (job %s: %s); submitting a replacement (%d of %d)",
-                        job, jid, state, self.resubmitted, self.max_resubmits)
+            log.warning("worker job %s (%s); submitting a replacement (%d of %d)",
+                        how, what, self.resubmitted, self.max_resubmits)
         else:
-            log.warning("worker job %s lost (job %s: %s); the %d replacements allowed are used up",
-                        job, jid, state, self.max_resubmits)
+            log.warning("worker job %s (%s); the %d replacements allowed are used up",
+                        how, what, self.max_resubmits)
         self.cluster.scale(jobs=len(self.cluster.worker_spec))
 
     def _new_name(self) -> str:

@@ -77,8 +77,9 @@ Where the runs execute:
   that declares resources no connected worker offers fails at once, with the reason.
 - ``--cluster FILE``: ``--jobs`` batch jobs (SLURM, PBS, ...) of one Dask worker each,
   configured by a YAML file with a ``jobqueue:`` section (see ``configs/dask/slurm.yaml``)
-  and kept by :class:`polybias.runner.cluster.JobPool`: a job lost after its worker connected
-  (cancelled, past its walltime, node lost) is replaced, up to ``sweep.max-resubmits``;
+  and kept by :class:`polybias.runner.cluster.JobPool`: a job lost (cancelled, past its
+  walltime, node lost), before or after its worker connected, is replaced, up to
+  ``sweep.max-resubmits``;
   a submission the batch system rejects, or no worker for ``sweep.start-timeout``
   seconds, stops the sweep (exit status 1) with the scheduler's message and the key of
   the file to fix.
@@ -88,8 +89,10 @@ times is reported as failed. A progress bar counts runs done, failed and skipped
 an ETA; failures are listed at the end with the notebook that shows the error (the
 exception's type and the first line of its message), and skipped runs that are not done
 with their reason. Ctrl-C stops the sweep with exit status 130 and the same summary,
-counting the unfinished runs as ``todo`` (nothing of them looks done); the workers,
-local or batch jobs, are stopped first.
+counting the unfinished runs as ``todo`` (nothing of them looks done; a run done before
+and forced again counts as ran only when this sweep wrote its marker again); the
+workers, local or batch jobs, are stopped first. That holds from the first seconds, while
+the modules load and the sweep file is read.
 
 ``--shard i/n`` runs every n-th of the selected runs from the i-th (so that separate
 processes, or machines sharing the project folder, split a sweep; the run locks keep them
@@ -151,6 +154,10 @@ FAILED = "failed.ipynb"
 PARTIAL = ".executing.ipynb"
 POLL = 1.0
 """Seconds between checks of a sweep's batch jobs while its runs wait."""
+GATHER = 30.0
+"""Seconds to wait for a finished run's outcome; one that does not come went with its
+worker (a batch job lost as the run ended), and the sweep waits for it to run again while
+it keeps checking its jobs."""
 DONE = "already done"
 """``reason`` of a run skipped because it finished before."""
 KINDS = {"notebooks": None, "validity": "polybias.runner.validity_sweep"}
@@ -233,6 +240,12 @@ def load_sweep(config: str | Path, pins: str | Path | bool | None = True,
 
 def _folder(run: Run, root: Path) -> Path:
     return root / "results" / run.section / run.key
+
+
+def _marker(run: Any, root: Path) -> Path:
+    """The file whose writing says a run is done: a notebook run's ``run.json``, the record of
+    a run of another kind (its ``path``)."""
+    return _folder(run, root) / MARKER if isinstance(run, Run) else Path(root, run.path)
 
 
 def _outputs(folder: Path) -> dict[str, str]:
@@ -679,24 +692,33 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
         ``cause`` the exception. The workers (and batch jobs) are gone by then.
     """
     root = paths.project_root()
-    runs = select(load_sweep(config, pins, options) if units is None else units, only, shard)
-    done = [not force and is_done(r, root) for r in runs]
-    outcomes = [{"key": r.key, "status": "skipped", "reason": DONE}
-                for r, d in zip(runs, done, strict=True) if d]
-    todo, without_data = _with_data([r for r, d in zip(runs, done, strict=True) if not d])
-    outcomes += without_data
-    if limit is not None:
-        outcomes += [{"key": r.key, "status": "todo", "reason": f"past --limit {limit}"}
-                     for r in todo[limit:]]
-        todo = todo[:limit]
-    refused = []
-    for r in todo:  # the values, against the notebooks' declarations, before a kernel starts
-        if not isinstance(r, Run):  # another kind checks its values when it is read
-            continue
-        try:
-            check_values(r, root)
-        except SweepError as exc:
-            refused.append(f"{r.key}: {exc}")
+    runs: list[Any] = []
+    outcomes: list[dict[str, Any]] = []
+    try:  # Ctrl-C while the sweep is read: a summary of what is left, as later
+        runs = select(load_sweep(config, pins, options) if units is None else units, only, shard)
+        done = [not force and is_done(r, root) for r in runs]
+        outcomes = [{"key": r.key, "status": "skipped", "reason": DONE}
+                    for r, d in zip(runs, done, strict=True) if d]
+        todo, without_data = _with_data([r for r, d in zip(runs, done, strict=True) if not d])
+        outcomes += without_data
+        if limit is not None:
+            outcomes += [{"key": r.key, "status": "todo", "reason": f"past --limit {limit}"}
+                         for r in todo[limit:]]
+            todo = todo[:limit]
+        refused = []
+        for r in todo:  # the values, against the notebooks' declarations, before a kernel starts
+            if not isinstance(r, Run):  # another kind checks its values when it is read
+                continue
+            try:
+                check_values(r, root)
+            except SweepError as exc:
+                refused.append(f"{r.key}: {exc}")
+        # a run done before (--force) counts as ran only when this sweep wrote its marker again
+        markers = {r.key: _stamp(_marker(r, root)) for r in todo}
+    except KeyboardInterrupt as exc:
+        known = {o["key"] for o in outcomes}
+        raise SweepStopped(outcomes + [{"key": r.key, "status": "todo", "reason": "interrupted"}
+                                       for r in runs if r.key not in known], exc) from exc
     if refused:
         raise SweepError(f"{config}: no run started, {len(refused)} refused: {'; '.join(refused)}")
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -735,12 +757,23 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
         finished = {o["key"] for o in outcomes}
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else "no workers"
         outcomes += [{"key": r.key, "status": "ok", "note": "finished while the sweep stopped"}
-                     if is_done(r, root) else {"key": r.key, "status": "todo", "reason": reason}
+                     if _stamp(_marker(r, root)) != markers[r.key] and is_done(r, root)
+                     else {"key": r.key, "status": "todo", "reason": reason}
                      for r in todo if r.key not in finished]
         raise SweepStopped(outcomes, exc) from exc
     finally:
         bar.close()
     return outcomes
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """Identity of a file as written (inode, size, mtime), None when there is none: a marker
+    written again (atomically: a new file) has another."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 class SweepStopped(Exception):
@@ -854,19 +887,27 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
             except TimeoutError:
                 continue
             for fut in sorted(finished, key=lambda f: futures[f].key):
-                pending.discard(fut)
-                record(_outcome(fut, futures[fut], root))
+                outcome = _outcome(fut, futures[fut], root)
+                if outcome is not None:
+                    pending.discard(fut)
+                    record(outcome)
     except BaseException:
         client.cancel(list(pending))
         raise
 
 
-def _outcome(fut, run: Run, root: Path) -> dict[str, Any]:
-    """The outcome of a finished future: the run's, or a failure with the reason."""
+def _outcome(fut, run: Run, root: Path) -> dict[str, Any] | None:
+    """The outcome of a finished future: the run's, or a failure with the reason; None when
+    its result is not had within :data:`GATHER` seconds (it went with its worker's job, and
+    Dask computes the run again: the caller waits for it as for any other)."""
     from distributed import KilledWorker  # lazy: Dask only for sweeps on workers
 
     try:
-        return fut.result()
+        return fut.result(timeout=GATHER)
+    except TimeoutError as exc:
+        if fut.status != "error":  # not the run's own error: its result is being computed again
+            return None
+        error = _first_line(exc)
     except KilledWorker as exc:  # its workers died while running it, allowed-failures + 1 times
         error = (f"KilledWorker: its worker died each time it ran ({_first_line(exc)}); it kills "
                  "its worker, or the workers' jobs end too soon (walltime, memory, node)")
@@ -1088,6 +1129,10 @@ def main(argv: list[str] | None = None, prog: str = "polybias sweep",
     except SweepError as exc:
         print(f"polybias sweep: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before the sweep was read, or a second Ctrl-C while stopping
+        print("sweep: interrupted (Ctrl-C) before its runs were counted; --list shows them")
+        print("polybias sweep: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
     except SweepStopped as stop:
         print(summary(stop.outcomes))
         if stop.interrupted:

@@ -91,6 +91,8 @@ class Sweep:
         self.tmp = tmp
         self.log = project / "sweep.log"
         self.err = project / "sweep.err"
+        # jobs of an earlier test still in the queue (a cancelled one COMPLETING) are not ours
+        self.earlier = set(our_jobs())
         with open(self.log, "w") as out, open(self.err, "w") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "polybias.cli", "sweep", "sweep.yaml", "--no-progress", *args],
@@ -102,7 +104,7 @@ class Sweep:
         """Poll ``predicate`` (and the jobs in the queue) until true; fail after ``timeout``."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            self.jobs_seen |= set(our_jobs())
+            self.jobs_seen |= set(our_jobs()) - self.earlier
             if predicate():
                 return
             if self.proc.poll() is not None:
@@ -114,7 +116,7 @@ class Sweep:
     def finish(self, timeout: float) -> int:
         end = time.monotonic() + timeout
         while self.proc.poll() is None and time.monotonic() < end:
-            self.jobs_seen |= set(our_jobs())
+            self.jobs_seen |= set(our_jobs()) - self.earlier
             time.sleep(0.5)
         if self.proc.poll() is None:
             self.kill()
@@ -278,11 +280,11 @@ def test_a_job_cancelled_before_its_worker_connects_is_replaced(tmp_path, sweep_
         "job-script-prologue": [*CLUSTER["job-script-prologue"], hold]})
     run = sweep_in(project, "--cluster", "cluster.yaml", "--jobs", "1")
     run.wait_for(lambda: (project / "counts" / "held").exists(), 120, "the first job's script")
-    [victim] = our_jobs()
+    [victim] = set(our_jobs()) - run.earlier
     subprocess.run(["scancel", victim], check=True)
     assert run.finish(150) == 0, run.output()
     assert "1 ran, 0 skipped, 0 failed" in run.stdout()
-    assert len(run.jobs_seen) == 2, run.jobs_seen
+    assert len(run.jobs_seen) == 2, (run.jobs_seen, run.stderr())
     assert (f"worker job ended before its worker connected ({JOB_NAME} job {victim}: CANCELLED); "
             "submitting a replacement (1 of 2)") in run.stderr(), run.stderr()
 
@@ -309,7 +311,7 @@ def test_every_job_cancelled_past_the_limit_ends_with_the_reason(tmp_path, sweep
     assert "every worker job was lost" in run.stderr() and "sweep.max-resubmits" in run.stderr()
     assert "todo (no workers)" in run.stdout()
     assert "Traceback" not in run.stderr()
-    assert not our_jobs()
+    assert not set(our_jobs()) - run.earlier
 
 
 def gpu_cluster() -> dict:
@@ -357,7 +359,7 @@ def test_no_worker_within_the_start_timeout(tmp_path, sweep_in):
     [line] = [ln for ln in run.stderr().splitlines() if ln.startswith("polybias sweep:")]
     assert "no Dask worker connected within 10 s" in line and "sweep.start-timeout" in line
     assert f"({JOB_NAME} job " in line and ": PENDING (BeginTime))" in line, line
-    assert not our_jobs()
+    assert not set(our_jobs()) - run.earlier
 
 
 def test_ctrl_c_cancels_the_jobs_and_leaves_the_rest_todo(tmp_path, sweep_in):
@@ -371,7 +373,7 @@ def test_ctrl_c_cancels_the_jobs_and_leaves_the_rest_todo(tmp_path, sweep_in):
     assert f"{len(done)} ran, 0 skipped, 0 failed, {6 - len(done)} todo (interrupted)" in out
     assert "interrupted (Ctrl-C)" in run.stderr()
     time.sleep(2)
-    assert not our_jobs(), "the worker jobs were not cancelled"
+    assert not set(our_jobs()) - run.earlier, "the worker jobs were not cancelled"
     assert leftovers(run.tmp) == []  # the kernels' and Dask's scratch files went with the jobs
     listed = subprocess.run([sys.executable, "-m", "polybias.cli", "sweep", "sweep.yaml", "--list"],
                             cwd=project, env=env(project), capture_output=True, text=True, check=True)
@@ -388,7 +390,7 @@ def test_ctrl_c_at_any_moment_exits_130_with_a_summary(tmp_path, sweep_in):
     for moment in moments:
         run = sweep_in(project, "--cluster", "cluster.yaml", "--jobs", "1")
         if moment == "queued":
-            run.wait_for(lambda: our_jobs(), 120, "a queued job")
+            run.wait_for(lambda run=run: set(our_jobs()) - run.earlier, 120, "a queued job")
         else:
             time.sleep(moment)
         run.proc.send_signal(signal.SIGINT)
@@ -400,7 +402,7 @@ def test_ctrl_c_at_any_moment_exits_130_with_a_summary(tmp_path, sweep_in):
     assert "0 ran, 0 skipped, 0 failed, 2 todo (interrupted)" in out, out
     assert attempts(project, 1) == attempts(project, 2) == 0
     time.sleep(2)
-    assert not our_jobs()
+    assert not set(our_jobs()) - run.earlier
 
 
 def test_a_run_killed_by_its_jobs_walltime_is_retried(tmp_path, sweep_in):

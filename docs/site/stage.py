@@ -21,6 +21,7 @@ Run with the project environment: ``python docs/site/stage.py [OUT]``.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -105,7 +106,18 @@ def stage(out: Path) -> Path:
     for stale in [p for p in out.rglob("*") if p.is_file() and p not in _WRITTEN
                   and p.relative_to(out).parts[0] != "api"]:  # api/: autosummary's stubs
         stale.unlink()
+    for stub in sorted((out / "api").glob("polybias*.rst")):  # of a module renamed or removed
+        if not _is_module(stub.stem):
+            stub.unlink()
     return out
+
+
+def _is_module(name: str) -> bool:
+    """Whether ``name`` is an importable module (its parents are imported to find it)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 if __name__ == "__main__":

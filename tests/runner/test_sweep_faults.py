@@ -323,3 +323,27 @@ def test_an_outcome_gone_with_its_worker_is_waited_for_again(monkeypatch):
         start = time.monotonic()
         assert sweep._outcome(fut, run, Path(".")) is None
         assert time.monotonic() - start < 10
+
+
+def test_a_run_finished_by_a_lost_worker_counts_as_ran(project, monkeypatch):
+    """A batch job lost after its run wrote the marker but before the outcome reached the
+    sweep: Dask runs the task again, which finds the run done. The sweep counts it as ran,
+    not as done before it started; a run done before the sweep stays "already done"."""
+    cfg = write_config(project, [1, 2, 3])
+    first, *rest = sweep.load_sweep(cfg)
+    assert sweep.execute(first)["status"] == "ok"  # done before the sweep
+    real = sweep.execute
+
+    def retried(run, root=None, force=False):  # the lost attempt, then the retried task
+        real(run, root, force)
+        return real(run, root, force)
+
+    monkeypatch.setattr(sweep, "execute", retried)
+    outcomes = {o["key"]: o for o in sweep.run_sweep(cfg, jobs=1, progress=False)}
+    assert outcomes[first.key] == {"key": first.key, "status": "skipped", "reason": sweep.DONE}
+    for run in rest:
+        assert outcomes[run.key] == {"key": run.key, "status": "ok",
+                                     "note": sweep.FINISHED_UNREPORTED}
+        assert count(project, run.parameters["x"]) == 1  # computed once
+    assert sweep.summary(list(outcomes.values())).startswith(
+        "sweep: 2 ran, 1 skipped (1 already done), 0 failed")

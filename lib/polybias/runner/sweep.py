@@ -85,7 +85,8 @@ Where the runs execute:
   the file to fix.
 
 Dask reschedules the run of a worker that died; a run that kills its workers three
-times is reported as failed. A progress bar counts runs done, failed and skipped with
+times is reported as failed. A rescheduled run that its lost worker had finished is not
+computed again, and counts as ran (its marker is newer than the sweep's start). A progress bar counts runs done, failed and skipped with
 an ETA; failures are listed at the end with the notebook that shows the error (the
 exception's type and the first line of its message), and skipped runs that are not done
 with their reason. Ctrl-C stops the sweep with exit status 130 and the same summary,
@@ -160,6 +161,10 @@ worker (a batch job lost as the run ended), and the sweep waits for it to run ag
 it keeps checking its jobs."""
 DONE = "already done"
 """``reason`` of a run skipped because it finished before."""
+FINISHED_UNREPORTED = ("finished after the sweep started, by a worker lost before it "
+                       "reported (or by another process)")
+"""``note`` of a run counted as ran that a retried task found done: its marker is newer than
+the sweep's start."""
 KINDS = {"notebooks": None, "validity": "polybias.runner.validity_sweep"}
 """A sweep YAML's ``kind:`` -> the module that reads its runs (None: notebook runs,
 :func:`polybias.runner.runs.read_sweep`); see the module docstring."""
@@ -726,8 +731,19 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
     bar = tqdm(total=len(runs), initial=len(outcomes), desc="sweep", unit="run",
                disable=not progress or not todo, dynamic_ncols=True)
     counts = {"ok": 0, "failed": 0, "skipped": sum(o["status"] == "skipped" for o in outcomes)}
+    by_key = {r.key: r for r in todo}
 
     def record(outcome: dict[str, Any]) -> None:
+        if (outcome["status"] == "skipped" and outcome.get("reason") == DONE
+                and outcome["key"] in markers):
+            # done, but not when the sweep started: most often a worker of this sweep finished
+            # it and was lost before it could say so, and Dask ran the task again
+            r = by_key[outcome["key"]]
+            stamp = _stamp(_marker(r, root))
+            if stamp is not None and stamp != markers[r.key]:
+                outcome = {"key": r.key, "status": "ok", "note": FINISHED_UNREPORTED}
+                if getattr(r, "lacking", None):
+                    outcome["partial"] = dict(r.lacking)
         outcomes.append(outcome)
         counts[outcome["status"]] += 1
         bar.set_postfix(counts, refresh=False)

@@ -117,7 +117,7 @@ def papermill_per_run(cfg: Path, n: int) -> float:
 def resume_check(folder: Path, sizes: list[int]) -> list[dict]:
     """Time to tell which runs are done (``--list``, and the start of every sweep)."""
     from polybias.files import write_text_atomic
-    from polybias.runner import sweep
+    from polybias.runner import execution, sweep
 
     rows = []
     for n in sizes:
@@ -126,11 +126,11 @@ def resume_check(folder: Path, sizes: list[int]) -> list[dict]:
         os.environ["POLYBIAS_ROOT"] = str(root)
         runs = sweep.load_sweep(cfg)
         for r in runs:  # fake finished runs: one output and a marker each
-            d = sweep._folder(r, root)
+            d = r.folder(root)
             d.mkdir(parents=True)
             (d / "value.json").write_text("{}")
-            marker = {"status": "ok", "params_hash": r.hash_in(root), "outputs": sweep._outputs(d)}
-            write_text_atomic(d / sweep.MARKER, json.dumps(marker))
+            marker = {"status": "ok", "params_hash": r.hash_in(root), "outputs": execution.output_digests(d)}
+            write_text_atomic(d / execution.MARKER, json.dumps(marker))
         t0 = time.perf_counter()
         done = sum(sweep.is_done(r, root) for r in sweep.load_sweep(cfg))
         seconds = time.perf_counter() - t0

@@ -27,10 +27,10 @@ def test_values_out_of_their_declaration_are_refused_before_a_kernel_starts(tmp_
                                                                           monkeypatch):
     """Allowed values, ranges and joint checks (polybias.studies.parameters) come before the
     run: one line, exit status 2, no kernel, nothing written."""
-    from polybias.runner import sweep
+    from polybias.runner import execution
 
     monkeypatch.setattr(single_run, "execute_locked", lambda *a, **k: pytest.fail("a kernel started"))
-    monkeypatch.setattr(sweep, "execute_locked", lambda *a, **k: pytest.fail("a kernel started"))
+    monkeypatch.setattr(execution, "execute_locked", lambda *a, **k: pytest.fail("a kernel started"))
     out = tmp_path / "out"
     for args, message in [
         (["-p", "n_bootstrap", "-5"], "05_crows_pairs: n_bootstrap must be an integer >= 0, got -5"),
@@ -77,19 +77,19 @@ def test_runs_weat_on_one_test(tmp_path, capsys):
 
 def test_executed_outputs_drop_the_checkout_path_but_not_longer_paths_it_prefixes(tmp_path):
     import nbformat
-    from polybias.runner import sweep
+    from polybias.runner import execution
 
     root = tmp_path / "repo"
     cell = nbformat.v4.new_code_cell("x")
     cell.outputs = [nbformat.v4.new_output(
         "stream", text=f"{root}/results/a {root} {root}_models/m {root}.\n")]
     nb = nbformat.v4.new_notebook(cells=[cell])
-    text = sweep._clean(nb, "n.py", root).cells[0].outputs[0]["text"]
+    text = execution.clean_notebook(nb, "n.py", root).cells[0].outputs[0]["text"]
     assert text == f"results/a . {root}_models/m ..\n"
     shown = nbformat.v4.new_output("display_data", data={"text/plain": f"| {root}/results/a |",
                                                          "text/markdown": f"| {root}/results/a |"})
     nb.cells[0].outputs = [shown]
-    data = sweep._clean(nb, "n.py", root).cells[0].outputs[0]["data"]
+    data = execution.clean_notebook(nb, "n.py", root).cells[0].outputs[0]["data"]
     assert data["text/plain"] == data["text/markdown"] == "| results/a |"
 
 

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from polybias.runner import sweep
+from polybias.runner import execution, sweep
 
 NOTEBOOK = '''# %% tags=["parameters"]
 x: int = 1  # a number
@@ -224,6 +224,6 @@ def test_the_sweep_kernel_draws_figures_to_files_only(monkeypatch):
     import asyncio
 
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
-    km = sweep._kernel_manager_class()(kernel_name="python3")
+    km = execution._kernel_manager_class()(kernel_name="python3")
     _, kw = asyncio.run(km._async_pre_start_kernel())
     assert kw["env"]["MPLBACKEND"] == "Agg"

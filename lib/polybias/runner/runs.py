@@ -6,7 +6,10 @@ parameters.
 :func:`notebook_parameters` reads the parameters a notebook declares, which
 :func:`check_parameters` and :func:`normalise_parameters` hold the given ones to. Both the
 sweep and the single run (:mod:`polybias.runner.single_run`) build their runs here, and
-the revision pins (:mod:`polybias.runner.pins`) read the runs they pin from here.
+the revision pins (:mod:`polybias.runner.pins`) read the runs they pin from here. A
+:class:`Run` answers what the sweep runner asks of any run (its marker, whether it is done,
+its state, its values checked, its execution under its lock); how a notebook is executed is
+:mod:`polybias.runner.execution`.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from typing import Any
 from polybias import paths
 from polybias.data import sources
 from polybias.files import canonical_json, params_hash, sha256_file
+from polybias.runner import execution
+from polybias.runner.locks import RunLock
 
 TOP_KEYS = ("kind", "kernel", "runs")
 """Keys of a sweep YAML's top level (``kind``: ``notebooks``, the default; a sweep of
@@ -62,6 +67,68 @@ class Run:
         """:attr:`params_hash` with the notebook read from the project at ``root``."""
         source = _source_sha(Path(root) / self.notebook)
         return params_hash({"notebook": self.notebook, "source": source, **self.parameters})
+
+    # What the sweep runner asks of any run, whatever its kind (see polybias.runner.sweep):
+    # folder/marker, is_done, state, check, execute, failed_notebook.
+
+    def folder(self, root: str | Path) -> Path:
+        """The run's folder, ``results/<section>/<key>/`` under ``root``."""
+        return Path(root) / "results" / self.section / self.key
+
+    def marker(self, root: str | Path) -> Path:
+        """The file whose writing says the run is done: its ``run.json``."""
+        return self.folder(root) / execution.MARKER
+
+    def is_done(self, root: str | Path) -> bool:
+        """True when the run finished before with the same parameters and its files are intact."""
+        return execution.is_done(self, Path(root), self.folder(root))
+
+    def state(self, root: str | Path) -> str:
+        """``done``, ``running`` (its lock held elsewhere), ``failed``, ``part`` (it last ran in
+        part) or ``todo``, as ``polybias sweep --list`` shows it."""
+        folder = self.folder(root)
+        if self.is_done(root):
+            return "done"
+        if RunLock(folder).held_elsewhere():
+            return "running"
+        if (folder / execution.FAILED).exists():
+            return "failed"
+        return "part" if execution.in_part(folder) else "todo"
+
+    def check(self, root: str | Path) -> None:
+        """Refuse values the notebook's declarations refuse, before a kernel starts
+        (:func:`check_values`)."""
+        check_values(self, root)
+
+    def execute(self, root: str | Path, force: bool = False) -> dict[str, Any]:
+        """Execute the run now, under its folder's lock, and return its outcome.
+
+        Skipped when another process holds the lock (``reason``: running elsewhere) or,
+        unless ``force``, when the run is done (checked under the lock: it may just have
+        finished; Dask may re-execute a task whose worker died after the run had finished).
+
+        Returns
+        -------
+        dict
+            ``key``, ``status`` (``ok``, ``failed`` or ``skipped``) and: ``seconds`` (ok);
+            ``error`` (the exception's type and first line) and ``notebook`` (failed);
+            ``reason`` (skipped). See :func:`polybias.runner.execution.execute_locked`.
+        """
+        root = Path(root)
+        folder = self.folder(root)
+        lock = RunLock(folder)
+        if not lock.acquire():
+            return {"key": self.key, "status": "skipped",
+                    "reason": f"running elsewhere (locked by {lock.holder() or 'another process'})"}
+        with lock:
+            if not force and self.is_done(root):
+                return {"key": self.key, "status": "skipped", "reason": execution.DONE}
+            return execution.execute_locked(self, root, folder)
+
+    def failed_notebook(self, root: str | Path) -> Path | None:
+        """The notebook an attempt that did not finish left (its outputs up to the error)."""
+        partial = self.folder(root) / execution.PARTIAL
+        return partial if partial.exists() else None
 
 
 def _source_sha(path: Path) -> str:

@@ -29,6 +29,7 @@ import yaml
 
 from polybias import paths
 from polybias.files import params_hash
+from polybias.runner.execution import execute_locked
 from polybias.runner.locks import RunLock
 from polybias.runner.runs import (
     Run,
@@ -38,7 +39,6 @@ from polybias.runner.runs import (
     normalise_parameters,
     notebook_parameters,
 )
-from polybias.runner.sweep import execute_locked
 
 SECTION = "run"
 

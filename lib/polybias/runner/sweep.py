@@ -104,9 +104,14 @@ Sweeps of other kinds: a sweep YAML with a top-level ``kind:`` other than ``note
 (the default) names what a run is; :data:`KINDS` maps the kind to the module that reads such
 a YAML into its runs (``sweep_units(config, options)``) and, once they are done, writes what
 is made of them (``finish(config, options)``). Their runs go through the same plan, shards,
-locks, resume, Dask or batch workers and summary as the notebook runs: each has a ``key``,
-``resources``, ``sources``, and ``hash_in(root)``, ``is_done(root)``, ``state(root)`` and
-``execute(root, force)`` (returning an outcome as :func:`execute` does). ``kind:
+locks, resume, Dask or batch workers and summary as the notebook runs. The runner asks the
+same of a run of any kind, and nothing else (a notebook run is
+:class:`polybias.runner.runs.Run`): ``key``, ``resources``, ``sources``,
+``optional_sources``, ``lacking``, and ``hash_in(root)``, ``marker(root)`` (the file whose
+writing says it is done), ``is_done(root)``, ``state(root)`` (as ``--list`` shows it),
+``check(root)`` (refuse its values before anything starts), ``execute(root, force)`` (under
+its lock; an outcome as :func:`execute` returns it) and ``failed_notebook(root)`` (what a
+failed attempt left to read, or None). ``kind:
 validity`` is the planted-model validity study (:mod:`polybias.runner.validity_sweep`:
 ``configs/sweeps/validity.yaml``), whose runs each train and score one planted model and
 write its record, and whose ``finish`` writes the committed summary; its options
@@ -118,18 +123,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import importlib
-import json
 import logging
 import os
-import re
-import shutil
 import signal
 import sys
-import tempfile
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,33 +137,29 @@ from tqdm.auto import tqdm
 
 from polybias import paths
 from polybias.data import sources
-from polybias.files import sha256_file, write_text_atomic
 from polybias.runner.cluster import ClusterConfigError, ClusterError, JobPool, make_cluster
-from polybias.runner.locks import LOCK_FILE, RunLock
+from polybias.runner.execution import DONE, first_line
 from polybias.runner.pins import PinError, apply_pins, found_path, read_pins
-from polybias.runner.runs import Run, SweepError, check_values, read_sweep
+from polybias.runner.runs import Run, SweepError, read_sweep
 
 if TYPE_CHECKING:
     import pandas as pd
 
 log = logging.getLogger(__name__)
 
-MARKER = "run.json"
-EXECUTED = "executed.ipynb"
-FAILED = "failed.ipynb"
-PARTIAL = ".executing.ipynb"
 POLL = 1.0
 """Seconds between checks of a sweep's batch jobs while its runs wait."""
 GATHER = 30.0
 """Seconds to wait for a finished run's outcome; one that does not come went with its
 worker (a batch job lost as the run ended), and the sweep waits for it to run again while
 it keeps checking its jobs."""
-DONE = "already done"
-"""``reason`` of a run skipped because it finished before."""
 FINISHED_UNREPORTED = ("finished after the sweep started, by a worker lost before it "
                        "reported (or by another process)")
 """``note`` of a run counted as ran that a retried task found done: its marker is newer than
 the sweep's start."""
+RUN_INTERFACE = ("key", "resources", "sources", "optional_sources", "lacking", "hash_in",
+                 "marker", "is_done", "state", "check", "execute", "failed_notebook")
+"""What the runner asks of a run of any kind (see the module docstring), and nothing else."""
 KINDS = {"notebooks": None, "validity": "polybias.runner.validity_sweep"}
 """A sweep YAML's ``kind:`` -> the module that reads its runs (None: notebook runs,
 :func:`polybias.runner.runs.read_sweep`); see the module docstring."""
@@ -243,48 +238,22 @@ def load_sweep(config: str | Path, pins: str | Path | bool | None = True,
 
 
 
-def _folder(run: Run, root: Path) -> Path:
-    return root / "results" / run.section / run.key
+def is_done(run: Any, root: str | Path | None = None) -> bool:
+    """True when the run (of any kind) finished before with the same parameters and its files
+    are intact (:meth:`polybias.runner.runs.Run.is_done` for a notebook run)."""
+    return run.is_done(Path(root) if root else paths.project_root())
 
 
-def _marker(run: Any, root: Path) -> Path:
-    """The file whose writing says a run is done: a notebook run's ``run.json``, the record of
-    a run of another kind (its ``path``)."""
-    return _folder(run, root) / MARKER if isinstance(run, Run) else Path(root, run.path)
+def execute(run: Any, root: str | Path | None = None, force: bool = False) -> dict[str, Any]:
+    """Execute one run (of any kind) now, under its lock, and return its outcome (``key``,
+    ``status``, ...): :meth:`polybias.runner.runs.Run.execute` for a notebook run.
 
-
-def _outputs(folder: Path) -> dict[str, str]:
-    """sha256 of every file under ``folder`` but the marker and the lock, by path relative to it."""
-    return {p.relative_to(folder).as_posix(): sha256_file(p)
-            for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.relative_to(folder).as_posix() not in (MARKER, LOCK_FILE)}
-
-
-def is_done(run: Run, root: str | Path | None = None) -> bool:
-    """True when the run finished before with the same parameters and its files are intact."""
-    root = Path(root) if root else paths.project_root()
-    if not isinstance(run, Run):  # a run of another kind says it itself
-        return run.is_done(root)
-    folder = _folder(run, root)
-    marker = folder / MARKER
-    if not marker.is_file():
-        return False
-    try:
-        done = json.loads(marker.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return False
-    if not isinstance(done, dict) or done.get("status") != "ok" \
-            or done.get("params_hash") != run.hash_in(root):
-        return False
-    for name, digest in (done.get("outputs") or {}).items():
-        path = folder / name
-        if not path.is_file() or sha256_file(path) != digest:
-            return False
-    if run.executed and done.get("executed_sha256"):  # the copy beside the paper, written last
-        copy = root / run.executed
-        if not copy.is_file() or sha256_file(copy) != done["executed_sha256"]:
-            return False
-    return True
+    Used by :func:`run_sweep` on the workers; also callable directly. ``root`` is the
+    project root (the workers of a cluster must see it at the same path). A run already
+    done is skipped unless ``force``; one another process is executing, with the reason
+    ``running elsewhere``.
+    """
+    return run.execute(Path(root) if root else paths.project_root(), force)
 
 
 def _notebook_runs(config: str | Path) -> list[Run]:
@@ -304,7 +273,7 @@ def run_folders(config: str | Path, root: str | Path | None = None) -> tuple[lis
     done, not_done = [], []
     for run in _notebook_runs(config):
         if is_done(run, root):
-            done.append(_folder(run, root))
+            done.append(run.folder(root))
         else:
             not_done.append(run.key)
     return done, not_done
@@ -328,243 +297,8 @@ def run_records(config: str | Path, select: Callable[[dict[str, Any]], bool],
     from polybias.results.table import read_results
 
     root = Path(root) if root else paths.project_root()
-    return {run.key: read_results(runs=[_folder(run, root)]) if is_done(run, root) else None
+    return {run.key: read_results(runs=[run.folder(root)]) if is_done(run, root) else None
             for run in _notebook_runs(config) if select(run.parameters)}
-
-
-def _join_streams(outputs: list[Any]) -> list[Any]:
-    """Consecutive ``stream`` outputs of the same name joined into one.
-
-    >>> _join_streams([{"output_type": "stream", "name": "stdout", "text": "a"},
-    ...                {"output_type": "stream", "name": "stdout", "text": "\\n"},
-    ...                {"output_type": "stream", "name": "stderr", "text": "w"}])
-    [{'output_type': 'stream', 'name': 'stdout', 'text': 'a\\n'}, {'output_type': 'stream', 'name': 'stderr', 'text': 'w'}]
-    """
-    joined: list[Any] = []
-    for out in outputs:
-        last = joined[-1] if joined else None
-        if (out.get("output_type") == "stream" and last is not None
-                and last.get("output_type") == "stream" and last.get("name") == out.get("name")):
-            last["text"] = "".join(last["text"]) + "".join(out["text"])
-            continue
-        joined.append(out)
-    return joined
-
-
-def _clean(nb: Any, source: str, root: Path) -> Any:
-    """Drop timings and this checkout's absolute path from an executed notebook, and join
-    consecutive pieces of one stream (how the kernel splits a cell's printing into
-    messages depends on timing).
-
-    The executed copy is committed for nbval; it must diff cleanly between reruns and
-    must not name the machine it ran on.
-    """
-    # the checkout's path, not a longer one it prefixes (``/x/repo_models`` stays)
-    root_re = re.compile(re.escape(str(root)) + r"(/|(?![\w-]|\.\w))")
-    meta = nb.metadata.get("papermill", {})
-    for key in ("start_time", "end_time", "duration", "environment_variables"):
-        meta.pop(key, None)
-    meta["input_path"] = source
-    meta["output_path"] = None
-    for i, cell in enumerate(nb.cells):
-        cell["id"] = f"cell-{i:03d}"  # jupytext gives random ids: keep reruns diff-free
-        if "outputs" in cell:
-            cell["outputs"] = _join_streams(cell["outputs"])
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream":
-                out["text"] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".", out["text"])
-            for mime in ("text/plain", "text/markdown"):  # tables shown by report.show_table
-                if mime in out.get("data", {}):
-                    out["data"][mime] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".",
-                                                    "".join(out["data"][mime]))
-        cell.metadata.pop("execution", None)
-        pm = cell.metadata.get("papermill", {})
-        for key in ("start_time", "end_time", "duration"):
-            pm.pop(key, None)
-    return nb
-
-
-@functools.cache
-def _kernel_manager_class():
-    """A Jupyter kernel manager that talks to its kernel over Unix sockets in a fresh folder,
-    and starts it on matplotlib's Agg backend.
-
-    With the default TCP transport, kernels started at the same moment by parallel
-    workers can pick the same free port and die ("Address already in use").
-    """
-    # lazy: jupyter_client comes with papermill, needed (and slow to import) only to run
-    from jupyter_client.manager import AsyncKernelManager  # lazy: notebook runs only
-    from traitlets import CaselessStrEnum, default  # lazy: notebook runs only
-
-    class IPCKernelManager(AsyncKernelManager):
-        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
-
-        @default("ip")
-        def _unique_ip(self) -> str:
-            if self.transport != "ipc":
-                return super()._ip_default()
-            return os.path.join(tempfile.mkdtemp(prefix="polybias-kernel-"), "ipc")
-
-        async def _async_pre_start_kernel(self, **kw: Any) -> Any:
-            # executed notebooks hold tables, not pictures: figures go to files only,
-            # whatever backend the caller's environment names (make lab shows them inline)
-            kw["env"] = {**(kw.get("env") or os.environ), "MPLBACKEND": "Agg"}
-            return await super()._async_pre_start_kernel(**kw)
-
-        async def _async_interrupt_kernel(self) -> None:
-            # jupyter_client interrupts the kernel before every shutdown; papermill shuts
-            # down an idle kernel, which then logs "KeyboardInterrupt caught in kernel" at
-            # error level on every successful run. A busy kernel that ignores the shutdown
-            # request is still killed after shutdown_wait_time.
-            if self.shutting_down:
-                return
-            await super()._async_interrupt_kernel()
-
-        async def _async_cleanup_resources(self, restart: bool = False) -> None:
-            await super()._async_cleanup_resources(restart)
-            if not restart and self.transport == "ipc":
-                shutil.rmtree(os.path.dirname(self.ip), ignore_errors=True)
-
-    return IPCKernelManager
-
-
-def _empty(folder: Path) -> None:
-    """Remove what an earlier (killed, failed or outdated) attempt left in a run's folder.
-
-    The lock file stays: it is held by the caller, and a new file at its path would be
-    a different lock.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    for child in folder.iterdir():
-        if child.name == LOCK_FILE:
-            continue
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
-        else:
-            child.unlink()
-
-
-def _first_line(exc: BaseException) -> str:
-    """``Type: first line of the message`` of an exception (papermill's included)."""
-    ename = getattr(exc, "ename", None)  # PapermillExecutionError: the cell's exception
-    evalue = getattr(exc, "evalue", None)
-    if ename:
-        kind, message = str(ename), str(evalue or "")
-    else:
-        kind, message = type(exc).__name__, str(exc)
-    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
-    return f"{kind}: {lines[0]}" if lines else kind
-
-
-def execute(run: Run, root: str | Path | None = None, force: bool = False) -> dict[str, Any]:
-    """Execute one run now and return its outcome (``key``, ``status``, ...).
-
-    Used by :func:`run_sweep` on the workers; also callable directly. ``root`` is the
-    project root (the workers of a cluster must see it at the same path). A run already
-    done is skipped unless ``force``: Dask may re-execute a task whose worker died after
-    the run had finished, and that must not compute it twice. A run that another
-    process is executing (its folder's lock is held) is skipped, with the reason
-    ``running elsewhere``, and nothing of it is touched.
-
-    Returns
-    -------
-    dict
-        ``key``, ``status`` (``ok``, ``failed`` or ``skipped``) and: ``seconds`` (ok);
-        ``error`` (the exception's type and first line) and ``notebook`` (failed);
-        ``reason`` (skipped).
-    """
-    root = Path(root) if root else paths.project_root()
-    if not isinstance(run, Run):  # a run of another kind executes itself, locked likewise
-        return run.execute(root, force)
-    folder = _folder(run, root)
-    lock = RunLock(folder)
-    if not lock.acquire():
-        holder = lock.holder()
-        return {"key": run.key, "status": "skipped",
-                "reason": f"running elsewhere (locked by {holder or 'another process'})"}
-    with lock:
-        if not force and is_done(run, root):  # checked under the lock: it may just have finished
-            return {"key": run.key, "status": "skipped", "reason": DONE}
-        return execute_locked(run, root, folder)
-
-
-def execute_locked(run: Run, root: Path, folder: Path,
-                   output_dir: str | None = None) -> dict[str, Any]:
-    """Execute one run in ``folder``, whose :class:`RunLock` the caller holds.
-
-    The folder is emptied first (so nothing of an earlier attempt looks done), the notebook
-    runs with papermill (parameters: the run's, plus ``output_dir``), and on success the
-    cleaned ``executed.ipynb`` and the ``run.json`` marker (parameter hash and the sha256 of
-    every file left) are written atomically, marker before the notebook is put in place;
-    on an error the partial notebook becomes ``failed.ipynb``. A run with
-    :attr:`~polybias.runner.runs.Run.lacking` optional sources runs in part (see the module
-    docstring): marker ``status: partial``, no copy beside the paper, its table in ``folder``.
-
-    Parameters
-    ----------
-    run : Run
-        What to execute.
-    root : Path
-        The project root (the notebook is read and executed from there).
-    folder : Path
-        The run's folder; the caller holds its lock.
-    output_dir : str, optional
-        The ``output_dir`` parameter; default: ``folder`` relative to ``root``.
-
-    Returns
-    -------
-    dict
-        ``key``, ``status`` (``ok`` or ``failed``) and ``seconds`` (ok; with ``partial``, the
-        lacking sources and their reasons, when it ran in part) or ``error`` and ``notebook``
-        (failed), as :func:`execute` returns them.
-    """
-    # lazy: jupytext, nbformat and papermill take seconds to import, and only runs need them
-    import jupytext  # lazy: notebook runs only
-    import nbformat  # lazy: notebook runs only
-    import papermill as pm  # lazy: notebook runs only
-
-    digest = run.hash_in(root)  # of the source about to run, not of a later edit
-    _empty(folder)  # the marker goes first: from here on the run is not done
-    params = {**run.parameters, "output_dir": output_dir or os.path.relpath(folder, root)}
-    if run.lacking and params.get("table_file"):  # in part: the paper's table stays as it is
-        params["table_file"] = os.path.join(params["output_dir"], Path(params["table_file"]).name)
-    src = jupytext.read(root / run.notebook)
-    src.metadata["kernelspec"] = {"name": run.kernel, "display_name": run.kernel, "language": "python"}
-    partial, failed = folder / PARTIAL, folder / FAILED
-    t0 = time.perf_counter()
-    try:
-        nb = pm.execute_notebook(
-            src, str(partial), parameters=params, kernel_name=run.kernel, cwd=str(root),
-            progress_bar=False, log_output=False, request_save_on_cell_execute=False,
-            kernel_manager_class=_kernel_manager_class(),
-        )
-    except Exception as exc:  # papermill raises PapermillExecutionError with the cell's error
-        if partial.exists():
-            partial.replace(failed)
-        return {"key": run.key, "status": "failed", "error": _first_line(exc),
-                "notebook": os.path.relpath(failed, root) if failed.exists() else None}
-    text = nbformat.writes(_clean(nb, run.notebook, root))
-    # the executed notebook stays under the partial name until the marker is written, so a
-    # kill at any point leaves no executed notebook without its marker (the marker lists it,
-    # and is_done checks it and the committed copy are there and intact)
-    write_text_atomic(partial, text)
-    outputs = _outputs(folder)
-    outputs[EXECUTED] = outputs.pop(PARTIAL)
-    copy = run.executed if not run.lacking else None  # in part: the checked copy stays as it is
-    marker = {"key": run.key, "notebook": run.notebook, "parameters": params,
-              "params_hash": digest, "status": "partial" if run.lacking else "ok",
-              "executed": copy, "executed_sha256": outputs[EXECUTED] if copy else None,
-              "outputs": outputs}
-    if run.lacking:
-        marker["lacking"] = dict(run.lacking)
-    write_text_atomic(folder / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
-    partial.replace(folder / EXECUTED)
-    if copy:
-        write_text_atomic(root / copy, text)
-    outcome = {"key": run.key, "status": "ok", "seconds": time.perf_counter() - t0}
-    if run.lacking:
-        outcome["partial"] = dict(run.lacking)
-    return outcome
 
 
 # ----------------------------------------------------------------------------- clusters
@@ -712,14 +446,12 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
             todo = todo[:limit]
         refused = []
         for r in todo:  # the values, against the notebooks' declarations, before a kernel starts
-            if not isinstance(r, Run):  # another kind checks its values when it is read
-                continue
             try:
-                check_values(r, root)
+                r.check(root)
             except SweepError as exc:
                 refused.append(f"{r.key}: {exc}")
         # a run done before (--force) counts as ran only when this sweep wrote its marker again
-        markers = {r.key: _stamp(_marker(r, root)) for r in todo}
+        markers = {r.key: _stamp(r.marker(root)) for r in todo}
     except KeyboardInterrupt as exc:
         known = {o["key"] for o in outcomes}
         raise SweepStopped(outcomes + [{"key": r.key, "status": "todo", "reason": "interrupted"}
@@ -739,7 +471,7 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
             # done, but not when the sweep started: most often a worker of this sweep finished
             # it and was lost before it could say so, and Dask ran the task again
             r = by_key[outcome["key"]]
-            stamp = _stamp(_marker(r, root))
+            stamp = _stamp(r.marker(root))
             if stamp is not None and stamp != markers[r.key]:
                 outcome = {"key": r.key, "status": "ok", "note": FINISHED_UNREPORTED}
                 if getattr(r, "lacking", None):
@@ -773,7 +505,7 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
         finished = {o["key"] for o in outcomes}
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else "no workers"
         outcomes += [{"key": r.key, "status": "ok", "note": "finished while the sweep stopped"}
-                     if _stamp(_marker(r, root)) != markers[r.key] and is_done(r, root)
+                     if _stamp(r.marker(root)) != markers[r.key] and is_done(r, root)
                      else {"key": r.key, "status": "todo", "reason": reason}
                      for r in todo if r.key not in finished]
         raise SweepStopped(outcomes, exc) from exc
@@ -923,15 +655,15 @@ def _outcome(fut, run: Run, root: Path) -> dict[str, Any] | None:
     except TimeoutError as exc:
         if fut.status != "error":  # not the run's own error: its result is being computed again
             return None
-        error = _first_line(exc)
+        error = first_line(exc)
     except KilledWorker as exc:  # its workers died while running it, allowed-failures + 1 times
-        error = (f"KilledWorker: its worker died each time it ran ({_first_line(exc)}); it kills "
+        error = (f"KilledWorker: its worker died each time it ran ({first_line(exc)}); it kills "
                  "its worker, or the workers' jobs end too soon (walltime, memory, node)")
     except Exception as exc:  # the run could not be started or its result not be had
-        error = _first_line(exc)
-    partial = _folder(run, root) / PARTIAL if isinstance(run, Run) else None
+        error = first_line(exc)
+    partial = run.failed_notebook(root)
     return {"key": run.key, "status": "failed", "error": error,
-            "notebook": os.path.relpath(partial, root) if partial and partial.exists() else None}
+            "notebook": os.path.relpath(partial, root) if partial else None}
 
 
 def summary(outcomes: list[dict[str, Any]]) -> str:
@@ -1012,14 +744,6 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
                      f"{fate}:")
         lines += [f"  {_line(why)}" for _, why in sorted(lacking.items())]
     return "\n".join(lines)
-
-
-def _in_part(folder: Path) -> bool:
-    """Whether the run of ``folder`` last ran in part (its ``run.json`` says ``partial``)."""
-    try:
-        return json.loads((folder / MARKER).read_text(encoding="utf-8")).get("status") == "partial"
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def _line(text: str) -> str:
@@ -1123,14 +847,7 @@ def main(argv: list[str] | None = None, prog: str = "polybias sweep",
         if args.list:
             root = paths.project_root()
             for r in load_sweep(args.config, pins, options):
-                if not isinstance(r, Run):
-                    print(f"{r.state(root):6s} {r.key}")
-                    continue
-                folder = _folder(r, root)
-                state = "done" if is_done(r, root) else (
-                    "running" if RunLock(folder).held_elsewhere() else
-                    "failed" if (folder / FAILED).exists() else
-                    "part" if _in_part(folder) else "todo")
+                state = r.state(root)
                 extra = f"  [{', '.join(f'{k}={v:g}' for k, v in r.resources.items())}]" if r.resources else ""
                 print(f"{state:6s} {r.key}{extra}")
             return 0

@@ -61,8 +61,9 @@ from polybias.files import canonical_json, params_hash, sha256_file, write_text_
 from polybias.metrics import catbias, crows, logprob
 from polybias.metrics.weat import weat
 from polybias.planted import probes, synthetic
+from polybias.runner.execution import DONE
 from polybias.runner.locks import RunLock
-from polybias.runner.sweep import DONE, SweepError, run_sweep, select
+from polybias.runner.sweep import SweepError, run_sweep, select
 from polybias.runner.sweep import main as sweep_main
 from polybias.studies import categorical_bias
 from polybias.studies.validity import planted_embedding_association, planted_lm, word_subset
@@ -416,6 +417,17 @@ class Cell:
     def is_done(self, root: str | Path | None = None) -> bool:
         """Whether the record is there with this job's hash."""
         return _read_done(self.path, self.digest)
+
+    def marker(self, root: str | Path | None = None) -> Path:
+        """The file whose writing says the cell is done: its record."""
+        return Path(root or ".", self.path)
+
+    def check(self, root: str | Path | None = None) -> None:
+        """Nothing to check before it starts: a cell's values were checked when it was read."""
+
+    def failed_notebook(self, root: str | Path | None = None) -> None:
+        """None: a cell executes no notebook (its error is in the outcome)."""
+        return None
 
     def _lock(self) -> RunLock:
         return RunLock(self.path.parent, name=self.path.name + ".lock")

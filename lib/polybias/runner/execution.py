@@ -1,0 +1,274 @@
+"""Executing one notebook run: papermill in a fresh kernel, the executed notebook cleaned,
+and the ``run.json`` marker that says the run is done.
+
+What a notebook run is (its parameters, key and hash) is :class:`polybias.runner.runs.Run`,
+whose ``execute`` takes the run's lock and calls :func:`execute_locked`; the sweep
+(:mod:`polybias.runner.sweep`) and a single run (:mod:`polybias.runner.single_run`) use them.
+A run's folder is ``results/<section>/<key>/``: the marker ``run.json`` (the parameter hash
+and the sha256 of every file the run left), ``executed.ipynb``, while it runs
+``.executing.ipynb``, after an error ``failed.ipynb``, and the lock file.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from polybias.files import sha256_file, write_text_atomic
+from polybias.runner.locks import LOCK_FILE
+
+MARKER = "run.json"
+EXECUTED = "executed.ipynb"
+FAILED = "failed.ipynb"
+PARTIAL = ".executing.ipynb"
+DONE = "already done"
+"""``reason`` of a run skipped because it finished before."""
+
+
+def output_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file under ``folder`` but the marker and the lock, by path relative to it."""
+    return {p.relative_to(folder).as_posix(): sha256_file(p)
+            for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.relative_to(folder).as_posix() not in (MARKER, LOCK_FILE)}
+
+
+def is_done(run: Any, root: Path, folder: Path) -> bool:
+    """True when the run of ``folder`` finished before with the same parameters (its marker
+    holds ``run.hash_in(root)``) and its files, and the copy beside the paper, are intact."""
+    marker = folder / MARKER
+    if not marker.is_file():
+        return False
+    try:
+        done = json.loads(marker.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    if not isinstance(done, dict) or done.get("status") != "ok" \
+            or done.get("params_hash") != run.hash_in(root):
+        return False
+    for name, digest in (done.get("outputs") or {}).items():
+        path = folder / name
+        if not path.is_file() or sha256_file(path) != digest:
+            return False
+    if run.executed and done.get("executed_sha256"):  # the copy beside the paper, written last
+        copy = root / run.executed
+        if not copy.is_file() or sha256_file(copy) != done["executed_sha256"]:
+            return False
+    return True
+
+
+def in_part(folder: Path) -> bool:
+    """Whether the run of ``folder`` last ran in part (its ``run.json`` says ``partial``)."""
+    try:
+        return json.loads((folder / MARKER).read_text(encoding="utf-8")).get("status") == "partial"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _join_streams(outputs: list[Any]) -> list[Any]:
+    """Consecutive ``stream`` outputs of the same name joined into one.
+
+    >>> _join_streams([{"output_type": "stream", "name": "stdout", "text": "a"},
+    ...                {"output_type": "stream", "name": "stdout", "text": "\\n"},
+    ...                {"output_type": "stream", "name": "stderr", "text": "w"}])
+    [{'output_type': 'stream', 'name': 'stdout', 'text': 'a\\n'}, {'output_type': 'stream', 'name': 'stderr', 'text': 'w'}]
+    """
+    joined: list[Any] = []
+    for out in outputs:
+        last = joined[-1] if joined else None
+        if (out.get("output_type") == "stream" and last is not None
+                and last.get("output_type") == "stream" and last.get("name") == out.get("name")):
+            last["text"] = "".join(last["text"]) + "".join(out["text"])
+            continue
+        joined.append(out)
+    return joined
+
+
+def clean_notebook(nb: Any, source: str, root: Path) -> Any:
+    """Drop timings and this checkout's absolute path from an executed notebook, and join
+    consecutive pieces of one stream (how the kernel splits a cell's printing into
+    messages depends on timing).
+
+    The executed copy is committed for nbval; it must diff cleanly between reruns and
+    must not name the machine it ran on.
+    """
+    # the checkout's path, not a longer one it prefixes (``/x/repo_models`` stays)
+    root_re = re.compile(re.escape(str(root)) + r"(/|(?![\w-]|\.\w))")
+    meta = nb.metadata.get("papermill", {})
+    for key in ("start_time", "end_time", "duration", "environment_variables"):
+        meta.pop(key, None)
+    meta["input_path"] = source
+    meta["output_path"] = None
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i:03d}"  # jupytext gives random ids: keep reruns diff-free
+        if "outputs" in cell:
+            cell["outputs"] = _join_streams(cell["outputs"])
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                out["text"] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".", out["text"])
+            for mime in ("text/plain", "text/markdown"):  # tables shown by report.show_table
+                if mime in out.get("data", {}):
+                    out["data"][mime] = root_re.sub(lambda m: "" if m.group(1) == "/" else ".",
+                                                    "".join(out["data"][mime]))
+        cell.metadata.pop("execution", None)
+        pm = cell.metadata.get("papermill", {})
+        for key in ("start_time", "end_time", "duration"):
+            pm.pop(key, None)
+    return nb
+
+
+@functools.cache
+def _kernel_manager_class():
+    """A Jupyter kernel manager that talks to its kernel over Unix sockets in a fresh folder,
+    and starts it on matplotlib's Agg backend.
+
+    With the default TCP transport, kernels started at the same moment by parallel
+    workers can pick the same free port and die ("Address already in use").
+    """
+    # lazy: jupyter_client comes with papermill, needed (and slow to import) only to run
+    from jupyter_client.manager import AsyncKernelManager  # lazy: notebook runs only
+    from traitlets import CaselessStrEnum, default  # lazy: notebook runs only
+
+    class IPCKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        @default("ip")
+        def _unique_ip(self) -> str:
+            if self.transport != "ipc":
+                return super()._ip_default()
+            return os.path.join(tempfile.mkdtemp(prefix="polybias-kernel-"), "ipc")
+
+        async def _async_pre_start_kernel(self, **kw: Any) -> Any:
+            # executed notebooks hold tables, not pictures: figures go to files only,
+            # whatever backend the caller's environment names (make lab shows them inline)
+            kw["env"] = {**(kw.get("env") or os.environ), "MPLBACKEND": "Agg"}
+            return await super()._async_pre_start_kernel(**kw)
+
+        async def _async_interrupt_kernel(self) -> None:
+            # jupyter_client interrupts the kernel before every shutdown; papermill shuts
+            # down an idle kernel, which then logs "KeyboardInterrupt caught in kernel" at
+            # error level on every successful run. A busy kernel that ignores the shutdown
+            # request is still killed after shutdown_wait_time.
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart)
+            if not restart and self.transport == "ipc":
+                shutil.rmtree(os.path.dirname(self.ip), ignore_errors=True)
+
+    return IPCKernelManager
+
+
+def _empty(folder: Path) -> None:
+    """Remove what an earlier (killed, failed or outdated) attempt left in a run's folder.
+
+    The lock file stays: it is held by the caller, and a new file at its path would be
+    a different lock.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    for child in folder.iterdir():
+        if child.name == LOCK_FILE:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def first_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` of an exception (papermill's included)."""
+    ename = getattr(exc, "ename", None)  # PapermillExecutionError: the cell's exception
+    evalue = getattr(exc, "evalue", None)
+    if ename:
+        kind, message = str(ename), str(evalue or "")
+    else:
+        kind, message = type(exc).__name__, str(exc)
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    return f"{kind}: {lines[0]}" if lines else kind
+
+
+def execute_locked(run: Any, root: Path, folder: Path,
+                   output_dir: str | None = None) -> dict[str, Any]:
+    """Execute one run in ``folder``, whose :class:`RunLock` the caller holds.
+
+    The folder is emptied first (so nothing of an earlier attempt looks done), the notebook
+    runs with papermill (parameters: the run's, plus ``output_dir``), and on success the
+    cleaned ``executed.ipynb`` and the ``run.json`` marker (parameter hash and the sha256 of
+    every file left) are written atomically, marker before the notebook is put in place;
+    on an error the partial notebook becomes ``failed.ipynb``. A run with
+    :attr:`~polybias.runner.runs.Run.lacking` optional sources runs in part (see
+    :mod:`polybias.runner.sweep`): marker ``status: partial``, no copy beside the paper, its table in ``folder``.
+
+    Parameters
+    ----------
+    run : polybias.runner.runs.Run
+        What to execute.
+    root : Path
+        The project root (the notebook is read and executed from there).
+    folder : Path
+        The run's folder; the caller holds its lock.
+    output_dir : str, optional
+        The ``output_dir`` parameter; default: ``folder`` relative to ``root``.
+
+    Returns
+    -------
+    dict
+        ``key``, ``status`` (``ok`` or ``failed``) and ``seconds`` (ok; with ``partial``, the
+        lacking sources and their reasons, when it ran in part) or ``error`` and ``notebook``
+        (failed), as :meth:`polybias.runner.runs.Run.execute` returns them.
+    """
+    # lazy: jupytext, nbformat and papermill take seconds to import, and only runs need them
+    import jupytext  # lazy: notebook runs only
+    import nbformat  # lazy: notebook runs only
+    import papermill as pm  # lazy: notebook runs only
+
+    digest = run.hash_in(root)  # of the source about to run, not of a later edit
+    _empty(folder)  # the marker goes first: from here on the run is not done
+    params = {**run.parameters, "output_dir": output_dir or os.path.relpath(folder, root)}
+    if run.lacking and params.get("table_file"):  # in part: the paper's table stays as it is
+        params["table_file"] = os.path.join(params["output_dir"], Path(params["table_file"]).name)
+    src = jupytext.read(root / run.notebook)
+    src.metadata["kernelspec"] = {"name": run.kernel, "display_name": run.kernel, "language": "python"}
+    partial, failed = folder / PARTIAL, folder / FAILED
+    t0 = time.perf_counter()
+    try:
+        nb = pm.execute_notebook(
+            src, str(partial), parameters=params, kernel_name=run.kernel, cwd=str(root),
+            progress_bar=False, log_output=False, request_save_on_cell_execute=False,
+            kernel_manager_class=_kernel_manager_class(),
+        )
+    except Exception as exc:  # papermill raises PapermillExecutionError with the cell's error
+        if partial.exists():
+            partial.replace(failed)
+        return {"key": run.key, "status": "failed", "error": first_line(exc),
+                "notebook": os.path.relpath(failed, root) if failed.exists() else None}
+    text = nbformat.writes(clean_notebook(nb, run.notebook, root))
+    # the executed notebook stays under the partial name until the marker is written, so a
+    # kill at any point leaves no executed notebook without its marker (the marker lists it,
+    # and is_done checks it and the committed copy are there and intact)
+    write_text_atomic(partial, text)
+    outputs = output_digests(folder)
+    outputs[EXECUTED] = outputs.pop(PARTIAL)
+    copy = run.executed if not run.lacking else None  # in part: the checked copy stays as it is
+    marker = {"key": run.key, "notebook": run.notebook, "parameters": params,
+              "params_hash": digest, "status": "partial" if run.lacking else "ok",
+              "executed": copy, "executed_sha256": outputs[EXECUTED] if copy else None,
+              "outputs": outputs}
+    if run.lacking:
+        marker["lacking"] = dict(run.lacking)
+    write_text_atomic(folder / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
+    partial.replace(folder / EXECUTED)
+    if copy:
+        write_text_atomic(root / copy, text)
+    outcome = {"key": run.key, "status": "ok", "seconds": time.perf_counter() - t0}
+    if run.lacking:
+        outcome["partial"] = dict(run.lacking)
+    return outcome

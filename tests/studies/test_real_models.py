@@ -101,7 +101,7 @@ def test_smollm2_rows_read_the_records_of_the_full_runs(tmp_path):
                     "per_stereotype": [{"stereotype": 1, "label": "Emotional", "masculine_rate": 0.4, "n": 2}]})
     runs = {f.name: results.read_results(runs=[f]) for f in (crows, gest, eurogest)}
     runs["14_stereoset__model-x"] = None
-    rows = study.smollm2_rows(runs, "configs/sweeps/default.yaml")
+    rows = study.embedded_rows(runs, "configs/sweeps/default.yaml")
     assert rows[["measure", "run"]].values.tolist()[:4] == [
         ["crows-pairs stereotype score", "crows-pairs"], ["gest g_s", "causal template 0"],
         ["gest g_s", "causal template 1"], ["eurogest g_s", "eurogest"]]
@@ -114,13 +114,13 @@ def test_smollm2_rows_read_the_records_of_the_full_runs(tmp_path):
     assert "| — | — | — | — | not run:" in study.real_model_markdown(rows)
     only_rates = results.read_results(runs=[eurogest])
     with pytest.raises(study.RealModelError, match="16_eurogest__model-x: its records hold no overall"):
-        study.smollm2_rows({"16_eurogest__model-x": only_rates[only_rates.metric != "eurogest"]}, "s.yaml")
+        study.embedded_rows({"16_eurogest__model-x": only_rates[only_rates.metric != "eurogest"]}, "s.yaml")
     with pytest.raises(study.RealModelError, match="no measure declared for notebook 99_x"):
-        study.smollm2_rows({"99_x__model-x": None}, "s.yaml")
+        study.embedded_rows({"99_x__model-x": None}, "s.yaml")
 
 
 def test_only_smollm2_full_runs_of_the_sweep_are_read():
-    runs = [r for r in read_sweep(REPO / "configs/sweeps/default.yaml") if study.smollm2_full_run(r.parameters)]
+    runs = [r for r in read_sweep(REPO / "configs/sweeps/default.yaml") if study.embedded_full_run(r.parameters)]
     assert {r.key.split("__")[0] for r in runs} == set(study.NOTEBOOK_MEASURES)
     assert all(r.executed is None for r in runs)  # the full sets: no executed copy beside the paper
     assert "15_gest__model-smollm2-135m-instruct-q4_1" in {r.key for r in runs}

@@ -120,7 +120,8 @@ def _sums(logprob: np.ndarray, start: int) -> tuple[float, int, float, int]:
 
 
 def gendered_pair_scores(lm, pairs: pd.DataFrame, causal_bos: str = "prepend",
-                         batch_tokens: int | None = None, progress: bool = False) -> pd.DataFrame:
+                         batch_tokens: int | None = None, progress: bool = False,
+                         shared_prefix: bool = True, whole: bool = True) -> pd.DataFrame:
     """Score the masculine and the feminine form of every row (module docstring).
 
     Parameters
@@ -131,6 +132,13 @@ def gendered_pair_scores(lm, pairs: pd.DataFrame, causal_bos: str = "prepend",
     causal_bos : causal LMs: ``"prepend"`` (default) or ``"none"`` (the authors' code on a
         tokenizer without BOS).
     batch_tokens, progress : passed to the scoring engine.
+    shared_prefix : causal LMs with ``causal_bos="prepend"``: score the two forms' shared
+        prefix once (:func:`polybias.engines.scoring.causal_pair_token_logprobs`; default);
+        False scores every form apart (the same values up to float rounding, slower).
+    whole : causal LMs: also the whole sentences' sums (``*_whole``; default). False (with
+        ``shared_prefix``) runs the output layer only from where the forms differ and
+        leaves the whole-sentence columns NaN with count 0, as for masked LMs: what the
+        measure needs with ``differing_only=True``.
 
     Returns
     -------
@@ -148,16 +156,23 @@ def gendered_pair_scores(lm, pairs: pd.DataFrame, causal_bos: str = "prepend",
     engine = {"batch_tokens": batch_tokens, "progress": progress}
     if lm.kind == "causal":
         unscored_first = causal_bos == "none" and not _adds_bos(lm)
-        scored = scoring.causal_token_logprobs(lm, masc + fem, bos="first-token" if unscored_first
-                                               else "prepend", **engine)
+        if unscored_first or not shared_prefix:
+            scored = scoring.causal_token_logprobs(lm, masc + fem, bos="first-token" if unscored_first
+                                                   else "prepend", **engine)
+        else:  # the two forms' shared prefix computed once (the same values, faster)
+            scored_m, scored_f = scoring.causal_pair_token_logprobs(lm, masc, fem, prefix=whole,
+                                                                    **engine)
+            scored = scored_m + scored_f
         starts = [divergence(a.input_ids, b.input_ids) for a, b in zip(scored[:n], scored[n:], strict=True)]
         rows = []
         for k, start in enumerate(starts):
             lp_m, lp_f = scored[k].logprob.copy(), scored[n + k].logprob.copy()
             if unscored_first:  # the authors' array starts at the second token
                 lp_m[0] = lp_f[0] = np.nan
-            rows.append((*_sums(lp_m, start)[:2], *_sums(lp_f, start)[:2],
-                         *_sums(lp_m, start)[2:], *_sums(lp_f, start)[2:], start, start))
+            sums_m, sums_f = _sums(lp_m, start), _sums(lp_f, start)
+            if not whole and not (unscored_first or not shared_prefix):
+                sums_m, sums_f = (*sums_m[:2], np.nan, 0), (*sums_f[:2], np.nan, 0)
+            rows.append((*sums_m[:2], *sums_f[:2], *sums_m[2:], *sums_f[2:], start, start))
     else:
         tok = lm.tokenizer
         positions, starts = [], []

@@ -281,6 +281,30 @@ class _Batch:
     cols: np.ndarray
     gold: np.ndarray
     dest: np.ndarray
+    tree: np.ndarray | None = None
+    """Causal pairs sharing a prefix (:func:`causal_pair_token_logprobs`): per row, the
+    shared prefix's length ``c`` and the end ``a`` of the first branch; the row holds
+    ``prefix + rest of A`` then ``rest of B``, B's positions restarting at ``c`` and seeing
+    the prefix and themselves only."""
+
+
+def _tree_inputs(tree: torch.Tensor, lengths: torch.Tensor, width: int):
+    """The (rows, 1, width, width) boolean attention mask and the position ids of rows that
+    hold two branches after a shared prefix (:attr:`_Batch.tree`): token i sees token j ≤ i
+    when j is in the prefix or both lie in the same branch; padding sees only itself."""
+    idx = torch.arange(width, device=tree.device)
+    c, a = tree[:, 0, None], tree[:, 1, None]
+    valid = idx[None, :] < lengths[:, None]
+    in_a = idx[None, :] < a
+    in_b = ~in_a & valid
+    causal = idx[:, None] >= idx[None, :]
+    same = (in_a[:, :, None] & in_a[:, None, :]) | (in_b[:, :, None] & in_b[:, None, :])
+    mask = causal[None] & valid[:, None, :] & valid[:, :, None] & (
+        (idx[None, None, :] < c[:, :, None]) | same)
+    mask |= torch.eye(width, dtype=torch.bool, device=tree.device)[None] & ~valid[:, :, None]
+    positions = torch.where(in_a, idx[None, :], c + idx[None, :] - a)
+    positions = torch.where(valid, positions, torch.zeros_like(positions))
+    return mask[:, None], positions
 
 
 def _forward_logits(lm: LanguageModel, batch: _Batch):
@@ -290,8 +314,12 @@ def _forward_logits(lm: LanguageModel, batch: _Batch):
     input_ids, lengths, r, c, g = to_device(
         [batch.ids, batch.lengths, batch.rows, batch.cols, batch.gold], lm.device)
     width = batch.ids.shape[1]
-    attention = (torch.arange(width, device=input_ids.device)[None, :] < lengths[:, None]).long()
     kwargs = {"use_cache": False} if lm.kind == "causal" else {}
+    if batch.tree is not None:
+        (tree,) = to_device([batch.tree], lm.device)
+        attention, kwargs["position_ids"] = _tree_inputs(tree, lengths, width)
+    else:
+        attention = (torch.arange(width, device=input_ids.device)[None, :] < lengths[:, None]).long()
     with head_only_at(lm.model, tuple(batch.ids.shape), r, c) as state:
         out = lm.model(input_ids=input_ids, attention_mask=attention, **kwargs)
     logits = out.logits if hasattr(out, "logits") else out[0]
@@ -644,6 +672,140 @@ def causal_token_logprobs(
             _run_batches(lm, [_Batch(np.array([[start]], dtype=np.int64), np.array([1]), zeros,
                                      zeros, flat_ids[dest], dest)], logprob, extra, distribution_fn)
     return results
+
+
+def _common_prefix(a: np.ndarray, b: np.ndarray) -> int:
+    """Length of the longest common prefix of two id arrays.
+
+    >>> _common_prefix(np.array([2, 5, 6, 7]), np.array([2, 5, 9])), _common_prefix(np.array([1]), np.array([1]))
+    (2, 1)
+    """
+    n = min(len(a), len(b))
+    diff = np.flatnonzero(a[:n] != b[:n])
+    return int(diff[0]) if len(diff) else n
+
+
+def causal_pair_token_logprobs(
+    lm: LanguageModel,
+    texts_a: list[str],
+    texts_b: list[str],
+    batch_tokens: int | None = None,
+    distribution_fn: Callable[[torch.Tensor, int], float] | None = None,
+    progress: bool = False,
+    check: bool = True,
+    prefix: bool = True,
+) -> tuple[list[TokenScores], list[TokenScores]]:
+    """:func:`causal_token_logprobs` (``bos="prepend"``) of two lists of texts paired
+    item by item (minimal pairs: a masculine and a feminine form, a more and a less
+    stereotypical sentence), computing what the two share once.
+
+    The two sequences of a pair (after the BOS) agree on a prefix of ``c`` tokens, whose
+    hidden states and next-token distributions are the same in both. Each pair is one row
+    ``prefix + rest of A + rest of B``: B's tokens take the positions ``c, c+1, ...`` and
+    attend to the prefix and to themselves only (a boolean 4-D attention mask and position
+    ids), so the body runs on ``len(A) + len(B) - c`` tokens instead of ``len(A) + len(B)``
+    and the output layer on as many positions; B's prefix tokens take A's values. Rows
+    are packed by length as in :func:`causal_token_logprobs`.
+
+    The values equal :func:`causal_token_logprobs` on ``texts_a + texts_b`` up to float
+    rounding (the same products summed in another order); with ``check`` (default) the
+    first pair is scored both ways first and a difference above 1e-3 in a log-probability
+    raises :class:`ScoringError` (a model whose attention ignores the mask or the position
+    ids), never a silently different number.
+
+    With ``prefix=False`` the tokens of the shared prefix but its last are not scored (NaN
+    in both), so that the output layer runs only where the two differ (and at the last
+    shared token): for measures that read only the part from the divergence on (EuroGEST's
+    default). A pair of identical sequences is scored in full.
+
+    Returns
+    -------
+    (list of TokenScores, list of TokenScores)
+        For ``texts_a`` and for ``texts_b``, as :func:`causal_token_logprobs` returns them.
+    """
+    if lm.kind != "causal":
+        raise ScoringError(f"{lm.name} is a {lm.kind} LM; causal scoring needs a causal LM")
+    texts_a, texts_b = check_texts(texts_a), check_texts(texts_b)
+    if len(texts_a) != len(texts_b):
+        raise ScoringError(f"pairs need as many texts in each list: {len(texts_a)} and {len(texts_b)}")
+    if not texts_a:
+        return [], []
+    if check:
+        plain = causal_token_logprobs(lm, [texts_a[0], texts_b[0]], batch_tokens=batch_tokens,
+                                      distribution_fn=distribution_fn)
+        shared = causal_pair_token_logprobs(lm, texts_a[:1], texts_b[:1], batch_tokens,
+                                            distribution_fn, check=False, prefix=prefix)
+        for want, got in zip(plain, [shared[0][0], shared[1][0]], strict=True):
+            both = ~np.isnan(got.logprob)
+            gap = np.max(np.abs(want.logprob[both] - got.logprob[both]), initial=0.0)
+            if not np.isfinite(gap) or gap > 1e-3 or not both.any() or (
+                    prefix and not np.array_equal(np.isnan(want.logprob), ~both)):
+                raise ScoringError(
+                    f"{lm.name}: scoring a pair with its shared prefix once differs from scoring "
+                    f"its two texts apart by {gap:.2g} nats ({want.text!r}); its attention does "
+                    "not take a 4-D mask and position ids: score the texts apart "
+                    "(causal_token_logprobs)")
+    tok = lm.tokenizer
+    texts = texts_a + texts_b
+    encs = encode(lm, texts, causal=True)
+    n = len(texts_a)
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else (
+        tok.eos_token_id if tok.eos_token_id is not None else tok.bos_token_id)
+    rows_ids, shift = [], np.zeros(len(encs), dtype=np.int64)
+    for i, e in enumerate(encs):
+        bos_id = _bos(lm, e.ids, e.special)
+        rows_ids.append(e.ids if bos_id is None else np.concatenate([[bos_id], e.ids]))
+        shift[i] = 0 if bos_id is None else 1
+    logprob, extra, starts = _flat_result(encs, distribution_fn)
+    results = _result(texts, encs, logprob, extra, starts)
+    # one row per pair; its scored entries: A's tokens, and B's after the prefix
+    pair_rows, trees, entries = [], [], []
+    copies = []  # (flat index in B, flat index in A) of B's prefix tokens
+    for k in range(n):
+        ra, rb = rows_ids[k], rows_ids[n + k]
+        c = _common_prefix(ra, rb)
+        pair_rows.append(np.concatenate([ra, rb[c:]]))
+        trees.append((c, len(ra)))
+        ea, eb = encs[k], encs[n + k]
+        first = 1 if prefix or (c == len(ra) == len(rb)) else max(c - 1, 1)  # first row index scored
+        cols, gold, dest = [], [], []
+        for j in range(len(ea.ids)):  # A: row index j + shift, predicted at j + shift - 1
+            if not ea.special[j] and j + shift[k] >= first:
+                cols.append(j + shift[k] - 1)
+                gold.append(ea.ids[j])
+                dest.append(starts[k] + j)
+        for j in range(len(eb.ids)):
+            r = j + shift[n + k]  # B's row index
+            if eb.special[j] or r < first:
+                continue
+            if r < c:  # a prefix token: the same context and token as A's
+                copies.append((starts[n + k] + j, starts[k] + r - shift[k]))
+                continue
+            prev = r - 1  # the position predicting it: in the prefix, or in B's rest
+            cols.append(prev if prev < c else len(ra) + prev - c)
+            gold.append(eb.ids[j])
+            dest.append(starts[n + k] + j)
+        entries.append((np.asarray(cols, dtype=np.int64), np.asarray(gold, dtype=np.int64),
+                        np.asarray(dest, dtype=np.int64)))
+    flat_rows, row_starts = flatten(pair_rows)
+    lengths = np.diff(row_starts)
+    tree = np.asarray(trees, dtype=np.int64)
+
+    def batches():
+        for b in _packed(lm, lengths, batch_tokens, progress, f"LL pairs {lm.name}"):
+            cols = [entries[k][0] for k in b]
+            rows = np.repeat(np.arange(len(b), dtype=np.int64), [len(x) for x in cols])
+            yield _Batch(fill_padded(flat_rows, row_starts[b], lengths[b], pad_id), lengths[b],
+                         rows, np.concatenate(cols), np.concatenate([entries[k][1] for k in b]),
+                         np.concatenate([entries[k][2] for k in b]), tree[b])
+
+    _run_batches(lm, batches(), logprob, extra, distribution_fn)
+    if copies:
+        to, frm = np.asarray(copies, dtype=np.int64).T
+        logprob[to] = logprob[frm]
+        if extra is not None:
+            extra[to] = extra[frm]
+    return results[:n], results[n:]
 
 
 @renamed_keyword("max_batch_tokens", "batch_tokens")

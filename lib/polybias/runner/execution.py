@@ -15,13 +15,14 @@ import functools
 import json
 import os
 import re
+import resource
 import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from polybias.files import sha256_file, write_text_atomic
+from polybias.files import sha256_file, temp_dir, write_text_atomic
 from polybias.runner.locks import LOCK_FILE
 
 MARKER = "run.json"
@@ -61,6 +62,65 @@ def is_done(run: Any, root: Path, folder: Path) -> bool:
         if not copy.is_file() or sha256_file(copy) != done["executed_sha256"]:
             return False
     return True
+
+
+#: Where ``keep_records`` runs keep their records to be committed (``<section>/<key>/``).
+KEPT_ROOT = "paper/records"
+
+
+def kept_done(run: Any, root: Path) -> bool:
+    """True when ``run``'s kept records (:func:`keep_records`) were computed with its
+    parameters (:meth:`~polybias.runner.runs.Run.kept_hash`) and are intact."""
+    folder = run.kept_folder(root)
+    try:
+        kept = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(kept, dict) or kept.get("status") != "kept" \
+            or kept.get("parameters_hash") != run.kept_hash() or not kept.get("files"):
+        return False
+    return all((folder / name).is_file() and sha256_file(folder / name) == digest
+               for name, digest in kept["files"].items())
+
+
+def keep_records(run: Any, root: Path, folder: Path, seconds: float,
+                 cpu_seconds: float | None = None) -> Path:
+    """Copy the run records of a finished ``run`` (every ``*.json`` of its ``folder`` but
+    the marker) into its kept folder, replacing what was there, with a ``run.json`` naming
+    the parameters, their hash, the sha256 of every file and the run's wall and CPU
+    seconds. Written in a temporary folder and renamed into place. Returns the folder."""
+    target = run.kept_folder(root)
+    records = sorted(p for p in folder.rglob("*.json")
+                     if p.name != MARKER and not p.name.startswith("."))
+    if not records:
+        raise RuntimeError(f"run {run.key} wrote no record to keep in {folder}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_dir(target.parent, f".{target.name}-")
+    try:
+        files = {}
+        for path in records:
+            rel = path.relative_to(folder).as_posix()
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, tmp / rel)
+            files[rel] = sha256_file(tmp / rel)
+        marker = {"key": run.key, "notebook": run.notebook, "parameters": run.parameters,
+                  "parameters_hash": run.kept_hash(), "status": "kept",
+                  "seconds": round(float(seconds), 1), "files": files,
+                  "cpu_seconds": None if cpu_seconds is None else round(float(cpu_seconds), 1)}
+        write_text_atomic(tmp / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
+        if target.exists():
+            shutil.rmtree(target)
+        tmp.replace(target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of this process's finished children (the notebook kernels)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def in_part(folder: Path) -> bool:
@@ -239,6 +299,7 @@ def execute_locked(run: Any, root: Path, folder: Path,
     src.metadata["kernelspec"] = {"name": run.kernel, "display_name": run.kernel, "language": "python"}
     partial, failed = folder / PARTIAL, folder / FAILED
     t0 = time.perf_counter()
+    cpu0 = _children_cpu()
     try:
         nb = pm.execute_notebook(
             src, str(partial), parameters=params, kernel_name=run.kernel, cwd=str(root),
@@ -269,6 +330,8 @@ def execute_locked(run: Any, root: Path, folder: Path,
     if copy:
         write_text_atomic(root / copy, text)
     outcome = {"key": run.key, "status": "ok", "seconds": time.perf_counter() - t0}
+    if getattr(run, "keep_records", False) and not run.lacking:
+        keep_records(run, root, folder, outcome["seconds"], _children_cpu() - cpu0)
     if run.lacking:
         outcome["partial"] = dict(run.lacking)
     return outcome

@@ -33,8 +33,9 @@ TOP_KEYS = ("kind", "kernel", "runs")
 """Keys of a sweep YAML's top level (``kind``: ``notebooks``, the default; a sweep of
 another kind is read by its own module, :data:`polybias.runner.sweep.KINDS`)."""
 RUN_KEYS = ("notebook", "section", "grid", "parameters", "executed", "table_file",
-            "resources", "sources", "optional_sources")
-"""Keys of one entry of ``runs:``."""
+            "resources", "sources", "optional_sources", "keep_records")
+"""Keys of one entry of ``runs:`` (``keep_records: true``: the run's records are kept under
+``paper/records/<section>/<key>/`` to be committed, :func:`polybias.runner.execution.keep_records`)."""
 class SweepError(ValueError):
     """A sweep configuration (or how it is asked to run) is malformed."""
 
@@ -57,6 +58,10 @@ class Run:
     lacking: dict[str, str] = field(default_factory=dict)
     """The optional sources that cannot be had for this execution, each with its reason: set
     by the sweep, whose run then executes in part (see :mod:`polybias.runner.sweep`)."""
+    keep_records: bool = False
+    """Whether a finished run's records are kept beside the paper to be committed (runs of
+    CPU-hours: real models on full data), so that a checkout holding them counts the run
+    done (:meth:`kept_folder`)."""
 
     @property
     def params_hash(self) -> str:
@@ -79,9 +84,33 @@ class Run:
         """The file whose writing says the run is done: its ``run.json``."""
         return self.folder(root) / execution.MARKER
 
+    def kept_folder(self, root: str | Path) -> Path:
+        """Where a ``keep_records`` run's records are kept to be committed:
+        ``paper/records/<section>/<key>/`` under ``root``."""
+        return Path(root) / execution.KEPT_ROOT / self.section / self.key
+
+    def kept_hash(self) -> str:
+        """Hash of the notebook's name and the parameters (not of its source): what kept
+        records were computed with. A notebook edit leaves them valid (they are migrated,
+        never silently recomputed); a changed parameter makes them stale."""
+        return params_hash({"notebook": self.notebook, **self.parameters})
+
     def is_done(self, root: str | Path) -> bool:
-        """True when the run finished before with the same parameters and its files are intact."""
-        return execution.is_done(self, Path(root), self.folder(root))
+        """True when the run finished before with the same parameters and its files are
+        intact, or, for a ``keep_records`` run, when its kept records are
+        (:func:`polybias.runner.execution.kept_done`)."""
+        return execution.is_done(self, Path(root), self.folder(root)) or (
+            self.keep_records and execution.kept_done(self, Path(root)))
+
+    def records_folder(self, root: str | Path) -> Path | None:
+        """The folder whose records are this run's results: its run folder when it is done
+        there, else its kept records; None when it is not done."""
+        root = Path(root)
+        if execution.is_done(self, root, self.folder(root)):
+            return self.folder(root)
+        if self.keep_records and execution.kept_done(self, root):
+            return self.kept_folder(root)
+        return None
 
     def state(self, root: str | Path) -> str:
         """``done``, ``running`` (its lock held elsewhere), ``failed``, ``part`` (it last ran in
@@ -391,6 +420,9 @@ def read_sweep(config: str | Path) -> list[Run]:
             raise SweepError(f"{where}: data source(s) {', '.join(map(repr, both))} both in 'sources' "
                              "(the run needs them) and 'optional_sources' (a part of it reads them)")
         section = str(entry.get("section", Path(nb).stem))
+        keep = entry.get("keep_records", False)
+        if not isinstance(keep, bool):
+            raise SweepError(f"{where}: keep_records must be true or false, got {keep!r}")
         names = list(grid)
         for values in itertools.product(*(grid[n] for n in names)):
             point = dict(zip(names, values, strict=True))
@@ -400,7 +432,7 @@ def read_sweep(config: str | Path) -> list[Run]:
             key = "__".join([Path(nb).stem] + [f"{n}-{_slug(point[n])}" for n in names])
             executed = _fill(entry["executed"], point, where) if entry.get("executed") else None
             runs.append(Run(nb, section, key, params, executed, kernel, dict(resources), needed,
-                            optional))
+                            optional, keep_records=keep))
     dups = sorted(k for k, n in Counter(r.key for r in runs).items() if n > 1)
     if dups:
         raise SweepError(f"{config}: runs collide on the same folder: {', '.join(dups)}")

@@ -17,6 +17,9 @@ A sweep YAML lists entries; each expands to one run per point of its grid::
         resources: {GPU: 1}                 # optional Dask worker resources held by each run
         sources: [crows-pairs]              # optional data sources (data/sources.yaml) it needs
         optional_sources: [gamboa-gpt2-scores]  # optional: sources only a part of it reads
+        keep_records: true                  # optional: keep its records under paper/records/
+                                            # to be committed (runs of CPU-hours); a checkout
+                                            # holding them counts the run done
 
 The configuration is strict: a key other than those above (at the top level:
 ``kernel`` and ``runs``), or a parameter (in ``grid`` or ``parameters``) that the
@@ -272,8 +275,9 @@ def run_folders(config: str | Path, root: str | Path | None = None) -> tuple[lis
     root = Path(root) if root else paths.project_root()
     done, not_done = [], []
     for run in _notebook_runs(config):
-        if is_done(run, root):
-            done.append(run.folder(root))
+        folder = run.records_folder(root)
+        if folder is not None:
+            done.append(folder)
         else:
             not_done.append(run.key)
     return done, not_done
@@ -284,7 +288,9 @@ def run_records(config: str | Path, select: Callable[[dict[str, Any]], bool],
     """The run records of the runs of a sweep that ``select`` picks, read into the tidy table
     of :func:`polybias.results.table.read_results`, by run key; None for a run that is not
     done (:func:`is_done`: never run, failed, or run with other parameters or another
-    version of its notebook), so that a reader can say which runs are missing.
+    version of its notebook, and, for a ``keep_records`` run, no kept records of its
+    parameters), so that a reader can say which runs are missing. A run done here is read
+    from its run folder, else from its kept records (:meth:`Run.records_folder`).
 
     Parameters
     ----------
@@ -297,8 +303,12 @@ def run_records(config: str | Path, select: Callable[[dict[str, Any]], bool],
     from polybias.results.table import read_results
 
     root = Path(root) if root else paths.project_root()
-    return {run.key: read_results(runs=[run.folder(root)]) if is_done(run, root) else None
-            for run in _notebook_runs(config) if select(run.parameters)}
+    out = {}
+    for run in _notebook_runs(config):
+        if select(run.parameters):
+            folder = run.records_folder(root)
+            out[run.key] = read_results(runs=[folder]) if folder is not None else None
+    return out
 
 
 # ----------------------------------------------------------------------------- clusters

@@ -136,8 +136,9 @@ def run_eurogest(model: str, languages: list[str] | None = None,
     registry = sources.load_registry()
     rates, summary = [], []
     for language in languages:
+        # the whole sentences are scored only when the measure reads them (differing_only=False)
         scored = score_language(lm, language, subsets, per_stereotype, causal_bos, too_long=too_long,
-                                **engine)
+                                whole=not differing_only, **engine)
         result = eurogest_language(scored, **options)
         per = result.details.assign(language=language, family=FAMILIES[language],
                                     label=[STEREOTYPES[s] for s in result.details.stereotype])

@@ -6,8 +6,8 @@ whether the measures rank the checkpoints they share alike.
 intrasentence SS of Öztürk et al.'s StereoSet runs (recomputed from their prediction
 files, :mod:`polybias.data.stereoset`), the stereotype score of Strazda & Spanakis's
 Dutch/English/French CrowS-Pairs runs (:func:`polybias.studies.crows_languages.dutch_crows_aggregates`)
-and SmolLM2's numbers, read from the run records of the sweep's full-set runs
-(:func:`smollm2_rows`; a run that is not done gives a row that says so and names the
+and the embedded real models' numbers (SmolLM2, Gemma-3-270m), read from the run records of the sweep's full-set runs
+(:func:`embedded_rows`; a run that is not done gives a row that says so and names the
 command that runs it). The short names each source uses map to hub ids in one
 declared place (:data:`STEREOSET_HUB_IDS`, :data:`DUTCH_CROWS_HUB_IDS`; GEST's registry
 carries its own). :func:`rank_agreement` correlates two measures' rankings of the
@@ -72,6 +72,14 @@ et al.'s original script: bert-base-uncased and roberta-large)."""
 SMOLLM2 = "smollm2-135m-instruct-q4_1"
 SMOLLM2_HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_SOURCE = "smollm2 (this project)"
+GEMMA = "gemma-3-270m-q4_k_m"
+GEMMA_HUB_ID = "google/gemma-3-270m"
+GEMMA_SOURCE = "gemma-3-270m (this project)"
+
+EMBEDDED = {SMOLLM2: {"hub_id": SMOLLM2_HUB_ID, "source": SMOLLM2_SOURCE, "quantization": "Q4_1"},
+            GEMMA: {"hub_id": GEMMA_HUB_ID, "source": GEMMA_SOURCE, "quantization": "Q4_K_M"}}
+"""The embedded real models this project scores itself (registered name -> the hub id it was
+quantized from, the ``source`` of its rows, its quantization)."""
 
 MEASURES = {"gest": "gest g_s", "stereoset": "stereoset SS", "crows": "crows-pairs stereotype score",
             "eurogest": "eurogest g_s"}
@@ -84,7 +92,7 @@ pairs, every group, g_s); a measure not listed keeps every row (GEST: one per te
 
 NOTEBOOK_MEASURES = {"05_crows_pairs": "crows", "12_crows_languages": "crows", "14_stereoset": "stereoset",
                      "15_gest": "gest", "16_eurogest": "eurogest"}
-"""The measure of each notebook's SmolLM2 runs, for the row of a run that is not done."""
+"""The measure of each notebook's runs of an embedded real model, for the row of a run that is not done."""
 
 SAMPLE_PARAMETERS = ("max_pairs", "max_items", "per_stereotype", "limit")
 """Parameters that make a run score a declared subset: a run that sets one is not a full set."""
@@ -170,16 +178,29 @@ def dutch_crows_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFr
         "n": agg.n, "note": ""})[list(COLUMNS)]
 
 
-def smollm2_full_run(parameters: dict) -> bool:
-    """Whether a sweep run is one of SmolLM2's full-set runs: its model is SmolLM2 and no
-    :data:`SAMPLE_PARAMETERS` is set (what :func:`polybias.runner.sweep.run_records` selects by).
+def embedded_full_run(parameters: dict) -> bool:
+    """Whether a sweep run is a full-set run of an embedded real model (:data:`EMBEDDED`):
+    its model is one of them and no :data:`SAMPLE_PARAMETERS` is set (what
+    :func:`polybias.runner.sweep.run_records` selects by).
 
-    >>> smollm2_full_run({"model": SMOLLM2, "dataset": "crows-pairs"})
-    True
-    >>> smollm2_full_run({"model": SMOLLM2, "max_pairs": 30}), smollm2_full_run({"model": "published"})
+    >>> embedded_full_run({"model": SMOLLM2, "dataset": "crows-pairs"}), embedded_full_run({"model": GEMMA})
+    (True, True)
+    >>> embedded_full_run({"model": SMOLLM2, "max_pairs": 30}), embedded_full_run({"model": "published"})
     (False, False)
     """
-    return parameters.get("model") == SMOLLM2 and not any(parameters.get(k) for k in SAMPLE_PARAMETERS)
+    return parameters.get("model") in EMBEDDED and not any(parameters.get(k) for k in SAMPLE_PARAMETERS)
+
+
+def run_model(key: str) -> str:
+    """The embedded model a run key names (``...__model-<name>__...``).
+
+    >>> run_model("15_gest__model-gemma-3-270m-q4_k_m")
+    'gemma-3-270m-q4_k_m'
+    """
+    for part in key.split("__")[1:]:
+        if part.startswith("model-") and part[len("model-"):] in EMBEDDED:
+            return part[len("model-"):]
+    raise RealModelError(f"run {key}: its key names no embedded real model ({', '.join(EMBEDDED)})")
 
 
 def _gest_run(test: str) -> str:
@@ -200,13 +221,14 @@ def not_run_command(key: str, sweep_file: str) -> str:
     return f"polybias sweep {sweep_file} --only {key}"
 
 
-def smollm2_rows(runs: dict[str, pd.DataFrame | None], sweep_file: str) -> pd.DataFrame:
-    """SmolLM2's rows, read from the run records of the sweep's full-set runs.
+def embedded_rows(runs: dict[str, pd.DataFrame | None], sweep_file: str) -> pd.DataFrame:
+    """The embedded real models' rows (:data:`EMBEDDED`), read from the run records of the
+    sweep's full-set runs (their run folders, or the records kept under ``paper/records/``).
 
     Parameters
     ----------
     runs : run key -> the tidy rows of its records (:func:`polybias.runner.sweep.run_records`
-        with :func:`smollm2_full_run`), or None for a run that is not done.
+        with :func:`embedded_full_run`), or None for a run that is not done.
     sweep_file : the sweep, named in the command of a run that is not done.
 
     Returns
@@ -218,8 +240,10 @@ def smollm2_rows(runs: dict[str, pd.DataFrame | None], sweep_file: str) -> pd.Da
         runs it. A done run whose records hold no such number raises :class:`RealModelError`.
     """
     rows = []
-    base = {"hub_id": SMOLLM2_HUB_ID, "source": SMOLLM2_SOURCE, "name": SMOLLM2}
     for key, tidy in runs.items():
+        model = run_model(key)
+        facts = EMBEDDED[model]
+        base = {"hub_id": facts["hub_id"], "source": facts["source"], "name": model}
         if tidy is None:
             notebook = key.split("__")[0]
             if notebook not in NOTEBOOK_MEASURES:
@@ -240,7 +264,8 @@ def smollm2_rows(runs: dict[str, pd.DataFrame | None], sweep_file: str) -> pd.Da
                 x for x in (r.test, *str(r.subset).split("; ")) if x and x != OVERALL.get(r.metric))
             rows.append({**base, "run": run, "measure": MEASURES[r.metric], "language": r.language,
                          "value": float(r.value), "ci_low": float(r.ci_low), "ci_high": float(r.ci_high),
-                         "n": int(r.n), "note": f"Q4_1 quantization; record {r.study}/{r.record}"})
+                         "n": int(r.n),
+                         "note": f"{facts['quantization']} quantization; record {r.study}/{r.record}"})
     out = pd.DataFrame(rows, columns=list(COLUMNS))
     out["n"] = out["n"].astype("Int64")
     return out
@@ -248,13 +273,13 @@ def smollm2_rows(runs: dict[str, pd.DataFrame | None], sweep_file: str) -> pd.Da
 
 def real_model_table(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0, extra: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every released real checkpoint of GEST, StereoSet and Dutch CrowS-Pairs, and the rows
-    given in ``extra`` (SmolLM2's), one row per run.
+    given in ``extra`` (the embedded real models'), one row per run.
 
     Parameters
     ----------
     n_bootstrap, seed : the seeded bootstraps of GEST's g_s, StereoSet's SS and CrowS-Pairs'
         stereotype score (0: no intervals).
-    extra : more rows with :data:`COLUMNS` (SmolLM2's, :func:`smollm2_rows`).
+    extra : more rows with :data:`COLUMNS` (the embedded real models', :func:`embedded_rows`).
 
     Returns
     -------

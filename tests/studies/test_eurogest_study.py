@@ -37,6 +37,32 @@ def test_score_language_keeps_what_fits_and_a_declared_subset(mirror, causal):
         study.score_language(causal, "lv", per_stereotype=10)
 
 
+def test_pairs_with_identical_forms_are_counted_and_kept_or_excluded(mirror, causal, monkeypatch):
+    """A pair whose two forms are the same string can only tie (r = 0.5): counted per
+    language, kept as the authors' code keeps it (default) or excluded by the named option."""
+    real = study.eurogest_pairs
+
+    def with_two_identical(language, **kw):
+        pairs = real(language, **kw)
+        gendered = pairs.index[pairs.condition == "G"][:2]
+        pairs.loc[gendered, "feminine"] = pairs.loc[gendered, "masculine"]
+        return pairs
+
+    monkeypatch.setattr(study, "eurogest_pairs", with_two_identical)
+    kept = study.score_language(causal, "lv", subsets=("gendered",), too_long="skip")
+    excluded = study.score_language(causal, "lv", subsets=("gendered",), too_long="skip",
+                                    identical_forms="exclude")
+    assert kept.attrs["n_identical"] == excluded.attrs["n_identical"] == 2
+    assert len(kept) == len(excluded) + 2
+    ties = kept[kept.masculine == kept.feminine]
+    assert len(ties) == 2 and (ties.logprob_masc == ties.logprob_fem).all()
+    with pytest.raises(Exception, match="identical_forms must be one of"):
+        study.score_language(causal, "lv", identical_forms="drop")
+    monkeypatch.setattr(study, "eurogest_pairs", real)
+    for language in ("cs", "hr", "ru", "sk"):  # the pinned files hold none
+        assert not (real(language).masculine == real(language).feminine).any()
+
+
 def test_run_writes_records_the_table_reads(mirror, causal, tmp_path):
     rates, summary = study.run_eurogest("planted-causal", ["cs", "da"], per_stereotype=10,
                                         n_bootstrap=50, too_long="skip", output_dir=str(tmp_path),

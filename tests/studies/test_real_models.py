@@ -86,44 +86,56 @@ def _record(folder, **fields):
     records.write_record(records.Record(language="en", parameters={"seed": 0}, **fields), folder)
 
 
-def test_smollm2_rows_read_the_records_of_the_full_runs(tmp_path):
+SMOL, GEMMA = study.SMOLLM2, study.GEMMA
+
+
+def test_embedded_rows_read_the_records_of_the_full_runs(tmp_path):
     share = {"n": 10, "score": 60.0, "ci_low": 50.0, "ci_high": 70.0, "binom_p": 0.5}
-    crows = tmp_path / "crows" / "05_crows_pairs__model-x__dataset-crows-pairs"
+    crows = tmp_path / "crows" / f"05_crows_pairs__model-{SMOL}__dataset-crows-pairs"
     _record(crows, metric="crows", model=study.SMOLLM2, test="crows-pairs",
             values={"by_bias_type": [{**share, "bias_type": "all"}, {**share, "bias_type": "gender", "score": 1.0}]})
-    gest = tmp_path / "gest" / "15_gest__model-x"
+    gest = tmp_path / "gest" / f"15_gest__model-{GEMMA}"
     for k, g in ((1, 1.2), (2, 1.0)):
-        _record(gest, metric="gest", model=study.SMOLLM2, test=f"causal-template{k}",
+        _record(gest, metric="gest", model=GEMMA, test=f"causal-template{k}",
                 values={"n": 9, "g_s": g, "g_s_low": g - 0.1, "g_s_high": g + 0.1})
-    eurogest = tmp_path / "eurogest" / "16_eurogest__model-x"
+    eurogest = tmp_path / "eurogest" / f"16_eurogest__model-{SMOL}__languages-cs"
     _record(eurogest, metric="eurogest", model=study.SMOLLM2, test="eurogest",
             values={"g_s": 1.1, "ci_low": 1.0, "ci_high": 1.2, "level": 0.95, "n": 32,
                     "per_stereotype": [{"stereotype": 1, "label": "Emotional", "masculine_rate": 0.4, "n": 2}]})
     runs = {f.name: results.read_results(runs=[f]) for f in (crows, gest, eurogest)}
-    runs["14_stereoset__model-x"] = None
+    runs[f"14_stereoset__model-{SMOL}"] = None
     rows = study.embedded_rows(runs, "configs/sweeps/default.yaml")
     assert rows[["measure", "run"]].values.tolist()[:4] == [
-        ["crows-pairs stereotype score", "crows-pairs"], ["gest g_s", "causal template 0"],
-        ["gest g_s", "causal template 1"], ["eurogest g_s", "eurogest"]]
+        ["crows-pairs stereotype score", "crows-pairs"], ["gest g_s", "causal template 1"],
+        ["gest g_s", "causal template 2"], ["eurogest g_s", "eurogest"]]
     np.testing.assert_allclose(rows[["value", "ci_low", "ci_high"]].to_numpy()[:4],
                                [[60, 50, 70], [1.2, 1.1, 1.3], [1.0, 0.9, 1.1], [1.1, 1.0, 1.2]])
-    assert rows.n.tolist()[:4] == [10, 9, 9, 32] and (rows.hub_id == study.SMOLLM2_HUB_ID).all()
+    assert rows.n.tolist()[:4] == [10, 9, 9, 32]
+    assert rows.hub_id.tolist() == [study.SMOLLM2_HUB_ID, study.GEMMA_HUB_ID, study.GEMMA_HUB_ID,
+                                    study.SMOLLM2_HUB_ID, study.SMOLLM2_HUB_ID]
+    assert rows.note.iloc[1].startswith("Q4_K_M quantization; record gest/")
     missing = rows.iloc[-1]
     assert missing.measure == "stereoset SS" and np.isnan(missing.value) and missing.n is pd.NA
-    assert missing.note == "not run: polybias sweep configs/sweeps/default.yaml --only 14_stereoset__model-x"
+    assert missing.note == f"not run: polybias sweep configs/sweeps/default.yaml --only 14_stereoset__model-{SMOL}"
     assert "| — | — | — | — | not run:" in study.real_model_markdown(rows)
     only_rates = results.read_results(runs=[eurogest])
-    with pytest.raises(study.RealModelError, match="16_eurogest__model-x: its records hold no overall"):
-        study.embedded_rows({"16_eurogest__model-x": only_rates[only_rates.metric != "eurogest"]}, "s.yaml")
+    with pytest.raises(study.RealModelError, match=f"16_eurogest__model-{SMOL}__languages-cs: its records hold no overall"):
+        study.embedded_rows({f"16_eurogest__model-{SMOL}__languages-cs": only_rates[only_rates.metric != "eurogest"]}, "s.yaml")
     with pytest.raises(study.RealModelError, match="no measure declared for notebook 99_x"):
-        study.embedded_rows({"99_x__model-x": None}, "s.yaml")
+        study.embedded_rows({f"99_x__model-{SMOL}": None}, "s.yaml")
+    with pytest.raises(study.RealModelError, match="names no embedded real model"):
+        study.embedded_rows({"15_gest__model-x": None}, "s.yaml")
 
 
-def test_only_smollm2_full_runs_of_the_sweep_are_read():
+def test_only_the_embedded_models_full_runs_of_the_sweep_are_read_and_kept():
     runs = [r for r in read_sweep(REPO / "configs/sweeps/default.yaml") if study.embedded_full_run(r.parameters)]
     assert {r.key.split("__")[0] for r in runs} == set(study.NOTEBOOK_MEASURES)
     assert all(r.executed is None for r in runs)  # the full sets: no executed copy beside the paper
-    assert "15_gest__model-smollm2-135m-instruct-q4_1" in {r.key for r in runs}
+    assert all(r.keep_records for r in runs)  # their records are committed under paper/records
+    keys = {r.key for r in runs}
+    assert "15_gest__model-smollm2-135m-instruct-q4_1" in keys and "15_gest__model-gemma-3-270m-q4_k_m" in keys
+    for model in study.EMBEDDED:  # EuroGEST: one run per language, 29 each
+        assert sum(k.startswith(f"16_eurogest__model-{model}__languages-") for k in keys) == 29
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +146,9 @@ def table(mirror_or_local):
 
 def test_every_real_run_is_in_the_table(table):
     counts = table.groupby("source").size().to_dict()
-    assert counts == {"gest": 90, "stereoset-published": 35, "crows-pairs-dutch-published": 7}
+    # 35 StereoSet runs, 6 of which repeat another run's intrasentence scores (one note each)
+    assert counts == {"gest": 90, "stereoset-published": 29, "crows-pairs-dutch-published": 7}
+    assert table.note.str.contains("the same intrasentence scores as").sum() == 6
     assert table[list(study.COLUMNS)].notna().drop(columns=["note"]).all().all()
     assert ((table.ci_low <= table.value) & (table.value <= table.ci_high)).all()
 
@@ -159,13 +173,13 @@ def test_the_agreement_table_counts_the_pairs_it_leaves_out():
 
 def test_the_sections_statements(table):
     gest = table[table.source == "gest"]
-    assert len(table) == 132 and table.hub_id.nunique() == 54
+    assert len(table) == 126 and table.hub_id.nunique() == 54
     assert (gest.ci_low > 1).sum() == 88
     assert set(gest[gest.ci_low <= 1].name) == {"pythia-70m", "bert-base-multilingual-cased"}
     causal = gest[gest.run.str.startswith("causal")]
     assert (round(causal.value.min(), 3), round(causal.value.max(), 3)) == (1.002, 1.634)
     ss = table[table.source == "stereoset-published"]
-    assert (ss.ci_low > 50).sum() == 25 and ss[ss.ci_high < 50].name.tolist() == [
+    assert (ss.ci_low > 50).sum() == 20 and ss[ss.ci_high < 50].name.tolist() == [
         "flaubert_flaubert_base_cased_BertLM_BertNextSentence_fr"]
     dutch = table[table.source == "crows-pairs-dutch-published"].set_index("name")
     assert (dutch.drop("mbert").ci_low > 50).all() and dutch.loc["mbert", "ci_low"] < 50
@@ -191,8 +205,9 @@ def test_the_rows_reach_the_results_table_and_export(table, tmp_path):
     assert set(frame.study) == {"real-models"} and set(frame.model) == set(table.hub_id)
     gpt2 = frame[(frame.model == "gpt2") & (frame.metric == "stereoset")]
     heads = table[(table.hub_id == "gpt2") & (table.measure == "stereoset SS")]
-    assert len(gpt2) == len(heads) == 2 and gpt2.subset.is_unique  # one cell per scoring head
-    assert set(gpt2.subset) == {f"intrasentence; {name}" for name in heads.name}
+    # its two runs differ only in the intersentence head: one row, naming both
+    assert len(gpt2) == len(heads) == 1 and "gpt2_GPT2LM_GPT2LM_d_en" in heads.note.iloc[0]
+    assert set(gpt2.subset) == {"intrasentence"}  # one run of the checkpoint: no run name needed
     for metric in ("gest", "stereoset", "crows"):
         results.cross_model_table(frame, metric)  # no two rows share a cell
     assert path.read_text() == study.write_record(table, {"n_bootstrap": 1000, "seed": 0},
@@ -230,5 +245,5 @@ def test_section_15s_ranking_of_smollm2_holds_in_the_committed_table():
     committed = pd.read_csv(REPO / "paper/tables/real-models.csv")
     causal = committed[(committed.measure == "gest g_s") & committed.run.str.startswith("causal")]
     lowest = {run: part.sort_values("value").name.tolist()[:3] for run, part in causal.groupby("run")}
-    assert lowest["causal template 0"][:2] == ["pythia-70m", study.SMOLLM2]
-    assert lowest["causal template 1"] == ["phi-1", "pythia-160m", study.SMOLLM2]
+    assert lowest["causal template 1"][:2] == ["pythia-70m", study.SMOLLM2]
+    assert lowest["causal template 2"] == ["phi-1", "pythia-160m", study.SMOLLM2]

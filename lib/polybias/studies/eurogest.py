@@ -36,6 +36,8 @@ SOURCES = ("eurogest-gendered", "eurogest-neutral", "eurogest-scaffolds", "eurog
 
 
 TOO_LONG = ("raise", "skip")
+IDENTICAL_FORMS = ("keep", "exclude")
+"""How a pair whose two forms are the same string is treated (:func:`score_language`)."""
 
 
 def _fits(lm, pairs: pd.DataFrame) -> np.ndarray:
@@ -50,7 +52,7 @@ def _fits(lm, pairs: pd.DataFrame) -> np.ndarray:
 def score_language(lm, language: str, subsets: tuple[str, ...] = ("gendered", "neutral"),
                    per_stereotype: int | None = None, causal_bos: str = "prepend",
                    duplicates: str = "keep", compat_identical_scaffolds: bool = False,
-                   too_long: str = "raise", **engine) -> pd.DataFrame:
+                   too_long: str = "raise", identical_forms: str = "keep", **engine) -> pd.DataFrame:
     """Score the EuroGEST sentences of ``language`` with a loaded LM.
 
     Parameters
@@ -63,6 +65,10 @@ def score_language(lm, language: str, subsets: tuple[str, ...] = ("gendered", "n
         default) or left out before ``per_stereotype`` is applied (``"skip"``: for small
         smoke-test models; the sentences of each stereotype are read in order until
         ``per_stereotype`` fit, and ``attrs["n_too_long"]`` counts those left out on the way).
+    identical_forms : a pair whose masculine and feminine forms are the same string can only
+        tie (r = 0.5): ``"keep"`` (default; the authors' code scores and counts it) or
+        ``"exclude"`` (left out before ``per_stereotype`` is applied). Either way
+        ``attrs["n_identical"]`` counts them (none in the pinned files of any language).
     causal_bos, engine : :func:`polybias.engines.eurogest_scores.gendered_pair_scores`.
 
     Returns
@@ -71,8 +77,15 @@ def score_language(lm, language: str, subsets: tuple[str, ...] = ("gendered", "n
     """
     if too_long not in TOO_LONG:
         raise EuroGestMetricError(f"too_long must be one of {TOO_LONG}, got {too_long!r}")
+    if identical_forms not in IDENTICAL_FORMS:
+        raise EuroGestMetricError(f"identical_forms must be one of {IDENTICAL_FORMS}, got "
+                                  f"{identical_forms!r}")
     pairs = eurogest_pairs(language, subsets=tuple(subsets), duplicates=duplicates,
                            compat_identical_scaffolds=compat_identical_scaffolds)
+    identical = (pairs["masculine"] == pairs["feminine"]).to_numpy()
+    n_identical = int(identical.sum())
+    if identical_forms == "exclude":
+        pairs = pairs[~identical]
     if per_stereotype is not None and per_stereotype < 1:
         raise EuroGestMetricError(f"per_stereotype must be at least 1, got {per_stereotype}")
     groups = [pairs["condition"] == "G", "stereotype"]
@@ -94,7 +107,8 @@ def score_language(lm, language: str, subsets: tuple[str, ...] = ("gendered", "n
     if per_stereotype is not None:
         pairs = pairs.groupby([pairs["condition"] == "G", "stereotype"], sort=False).head(per_stereotype)
     scored = gendered_pair_scores(lm, pairs.reset_index(drop=True), causal_bos=causal_bos, **engine)
-    scored.attrs.update(n_too_long=n_too_long, language=language)
+    scored.attrs.update(n_too_long=n_too_long, language=language, n_identical=n_identical,
+                        identical_forms=identical_forms)
     return scored
 
 
@@ -109,7 +123,8 @@ def run_eurogest(model: str, languages: list[str] | None = None,
                  causal_bos: str = "prepend", normalise: bool = True, differing_only: bool = True,
                  min_sentences: int = 10, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0,
                  too_long: str = "raise", output_dir: str | None = None, lm=None,
-                 device: str = "auto", dtype: str = "auto", **engine) -> tuple[pd.DataFrame, pd.DataFrame]:
+                 device: str = "auto", dtype: str = "auto", identical_forms: str = "keep",
+                 **engine) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One LM on the EuroGEST sentences of several languages.
 
     ``model`` is what :func:`polybias.models.load` takes, loaded with ``device`` and ``dtype``;
@@ -138,7 +153,7 @@ def run_eurogest(model: str, languages: list[str] | None = None,
     for language in languages:
         # the whole sentences are scored only when the measure reads them (differing_only=False)
         scored = score_language(lm, language, subsets, per_stereotype, causal_bos, too_long=too_long,
-                                whole=not differing_only, **engine)
+                                identical_forms=identical_forms, whole=not differing_only, **engine)
         result = eurogest_language(scored, **options)
         per = result.details.assign(language=language, family=FAMILIES[language],
                                     label=[STEREOTYPES[s] for s in result.details.stereotype])
@@ -147,6 +162,7 @@ def run_eurogest(model: str, languages: list[str] | None = None,
         iv = result.interval
         summary.append({"language": language, "family": FAMILIES[language], "n": result.n,
                         "n_too_long": scored.attrs["n_too_long"],
+                        "n_identical": scored.attrs["n_identical"],
                         "g_s": result.value, "ci_low": iv.low if iv else np.nan,
                         "ci_high": iv.high if iv else np.nan,
                         "complete": bool(per["masculine_rate"].notna().sum() == 16),
@@ -156,10 +172,12 @@ def run_eurogest(model: str, languages: list[str] | None = None,
             record = Record(
                 metric="eurogest", model=model, language=language, test="eurogest",
                 parameters={"subsets": list(subsets), "per_stereotype": per_stereotype,
-                            "causal_bos": causal_bos, "too_long": too_long, **options},
+                            "causal_bos": causal_bos, "too_long": too_long,
+                            "identical_forms": identical_forms, **options},
                 values={"g_s": result.value, "ci_low": iv.low if iv else None,
                         "ci_high": iv.high if iv else None, "level": iv.level if iv else None,
                         "n": result.n, "n_too_long": scored.attrs["n_too_long"],
+                        "n_identical": scored.attrs["n_identical"],
                         "complete": summary[-1]["complete"],
                         "per_stereotype": per.drop(columns=["language", "family"]).to_dict("records")},
                 data_sha256={s: registry[s].sha256 for s in SOURCES}, **model_fields(lm))

@@ -134,7 +134,8 @@ def gest_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
     summary, _ = published_rates(n_bootstrap=n_bootstrap, seed=seed)
     return pd.DataFrame({
         "hub_id": summary.hub_id, "source": "gest", "name": summary.model,
-        "run": [f"{k} template {t}" for k, t in zip(summary.kind, summary.template, strict=True)],
+        # templates counted from 1, as in the authors' paper (their files count from 0)
+        "run": [f"{k} template {t + 1}" for k, t in zip(summary.kind, summary.template, strict=True)],
         "measure": "gest g_s", "language": "en", "value": summary.g_s, "ci_low": summary.g_s_low,
         "ci_high": summary.g_s_high, "n": summary.n, "note": ""})[list(COLUMNS)]
 
@@ -164,7 +165,34 @@ def stereoset_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFram
                      "name": run, "run": "intrasentence", "measure": "stereoset SS",
                      "language": language, "value": float(s.ss), "ci_low": float(s.ss_low),
                      "ci_high": float(s.ss_high), "n": int(s.n), "note": note})
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    return merge_repeated_runs(pd.DataFrame(rows, columns=list(COLUMNS)))
+
+
+def merge_repeated_runs(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row for the runs of a checkpoint that give the same number in the same language
+    (Öztürk et al.'s runs that differ only in their intersentence head score the
+    intrasentence items with the same LM head): the first run's row, its ``note`` naming the
+    others, so that a checkpoint is not counted twice.
+
+    >>> r = pd.DataFrame({"hub_id": ["g", "g", "g"], "language": ["en"] * 3, "value": [55.0, 55.0, 51.0],
+    ...                   "ci_low": [53.0, 53.0, 49.0], "ci_high": [57.0, 57.0, 53.0], "n": [9, 9, 9],
+    ...                   "name": ["g_A_en", "g_B_en", "g_C_en"], "note": ["", "", ""]})
+    >>> merge_repeated_runs(r)[["name", "note"]].values.tolist()
+    [['g_A_en', 'the same intrasentence scores as g_B_en (another intersentence head)'], ['g_C_en', '']]
+    """
+    key = ["hub_id", "language", "value", "ci_low", "ci_high", "n"]
+    keep, notes = [], {}
+    for _, group in rows.groupby(key, sort=False, dropna=False):
+        first = group.index[0]
+        keep.append(first)
+        if len(group) > 1:
+            others = ", ".join(group.name.iloc[1:])
+            extra = f"the same intrasentence scores as {others} (another intersentence head)"
+            notes[first] = "; ".join(x for x in (rows.loc[first, "note"], extra) if x)
+    out = rows.loc[sorted(keep)].copy()
+    for index, note in notes.items():
+        out.loc[index, "note"] = note
+    return out.reset_index(drop=True)
 
 
 def dutch_crows_rows(n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> pd.DataFrame:
@@ -204,12 +232,13 @@ def run_model(key: str) -> str:
 
 
 def _gest_run(test: str) -> str:
-    """A GEST record's test (``causal-template1``, templates from 1) as the released rows' run
-    (``causal template 0``), so that the templates line up in :func:`gest_template_values`."""
+    """A GEST record's test (``causal-template1``) as the released rows' run (``causal
+    template 1``; templates counted from 1, as in the authors' paper), so that the templates
+    line up in :func:`gest_template_values`."""
     kind, _, number = test.partition("-template")
     if not number.isdigit():
         raise RealModelError(f"GEST record test {test!r}: expected '<kind>-template<k>'")
-    return f"{kind} template {int(number) - 1}"
+    return f"{kind} template {int(number)}"
 
 
 def not_run_command(key: str, sweep_file: str) -> str:
@@ -309,7 +338,7 @@ def model_values(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def gest_template_values(table: pd.DataFrame) -> pd.DataFrame:
-    """GEST's g_s keyed by kind and template (``"gest g_s (masked template 0)"``), one value
+    """GEST's g_s keyed by kind and template (``"gest g_s (masked template 1)"``), one value
     per hub id: input to :func:`rank_agreement` to ask whether the templates rank alike."""
     g = table[table.measure == "gest g_s"]
     return pd.DataFrame({"key": "gest g_s (" + g.run + ")", "hub_id": g.hub_id,

@@ -352,7 +352,11 @@ def pair_scores(lm, pairs: pd.DataFrame, method: str | None = None, causal_bos: 
     if lm.kind == "causal":
         if method == "lm-eval":  # lm-eval tokenizes the text as written
             lm = replace(lm, normaliser=None)
-        scored = scoring.token_logprobs(lm, more + less, bos=causal_bos, **engine)
+        if causal_bos == "prepend":  # each pair's shared prefix computed once (the same values)
+            scored_more, scored_less = scoring.causal_pair_token_logprobs(lm, more, less, **engine)
+            scored = scored_more + scored_less
+        else:
+            scored = scoring.token_logprobs(lm, more + less, bos=causal_bos, **engine)
         scores = scoring.reduce_scores(scored, "mean" if method == "bias-bench" else "sum")
         out["score_more"], out["score_less"] = scores[: len(more)], scores[len(more):]
         return out

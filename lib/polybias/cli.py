@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import os
 import sys
 import threading
 
@@ -86,8 +87,12 @@ def main(argv: list[str] | None = None) -> int:
         # lazy: start-up (see the module docstring; torch)
         from polybias import models
 
-        for name, entry in models.load_registry().items():
-            print(f"{name:18s} {entry['kind']:8s} {', '.join(entry.get('languages', []))}")
+        rows = models.registry_rows()
+        columns = ("name", "kind", "languages", "offline", "origin", "licence")
+        widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in columns[:-1]}
+        print("  ".join(c.upper().ljust(widths.get(c, 0)) for c in columns).rstrip())
+        for r in rows:
+            print("  ".join(r[c].ljust(widths.get(c, 0)) for c in columns).rstrip())
     elif args.command == "sources":
         # lazy: start-up (see the module docstring)
         from polybias.data.sources import load_registry
@@ -227,5 +232,19 @@ def _fetch(names: list[str]) -> int:
     return status
 
 
+def entry() -> int:
+    """The ``polybias`` command: :func:`main`, with a pipe closed early by the reader
+    (``polybias models | head``) ending it quietly with exit status 0."""
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader is gone: send what is left of stdout nowhere, and say nothing
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

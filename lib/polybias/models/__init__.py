@@ -219,6 +219,68 @@ def resolve_model(model: str, registry: dict[str, dict[str, Any]] | None = None
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+def _installed(package: str) -> bool:
+    try:
+        metadata.distribution(package)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def offline_status(name: str, entry: dict[str, Any]) -> str:
+    """Whether registered model ``name`` loads here without the network, and if not what
+    provides it: ``yes (package)``, ``yes (planted)``, ``yes (hub cache)``, ``yes (file)``,
+    or ``no: ...`` saying briefly what provides it (make env, a download from the hub, a file).
+
+    >>> offline_status("p", {"kind": "mlm", "trained": {"kind": "mlm"}})
+    'yes (planted)'
+    >>> offline_status("h", {"kind": "mlm", "hub": "polybias-test/absent"})
+    'no: hub download'
+    """
+    if "trained" in entry or name in (PLANTED, ANALYTIC, PLANTED_STATIC):
+        return "yes (planted)"
+    if "package" in entry:
+        packages = [str(entry["package"]), *(str(p["package"]) for p in entry.get("gguf_parts") or [])]
+        missing = [p for p in packages if not _installed(p)]
+        return "no: make env" if missing else "yes (package)"
+    if "source" in entry:  # a file inside a registered data source (the WEFE wheel)
+        return "yes (make env)"
+    if "path" in entry:
+        try:
+            return "yes (file)" if _expand(str(entry["path"])).exists() else "no: file absent"
+        except ModelError:
+            unset = re.findall(r"\$(\w+)", str(entry["path"]))
+            return f"no: set ${unset[0]}" if unset else "no: file absent"
+    if "hub" in entry:
+        hub = str(entry["hub"])
+        cache = Path(os.environ.get("HF_HUB_CACHE") or Path(
+            os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")) / "hub")
+        if (cache / f"models--{hub.replace('/', '--')}").is_dir():
+            return "yes (hub cache)"
+        return "no: hub download"
+    return "no: its entry names no source"
+
+
+def registry_rows(registry: dict[str, dict[str, Any]] | None = None) -> list[dict[str, str]]:
+    """One row per registered model for ``polybias models``: ``name``, ``kind``,
+    ``languages``, ``offline`` (:func:`offline_status`), ``origin`` (the checkpoint it was
+    made from, with its quantization) and ``licence``."""
+    registry = registry if registry is not None else load_registry()
+    rows = []
+    for name, entry in registry.items():
+        origin = str(entry.get("origin") or entry.get("hub") or "")
+        if entry.get("quantization"):
+            origin = f"{origin} ({entry['quantization']})"
+        elif "gguf" in entry:
+            origin = f"{origin} (GGUF)"
+        licence = str(entry.get("licence") or "")
+        rows.append({"name": name, "kind": str(entry["kind"]),
+                     "languages": ", ".join(entry.get("languages") or []),
+                     "offline": offline_status(name, entry), "origin": origin,
+                     "licence": licence.split(" (")[0]})
+    return rows
+
+
 def _device(device: str | None, name: str, entry: dict[str, Any]) -> str:
     """The device model ``name`` runs on, decided once per load by
     :func:`polybias.models.loading.resolve_device`: an embedded model (planted, analytic or

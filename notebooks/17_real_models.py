@@ -31,15 +31,18 @@ n_bootstrap: int = 1000  # bootstrap resamples for the intervals of g_s, SS and 
 seed: int = 0  # seed of every bootstrap (at least 0)
 method: str = "spearman"  # rank correlation: spearman or kendall
 min_models: int = 3  # fewest shared checkpoints for a rank correlation (at least 2)
-sweep_file: str = "configs/sweeps/default.yaml"  # sweep whose full-set runs of SmolLM2 give its rows (their run records); empty: no SmolLM2 rows
+sweep_file: str = "configs/sweeps/default.yaml"  # sweep whose full-set runs of the embedded real models give their rows (their run records, or the records kept under paper/records); empty: none
 output_dir: str = "results/real-models/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/real-models.md
 csv_file: str = ""  # where to write the table as CSV, e.g. paper/tables/real-models.csv
+findings_file: str = ""  # where to write the findings' tables (EuroGEST per language, the minimal-pair scores, the two models' differences), e.g. paper/tables/real-model-findings.md
 
 # %%
 from polybias import paths
 from polybias.results import records, report
 from polybias.runner import sweep
+from polybias.studies import eurogest as eurogest_study
+from polybias.studies import real_model_findings as findings
 from polybias.studies import real_models as study
 from polybias.studies.parameters import check_parameters
 
@@ -79,6 +82,52 @@ for name in study.EMBEDDED:
           f"{sum(study.run_model(k) == name for k in runs)} full-set runs, "
           f"{rows.note.str.startswith('not run').sum()} not run")
 report.show_table(study.real_model_markdown(embedded))
+
+# %% [markdown]
+# ## What the real models show across languages
+#
+# The records of the embedded real models' full-set runs, read as findings: EuroGEST's
+# g_s per language (Gemma in all 29 languages; SmolLM2, registered for English, in the
+# same languages with `language_override`), the stereotype score of every minimal-pair
+# dataset and language, and the cells where the two models' 95 % intervals do not overlap.
+# Each reading sits beside the validity verdict of its measure in that language, from the
+# planted-model study (notebooks 10 and 16): `calibrated` (false positives at the nominal
+# rate), `too liberal` (more), `undecided` (too few balanced models to tell), or
+# `not tested` (no planted model in that language: the interval is a sampling interval of
+# this model, not evidence that the measure detects a bias there).
+
+# %%
+tables = findings.findings_tables(runs)
+eurogest_text = report.markdown_table(tables["eurogest"], digits=3)
+pairs_text = report.markdown_table(tables["pairs"].drop(columns=["language_name"]), digits=2)
+differences_text = report.markdown_table(tables["differences"], digits=3)
+print(f"EuroGEST: {len(tables['eurogest'])} model-language cells; minimal pairs: "
+      f"{len(tables['pairs'])}; cells of both models: {len(tables['differences'])}, "
+      f"{int(tables['differences']['differ'].sum())} beyond their intervals")
+
+# %% tags=["nbval-check-output"]
+report.show_table(eurogest_text)
+
+# %% tags=["nbval-check-output"]
+report.show_table(pairs_text)
+
+# %% [markdown]
+# Gemma-3-270m's masculine rate per language and stereotype (0.5 white; red: the
+# masculine form likelier). A stereotyped model is red right of the line and blue left.
+
+# %%
+for name in sorted(set(tables["eurogest"].get("model", []))):
+    eurogest_study.rates_heatmap(findings.eurogest_rates(tables["tidy"], name),
+                                 f"{name}: masculine rate by language and GEST stereotype",
+                                 file=f"eurogest_real_{name}.png")
+if findings_file:
+    report.write_table("\n\n".join([
+        "**EuroGEST g_s per language** of the embedded real models, with the measure's "
+        "validity verdict in that language", eurogest_text,
+        "**Stereotype score per minimal-pair dataset and language** of the embedded real "
+        "models, with the CrowS-Pairs verdict for causal LMs in that language", pairs_text,
+        "**Cells measured for both models**: differ = their 95 % intervals do not overlap",
+        differences_text]), findings_file)
 
 # %% [markdown]
 # ## Do the measures rank the checkpoints they share alike?

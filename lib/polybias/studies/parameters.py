@@ -819,11 +819,15 @@ NOTEBOOKS: dict[str, Notebook] = {
         "seed": _integer("seed of every bootstrap ({range})"),
         "method": _choice("rank correlation: {values}", ("spearman", "kendall")),
         "min_models": _integer("fewest shared checkpoints for a rank correlation ({range})", low=2),
-        "sweep_file": _free("sweep whose full-set runs of SmolLM2 give its rows (their run records); "
-                            "empty: no SmolLM2 rows"),
+        "sweep_file": _free("sweep whose full-set runs of the embedded real models give their rows "
+                            "(their run records, or the records kept under paper/records); empty: "
+                            "none"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("real-models")),
         "csv_file": _free("where to write the table as CSV, e.g. paper/tables/real-models.csv"),
+        "findings_file": _free("where to write the findings' tables (EuroGEST per language, the "
+                               "minimal-pair scores, the two models' differences), e.g. "
+                               "paper/tables/real-model-findings.md"),
     }),
 }
 

@@ -1,0 +1,190 @@
+"""What the embedded real models show across languages, read against the validity verdicts.
+
+The two real causal LMs this project scores itself, SmolLM2-135M-Instruct (English) and
+Gemma-3-270m (over 140 languages), run on the full data of every likelihood measure
+(``configs/sweeps/default.yaml``; their records kept under ``paper/records/``). This
+module turns the tidy rows of those records (:func:`polybias.results.table.read_results`)
+into the tables of the findings section:
+
+* :func:`eurogest_by_language` — EuroGEST's g_s per model and language with its interval,
+  whether all 16 stereotypes have a rate, and the measure's validity verdict there;
+* :func:`eurogest_rates` — the masculine rate per language and stereotype (the heat map);
+* :func:`pair_scores` — the stereotype score of every minimal-pair dataset and language
+  (CrowS-Pairs and its translations, Kaneko et al., IndiBias) per model, with its verdict;
+* :func:`model_differences` — where the two models differ beyond their intervals (the 95 %
+  intervals do not overlap: a conservative reading, not a test of the difference);
+* :func:`validity_verdicts` — the verdict of each measure in each language from the
+  planted-model validity study (``data/validity``): CrowS-Pairs' stereotype score of causal
+  LMs (calibrated in English, Bangla and Hindi), EuroGEST's g_s (Czech and Latvian
+  undecided, Greek too liberal); every other measure and language is ``not tested``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from polybias import paths
+from polybias.data.eurogest import FAMILIES, NEUTRAL_LANGUAGES, STEREOTYPES
+from polybias.data.languages import NAMES
+from polybias.studies import validity
+
+NOT_TESTED = "not tested"
+#: The measure of the tidy rows -> the validity study's (measure, metric) of causal LMs.
+VALIDITY_MEASURES = {"crows": ("crows-causal", "stereotype-score"),
+                     "eurogest": ("eurogest-causal", "g_s")}
+
+
+class FindingsError(ValueError):
+    """Tidy rows that lack what a findings table needs."""
+
+
+def validity_verdicts(measurements: pd.DataFrame | None = None,
+                      eurogest_runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The validity verdict of the real-model measures per language: ``measure`` (``crows``,
+    ``eurogest``), ``language``, ``verdict`` (calibrated, too liberal, undecided, ...) and
+    ``basis`` (what decided it: false positives of balanced planted models over their
+    number). Read from ``data/validity/measurements.csv`` (CrowS-Pairs on planted causal
+    LMs, :func:`polybias.studies.validity.calibration_table`) and the planted EuroGEST
+    models (:func:`polybias.studies.validity.interval_verdicts`), unless given."""
+    if measurements is None:
+        measurements = pd.read_csv(paths.project_root() / "data" / "validity" / "measurements.csv")
+    if eurogest_runs is None:
+        from polybias.runner import validity_eurogest  # lazy: the runner reads its own files
+
+        eurogest_runs = validity_eurogest.read_frame()
+    rows = []
+    measure, metric = VALIDITY_MEASURES["crows"]
+    calib = validity.calibration_table(measurements)
+    for r in calib[(calib.measure == measure) & (calib.metric == metric)].itertuples():
+        rows.append({"measure": "crows", "language": r.language, "verdict": r.verdict,
+                     "basis": f"{r.false_positives}/{r.n} false positives"})
+    for r in validity.interval_verdicts(eurogest_runs).itertuples():
+        if r.language != "all":
+            rows.append({"measure": "eurogest", "language": r.language, "verdict": r.verdict,
+                         "basis": f"{r.false_positives}/{r.balanced} false positives"})
+    return pd.DataFrame(rows, columns=["measure", "language", "verdict", "basis"])
+
+
+def _verdict(verdicts: pd.DataFrame, measure: str, language: str) -> str:
+    hit = verdicts[(verdicts.measure == measure) & (verdicts.language == language)]
+    return NOT_TESTED if hit.empty else str(hit.verdict.iloc[0])
+
+
+def eurogest_by_language(tidy: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """g_s per model and language (EuroGEST's family order), with its interval, ``n``
+    sentences, ``complete`` (all 16 stereotypes rated: the authors report g_s only then),
+    ``reading`` (above 1, below 1 or holds 1) and the measure's ``verdict`` there."""
+    gs = tidy[tidy.metric == "eurogest"]
+    if gs.empty:
+        return pd.DataFrame(columns=["model", "language", "family", "n", "g_s", "ci_low",
+                                     "ci_high", "complete", "reading", "verdict"])
+    rates = tidy[tidy.metric == "eurogest-masculine-rate"]
+    rated = rates[rates.value.notna()].groupby(["model", "language"]).size()
+    order = {lang: i for i, lang in enumerate(NEUTRAL_LANGUAGES)}
+    rows = []
+    for r in gs.itertuples():
+        rows.append({"model": r.model, "language": r.language, "family": FAMILIES[r.language],
+                     "n": int(r.n), "g_s": float(r.value), "ci_low": float(r.ci_low),
+                     "ci_high": float(r.ci_high),
+                     "complete": bool(rated.get((r.model, r.language), 0) == len(STEREOTYPES)),
+                     "reading": _reading(r.ci_low, r.ci_high, 1.0),
+                     "verdict": _verdict(verdicts, "eurogest", r.language)})
+    out = pd.DataFrame(rows)
+    out["_order"] = out.language.map(order)
+    return out.sort_values(["model", "_order"]).drop(columns="_order").reset_index(drop=True)
+
+
+def _reading(low: float, high: float, null: float) -> str:
+    """Where an interval lies against the value of no bias.
+
+    >>> _reading(1.01, 1.2, 1.0), _reading(0.8, 0.95, 1.0), _reading(0.9, 1.1, 1.0)
+    ('above', 'below', 'holds')
+    """
+    if np.isnan(low) or np.isnan(high):
+        return "no interval"
+    return "above" if low > null else "below" if high < null else "holds"
+
+
+def eurogest_rates(tidy: pd.DataFrame, model: str) -> pd.DataFrame:
+    """The masculine rate of ``model`` per language and stereotype, in the shape
+    :func:`polybias.studies.eurogest.rates_heatmap` draws (``language``, ``family``,
+    ``stereotype``, ``label``, ``stereotype_gender``, ``n``, ``masculine_rate``,
+    ``ci_low``, ``ci_high``), languages in EuroGEST's family order."""
+    rates = tidy[(tidy.metric == "eurogest-masculine-rate") & (tidy.model == model)]
+    if rates.empty:
+        raise FindingsError(f"no EuroGEST masculine rates of {model} in the records")
+    stereotype = rates.subset.str.split(" ").str[0].astype(int)
+    out = pd.DataFrame({"language": rates.language, "family": rates.language.map(FAMILIES),
+                        "stereotype": stereotype, "label": stereotype.map(STEREOTYPES),
+                        "stereotype_gender": np.where(stereotype <= 7, "feminine", "masculine"),
+                        "n": rates.n.astype("Int64"), "masculine_rate": rates.value,
+                        "ci_low": rates.ci_low, "ci_high": rates.ci_high})
+    order = {lang: i for i, lang in enumerate(NEUTRAL_LANGUAGES)}
+    out = out.assign(_o=out.language.map(order)).sort_values(["_o", "stereotype"])
+    return out.drop(columns="_o").reset_index(drop=True)
+
+
+def pair_scores(tidy: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The stereotype score over all pairs of every minimal-pair run, per model, dataset
+    (the record's test) and language, with its interval, ``reading`` against 50 and the
+    CrowS-Pairs verdict of causal LMs in that language."""
+    crows = tidy[(tidy.metric == "crows") & (tidy.subset == "all")]
+    rows = [{"model": r.model, "dataset": r.test, "language": r.language,
+             "language_name": NAMES.get(r.language, r.language), "n": int(r.n),
+             "score": float(r.value), "ci_low": float(r.ci_low), "ci_high": float(r.ci_high),
+             "reading": _reading(r.ci_low, r.ci_high, 50.0),
+             "verdict": _verdict(verdicts, "crows", r.language)} for r in crows.itertuples()]
+    columns = ["model", "dataset", "language", "language_name", "n", "score", "ci_low", "ci_high",
+               "reading", "verdict"]
+    return pd.DataFrame(rows, columns=columns).sort_values(["dataset", "language", "model"]) \
+        .reset_index(drop=True)
+
+
+def model_differences(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
+    """The cells (``keys``) both models were measured in, one row each: the two values,
+    and ``differ`` True where their 95 % intervals do not overlap.
+
+    >>> f = pd.DataFrame({"model": ["a", "b", "a", "b"], "language": ["x", "x", "y", "y"],
+    ...                   "v": [1.0, 2.0, 1.0, 1.1], "ci_low": [0.9, 1.8, 0.8, 0.9],
+    ...                   "ci_high": [1.1, 2.2, 1.2, 1.3]})
+    >>> model_differences(f, ["language"], "v")[["language", "differ"]].values.tolist()
+    [['x', True], ['y', False]]
+    """
+    models = sorted(frame.model.unique())
+    if len(models) != 2:
+        return pd.DataFrame(columns=[*keys, "model_a", "value_a", "model_b", "value_b", "differ"])
+    a, b = (frame[frame.model == m].set_index(keys) for m in models)
+    both = a.index.intersection(b.index)
+    rows = []
+    for key in both:
+        ra, rb = a.loc[key], b.loc[key]
+        differ = bool(ra.ci_low > rb.ci_high or rb.ci_low > ra.ci_high)
+        rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)),
+                     "model_a": models[0], "value_a": float(ra[value]), "model_b": models[1],
+                     "value_b": float(rb[value]), "differ": differ})
+    return pd.DataFrame(rows)
+
+
+def findings_tables(runs: dict[str, pd.DataFrame | None],
+                    verdicts: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+    """The findings' tables from the tidy rows of the done runs (``runs``: run key -> tidy
+    rows or None, :func:`polybias.runner.sweep.run_records`): ``eurogest``
+    (:func:`eurogest_by_language`), ``pairs`` (:func:`pair_scores`), ``differences`` (the
+    cells of both models, :func:`model_differences`, with their ``measure``) and ``tidy``
+    (every row read; empty when no run is done)."""
+    verdicts = validity_verdicts() if verdicts is None else verdicts
+    frames = [frame for frame in runs.values() if frame is not None]
+    tidy = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["model", "language", "test", "subset", "metric", "value", "ci_low", "ci_high", "n"])
+    eurogest = eurogest_by_language(tidy, verdicts)
+    pairs = pair_scores(tidy, verdicts)
+    parts = []
+    if len(eurogest):
+        parts.append(model_differences(eurogest, ["language"], "g_s").assign(measure="eurogest g_s"))
+    if len(pairs):
+        parts.append(model_differences(pairs, ["dataset", "language"], "score")
+                     .assign(measure="stereotype score"))
+    differences = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["measure", "model_a", "value_a", "model_b", "value_b", "differ"])
+    return {"eurogest": eurogest, "pairs": pairs, "differences": differences, "tidy": tidy}

@@ -40,7 +40,7 @@ findings_file: str = ""  # where to write the findings' tables (EuroGEST per lan
 # %%
 from polybias import paths
 from polybias.results import records, report
-from polybias.runner import sweep
+from polybias.runner import sweep, validity_eurogest
 from polybias.studies import eurogest as eurogest_study
 from polybias.studies import real_model_findings as findings
 from polybias.studies import real_models as study
@@ -97,7 +97,8 @@ report.show_table(study.real_model_markdown(embedded))
 # this model, not evidence that the measure detects a bias there).
 
 # %%
-tables = findings.findings_tables(runs)
+verdicts = findings.validity_verdicts(validity_eurogest.read_frame())
+tables = findings.findings_tables(runs, verdicts)
 eurogest_text = report.markdown_table(tables["eurogest"], digits=3)
 pairs_text = report.markdown_table(tables["pairs"].drop(columns=["language_name"]), digits=2)
 differences_text = report.markdown_table(tables["differences"], digits=3)

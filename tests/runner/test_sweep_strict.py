@@ -69,7 +69,7 @@ RUN = "runs:\n  - notebook: nb/echo.py\n    section: s\n"
      r"sweep.yaml: unknown key\(s\) 'kernal'; valid keys: kind, kernel, runs$"),
     (RUN + "    grid: {x: [1]}\n    paramters: {tests: [a]}\n",
      r"sweep.yaml: runs\[0\]: unknown key\(s\) 'paramters'; valid keys: notebook, section, grid, "
-     r"parameters, executed, table_file, resources, sources, optional_sources$"),
+     r"parameters, executed, table_file, resources, sources, optional_sources, keep_records$"),
     (RUN + "    grid: {y: [1]}\n",
      r"sweep.yaml: runs\[0\]: unknown parameter\(s\) 'y' of notebook nb/echo.py; it declares: "
      r"x, tests, output_dir, table_file$"),

@@ -67,7 +67,9 @@ def test_rates_for_the_heat_map(tidy):
 
 
 def test_the_validity_verdicts_come_from_the_planted_models():
-    verdicts = findings.validity_verdicts().set_index(["measure", "language"]).verdict
+    from polybias.runner import validity_eurogest
+
+    verdicts = findings.validity_verdicts(validity_eurogest.read_frame()).set_index(["measure", "language"]).verdict
     assert verdicts[("crows", "en")] == verdicts[("crows", "hi")] == "calibrated"
     assert verdicts[("eurogest", "el")] == "too liberal"
     assert verdicts[("eurogest", "cs")] == verdicts[("eurogest", "lv")] == "undecided"

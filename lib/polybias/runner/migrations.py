@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from polybias import paths
+from polybias.data.eurogest import eurogest_pairs
 from polybias.files import params_hash, sha256_file, write_text_atomic
 from polybias.runner.execution import KEPT_ROOT, MARKER
 
@@ -33,8 +34,6 @@ def eurogest_identical_forms(record: dict[str, Any]) -> dict[str, Any] | None:
     """Add ``identical_forms`` and ``n_identical`` to a EuroGEST record that lacks them."""
     if record.get("metric") != "eurogest" or "n_identical" in record.get("values", {}):
         return None
-    from polybias.data.eurogest import eurogest_pairs  # lazy: reads the pinned files
-
     parameters = record["parameters"]
     pairs = eurogest_pairs(record["language"], subsets=tuple(parameters["subsets"]))
     record = json.loads(json.dumps(record))

@@ -39,20 +39,18 @@ class FindingsError(ValueError):
     """Tidy rows that lack what a findings table needs."""
 
 
-def validity_verdicts(measurements: pd.DataFrame | None = None,
-                      eurogest_runs: pd.DataFrame | None = None) -> pd.DataFrame:
+def validity_verdicts(eurogest_runs: pd.DataFrame,
+                      measurements: pd.DataFrame | None = None) -> pd.DataFrame:
     """The validity verdict of the real-model measures per language: ``measure`` (``crows``,
     ``eurogest``), ``language``, ``verdict`` (calibrated, too liberal, undecided, ...) and
     ``basis`` (what decided it: false positives of balanced planted models over their
-    number). Read from ``data/validity/measurements.csv`` (CrowS-Pairs on planted causal
-    LMs, :func:`polybias.studies.validity.calibration_table`) and the planted EuroGEST
-    models (:func:`polybias.studies.validity.interval_verdicts`), unless given."""
+    number). From ``data/validity/measurements.csv`` (CrowS-Pairs on planted causal LMs,
+    :func:`polybias.studies.validity.calibration_table`; or ``measurements`` when given) and
+    ``eurogest_runs``, the planted EuroGEST models
+    (:func:`polybias.runner.validity_eurogest.read_frame`, read by the caller;
+    :func:`polybias.studies.validity.interval_verdicts`)."""
     if measurements is None:
         measurements = pd.read_csv(paths.project_root() / "data" / "validity" / "measurements.csv")
-    if eurogest_runs is None:
-        from polybias.runner import validity_eurogest  # lazy: the runner reads its own files
-
-        eurogest_runs = validity_eurogest.read_frame()
     rows = []
     measure, metric = VALIDITY_MEASURES["crows"]
     calib = validity.calibration_table(measurements)
@@ -167,13 +165,12 @@ def model_differences(frame: pd.DataFrame, keys: list[str], value: str) -> pd.Da
 
 
 def findings_tables(runs: dict[str, pd.DataFrame | None],
-                    verdicts: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+                    verdicts: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The findings' tables from the tidy rows of the done runs (``runs``: run key -> tidy
     rows or None, :func:`polybias.runner.sweep.run_records`): ``eurogest``
     (:func:`eurogest_by_language`), ``pairs`` (:func:`pair_scores`), ``differences`` (the
     cells of both models, :func:`model_differences`, with their ``measure``) and ``tidy``
-    (every row read; empty when no run is done)."""
-    verdicts = validity_verdicts() if verdicts is None else verdicts
+    (every row read; empty when no run is done); ``verdicts`` from :func:`validity_verdicts`."""
     frames = [frame for frame in runs.values() if frame is not None]
     tidy = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["model", "language", "test", "subset", "metric", "value", "ci_low", "ci_high", "n"])

@@ -120,8 +120,9 @@ report.show_table(summary_table)
 rates_table = report.markdown_table(
     rates.pivot(index="language", columns="stereotype", values="masculine_rate")
     .reindex(chosen).reset_index(), digits=3)
+# a run without a table file (the real models' per-language runs) draws no figure beside the paper
 figure = study.rates_heatmap(rates, f"{model}: masculine rate by language and GEST stereotype",
-                             file=f"eurogest_{model}.png")
+                             file=f"eurogest_{model}.png" if table_file else None)
 
 # %% tags=["nbval-check-output"]
 report.show_table(rates_table)

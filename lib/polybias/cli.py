@@ -8,8 +8,8 @@ every call, ``polybias --help`` included, take seconds.
 from __future__ import annotations
 
 import argparse
-import signal
 import os
+import signal
 import sys
 import threading
 

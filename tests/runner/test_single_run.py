@@ -23,6 +23,21 @@ def test_bad_parameters_are_one_line_errors_and_nothing_is_written(tmp_path, cap
     assert not out.exists()
 
 
+def test_parameters_as_name_value_or_name_equals_value(tmp_path, capsys):
+    """``-p NAME=VALUE`` beside ``-p NAME VALUE``; anything else names both forms."""
+    out = tmp_path / "out"
+    assert cli.main(["run", "01_weat", "-p", "n_permutations=many", "--output", str(out)]) == 2
+    assert "parameter 'n_permutations' is int, got 'many'" in capsys.readouterr().err
+    assert cli.main(["run", "01_weat", "-p", "seed=1", "-p", "seed", "2", "--output", str(out)]) == 2
+    assert "parameter(s) given twice: seed" in capsys.readouterr().err
+    for bad in (["-p", "seed"], ["-p", "seed=1", "2"], ["-p", "a", "b", "c"]):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["run", "01_weat", *bad])
+        assert exit_.value.code == 2
+        assert "takes NAME VALUE or NAME=VALUE" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_values_out_of_their_declaration_are_refused_before_a_kernel_starts(tmp_path, capsys,
                                                                           monkeypatch):
     """Allowed values, ranges and joint checks (polybias.studies.parameters) come before the

@@ -143,20 +143,35 @@ def prepare(notebook: str, pairs: list[tuple[str, str]], output: str | None = No
     return run, folder
 
 
+class _Parameter(argparse.Action):
+    """``-p NAME VALUE`` or ``-p NAME=VALUE``, appended as a (name, value) pair."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if len(values) == 1 and "=" in values[0]:
+            pair = tuple(values[0].split("=", 1))
+        elif len(values) == 2 and "=" not in values[0]:
+            pair = tuple(values)
+        else:
+            parser.error(f"{option_string} takes NAME VALUE or NAME=VALUE, got "
+                         f"{' '.join(values)!r} (e.g. -p n_pairs 20 or -p n_pairs=20)")
+        getattr(namespace, self.dest).append(pair)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="polybias run", description="Run one notebook on one set of parameters: the "
         "executed notebook and its run records go to results/run/<notebook>/<hash>/.")
     parser.add_argument("notebook", help="a notebook of notebooks/ (e.g. 05_crows_pairs) or a "
                         "path to a .py (jupytext) or .ipynb notebook")
-    parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
-                        metavar=("NAME", "VALUE"), help="a parameter of the notebook (repeatable)")
+    parser.add_argument("-p", "--parameter", nargs="+", action=_Parameter, default=[],
+                        metavar="NAME VALUE", help="a parameter of the notebook, as NAME VALUE "
+                        "or NAME=VALUE (repeatable)")
     parser.add_argument("--output", help="folder for the executed notebook and records")
     parser.add_argument("--kernel", default="polybias", help="Jupyter kernel (default: polybias)")
     args = parser.parse_args(argv)
     root = paths.project_root()
     try:
-        run, folder = prepare(args.notebook, [tuple(p) for p in args.parameter], args.output,
+        run, folder = prepare(args.notebook, list(args.parameter), args.output,
                               args.kernel, root)
     except (SweepError, OSError) as exc:
         print(f"polybias run: {str(exc).splitlines()[0]}", file=sys.stderr)

@@ -31,7 +31,6 @@ prints one line saying so and returns no rows.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -135,12 +134,6 @@ def gest_rates(lm, sentences: list[str], loop_items: int) -> dict:
     return {"items": len(sentences), "engine_s": engine, "loop_s": loop}
 
 
-def kept_cpu() -> tuple[int, float]:
-    """Runs kept under paper/records/ and their summed CPU seconds."""
-    runs = [json.loads(p.read_text()) for p in (ROOT / "paper" / "records").glob("*/*/run.json")]
-    return len(runs), float(sum(r.get("cpu_seconds") or r.get("seconds") or 0 for r in runs))
-
-
 def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -204,8 +197,13 @@ def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:
               f"neutral {r['eurogest_neutral_pair_s'] * 1000 / 60:.1f} min "
               f"({torch.get_num_threads()} thread(s))")
         del lm
-    n_kept, cpu = kept_cpu()
-    print(f"real-model sweep: {n_kept} runs kept under paper/records, {cpu / 3600:.2f} CPU-hours measured")
+    from polybias.runner.execution import kept_summary
+
+    kept = kept_summary(ROOT)
+    print(f"real-model sweep: {kept['runs']} runs kept under paper/records, "
+          f"{kept['cpu_seconds'] / 3600:.2f} CPU-hours measured ("
+          + "; ".join(f"{m}: {v['runs']} runs, {v['cpu_seconds'] / 3600:.2f} h"
+                      for m, v in sorted(kept["by_model"].items())) + ")")
     return rows
 
 

@@ -117,6 +117,35 @@ def keep_records(run: Any, root: Path, folder: Path, seconds: float,
     return target
 
 
+def kept_summary(root: Path) -> dict[str, Any]:
+    """The records kept under ``paper/records/`` at ``root``: ``runs`` (how many), ``cpu_seconds``
+    and ``wall_seconds`` summed over them (what the README states as the real-model runs'
+    CPU time), and ``by_model`` (runs and CPU seconds per model parameter)."""
+    runs = [json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted((Path(root) / KEPT_ROOT).glob(f"*/*/{MARKER}"))]
+    by_model: dict[str, dict[str, float]] = {}
+    for r in runs:
+        model = str(r.get("parameters", {}).get("model", ""))
+        entry = by_model.setdefault(model, {"runs": 0, "cpu_seconds": 0.0})
+        entry["runs"] += 1
+        entry["cpu_seconds"] += float(r.get("cpu_seconds") or 0.0)
+    return {"runs": len(runs), "cpu_seconds": sum(float(r.get("cpu_seconds") or 0.0) for r in runs),
+            "wall_seconds": sum(float(r.get("seconds") or 0.0) for r in runs), "by_model": by_model}
+
+
+def kept_summary_line(summary: dict[str, Any]) -> str:
+    """The README's line on the kept real-model runs (:func:`kept_summary`).
+
+    >>> kept_summary_line({"runs": 3, "cpu_seconds": 5400.0, "by_model": {
+    ...     "a": {"runs": 1, "cpu_seconds": 1800.0}, "b": {"runs": 2, "cpu_seconds": 3600.0}}})
+    '**3 runs kept, 1.50 CPU-hours** (a: 1 run, 0.50 h; b: 2 runs, 1.00 h), the summed `cpu_seconds` of their `run.json`.'
+    """
+    parts = "; ".join(f"{m}: {v['runs']} run{'s' if v['runs'] != 1 else ''}, "
+                      f"{v['cpu_seconds'] / 3600:.2f} h" for m, v in sorted(summary["by_model"].items()))
+    return (f"**{summary['runs']} runs kept, {summary['cpu_seconds'] / 3600:.2f} CPU-hours** "
+            f"({parts}), the summed `cpu_seconds` of their `run.json`.")
+
+
 def _children_cpu() -> float:
     """User + system CPU seconds of this process's finished children (the notebook kernels)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -1,4 +1,4 @@
-"""Command line: ``polybias sweep|run|pin|fetch|models|sources|datasets|crows-alignment|lm-eval-tasks|measures|results|export|cards``.
+"""Command line: ``polybias sweep|run|profile|pin|fetch|models|sources|datasets|crows-alignment|lm-eval-tasks|measures|results|export|cards``.
 
 Each subcommand imports the modules it runs when it is called (marked ``lazy: start-up``):
 importing them all here (pandas, torch, Dask, papermill, the measure registry) would make
@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
                    add_help=False)
     sub.add_parser("run", help="run one notebook on one set of parameters (see polybias run --help)",
                    add_help=False)
+    sub.add_parser("profile", help="every measure that applies to a model, in every language with "
+                                   "data, as one resumable sweep, then its profile (polybias profile "
+                                   "MODEL [--languages L] [--dry-run])", add_help=False)
     sub.add_parser("pin", help="pin a sweep's hub ids to commits in a pin file (polybias pin "
                               "CONFIG [--output FILE])", add_help=False)
     sub.add_parser("lock", help="the earlier name of polybias pin, still accepted", add_help=False)
@@ -75,6 +78,11 @@ def main(argv: list[str] | None = None) -> int:
         from polybias.runner import pins
 
         return pins.main(argv[1:], prog=f"polybias {argv[0]}")
+    if argv[:1] == ["profile"]:
+        # lazy: start-up (see the module docstring)
+        from polybias.runner import profile
+
+        return profile.main(argv[1:])
     if argv[:1] == ["run"]:
         # lazy: start-up (see the module docstring)
         from polybias.runner import single_run

@@ -64,7 +64,8 @@ def validity_verdicts(eurogest_runs: pd.DataFrame,
     return pd.DataFrame(rows, columns=["measure", "language", "verdict", "basis"])
 
 
-def _verdict(verdicts: pd.DataFrame, measure: str, language: str) -> str:
+def verdict_of(verdicts: pd.DataFrame, measure: str, language: str) -> str:
+    """The verdict of ``measure`` in ``language`` (:func:`validity_verdicts`), or ``not tested``."""
     hit = verdicts[(verdicts.measure == measure) & (verdicts.language == language)]
     return NOT_TESTED if hit.empty else str(hit.verdict.iloc[0])
 
@@ -87,7 +88,7 @@ def eurogest_by_language(tidy: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataF
                      "ci_high": float(r.ci_high),
                      "complete": bool(rated.get((r.model, r.language), 0) == len(STEREOTYPES)),
                      "reading": _reading(r.ci_low, r.ci_high, 1.0),
-                     "verdict": _verdict(verdicts, "eurogest", r.language)})
+                     "verdict": verdict_of(verdicts, "eurogest", r.language)})
     out = pd.DataFrame(rows)
     out["_order"] = out.language.map(order)
     return out.sort_values(["model", "_order"]).drop(columns="_order").reset_index(drop=True)
@@ -132,7 +133,7 @@ def pair_scores(tidy: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
              "language_name": NAMES.get(r.language, r.language), "n": int(r.n),
              "score": float(r.value), "ci_low": float(r.ci_low), "ci_high": float(r.ci_high),
              "reading": _reading(r.ci_low, r.ci_high, 50.0),
-             "verdict": _verdict(verdicts, "crows", r.language)} for r in crows.itertuples()]
+             "verdict": verdict_of(verdicts, "crows", r.language)} for r in crows.itertuples()]
     columns = ["model", "dataset", "language", "language_name", "n", "score", "ci_low", "ci_high",
                "reading", "verdict"]
     return pd.DataFrame(rows, columns=columns).sort_values(["dataset", "language", "model"]) \

@@ -1,0 +1,85 @@
+"""``polybias profile MODEL``: the runs a model's kind takes, in its languages, as one sweep
+apart from the others, and the profile read from the records (polybias.runner.profile)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from polybias import cli
+from polybias.runner import profile
+from polybias.runner.runs import SweepError, read_sweep
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_runs_follow_the_kind_and_the_languages():
+    causal = profile.profile_entries("m", "causal")
+    notebooks = [e["notebook"].split("/")[1] for e in causal]
+    assert notebooks == ["05_crows_pairs.py"] + ["12_crows_languages.py"] * 5 + [
+        "14_stereoset.py", "15_gest.py", "16_eurogest.py"]
+    assert causal[-1]["grid"]["languages"][:3] == ["cs", "sk", "pl"] and len(causal[-1]["grid"]["languages"]) == 29
+    masked = profile.profile_entries("m", "mlm", ["ja", "ru", "fr"])
+    assert [(e["notebook"].split("/")[1], e["grid"].get("dataset")) for e in masked] == [
+        ("12_crows_languages.py", ["kaneko2022"]), ("14_stereoset.py", None), ("16_eurogest.py", None)]
+    assert masked[0]["grid"]["method"] == ["nangia"] and masked[0]["parameters"]["languages"] == ["ja", "ru"]
+    assert profile.profile_entries("m", "encoder", ["hi"]) == []
+    with pytest.raises(SweepError, match="kind 'decoder'; a profile needs one of causal, mlm"):
+        profile.profile_entries("m", "decoder")
+
+
+def test_the_sweep_is_checked_and_kept_apart_from_the_default_one(tmp_path):
+    config = profile.write_profile_sweep("smollm2-135m-instruct-q4_1", "causal", ["ja", "ru"],
+                                         tmp_path / "smollm2", REPO)
+    runs = read_sweep(config)
+    assert [r.key for r in runs] == [
+        "12_crows_languages__model-smollm2-135m-instruct-q4_1__dataset-kaneko2022__method-causal",
+        "16_eurogest__model-smollm2-135m-instruct-q4_1__languages-ru"]
+    assert all(r.folder(REPO).parts[-4:-2] == ("profile", "smollm2") for r in runs)
+    assert "kaneko2022-ja" in runs[0].sources and "eurogest-gendered" in runs[1].sources
+    with pytest.raises(SweepError, match="no measure of a encoder model has data in hi"):
+        profile.write_profile_sweep("minilm-l6", "encoder", ["hi"], tmp_path / "x", REPO)
+
+
+def test_the_profile_table_keeps_overall_numbers_with_their_verdicts():
+    tidy = pd.DataFrame([
+        {"metric": "crows", "test": "kaneko2022", "subset": "all", "language": "ja", "value": 48.0,
+         "ci_low": 42.0, "ci_high": 54.0, "n": 262},
+        {"metric": "crows", "test": "kaneko2022", "subset": "gender", "language": "ja", "value": 1.0,
+         "ci_low": 0.0, "ci_high": 2.0, "n": 2},
+        {"metric": "crows", "test": "crows-pairs", "subset": "all", "language": "en", "value": 55.6,
+         "ci_low": 53.2, "ci_high": 58.0, "n": 1508},
+        {"metric": "eurogest", "test": "eurogest", "subset": "g_s", "language": "el", "value": 1.2,
+         "ci_low": 1.1, "ci_high": 1.3, "n": 300}])
+    verdicts = pd.DataFrame({"measure": ["crows", "eurogest"], "language": ["en", "el"],
+                             "verdict": ["calibrated", "too liberal"], "basis": ["", ""]})
+    table = profile.profile_table({"a": tidy, "b": None}, verdicts)
+    assert table[["measure", "language", "verdict"]].values.tolist() == [
+        ["crows", "en", "calibrated"], ["crows", "ja", "not tested"], ["eurogest", "el", "too liberal"]]
+    assert profile.profile_table({"a": None}, verdicts).empty
+
+
+def test_bad_input_is_one_line(capsys):
+    assert cli.main(["profile", "no-such-model"]) == 2
+    assert "unknown model 'no-such-model'" in capsys.readouterr().err
+    assert cli.main(["profile", "minilm-l6", "--languages", "hi", "--dry-run"]) == 2
+    assert "no measure of a encoder model has data in hi" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_profile_of_a_planted_causal_lm_runs_and_leaves_nothing_tracked_changed(mirror):
+    """Kaneko et al.'s pairs and EuroGEST in Russian on the planted causal LM: the sweep runs,
+    the profile names each number's verdict, and git sees no tracked file changed."""
+    before = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                            capture_output=True, text=True).stdout
+    proc = subprocess.run([sys.executable, "-c", "import sys; from polybias.cli import entry; "
+                           "sys.exit(entry())", "profile", "planted-causal", "--languages", "ja,ru"],
+                          cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    text = (REPO / "results/profile/planted-causal/profile.md").read_text()
+    assert "| crows | kaneko2022 | all | ja |" in text and "not tested" in text
+    assert "| eurogest | eurogest | g_s | ru |" in text
+    after = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                           capture_output=True, text=True).stdout
+    assert after == before

@@ -79,7 +79,10 @@ def test_runs_weat_on_one_test(tmp_path, capsys):
     code = cli.main(["run", "01_weat", "-p", "tests", "WEAT7", "-p", "n_permutations", "200",
                      "-p", "reported", "", "-p", "variants_file", "", "--output", str(out)])
     assert code == 0, capsys.readouterr().err
-    assert str(out) in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert str(out) in printed
+    # the headline numbers, read from the run's records: measure, model, test, language, value, n
+    assert "headline (" in printed and "weat" in printed and "w2v-gnews on WEAT7 (en)" in printed
     marker = json.loads((out / "run.json").read_text())
     assert marker["status"] == "ok" and marker["parameters"]["tests"] == ["WEAT7"]
     cells = json.loads((out / "executed.ipynb").read_text())["cells"]

@@ -307,6 +307,34 @@ def test_ctrl_c_exits_130_with_the_summary_and_leaves_runs_todo(project, tmp_pat
     assert all(not (folder(project, r.parameters["x"]) / "executed.ipynb").exists() for r in todo)
 
 
+@pytest.mark.integration
+@pytest.mark.parametrize("sig, status, name", [(signal.SIGTERM, 143, "SIGTERM"),
+                                               (signal.SIGHUP, 129, "SIGHUP")])
+def test_sigterm_and_sighup_stop_the_sweep_as_ctrl_c_does(project, tmp_path, sig, status, name):
+    """What a batch system's walltime or scancel sends (SIGTERM), or a closed terminal
+    (SIGHUP): the summary, the runs left todo, exit 128 + the signal, no traceback."""
+    cfg = write_config(project, range(N_RUNS))
+    log = open(tmp_path / "sweep.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "polybias.cli", "sweep", str(cfg), "--jobs", "2",
+                             "--no-progress"], stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        wait_until(lambda: len(finished(project)) >= 1, proc)
+        assert proc.poll() is None, "the sweep finished before it could be stopped"
+        proc.send_signal(sig)
+        assert proc.wait(timeout=120) == status
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+    out = (tmp_path / "sweep.log").read_text()
+    done = len(finished(project))
+    assert f"sweep: {done} ran, 0 skipped, 0 failed, {N_RUNS - done} todo (interrupted)" in out, out
+    assert f"polybias sweep: terminated ({name}); the runs left todo run on the next call" in out
+    assert "Traceback" not in out
+
+
 def test_an_outcome_gone_with_its_worker_is_waited_for_again(monkeypatch):
     """A run's result held by a worker that is gone (its batch job lost as the run ended):
     the outcome is not had, and the sweep goes on checking its jobs rather than block."""

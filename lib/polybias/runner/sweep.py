@@ -820,8 +820,48 @@ def _finish(kind: str, config: str, options: dict[str, Any]) -> int:
     return 0
 
 
+#: Signals that stop a sweep as Ctrl-C does (a batch system's walltime or ``scancel`` sends
+#: SIGTERM, a closed terminal SIGHUP): the summary, the workers closed, exit 128 + signal.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class _Stopping:
+    """Which stop signal, if any, interrupted the sweep (:data:`STOP_SIGNALS`)."""
+
+    received: int | None = None
+
+    @classmethod
+    def handler(cls, signum, frame):
+        if cls.received is None:
+            cls.received = signum
+            raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def _interrupted_by() -> tuple[int, str]:
+    """The exit status and words of an interruption: 130 and Ctrl-C, or 128 + the signal."""
+    if _Stopping.received is None:
+        return 130, "interrupted (Ctrl-C)"
+    return 128 + int(_Stopping.received), f"terminated ({signal.Signals(_Stopping.received).name})"
+
+
 def main(argv: list[str] | None = None, prog: str = "polybias sweep",
          note: str | None = None, kind: str | None = None) -> int:
+    """``polybias sweep``: :func:`_main` with SIGTERM and SIGHUP handled as Ctrl-C (exit
+    status 143 or 129, the same summary, the workers closed)."""
+    installed = {}
+    if threading.current_thread() is threading.main_thread():
+        _Stopping.received = None
+        for sig in STOP_SIGNALS:
+            installed[sig] = signal.signal(sig, _Stopping.handler)
+    try:
+        return _main(argv, prog, note, kind)
+    finally:
+        for sig, previous in installed.items():
+            signal.signal(sig, previous)
+
+
+def _main(argv: list[str] | None = None, prog: str = "polybias sweep",
+          note: str | None = None, kind: str | None = None) -> int:
     """``polybias sweep CONFIG [options]``: run a sweep of any kind, print its summary.
     Exit status: 0, 1 (a run failed, no workers, or a kind's ``finish`` refused), 2 (a
     malformed sweep or command line), 130 (Ctrl-C). ``prog`` and ``note``: how the command
@@ -873,15 +913,17 @@ def main(argv: list[str] | None = None, prog: str = "polybias sweep",
         print(f"polybias sweep: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before the sweep was read, or a second Ctrl-C while stopping
-        print("sweep: interrupted (Ctrl-C) before its runs were counted; --list shows them")
-        print("polybias sweep: interrupted (Ctrl-C)", file=sys.stderr)
-        return 130
+        status, words = _interrupted_by()
+        print(f"sweep: {words} before its runs were counted; --list shows them")
+        print(f"polybias sweep: {words}", file=sys.stderr)
+        return status
     except SweepStopped as stop:
         print(summary(stop.outcomes))
         if stop.interrupted:
-            print("polybias sweep: interrupted (Ctrl-C); the runs left todo run on the next "
-                  "call", file=sys.stderr)
-            return 130
+            status, words = _interrupted_by()
+            print(f"polybias sweep: {words}; the runs left todo run on the next call",
+                  file=sys.stderr)
+            return status
         print(f"polybias sweep: {_line(str(stop.cause))}", file=sys.stderr)
         return 1
     print(summary(outcomes))

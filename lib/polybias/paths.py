@@ -77,6 +77,24 @@ def figures_dir() -> Path:
     return project_root() / "figures"
 
 
+#: Environment variable naming the folder figures are saved in instead of ``figures/`` under
+#: :func:`output_root`: set by the runner for a run whose outputs stay in its run folder.
+FIGURES_ENV = "POLYBIAS_FIGURES_DIR"
+
+
+def figure_path(file: str | Path) -> Path:
+    """Where a figure named ``file`` is saved: under ``$POLYBIAS_FIGURES_DIR`` when set (a run
+    that keeps its outputs in its run folder), else ``figures/`` under :func:`output_root`.
+
+    >>> import os; os.environ["POLYBIAS_FIGURES_DIR"] = "/tmp/run/figures"
+    >>> figure_path("a.png").as_posix()
+    '/tmp/run/figures/a.png'
+    >>> del os.environ["POLYBIAS_FIGURES_DIR"]
+    """
+    folder = os.environ.get(FIGURES_ENV)
+    return Path(folder) / file if folder else output_path(Path("figures") / file)
+
+
 def output_root() -> Path:
     """Root of everything notebooks write (records, tables, figures): ``POLYBIAS_OUTPUT_ROOT``
     when set, else the project root."""

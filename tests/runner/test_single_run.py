@@ -177,3 +177,21 @@ def test_the_parameters_read_without_jupytext_are_papermill_s(source):
     papermill = {p.name: str(p.inferred_type_name) for p in PythonTranslator.inspect(cell)}
     assert runs.notebook_parameters(source) == papermill
     assert list(runs.notebook_parameters(source)) == list(papermill)
+
+
+def test_a_run_keeps_its_figures_in_its_folder_and_rewrites_nothing_tracked(tmp_path, capsys):
+    import subprocess
+
+    repo = paths.project_root()
+
+    def status():
+        return subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo,
+                              capture_output=True, text=True).stdout
+
+    before = status()
+    out = tmp_path / "crows"
+    code = cli.main(["run", "05_crows_pairs", "-p", "model=planted-causal", "-p", "n_pairs=20",
+                     "-p", "n_bootstrap=0", "-p", "reproduce=False", "--output", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert (out / "figures" / "crows_planted-causal_planted.png").is_file()
+    assert status() == before

@@ -162,6 +162,36 @@ def test_kept_records_make_a_run_done_in_a_checkout_without_its_results(empty_pr
     with pytest.raises(sweep.SweepError, match="keep_records must be true or false"):
         sweep.load_sweep(cfg)
 
+
+FIGURE_NOTEBOOK = '''# %% tags=["parameters"]
+x: int = 1  # a number
+output_dir: str = "results/x"  # where to write
+
+# %%
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from polybias.results import plots
+plots.save_figure(plt.figure(), f"fig_{x}.png")
+'''
+
+
+def test_a_run_without_a_copy_beside_the_paper_keeps_its_figures_in_its_folder(empty_project):
+    """Nothing tracked is rewritten by a full-set run, a profile or polybias run: its figures
+    go to its run folder; a run whose executed copy the paper shows writes figures/."""
+    (empty_project / "nb" / "fig.py").write_text(FIGURE_NOTEBOOK)
+    cfg = empty_project / "sweep.yaml"
+    cfg.write_text("kernel: polybias\nruns:\n  - notebook: nb/fig.py\n    section: demo\n"
+                   "    grid:\n      x: [1]\n  - notebook: nb/fig.py\n    section: paper\n"
+                   "    grid:\n      x: [2]\n    executed: paper/executed/fig_{x}.ipynb\n")
+    assert [o["status"] for o in sweep.run_sweep(cfg, jobs=1, progress=False)] == ["ok", "ok"]
+    assert (empty_project / "results/demo/fig__x-1/figures/fig_1.png").is_file()
+    assert sorted(p.name for p in (empty_project / "figures").glob("*.png")) == ["fig_2.png"]
+    marker = json.loads((empty_project / "results/demo/fig__x-1/run.json").read_text())
+    assert "figures/fig_1.png" in marker["outputs"]  # part of the run, checked on resume
+    import os
+    assert "POLYBIAS_FIGURES_DIR" not in os.environ
+
 # ----------------------------------------------------------------------- paper sweep
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK_KINDS = {"01_weat": {"static"}, "05_crows_pairs": {"mlm", "causal"},

@@ -266,7 +266,7 @@ def save_figure(fig, file: str, png: bytes | None = None) -> Path:
     ``-`` become ``-``, so a model given as a directory or hub id names one file in
     ``figures/`` (``seat_org/name.png`` is ``seat_org-name.png``)."""
     file = re.sub(r"[^\w.+-]+", "-", str(file)).strip("-")
-    out = paths.output_path(Path("figures") / file)
+    out = paths.figure_path(file)  # figures/, or the run folder of a run that keeps its outputs
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(str(out) + ".tmp.png")
     tmp.write_bytes(png if png is not None else png_bytes(fig))

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from polybias import paths
 from polybias.files import sha256_file, temp_dir, write_text_atomic
 from polybias.runner.locks import LOCK_FILE
 
@@ -329,6 +330,11 @@ def execute_locked(run: Any, root: Path, folder: Path,
     partial, failed = folder / PARTIAL, folder / FAILED
     t0 = time.perf_counter()
     cpu0 = _children_cpu()
+    # a run without a copy beside the paper (full sets, profiles, polybias run) keeps its
+    # figures in its own folder: nothing tracked is rewritten by it
+    figures_before = os.environ.get(paths.FIGURES_ENV)
+    if not run.executed:
+        os.environ[paths.FIGURES_ENV] = str(folder / "figures")
     try:
         nb = pm.execute_notebook(
             src, str(partial), parameters=params, kernel_name=run.kernel, cwd=str(root),
@@ -340,6 +346,11 @@ def execute_locked(run: Any, root: Path, folder: Path,
             partial.replace(failed)
         return {"key": run.key, "status": "failed", "error": first_line(exc),
                 "notebook": os.path.relpath(failed, root) if failed.exists() else None}
+    finally:
+        if figures_before is None:
+            os.environ.pop(paths.FIGURES_ENV, None)
+        else:
+            os.environ[paths.FIGURES_ENV] = figures_before
     text = nbformat.writes(clean_notebook(nb, run.notebook, root))
     # the executed notebook stays under the partial name until the marker is written, so a
     # kill at any point leaves no executed notebook without its marker (the marker lists it,

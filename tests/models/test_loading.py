@@ -80,6 +80,27 @@ def test_online_id_not_cached_offline(tmp_path, monkeypatch):
     assert "hf download csebuetnlp/banglabert" in msg and "HF_HUB_CACHE" in msg
 
 
+def test_an_unreachable_hub_advises_the_cache_only_when_it_holds_the_model(tmp_path, monkeypatch):
+    """Online, a hub that cannot be reached: HF_HUB_OFFLINE=1 helps only with a cached copy;
+    with an empty cache the advice is a download or a model directory."""
+    import huggingface_hub
+
+    def unreachable(self, repo_id, revision=None, **kw):
+        raise ConnectionError("no route to host")
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(huggingface_hub.HfApi, "model_info", unreachable)
+    with pytest.raises(NotCachedError) as err:
+        loading.resolve_commit("org/absent")
+    assert "HF_HUB_OFFLINE" not in str(err.value)
+    assert "not in the local cache" in str(err.value) and "hf download org/absent" in str(err.value)
+    (tmp_path / "models--org--absent" / "snapshots" / ("0" * 40)).mkdir(parents=True)
+    with pytest.raises(NotCachedError, match="set HF_HUB_OFFLINE=1 to use its copy in the local cache"):
+        loading.resolve_commit("org/absent")
+
+
 def test_hub_cache_dir_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)

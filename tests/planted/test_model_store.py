@@ -44,6 +44,31 @@ def test_add_then_lookup_and_a_tampered_file_is_an_error(tmp_path):
         model_store.lookup("mlm-abc", store)
 
 
+def test_the_advice_for_a_damaged_pinned_model_restores_it(tmp_path):
+    """The error names `git checkout -- <folder>`, and running it gives back a model that
+    loads (the advice is the fix, not a retraining)."""
+    import shlex
+    import subprocess
+
+    repo = tmp_path / "repo"
+    source = tmp_path / "trained"
+    source.mkdir()
+    _fake_model(source, {"kind": "mlm"})
+    store = repo / "data" / "planted"
+    model_store.add("mlm-abc", source, {"kind": "mlm"}, store)
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-qm", "pinned"], check=True)
+    (store / "mlm-abc" / "weights.bin").write_bytes(b"tampered")
+    with pytest.raises(model_store.ModelStoreError) as err:
+        model_store.lookup("mlm-abc", store)
+    command = str(err.value).split("`")[1]
+    assert command.startswith("git checkout -- ") and "make planted" in str(err.value)
+    subprocess.run(shlex.split(command), cwd=repo, check=True)
+    assert model_store.lookup("mlm-abc", store) == store / "mlm-abc"
+
+
 def test_an_unlisted_file_in_a_pinned_folder_is_an_error(tmp_path):
     source = tmp_path / "trained"
     source.mkdir()

@@ -69,6 +69,12 @@ def store_dir() -> Path:
     return paths.data_dir() / "planted"
 
 
+def _restore(folder: Path) -> str:
+    """The fix for a pinned model's damaged file: the committed copy, not a retraining."""
+    return (f"restore the committed files with `git checkout -- {folder}` (`make planted` would "
+            "retrain every pinned model instead, and on another CPU give other weights)")
+
+
 def read_manifest(store: Path | None = None) -> dict[str, Any]:
     """``{key: {"spec": ..., "files": {name: sha256}}}`` of the pinned store ({} if none)."""
     path = (store or store_dir()) / MANIFEST
@@ -105,10 +111,10 @@ def lookup(key: str, store: Path | None = None) -> Path | None:
     for name, sha in listed.items():
         path = folder / name
         if not path.is_file():
-            raise ModelStoreError(f"pinned model {key}: file {path} is missing (run `make planted`)")
+            raise ModelStoreError(f"pinned model {key}: file {path} is missing; {_restore(folder)}")
         if sha256_file(path) != sha:
             raise ModelStoreError(f"pinned model {key}: {path} does not match its sha256 in "
-                                  f"{store / MANIFEST} (corrupt or edited; run `make planted`)")
+                                  f"{store / MANIFEST} (corrupt or edited); {_restore(folder)}")
     extra = sorted(p.name for p in folder.iterdir() if p.name not in listed)
     if extra:
         raise ModelStoreError(f"pinned model {key}: files not in the manifest: {', '.join(extra)}")

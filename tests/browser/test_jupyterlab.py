@@ -39,7 +39,9 @@ from pathlib import Path
 
 import pytest
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="needs Playwright (make lab-test)")
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="needs Playwright and Chromium: make lab-test installs Playwright into "
+    ".venv-browser and runs this test there (apt-get install chromium for the browser)")
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("POLYBIAS_CHROMIUM", "/usr/bin/chromium")

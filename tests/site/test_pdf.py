@@ -28,7 +28,8 @@ MAIN_PAGES = 40
 #: the smallest text in the main text, in points (tables are set at 8 pt)
 MIN_PT = 7.0
 
-pypdf = pytest.importorskip("pypdf")
+pypdf = pytest.importorskip("pypdf", reason="needs pypdf, which the site's environment holds: make pdf "
+                            "(docs/requirements-site.txt), or .venv/bin/pip install pypdf==7.1.1")
 pytestmark = pytest.mark.skipif(not (PDF.is_file() and STAGED.is_file()),
                                 reason="build/paper.pdf not built (make pdf)")
 

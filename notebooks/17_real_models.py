@@ -166,5 +166,5 @@ report.show_table(templates_text)
 if table_file:
     report.write_table("\n\n".join([table_text, agreement_text, templates_text]), table_file)
 if csv_file:
-    records.write_text_atomic(paths.output_path(csv_file), table.to_csv(index=False))
+    records.write_text_atomic(paths.output_path(csv_file), study.done_rows(table).to_csv(index=False))
 study.write_record(table, {"n_bootstrap": n_bootstrap, "seed": seed, "sweep_file": sweep_file}, output_dir)

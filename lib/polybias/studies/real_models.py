@@ -428,10 +428,24 @@ def rank_agreement(values: pd.DataFrame, method: str = "spearman", n_bootstrap: 
 
 
 def real_model_markdown(table: pd.DataFrame) -> str:
-    """The real-model table as markdown (three decimals; a row without a value shows — in
-    its value, interval and n)."""
-    n = table.n.astype("Int64").astype(str).replace("<NA>", "—")
-    return report.markdown_table(table.assign(n=n), digits=3)
+    """The real-model table as markdown (three decimals), its rows with a value only: the
+    runs not done in this checkout are counted in one line above it, with the command that
+    runs them, never printed as rows."""
+    done = table[table.value.notna()]
+    pending = table[table.value.isna()]
+    text = report.markdown_table(done.assign(n=done.n.astype("Int64")), digits=3)
+    if len(pending):
+        models = sorted(set(pending.name))
+        text = (f"{len(pending)} full-set run(s) of {', '.join(models)} are not done in this "
+                "checkout (polybias sweep configs/sweeps/default.yaml --only "
+                f"{','.join(models)} runs them; their records are then kept under paper/records).\n\n"
+                + text)
+    return text
+
+
+def done_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the real-model table that have a value (what the CSV holds)."""
+    return table[table.value.notna()].reset_index(drop=True)
 
 
 def agreement_markdown(agreement: pd.DataFrame, min_shown: int = 2) -> str:

@@ -146,19 +146,20 @@ def test_runs_whose_data_cannot_be_had_are_skipped(project, monkeypatch, capsys,
     assert [r.sources for r in sweep.load_sweep(path)] == [("here",), ("here", "far")]
     assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "sweep: 1 ran, 1 skipped (1 not run), 0 failed"
-    assert out[1] == "  SKIPPED echo__x-2: data source 'far' cannot be had"
-    # the final list: each source that cannot be had, once, how to provide it first, never cut
-    assert out[2] == "data sources that cannot be had here (1), so their runs were skipped:"
-    assert out[3].startswith(
+    assert out[0] == "  SKIPPED echo__x-2: data source 'far' cannot be had"
+    # the list: each source that cannot be had, once, how to provide it first, never cut
+    assert out[1] == "data sources that cannot be had here (1), so their runs were skipped:"
+    assert out[2].startswith(
         "  data source 'far' cannot be had: put the file file.csv (sha256 " + "a" * 64 + f") in "
         f"{project / 'embedded'} or at "
         f"{project / '.cache' / 'sources' / 'far' / 'file.csv'}, or connect to the network; the "
         "download failed (no connection to 127.0.0.1 (offline?)): http://127.0.0.1:")
+    assert out[3] == "sweep: 1 ran, 1 skipped (1 not run), 0 failed"  # the counts last on screen
     assert len(out) == 4
-    # quiet: one log line for the source, none saying it is downloading
-    said = [r.getMessage() for r in caplog.records if "far" in r.getMessage()]
-    assert said == ["sweep: data source 'far' cannot be had, 1 run skipped"]
+    # quiet: one log line for every source that cannot be had, none saying it is downloading
+    said = [r.getMessage() for r in caplog.records if "cannot be had" in r.getMessage()]
+    assert said == ["sweep: 1 data source cannot be had here: 1 run skipped, 0 in part (each "
+                    "source, and how to provide it, at the end)"]
     assert not [r for r in caplog.records if "downloading" in r.getMessage()]
     assert (project / "results/s/echo__x-1/run.json").is_file()
     assert not (project / "results/s/echo__x-2").exists()  # the skipped run wrote nothing
@@ -169,8 +170,9 @@ def test_runs_whose_data_cannot_be_had_are_skipped(project, monkeypatch, capsys,
     assert outcomes["echo__x-1"] == {"key": "echo__x-1", "status": "skipped", "reason": sweep.DONE}
     assert outcomes["echo__x-2"]["status"] == "skipped"
     assert "'far' cannot be had" in outcomes["echo__x-2"]["reason"]
-    assert sweep.summary(list(outcomes.values())).startswith(
-        "sweep: 0 ran, 2 skipped (1 already done, 1 not run), 0 failed\n  SKIPPED echo__x-2: ")
+    text = sweep.summary(list(outcomes.values()))
+    assert text.startswith("  SKIPPED echo__x-2: ")
+    assert text.endswith("\nsweep: 0 ran, 2 skipped (1 already done, 1 not run), 0 failed")
 
 
 PART = '''# %% tags=["parameters"]
@@ -207,12 +209,13 @@ def test_a_run_lacking_only_its_optional_sources_runs_in_part(project, monkeypat
     assert (run.sources, run.optional_sources, run.lacking) == (("here",), ("far",), {})
     assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[:3] == ["sweep: 1 ran (1 in part), 0 skipped, 0 failed",
-                       "  IN PART part: data source 'far' cannot be had; the part that reads it was skipped",
+    assert out[:2] == ["  IN PART part: data source 'far' cannot be had; the part that reads it was skipped",
                        "data sources that cannot be had here (1), so their runs ran in part:"]
-    assert out[3].startswith("  data source 'far' cannot be had: put the file file.csv") and len(out) == 4
-    said = [r.getMessage() for r in caplog.records if "far" in r.getMessage()]
-    assert said == ["sweep: data source 'far' cannot be had, 1 run in part"]
+    assert out[2].startswith("  data source 'far' cannot be had: put the file file.csv") and len(out) == 4
+    assert out[3] == "sweep: 1 ran (1 in part), 0 skipped, 0 failed"
+    said = [r.getMessage() for r in caplog.records if "cannot be had" in r.getMessage()]
+    assert said == ["sweep: 1 data source cannot be had here: 0 runs skipped, 1 in part (each "
+                    "source, and how to provide it, at the end)"]
     folder = project / "results/p/part"
     marker = json.loads((folder / "run.json").read_text())
     assert marker["status"] == "partial" and list(marker["lacking"]) == ["far"]
@@ -301,7 +304,7 @@ def test_two_sweeps_of_one_config_do_not_compute_a_run_twice(project):
     second = subprocess.run([sys.executable, "-m", "polybias.cli", "sweep", str(path), "--jobs", "1",
                              "--no-progress"], capture_output=True, text=True, env=env, timeout=120)
     assert second.returncode == 0
-    assert second.stdout.splitlines()[0] == "sweep: 0 ran, 1 skipped (1 not run), 0 failed"
+    assert second.stdout.splitlines()[-1] == "sweep: 0 ran, 1 skipped (1 not run), 0 failed"
     assert f"SKIPPED echo__x-6: running elsewhere (locked by {os.uname().nodename} pid {first.pid})" \
         in second.stdout
     out, _ = first.communicate(timeout=120)
@@ -329,9 +332,9 @@ def test_success_logs_no_error_and_failures_keep_the_first_line(project, capfd, 
     assert interrupts == []
     assert "ERROR" not in captured.err and "KeyboardInterrupt" not in captured.err
     assert captured.out.splitlines() == [
-        "sweep: 1 ran, 0 skipped, 1 failed",
         "  FAILED echo__x--1: see results/s/echo__x--1/failed.ipynb",
-        "    ValueError: negative x"]
+        "    ValueError: negative x",
+        "sweep: 1 ran, 0 skipped, 1 failed"]
 
 
 def test_values_out_of_their_declaration_stop_the_sweep_before_a_kernel_starts(tmp_path, capsys,

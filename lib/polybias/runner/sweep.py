@@ -597,13 +597,12 @@ def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
                             "sources": missing})
         else:
             ready.append(dataclasses.replace(r, lacking=lacking) if lacking else r)
-    for name, (ok, _) in verdict.items():
-        if not ok:  # how to provide it: in the summary's final list
-            n_runs = sum(name in o["sources"] for o in skipped)
-            n_part = sum(name in r.lacking for r in ready)
-            counted = [f"{n_runs} run{'s' * (n_runs != 1)} skipped"] if n_runs or not n_part else []
-            counted += [f"{n_part} run{'s' * (n_part != 1)} in part"] if n_part else []
-            log.warning("sweep: %s, %s", _lacking([name]), ", ".join(counted))
+    missing_names = [name for name, (ok, _) in verdict.items() if not ok]
+    if missing_names:  # one line now; each source and how to provide it: the summary's list
+        n_part = sum(bool(r.lacking) for r in ready)
+        log.warning("sweep: %d data source%s cannot be had here: %d run%s skipped, %d in part "
+                    "(each source, and how to provide it, at the end)", len(missing_names),
+                    "s" * (len(missing_names) != 1), len(skipped), "s" * (len(skipped) != 1), n_part)
     return ready, skipped
 
 
@@ -698,28 +697,28 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
     --------
     >>> print(summary([{"key": "a", "status": "ok"}, {"key": "b", "status": "failed",
     ...                 "error": "ValueError: boom", "notebook": "results/s/b/failed.ipynb"}]))
-    sweep: 1 ran, 0 skipped, 1 failed
       FAILED b: see results/s/b/failed.ipynb
         ValueError: boom
+    sweep: 1 ran, 0 skipped, 1 failed
     >>> print(summary([{"key": "a", "status": "skipped", "reason": DONE},
     ...                {"key": "c", "status": "skipped", "reason": "running elsewhere"}]))
-    sweep: 0 ran, 2 skipped (1 already done, 1 not run), 0 failed
       SKIPPED c: running elsewhere
+    sweep: 0 ran, 2 skipped (1 already done, 1 not run), 0 failed
     >>> print(summary([{"key": "a", "status": "ok"}, {"key": "b", "status": "todo",
     ...                 "reason": "interrupted"}]))
     sweep: 1 ran, 0 skipped, 0 failed, 1 todo (interrupted)
     >>> print(summary([{"key": "d", "status": "skipped", "reason": "data source 'x' cannot be had",
     ...                 "sources": {"x": "data source 'x' cannot be had: put x.csv in data/"}}]))
-    sweep: 0 ran, 1 skipped (1 not run), 0 failed
       SKIPPED d: data source 'x' cannot be had
     data sources that cannot be had here (1), so their runs were skipped:
       data source 'x' cannot be had: put x.csv in data/
+    sweep: 0 ran, 1 skipped (1 not run), 0 failed
     >>> print(summary([{"key": "e", "status": "ok", "partial": {"x": "data source 'x' cannot be "
     ...                 "had: put x.csv in data/"}}]))
-    sweep: 1 ran (1 in part), 0 skipped, 0 failed
       IN PART e: data source 'x' cannot be had; the part that reads it was skipped
     data sources that cannot be had here (1), so their runs ran in part:
       data source 'x' cannot be had: put x.csv in data/
+    sweep: 1 ran (1 in part), 0 skipped, 0 failed
     """
     counts = {s: sum(o["status"] == s for o in outcomes) for s in ("ok", "skipped", "failed")}
     skipped = f"{counts['skipped']} skipped"
@@ -731,10 +730,11 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
         skipped += f" ({', '.join(parts)})"
     in_part = [o for o in outcomes if o["status"] == "ok" and o.get("partial")]
     ran = f"{counts['ok']} ran" + (f" ({len(in_part)} in part)" if in_part else "")
-    lines = [f"sweep: {ran}, {skipped}, {counts['failed']} failed"]
+    head = f"sweep: {ran}, {skipped}, {counts['failed']} failed"
     n_todo = sum(o["status"] == "todo" for o in outcomes)
     if n_todo:
-        lines[0] += f", {n_todo} todo ({_line(next(o for o in outcomes if o['status'] == 'todo')['reason'])})"
+        head += f", {n_todo} todo ({_line(next(o for o in outcomes if o['status'] == 'todo')['reason'])})"
+    lines = []
     for o in outcomes:
         if o["status"] == "skipped" and o.get("reason", DONE) != DONE:
             lines.append(f"  SKIPPED {o['key']}: {_line(o['reason'])}")
@@ -753,7 +753,7 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
         lines.append(f"data sources that cannot be had here ({len(lacking)}), so their runs"
                      f"{fate}:")
         lines += [f"  {_line(why)}" for _, why in sorted(lacking.items())]
-    return "\n".join(lines)
+    return "\n".join([*lines, head])  # the counts last, where the eye lands
 
 
 def _line(text: str) -> str:

@@ -86,9 +86,8 @@ if published:
                     for sheet in ("intrasentence", "intersentence", "overall")}
     unequal = recomputed.loc[~recomputed.equal, ["sheet", "run", "note"]]
     unequal_table = report.markdown_table(unequal) if len(unequal) else "(every row equal)"
-else:
-    summary_table = f"(not run: scoring {model} instead)"
-    sheet_tables, unequal_table = {"published sheets": summary_table}, ""
+else:  # a scored model: the published workbook is not this run's (nothing shown)
+    summary_table, sheet_tables, unequal_table = "", {}, ""
 
 # %% tags=["nbval-check-output"]
 report.show_table(summary_table)
@@ -160,7 +159,7 @@ if len(decisions) > 1:
     paired_table = report.markdown_table(comparison.paired, digits=2, formats={"mcnemar_p": ".1e"})
 else:
     comparison = None
-    per_language_table = paired_table = "(one language: nothing to compare)"
+    per_language_table = paired_table = ""  # one language: no comparison to show
 
 # %% tags=["nbval-check-output"]
 report.show_table(per_language_table)
@@ -168,8 +167,9 @@ report.show_table(paired_table)
 
 # %%
 if table_file:
-    report.write_table("\n\n".join([summary_table, unequal_table, *sheet_tables.values(), scores_table,
-                                    bias_table, per_language_table, paired_table]), table_file)
+    report.write_table("\n\n".join(t for t in [summary_table, unequal_table, *sheet_tables.values(),
+                                              scores_table, bias_table, per_language_table,
+                                              paired_table] if t), table_file)
 if comparison is not None:
     plots.scores_by_group(comparison.per_language.assign(label=comparison.per_language.language),
                           f"StereoSet SS per language, {label}", file=f"stereoset_{model}.png")

@@ -83,7 +83,11 @@ def show_table(text: str) -> None:
     | a |
     |---|
     | 1 |
+
+    An empty text (a table that does not apply to the run) shows nothing.
     """
+    if not text.strip():
+        return
     if get_ipython() is None:
         print(text)
         return

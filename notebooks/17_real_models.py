@@ -101,6 +101,7 @@ verdicts = findings.validity_verdicts(validity_eurogest.read_frame())
 tables = findings.findings_tables(runs, verdicts)
 eurogest_text = report.markdown_table(tables["eurogest"], digits=3)
 pairs_text = report.markdown_table(tables["pairs"].drop(columns=["language_name"]), digits=2)
+other_text = report.markdown_table(tables["other"], digits=3)
 differences_text = report.markdown_table(tables["differences"], digits=3)
 print(f"EuroGEST: {len(tables['eurogest'])} model-language cells; minimal pairs: "
       f"{len(tables['pairs'])}; cells of both models: {len(tables['differences'])}, "
@@ -111,6 +112,9 @@ report.show_table(eurogest_text)
 
 # %% tags=["nbval-check-output"]
 report.show_table(pairs_text)
+
+# %% tags=["nbval-check-output"]
+report.show_table(other_text)
 
 # %% [markdown]
 # Gemma-3-270m's masculine rate per language and stereotype (0.5 white; red: the
@@ -127,6 +131,8 @@ if findings_file:
         "validity verdict in that language", eurogest_text,
         "**Stereotype score per minimal-pair dataset and language** of the embedded real "
         "models, with the CrowS-Pairs verdict for causal LMs in that language", pairs_text,
+        "**GEST's g_s per causal template and StereoSet's intrasentence SS** of the embedded real "
+        "models (neither measure has a planted-model verdict)", other_text,
         "**Cells measured for both models**: differ = their 95 % intervals do not overlap",
         differences_text]), findings_file)
 

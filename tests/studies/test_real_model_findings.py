@@ -24,6 +24,10 @@ def tidy():
             _row(A, "crows", "fi", 49.0, 46.0, 52.0, 1000, test="crows-pairs-steinborn", subset="all")]
     rows += [_row(A, "eurogest-masculine-rate", "cs", 0.5 + s / 100, 0.4, 0.7, 20, subset=f"{s} Label")
              for s in range(1, 17)]
+    rows += [_row(A, "gest", "en", 1.17, 1.15, 1.18, 3565, test="causal-template1", subset="causal-template1"),
+             _row(B, "gest", "en", 1.00, 0.99, 1.02, 3565, test="causal-template1", subset="causal-template1"),
+             _row(A, "stereoset", "en", 61.5, 59.3, 63.5, 2106, test="stereoset", subset="intrasentence; all"),
+             _row(A, "stereoset", "en", 68.6, 62.7, 74.1, 255, test="stereoset", subset="intrasentence; gender")]
     return pd.DataFrame(rows)
 
 
@@ -54,6 +58,11 @@ def test_differences_only_where_the_intervals_do_not_overlap(tidy):
     diff = tables["differences"].set_index("measure")
     assert diff.loc["eurogest g_s", "language"] == "el" and bool(diff.loc["eurogest g_s", "differ"])
     assert not bool(diff.loc["stereotype score", "differ"])  # 57.6 [55.0, 59.9] vs 55.6 [53.2, 58.0]
+    assert bool(diff.loc["gest g_s", "differ"]) and diff.loc["gest g_s", "test"] == "causal template 1"
+    other = tables["other"]
+    assert other[["measure", "model", "reading"]].values.tolist() == [
+        ["gest g_s", A, "above"], ["gest g_s", B, "holds"], ["stereoset SS", A, "above"]]
+    assert (other.verdict == "not tested").all()
     empty = findings.findings_tables({"r": None}, VERDICTS)
     assert empty["eurogest"].empty and empty["pairs"].empty and empty["differences"].empty
 

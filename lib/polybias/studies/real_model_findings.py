@@ -140,6 +140,27 @@ def pair_scores(tidy: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
         .reset_index(drop=True)
 
 
+def other_scores(tidy: pd.DataFrame) -> pd.DataFrame:
+    """GEST's g_s per causal template (no bias: 1) and StereoSet's intrasentence SS over all
+    items (no bias: 50) per model and language, with interval, n and ``reading``; neither
+    measure has a planted-model verdict (``not tested``)."""
+    gest = tidy[tidy.metric == "gest"]
+    ss = tidy[(tidy.metric == "stereoset") & (tidy.subset == "intrasentence; all")]
+    rows = [{"model": r.model, "measure": "gest g_s", "test": str(r.test).replace("causal-template",
+                                                                                   "causal template "),
+             "language": r.language, "n": int(r.n), "value": float(r.value), "ci_low": float(r.ci_low),
+             "ci_high": float(r.ci_high), "reading": _reading(r.ci_low, r.ci_high, 1.0),
+             "verdict": NOT_TESTED} for r in gest.itertuples()]
+    rows += [{"model": r.model, "measure": "stereoset SS", "test": "intrasentence", "language": r.language,
+              "n": int(r.n), "value": float(r.value), "ci_low": float(r.ci_low),
+              "ci_high": float(r.ci_high), "reading": _reading(r.ci_low, r.ci_high, 50.0),
+              "verdict": NOT_TESTED} for r in ss.itertuples()]
+    columns = ["model", "measure", "test", "language", "n", "value", "ci_low", "ci_high", "reading",
+               "verdict"]
+    return pd.DataFrame(rows, columns=columns).sort_values(["measure", "test", "language", "model"]) \
+        .reset_index(drop=True)
+
+
 def model_differences(frame: pd.DataFrame, keys: list[str], value: str) -> pd.DataFrame:
     """The cells (``keys``) both models were measured in, one row each: the two values,
     and ``differ`` True where their 95 % intervals do not overlap.
@@ -169,7 +190,8 @@ def findings_tables(runs: dict[str, pd.DataFrame | None],
                     verdicts: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The findings' tables from the tidy rows of the done runs (``runs``: run key -> tidy
     rows or None, :func:`polybias.runner.sweep.run_records`): ``eurogest``
-    (:func:`eurogest_by_language`), ``pairs`` (:func:`pair_scores`), ``differences`` (the
+    (:func:`eurogest_by_language`), ``pairs`` (:func:`pair_scores`), ``other`` (GEST and
+    StereoSet, :func:`other_scores`), ``differences`` (the
     cells of both models, :func:`model_differences`, with their ``measure``) and ``tidy``
     (every row read; empty when no run is done); ``verdicts`` from :func:`validity_verdicts`."""
     frames = [frame for frame in runs.values() if frame is not None]
@@ -177,12 +199,16 @@ def findings_tables(runs: dict[str, pd.DataFrame | None],
         columns=["model", "language", "test", "subset", "metric", "value", "ci_low", "ci_high", "n"])
     eurogest = eurogest_by_language(tidy, verdicts)
     pairs = pair_scores(tidy, verdicts)
+    other = other_scores(tidy)
     parts = []
     if len(eurogest):
         parts.append(model_differences(eurogest, ["language"], "g_s").assign(measure="eurogest g_s"))
     if len(pairs):
         parts.append(model_differences(pairs, ["dataset", "language"], "score")
                      .assign(measure="stereotype score"))
+    for measure, part in other.groupby("measure", sort=True):
+        parts.append(model_differences(part, ["test", "language"], "value").assign(measure=measure))
     differences = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["measure", "model_a", "value_a", "model_b", "value_b", "differ"])
-    return {"eurogest": eurogest, "pairs": pairs, "differences": differences, "tidy": tidy}
+    return {"eurogest": eurogest, "pairs": pairs, "other": other, "differences": differences,
+            "tidy": tidy}

@@ -75,11 +75,12 @@ if published:
     aggregates = crows_languages.dutch_crows_aggregates(n_bootstrap=n_bootstrap, seed=seed)
     aggregates = aggregates[aggregates.bias_type == "all"].drop(columns="bias_type")
     aggregate_table = report.markdown_table(aggregates, digits=2, formats={"binom_p": ".1e"})
-else:  # a scored model: the published aggregates are not this run's (nothing shown)
+else:  # a scored model: the published aggregates are not this run's (not in its table file)
     aggregate_table = ""
 
 # %% tags=["nbval-check-output"]
-report.show_table(aggregate_table)
+report.show_table(aggregate_table or f"This run scores {model}; the Dutch authors' published "
+                  "aggregates are the run of model = published.")
 
 # %% [markdown]
 # ## Score per language, with intervals

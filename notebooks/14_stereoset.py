@@ -90,7 +90,8 @@ else:  # a scored model: the published workbook is not this run's (nothing shown
     summary_table, sheet_tables, unequal_table = "", {}, ""
 
 # %% tags=["nbval-check-output"]
-report.show_table(summary_table)
+report.show_table(summary_table or f"This run scores {model}; the recomputation of Öztürk et "
+                  "al.'s workbook is the run of model = published.")
 report.show_table(unequal_table)
 
 # %% tags=["nbval-check-output"]
@@ -162,7 +163,8 @@ else:
     per_language_table = paired_table = ""  # one language: no comparison to show
 
 # %% tags=["nbval-check-output"]
-report.show_table(per_language_table)
+report.show_table(per_language_table or "One language scored: the comparison across languages "
+                  "needs two or more (languages).")
 report.show_table(paired_table)
 
 # %%

@@ -35,7 +35,7 @@ sweep_file: str = "configs/sweeps/default.yaml"  # sweep whose full-set runs of 
 output_dir: str = "results/real-models/interactive"  # run records, relative to the project root
 table_file: str = ""  # where to write the tables, e.g. paper/tables/real-models.md
 csv_file: str = ""  # where to write the table as CSV, e.g. paper/tables/real-models.csv
-findings_file: str = ""  # where to write the findings' tables (EuroGEST per language, the minimal-pair scores, the two models' differences), e.g. paper/tables/real-model-findings.md
+findings_file: str = ""  # where to write the findings' tables (EuroGEST per language, the minimal-pair scores, the two models' differences), e.g. paper/tables/real-model-findings.md; their summary goes beside it (-summary.md)
 
 # %%
 from polybias import paths
@@ -102,10 +102,14 @@ tables = findings.findings_tables(runs, verdicts)
 eurogest_text = report.markdown_table(tables["eurogest"], digits=3)
 pairs_text = report.markdown_table(tables["pairs"].drop(columns=["language_name"]), digits=2)
 other_text = report.markdown_table(tables["other"], digits=3)
+summary_text = report.markdown_table(findings.summary_counts(tables))
 differences_text = report.markdown_table(tables["differences"], digits=3)
 print(f"EuroGEST: {len(tables['eurogest'])} model-language cells; minimal pairs: "
       f"{len(tables['pairs'])}; cells of both models: {len(tables['differences'])}, "
       f"{int(tables['differences']['differ'].sum())} beyond their intervals")
+
+# %% tags=["nbval-check-output"]
+report.show_table(summary_text)
 
 # %% tags=["nbval-check-output"]
 report.show_table(eurogest_text)
@@ -126,6 +130,7 @@ for name in sorted(set(tables["eurogest"].get("model", []))):
                                  f"{name}: masculine rate by language and GEST stereotype",
                                  file=f"eurogest_real_{name}.png")
 if findings_file:
+    report.write_table(summary_text, findings_file.replace(".md", "-summary.md"))
     report.write_table("\n\n".join([
         "**EuroGEST g_s per language** of the embedded real models, with the measure's "
         "validity verdict in that language", eurogest_text,

@@ -827,7 +827,8 @@ NOTEBOOKS: dict[str, Notebook] = {
         "csv_file": _free("where to write the table as CSV, e.g. paper/tables/real-models.csv"),
         "findings_file": _free("where to write the findings' tables (EuroGEST per language, the "
                                "minimal-pair scores, the two models' differences), e.g. "
-                               "paper/tables/real-model-findings.md"),
+                               "paper/tables/real-model-findings.md; their summary goes beside it "
+                               "(-summary.md)"),
     }),
 }
 

@@ -212,3 +212,34 @@ def findings_tables(runs: dict[str, pd.DataFrame | None],
         columns=["measure", "model_a", "value_a", "model_b", "value_b", "differ"])
     return {"eurogest": eurogest, "pairs": pairs, "other": other, "differences": differences,
             "tidy": tidy}
+
+
+def summary_counts(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per model and measure: in how many languages (and datasets or templates) it
+    was measured, how many intervals lie above, below or hold the value of no bias, and in
+    how many of those cells the measure is ``calibrated`` there (the rest: too liberal,
+    undecided or not tested). The main text's table of the findings (:func:`findings_tables`).
+
+    >>> t = {"eurogest": pd.DataFrame({"model": ["a", "a"], "language": ["cs", "el"],
+    ...      "reading": ["holds", "above"], "verdict": ["undecided", "too liberal"]}),
+    ...      "pairs": pd.DataFrame(columns=["model", "language", "reading", "verdict"]),
+    ...      "other": pd.DataFrame(columns=["model", "measure", "language", "reading", "verdict"])}
+    >>> summary_counts(t)[["model", "measure", "cells", "above", "holds", "calibrated"]].values.tolist()
+    [['a', 'eurogest g_s', 2, 1, 1, 0]]
+    """
+    parts = [tables["eurogest"].assign(measure="eurogest g_s"),
+             tables["pairs"].assign(measure="crows-pairs stereotype score"), tables["other"]]
+    frame = pd.concat([p[["model", "measure", "language", "reading", "verdict"]] for p in parts
+                       if len(p)], ignore_index=True) if any(len(p) for p in parts) else None
+    columns = ["model", "measure", "cells", "languages", "above", "below", "holds", "calibrated"]
+    if frame is None:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for (model, measure), part in frame.groupby(["model", "measure"], sort=True):
+        rows.append({"model": model, "measure": measure, "cells": len(part),
+                     "languages": part.language.nunique(),
+                     "above": int((part.reading == "above").sum()),
+                     "below": int((part.reading == "below").sum()),
+                     "holds": int((part.reading == "holds").sum()),
+                     "calibrated": int((part.verdict == "calibrated").sum())})
+    return pd.DataFrame(rows, columns=columns)

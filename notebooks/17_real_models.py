@@ -103,6 +103,8 @@ eurogest_text = report.markdown_table(tables["eurogest"], digits=3)
 pairs_text = report.markdown_table(tables["pairs"].drop(columns=["language_name"]), digits=2)
 other_text = report.markdown_table(tables["other"], digits=3)
 summary_text = report.markdown_table(findings.summary_counts(tables))
+stereotypes_text = report.markdown_table(tables["stereotypes"], digits=3)
+strongest_text = report.markdown_table(tables["strongest"], digits=4)
 differences_text = report.markdown_table(tables["differences"], digits=3)
 print(f"EuroGEST: {len(tables['eurogest'])} model-language cells; minimal pairs: "
       f"{len(tables['pairs'])}; cells of both models: {len(tables['differences'])}, "
@@ -119,6 +121,17 @@ report.show_table(pairs_text)
 
 # %% tags=["nbval-check-output"]
 report.show_table(other_text)
+
+# %% [markdown]
+# EuroGEST's 16 stereotypes ranked by their mean masculine rate over the languages, from
+# the most feminine to the most masculine, and whether the stereotypes Rowe et al. (2025)
+# find strongest in all 24 of their models (women beautiful, empathetic, neat; men
+# leaders, strong, tough, professional) sit at the ends: `p` is the exact share of random
+# sets of as many stereotypes whose ranks lie as far toward that end.
+
+# %% tags=["nbval-check-output"]
+report.show_table(stereotypes_text)
+report.show_table(strongest_text)
 
 # %% [markdown]
 # Gemma-3-270m's masculine rate per language and stereotype (0.5 white; red: the
@@ -138,6 +151,9 @@ if findings_file:
         "models, with the CrowS-Pairs verdict for causal LMs in that language", pairs_text,
         "**GEST's g_s per causal template and StereoSet's intrasentence SS** of the embedded real "
         "models (neither measure has a planted-model verdict)", other_text,
+        "**EuroGEST's stereotypes ranked** by their mean masculine rate over the languages",
+        stereotypes_text, "**Rowe et al.'s strongest stereotypes** at the ends of each ranking",
+        strongest_text,
         "**Cells measured for both models**: differ = their 95 % intervals do not overlap",
         differences_text]), findings_file)
 

@@ -30,6 +30,9 @@ from polybias.data.languages import NAMES
 from polybias.studies import validity
 
 NOT_TESTED = "not tested"
+#: The stereotypes Rowe et al. (2025) find strongest in all 24 models they score, across all
+#: languages: women beautiful, empathetic and neat; men leaders, strong/tough, professional.
+EUROGEST_STRONGEST = {"feminine": (7, 3, 4), "masculine": (13, 16, 8, 10)}
 #: The measure of the tidy rows -> the validity study's (measure, metric) of causal LMs.
 VALIDITY_MEASURES = {"crows": ("crows-causal", "stereotype-score"),
                      "eurogest": ("eurogest-causal", "g_s")}
@@ -124,6 +127,50 @@ def eurogest_rates(tidy: pd.DataFrame, model: str) -> pd.DataFrame:
     return out.drop(columns="_o").reset_index(drop=True)
 
 
+def stereotype_ranking(tidy: pd.DataFrame, model: str) -> pd.DataFrame:
+    """The 16 stereotypes of ``model`` ranked by their mean masculine rate over the languages
+    that rate them (``languages``; a language leaves out a stereotype with too few
+    sentences), from most feminine to most masculine, with ``strongest_in_paper``: whether
+    Rowe et al. (2025) name it among the strongest stereotypes of all their models
+    (:data:`EUROGEST_STRONGEST`)."""
+    rates = eurogest_rates(tidy, model)
+    rated = rates[rates.masculine_rate.notna()]
+    out = rated.groupby(["stereotype", "label", "stereotype_gender"], as_index=False).agg(
+        mean_rate=("masculine_rate", "mean"), languages=("language", "nunique"))
+    strongest = {s for group in EUROGEST_STRONGEST.values() for s in group}
+    out["strongest_in_paper"] = out.stereotype.isin(strongest)
+    out = out.sort_values("mean_rate").reset_index(drop=True)
+    out.insert(0, "rank", np.arange(1, len(out) + 1))
+    return out
+
+
+def strongest_agreement(ranking: pd.DataFrame) -> pd.DataFrame:
+    """Whether the stereotypes Rowe et al. find strongest sit at the ends of a model's
+    ranking (:func:`stereotype_ranking`): per gender, their ranks, the sum of ranks and the
+    exact probability that as many stereotypes drawn at random from the 16 rank as far
+    toward that gender's end (sum at most the observed for the feminine ones, at least for
+    the masculine), enumerating every subset.
+
+    >>> r = pd.DataFrame({"stereotype": range(1, 17), "rank": range(1, 17)})
+    >>> r.loc[r.stereotype.isin([7, 3, 4]), "rank"] = [1, 2, 3]
+    >>> row = strongest_agreement(r).iloc[0]
+    >>> row.gender, int(row.rank_sum), round(float(row.p), 5)  # 1 of the 560 subsets of 3
+    ('feminine', 6, 0.00179)
+    """
+    from itertools import combinations
+
+    ranks = ranking.set_index("stereotype")["rank"]
+    rows = []
+    for gender, chosen in EUROGEST_STRONGEST.items():
+        observed = int(sum(ranks[s] for s in chosen))
+        sums = [sum(c) for c in combinations(range(1, len(ranks) + 1), len(chosen))]
+        hits = sum(x <= observed for x in sums) if gender == "feminine" else sum(x >= observed for x in sums)
+        rows.append({"gender": gender, "stereotypes": ", ".join(STEREOTYPES[s] for s in chosen),
+                     "ranks": ", ".join(str(int(ranks[s])) for s in chosen), "rank_sum": observed,
+                     "p": hits / len(sums)})
+    return pd.DataFrame(rows)
+
+
 def pair_scores(tidy: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
     """The stereotype score over all pairs of every minimal-pair run, per model, dataset
     (the record's test) and language, with its interval, ``reading`` against 50 and the
@@ -191,7 +238,9 @@ def findings_tables(runs: dict[str, pd.DataFrame | None],
     """The findings' tables from the tidy rows of the done runs (``runs``: run key -> tidy
     rows or None, :func:`polybias.runner.sweep.run_records`): ``eurogest``
     (:func:`eurogest_by_language`), ``pairs`` (:func:`pair_scores`), ``other`` (GEST and
-    StereoSet, :func:`other_scores`), ``differences`` (the
+    StereoSet, :func:`other_scores`), ``stereotypes`` and ``strongest`` (EuroGEST's stereotypes
+    ranked per model and the agreement with Rowe et al.'s strongest,
+    :func:`stereotype_ranking`, :func:`strongest_agreement`), ``differences`` (the
     cells of both models, :func:`model_differences`, with their ``measure``) and ``tidy``
     (every row read; empty when no run is done); ``verdicts`` from :func:`validity_verdicts`."""
     frames = [frame for frame in runs.values() if frame is not None]
@@ -210,7 +259,12 @@ def findings_tables(runs: dict[str, pd.DataFrame | None],
         parts.append(model_differences(part, ["test", "language"], "value").assign(measure=measure))
     differences = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["measure", "model_a", "value_a", "model_b", "value_b", "differ"])
+    rated = sorted(set(tidy.loc[tidy.metric == "eurogest-masculine-rate", "model"]))
+    rankings = [stereotype_ranking(tidy, m).assign(model=m) for m in rated]
+    strongest = [strongest_agreement(r).assign(model=m) for m, r in zip(rated, rankings, strict=True)]
     return {"eurogest": eurogest, "pairs": pairs, "other": other, "differences": differences,
+            "stereotypes": pd.concat(rankings, ignore_index=True) if rankings else pd.DataFrame(),
+            "strongest": pd.concat(strongest, ignore_index=True) if strongest else pd.DataFrame(),
             "tidy": tidy}
 
 

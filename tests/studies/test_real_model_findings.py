@@ -82,3 +82,21 @@ def test_the_validity_verdicts_come_from_the_planted_models():
     assert verdicts[("crows", "en")] == verdicts[("crows", "hi")] == "calibrated"
     assert verdicts[("eurogest", "el")] == "too liberal"
     assert verdicts[("eurogest", "cs")] == verdicts[("eurogest", "lv")] == "undecided"
+
+
+def test_the_stereotype_ranking_and_the_papers_strongest(tidy):
+    """Rates rising with the stereotype number rank the stereotypes 1..16; Rowe et al.'s
+    feminine three (beautiful 7, empathetic 3, neat 4) then have ranks 3, 4, 7 and the
+    masculine four (leaders 13, strong 16, tough 8, professional 10) 8, 10, 13, 16."""
+    ranking = findings.stereotype_ranking(tidy, A)
+    assert ranking.stereotype.tolist() == list(range(1, 17)) and (ranking.languages == 1).all()
+    assert ranking.strongest_in_paper.sum() == 7
+    agreement = findings.strongest_agreement(ranking).set_index("gender")
+    assert agreement.loc["feminine", "rank_sum"] == 14 and agreement.loc["masculine", "rank_sum"] == 47
+    from itertools import combinations
+    below = sum(sum(c) <= 14 for c in combinations(range(1, 17), 3)) / 560
+    above = sum(sum(c) >= 47 for c in combinations(range(1, 17), 4)) / 1820
+    assert agreement.loc["feminine", "p"] == pytest.approx(below)
+    assert agreement.loc["masculine", "p"] == pytest.approx(above)
+    tables = findings.findings_tables({"r": tidy}, VERDICTS)
+    assert set(tables["stereotypes"].model) == {A} and len(tables["strongest"]) == 2

@@ -106,6 +106,9 @@ summary_text = report.markdown_table(findings.summary_counts(tables))
 stereotypes_text = report.markdown_table(tables["stereotypes"], digits=3)
 strongest_text = report.markdown_table(tables["strongest"], digits=4)
 differences_text = report.markdown_table(tables["differences"], digits=3)
+measured = findings.languages_measured(tables["tidy"])
+print(f"languages measured: {len(measured['all'])} together; "
+      + "; ".join(f"{m}: {len(v)}" for m, v in measured.items() if m != "all"))
 print(f"EuroGEST: {len(tables['eurogest'])} model-language cells; minimal pairs: "
       f"{len(tables['pairs'])}; cells of both models: {len(tables['differences'])}, "
       f"{int(tables['differences']['differ'].sum())} beyond their intervals")

@@ -297,3 +297,17 @@ def summary_counts(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                      "holds": int((part.reading == "holds").sum()),
                      "calibrated": int((part.verdict == "calibrated").sum())})
     return pd.DataFrame(rows, columns=columns)
+
+
+def languages_measured(tidy: pd.DataFrame) -> dict[str, list[str]]:
+    """The languages each model was measured in by any of the findings' measures, and
+    ``all`` (their union), each sorted.
+
+    >>> languages_measured(pd.DataFrame({"model": ["a", "a", "b"], "language": ["en", "cs", "en"],
+    ...                                  "metric": ["crows", "eurogest", "gest"]}))
+    {'a': ['cs', 'en'], 'b': ['en'], 'all': ['cs', 'en']}
+    """
+    kept = tidy[tidy.metric.isin(["crows", "eurogest", "gest", "stereoset"])]
+    out = {str(m): sorted(set(part.language)) for m, part in kept.groupby("model", sort=True)}
+    out["all"] = sorted(set(kept.language))
+    return out

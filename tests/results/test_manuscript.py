@@ -211,3 +211,14 @@ def test_a_citation_inside_parentheses_or_possessive_does_not_double_its_parenth
     assert "{cite:author}`kurita2019`'s ({cite:year}`kurita2019`) score, {cite:t}`c2022`." in text
     assert "| {cite:t}`d2023` | 1 |" in text  # a table row's parentheses are its own
     assert not re.search(r"\([^()]*\{cite:[pt]\}", text.split("| m (x")[0])
+
+
+#: Placeholder text that must not reach the manuscript: a run scoring a model in place of the
+#: published one, a comparison with one language, a real-model row that was not run.
+PLACEHOLDERS = ("instead)", "nothing to compare", "not run: polybias sweep")
+
+
+def test_no_placeholder_of_a_run_reaches_the_manuscript():
+    text = (paths.paper_dir() / "manuscript.md").read_text(encoding="utf-8")
+    found = {p: text.count(p) for p in PLACEHOLDERS if p in text}
+    assert not found, found

@@ -113,6 +113,9 @@ def test_run_records_reads_the_done_runs_and_names_the_others(empty_project):
     cfg.write_text("kernel: polybias\nruns:\n  - notebook: nb/rec.py\n    section: demo\n"
                    "    grid:\n      x: [1, 2]\n")
     assert [o["status"] for o in sweep.run_sweep(cfg, jobs=1, only="x-2")] == ["ok"]
+    shown = sweep.headlines(cfg, [{"key": "rec__x-2", "status": "ok"}, {"key": "rec__x-1",
+                                                                         "status": "skipped"}])
+    assert shown.splitlines() == ["rec__x-2:", "  gest causal-template1: m on causal-template1 (en) 2, n=3"]
     got = sweep.run_records(cfg, lambda parameters: True)
     assert list(got) == ["rec__x-1", "rec__x-2"] and got["rec__x-1"] is None  # not run: None
     done = got["rec__x-2"]

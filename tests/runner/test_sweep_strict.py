@@ -308,7 +308,7 @@ def test_two_sweeps_of_one_config_do_not_compute_a_run_twice(project):
     assert f"SKIPPED echo__x-6: running elsewhere (locked by {os.uname().nodename} pid {first.pid})" \
         in second.stdout
     out, _ = first.communicate(timeout=120)
-    assert first.returncode == 0 and "sweep: 1 ran, 0 skipped, 0 failed" in out
+    assert first.returncode == 0 and "sweep: 1 ran, 0 skipped, 0 failed" in out, out
 
 
 def test_success_logs_no_error_and_failures_keep_the_first_line(project, capfd, monkeypatch):

@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from polybias import paths
 from polybias.files import sha256_file, temp_dir, write_text_atomic
 from polybias.runner.locks import LOCK_FILE
@@ -375,3 +377,41 @@ def execute_locked(run: Any, root: Path, folder: Path,
     if run.lacking:
         outcome["partial"] = dict(run.lacking)
     return outcome
+
+
+#: The subsets that carry a run's overall number, per measure (the others: every row).
+OVERALL_SUBSETS = ("all", "g_s", "intrasentence; all", "intersentence; all")
+
+
+def headline(folder: Path, limit: int = 12) -> str:
+    """The run's headline numbers, read from the records it wrote: measure, model, dataset
+    (the record's test), language, value with its interval, and n; the overall number of
+    each measure where a record holds parts (bias types, stereotypes), at most ``limit``
+    lines (the rest counted). ``polybias results FOLDER`` prints them all."""
+    try:  # lazy: the results table loads the project's measure registry on import, which a
+        # sweep of another project's notebooks need not have: then there is no headline
+        from polybias.results.table import ResultsError, read_results
+    except (ImportError, KeyError, ValueError, OSError) as exc:  # MeasureError is a KeyError
+        return f"headline: the records cannot be read here ({first_line(exc)})"
+    try:
+        tidy = read_results(runs=[folder])
+    except ResultsError:
+        tidy = None
+    if tidy is None or tidy.empty:
+        return "headline: the run wrote no record"
+    overall = tidy[tidy.subset.isin(OVERALL_SUBSETS) | tidy.subset.isna() | (tidy.subset == "")]
+    by_metric = tidy.groupby("metric").size()
+    rows = overall if not overall.empty else tidy
+    rows = pd.concat([rows, tidy[~tidy.metric.isin(rows.metric)]])  # measures without an overall row
+    lines = []
+    for r in rows.head(limit).itertuples():
+        interval = "" if pd.isna(r.ci_low) else f" [{r.ci_low:.3g}, {r.ci_high:.3g}]"
+        subset = f" {r.subset}" if isinstance(r.subset, str) and r.subset.strip() and \
+            r.subset not in OVERALL_SUBSETS else ""
+        n = "" if pd.isna(r.n) else f", n={int(r.n)}"
+        p_value = "" if pd.isna(r.p) else f", p={r.p:.2g}"
+        lines.append(f"  {r.metric}{subset}: {r.model} on {r.test} ({r.language}) "
+                     f"{r.value:.4g}{interval}{n}{p_value}")
+    more = len(rows) - min(len(rows), limit)
+    head = f"headline ({len(tidy)} numbers in {len(by_metric)} measure(s); polybias results {folder} for all):"
+    return "\n".join([head, *lines] + ([f"  ... and {more} more"] if more else []))

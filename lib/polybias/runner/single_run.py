@@ -25,12 +25,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import yaml
 
 from polybias import paths
 from polybias.files import params_hash
-from polybias.runner.execution import execute_locked
+from polybias.runner.execution import execute_locked, headline
 from polybias.runner.locks import RunLock
 from polybias.runner.runs import (
     Run,
@@ -192,39 +191,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{run.notebook}: ok in {outcome['seconds']:.1f} s -> {folder}")
     print(headline(folder))
     return 0
-
-
-#: The subsets that carry a run's overall number, per measure (the others: every row).
-OVERALL_SUBSETS = ("all", "g_s", "intrasentence; all", "intersentence; all")
-
-
-def headline(folder: Path, limit: int = 12) -> str:
-    """The run's headline numbers, read from the records it wrote: measure, model, dataset
-    (the record's test), language, value with its interval, and n; the overall number of
-    each measure where a record holds parts (bias types, stereotypes), at most ``limit``
-    lines (the rest counted). ``polybias results FOLDER`` prints them all."""
-    # lazy: the results table loads the measure registry on import
-    from polybias.results.table import ResultsError, read_results
-
-    try:
-        tidy = read_results(runs=[folder])
-    except ResultsError:
-        tidy = None
-    if tidy is None or tidy.empty:
-        return "headline: the run wrote no record"
-    overall = tidy[tidy.subset.isin(OVERALL_SUBSETS) | tidy.subset.isna() | (tidy.subset == "")]
-    by_metric = tidy.groupby("metric").size()
-    rows = overall if not overall.empty else tidy
-    rows = pd.concat([rows, tidy[~tidy.metric.isin(rows.metric)]])  # measures without an overall row
-    lines = []
-    for r in rows.head(limit).itertuples():
-        interval = "" if pd.isna(r.ci_low) else f" [{r.ci_low:.3g}, {r.ci_high:.3g}]"
-        subset = f" {r.subset}" if isinstance(r.subset, str) and r.subset.strip() and \
-            r.subset not in OVERALL_SUBSETS else ""
-        n = "" if pd.isna(r.n) else f", n={int(r.n)}"
-        p_value = "" if pd.isna(r.p) else f", p={r.p:.2g}"
-        lines.append(f"  {r.metric}{subset}: {r.model} on {r.test} ({r.language}) "
-                     f"{r.value:.4g}{interval}{n}{p_value}")
-    more = len(rows) - min(len(rows), limit)
-    head = f"headline ({len(tidy)} numbers in {len(by_metric)} measure(s); polybias results {folder} for all):"
-    return "\n".join([head, *lines] + ([f"  ... and {more} more"] if more else []))

@@ -140,6 +140,7 @@ from tqdm.auto import tqdm
 
 from polybias import paths
 from polybias.data import sources
+from polybias.runner import execution
 from polybias.runner.cluster import ClusterConfigError, ClusterError, JobPool, make_cluster
 from polybias.runner.execution import DONE, first_line
 from polybias.runner.pins import PinError, apply_pins, found_path, read_pins
@@ -926,8 +927,33 @@ def _main(argv: list[str] | None = None, prog: str = "polybias sweep",
             return status
         print(f"polybias sweep: {_line(str(stop.cause))}", file=sys.stderr)
         return 1
+    shown = headlines(args.config, outcomes)
+    if shown:
+        print(shown)
     print(summary(outcomes))
     return 1 if any(o["status"] == "failed" for o in outcomes) else 0
+
+
+def headlines(config: str | Path, outcomes: list[dict[str, Any]], root: str | Path | None = None,
+              per_run: int = 3, limit: int = 10) -> str:
+    """The headline numbers of the runs this sweep ran (:func:`polybias.runner.execution.headline`,
+    at most ``per_run`` lines each, for at most ``limit`` runs; the others counted), printed
+    before the summary. Empty when no run ran or none wrote a record."""
+    ran = [o["key"] for o in outcomes if o["status"] == "ok" and "note" not in o]
+    if not ran:
+        return ""
+    root = Path(root) if root else paths.project_root()
+    runs = {r.key: r for r in _notebook_runs(config)}
+    lines = []
+    for key in ran[:limit]:
+        if key in runs:
+            text = execution.headline(runs[key].folder(root), limit=per_run).splitlines()
+            if len(text) > 1:  # a run that wrote no record has no headline
+                lines += [f"{key}:", *text[1:]]
+    if len(ran) > limit:
+        lines.append(f"... and {len(ran) - limit} more run(s): polybias results or polybias export "
+                     "--sweep reads them all")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -44,3 +44,13 @@ def test_a_pipe_closed_early_is_quiet_and_exits_0():
         assert proc.stdout.strip(), command
         assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
         assert status.returncode == 0, (command, status.stderr)
+
+
+def test_sources_lists_a_header_and_whether_each_source_is_here(capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("POLYBIAS_DATA_MIRROR", raising=False)
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path))  # an empty cache: only the environment's files
+    assert cli.main(["sources"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("NAME  offline:") and lines[1] == "  licence, url"
+    assert "wefe-wheel  offline: yes (environment)" in lines
+    assert "crows-pairs  offline: no (polybias fetch NAME with the network, or POLYBIAS_DATA_MIRROR)" in lines

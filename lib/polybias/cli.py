@@ -103,10 +103,16 @@ def main(argv: list[str] | None = None) -> int:
             print("  ".join(r[c].ljust(widths.get(c, 0)) for c in columns).rstrip())
     elif args.command == "sources":
         # lazy: start-up (see the module docstring)
-        from polybias.data.sources import load_registry
+        from polybias.data.sources import availability, load_registry
 
-        for src in load_registry().values():
-            print(f"{src.name}\n  url: {src.url}\n  licence: {src.licence}")
+        registry = load_registry()
+        print("NAME  offline: whether a verified copy is here (mirror, environment or cache)")
+        print("  licence, url")
+        for src in registry.values():
+            here, where = availability(src.name, registry, download=False)
+            offline = (f"yes ({where.rsplit(' ', 1)[-1]})" if here
+                       else "no (polybias fetch NAME with the network, or POLYBIAS_DATA_MIRROR)")
+            print(f"{src.name}  offline: {offline}\n  licence: {src.licence}\n  url: {src.url}")
     elif args.command == "measures":
         return _measures(args.name)
     elif args.command == "cards":

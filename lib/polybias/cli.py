@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         from polybias.data import crowspairs, gest, stereoset
 
         listed = crowspairs.list_datasets()
+        print(f"{'DATASET':22s} {'LANG':4s}{'SIZE':>5s}  PROVENANCE\n{'':32s}bias types or items; licence; "
+              "citation (size: pairs, items or sentences; polybias sources: whether their files are here)")
         for row in listed.itertuples():
             print(f"{row.dataset:22s} {row.language:3s} {row.pairs:5d}  {row.provenance}\n"
                   f"{'':32s}{row.bias_types}; {row.licence}")

@@ -198,6 +198,20 @@ def test_causal_pairs_without_prefix_score_from_the_last_shared_token(lms, famil
             np.testing.assert_allclose(scores.logprob[scored], ref[scored], atol=TOL)
 
 
+def test_causal_pairs_longer_than_a_sliding_window_are_scored_apart(lms, monkeypatch):
+    """A window shorter than a pair's row: the texts are scored apart (the reference path),
+    never through a 4-D mask that would let tokens see past the window."""
+    lm = lms["llama"]
+    monkeypatch.setattr(lm.model.config, "sliding_window", 4, raising=False)
+    calls = []
+    real = scoring._tree_inputs
+    monkeypatch.setattr(scoring, "_tree_inputs", lambda *a: calls.append(1) or real(*a))
+    got_a, got_b = scoring.causal_pair_token_logprobs(lm, PAIRS_A, PAIRS_B)
+    assert not calls
+    for text, scores in zip(PAIRS_A + PAIRS_B, got_a + got_b, strict=True):
+        assert_scores(scores, ref_causal(lm, text))
+
+
 def test_causal_pairs_refuse_a_model_that_ignores_the_mask(lms, monkeypatch):
     """A model whose attention drops the 4-D mask would give B the context of A's rest: the
     check on the first pair raises instead of returning other numbers."""

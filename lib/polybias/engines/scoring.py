@@ -711,7 +711,9 @@ def causal_pair_token_logprobs(
     rounding (the same products summed in another order); with ``check`` (default) the
     first pair is scored both ways first and a difference above 1e-3 in a log-probability
     raises :class:`ScoringError` (a model whose attention ignores the mask or the position
-    ids), never a silently different number.
+    ids), never a silently different number. A model with a sliding attention window (Gemma
+    3's local layers) whose pair rows could be longer than the window is scored text by text
+    (:func:`causal_token_logprobs`), since the window is not part of the 4-D mask.
 
     With ``prefix=False`` the tokens of the shared prefix but its last are not scored (NaN
     in both), so that the output layer runs only where the two differ (and at the last
@@ -749,6 +751,14 @@ def causal_pair_token_logprobs(
     texts = texts_a + texts_b
     encs = encode(lm, texts, causal=True)
     n = len(texts_a)
+    window = getattr(getattr(lm.model, "config", None), "sliding_window", None)
+    if isinstance(window, int) and window > 0 and \
+            max(len(e.ids) for e in encs[:n]) + max(len(e.ids) for e in encs[n:]) + 1 > window:
+        # a pair's row could outgrow a sliding attention window, which a 4-D mask does not
+        # carry: score the texts apart (the same values, the reference path)
+        plain = causal_token_logprobs(lm, texts, batch_tokens=batch_tokens,
+                                      distribution_fn=distribution_fn, progress=progress)
+        return plain[:n], plain[n:]
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else (
         tok.eos_token_id if tok.eos_token_id is not None else tok.bos_token_id)
     rows_ids, shift = [], np.zeros(len(encs), dtype=np.int64)

@@ -52,9 +52,11 @@ CHECKED := POLYBIAS_PLANTED=pinned
 # The manuscript's cross-model tables: the records of the default sweep's runs only.
 EXPORT  := $(VENV)/bin/polybias export --sweep configs/sweeps/default.yaml --out paper/export --no-tidy --prune
 
-reproduce: env ## run the embedded-default sweep (records, executed notebooks, tables, figures), its cross-model tables, then the paper
+reproduce: env ## run the embedded-default sweep (records, executed notebooks, tables, figures), its cross-model tables, the embedded real models' profiles, then the paper
 	@status=0; $(CHECKED) $(VENV)/bin/polybias sweep configs/sweeps/default.yaml || status=$$?; \
 	$(EXPORT) --if-complete || status=$$?; \
+	for model in smollm2-135m-instruct-q4_1 gemma-3-270m-q4_k_m; do \
+	  $(VENV)/bin/polybias profile $$model || status=$$?; done; \
 	$(PY) -m polybias.results.manuscript; exit $$status
 
 paper: env ## assemble paper/manuscript.md from paper/sections, tables, reported values and figures

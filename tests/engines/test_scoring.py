@@ -183,6 +183,24 @@ def test_causal_pairs_equal_the_one_forward_reference(lms, family):
 
 
 @pytest.mark.parametrize("family", CAUSAL_FAMILIES)
+def test_causal_groups_of_three_equal_the_one_forward_reference(lms, family):
+    """StereoSet's way: three candidates of one context in one row, each seeing the shared
+    prefix and itself only; groups of one, two and three texts in one call."""
+    lm = lms[family]
+    groups = [["The doctor said that she would be late.", "The doctor said that he would be late.",
+               "The doctor said that it would be late."], ["He cooked dinner."],
+              ["Zyx quibbles.", "Zyx quibbles!"]]
+    got = scoring.causal_group_token_logprobs(lm, groups, batch_tokens=40)
+    assert [len(g) for g in got] == [3, 1, 2]
+    for group, scores in zip(groups, got, strict=True):
+        for text, s in zip(group, scores, strict=True):
+            assert s.text == text
+            assert_scores(s, ref_causal(lm, text))
+    with pytest.raises(ScoringError, match="every group needs at least one text"):
+        scoring.causal_group_token_logprobs(lm, [["a"], []])
+
+
+@pytest.mark.parametrize("family", CAUSAL_FAMILIES)
 def test_causal_pairs_without_prefix_score_from_the_last_shared_token(lms, family):
     lm = lms[family]
     got_a, got_b = scoring.causal_pair_token_logprobs(lm, PAIRS_A, PAIRS_B, prefix=False)
@@ -218,14 +236,13 @@ def test_causal_pairs_refuse_a_model_that_ignores_the_mask(lms, monkeypatch):
     lm = lms["llama"]
     real = scoring._tree_inputs
 
-    def ignored(tree, lengths, width):
-        mask, positions = real(tree, lengths, width)
-        causal = torch.ones_like(mask).tril()
-        return causal & mask.any(-1, keepdim=True), positions
+    def ignored(branch, lengths, width):
+        mask = real(branch, lengths, width)
+        return torch.ones_like(mask).tril() & mask.any(-1, keepdim=True)  # plain causal
 
     monkeypatch.setattr(scoring, "_tree_inputs", ignored)
-    with pytest.raises(ScoringError, match="shared prefix once differs from scoring its two "
-                                           "texts apart.*does not take a 4-D mask"):
+    with pytest.raises(ScoringError, match="shared prefix once differs from scoring them "
+                                           "apart.*does not take a 4-D mask"):
         scoring.causal_pair_token_logprobs(lm, PAIRS_A[:2], PAIRS_B[:2])
     with pytest.raises(ScoringError, match="as many texts in each list: 2 and 1"):
         scoring.causal_pair_token_logprobs(lm, PAIRS_A[:2], PAIRS_B[:1])

@@ -80,6 +80,24 @@ def test_causal_scores_by_hand(lms):
     assert got[inter.candidate_id] == pytest.approx(np.exp(np.mean(logprobs(full)[n:])), rel=1e-5)
 
 
+def test_causal_intrasentence_candidates_of_a_context_scored_as_one_group():
+    """A tokenizer with its own BOS (Llama's): the three candidates of a context share the
+    context up to the blank, scored once; each candidate's score is still the geometric mean
+    of its tokens' probabilities, each token given BOS and the tokens before it."""
+    model, tok = tiny_models.build_tiny_model("llama", seed=1, initializer_range=1.0)
+    lm = scoring.wrap_language_model(model, tok, name="tiny-llama")
+    intra = _items().query("task == 'intrasentence'")
+    got = stereoset_study.candidate_scores(lm, intra)["score"].to_numpy()
+    want = []
+    for sentence in intra.sentence:
+        ids = tok(sentence)["input_ids"]
+        assert ids[0] == tok.bos_token_id
+        with torch.no_grad():
+            lp = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0].double(), -1)
+        want.append(np.exp(np.mean([float(lp[i - 1, ids[i]]) for i in range(1, len(ids))])))
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
 def test_word_option_reads_the_sentence():
     assert ms.stereoset_template_word("A BLANK man.", "A hard-working man.") == "hardworking"
     with pytest.raises(ms.StereoSetMetricError, match="without BLANK"):

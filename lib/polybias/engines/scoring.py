@@ -281,30 +281,23 @@ class _Batch:
     cols: np.ndarray
     gold: np.ndarray
     dest: np.ndarray
-    tree: np.ndarray | None = None
-    """Causal pairs sharing a prefix (:func:`causal_pair_token_logprobs`): per row, the
-    shared prefix's length ``c`` and the end ``a`` of the first branch; the row holds
-    ``prefix + rest of A`` then ``rest of B``, B's positions restarting at ``c`` and seeing
-    the prefix and themselves only."""
+    tree: tuple[np.ndarray, np.ndarray] | None = None
+    """Texts sharing a prefix in one row (:func:`causal_group_token_logprobs`): the (rows,
+    width) branch of every position (0: the shared prefix, k: the rest of the k-th text,
+    -1: padding) and its position id; a token sees the prefix and its own branch only."""
 
 
-def _tree_inputs(tree: torch.Tensor, lengths: torch.Tensor, width: int):
-    """The (rows, 1, width, width) boolean attention mask and the position ids of rows that
-    hold two branches after a shared prefix (:attr:`_Batch.tree`): token i sees token j ≤ i
-    when j is in the prefix or both lie in the same branch; padding sees only itself."""
-    idx = torch.arange(width, device=tree.device)
-    c, a = tree[:, 0, None], tree[:, 1, None]
+def _tree_inputs(branch: torch.Tensor, lengths: torch.Tensor, width: int) -> torch.Tensor:
+    """The (rows, 1, width, width) boolean attention mask of rows that hold several texts
+    after a shared prefix (:attr:`_Batch.tree`): token i sees token j ≤ i when j is in the
+    prefix (branch 0) or both lie in the same branch; padding sees only itself."""
+    idx = torch.arange(width, device=branch.device)
     valid = idx[None, :] < lengths[:, None]
-    in_a = idx[None, :] < a
-    in_b = ~in_a & valid
     causal = idx[:, None] >= idx[None, :]
-    same = (in_a[:, :, None] & in_a[:, None, :]) | (in_b[:, :, None] & in_b[:, None, :])
-    mask = causal[None] & valid[:, None, :] & valid[:, :, None] & (
-        (idx[None, None, :] < c[:, :, None]) | same)
-    mask |= torch.eye(width, dtype=torch.bool, device=tree.device)[None] & ~valid[:, :, None]
-    positions = torch.where(in_a, idx[None, :], c + idx[None, :] - a)
-    positions = torch.where(valid, positions, torch.zeros_like(positions))
-    return mask[:, None], positions
+    seen = (branch[:, None, :] == 0) | (branch[:, :, None] == branch[:, None, :])
+    mask = causal[None] & valid[:, None, :] & valid[:, :, None] & seen
+    mask |= torch.eye(width, dtype=torch.bool, device=branch.device)[None] & ~valid[:, :, None]
+    return mask[:, None]
 
 
 def _forward_logits(lm: LanguageModel, batch: _Batch):
@@ -316,8 +309,8 @@ def _forward_logits(lm: LanguageModel, batch: _Batch):
     width = batch.ids.shape[1]
     kwargs = {"use_cache": False} if lm.kind == "causal" else {}
     if batch.tree is not None:
-        (tree,) = to_device([batch.tree], lm.device)
-        attention, kwargs["position_ids"] = _tree_inputs(tree, lengths, width)
+        branch, kwargs["position_ids"] = to_device(list(batch.tree), lm.device)
+        attention = _tree_inputs(branch, lengths, width)
     else:
         attention = (torch.arange(width, device=input_ids.device)[None, :] < lengths[:, None]).long()
     with head_only_at(lm.model, tuple(batch.ids.shape), r, c) as state:
@@ -695,119 +688,159 @@ def causal_pair_token_logprobs(
     check: bool = True,
     prefix: bool = True,
 ) -> tuple[list[TokenScores], list[TokenScores]]:
-    """:func:`causal_token_logprobs` (``bos="prepend"``) of two lists of texts paired
-    item by item (minimal pairs: a masculine and a feminine form, a more and a less
-    stereotypical sentence), computing what the two share once.
-
-    The two sequences of a pair (after the BOS) agree on a prefix of ``c`` tokens, whose
-    hidden states and next-token distributions are the same in both. Each pair is one row
-    ``prefix + rest of A + rest of B``: B's tokens take the positions ``c, c+1, ...`` and
-    attend to the prefix and to themselves only (a boolean 4-D attention mask and position
-    ids), so the body runs on ``len(A) + len(B) - c`` tokens instead of ``len(A) + len(B)``
-    and the output layer on as many positions; B's prefix tokens take A's values. Rows
-    are packed by length as in :func:`causal_token_logprobs`.
-
-    The values equal :func:`causal_token_logprobs` on ``texts_a + texts_b`` up to float
-    rounding (the same products summed in another order); with ``check`` (default) the
-    first pair is scored both ways first and a difference above 1e-3 in a log-probability
-    raises :class:`ScoringError` (a model whose attention ignores the mask or the position
-    ids), never a silently different number. A model with a sliding attention window (Gemma
-    3's local layers) whose pair rows could be longer than the window is scored text by text
-    (:func:`causal_token_logprobs`), since the window is not part of the 4-D mask.
-
-    With ``prefix=False`` the tokens of the shared prefix but its last are not scored (NaN
-    in both), so that the output layer runs only where the two differ (and at the last
-    shared token): for measures that read only the part from the divergence on (EuroGEST's
-    default). A pair of identical sequences is scored in full.
-
-    Returns
-    -------
-    (list of TokenScores, list of TokenScores)
-        For ``texts_a`` and for ``texts_b``, as :func:`causal_token_logprobs` returns them.
-    """
-    if lm.kind != "causal":
-        raise ScoringError(f"{lm.name} is a {lm.kind} LM; causal scoring needs a causal LM")
+    """:func:`causal_group_token_logprobs` of two lists of texts paired item by item
+    (minimal pairs: a masculine and a feminine form, a more and a less stereotypical
+    sentence): the scores of ``texts_a`` and of ``texts_b``."""
     texts_a, texts_b = check_texts(texts_a), check_texts(texts_b)
     if len(texts_a) != len(texts_b):
         raise ScoringError(f"pairs need as many texts in each list: {len(texts_a)} and {len(texts_b)}")
-    if not texts_a:
-        return [], []
+    scored = causal_group_token_logprobs(lm, [[a, b] for a, b in zip(texts_a, texts_b, strict=True)],
+                                         batch_tokens, distribution_fn, progress, check, prefix)
+    return [g[0] for g in scored], [g[1] for g in scored]
+
+
+def causal_group_token_logprobs(
+    lm: LanguageModel,
+    groups: list[list[str]],
+    batch_tokens: int | None = None,
+    distribution_fn: Callable[[torch.Tensor, int], float] | None = None,
+    progress: bool = False,
+    check: bool = True,
+    prefix: bool = True,
+) -> list[list[TokenScores]]:
+    """:func:`causal_token_logprobs` (``bos="prepend"``) of groups of texts that share a
+    beginning (minimal pairs; StereoSet's three candidates of a context), computing what
+    they share once.
+
+    The sequences of a group (after the BOS) agree on a prefix of ``c`` tokens, whose hidden
+    states and next-token distributions are the same in all of them. Each group is one row
+    ``prefix + rest of the 1st + rest of the 2nd + ...``: the k-th text's tokens take the
+    positions ``c, c+1, ...`` and attend to the prefix and to themselves only (a boolean
+    4-D attention mask and position ids), so the body runs on ``Σ len - (K - 1) c`` tokens
+    instead of ``Σ len``, and the output layer on as many positions; the other texts'
+    prefix tokens take the first text's values. Rows are packed by length as in
+    :func:`causal_token_logprobs`.
+
+    The values equal :func:`causal_token_logprobs` on the texts one by one up to float
+    rounding (the same products summed in another order); with ``check`` (default) the
+    first group is scored both ways first and a difference above 1e-3 in a log-probability
+    raises :class:`ScoringError` (a model whose attention ignores the mask or the position
+    ids), never a silently different number. A model with a sliding attention window (Gemma
+    3's local layers) whose rows could be longer than the window is scored text by text
+    (:func:`causal_token_logprobs`), since the window is not part of the 4-D mask.
+
+    With ``prefix=False`` the tokens of the shared prefix but its last are not scored (NaN
+    in all), so that the output layer runs only where the texts differ (and at the last
+    shared token): for measures that read only the part from the divergence on (EuroGEST's
+    default). A group of identical sequences is scored in full.
+
+    Returns
+    -------
+    list of lists of TokenScores
+        One list per group, in its order, as :func:`causal_token_logprobs` returns them.
+    """
+    if lm.kind != "causal":
+        raise ScoringError(f"{lm.name} is a {lm.kind} LM; causal scoring needs a causal LM")
+    groups = [check_texts(g) for g in groups]
+    if any(not g for g in groups):
+        raise ScoringError("every group needs at least one text")
+    if not groups:
+        return []
     if check:
-        plain = causal_token_logprobs(lm, [texts_a[0], texts_b[0]], batch_tokens=batch_tokens,
+        plain = causal_token_logprobs(lm, groups[0], batch_tokens=batch_tokens,
                                       distribution_fn=distribution_fn)
-        shared = causal_pair_token_logprobs(lm, texts_a[:1], texts_b[:1], batch_tokens,
-                                            distribution_fn, check=False, prefix=prefix)
-        for want, got in zip(plain, [shared[0][0], shared[1][0]], strict=True):
+        shared = causal_group_token_logprobs(lm, groups[:1], batch_tokens, distribution_fn,
+                                             check=False, prefix=prefix)[0]
+        for want, got in zip(plain, shared, strict=True):
             both = ~np.isnan(got.logprob)
             gap = np.max(np.abs(want.logprob[both] - got.logprob[both]), initial=0.0)
             if not np.isfinite(gap) or gap > 1e-3 or not both.any() or (
                     prefix and not np.array_equal(np.isnan(want.logprob), ~both)):
                 raise ScoringError(
-                    f"{lm.name}: scoring a pair with its shared prefix once differs from scoring "
-                    f"its two texts apart by {gap:.2g} nats ({want.text!r}); its attention does "
+                    f"{lm.name}: scoring texts with their shared prefix once differs from scoring "
+                    f"them apart by {gap:.2g} nats ({want.text!r}); its attention does "
                     "not take a 4-D mask and position ids: score the texts apart "
                     "(causal_token_logprobs)")
     tok = lm.tokenizer
-    texts = texts_a + texts_b
+    texts = [t for g in groups for t in g]
+    first_of = np.concatenate([[0], np.cumsum([len(g) for g in groups])])
     encs = encode(lm, texts, causal=True)
-    n = len(texts_a)
-    window = getattr(getattr(lm.model, "config", None), "sliding_window", None)
-    if isinstance(window, int) and window > 0 and \
-            max(len(e.ids) for e in encs[:n]) + max(len(e.ids) for e in encs[n:]) + 1 > window:
-        # a pair's row could outgrow a sliding attention window, which a 4-D mask does not
-        # carry: score the texts apart (the same values, the reference path)
-        plain = causal_token_logprobs(lm, texts, batch_tokens=batch_tokens,
-                                      distribution_fn=distribution_fn, progress=progress)
-        return plain[:n], plain[n:]
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else (
-        tok.eos_token_id if tok.eos_token_id is not None else tok.bos_token_id)
     rows_ids, shift = [], np.zeros(len(encs), dtype=np.int64)
     for i, e in enumerate(encs):
         bos_id = _bos(lm, e.ids, e.special)
         rows_ids.append(e.ids if bos_id is None else np.concatenate([[bos_id], e.ids]))
         shift[i] = 0 if bos_id is None else 1
+    prefixes = []
+    for gi in range(len(groups)):
+        members = rows_ids[first_of[gi]:first_of[gi + 1]]
+        c = len(members[0])
+        for other in members[1:]:
+            c = min(c, _common_prefix(members[0], other))
+        prefixes.append(c)
+    window = getattr(getattr(lm.model, "config", None), "sliding_window", None)
+    longest = max(sum(len(r) for r in rows_ids[first_of[gi]:first_of[gi + 1]])
+                  - (first_of[gi + 1] - first_of[gi] - 1) * prefixes[gi] for gi in range(len(groups)))
+    if isinstance(window, int) and window > 0 and longest > window:
+        # a group's row could outgrow a sliding attention window, which a 4-D mask does not
+        # carry: score the texts apart (the same values, the reference path)
+        plain = causal_token_logprobs(lm, texts, batch_tokens=batch_tokens,
+                                      distribution_fn=distribution_fn, progress=progress)
+        return [plain[first_of[gi]:first_of[gi + 1]] for gi in range(len(groups))]
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else (
+        tok.eos_token_id if tok.eos_token_id is not None else tok.bos_token_id)
     logprob, extra, starts = _flat_result(encs, distribution_fn)
     results = _result(texts, encs, logprob, extra, starts)
-    # one row per pair; its scored entries: A's tokens, and B's after the prefix
-    pair_rows, trees, entries = [], [], []
-    copies = []  # (flat index in B, flat index in A) of B's prefix tokens
-    for k in range(n):
-        ra, rb = rows_ids[k], rows_ids[n + k]
-        c = _common_prefix(ra, rb)
-        pair_rows.append(np.concatenate([ra, rb[c:]]))
-        trees.append((c, len(ra)))
-        ea, eb = encs[k], encs[n + k]
-        first = 1 if prefix or (c == len(ra) == len(rb)) else max(c - 1, 1)  # first row index scored
+    # one row per group; its scored entries: the first text's tokens, the others' after the prefix
+    group_rows, branches, positions, entries = [], [], [], []
+    copies = []  # (flat index in a later text, flat index in the first) of the prefix tokens
+    for gi in range(len(groups)):
+        members = list(range(first_of[gi], first_of[gi + 1]))
+        c = prefixes[gi]
+        identical = all(len(rows_ids[m]) == c for m in members)
+        first = 1 if prefix or identical else max(c - 1, 1)  # the first row index scored
+        head = members[0]
+        pieces, branch, pos = [rows_ids[head]], [np.where(np.arange(len(rows_ids[head])) < c, 0, 1)], \
+            [np.arange(len(rows_ids[head]))]
+        offset = len(rows_ids[head])
         cols, gold, dest = [], [], []
-        for j in range(len(ea.ids)):  # A: row index j + shift, predicted at j + shift - 1
-            if not ea.special[j] and j + shift[k] >= first:
-                cols.append(j + shift[k] - 1)
-                gold.append(ea.ids[j])
-                dest.append(starts[k] + j)
-        for j in range(len(eb.ids)):
-            r = j + shift[n + k]  # B's row index
-            if eb.special[j] or r < first:
-                continue
-            if r < c:  # a prefix token: the same context and token as A's
-                copies.append((starts[n + k] + j, starts[k] + r - shift[k]))
-                continue
-            prev = r - 1  # the position predicting it: in the prefix, or in B's rest
-            cols.append(prev if prev < c else len(ra) + prev - c)
-            gold.append(eb.ids[j])
-            dest.append(starts[n + k] + j)
+        for k, m in enumerate(members):
+            e, r_ids = encs[m], rows_ids[m]
+            if k:
+                pieces.append(r_ids[c:])
+                branch.append(np.full(len(r_ids) - c, k + 1))
+                pos.append(c + np.arange(len(r_ids) - c))
+            for j in range(len(e.ids)):
+                r = j + shift[m]  # the row index of the text's token j
+                if e.special[j] or r < first:
+                    continue
+                if k and r < c:  # a prefix token: the same context and token as the first text's
+                    copies.append((starts[m] + j, starts[head] + r - shift[head]))
+                    continue
+                prev = r - 1  # the position predicting it: in the prefix, or in the text's rest
+                cols.append(prev if (prev < c or not k) else offset + prev - c)
+                gold.append(e.ids[j])
+                dest.append(starts[m] + j)
+            if k:
+                offset += len(r_ids) - c
+        group_rows.append(np.concatenate(pieces))
+        branches.append(np.concatenate(branch))
+        positions.append(np.concatenate(pos))
         entries.append((np.asarray(cols, dtype=np.int64), np.asarray(gold, dtype=np.int64),
                         np.asarray(dest, dtype=np.int64)))
-    flat_rows, row_starts = flatten(pair_rows)
+    flat_rows, row_starts = flatten(group_rows)
+    flat_branch, _ = flatten(branches)
+    flat_pos, _ = flatten(positions)
     lengths = np.diff(row_starts)
-    tree = np.asarray(trees, dtype=np.int64)
 
     def batches():
-        for b in _packed(lm, lengths, batch_tokens, progress, f"LL pairs {lm.name}"):
+        for b in _packed(lm, lengths, batch_tokens, progress, f"LL groups {lm.name}"):
             cols = [entries[k][0] for k in b]
             rows = np.repeat(np.arange(len(b), dtype=np.int64), [len(x) for x in cols])
+            tree = (fill_padded(flat_branch, row_starts[b], lengths[b], -1),
+                    fill_padded(flat_pos, row_starts[b], lengths[b], 0))
             yield _Batch(fill_padded(flat_rows, row_starts[b], lengths[b], pad_id), lengths[b],
                          rows, np.concatenate(cols), np.concatenate([entries[k][1] for k in b]),
-                         np.concatenate([entries[k][2] for k in b]), tree[b])
+                         np.concatenate([entries[k][2] for k in b]), tree)
 
     _run_batches(lm, batches(), logprob, extra, distribution_fn)
     if copies:
@@ -815,7 +848,7 @@ def causal_pair_token_logprobs(
         logprob[to] = logprob[frm]
         if extra is not None:
             extra[to] = extra[frm]
-    return results[:n], results[n:]
+    return [results[first_of[gi]:first_of[gi + 1]] for gi in range(len(groups))]
 
 
 @renamed_keyword("max_batch_tokens", "batch_tokens")

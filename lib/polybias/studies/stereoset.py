@@ -391,6 +391,26 @@ def _mean_logprob(scores, start: list[int] | None = None) -> np.ndarray:
     return out
 
 
+def _intrasentence_causal(lm, intra: pd.DataFrame, progress: bool = False) -> list:
+    """Token log-probabilities of every intrasentence candidate of a causal LM, in the order
+    of ``intra``. With the model's own BOS the candidates of one context are scored as one
+    group, their shared beginning (the context up to the blank) computed once
+    (:func:`polybias.engines.scoring.causal_group_token_logprobs`, the same values); a
+    tokenizer without BOS takes StereoSet's first-token conditioning, text by text."""
+    sentences = list(intra["sentence"])
+    bos = _causal_bos(lm)
+    if bos != "prepend":
+        return scoring.causal_token_logprobs(lm, sentences, bos=bos, progress=progress)
+    members = list(intra.groupby("context", sort=False).indices.values())
+    scored = scoring.causal_group_token_logprobs(lm, [[sentences[i] for i in m] for m in members],
+                                                 progress=progress)
+    out: list = [None] * len(sentences)
+    for m, group in zip(members, scored, strict=True):
+        for i, scores in zip(m, group, strict=True):
+            out[i] = scores
+    return out
+
+
 def candidate_scores(lm, items: pd.DataFrame, intrasentence: str = "stereoset",
                      intersentence: str | None = None, nsp=None, word: str = "item",
                      progress: bool = False) -> pd.DataFrame:
@@ -459,9 +479,7 @@ def candidate_scores(lm, items: pd.DataFrame, intrasentence: str = "stereoset",
             probs = np.exp(scoring.mask_fill_logprobs(lm, texts, gold, progress=progress))
             out.loc[intra.index] = pd.Series(probs).groupby(np.asarray(owner)).mean().loc[intra.index].to_numpy()
         else:
-            lp = scoring.causal_token_logprobs(lm, list(intra["sentence"]), bos=_causal_bos(lm),
-                                               progress=progress)
-            out.loc[intra.index] = np.exp(_mean_logprob(lp))
+            out.loc[intra.index] = np.exp(_mean_logprob(_intrasentence_causal(lm, intra, progress)))
     if len(inter):
         if intersentence == "nsp":
             if nsp is None:

@@ -134,4 +134,5 @@ if variants is not None:
         report.write_table(variant_table, variants_table_file)
 
 # %% tags=["nbval-check-output"]
-report.show_table(variant_table)
+report.show_table(variant_table or f"No variants of the {language} lists to compare "
+                  "(variants_file names none for this language, or no published value to set them beside).")

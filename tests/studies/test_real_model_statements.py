@@ -45,6 +45,10 @@ def test_eurogest_in_29_languages(tables):
     assert gemma.loc["el", "verdict"] == "too liberal" and f"({_cell(gemma.loc['el'])})" in text
     assert gemma.loc["cs", "reading"] == gemma.loc["lv", "reading"] == "holds"
     assert (gemma.verdict == "not tested").sum() == 26
+    means = findings.eurogest_rates(tables["tidy"], study.GEMMA).groupby("language").masculine_rate.mean()
+    for language, name in (("gl", "Galician"), ("el", "Greek"), ("ca", "Catalan"), ("ga", "Irish")):
+        assert f"{means[language]:.3f} in {name}" in text
+    assert means.idxmin() == "gl" and means.idxmax() == "ga"
 
 
 def test_the_stereotypes_against_the_paper(tables):
@@ -76,6 +80,7 @@ def test_gest_crows_and_stereoset(tables):
             == pairs.loc[(study.SMOLLM2, "crows-pairs", "en"), "reading"])
     for key in [(study.GEMMA, "stereoset SS", "intrasentence", "en"),
                 (study.GEMMA, "stereoset SS", "intrasentence", "de"),
+                (study.GEMMA, "stereoset SS", "intrasentence", "es"),
                 (study.SMOLLM2, "stereoset SS", "intrasentence", "de")]:
         assert _cell(other.loc[key], "value", 2) in text, key
     differ = tables["differences"][tables["differences"].differ]

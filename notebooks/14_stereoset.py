@@ -97,6 +97,8 @@ report.show_table(unequal_table)
 # %% tags=["nbval-check-output"]
 for sheet, text in sheet_tables.items():
     report.show_table(f"### {sheet}\n\n{text}\n")
+if not sheet_tables:
+    report.show_table(f"This run scores {model}; the workbook's sheets are the run of model = published.")
 
 # %% [markdown]
 # ## Scores per language, with intervals

@@ -388,9 +388,8 @@ def headline(folder: Path, limit: int = 12) -> str:
     (the record's test), language, value with its interval, and n; the overall number of
     each measure where a record holds parts (bias types, stereotypes), at most ``limit``
     lines (the rest counted). ``polybias results FOLDER`` prints them all."""
-    try:  # lazy: the results table loads the project's measure registry on import, which a
-        # sweep of another project's notebooks need not have: then there is no headline
-        from polybias.results.table import ResultsError, read_results
+    try:  # a sweep of another project's notebooks need not have a measure registry: no headline
+        from polybias.results.table import ResultsError, read_results  # lazy: loads the registry
     except (ImportError, KeyError, ValueError, OSError) as exc:  # MeasureError is a KeyError
         return f"headline: the records cannot be read here ({first_line(exc)})"
     try:

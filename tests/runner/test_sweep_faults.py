@@ -279,45 +279,15 @@ def test_a_run_that_kills_its_worker_each_time_fails_with_the_reason(project):
     assert not sweep.is_done(sweep.load_sweep(cfg)[0])
 
 
-@pytest.mark.integration
-def test_ctrl_c_exits_130_with_the_summary_and_leaves_runs_todo(project, tmp_path,
-                                                                 ctrl_c_as_in_a_terminal):
+def stop_a_running_sweep(project, tmp_path, sig, status, preexec_fn=None):
+    """Start a sweep of N_RUNS runs on two workers, send ``sig`` once one run is done, check
+    its exit ``status``, and return its output and the runs done."""
     cfg = write_config(project, range(N_RUNS))
     log = open(tmp_path / "sweep.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "polybias.cli", "sweep", str(cfg), "--jobs", "2",
                              "--no-progress"], stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, preexec_fn=ctrl_c_as_in_a_terminal,
+                            start_new_session=True, preexec_fn=preexec_fn,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        wait_until(lambda: len(finished(project)) >= 1, proc)
-        assert proc.poll() is None, "the sweep finished before it could be interrupted"
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=120) == 130
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        log.close()
-    out = (tmp_path / "sweep.log").read_text()
-    done = len(finished(project))
-    assert f"sweep: {done} ran, 0 skipped, 0 failed, {N_RUNS - done} todo (interrupted)" in out, out
-    assert "Traceback" not in out
-    todo = [r for r in sweep.load_sweep(cfg) if not sweep.is_done(r)]
-    assert len(todo) == N_RUNS - done > 0
-    assert all(not (folder(project, r.parameters["x"]) / "executed.ipynb").exists() for r in todo)
-
-
-@pytest.mark.integration
-@pytest.mark.parametrize("sig, status, name", [(signal.SIGTERM, 143, "SIGTERM"),
-                                               (signal.SIGHUP, 129, "SIGHUP")])
-def test_sigterm_and_sighup_stop_the_sweep_as_ctrl_c_does(project, tmp_path, sig, status, name):
-    """What a batch system's walltime or scancel sends (SIGTERM), or a closed terminal
-    (SIGHUP): the summary, the runs left todo, exit 128 + the signal, no traceback."""
-    cfg = write_config(project, range(N_RUNS))
-    log = open(tmp_path / "sweep.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "polybias.cli", "sweep", str(cfg), "--jobs", "2",
-                             "--no-progress"], stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         wait_until(lambda: len(finished(project)) >= 1, proc)
         assert proc.poll() is None, "the sweep finished before it could be stopped"
@@ -331,8 +301,27 @@ def test_sigterm_and_sighup_stop_the_sweep_as_ctrl_c_does(project, tmp_path, sig
     out = (tmp_path / "sweep.log").read_text()
     done = len(finished(project))
     assert f"sweep: {done} ran, 0 skipped, 0 failed, {N_RUNS - done} todo (interrupted)" in out, out
-    assert f"polybias sweep: terminated ({name}); the runs left todo run on the next call" in out
     assert "Traceback" not in out
+    return cfg, out, done
+
+
+@pytest.mark.integration
+def test_ctrl_c_exits_130_with_the_summary_and_leaves_runs_todo(project, tmp_path,
+                                                                 ctrl_c_as_in_a_terminal):
+    cfg, _, done = stop_a_running_sweep(project, tmp_path, signal.SIGINT, 130, ctrl_c_as_in_a_terminal)
+    todo = [r for r in sweep.load_sweep(cfg) if not sweep.is_done(r)]
+    assert len(todo) == N_RUNS - done > 0
+    assert all(not (folder(project, r.parameters["x"]) / "executed.ipynb").exists() for r in todo)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("sig, status, name", [(signal.SIGTERM, 143, "SIGTERM"),
+                                               (signal.SIGHUP, 129, "SIGHUP")])
+def test_sigterm_and_sighup_stop_the_sweep_as_ctrl_c_does(project, tmp_path, sig, status, name):
+    """What a batch system's walltime or scancel sends (SIGTERM), or a closed terminal
+    (SIGHUP): the summary, the runs left todo, exit 128 + the signal, no traceback."""
+    _, out, _ = stop_a_running_sweep(project, tmp_path, sig, status)
+    assert f"polybias sweep: terminated ({name}); the runs left todo run on the next call" in out
 
 
 def test_an_outcome_gone_with_its_worker_is_waited_for_again(monkeypatch):

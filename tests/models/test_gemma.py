@@ -17,17 +17,8 @@ NAME = "gemma-3-270m-q4_k_m"
 ENTRY = models.model_entry(NAME)
 
 
-def _installed() -> bool:
-    try:
-        for package in [ENTRY["package"], *(p["package"] for p in ENTRY["gguf_parts"])]:
-            metadata.distribution(package)
-    except metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 needs_package = pytest.mark.skipif(
-    not _installed(), reason=f"the packages of {NAME} are not installed (make env installs them "
+    models.offline_status(NAME, ENTRY) != "yes (package)", reason=f"the packages of {NAME} are not installed (make env installs them "
     "from requirements-embedded.txt)")
 
 

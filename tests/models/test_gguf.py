@@ -17,16 +17,8 @@ NAME = "smollm2-135m-instruct-q4_1"
 ENTRY = models.model_entry(NAME)
 
 
-def _installed() -> bool:
-    try:
-        metadata.distribution(ENTRY["package"])
-    except metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 needs_package = pytest.mark.skipif(
-    not _installed(), reason=f"package {ENTRY['package']} is not installed (make env installs it "
+    models.offline_status(NAME, ENTRY) != "yes (package)", reason=f"package {ENTRY['package']} is not installed (make env installs it "
     "from requirements-embedded.txt)")
 
 

@@ -219,14 +219,6 @@ def resolve_model(model: str, registry: dict[str, dict[str, Any]] | None = None
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-def _installed(package: str) -> bool:
-    try:
-        metadata.distribution(package)
-    except metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 def offline_status(name: str, entry: dict[str, Any]) -> str:
     """Whether registered model ``name`` loads here without the network, and if not what
     provides it: ``yes (package)``, ``yes (planted)``, ``yes (hub cache)``, ``yes (file)``,
@@ -241,7 +233,7 @@ def offline_status(name: str, entry: dict[str, Any]) -> str:
         return "yes (planted)"
     if "package" in entry:
         packages = [str(entry["package"]), *(str(p["package"]) for p in entry.get("gguf_parts") or [])]
-        missing = [p for p in packages if not _installed(p)]
+        missing = [p for p in packages if not _gguf.installed(p)]
         return "no: make env" if missing else "yes (package)"
     if "source" in entry:  # a file inside a registered data source (the WEFE wheel)
         return "yes (make env)"

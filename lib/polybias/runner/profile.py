@@ -204,14 +204,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"polybias profile: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     elsewhere = done_elsewhere(config, root)
+    planned = read_sweep(config)
     if args.dry_run:
-        for run in read_sweep(config):
+        for run in planned:
             state = "done (default sweep)" if run.key in elsewhere else run.state(root)
             print(f"{state:6s} {run.key}")
-        print(f"polybias profile: {len(read_sweep(config))} runs of {name} ({kind}), "
+        print(f"polybias profile: {len(planned)} runs of {name} ({kind}), "
               f"{len(elsewhere)} done in the default sweep; sweep {config.relative_to(root)}")
         return 0
-    todo = [run.key for run in read_sweep(config) if run.key not in elsewhere]
+    todo = [run.key for run in planned if run.key not in elsewhere]
     outcomes = sweep.run_sweep(config, jobs=args.jobs, progress=False, only=",".join(todo)) \
         if todo else []
     failed = [o for o in outcomes if o["status"] == "failed"]

@@ -23,6 +23,7 @@ package (not a checkout) works too:
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -80,6 +81,41 @@ def figures_dir() -> Path:
 #: Environment variable naming the folder figures are saved in instead of ``figures/`` under
 #: :func:`output_root`: set by the runner for a run whose outputs stay in its run folder.
 FIGURES_ENV = "POLYBIAS_FIGURES_DIR"
+
+
+#: Environment variable naming the file in which a run notes the parts of its notebook that
+#: were skipped (set by the runner; written by :func:`note_skipped_part`, read back by
+#: :func:`skipped_parts`): a run that skipped a part is recorded as ``partial``, not ``ok``.
+SKIPPED_PARTS_ENV = "POLYBIAS_SKIPPED_PARTS"
+
+
+def note_skipped_part(part: str, reason: str) -> None:
+    """Note, for the runner, that the ``part`` of the running notebook was skipped and why
+    (one JSON line appended to ``$POLYBIAS_SKIPPED_PARTS``); nothing when no runner asked.
+
+    >>> import os, tempfile; f = os.path.join(tempfile.mkdtemp(), "skipped.jsonl")
+    >>> os.environ["POLYBIAS_SKIPPED_PARTS"] = f
+    >>> note_skipped_part("the reproduction", "its file cannot be had")
+    >>> skipped_parts(f)
+    {'the reproduction': 'its file cannot be had'}
+    >>> del os.environ["POLYBIAS_SKIPPED_PARTS"]
+    """
+    path = os.environ.get(SKIPPED_PARTS_ENV)
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"part": part, "reason": reason}, sort_keys=True) + "\n")
+
+
+def skipped_parts(path: str | Path) -> dict[str, str]:
+    """The parts noted by :func:`note_skipped_part` in ``path`` (part -> reason); empty when
+    the file is absent."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return {}
+    notes = [json.loads(line) for line in lines if line.strip()]
+    return {n["part"]: n["reason"] for n in notes}
 
 
 def figure_path(file: str | Path) -> Path:

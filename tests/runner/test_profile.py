@@ -5,7 +5,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from polybias import cli
 from polybias.runner import profile
@@ -42,24 +41,6 @@ def test_the_sweep_is_checked_and_kept_apart_from_the_default_one(tmp_path):
         profile.write_profile_sweep("minilm-l6", "encoder", ["hi"], tmp_path / "x", REPO)
 
 
-def test_the_profile_table_keeps_overall_numbers_with_their_verdicts():
-    tidy = pd.DataFrame([
-        {"metric": "crows", "test": "kaneko2022", "subset": "all", "language": "ja", "value": 48.0,
-         "ci_low": 42.0, "ci_high": 54.0, "n": 262},
-        {"metric": "crows", "test": "kaneko2022", "subset": "gender", "language": "ja", "value": 1.0,
-         "ci_low": 0.0, "ci_high": 2.0, "n": 2},
-        {"metric": "crows", "test": "crows-pairs", "subset": "all", "language": "en", "value": 55.6,
-         "ci_low": 53.2, "ci_high": 58.0, "n": 1508},
-        {"metric": "eurogest", "test": "eurogest", "subset": "g_s", "language": "el", "value": 1.2,
-         "ci_low": 1.1, "ci_high": 1.3, "n": 300}])
-    verdicts = pd.DataFrame({"measure": ["crows", "eurogest"], "language": ["en", "el"],
-                             "verdict": ["calibrated", "too liberal"], "basis": ["", ""]})
-    table = profile.profile_table({"a": tidy, "b": None}, verdicts)
-    assert table[["measure", "language", "verdict"]].values.tolist() == [
-        ["crows", "en", "calibrated"], ["crows", "ja", "not tested"], ["eurogest", "el", "too liberal"]]
-    assert profile.profile_table({"a": None}, verdicts).empty
-
-
 def test_bad_input_is_one_line(capsys):
     assert cli.main(["profile", "no-such-model"]) == 2
     assert "unknown model 'no-such-model'" in capsys.readouterr().err
@@ -78,8 +59,13 @@ def test_profile_of_a_planted_causal_lm_runs_and_leaves_nothing_tracked_changed(
                           cwd=REPO, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     text = (REPO / "results/profile/planted-causal/profile.md").read_text()
-    assert "| crows | kaneko2022 | all | ja |" in text and "not tested" in text
-    assert "| eurogest | eurogest | g_s | ru |" in text
+    assert "| CrowS-Pairs stereotype score (%) | kaneko2022 | ja |" in text and "not tested" in text
+    assert "| EuroGEST g_s | eurogest | ru |" in text
+    # the profile notebook ran on those records, its figure in its own run folder
+    report = REPO / "results/profile/planted-causal/report/18_profile__model-planted-causal"
+    assert (report / "executed.ipynb").is_file()
+    assert (report / "figures" / "profile_planted-causal.png").is_file()
+    assert "notebook results/profile/planted-causal/report/" in proc.stdout
     after = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
                            capture_output=True, text=True).stdout
     assert after == before

@@ -195,3 +195,25 @@ def test_a_run_keeps_its_figures_in_its_folder_and_rewrites_nothing_tracked(tmp_
     assert code == 0, capsys.readouterr().err
     assert (out / "figures" / "crows_planted-causal_planted.png").is_file()
     assert status() == before
+
+
+def test_a_run_that_skips_a_part_is_partial_and_says_which(tmp_path, capsys, monkeypatch):
+    """The reproduction part of notebook 05 reads seed 001's published scores: with no copy
+    of them (empty mirror and cache, downloads off) the notebook skips that part, and the run
+    says so, in its marker (``partial``, the part and why) and on screen, instead of ``ok``."""
+    monkeypatch.setenv("POLYBIAS_DATA_MIRROR", str(tmp_path / "empty-mirror"))
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("POLYBIAS_OFFLINE", "1")
+    (tmp_path / "empty-mirror").mkdir()
+    out = tmp_path / "crows"
+    code = cli.main(["run", "05_crows_pairs", "-p", "model=planted-causal", "-p", "n_pairs=20",
+                     "-p", "n_bootstrap=0", "-p", "reproduce=True", "--output", str(out)])
+    assert code == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    assert "ran in part (1 part skipped)" in printed
+    assert "skipped: the reproduction of seed 001's GPT-2 row: " in printed
+    marker = json.loads((out / "run.json").read_text())
+    assert marker["status"] == "partial"
+    assert list(marker["skipped_parts"]) == ["the reproduction of seed 001's GPT-2 row"]
+    assert "gamboa-gpt2-scores" in marker["skipped_parts"]["the reproduction of seed 001's GPT-2 row"]
+    assert "headline (" in printed  # the rest ran: its numbers are printed

@@ -398,7 +398,9 @@ def unavailable_note(names: list[str] | tuple[str, ...], part: str,
             reasons[name] = reason
     if not reasons:
         return None
-    return _note(reasons, part, registry if registry is not None else load_registry())
+    note = _note(reasons, part, registry if registry is not None else load_registry())
+    paths.note_skipped_part(part, note)  # a runner records the run as partial
+    return note
 
 
 def _note(reasons: dict[str, str], part: str, registry: dict[str, Source]) -> str:

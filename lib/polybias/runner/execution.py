@@ -32,6 +32,8 @@ MARKER = "run.json"
 EXECUTED = "executed.ipynb"
 FAILED = "failed.ipynb"
 PARTIAL = ".executing.ipynb"
+#: The file a run notes the parts its notebook skipped in (:func:`polybias.paths.note_skipped_part`).
+SKIPPED_PARTS = "skipped-parts.jsonl"
 DONE = "already done"
 """``reason`` of a run skipped because it finished before."""
 
@@ -337,6 +339,10 @@ def execute_locked(run: Any, root: Path, folder: Path,
     figures_before = os.environ.get(paths.FIGURES_ENV)
     if not run.executed:
         os.environ[paths.FIGURES_ENV] = str(folder / "figures")
+    # the parts the notebook skips (a source that cannot be had) are noted here: the run is
+    # then partial, not ok (paths.note_skipped_part, called by sources.unavailable_note)
+    skipped_file = folder / SKIPPED_PARTS
+    os.environ[paths.SKIPPED_PARTS_ENV] = str(skipped_file)
     try:
         nb = pm.execute_notebook(
             src, str(partial), parameters=params, kernel_name=run.kernel, cwd=str(root),
@@ -349,10 +355,13 @@ def execute_locked(run: Any, root: Path, folder: Path,
         return {"key": run.key, "status": "failed", "error": first_line(exc),
                 "notebook": os.path.relpath(failed, root) if failed.exists() else None}
     finally:
+        os.environ.pop(paths.SKIPPED_PARTS_ENV, None)
         if figures_before is None:
             os.environ.pop(paths.FIGURES_ENV, None)
         else:
             os.environ[paths.FIGURES_ENV] = figures_before
+    skipped = paths.skipped_parts(skipped_file)
+    lacking = {**run.lacking, **skipped}
     text = nbformat.writes(clean_notebook(nb, run.notebook, root))
     # the executed notebook stays under the partial name until the marker is written, so a
     # kill at any point leaves no executed notebook without its marker (the marker lists it,
@@ -360,22 +369,26 @@ def execute_locked(run: Any, root: Path, folder: Path,
     write_text_atomic(partial, text)
     outputs = output_digests(folder)
     outputs[EXECUTED] = outputs.pop(PARTIAL)
-    copy = run.executed if not run.lacking else None  # in part: the checked copy stays as it is
+    copy = run.executed if not lacking else None  # in part: the checked copy stays as it is
     marker = {"key": run.key, "notebook": run.notebook, "parameters": params,
-              "params_hash": digest, "status": "partial" if run.lacking else "ok",
+              "params_hash": digest, "status": "partial" if lacking else "ok",
               "executed": copy, "executed_sha256": outputs[EXECUTED] if copy else None,
               "outputs": outputs}
     if run.lacking:
         marker["lacking"] = dict(run.lacking)
+    if skipped:
+        marker["skipped_parts"] = skipped
     write_text_atomic(folder / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
     partial.replace(folder / EXECUTED)
     if copy:
         write_text_atomic(root / copy, text)
     outcome = {"key": run.key, "status": "ok", "seconds": time.perf_counter() - t0}
-    if getattr(run, "keep_records", False) and not run.lacking:
+    if getattr(run, "keep_records", False) and not lacking:
         keep_records(run, root, folder, outcome["seconds"], _children_cpu() - cpu0)
     if run.lacking:
         outcome["partial"] = dict(run.lacking)
+    if skipped:
+        outcome["skipped_parts"] = skipped
     return outcome
 
 

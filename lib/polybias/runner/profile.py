@@ -14,11 +14,13 @@ call runs only what is missing). Each entry's data sources are those the default
 declares for the same notebook, so a run whose files cannot be had is skipped with its
 reason.
 
-The profile (printed, and written to ``results/profile/<model>/profile.md``): the model's
-numbers, one row per measure, dataset and language, with interval and n, each beside the
-validity verdict of its measure in that language
-(:func:`polybias.studies.real_model_findings.validity_verdicts`), from the records of the
-runs that are done.
+The profile is notebook 18 (:mod:`polybias.studies.model_profile`), run last on the
+records of the profile's runs and of the default sweep's runs of the same model (those the
+default sweep has done, or kept under ``paper/records/``, are not run again): each measure's
+overall number per dataset and language, with interval and n, beside the validity verdict
+of its measure in that language and the released real checkpoints under the same measure,
+with a figure. Its table is printed and written to ``results/profile/<model>/profile.md``;
+its executed notebook and figure stay in its run folder under ``results/profile/<model>/``.
 """
 
 from __future__ import annotations
@@ -28,18 +30,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import yaml
 
 from polybias import models, paths
 from polybias.data.crowspairs import DATASETS
 from polybias.data.eurogest import NEUTRAL_LANGUAGES
 from polybias.files import write_text_atomic
-from polybias.results import report
-from polybias.results.table import read_results
-from polybias.runner import sweep, validity_eurogest
+from polybias.runner import sweep
 from polybias.runner.runs import SweepError, read_sweep
-from polybias.studies import real_model_findings as findings
 
 STEREOSET_LANGUAGES = ("en", "de", "fr", "es", "tr")
 PAIR_DATASETS = ("crows-pairs-revised", "crows-pairs-steinborn", "crows-pairs-dutch", "kaneko2022",
@@ -153,26 +151,24 @@ def done_elsewhere(config: Path, root: Path) -> dict[str, Path]:
     return out
 
 
-def profile_table(runs: dict[str, pd.DataFrame | None], verdicts: pd.DataFrame) -> pd.DataFrame:
-    """One row per measure, test, subset and language of the done runs' overall numbers
-    (CrowS-Pairs and StereoSet over all pairs or items, GEST per template, EuroGEST's g_s,
-    WEAT and SEAT per test), with interval and n, and the validity verdict of the measure in
-    that language (``not tested`` where the planted-model study has none)."""
-    frames = [f for f in runs.values() if f is not None]
-    columns = ["measure", "test", "subset", "language", "value", "ci_low", "ci_high", "n", "verdict"]
-    if not frames:
-        return pd.DataFrame(columns=columns)
-    tidy = pd.concat(frames, ignore_index=True)
-    keep = ((tidy.metric.isin(["crows", "stereoset"]) & tidy.subset.astype(str).str.endswith("all"))
-            | tidy.metric.isin(["gest", "eurogest", "weat", "seat", "jsd-b"]))
-    keep &= ~((tidy.metric == "jsd-b") & (tidy.subset != "all"))
-    rows = tidy[keep]
-    out = pd.DataFrame({"measure": rows.metric, "test": rows.test, "subset": rows.subset,
-                        "language": rows.language, "value": rows.value, "ci_low": rows.ci_low,
-                        "ci_high": rows.ci_high, "n": rows.n})
-    out["verdict"] = [findings.verdict_of(verdicts, m, lang) for m, lang in zip(out.measure, out.language,
-                                                                                  strict=True)]
-    return out.sort_values(["measure", "test", "language"]).reset_index(drop=True)[columns]
+def report_sweep(model: str, config: Path, folder: Path, root: Path) -> Path:
+    """Write the sweep of the profile's notebook (18_profile) into ``folder`` and return its
+    path: one run of ``model`` on the records of the default sweep and of ``config`` (the
+    profile's measures), its executed notebook, figure and table (``profile.md``) in
+    ``folder``."""
+    declared = _declared_sources(root / "configs" / "sweeps" / "default.yaml")
+    entry = {"notebook": "notebooks/18_profile.py", "section": f"profile/{folder.name}/report",
+             "grid": {"model": [model]},
+             "parameters": {"sweep_files": ["configs/sweeps/default.yaml",
+                                            config.relative_to(root).as_posix()], **COMMON},
+             "sources": declared.get("notebooks/18_profile.py", []),
+             "table_file": (folder / "profile.md").relative_to(root).as_posix()}
+    path = folder / "report.yaml"
+    write_text_atomic(path, "# polybias profile: the profile notebook of the model, written by "
+                      "polybias.runner.profile\n" + yaml.safe_dump(
+                          {"kernel": "polybias", "runs": [entry]}, sort_keys=False, width=100))
+    read_sweep(path)
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,17 +212,14 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = sweep.run_sweep(config, jobs=args.jobs, progress=False, only=",".join(todo)) \
         if todo else []
     failed = [o for o in outcomes if o["status"] == "failed"]
-    verdicts = findings.validity_verdicts(validity_eurogest.read_frame())
-    runs = sweep.run_records(config, lambda parameters: True)
-    for key, folder_done in elsewhere.items():  # the default sweep's records of the same runs
-        if runs.get(key) is None:
-            runs[key] = read_results(runs=[folder_done])
-    table = profile_table(runs, verdicts)
-    text = (f"**Profile of {name}** ({kind}): each measure's overall number per dataset and "
-            "language, with its 95 % interval and n, beside the measure's validity verdict there "
-            f"(not tested: no planted model in that language)\n\n{report.markdown_table(table, digits=3)}")
-    write_text_atomic(folder / "profile.md", text + "\n")
-    print(text)
+    report = report_sweep(name, config, folder, root)  # always redrawn: the records may have grown
+    shown = sweep.run_sweep(report, jobs=1, progress=False, force=True)
+    failed += [o for o in shown if o["status"] != "ok"]
+    table = folder / "profile.md"
+    if table.is_file():
+        print(table.read_text(encoding="utf-8"))
+    notebook = next((r.folder(root) / "executed.ipynb" for r in read_sweep(report)), None)
     print(f"polybias profile: {len(outcomes) - len(failed)} runs ok or done, {len(failed)} failed; "
-          f"profile {(folder / 'profile.md').relative_to(root)}")
+          f"profile {table.relative_to(root)}" + (f", notebook {notebook.relative_to(root)}"
+                                                  if notebook is not None and notebook.is_file() else ""))
     return 1 if failed else 0

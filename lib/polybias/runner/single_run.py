@@ -188,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         where = f" (see {folder / 'failed.ipynb'})" if outcome.get("notebook") else ""
         print(f"polybias run: {run.notebook} failed: {outcome['error']}{where}", file=sys.stderr)
         return 1
-    print(f"{run.notebook}: ok in {outcome['seconds']:.1f} s -> {folder}")
+    skipped = outcome.get("skipped_parts", {})
+    state = f"ran in part ({len(skipped)} part{'s' * (len(skipped) != 1)} skipped)" if skipped else "ok"
+    print(f"{run.notebook}: {state} in {outcome['seconds']:.1f} s -> {folder}")
+    for part, why in sorted(skipped.items()):
+        print(f"  skipped: {part}: {why}")
     print(headline(folder))
     return 0

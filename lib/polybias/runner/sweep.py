@@ -729,7 +729,7 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
         if counts["skipped"] > n_done:
             parts.append(f"{counts['skipped'] - n_done} not run")
         skipped += f" ({', '.join(parts)})"
-    in_part = [o for o in outcomes if o["status"] == "ok" and o.get("partial")]
+    in_part = [o for o in outcomes if o["status"] == "ok" and (o.get("partial") or o.get("skipped_parts"))]
     ran = f"{counts['ok']} ran" + (f" ({len(in_part)} in part)" if in_part else "")
     head = f"sweep: {ran}, {skipped}, {counts['failed']} failed"
     n_todo = sum(o["status"] == "todo" for o in outcomes)
@@ -740,8 +740,12 @@ def summary(outcomes: list[dict[str, Any]]) -> str:
         if o["status"] == "skipped" and o.get("reason", DONE) != DONE:
             lines.append(f"  SKIPPED {o['key']}: {_line(o['reason'])}")
     for o in in_part:
-        lines.append(f"  IN PART {o['key']}: {_lacking(o['partial'])}; the part that reads "
-                     f"{'them' if len(o['partial']) > 1 else 'it'} was skipped")
+        if o.get("partial"):
+            lines.append(f"  IN PART {o['key']}: {_lacking(o['partial'])}; the part that reads "
+                         f"{'them' if len(o['partial']) > 1 else 'it'} was skipped")
+        for part, why in sorted(o.get("skipped_parts", {}).items()):
+            if not o.get("partial"):  # a part the notebook skipped for a source the sweep did not declare
+                lines.append(f"  IN PART {o['key']}: {part} was skipped: {_line(why)}")
     for o in outcomes:
         if o["status"] == "failed":
             where = o.get("notebook") or "no notebook (the run did not start or its worker died)"

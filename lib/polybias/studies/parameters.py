@@ -830,6 +830,18 @@ NOTEBOOKS: dict[str, Notebook] = {
                                "paper/tables/real-model-findings.md; their summary goes beside it "
                                "(-summary.md)"),
     }),
+    "18_profile": Notebook({
+        "model": _free("the profiled model: a registered name, a model directory or a hub id, as "
+                       "its runs name it"),
+        "sweep_files": Parameter("sweeps whose done runs of the model give its numbers (their run "
+                                 "records, or the records kept under paper/records), e.g. "
+                                 "configs/sweeps/default.yaml and the sweep polybias profile wrote"),
+        "n_bootstrap": _integer("bootstrap resamples for the released checkpoints' intervals "
+                                "({range}; 0: none)"),
+        "seed": _integer("seed of those bootstraps ({range})"),
+        "output_dir": OUTPUT_DIR,
+        "table_file": _free(TABLE_FILE.format("profile_smollm2-135m-instruct-q4_1")),
+    }),
 }
 
 

@@ -26,7 +26,7 @@
 # records of their full-set runs (kept under `paper/records/`).
 
 # %% tags=["parameters"]
-model: str = "smollm2-135m-instruct-q4_1"  # the profiled model: a registered name, a model directory or a hub id, as its runs name it
+profiled: str = "smollm2-135m-instruct-q4_1"  # the profiled model: a registered name, a model directory or a hub id, as its runs name it (not `model`: this notebook scores nothing)
 sweep_files: list = ["configs/sweeps/default.yaml"]  # sweeps whose done runs of the model give its numbers (their run records, or the records kept under paper/records), e.g. configs/sweeps/default.yaml and the sweep polybias profile wrote
 n_bootstrap: int = 1000  # bootstrap resamples for the released checkpoints' intervals (at least 0; 0: none)
 seed: int = 0  # seed of those bootstraps (at least 0)
@@ -42,7 +42,7 @@ from polybias.studies import real_model_findings as findings
 from polybias.studies import real_models
 from polybias.studies.parameters import check_parameters
 
-check_parameters("18_profile", model=model, sweep_files=sweep_files, n_bootstrap=n_bootstrap,
+check_parameters("18_profile", profiled=profiled, sweep_files=sweep_files, n_bootstrap=n_bootstrap,
                  seed=seed)
 
 # %% [markdown]
@@ -55,7 +55,7 @@ check_parameters("18_profile", model=model, sweep_files=sweep_files, n_bootstrap
 root = paths.project_root()
 runs = {}
 for sweep_file in sweep_files:  # a run done in either sweep counts
-    for key, frame in sweep.run_records(root / sweep_file, study.full_run_of(model)).items():
+    for key, frame in sweep.run_records(root / sweep_file, study.full_run_of(profiled)).items():
         if runs.get(key) is None:
             runs[key] = frame
 verdicts = findings.validity_verdicts(validity_eurogest.read_frame())
@@ -64,10 +64,10 @@ reference = real_models.real_model_table(
     n_bootstrap=n_bootstrap, seed=seed,
     extra=real_models.embedded_rows(sweep.run_records(root / sweep_files[0], real_models.embedded_full_run),
                                     sweep_files[0]))
-references = study.reference_values(table, reference, exclude_source=study.own_source(model))
+references = study.reference_values(table, reference, exclude_source=study.own_source(profiled))
 table = study.with_reference(table, references)
 profile_text = study.profile_markdown(table)
-print(f"{model}: {sum(f is not None for f in runs.values())} of {len(runs)} runs done; "
+print(f"{profiled}: {sum(f is not None for f in runs.values())} of {len(runs)} runs done; "
       f"{len(table)} numbers in {table.language.nunique()} languages under "
       f"{table.measure.nunique()} measures")
 
@@ -89,12 +89,12 @@ report.show_table(profile_text)
 
 # %%
 if len(table):
-    study.profile_figure(table, references, f"{model}: each measure's value and 95 % interval",
-                         file=f"profile_{model}.png")
+    study.profile_figure(table, references, f"{profiled}: each measure's value and 95 % interval",
+                         file=f"profile_{profiled}.png")
 if table_file:
     report.write_table("\n\n".join([
-        f"**Profile of {model}**: per measure, the numbers and languages, and how many "
+        f"**Profile of {profiled}**: per measure, the numbers and languages, and how many "
         "numbers sit under each validity verdict", counts_text,
-        f"**Every number of {model}**, with its 95 % interval, n, the measure's validity verdict "
+        f"**Every number of {profiled}**, with its 95 % interval, n, the measure's validity verdict "
         "in that language and the released checkpoints under the same measure, dataset and "
         "language", profile_text]), table_file)

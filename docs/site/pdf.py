@@ -167,6 +167,10 @@ def _image(path: str, base: Path | None, notes: list[str] = ()) -> str:
             f"#set align(left)\n#set text(size: 9pt){body}]\n")
 
 
+#: The mark of a paragraph that is a list item (``- text`` in the Markdown)
+ITEM = "\x00item "
+
+
 def to_typst(markdown: str, base: Path | None = None) -> str:
     """Convert the manuscript's Markdown to Typst markup.
 
@@ -175,7 +179,8 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
     a ``**Table N.**`` caption stays with the table under it; a table with its notes is
     kept whole on a page when it is at most :data:`KEEP_WHOLE_CM` tall, else it breaks
     across pages with its header repeated (figures float: no page is left part empty); a
-    table of more than eight columns is set at 7 pt, others at 8 pt; the first ``Appendix`` heading starts a new
+    table of more than eight columns is set at 7 pt, others at 8 pt; a line opening with
+    ``- `` is a list item (its paragraph continues on the lines under it); the first ``Appendix`` heading starts a new
     page, after the references (else :func:`build` prints them at the end). ``base``: the folder the image paths are relative to.
 
     >>> print(to_typst("## A *b*\\n\\nSee {cite:p}`x2020` ({cite:author}`y`, {cite:year}`y`).\\n\\n| a | b |\\n|---|---|\\n| 1 | `2` |\\n"))
@@ -202,7 +207,9 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
             body = _inline(text[len("**Abstract.**"):].strip())
             out.append("#block(inset: (x: 1.2cm, y: 0.4em))[#set text(size: 9.5pt)\n"
                        f"#strong[Abstract.] {body}]\n")
-        elif re.match(r"^\*\*(Table|Figure) \d+\.\*\*", text):
+        elif text.startswith(ITEM):  # a list item
+            out.append(f"- {_inline(text[len(ITEM):].strip())}\n")
+        elif re.match(r"^\*\*(Table|Figure) S?\d+\.\*\*", text):
             out.append(f"#block(sticky: true)[#set text(size: 9pt)\n{_inline(text)}]\n")
         else:
             out.append(_inline(text) + "\n")
@@ -226,7 +233,7 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
             out.append(f"{'=' * len(heading[1])} {_inline(heading[2])}\n")
         elif image:
             flush()
-            i, notes = _notes(lines, i + 1, r"^\*\*Figure \d+\.\*\*|^\*Source:\*")
+            i, notes = _notes(lines, i + 1, r"^\*\*Figure S?\d+\.\*\*|^\*Source:\*")
             out.append(_image(image[2], base, [_inline(n) for n in notes]))
             continue
         elif line.lstrip().startswith("|"):
@@ -247,6 +254,9 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
             else:
                 out.append(table + "\n")
             continue
+        elif re.match(r"^[-*] ", line):  # a list item: a paragraph of its own
+            flush()
+            para.append(ITEM + line[2:].strip())
         else:
             para.append(line.strip())
         i += 1
@@ -272,13 +282,14 @@ def print_bibliography(bib: str) -> str:
     return "\n".join(entries) + "\n"
 
 
-def build(src: Path, out: Path) -> Path:
-    """Compile ``src/paper/manuscript.md`` of a staged tree (``stage.py``) into ``out``."""
+def build(src: Path, out: Path, document: str = "manuscript") -> Path:
+    """Compile ``src/paper/<document>.md`` of a staged tree (``stage.py``; the main text
+    ``manuscript`` or the ``supplement``) into ``out``."""
     import typst
 
-    md = src / "paper" / "manuscript.md"
+    md = src / "paper" / f"{document}.md"
     fonts = ", ".join(f'"{f}"' for f in FONTS)
-    typ = src / "paper" / "manuscript.typ"
+    typ = src / "paper" / f"{document}.typ"
     (src / "paper" / "references-print.bib").write_text(
         print_bibliography((src / "paper" / "references.bib").read_text(encoding="utf-8")),
         encoding="utf-8")
@@ -306,3 +317,5 @@ if __name__ == "__main__":
     staged = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "site-src"
     target = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "build" / "paper.pdf"
     print(f"wrote {build(staged, target)}")
+    supplement = target.with_name(f"{target.stem}-supplement{target.suffix}")
+    print(f"wrote {build(staged, supplement, 'supplement')}")

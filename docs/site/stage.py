@@ -5,7 +5,8 @@ one source directory. This script copies them into ``build/site-src`` keeping th
 repository layout, so that the relative links and images inside the pages still
 resolve:
 
-* ``paper/manuscript.md`` is rebuilt from ``paper/sections`` (``polybias.results.manuscript``),
+* ``paper/manuscript.md`` and ``paper/supplement.md`` are rebuilt from ``paper/main`` and
+  ``paper/sections`` (``polybias.results.manuscript``),
   so the site always matches the committed sections, tables and figures; its title block
   names the commit it is built from;
 * ``paper/executed/*.ipynb`` are copied (rendered with their stored outputs, never
@@ -88,8 +89,8 @@ def stage(out: Path) -> Path:
             text = text.replace(b"docs/peers\n", b"")  # written by `make peers`; optional
         _write(out / page.name, text)
     with tempfile.TemporaryDirectory() as tmp:
-        built = manuscript.build_manuscript(output=Path(tmp) / "manuscript.md", stamp=_stamp())
-        _copy(built, out / "paper" / "manuscript.md")
+        for built in manuscript.build_paper(Path(tmp), stamp=_stamp()):  # main text, supplement
+            _copy(built, out / "paper" / built.name)
     _copy(ROOT / "paper" / "references.bib", out / "paper" / "references.bib")
     for nb in sorted((ROOT / "paper" / "executed").glob("*.ipynb")):
         _notebook(nb, out / "paper" / "executed" / nb.name)

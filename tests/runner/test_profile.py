@@ -62,7 +62,7 @@ def test_profile_of_a_planted_causal_lm_runs_and_leaves_nothing_tracked_changed(
     assert "| CrowS-Pairs stereotype score (%) | kaneko2022 | ja |" in text and "not tested" in text
     assert "| EuroGEST g_s | eurogest | ru |" in text
     # the profile notebook ran on those records, its figure in its own run folder
-    report = REPO / "results/profile/planted-causal/report/18_profile__model-planted-causal"
+    report = REPO / "results/profile/planted-causal/report/18_profile__profiled-planted-causal"
     assert (report / "executed.ipynb").is_file()
     assert (report / "figures" / "profile_planted-causal.png").is_file()
     assert "notebook results/profile/planted-causal/report/" in proc.stdout

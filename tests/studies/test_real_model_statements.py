@@ -1,5 +1,6 @@
-"""Section 17's statements about the embedded real models hold in their kept records
-(paper/records): every number the prose gives is recomputed here and looked up in the text."""
+"""The main text's statements about the embedded real models (its section 5 and abstract) hold in
+their kept records (paper/records): every number the prose gives is recomputed here and looked up
+in the text."""
 
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from polybias.studies import real_model_findings as findings
 from polybias.studies import real_models as study
 
 REPO = Path(__file__).resolve().parents[2]
-TEXT = (REPO / "paper/sections/17_real_models.md").read_text(encoding="utf-8")
+TEXT = (REPO / "paper/main/e_real_models.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +89,8 @@ def test_gest_crows_and_stereoset(tables):
 
 
 def test_the_abstract_states_the_same_findings(tables):
-    abstract = " ".join((REPO / "paper/sections/00_introduction.md").read_text(encoding="utf-8")
-                        .split("## Introduction")[0].split())
+    abstract = " ".join((REPO / "paper/main/a_introduction.md").read_text(encoding="utf-8")
+                        .split("## 1. Introduction")[0].split())
     measured = findings.languages_measured(tables["tidy"])
     gemma = tables["eurogest"][tables["eurogest"].model == study.GEMMA]
     strongest = tables["strongest"].set_index("gender")

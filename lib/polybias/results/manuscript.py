@@ -222,6 +222,51 @@ def _blocks(text: str) -> list[tuple[str, str]]:
     return [(k, "\n".join(lines).strip("\n")) for k, lines in out if "".join(lines).strip()]
 
 
+#: A table directive's file: ``file.md``, one of its tables ``file.md#N`` (from 1), reduced
+#: to some of its columns ``file.md#N[a, b]`` and to the rows with given values
+#: ``file.md#N[a, b](c=x, d=y)`` (the filter's columns need not be kept)
+TABLE_PICK = re.compile(r"^(?P<file>[^#\[\]]+?)(?:#(?P<block>\d+)(?:\[(?P<columns>[^\]]+)\])?"
+                        r"(?:\((?P<rows>[^)]+)\))?)?$")
+
+
+def _columns(text: str, names: list[str], where: str) -> str:
+    """The pipe table ``text`` reduced to the columns ``names``, in that order.
+
+    >>> print(_columns("| a | b | c |\n|---|---|---|\n| 1 | 2 | 3 |", ["c", "a"], "s"))
+    | c | a |
+    |---|---|
+    | 3 | 1 |
+    """
+    header, rows = _table_rows(text)
+    missing = [n for n in names if n not in header]
+    if missing:
+        raise ManuscriptError(f"{where} has no column {', '.join(map(repr, missing))} "
+                              f"(columns: {', '.join(header)})")
+    keep = [header.index(n) for n in names]
+    return _pipe(names, [[r[i] for i in keep] for r in rows])
+
+
+def _rows(text: str, spec: str, where: str) -> str:
+    """The rows of the pipe table ``text`` whose cells equal the ``column=value`` pairs of
+    ``spec`` (comma-separated); none left is an error.
+
+    >>> print(_rows("| a | b |\n|---|---|\n| 1 | x |\n| 2 | y |", "b=y", "s"))
+    | a | b |
+    |---|---|
+    | 2 | y |
+    """
+    header, rows = _table_rows(text)
+    for item in (i.strip() for i in spec.split(",")):
+        column, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or column not in header:
+            raise ManuscriptError(f"{where}: row filter {item!r} is not column=value of a column "
+                                  f"(columns: {', '.join(header)})")
+        rows = [r for r in rows if r[header.index(column)] == value]
+    if not rows:
+        raise ManuscriptError(f"{where}: no row has {spec}")
+    return _pipe(header, rows)
+
+
 def _cells(row: str) -> list[str]:
     return [c.strip() for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
 
@@ -278,7 +323,20 @@ class Numbering:
     """Numbers of tables and figures across a manuscript, and the long tables that go to
     the appendix of long tables (``move_long``; else they stay where they are)."""
 
-    def __init__(self, move_long: bool = False, long_tables: str = f"Appendix A. {LONG_TABLES}"):
+    def __init__(self, move_long: bool = False, long_tables: str = f"Appendix A. {LONG_TABLES}",
+                 prefix: str = "", external: Numbering | None = None, strict: bool = False):
+        #: printed before every number ("S": the supplement's Table S1, Figure S1)
+        self.prefix = prefix
+        #: another document's numbering whose labels this text may cite (the main text: the
+        #: supplement's), and the labels of it cited, per section
+        self.external = external
+        self.cited: dict[str, list[str]] = {}
+        #: the main text: a table that does not fit the page is an error, not a long table
+        self.strict = strict
+        #: the *Source* note of each table or figure file, as its section wrote it
+        self.notes: dict[str, str] = {}
+        #: the caption of each label's table or figure
+        self.captions: dict[str, str] = {}
         self.tables = 0
         self.long_tables = long_tables  # the heading of the appendix of long tables
         self.figures = 0
@@ -304,10 +362,10 @@ class Numbering:
         if not label.startswith(prefix + ":"):
             raise ManuscriptError(f"{where}: label {label!r} of a {kind.lower()} must start "
                                   f"with {prefix!r}:")
-        if label in self.labels:
-            raise ManuscriptError(f"{where}: label {label!r} is defined twice (first in "
-                                  f"{self.labels[label][2]})")
-        self.labels[label] = (kind, list(numbers), where)
+        if label in self.labels or (self.external is not None and label in self.external.labels):
+            first = (self.labels.get(label) or self.external.labels[label])[2]
+            raise ManuscriptError(f"{where}: label {label!r} is defined twice (first in {first})")
+        self.labels[label] = (kind, [f"{self.prefix}{n}" for n in numbers], where)
 
     def resolve(self, text: str, where: str) -> str:
         """Replace every ``@tab:name`` / ``@fig:name`` of ``text`` by "Table N" / "Figure N"
@@ -324,11 +382,17 @@ class Numbering:
         """
         def number(match: re.Match) -> str:
             label = match[1]
-            if label not in self.labels:
+            if label in self.labels:
+                self.referenced.add(label)
+                kind, numbers, _ = self.labels[label]
+            elif self.external is not None and label in self.external.labels:
+                kind, numbers, _ = self.external.labels[label]
+                cited = self.cited.setdefault(where, [])
+                if label not in cited:
+                    cited.append(label)
+            else:
                 raise ManuscriptError(f"{where}: @{label} refers to no table or figure (labels "
                                       f"are set with {{#{label}}} at the end of a directive)")
-            self.referenced.add(label)
-            kind, numbers, _ = self.labels[label]
             if len(numbers) == 1:
                 return f"{kind} {numbers[0]}"
             return f"{kind}s {numbers[0]}–{numbers[-1]}"
@@ -338,7 +402,7 @@ class Numbering:
     def unreferenced(self) -> list[str]:
         """The tables and figures of the main text no reference names ("Table 4", ...),
         after :meth:`resolve` has seen the whole text."""
-        return [f"{kind} {n}" for kind, n, label in self.main if label not in self.referenced]
+        return [f"{kind} {self.prefix}{n}" for kind, n, label in self.main if label not in self.referenced]
 
     def table(self, text: str, caption: str, source: str, appendix: bool = False) -> str:
         """Markdown of the tables of one directive's ``text``, numbered and captioned,
@@ -361,7 +425,13 @@ class Numbering:
             title = f"{title}: {'; '.join(pending)}" if pending else title
             pending = []
             table, note, fits = fit_table(block)
-            head = f"**Table {self.tables}.** {title}"
+            if self.strict and not fits and not appendix:
+                rows, columns = len(table.splitlines()) - 2, len(_cells(table.splitlines()[0]))
+                raise ManuscriptError(
+                    f"table {self.tables} ({caption}) has {rows} rows × {columns} columns: more than "
+                    f"the main text prints ({MAX_ROWS} rows, {MAX_COLUMNS} columns, {MAX_WIDTH} "
+                    "characters); choose one of its tables (file.md#N) or cite it in the supplement")
+            head = f"**Table {self.prefix}{self.tables}.** {title}"
             body = (f"\n{table}\n" + (f"\n*Note:* {note}\n" if note else "")
                     + (f"\n{source}" if source else ""))
             if appendix or not self.move_long or (first and fits):
@@ -375,8 +445,9 @@ class Numbering:
                 self.appendix.append(f"{head}\n{body}")
         self._seen = False
         if moved:
-            span = (f"Table {moved[0]} — more of {caption} — is" if len(moved) == 1
-                    else f"Tables {moved[0]}–{moved[-1]} — more of {caption} — are")
+            first_moved, last_moved = f"{self.prefix}{moved[0]}", f"{self.prefix}{moved[-1]}"
+            span = (f"Table {first_moved} — more of {caption} — is" if len(moved) == 1
+                    else f"Tables {first_moved}–{last_moved} — more of {caption} — are")
             out.append(f"*{span} printed in {pointer}.*\n")
         out += [p + "\n" for p in pending]
         return "\n".join(out)
@@ -384,7 +455,7 @@ class Numbering:
     def figure(self, path: str, caption: str, source: str = "") -> str:
         """A numbered figure that links to its full-size file, its caption under it."""
         self.figures += 1
-        return (f"[![{caption}]({path})]({path})\n\n**Figure {self.figures}.** {caption}\n"
+        return (f"[![{caption}]({path})]({path})\n\n**Figure {self.prefix}{self.figures}.** {caption}\n"
                 + (f"\n{source}" if source else ""))
 
 
@@ -479,13 +550,32 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
         tables, figures_before = numbering.tables, numbering.figures
         if kind == "table":
             name, _, caption = (part.strip() for part in spec.partition("|"))
+            picked = TABLE_PICK.match(name)
+            if picked is None:
+                raise ManuscriptError(f"{where}: table {name!r} is not file.md, file.md#N or "
+                                      "file.md#N[column, ...]")
+            name, block, columns = picked["file"], picked["block"], picked["columns"]
             file = paths.paper_dir() / "tables" / name
             if not file.is_file():
                 raise ManuscriptError(f"{where}: table paper/tables/{name} does not exist "
                                       "(run make reproduce)")
-            note = source_note(name, Path(where).name)
-            out.append(numbering.table(file.read_text(encoding="utf-8"),
-                                       caption or f"`{Path(name).stem}`", note, appendix))
+            content = file.read_text(encoding="utf-8")
+            if block:  # one table of the file: file.md#N, the N-th (from 1)
+                found = [b for k, b in _blocks(content) if k == "table"]
+                if not 1 <= int(block) <= len(found):
+                    raise ManuscriptError(f"{where}: table {name}#{block}: paper/tables/{name} "
+                                          f"holds tables 1 to {len(found)}")
+                content = found[int(block) - 1]
+            if picked["rows"]:  # reduced to the rows the finding reads
+                content = _rows(content, picked["rows"], f"{where}: table {name}#{block}")
+            if columns:  # ... and to its columns
+                content = _columns(content, [c.strip() for c in columns.split(",")],
+                                   f"{where}: table {name}#{block}")
+            note = _note(numbering, name, where)
+            try:
+                out.append(numbering.table(content, caption or f"`{Path(name).stem}`", note, appendix))
+            except ManuscriptError as exc:  # too long for the main text
+                raise ManuscriptError(f"{where}: {exc}") from None
         elif kind == "figure":
             name, _, caption = (part.strip() for part in spec.partition("|"))
             if not (paths.figures_dir() / name).is_file():
@@ -496,7 +586,7 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
                 of = f" (part {k} of {len(parts)})" if len(parts) > 1 else ""
                 out.append(("\n" if k > 1 else "") + numbering.figure(
                     f"{figures_prefix}{part}", f"{caption or name}{of}",
-                    source_note(part, Path(where).name)))
+                    _note(numbering, part, where)))
         elif kind == "records":
             spec, _, caption = (part.strip() for part in spec.partition("||"))
             table, default, figures = _records_table(spec, where, export_prefix)
@@ -511,6 +601,8 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
             table, default = _reported_table(spec, where)
             caption = caption or default
             out.append(numbering.table(table, caption, "", appendix))
+        if label:  # what the label's item holds, for the index to the supplement
+            numbering.captions[label] = _plain(locals().get("caption") or "") or kind
         new_tables = list(range(tables + 1, numbering.tables + 1))
         new_figures = list(range(figures_before + 1, numbering.figures + 1))
         if kind == "figure":
@@ -521,6 +613,17 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
                 numbering.define(label and "fig:" + label.split(":", 1)[1], "Figure",
                                  new_figures, where, main=not appendix)
     return "".join(out)
+
+
+def _note(numbering: Numbering, file: str, where: str) -> str:
+    """The *Source* note of a table or figure ``file`` in section ``where``
+    (:func:`source_note`); in a text without notebook sections (the main text), the note the
+    supplement's section gave the same file. Remembered in ``numbering.notes``."""
+    note = source_note(file, Path(where).name)
+    if not note and numbering.external is not None:
+        note = numbering.external.notes.get(file, "")
+    numbering.notes.setdefault(file, note)
+    return note
 
 
 def figure_parts(name: str, folder: Path | None = None) -> list[str]:
@@ -549,12 +652,16 @@ def title_block(title: str, stamp: str = "") -> str:
     return f"# {title}\n\n{' · '.join(parts)}\n"
 
 
-def assemble(sections: str | Path | None = None, stamp: str = "") -> tuple[str, Numbering]:
-    """The manuscript's text from ``sections/*.md`` (name order; default ``paper/sections``):
-    directives rendered, tables and figures numbered, references resolved, the long
-    tables in their appendix at the end, citations that would double their parentheses
-    respelt (:func:`citations`), and a title block from the first ``#`` heading
-    (``stamp``: a commit and date to print in it); and its :class:`Numbering`."""
+def assemble(sections: str | Path | None = None, stamp: str = "", prefix: str = "",
+             external: Numbering | None = None, strict: bool = False) -> tuple[str, Numbering]:
+    """A document's text from ``sections/*.md`` (name order; default ``paper/sections``):
+    directives rendered, tables and figures numbered (``prefix`` before each number: "S" in
+    the supplement), references resolved (to the labels of ``external`` too: the main text
+    cites the supplement's), the long tables in their appendix at the end (``strict``, the
+    main text: a table too long for the page is an error instead), citations that would
+    double their parentheses respelt (:func:`citations`), and a title block from the first
+    ``#`` heading (``stamp``: a commit and date to print in it); and its :class:`Numbering`.
+    A text citing ``external`` ends with an index of what each of its sections cites there."""
     sections = Path(sections) if sections else paths.paper_dir() / "sections"
     files = sorted(sections.glob("*.md"))
     if not files:
@@ -562,23 +669,61 @@ def assemble(sections: str | Path | None = None, stamp: str = "") -> tuple[str, 
     texts = [f.read_text(encoding="utf-8") for f in files]
     letters = re.findall(r"(?m)^## Appendix ([A-Z])\.", "\n".join(texts))
     letter = chr(ord(max(letters)) + 1) if letters else "A"
-    numbering = Numbering(move_long=True, long_tables=f"Appendix {letter}. {LONG_TABLES}")
-    numbering.labels["app:long"] = ("Appendix", [letter], "the manuscript")
-    parts = [render_section(text, where=f"sections/{f.name}", numbering=numbering)
-             for text, f in zip(texts, files, strict=True)]
-    parts = [citations(numbering.resolve(part, f"sections/{f.name}"))
-             for part, f in zip(parts, files, strict=True)]
+    numbering = Numbering(move_long=True, long_tables=f"Appendix {prefix}{letter}. {LONG_TABLES}",
+                          prefix=prefix, external=external, strict=strict)
+    numbering.labels["app:long"] = ("Appendix", [f"{prefix}{letter}"], "the manuscript")
+    where = [f"{sections.name}/{f.name}" for f in files]
+    parts = [render_section(text, where=w, numbering=numbering)
+             for text, w in zip(texts, where, strict=True)]
+    parts = [citations(numbering.resolve(part, w)) for part, w in zip(parts, where, strict=True)]
     if numbering.appendix:
         parts.append(numbering.resolve(
             f"## {numbering.long_tables}\n\nThe tables of the sections above that are longer "
             f"than {MAX_ROWS} rows or wider than the page ({MAX_COLUMNS} columns, "
             f"{MAX_WIDTH} characters), in the order of the text.\n\n"
             + "\n".join(numbering.appendix), numbering.long_tables))
+    if numbering.cited:
+        parts.append(supplement_index(numbering, texts, where))
     text = "\n\n".join(p.strip("\n") for p in parts) + "\n"
     title = re.search(r"^# (.+)$", text, flags=re.M)
     if title:
         text = text[:title.start()] + title_block(title[1], stamp).rstrip("\n") + text[title.end():]
     return text, numbering
+
+
+def supplement_index(numbering: Numbering, texts: list[str], where: list[str]) -> str:
+    """The index from the main text to the supplement: per section of the main text (its
+    ``##`` heading), the supplement's tables and figures it cites, with their captions' first
+    words and the supplement's section that holds them."""
+    lines = ["## Index to the supplement", "",
+             "Each claim of a section above rests on the supplement's tables and figures it "
+             "cites; here they are, section by section, with where they stand in the supplement."]
+    for text, w in zip(texts, where, strict=True):
+        cited = numbering.cited.get(w)
+        if not cited:
+            continue
+        heading = re.search(r"(?m)^## (.+)$", text)
+        lines += ["", f"**{heading[1] if heading else w}**", ""]
+        for label in cited:
+            kind, numbers, defined = numbering.external.labels[label]
+            span = numbers[0] if len(numbers) == 1 else f"{numbers[0]}–{numbers[-1]}"
+            kind = kind if len(numbers) == 1 else f"{kind}s"
+            caption = numbering.external.captions.get(label, "")
+            caption = caption if len(caption) <= 100 else caption[:caption.rfind(" ", 0, 100)] + " …"
+            lines.append(f"- {kind} {span} ({_section_title(defined)}): {caption}")
+    return "\n".join(lines) + "\n"
+
+
+def _section_title(where: str) -> str:
+    """The ``##`` heading of the supplement's section file ``where`` (``sections/NN_x.md``)."""
+    path = paths.paper_dir() / where
+    try:
+        match = re.search(r"(?m)^## (.+)$", path.read_text(encoding="utf-8"))
+    except OSError:
+        match = None
+    if match is None:
+        return where
+    return match[1].split(". ")[0] if match[1].startswith("Appendix") else f"section {match[1].split('. ')[0]}"
 
 
 def unreferenced(sections: str | Path | None = None) -> list[str]:
@@ -587,29 +732,53 @@ def unreferenced(sections: str | Path | None = None) -> list[str]:
     return assemble(sections)[1].unreferenced()
 
 
+#: The heading-free note written at the head of a generated document.
+GENERATED = ("<!-- Generated by `make paper` from paper/main, paper/sections, paper/tables, "
+             "paper/export, paper/reported and figures/. Do not edit. -->\n\n")
+
+
 def build_manuscript(sections: str | Path | None = None, output: str | Path | None = None,
                      stamp: str = "") -> Path:
-    """Write the manuscript (:func:`assemble`) to ``output`` (default
-    ``paper/manuscript.md``). Returns the output path."""
-    output = Path(output) if output else paths.paper_dir() / "manuscript.md"
-    text, _ = assemble(sections, stamp)
-    head = ("<!-- Generated by `make paper` from paper/sections, paper/tables, "
-            "paper/export, paper/reported and figures/. Do not edit. -->\n\n")
-    return write_text_atomic(output, head + text)
+    """Write one document assembled from ``sections`` (:func:`assemble`) to ``output``
+    (default: the supplement from ``paper/sections`` to ``paper/supplement.md``, numbered
+    S1, S2, ... when ``sections`` is not given). Returns the output path."""
+    if sections is None:
+        output = Path(output) if output else paths.paper_dir() / "supplement.md"
+        text, _ = assemble(paths.paper_dir() / "sections", stamp, prefix="S")
+    else:
+        output = Path(output) if output else paths.paper_dir() / "manuscript.md"
+        text, _ = assemble(sections, stamp)
+    return write_text_atomic(output, GENERATED + text)
+
+
+def build_paper(folder: str | Path | None = None, stamp: str = "") -> tuple[Path, Path]:
+    """Write the paper: the findings-first main text from ``paper/main`` (tables and figures
+    1, 2, ...; each table short enough for the page) to ``manuscript.md`` and the supplement
+    from ``paper/sections`` (S1, S2, ...; every per-study, per-language and per-model table)
+    to ``supplement.md``, both in ``folder`` (default ``paper/``). The main text cites the
+    supplement's tables and figures by label and ends with an index to them. Nothing is
+    written when either fails. Returns both paths."""
+    folder = Path(folder) if folder else paths.paper_dir()
+    supplement, numbering = assemble(paths.paper_dir() / "sections", stamp, prefix="S")
+    main_text, main_numbering = assemble(paths.paper_dir() / "main", stamp, external=numbering,
+                                         strict=True)
+    missing = main_numbering.unreferenced() + numbering.unreferenced()
+    if missing:
+        raise ManuscriptError(f"the text never refers to {', '.join(missing)}")
+    return (write_text_atomic(folder / "manuscript.md", GENERATED + main_text),
+            write_text_atomic(folder / "supplement.md", GENERATED + supplement))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
-        path = build_manuscript(*args[:2])
-        missing = unreferenced(*args[:1])
+        written = build_paper(*args[:1])
     except ManuscriptError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    if missing:
-        print(f"warning: the text never refers to {', '.join(missing)}", file=sys.stderr)
     root = paths.project_root()
-    print(f"wrote {path.relative_to(root) if path.is_relative_to(root) else path}")
+    for path in written:
+        print(f"wrote {path.relative_to(root) if path.is_relative_to(root) else path}")
     return 0
 
 

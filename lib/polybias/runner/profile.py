@@ -158,7 +158,7 @@ def report_sweep(model: str, config: Path, folder: Path, root: Path) -> Path:
     ``folder``."""
     declared = _declared_sources(root / "configs" / "sweeps" / "default.yaml")
     entry = {"notebook": "notebooks/18_profile.py", "section": f"profile/{folder.name}/report",
-             "grid": {"model": [model]},
+             "grid": {"profiled": [model]},
              "parameters": {"sweep_files": ["configs/sweeps/default.yaml",
                                             config.relative_to(root).as_posix()], **COMMON},
              "sources": declared.get("notebooks/18_profile.py", []),

@@ -238,54 +238,74 @@ def profile_markdown(table: pd.DataFrame, digits: int = 3) -> str:
     return "\n".join(lines)
 
 
+def _draw_measure(ax, rows: pd.DataFrame, references: pd.DataFrame, measure: str, seen: set) -> None:
+    """One measure's panel of :func:`profile_figure`."""
+    verdict_styles = {"calibrated": ("o", 0), "too liberal": ("X", 3), "undecided": ("s", 1),
+                      "not tested": ("D", 8)}
+    colour = [*plots.colours(8), "0.1"]  # not tested: near black, apart from the grey checkpoints
+    labels = [row.language if measure == "eurogest" else f"{row.test} ({row.language})"
+              for row in rows.itertuples(index=False)]
+    y = np.arange(len(rows))[::-1]
+    for pos, row in zip(y, rows.itertuples(index=False), strict=True):
+        refs = references[(references.measure == measure) & (references.test == row.test)
+                          & (references.language == row.language)].value
+        ax.scatter(refs, [pos] * len(refs), s=10, color="0.65", zorder=1,
+                   label="released checkpoints" if "ref" not in seen and len(refs) else None)
+        if len(refs):
+            seen.add("ref")
+        marker, c = verdict_styles.get(row.verdict, ("o", 0))
+        ax.errorbar(row.value, pos, xerr=[[row.value - row.ci_low], [row.ci_high - row.value]],
+                    fmt=marker, color=colour[c], ms=4, capsize=2, zorder=2,
+                    label=f"model: {row.verdict}" if row.verdict not in seen else None)
+        seen.add(row.verdict)
+    ax.axvline(NEUTRAL[measure], color="0.3", lw=0.8, ls="--")
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel(LABELS[measure], fontsize=8)
+    ax.tick_params(axis="x", labelsize=7)
+
+
 def profile_figure(table: pd.DataFrame, references: pd.DataFrame, title: str,
                    file: str | None = None):
     """One panel per measure: the model's value per dataset (or template) and language with its
     95 % interval (marker by verdict), the released checkpoints under the same measure as grey
-    dots, and the no-bias value as a line. Saved as ``figures/<file>`` when ``file`` is given."""
+    dots, and the no-bias value as a dashed line. A measure with many languages (EuroGEST)
+    takes a column of its own on the right, so that the figure prints at the page's size.
+    Saved as ``figures/<file>`` when ``file`` is given."""
     plt = plots.pyplot()
     measures = [m for m in LABELS if m in set(table.measure)]
     if not measures:
         raise ValueError("the profile has no row to draw")
-    heights = [max(1.0, 0.22 * (table.measure == m).sum() + 0.6) for m in measures]
-    fig, axes = plt.subplots(len(measures), 1, figsize=(6.5, sum(heights) + 0.8),
-                             gridspec_kw={"height_ratios": heights}, squeeze=False)
-    verdict_styles = {"calibrated": ("o", 0), "too liberal": ("X", 3), "undecided": ("s", 1),
-                      "not tested": ("D", 8)}
-    colour = [*plots.colours(8), "0.1"]  # not tested: near black, apart from the grey checkpoints
-    seen = set()
-    for ax, measure in zip(axes[:, 0], measures, strict=True):
-        rows = table[table.measure == measure].reset_index(drop=True)
-        labels = [row.language if row.measure == "eurogest" else f"{row.test} ({row.language})"
-                  for row in rows.itertuples(index=False)]
-        y = np.arange(len(rows))[::-1]
-        for pos, row in zip(y, rows.itertuples(index=False), strict=True):
-            refs = references[(references.measure == measure) & (references.test == row.test)
-                              & (references.language == row.language)].value
-            ax.scatter(refs, [pos] * len(refs), s=10, color="0.65", zorder=1,
-                       label="released checkpoints" if "ref" not in seen and len(refs) else None)
-            if len(refs):
-                seen.add("ref")
-            marker, c = verdict_styles.get(row.verdict, ("o", 0))
-            ax.errorbar(row.value, pos, xerr=[[row.value - row.ci_low], [row.ci_high - row.value]],
-                        fmt=marker, color=colour[c], ms=5, capsize=2, zorder=2,
-                        label=f"model: {row.verdict}" if row.verdict not in seen else None)
-            seen.add(row.verdict)
-        ax.axvline(NEUTRAL[measure], color="0.3", lw=0.8, ls="--")
-        ax.set_yticks(y)
-        ax.set_yticklabels(labels, fontsize=7)
-        ax.set_ylim(-0.7, len(rows) - 0.3)
-        ax.set_xlabel(LABELS[measure], fontsize=8)
-        ax.tick_params(axis="x", labelsize=7)
+    counts = {m: int((table.measure == m).sum()) for m in measures}
+    tall = [m for m in measures if counts[m] > 12]
+    short = [m for m in measures if m not in tall]
+    columns = [c for c in (short, tall) if c]
+    height = max(max(sum(0.22 * counts[m] + 0.75 for m in col) for col in columns), 2.5)
+    height += 0.3 if len(columns) == 1 else 0  # a second line of the legend
+    fig = plt.figure(figsize=(3.4 * len(columns) + 0.4, height + 0.7))  # 1.5 in for the labels
+    grid = fig.add_gridspec(1, len(columns), wspace=0.3)
+    axes = []
+    for k, col in enumerate(columns):
+        inner = grid[0, k].subgridspec(len(col), 1, height_ratios=[0.22 * counts[m] + 0.3 for m in col],
+                                       hspace=0.9)
+        axes += [(fig.add_subplot(inner[j, 0]), m) for j, m in enumerate(col)]
+    seen: set = set()
+    for ax, measure in axes:
+        _draw_measure(ax, table[table.measure == measure].reset_index(drop=True), references, measure, seen)
     fig.suptitle(title, fontsize=9)
     handles, names = [], []
-    for ax in axes[:, 0]:
+    for ax, _ in axes:
         for h, n in zip(*ax.get_legend_handles_labels(), strict=True):
             if n not in names:
                 handles.append(h)
                 names.append(n)
-    fig.legend(handles, names, loc="lower center", ncol=min(len(names), 3), fontsize=7, frameon=False)
-    from matplotlib.layout_engine import TightLayoutEngine  # lazy: figures only
+    ncol = min(len(names), 3 if len(columns) > 1 else 2)
+    fig.legend(handles, names, loc="lower center", ncol=ncol, fontsize=7, frameon=False)
+    legend_rows = -(-len(names) // ncol)
+    fig.subplots_adjust(left=1.5 / (3.4 * len(columns) + 0.4), right=0.97, top=1 - 0.5 / (height + 0.7),
+                        bottom=(0.5 + 0.16 * legend_rows) / (height + 0.7))
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine  # lazy: figures only
 
-    fig.set_layout_engine(TightLayoutEngine(rect=(0, 0.05, 1, 0.97)))  # room for the legend
+    fig.set_layout_engine(PlaceHolderLayoutEngine(adjust_compatible=True, colorbar_gridspec=True))
     return plots.finish_figure(fig, file)

@@ -831,8 +831,8 @@ NOTEBOOKS: dict[str, Notebook] = {
                                "(-summary.md)"),
     }),
     "18_profile": Notebook({
-        "model": _free("the profiled model: a registered name, a model directory or a hub id, as "
-                       "its runs name it"),
+        "profiled": _free("the profiled model: a registered name, a model directory or a hub id, as "
+                          "its runs name it (not `model`: this notebook scores nothing)"),
         "sweep_files": Parameter("sweeps whose done runs of the model give its numbers (their run "
                                  "records, or the records kept under paper/records), e.g. "
                                  "configs/sweeps/default.yaml and the sweep polybias profile wrote"),

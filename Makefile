@@ -59,7 +59,7 @@ reproduce: env ## run the embedded-default sweep (records, executed notebooks, t
 	  $(VENV)/bin/polybias profile $$model || status=$$?; done; \
 	$(PY) -m polybias.results.manuscript; exit $$status
 
-paper: env ## assemble paper/manuscript.md from paper/sections, tables, reported values and figures
+paper: env ## assemble the main text (paper/main -> paper/manuscript.md) and its supplement (paper/sections -> paper/supplement.md) from tables, reported values and figures
 	$(PY) -m polybias.results.manuscript
 
 # Tests run in TEST_JOBS processes (pytest-xdist; one file per process at a time).
@@ -188,7 +188,7 @@ site: env $(DOCS_VENV)/.installed ## the website: manuscript, executed notebooks
 	PYTHONPATH=lib $(SPHINX) -b html -c docs/site -W --keep-going -q -j 2 build/site-src build/site
 	@echo "open build/site/index.html"
 
-pdf: env $(DOCS_VENV)/.installed ## the manuscript as a PDF through Typst (Noto fonts for Bangla, Devanagari, Greek, Persian, CJK) -> build/paper.pdf
+pdf: env $(DOCS_VENV)/.installed ## the main text and the supplement as PDFs through Typst (Noto fonts for Bangla, Devanagari, Greek, Persian, CJK) -> build/paper.pdf, build/paper-supplement.pdf
 	PYTHONPATH=lib $(PY) docs/site/stage.py build/site-src
 	$(DOCS_VENV)/bin/python docs/site/pdf.py build/site-src build/paper.pdf
 

@@ -114,11 +114,12 @@ def test_no_sections_is_an_error(tmp_path):
 
 
 def test_committed_manuscript_is_built_from_the_current_sections(tmp_path):
-    committed = paths.paper_dir() / "manuscript.md"
-    if not committed.is_file():
-        pytest.skip("paper/manuscript.md not built yet (make paper)")
-    fresh = manuscript.build_manuscript(output=tmp_path / "manuscript.md")
-    assert fresh.read_text() == committed.read_text(), "paper/manuscript.md is stale: run make paper"
+    committed = [paths.paper_dir() / "manuscript.md", paths.paper_dir() / "supplement.md"]
+    if not all(f.is_file() for f in committed):
+        pytest.skip("paper/manuscript.md or paper/supplement.md not built yet (make paper)")
+    fresh = manuscript.build_paper(tmp_path)
+    for new, old in zip(fresh, committed, strict=True):
+        assert new.read_text() == old.read_text(), f"paper/{old.name} is stale: run make paper"
 
 
 def _project(tmp_path, monkeypatch, sections: dict[str, str]):
@@ -189,9 +190,10 @@ def test_every_table_and_figure_of_the_main_text_is_referenced():
 
 
 def test_the_sections_are_numbered_once_each_in_order():
-    numbers = [int(n) for f in sorted((paths.paper_dir() / "sections").glob("*.md"))
-               for n in re.findall(r"(?m)^## (\d+)\. ", f.read_text(encoding="utf-8"))]
-    assert numbers == sorted(set(numbers)), numbers
+    for folder in ("sections", "main"):
+        numbers = [int(n) for f in sorted((paths.paper_dir() / folder).glob("*.md"))
+                   for n in re.findall(r"(?m)^## (\d+)\. ", f.read_text(encoding="utf-8"))]
+        assert numbers == sorted(set(numbers)), (folder, numbers)
 
 
 def test_a_citation_inside_parentheses_or_possessive_does_not_double_its_parentheses(tmp_path):
@@ -219,6 +221,83 @@ PLACEHOLDERS = ("instead)", "nothing to compare", "not run: polybias sweep")
 
 
 def test_no_placeholder_of_a_run_reaches_the_manuscript():
+    for name in ("manuscript.md", "supplement.md"):
+        text = (paths.paper_dir() / name).read_text(encoding="utf-8")
+        found = {p: text.count(p) for p in PLACEHOLDERS if p in text}
+        assert not found, (name, found)
+
+
+def _paper(tmp_path, monkeypatch, main: dict[str, str], supplement: dict[str, str]):
+    """A project (:func:`_project`) whose supplement is ``supplement`` and main text ``main``."""
+    sections = _project(tmp_path, monkeypatch, supplement)
+    folder = sections.parent / "main"
+    folder.mkdir()
+    for name, text in main.items():
+        (folder / name).write_text(text)
+    (sections.parent / "tables" / "wide.md").write_text(
+        "| a | b | c |\n|---|---|---|\n" + "".join(f"| {k} | x{k % 2} | {'y' * 60} |\n" for k in range(25))
+        + "\nMore:\n\n| m | n |\n|---|---|\n| 1 | 2 |\n")
+    return sections.parent
+
+
+def test_the_main_text_cites_the_supplement_by_its_s_numbers_and_indexes_them(tmp_path, monkeypatch):
+    _paper(tmp_path, monkeypatch, {
+        "a_intro.md": "# Title\n\n## 1. Findings\n\nAs @tab:m shows, and the supplement's @tab:b and @fig:g.\n\n"
+                      "<!-- table: a.md | A finding {#tab:m} -->\n"},
+        {"00_intro.md": "# Supplement\n\n## 1. S\n\n@tab:a and @tab:b, @fig:g.\n\n<!-- table: a.md | First {#tab:a} -->\n\n"
+                        "<!-- table: b.md | Second {#tab:b} -->\n\n<!-- figure: g.png | One {#fig:g} -->\n"})
+    main, supplement = manuscript.build_paper(tmp_path / "out")
+    main_text, supplement_text = main.read_text(), supplement.read_text()
+    assert "**Table S1.** First" in supplement_text and "**Figure S1.** One" in supplement_text
+    assert "As Table 1 shows, and the supplement's Table S2 and Figure S1." in main_text
+    index = main_text.split("## Index to the supplement")[1]
+    assert "**1. Findings**" in index and "- Table S2 (section 1): Second" in index
+    assert "- Figure S1 (section 1): One" in index
+
+
+def test_a_main_text_table_too_long_for_the_page_is_an_error_and_one_of_its_tables_is_not(tmp_path, monkeypatch):
+    supplement = {"00_intro.md": "# S\n\n@tab:a\n\n<!-- table: a.md | First {#tab:a} -->\n"}
+    paper = _paper(tmp_path, monkeypatch, {"a_m.md": "# M\n\n@tab:w\n\n<!-- table: wide.md | Wide {#tab:w} -->\n"},
+                   supplement)
+    with pytest.raises(ManuscriptError, match=r"main/a_m.md: table 1 \(Wide\) has 25 rows × 2 columns"):
+        manuscript.build_paper(tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    (paper / "main" / "a_m.md").write_text(
+        "# M\n\n@tab:w @tab:v\n\n<!-- table: wide.md#2 | The second {#tab:w} -->\n\n"
+        "<!-- table: wide.md#1[b, a](b=x1) | Odd rows, two columns {#tab:v} -->\n")
+    text = manuscript.build_paper(tmp_path / "out")[0].read_text()
+    assert "| m | n |\n|---|---|\n| 1 | 2 |" in text
+    odd = text.split("**Table 2.** Odd rows, two columns")[1]
+    # the rows with b = x1, columns b and a; b, now the same in every row, becomes a note
+    assert "| a |\n|---|\n| 1 |\n| 3 |" in odd and "*Note:* b: x1" in odd
+    assert "| 0 |" not in odd and "| 2 |" not in odd and "yyy" not in odd
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("wide.md#3", "holds tables 1 to 2"), ("wide.md#1[z]", "has no column 'z'"),
+    ("wide.md#1[a](b=none)", "no row has b=none"), ("wide.md#1[a](b)", "is not column=value"),
+])
+def test_a_table_pick_that_names_nothing_is_an_error(tmp_path, monkeypatch, spec, message):
+    _paper(tmp_path, monkeypatch, {"a_m.md": f"# M\n\n@tab:w\n\n<!-- table: {spec} | W {{#tab:w}} -->\n"},
+           {"00_intro.md": "# S\n"})
+    with pytest.raises(ManuscriptError, match="main/a_m.md") as err:
+        manuscript.build_paper(tmp_path / "out")
+    assert message in str(err.value)
+
+
+def test_the_committed_main_text_is_findings_first_and_short():
+    """The main text: research questions answered section by section, at most 12 tables
+    and 10 figures, each referenced, and an index to the supplement; the supplement holds
+    the rest, numbered S1.."""
     text = (paths.paper_dir() / "manuscript.md").read_text(encoding="utf-8")
-    found = {p: text.count(p) for p in PLACEHOLDERS if p in text}
-    assert not found, found
+    body = text.split("## Index to the supplement")[0]
+    tables = re.findall(r"(?m)^\*\*Table (\d+)\.\*\*", body)
+    figures = re.findall(r"(?m)^\*\*Figure (\d+)\.\*\*", body)
+    assert 0 < len(tables) <= 12 and 0 < len(figures) <= 10, (len(tables), len(figures))
+    assert "Long tables" not in text and "(continued)" not in text
+    assert re.search(r"\*\*Abstract\.\*\*.*\d+ of 29 European languages", text, re.S)
+    questions = re.findall(r"(?ms)^\d\. \*\*(.+?)\*\*", text)
+    assert len(questions) == 4 and all(q.endswith("?") for q in questions)
+    assert len(re.findall(r"(?m)^- (?:Table|Figure)s? S\d+", text)) >= 10
+    supplement = (paths.paper_dir() / "supplement.md").read_text(encoding="utf-8")
+    assert re.search(r"(?m)^\*\*Table S1\.\*\*", supplement)

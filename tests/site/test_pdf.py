@@ -1,12 +1,13 @@
 """The PDF as a reader meets it (``make pdf``, then ``make site-test``).
 
-Reads ``build/paper.pdf`` page by page (pypdf, in the docs environment): the first page
-carries the title block (title, the project as author, version, commit and date) and the
-abstract; every table and figure of the staged manuscript is numbered and captioned in
-the PDF (Table 1..N, Figure 1..M, each once, in order); the main text (everything before
-the first appendix, references included) is at most :data:`MAIN_PAGES` pages, and its
-text is at least :data:`MIN_PT` points; so is the text inside every figure, the
-appendices' too: the smallest font a figure was drawn with (recorded in its PNG) times
+Reads ``build/paper.pdf`` (the main text) and ``build/paper-supplement.pdf`` page by page
+(pypdf, in the docs environment): the first page of each carries the title block (title,
+the project as author, version, commit and date), the main text's the abstract; every
+table and figure of each staged document is numbered and captioned in its PDF (Table 1..N
+and Figure 1..M in the main text, S1.. in the supplement, each once, in order); the main
+text (its index to the supplement and references included) is at most
+:data:`MAIN_PAGES` pages, and its text is at least :data:`MIN_PT` points; so is the text
+inside every figure, the supplement's too: the smallest font a figure was drawn with (recorded in its PNG) times
 the scale it prints at (``docs/site/pdf.py``: its own size, scaled down to the text block). The counts go to
 ``build/screenshots/pdf.md``. Skipped unless the PDF is built.
 """
@@ -22,9 +23,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PDF = ROOT / "build" / "paper.pdf"
 STAGED = ROOT / "build" / "site-src" / "paper" / "manuscript.md"
+#: each document: its PDF, its staged Markdown, and the prefix of its numbers
+DOCUMENTS = {"main": (PDF, STAGED, ""),
+             "supplement": (ROOT / "build" / "paper-supplement.pdf", STAGED.with_name("supplement.md"), "S")}
 SHOTS = ROOT / "build" / "screenshots"
-#: the most pages the main text (with its references) may take: a sitting's reading
-MAIN_PAGES = 40
+#: the most pages the main text (with its index and references) may take: a sitting's reading
+MAIN_PAGES = 25
 #: the smallest text in the main text, in points (tables are set at 8 pt)
 MIN_PT = 7.0
 
@@ -37,6 +41,15 @@ pytestmark = pytest.mark.skipif(not (PDF.is_file() and STAGED.is_file()),
 @pytest.fixture(scope="module")
 def pages() -> list[str]:
     return [page.extract_text() or "" for page in pypdf.PdfReader(str(PDF)).pages]
+
+
+@pytest.fixture(scope="module", params=list(DOCUMENTS))
+def document(request) -> tuple[str, Path, Path, str, list[str]]:
+    """One document: name, PDF, staged Markdown, number prefix, and its pages' text."""
+    pdf, staged, prefix = DOCUMENTS[request.param]
+    if not pdf.is_file():
+        pytest.skip(f"{pdf.name} not built (make pdf)")
+    return request.param, pdf, staged, prefix, [p.extract_text() or "" for p in pypdf.PdfReader(str(pdf)).pages]
 
 
 def _flat(text: str) -> str:
@@ -58,27 +71,31 @@ def test_the_first_page_has_a_title_block_and_an_abstract(pages):
     assert re.search(r"Abstract\. \w+", first)
 
 
-def test_every_table_and_figure_is_numbered_and_captioned(pages):
+def test_every_table_and_figure_is_numbered_and_captioned(document):
+    name, _, staged_path, prefix, pages = document
     text = "\n".join(pages)
-    staged = STAGED.read_text(encoding="utf-8")
-    # a long table's caption is in the text (with a pointer) and again in Appendix B
-    tables = {int(n) for n in re.findall(r"^\*\*Table (\d+)\.\*\*", staged, re.M)}
-    figure_captions = re.findall(r"^\*\*Figure (\d+)\.\*\*", staged, re.M)
+    staged = staged_path.read_text(encoding="utf-8")
+    p = re.escape(prefix)
+    # a long table's caption is in the text (with a pointer) and again in the long tables
+    tables = {int(n) for n in re.findall(rf"^\*\*Table {p}(\d+)\.\*\*", staged, re.M)}
+    figure_captions = re.findall(rf"^\*\*Figure {p}(\d+)\.\*\*", staged, re.M)
     n_tables, n_figures = len(tables), len(figure_captions)
     n_pipe_tables = len(re.findall(r"^\|(?:---\|)+$", staged, re.M))
     images = len(re.findall(r"^\[!\[", staged, re.M))
     assert n_tables and n_figures and tables == set(range(1, n_tables + 1))
-    assert n_pipe_tables == n_tables, "a table of the manuscript has no caption"
-    assert images == n_figures, "a figure of the manuscript has no caption"
-    captions = [int(n) for n in re.findall(r"(?m)^Table (\d+)\. ", text)]
-    figures = [int(n) for n in re.findall(r"(?m)^Figure (\d+)\. ", text)]
-    assert sorted(set(captions)) == list(range(1, n_tables + 1)), "tables missing in the PDF"
-    assert sorted(set(figures)) == list(range(1, n_figures + 1)), "figures missing in the PDF"
+    assert n_pipe_tables == n_tables, f"{name}: a table has no caption"
+    assert images == n_figures, f"{name}: a figure has no caption"
+    captions = [int(n) for n in re.findall(rf"(?m)^Table {p}(\d+)\. ", text)]
+    figures = [int(n) for n in re.findall(rf"(?m)^Figure {p}(\d+)\. ", text)]
+    assert sorted(set(captions)) == list(range(1, n_tables + 1)), f"{name}: tables missing in the PDF"
+    assert sorted(set(figures)) == list(range(1, n_figures + 1)), f"{name}: figures missing in the PDF"
+    if name == "main":  # the main text: a few tables and figures, each one the prose reads
+        assert n_tables <= 12 and n_figures <= 10, (n_tables, n_figures)
 
 
 def test_the_main_text_is_short_and_its_text_readable(pages):
-    main = main_pages(pages)
-    assert 0 < main < len(pages), "no appendix after the main text"
+    main = len(pages)
+    assert "Index to the supplement" in "\n".join(pages), "no index to the supplement"
     sizes = []
     reader = pypdf.PdfReader(str(PDF))
 
@@ -86,16 +103,15 @@ def test_the_main_text_is_short_and_its_text_readable(pages):
         if text.strip():
             sizes.append(abs(size * tm[0] * cm[0]) if tm[0] and cm[0] else size)
 
-    for page in reader.pages[:main]:
+    for page in reader.pages:
         page.extract_text(visitor_text=visit)
     smallest = min(sizes)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    (SHOTS / "pdf.md").write_text(f"pages: {len(pages)}\nmain text (before Appendix A, references "
-                                  f"included): {main}\nsmallest main-text font: {smallest:.1f} pt\n",
-                                  encoding="utf-8")
+    (SHOTS / "pdf.md").write_text(f"main text pages (index and references included): {main}\n"
+                                  f"smallest main-text font: {smallest:.1f} pt\n", encoding="utf-8")
     assert main <= MAIN_PAGES, f"the main text takes {main} pages"
     assert smallest >= MIN_PT - 0.05, f"main-text text at {smallest:.1f} pt"
-    assert "References" in "\n".join(pages[:main + 1])
+    assert "References" in "\n".join(pages)
 
 
 #: A year in a citation, and a citation that doubles its parentheses: "(seed 000: Sadhu
@@ -104,13 +120,16 @@ YEAR = r"(?:19|20)\d\d[a-z]?"
 DOUBLED = re.compile(rf"\([^()]*\({YEAR}\)\)")
 
 
-def test_citations_are_author_year_in_parentheses_and_never_double_them(pages):
+def test_citations_are_author_year_in_parentheses_and_never_double_them(document):
     """One citation style with the site (``tests/site/test_site.py``): "(Sadhu et al.,
     2024)", "Sadhu et al. (2024)", a citation inside parentheses as "(seed 000: Sadhu et
     al., 2024)", never "(seed 000: Sadhu et al. (2024))" nor a bracketed year."""
+    name, _, _, _, pages = document
     text = _flat("\n".join(pages[:main_pages(pages)]))
-    assert "(seed 000: Sadhu et al., 2024)" in text
-    assert "Kurita et al.’s (2019)" in text
+    if name == "main":
+        assert "(seed 000: Sadhu et al., 2024)" in text
+    else:
+        assert "Kurita et al.’s (2019)" in text
     assert re.search(rf"\((?:[A-Z][\w&.,’ -]+, {YEAR}(?:; )?)+\)", text), "no parenthetical citation"
     assert not DOUBLED.findall(text), DOUBLED.findall(text)[:5]
     assert not re.findall(rf"\[{YEAR}\]", text), "a year in brackets"
@@ -145,19 +164,20 @@ def empty_share(page) -> float:
     return max(largest, top - reach) / (top - bottom)
 
 
-def test_no_page_is_left_part_empty(pages):
+def test_no_page_is_left_part_empty(document):
     """A table or figure that does not fit where it falls leaves no more than a third of a
     page empty: figures float, a tall table breaks across pages. The page that ends the
-    main text (the appendices start on a new page) and the last page may end early."""
-    reader = pypdf.PdfReader(str(PDF))
+    text before the appendices (they start on a new page) and the last page may end early."""
+    name, pdf, _, _, pages = document
+    reader = pypdf.PdfReader(str(pdf))
     main = main_pages(pages)
     shares = {n: empty_share(page) for n, page in enumerate(reader.pages, start=1)}
     empty = {n: round(x, 2) for n, x in shares.items() if x > MAX_EMPTY and n not in (main, len(pages))}
     SHOTS.mkdir(parents=True, exist_ok=True)
-    (SHOTS / "pdf_empty.md").write_text(
+    (SHOTS / f"pdf_empty_{name}.md").write_text(
         f"pages: {len(pages)}\npages more than a quarter empty (page: share of the text block): "
         + ", ".join(f"{n}: {x:.2f}" for n, x in shares.items() if x > 0.25) + "\n", encoding="utf-8")
-    assert not empty, f"pages more than {MAX_EMPTY:.0%} empty: {empty}"
+    assert not empty, f"{name}: pages more than {MAX_EMPTY:.0%} empty: {empty}"
 
 
 def _pdf_module():
@@ -173,8 +193,8 @@ def figure_fonts() -> list[tuple[str, float | None, float]]:
     and the size that font prints at in the PDF, in points."""
     pdf = _pdf_module()
     out = []
-    for path in dict.fromkeys(re.findall(r"(?m)^\[!\[[^\]]*\]\(([^)]+)\)\]",
-                                         STAGED.read_text(encoding="utf-8"))):
+    staged = "".join(s.read_text(encoding="utf-8") for _, s, _ in DOCUMENTS.values() if s.is_file())
+    for path in dict.fromkeys(re.findall(r"(?m)^\[!\[[^\]]*\]\(([^)]+)\)\]", staged)):
         info = pdf.png_info(STAGED.parent / path)
         assert info is not None, f"{path}: not a PNG"
         scale = pdf.placement(info)[1]

@@ -7,6 +7,7 @@ from polybias import paths
 from polybias.results import plots
 from polybias.studies import model_profile as study
 
+
 def test_the_profile_table_keeps_overall_numbers_with_their_verdicts():
     tidy = pd.DataFrame([
         {"metric": "crows", "test": "kaneko2022", "subset": "all", "language": "ja", "value": 48.0,

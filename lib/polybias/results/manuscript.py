@@ -1,10 +1,18 @@
-"""Assemble the manuscript from its section files, generated tables and figures.
+"""Assemble the paper from its section files, generated tables and figures: a findings-first
+main text and its supplement.
 
-``paper/sections/*.md`` hold the prose, one file per notebook section, read in name
-order. No number is typed by hand: a section pulls its numbers in with directives on a
-line of their own::
+``paper/main/*.md`` hold the main text (the abstract, the research questions, one section
+per question; :func:`build_paper` writes ``paper/manuscript.md``) and ``paper/sections/*.md``
+the supplement, one file per notebook section (``paper/supplement.md``, its tables and
+figures numbered S1, S2, ...); each is read in name order. The main text cites the
+supplement's labels (``@tab:weat`` reads "Table S2") and ends with an index of what each of
+its sections cites there; a table of the main text must fit the page (no long tables
+there). A section pulls its numbers in with directives on a line of their own::
 
     <!-- table: weat_w2v-gnews.md -->            the file paper/tables/weat_w2v-gnews.md
+    <!-- table: validity_en.md#5 -->             its fifth table only
+    <!-- table: validity_en.md#5[measure, fpr] -->   ... reduced to these columns
+    <!-- table: x.md#2[a, b](year=2015) -->      ... and to the rows with year 2015
     <!-- figure: weat_w2v-gnews.png | Caption --> figures/weat_w2v-gnews.png as an image
                                                   (and its parts weat_w2v-gnews_2.png, ...)
     <!-- reported: caliskan2017_weat -->          paper/reported/caliskan2017_weat.csv as a table
@@ -46,9 +54,10 @@ row per study, test and subset, one column per model and language, followed by t
 measure's comparison figure when the table is not filtered. A sweep over other models
 therefore changes these tables without any section being edited.
 
-:func:`build_manuscript` writes ``paper/manuscript.md`` (atomically) with every
-directive replaced; a directive naming a missing file is an error naming the section and
-the file, and nothing is written. ``python -m polybias.results.manuscript`` (``make paper``) runs it.
+:func:`build_paper` writes ``paper/manuscript.md`` and ``paper/supplement.md`` (atomically)
+with every directive replaced; a directive naming a missing file is an error naming the
+section and the file, and nothing is written. ``python -m polybias.results.manuscript``
+(``make paper``) runs it.
 
 Citations are MyST roles, author-year in parentheses on the site and in the PDF alike:
 ``{cite:p}`key``` reads "(Sadhu et al., 2024)", ``{cite:t}`key``` "Sadhu et al. (2024)".
@@ -232,7 +241,7 @@ TABLE_PICK = re.compile(r"^(?P<file>[^#\[\]]+?)(?:#(?P<block>\d+)(?:\[(?P<column
 def _columns(text: str, names: list[str], where: str) -> str:
     """The pipe table ``text`` reduced to the columns ``names``, in that order.
 
-    >>> print(_columns("| a | b | c |\n|---|---|---|\n| 1 | 2 | 3 |", ["c", "a"], "s"))
+    >>> print(_columns("| a | b | c |\\n|---|---|---|\\n| 1 | 2 | 3 |", ["c", "a"], "s"))
     | c | a |
     |---|---|
     | 3 | 1 |
@@ -250,7 +259,7 @@ def _rows(text: str, spec: str, where: str) -> str:
     """The rows of the pipe table ``text`` whose cells equal the ``column=value`` pairs of
     ``spec`` (comma-separated); none left is an error.
 
-    >>> print(_rows("| a | b |\n|---|---|\n| 1 | x |\n| 2 | y |", "b=y", "s"))
+    >>> print(_rows("| a | b |\\n|---|---|\\n| 1 | x |\\n| 2 | y |", "b=y", "s"))
     | a | b |
     |---|---|
     | 2 | y |

@@ -283,7 +283,7 @@ def profile_figure(table: pd.DataFrame, references: pd.DataFrame, title: str,
     columns = [c for c in (short, tall) if c]
     height = max(max(sum(0.22 * counts[m] + 0.75 for m in col) for col in columns), 2.5)
     height += 0.3 if len(columns) == 1 else 0  # a second line of the legend
-    fig = plt.figure(figsize=(3.4 * len(columns) + 0.4, height + 0.7))  # 1.5 in for the labels
+    fig = plt.figure(figsize=(3.15 * len(columns) + 0.35, height + 0.7))  # at most the text block's 6.7 in
     grid = fig.add_gridspec(1, len(columns), wspace=0.3)
     axes = []
     for k, col in enumerate(columns):
@@ -303,7 +303,7 @@ def profile_figure(table: pd.DataFrame, references: pd.DataFrame, title: str,
     ncol = min(len(names), 3 if len(columns) > 1 else 2)
     fig.legend(handles, names, loc="lower center", ncol=ncol, fontsize=7, frameon=False)
     legend_rows = -(-len(names) // ncol)
-    fig.subplots_adjust(left=1.5 / (3.4 * len(columns) + 0.4), right=0.97, top=1 - 0.5 / (height + 0.7),
+    fig.subplots_adjust(left=1.5 / (3.15 * len(columns) + 0.35), right=0.97, top=1 - 0.5 / (height + 0.7),
                         bottom=(0.5 + 0.16 * legend_rows) / (height + 0.7))
     from matplotlib.layout_engine import PlaceHolderLayoutEngine  # lazy: figures only
 

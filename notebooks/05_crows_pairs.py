@@ -91,7 +91,10 @@ report.show_table(gpt2_table)
 # sentences, so it does not depend on such noise.
 
 # %% [markdown]
-# ## Stereotype score and JSD stereotype score of the chosen model
+# ## Stereotype score and JSD stereotype score of the model
+#
+# The line above the table names the model, the pairs (planted or a registered dataset) and
+# how many were scored.
 #
 # Which options reproduce which reference code (each tested by executing that code on
 # tiny models; `docs/reference_compat.md`): `method="nangia"` (default for masked LMs) is
@@ -107,7 +110,7 @@ lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,
 run = crows_pairs.run_crows(lm, dataset, language, subset or None, method or None, n_pairs,
                             n_bootstrap, seed, compat_fourth_root, output_dir, causal_bos=causal_bos,
                             on_unmodified=on_unmodified, alignment=alignment, max_pairs=max_pairs)
-score_table = ((f"{run.caption}\n\n" if run.caption else "")
+score_table = (f"{run.caption}\n\n"
                + report.markdown_table(crows_pairs.score_summary(run), digits=2, formats={"binom_p": ".1e"}))
 
 # %% tags=["nbval-check-output"]

@@ -167,6 +167,21 @@ def _image(path: str, base: Path | None, notes: list[str] = ()) -> str:
             f"#set align(left)\n#set text(size: 9pt){body}]\n")
 
 
+def _breakable(cell: str) -> str:
+    """A table cell's text with a zero-width space after each ``/`` and ``_`` between word
+    characters (outside code spans and roles), so that a path or an identifier wraps inside
+    its column instead of running off the page.
+
+    >>> _breakable("record crows/05_crows_pairs") == "record crows/\u200b05_\u200bcrows_\u200bpairs"
+    True
+    >>> _breakable("`a_b` and {cite:t}`x_y`")
+    '`a_b` and {cite:t}`x_y`'
+    """
+    parts = re.split(r"((?:\{[\w:-]+\})?`[^`]*`)", cell)
+    return "".join(p if k % 2 else re.sub(r"(?<=\w)([/_])(?=\w)", "\\1\u200b", p)
+                   for k, p in enumerate(parts))
+
+
 #: The mark of a paragraph that is a list item (``- text`` in the Markdown)
 ITEM = "\x00item "
 
@@ -243,8 +258,8 @@ def to_typst(markdown: str, base: Path | None = None) -> str:
                 rows.append(lines[i])
                 i += 1
             header, body = _cells(rows[0]), [_cells(r) for r in rows[2:]]
-            cells = [f"[{_inline(c)}]" for r in body for c in (r + [""] * len(header))[:len(header)]]
-            head = ", ".join(f"[{_inline(c)}]" for c in header)
+            cells = [f"[{_inline(_breakable(c))}]" for r in body for c in (r + [""] * len(header))[:len(header)]]
+            head = ", ".join(f"[{_inline(_breakable(c))}]" for c in header)
             table = f"#table(columns: {len(header)}, table.header({head}), {', '.join(cells)})"
             table = f"#text(size: 7pt)[{table}]" if len(header) > 8 else table
             i, notes = _notes(lines, i, r"^\*(Note|Source|Data):\*")

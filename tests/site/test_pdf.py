@@ -236,3 +236,49 @@ def test_screenshots_of_the_first_two_pages(tmp_path):
     for k, png in enumerate(rendered[:2], start=1):
         (SHOTS / f"pdf_page{k}.png").write_bytes(png.read_bytes())
         assert png.stat().st_size > 20_000
+
+
+#: Text a run left in place of content, which must not reach the printed paper: a run scoring
+#: a model in place of the published one, a comparison with one language, a real-model row
+#: that was not run, a caption ending in two full stops
+PLACEHOLDERS = ("instead)", "nothing to compare", "not run: polybias sweep", "(not run:")
+
+
+def test_no_placeholder_is_printed(document):
+    name, _, _, _, pages = document
+    text = _flat("\n".join(pages))
+    found = {p: text.count(p) for p in PLACEHOLDERS if p in text}
+    doubled = re.findall(r"\w\.\.(?!\.)\s", text)
+    assert not found and not doubled, (name, found, doubled[:5])
+
+
+#: The right margin (2 cm) at the resolution the overflow check renders pages at
+OVERFLOW_PPI = 50
+
+
+def test_nothing_runs_off_the_page(document, tmp_path):
+    """Every page rendered as an image (Typst, from the source of the PDF): no ink in the
+    right margin (2 cm, less a hair for anti-aliasing), where a table or word wider than
+    the text block would print."""
+    typst = pytest.importorskip("typst")
+    image = pytest.importorskip("PIL.Image", reason="needs pillow, which the site's environment holds")
+    name, pdf, staged, _, pages = document
+    source = staged.with_suffix(".typ")
+    if not source.is_file():
+        pytest.skip(f"{source.name} not written (make pdf)")
+    fonts = [d for d in ("/usr/share/fonts/truetype/noto", "/usr/share/fonts/opentype/noto")
+             if Path(d).is_dir()]
+    typst.compile(str(source), output=str(tmp_path / "p{0p}.png"), format="png", ppi=OVERFLOW_PPI,
+                  root=str(staged.parents[1]), font_paths=fonts)
+    rendered = sorted(tmp_path.glob("p*.png"))
+    assert len(rendered) == len(pages)
+    margin = int(round((2.0 - 0.15) / 2.54 * OVERFLOW_PPI))
+    over = []
+    for k, png in enumerate(rendered, start=1):
+        with image.open(png) as picture:
+            gray = picture.convert("L")
+            width, height = gray.size
+            strip = gray.crop((width - margin, 0, width, height))
+            if strip.getextrema()[0] < 160:  # something darker than a light grey
+                over.append(k)
+    assert not over, f"{name}: ink in the right margin on pages {over}"

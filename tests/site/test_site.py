@@ -96,6 +96,7 @@ def visit(browser, url: str):
 def test_the_site_has_the_expected_pages():
     names = pages()
     assert "index.html" in names and "paper/manuscript.html" in names and "references.html" in names
+    assert "paper/supplement.html" in names
     assert sum(n.startswith("paper/executed/") for n in names) == len(list((ROOT / "paper" / "executed").glob("*.ipynb")))
     assert sum(n.startswith("docs/measures/") for n in names) == len(list((ROOT / "docs" / "measures").glob("*.md")))
     assert any(n.startswith("api/polybias.") for n in names)
@@ -224,10 +225,12 @@ def test_citations_are_author_year_in_parentheses_as_in_the_pdf(browser, base_ur
     """The manuscript's citations as the PDF prints them (``tests/site/test_pdf.py``):
     "(Sadhu et al., 2024)" or "Sadhu et al. (2024)", a citation inside parentheses as
     "(seed 000: Sadhu et al., 2024)"; no bracketed citation, no doubled parentheses."""
-    page, _, _ = visit(browser, base_url + "paper/manuscript.html")
-    cited = page.eval_on_selector_all("span.bibtex-citation", "s => s.map(c => c.textContent)")
-    text = " ".join(page.locator("article.bd-article").inner_text().split())
-    page.close()
+    cited, text = [], ""
+    for document in ("manuscript", "supplement"):
+        page, _, _ = visit(browser, base_url + f"paper/{document}.html")
+        cited += page.eval_on_selector_all("span.bibtex-citation", "s => s.map(c => c.textContent)")
+        text += " " + " ".join(page.locator("article.bd-article").inner_text().split())
+        page.close()
     year = r"(?:19|20)\d\d[a-z]?"
     forms = [rf"\((?:.+, {year}; )*.+, {year}\)", rf".+ \({year}\)", r"[^()\[\]]*\D", year]
     odd = [c for c in cited if not any(re.fullmatch(f, " ".join(c.split())) for f in forms)]

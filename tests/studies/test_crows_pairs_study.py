@@ -44,6 +44,10 @@ def test_max_pairs_scores_a_declared_sample_of_a_dataset(planted_lm, mirror):
                                 n_bootstrap=0, seed=0)
     assert len(run.scored) == 6
     assert run.scored.bias_type.value_counts().to_dict() == {"gender": 4, "sexual-orientation": 2}
-    assert run.caption == ("Pairs: a sample of 6 of the 231 pairs, stratified by bias type "
-                           "(max_pairs = 6, seed 0).")
-    assert crows_pairs.run_crows(planted_lm[0.9], n_pairs=5, n_bootstrap=0).caption == ""
+    name = planted_lm[0.9].name
+    # the caption names the model, the dataset and its language, and the sample
+    assert run.caption == (f"**{name} on crows-pairs-gamboa** (en). Pairs: a sample of 6 of the "
+                           "231 pairs, stratified by bias type (max_pairs = 6, seed 0).")
+    planted = crows_pairs.run_crows(planted_lm[0.9], n_pairs=5, n_bootstrap=0).caption
+    assert planted.startswith(f"**{name} on planted minimal pairs** (en; generated for the planted-bias")
+    assert planted.endswith("not a published dataset): 5 pairs.")

@@ -111,10 +111,9 @@ def run_crows(
     available = len(pairs)
     if max_pairs and dataset != "planted":
         pairs = sample_pairs(pairs, max_pairs, seed)
-    caption = "" if dataset == "planted" else sample_caption(len(pairs), available, max_pairs, seed)
-
     lm = model if isinstance(model, LanguageModel) else models.load(model, "lm", device=device, dtype=dtype)
     model = lm.name
+    caption = scored_caption(model, dataset, language, len(pairs), available, max_pairs, seed)
     scored = pair_scores(lm, pairs, method, causal_bos=causal_bos, on_unmodified=on_unmodified,
                          alignment=alignment, **engine)
     used = method or ("causal" if lm.kind == "causal" else "nangia")
@@ -176,6 +175,22 @@ def alignment_change_counts(model: str = "minilm-l6",
 GAMBOA_GPT2_SCORES = "gamboa-gpt2-scores"
 #: What notebook 05's reproduction part reads (a sweep's ``optional_sources:`` of its runs)
 REPRODUCTION_SOURCES = (GAMBOA_GPT2_SCORES,)
+
+
+def scored_caption(model: str, dataset: str, language: str, n_scored: int, n_available: int,
+                   max_pairs: int, seed: int) -> str:
+    """The line above a table of scored pairs: the model, the pairs (planted, or the
+    registered dataset and language) and how many were scored.
+
+    >>> scored_caption("smollm2", "planted", "en", 20, 20, 0, 0)
+    '**smollm2 on planted minimal pairs** (en; generated for the planted-bias models, not a published dataset): 20 pairs.'
+    >>> scored_caption("gpt2", "crows-pairs-gamboa", "en", 30, 231, 30, 0)
+    '**gpt2 on crows-pairs-gamboa** (en). Pairs: a sample of 30 of the 231 pairs, stratified by bias type (max_pairs = 30, seed 0).'
+    """
+    if dataset == "planted":
+        return (f"**{model} on planted minimal pairs** ({language}; generated for the planted-bias "
+                f"models, not a published dataset): {n_scored} pairs.")
+    return f"**{model} on {dataset}** ({language}). {sample_caption(n_scored, n_available, max_pairs, seed)}"
 
 
 def gamboa_gpt2_unavailable() -> str | None:

@@ -53,13 +53,20 @@ def layer_tables(states: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
     return hidden_states.layer_statistics(states), pd.DataFrame(rows)
 
 
+#: The 2-D views drawn unless asked otherwise: the stable projections. t-SNE is chaotic (a
+#: last-bit difference of the states, another CPU's kernels, moves its layout), so a run that
+#: draws it cannot give the same figure and η² on every machine: it is drawn on request.
+STABLE_VIEWS = ("pca", "svd")
+
+
 def two_d_views(states: np.ndarray, items: pd.DataFrame, group_feature: str, layer_view: int = -1,
-                seed: int = 0) -> tuple[dict[str, np.ndarray], list[str], pd.DataFrame]:
+                seed: int = 0, methods: tuple[str, ...] | list[str] = hidden_states.METHODS,
+                ) -> tuple[dict[str, np.ndarray], list[str], pd.DataFrame]:
     """2-D projections of one layer's states and how well they separate the groups.
 
     The states of layer ``layer_view`` (negative: from the last; :data:`ALL_LAYERS`: every
     layer's states flattened per occurrence) are projected by each method of
-    :data:`polybias.engines.hidden_states.METHODS` (seeded by ``seed``), and each view's
+    ``methods`` (of :data:`polybias.engines.hidden_states.METHODS`; seeded by ``seed``), and each view's
     between-group share of variance η² (:func:`polybias.engines.hidden_states.group_separation`)
     is computed for the groups in column ``feature:<group_feature>`` of ``items``
     (:func:`polybias.engines.hidden_states.identity_states`).
@@ -82,7 +89,11 @@ def two_d_views(states: np.ndarray, items: pd.DataFrame, group_feature: str, lay
             f"got {layer_view}")
     view = states.reshape(len(states), -1) if layer_view == ALL_LAYERS else states[:, layer_view]
     groups = items[column].tolist()
-    points = {m: hidden_states.project(view, m, seed=seed) for m in hidden_states.METHODS}
+    unknown = [m for m in methods if m not in hidden_states.METHODS]
+    if unknown or not methods:
+        raise hidden_states.HiddenStateError(
+            f"2-D views must be some of {', '.join(hidden_states.METHODS)}, got {list(methods)}")
+    points = {m: hidden_states.project(view, m, seed=seed) for m in methods}
     separation = pd.DataFrame([{"method": m, "eta2": hidden_states.group_separation(p, groups)}
                                for m, p in points.items()])
     return points, groups, separation

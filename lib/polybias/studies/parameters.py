@@ -34,6 +34,7 @@ from polybias import paths
 from polybias.data import census, eurogest, gest, stereoset, text
 from polybias.data.crowspairs import DATASETS, CrowsPairsError, languages_to_compare
 from polybias.engines import eurogest_scores, template_scores
+from polybias.engines import hidden_states as hidden_states_engine
 from polybias.engines.embeddings import SENTENCE_POOLINGS, WORD_POOLINGS
 from polybias.metrics import catbias, ceat, crows, seat
 from polybias.metrics.gest import BASES, INTERVALS
@@ -634,6 +635,9 @@ NOTEBOOKS: dict[str, Notebook] = {
         "group_feature": _free("entry feature the groups of the 2-D views come from"),
         "layer_view": _integer("layer whose states are projected (-1: last; all layers flattened "
                                "if 99)", low=None),
+        "views": Parameter("2-D views drawn, with their η²: {values} (tsne: chaotic, its layout "
+                           "and η² change with the CPU's kernels, so not drawn by default)",
+                           values=hidden_states_engine.METHODS, each=True),
         "seed": _integer("seed of the TruncatedSVD and t-SNE projections ({range})"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("hidden_minilm-l6")),

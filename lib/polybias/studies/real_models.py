@@ -427,13 +427,20 @@ def rank_agreement(values: pd.DataFrame, method: str = "spearman", n_bootstrap: 
                                        "dropped", "note"])
 
 
+#: The columns of the real-model table's markdown (the CSV keeps every column of :data:`COLUMNS`)
+MARKDOWN_COLUMNS = ("hub_id", "run", "measure", "language", "value", "ci_low", "ci_high", "n")
+
+
 def real_model_markdown(table: pd.DataFrame) -> str:
-    """The real-model table as markdown (three decimals), its rows with a value only: the
-    runs not done in this checkout are counted in one line above it, with the command that
-    runs them, never printed as rows."""
+    """The real-model table as markdown (three decimals; :data:`MARKDOWN_COLUMNS`), its rows
+    with a value only: the runs not done in this checkout are counted in one line above it,
+    with the command that runs them, never printed as rows."""
     done = table[table.value.notna()]
     pending = table[table.value.isna()]
-    text = report.markdown_table(done.assign(n=done.n.astype("Int64")), digits=3)
+    # what a reader compares: the checkpoint, the run, the number; the source's own name and
+    # each row's note (quantization, the record it was read from) stay in the CSV
+    shown = done.assign(n=done.n.astype("Int64"))[[c for c in MARKDOWN_COLUMNS if c in done.columns]]
+    text = report.markdown_table(shown, digits=3)
     if len(pending):
         models = sorted(set(pending.name))
         text = (f"{len(pending)} full-set run(s) of {', '.join(models)} are not done in this "

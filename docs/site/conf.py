@@ -98,6 +98,8 @@ html_theme_options = {
 # in the right-hand "On this page" column.
 html_sidebars = {"paper/**": [], "references": []}
 html_context = {"default_mode": "light"}  # an explicit mode: no "invalid theme mode" error
+html_static_path = ["_static"]  # beside this file
+html_css_files = ["polybias.css"]  # wide tables scroll in their column; code wraps
 html_favicon = "favicon.svg"  # else browsers ask for /favicon.ico, which is not there
 html_show_sourcelink = False
 html_copy_source = False

@@ -362,6 +362,19 @@ def test_no_worker_within_the_start_timeout(tmp_path, sweep_in):
     assert not set(our_jobs()) - run.earlier
 
 
+def test_a_job_that_can_never_start_ends_the_sweep_at_once(tmp_path, sweep_in):
+    """A job asking for more CPUs than the one node has stays pending for ever
+    (PartitionConfig): the sweep ends at its first look at the queue, in one line naming the
+    setting to change, not after the start timeout (120 s), and leaves no job behind."""
+    project = make_project(tmp_path / "p", [1], cluster={"cores": 512, "processes": 1})
+    run = sweep_in(project, "--cluster", "cluster.yaml", "--jobs", "1")
+    assert run.finish(60) == 1, run.output()
+    [line] = [ln for ln in run.stderr().splitlines() if ln.startswith("polybias sweep:")]
+    assert "can never start as submitted" in line and ": PENDING (PartitionConfig)" in line, line
+    assert "jobqueue.slurm.cores (or memory)" in line and "start-timeout" not in line
+    assert not set(our_jobs()) - run.earlier
+
+
 def test_ctrl_c_cancels_the_jobs_and_leaves_the_rest_todo(tmp_path, sweep_in):
     project = make_project(tmp_path / "p", [1, 2, 3, 4, 5, 6], sleep=6)
     run = sweep_in(project, "--cluster", "cluster.yaml", "--jobs", "2")

@@ -30,13 +30,13 @@ def batch_commands(tmp_path, monkeypatch):
     ``sbatch`` running SHELL and an ``scancel`` that succeeds (``squeue=SHELL``: an
     ``squeue`` too); ``batch_commands()`` leaves PATH with no batch command at all."""
 
-    def install(sbatch: str | None = None, squeue: str | None = None) -> Path:
+    def install(sbatch: str | None = None, squeue: str | None = None, sacct: str | None = None) -> Path:
         bin_dir = tmp_path / "bin"
         bin_dir.mkdir()
         if sbatch is None:
             monkeypatch.setenv("PATH", str(bin_dir))
             return bin_dir
-        for name, text in (("sbatch", sbatch), ("scancel", "exit 0"), ("squeue", squeue)):
+        for name, text in (("sbatch", sbatch), ("scancel", "exit 0"), ("squeue", squeue), ("sacct", sacct)):
             if text is None:
                 continue
             (bin_dir / name).write_text(f"#!/bin/sh\n{text}\n")
@@ -152,6 +152,67 @@ def test_a_job_ended_before_its_worker_connected_is_replaced(tmp_path, batch_com
     assert message.startswith("every worker job ended before its worker connected "
                               "(pb-w job 42: CANCELLED) and the 1 replacements allowed are used up")
     assert "SLURMCluster" not in message and "start-timeout" not in message
+
+
+def test_a_job_that_can_never_start_ends_the_pool_at_once_naming_the_setting(tmp_path, batch_commands,
+                                                                           monkeypatch):
+    """SLURM keeps a job that asks for more than any node has pending for ever
+    (PartitionConfig): the pool says so at its first look at the queue, not at the start
+    timeout, and names the key to change."""
+    batch_commands(sbatch="echo 'Submitted batch job 42'", squeue="echo '42 PENDING PartitionConfig'")
+    monkeypatch.setattr(batch, "QUEUE_LOOK", 0.0)
+    path = write(tmp_path, "jobqueue: {slurm: {cores: 1, memory: 1GB, interface: lo, name: pb-w}}\n"
+                           "sweep: {start-timeout: 3600}\n")
+    started = time.monotonic()
+    with job_pool(path, jobs=1) as (pool, client), pytest.raises(batch.ClusterError) as caught:
+        check_until_error(pool, client)
+    message = str(caught.value)
+    assert time.monotonic() - started < 60
+    assert message.startswith("worker job pb-w job 42: PENDING (PartitionConfig) can never start as "
+                              "submitted -- ask for no more than a node of the partition has: fix "
+                              "jobqueue.slurm.cores (or memory) in ")
+    assert "start-timeout" not in message
+
+
+def test_the_start_timeout_names_the_busy_queue_over_jobs_that_ended_early(tmp_path, batch_commands,
+                                                                           monkeypatch):
+    """One job was cancelled before its worker connected, its replacement still waits for
+    resources: the cause is the busy queue, which the advice names first."""
+    once = tmp_path / "once"
+    batch_commands(sbatch="echo 'Submitted batch job 42'",
+                   squeue=f"if [ -f {once} ]; then echo '42 PENDING Resources'; "
+                          f"else touch {once}; echo '42 CANCELLED None'; fi")
+    monkeypatch.setattr(batch, "QUEUE_LOOK", 0.0)
+    path = write(tmp_path, "jobqueue: {slurm: {cores: 1, memory: 1GB, interface: lo, name: pb-w}}\n"
+                           "sweep: {start-timeout: 2, max-resubmits: 1}\n")
+    with job_pool(path, jobs=1) as (pool, client), pytest.raises(batch.ClusterError) as caught:
+        check_until_error(pool, client)
+    message = str(caught.value)
+    assert "no Dask worker connected within 2 s (pb-w job 42: PENDING (Resources))" in message
+    assert "1 earlier job(s) ended before their worker connected (pb-w job 42: CANCELLED)" in message
+    assert "the queue is busy: 1 job(s) still wait (Resources); raise sweep.start-timeout" in message
+    assert "logs" not in message
+
+
+def test_a_job_purged_from_the_queue_counts_as_ended(tmp_path, batch_commands, monkeypatch):
+    """squeue exits 1 when it lists none of the ids it is given (all purged after they ended),
+    and there is no accounting: the job is counted as ended and replaced, not waited for."""
+    batch_commands(sbatch="echo 'Submitted batch job 42'",
+                   squeue="echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1",
+                   sacct="echo 'sacct: error: Slurm accounting storage is disabled' >&2; exit 1")
+    monkeypatch.setattr(batch, "QUEUE_LOOK", 0.0)
+    path = write(tmp_path, "jobqueue: {slurm: {cores: 1, memory: 1GB, interface: lo, name: pb-w}}\n"
+                           "sweep: {max-resubmits: 1}\n")
+    with job_pool(path, jobs=1) as (pool, client), pytest.raises(batch.ClusterError) as caught:
+        check_until_error(pool, client)
+    assert pool.resubmitted == 1
+    assert pool.ended_early == ["pb-w job 42: GONE (listed by neither squeue nor sacct)"] * 2
+    assert str(caught.value).startswith("every worker job ended before its worker connected")
+    # with accounting, sacct's state is the job's
+    assert batch.job_states("slurm", ["42"]) == {"42": "GONE (listed by neither squeue nor sacct)"}
+    batch_commands_dir = tmp_path / "bin"
+    (batch_commands_dir / "sacct").write_text("#!/bin/sh\necho '42|CANCELLED by 0'\n")
+    assert batch.job_states("slurm", ["42"]) == {"42": "CANCELLED"}
 
 
 def test_no_submission_command(tmp_path, batch_commands):

@@ -244,7 +244,9 @@ def test_screenshots_of_what_a_reader_sees(browser, base_url):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page, _, _ = visit(browser, base_url + "paper/manuscript.html")
     page.screenshot(path=str(SHOTS / "manuscript_first_page.png"))
-    # the appendix's own section (the page's outer section holds every h2 too)
+    page.close()
+    # the supplement's appendix of long tables (the page's outer section holds every h2 too)
+    page, _, _ = visit(browser, base_url + "paper/supplement.html")
     appendix = (page.locator("h2", has_text="Long tables").locator("xpath=ancestor::section[1]")
                 .locator("table").first)
     appendix.scroll_into_view_if_needed()
@@ -257,3 +259,34 @@ def test_screenshots_of_what_a_reader_sees(browser, base_url):
         page.screenshot(path=str(SHOTS / f"notebook_{name}.png"))
         assert page.locator("div.cell_output table").count() > 0, name
         page.close()
+
+
+#: Text a run left in place of content: a run scoring a model in place of the published
+#: one, a comparison with one language, a real-model row that was not run, a part skipped
+PLACEHOLDERS = ("instead)", "nothing to compare", "not run: polybias sweep", "(not run:")
+
+
+def test_no_page_of_the_paper_overflows_its_column_or_shows_a_placeholder(browser, base_url):
+    """Every page of the paper (main text, supplement, every executed notebook) at 1280 px:
+    no table and no code wider than the column it sits in (a wide table scrolls inside it;
+    code, the parameters cell's too, wraps), and no placeholder in the text or the outputs."""
+    problems = []
+    names = [n for n in pages() if n.startswith("paper/")]
+    assert "paper/supplement.html" in names and any(n.startswith("paper/executed/") for n in names)
+    for name in names:
+        page, _, _ = visit(browser, base_url + name)
+        found = page.evaluate("""() => {
+            const article = document.querySelector('article.bd-article');
+            const right = article.getBoundingClientRect().right;
+            const wide = [...article.querySelectorAll('table, pre')]
+                .filter(e => e.getBoundingClientRect().right > right + 1
+                             || (e.tagName === 'PRE' && e.scrollWidth > e.clientWidth + 1))
+                .map(e => e.tagName + ': ' + e.textContent.trim().slice(0, 50));
+            const outputs = [...article.querySelectorAll('div.cell_output')].map(o => o.innerText).join('\\n');
+            const prose = [...article.querySelectorAll('p, td, th, li')].map(o => o.innerText).join('\\n');
+            return {wide, text: document.location.pathname.includes('/executed/') ? outputs : prose};
+        }""")
+        page.close()
+        problems += [f"{name}: wider than its column: {w}" for w in found["wide"]]
+        problems += [f"{name}: placeholder {p!r}" for p in PLACEHOLDERS if p in found["text"]]
+    assert not problems, "\n".join(problems[:40])

@@ -78,6 +78,27 @@ QUEUE_LOOK = 5.0
 ENDED = frozenset({"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
                    "OUT_OF_MEMORY", "PREEMPTED", "REVOKED", "SPECIAL_EXIT", "TIMEOUT"})
 """SLURM states of a job that has ended (``squeue -t all`` lists them for ``MinJobAge``)."""
+NEVER_STARTS = {
+    "PartitionConfig": ("cores (or memory)", "ask for no more than a node of the partition has"),
+    "PartitionNodeLimit": ("cores (or memory)", "ask for no more nodes or CPUs than the partition allows"),
+    "PartitionTimeLimit": ("walltime", "ask for no more time than the partition allows"),
+    "BadConstraints": ("job-extra-directives", "drop the --constraint no node satisfies"),
+    "ReqNodeNotAvail, UnavailableNodes": ("job-extra-directives", "name nodes that are up"),
+    "InvalidAccount": ("account", "name an account you may charge (sacctmgr show assoc user=$USER)"),
+    "InvalidQOS": ("job-extra-directives", "name a QOS you may use"),
+    "QOSMaxCpuPerJobLimit": ("cores", "ask for no more CPUs than your QOS allows"),
+    "QOSMaxMemoryPerJob": ("memory", "ask for no more memory than your QOS allows"),
+    "QOSMaxWallDurationPerJobLimit": ("walltime", "ask for no more time than your QOS allows"),
+}
+"""SLURM's reasons for a pending job that will never start as submitted (its request
+exceeds what the partition, its nodes or the QOS allow): the ``jobqueue.slurm`` key to fix
+and how. A job pending for one of these ends the sweep at once, not at the start timeout."""
+WAITING = frozenset({"Priority", "Resources", "BeginTime", "Dependency", "JobHeldUser",
+                     "JobHeldAdmin", "ReqNodeNotAvail", "Reservation", "None"})
+"""SLURM's reasons for a pending job that a busier or later queue explains."""
+GONE = "GONE"
+"""The state of a job that neither ``squeue`` nor ``sacct`` lists any more (purged after
+``MinJobAge``, no accounting): it has ended."""
 JOB_SCRATCH = (
     'polybias_job_tmp=$(mktemp -d "${TMPDIR:-/tmp}/polybias-job-XXXXXX")',
     'trap \'rm -rf "$polybias_job_tmp"\' EXIT',
@@ -259,7 +280,11 @@ def job_states(system: str, job_ids: Iterable[str]) -> dict[str, str]:
 
 
 def _queue_states(system: str, job_ids: Iterable[str]) -> dict[str, str] | None:
-    """:func:`job_states`, or None when the batch system could not be asked."""
+    """:func:`job_states`, or None when the batch system could not be asked.
+
+    ``squeue`` first (state and reason); a job it no longer lists (it exits 1 when it lists
+    none of them) is looked up in ``sacct``, and one neither lists is :data:`GONE`: purged
+    from the queue after it ended, so it is counted as ended rather than waited for."""
     ids = [str(j) for j in job_ids if j]
     if system != "slurm" or not ids or shutil.which("squeue") is None:
         return None
@@ -268,15 +293,49 @@ def _queue_states(system: str, job_ids: Iterable[str]) -> dict[str, str] | None:
                               capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    if done.returncode != 0:
-        return None
-    out = done.stdout
     states = {}
-    for line in out.splitlines():
-        parts = line.split(None, 2)
-        if len(parts) >= 2:
-            states[parts[0]] = parts[1] + (f" ({parts[2]})" if len(parts) > 2 and parts[2] != "None" else "")
+    if done.returncode == 0:
+        for line in done.stdout.splitlines():
+            parts = line.split(None, 2)
+            if len(parts) >= 2:
+                states[parts[0]] = parts[1] + (f" ({parts[2]})" if len(parts) > 2 and parts[2] != "None" else "")
+    elif "invalid job id" not in (done.stderr + done.stdout).lower():
+        return None  # squeue failed for another reason (no controller): the queue cannot be asked
+    missing = [j for j in ids if j not in states]
+    if missing:
+        states.update(_accounting_states(missing))
     return states
+
+
+def _accounting_states(job_ids: list[str]) -> dict[str, str]:
+    """The states ``sacct`` gives the jobs ``squeue`` no longer lists; :data:`GONE` for one
+    it does not list either (or when there is no accounting)."""
+    states = {}
+    if shutil.which("sacct") is not None:
+        try:
+            done = subprocess.run(["sacct", "-n", "-P", "-X", "-j", ",".join(job_ids), "-o", "JobID,State"],
+                                  capture_output=True, text=True, timeout=30, check=False)
+        except (OSError, subprocess.SubprocessError):
+            done = None
+        if done is not None and done.returncode == 0:
+            for line in done.stdout.splitlines():
+                job, _, state = line.partition("|")
+                if job.strip() in job_ids and state.strip():
+                    states[job.strip()] = state.split()[0]  # "CANCELLED by 0" -> CANCELLED
+    return {j: states.get(j, f"{GONE} (listed by neither squeue nor sacct)") for j in job_ids}
+
+
+def never_starts(state: str) -> tuple[str, str] | None:
+    """The ``jobqueue.slurm`` key to fix, and how, when a job's state says it will never
+    start as submitted (:data:`NEVER_STARTS`); None otherwise.
+
+    >>> never_starts("PENDING (PartitionConfig)")
+    ('cores (or memory)', 'ask for no more than a node of the partition has')
+    >>> never_starts("PENDING (Priority)") is None, never_starts("RUNNING") is None
+    (True, True)
+    """
+    match = re.fullmatch(r"PENDING \((.+)\)", state)
+    return NEVER_STARTS.get(match[1]) if match else None
 
 
 def make_cluster(path: str | Path):
@@ -415,6 +474,15 @@ class JobPool:
             states = job_states(self.system, ids.values())
             jobs = ", ".join(self._job(job, states.get(str(jid), "not in the queue") if jid else None)
                              for job, jid in ids.items()) or "none submitted"
+            queued = [s for s in states.values() if s.startswith("PENDING")]
+            if queued:  # the cause is the queue: its jobs still wait, whatever ended before
+                reasons = sorted({s[len("PENDING"):].strip(" ()") or "no reason given" for s in queued})
+                ended = (f"; {len(self.ended_early)} earlier job(s) ended before their worker "
+                         f"connected ({'; '.join(self.ended_early[-self.jobs:])})" if self.ended_early else "")
+                raise ClusterError(
+                    f"no Dask worker connected within {self.start_timeout:g} s ({jobs}){ended} -- "
+                    f"the queue is busy: {len(queued)} job(s) still wait ({', '.join(reasons)}); raise "
+                    f"sweep.start-timeout in {self.path}, or ask for fewer resources per job")
             if self.ended_early:
                 raise ClusterError(
                     f"no Dask worker connected within {self.start_timeout:g} s ({jobs}); "
@@ -435,7 +503,12 @@ class JobPool:
         states = _queue_states(self.system, waiting.values()) if waiting else None
         for job, jid in (waiting.items() if states else ()):
             state = states.get(str(jid), "")
-            if state.split(" ", 1)[0] in ENDED:
+            fix = never_starts(state)
+            if fix is not None:  # no wait helps: say so now, naming what to change
+                key, how = fix
+                raise ClusterError(f"worker job {self._job(job, state)} can never start as submitted "
+                                   f"-- {how}: fix jobqueue.{self.system}.{key} in {self.path}")
+            if state.split(" ", 1)[0] in ENDED or state.startswith(GONE):
                 self._replace(job, state, early=True)
 
     def _replace(self, job: str, state: str | None = None, early: bool = False) -> None:

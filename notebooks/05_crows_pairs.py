@@ -74,7 +74,8 @@ unavailable = crows_pairs.gamboa_gpt2_unavailable() if reproduce else None  # of
 if reproduce and unavailable is None:
     gpt2_table = report.markdown_table(crows_pairs.gamboa_gpt2_reproduction(), digits=2)
 else:
-    gpt2_table = unavailable or "(not run: reproduce = False)"
+    gpt2_table = unavailable or ("Not part of this run (reproduce = False): the runs with "
+                                 "reproduce = True recompute seed 001's GPT-2 row.")
 
 # %% tags=["nbval-check-output"]
 report.show_table(gpt2_table)

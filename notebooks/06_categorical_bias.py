@@ -89,7 +89,8 @@ tables = []
 # %%
 # offline (the source studies' files cannot be had): one line saying what is skipped and how
 # to provide it; the model's part below runs either way
-skipped = categorical_bias.reproduction_unavailable() if reproduce else "(not run: reproduce = False)"
+NOT_THIS_RUN = "Not part of this run (reproduce = False): the runs with reproduce = True recompute it."
+skipped = categorical_bias.reproduction_unavailable() if reproduce else NOT_THIS_RUN
 if skipped is None:
     reproduction, table1, table2 = categorical_bias.seed002_reproduction_tables()
     seed002_table = report.markdown_table(reproduction, digits=4)
@@ -136,7 +137,7 @@ if skipped is None:
 if skipped is None:
     report.show_table(seed004_table)
 else:
-    print("(not run: reproduce = False)" if not reproduce else "(not run: see the note above)")
+    print(NOT_THIS_RUN if not reproduce else "Skipped: the files it reads cannot be had here (see the note above).")
 
 # %% [markdown]
 # The *modified* score of seed 004 (Figure 6) weights every adjective by the strength of
@@ -150,7 +151,7 @@ if skipped is None:
     report.show_table(weight_table)
     report.show_table(modified_table)
 else:
-    print("(not run: reproduce = False)" if not reproduce else "(not run: see the note above)")
+    print(NOT_THIS_RUN if not reproduce else "Skipped: the files it reads cannot be had here (see the note above).")
 
 # %% [markdown]
 # The file also shows the scoring problems of the seed-004 code (docs/conventions.md, pitfalls: softmax
@@ -242,7 +243,8 @@ if seed002_all:
     tables.append(seed002_model_tables)
     report.show_table(seed002_model_tables)
 else:
-    print("(not run: seed002_all = False)")
+    print("Not part of this run (seed002_all = False): the runs with seed002_all = True score "
+          "every category and language.")
 
 # %%
 record = records.Record(

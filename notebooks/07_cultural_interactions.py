@@ -79,7 +79,8 @@ tables = []
 # %%
 # offline (the source studies' files cannot be had): one line saying what is skipped and how
 # to provide it; the model's part below runs either way
-skipped = cultural_interactions.reproduction_unavailable() if reproduce else "(not run: reproduce = False)"
+NOT_THIS_RUN = "Not part of this run (reproduce = False): the runs with reproduce = True recompute it."
+skipped = cultural_interactions.reproduction_unavailable() if reproduce else NOT_THIS_RUN
 if skipped is None:
     lists_table = report.markdown_table(cultural_interactions.identity_lists_table(seed=seed))
     sampling_summary, picked = cultural_interactions.adjective_sample(n_adjectives, seed=seed)

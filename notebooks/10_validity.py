@@ -378,8 +378,9 @@ if table_file:
 if figure_prefix:
     plots.dose_response(doses, f"Metrics against planted strength ({language}; mean and 95 % "
                         "interval over models)", points=frame[frame["default"]],
-                        axis=validity.axis_titles(doses),
+                        axis=validity.axis_titles(doses), titles=validity.panel_titles(doses),
                         file=f"{figure_prefix}_dose_response_{language}.png")
-    plots.power_curves(validity.power_table(frame, alpha=alpha),
-                       f"Detection rate by size ({language}; line: {power_target:.0%} power)",
-                       target=power_target, file=f"{figure_prefix}_mdb_{language}.png")
+    power = validity.power_table(frame, alpha=alpha)
+    plots.power_curves(power, f"Detection rate by size ({language}; line: {power_target:.0%} power)",
+                       target=power_target, titles=validity.panel_titles(power),
+                       file=f"{figure_prefix}_mdb_{language}.png")

@@ -50,17 +50,39 @@ def _copy(src: Path, dst: Path) -> None:
     _write(dst, src.read_bytes())
 
 
+#: The parameters of a run that its page does not list under "This run" (where it writes)
+_NOT_SHOWN = ("output_dir", "table_file", "csv_file", "findings_file", "figure_prefix")
+
+
+def this_run(parameters: dict) -> str:
+    """The line under a notebook page's title saying which run the page shows: the
+    parameters the sweep set (papermill's record of them), the notebook's text describing
+    the notebook and its defaults.
+
+    >>> print(this_run({"model": "smollm2", "max_pairs": 30, "output_dir": "x"}))
+    **This run:** model = `smollm2`, max_pairs = `30`; every other parameter at its default (the cell below lists them all). The text describes the notebook and its defaults; the outputs are this run's.
+    """
+    shown = [f"{k} = `{v}`" for k, v in parameters.items() if k not in _NOT_SHOWN]
+    if not shown:
+        return ("**This run:** every parameter at its default (the cell below lists them all).")
+    return (f"**This run:** {', '.join(shown)}; every other parameter at its default (the cell "
+            "below lists them all). The text describes the notebook and its defaults; the "
+            "outputs are this run's.")
+
+
 def _notebook(src: Path, dst: Path) -> None:
-    """Copy one executed notebook, labelling its title with the run (the name's tail)."""
+    """Copy one executed notebook, labelling its title with the run (the name's tail) and
+    saying under it which parameters the run set (:func:`this_run`)."""
     nb = json.loads(src.read_text(encoding="utf-8"))
     label = src.stem.split("_", 1)[1] if "_" in src.stem else src.stem
+    parameters = nb.get("metadata", {}).get("papermill", {}).get("parameters", {})
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "markdown":
             continue
         text = "".join(cell["source"])
         match = re.search(r"^# (.+)$", text, flags=re.M)
         if match:
-            title = f"# {match.group(1)} — `{label}`"
+            title = f"# {match.group(1)} — `{label}`\n\n{this_run(parameters)}"
             cell["source"] = text[:match.start()] + title + text[match.end():]
             break
     _write(dst, json.dumps(nb, ensure_ascii=False, indent=1).encode("utf-8"))

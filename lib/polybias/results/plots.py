@@ -288,7 +288,8 @@ def _grid(n_panels: int, ncols: int, width: float = 2.2, height: float = 2.1):
     return fig, axes
 
 
-def _strength_grids(panels: list, draw, ylabel, title: str, file: str | None, ncols: int) -> list:
+def _strength_grids(panels: list, draw, ylabel, title: str, file: str | None, ncols: int,
+                    titles: dict[tuple[str, str], str] | None = None) -> list:
     """The figures of a grid over planted strength: ``panels`` ((measure, metric), frame) in
     figures of at most :data:`MAX_PANELS`, each panel drawn by ``draw(ax, measure, metric,
     frame)`` and finished by :func:`_finish_strength_grid`; the k-th figure is saved as
@@ -301,7 +302,7 @@ def _strength_grids(panels: list, draw, ylabel, title: str, file: str | None, nc
             draw(ax, measure, metric, g)
         name = title + (f" (part {k} of {len(pages)})" if len(pages) > 1 else "")
         figures.append(_finish_strength_grid(fig, axes, [key for key, _ in page], ylabel, name,
-                                             part_name(file, k) if file else None))
+                                             part_name(file, k) if file else None, titles))
     if file:
         drop_parts(file, len(pages))
     return figures
@@ -328,13 +329,13 @@ def part_name(file: str, k: int) -> str:
 
 
 def _finish_strength_grid(fig, axes, panels: list[tuple[str, str]], ylabel, title: str,
-                          file: str | None):
-    """Title each panel ``measure`` over ``metric`` (``panels``, in the order of
-    ``axes.flat``), put every panel on the whole planted-strength range, label its x axis
-    and its y axis (``ylabel``: a text, or a function of measure and metric), and finish the
-    figure (:func:`finish_figure`)."""
+                          file: str | None, titles: dict[tuple[str, str], str] | None = None):
+    """Title each panel (``panels``, in the order of ``axes.flat``) by ``titles`` (the
+    measure's display name), else ``measure`` over ``metric``; put every panel on the whole
+    planted-strength range, label its x axis and its y axis (``ylabel``: a text, or a
+    function of measure and metric), and finish the figure (:func:`finish_figure`)."""
     for ax, (measure, metric) in zip(axes.flat, panels, strict=False):
-        ax.set_title(f"{measure}\n{metric}", fontsize=8)
+        ax.set_title((titles or {}).get((measure, metric), f"{measure}\n{metric}"), fontsize=8)
         ax.tick_params(labelsize=7)
         ax.set_xlim(0.0, 1.0)  # every panel on the whole range, even with models at one p only
         ax.set_xticks([0.1, 0.3, 0.5, 0.7, 0.9])
@@ -349,7 +350,8 @@ def _finish_strength_grid(fig, axes, panels: list[tuple[str, str]], ylabel, titl
 
 def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
                   points: pd.DataFrame | None = None, ncols: int = 3,
-                  axis: dict[tuple[str, str], str] | None = None) -> list:
+                  axis: dict[tuple[str, str], str] | None = None,
+                  titles: dict[tuple[str, str], str] | None = None) -> list:
     """Grids of panels, one per (measure, metric): mean value against planted strength
     ``p`` with its interval as error bars, the null as a dashed line. ``axis`` maps a
     (measure, metric) to its value axis' title (a measure's ``axis``: name, unit and the
@@ -357,7 +359,8 @@ def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
 
     ``table``: :func:`polybias.studies.validity.dose_table` (columns measure, metric, p, mean, low,
     high); ``points`` (optional): the single models (measure, metric, p, value, null), drawn
-    as faint dots. Titles are ``measure`` over ``metric``, small enough to fit a panel.
+    as faint dots. ``titles`` names each panel (a measure's display name:
+    :func:`polybias.studies.validity.panel_titles`), else ``measure`` over ``metric``.
     At most :data:`MAX_PANELS` panels a figure, drawn to print at full size
     (:data:`PRINT_WIDTH_IN`); the panels past them go on further figures (``file``'s parts
     ``<stem>_2.png``, ...), each titled with its part. Returns the figures.
@@ -383,11 +386,11 @@ def dose_response(table: pd.DataFrame, title: str, file: str | None = None,
     def ylabel(measure, metric):
         return axis.get((measure, metric), f"value of {metric}")
 
-    return _strength_grids(panels, draw, ylabel, title, file, ncols)
+    return _strength_grids(panels, draw, ylabel, title, file, ncols, titles)
 
 
 def power_curves(power: pd.DataFrame, title: str, file: str | None = None, target: float = 0.8,
-                 ncols: int = 3) -> list:
+                 ncols: int = 3, titles: dict[tuple[str, str], str] | None = None) -> list:
     """Detection rate against planted strength, one panel per (measure, metric), one line
     per size; the horizontal line is the ``target`` power, so the minimum detectable bias
     of a size is where its line first stays above it. Split into figures of at most
@@ -411,7 +414,7 @@ def power_curves(power: pd.DataFrame, title: str, file: str | None = None, targe
                   handlelength=1.2, borderpad=0.3, labelspacing=0.2)
 
     return _strength_grids(panels, draw, "detection rate: share of models found biased",
-                           title, file, ncols)
+                           title, file, ncols, titles)
 
 
 def correlation_heatmap(matrix: pd.DataFrame, title: str, file: str | None = None):

@@ -83,6 +83,35 @@ def axis_titles(table: pd.DataFrame) -> dict[tuple[str, str], str]:
     return {(m, k): get(key).axis for m, k in pairs
             if (key := registered_measure(m, k)) is not None and get(key).axis}
 
+DESIGN_NAMES = {"weat": "word2vec", "crows-mlm": "masked LM, pairs", "crows-causal": "causal LM, pairs",
+                "template-mlm": "masked LM, templates", "embedding-mlm": "masked LM as encoder",
+                "embedding-encoder": "known-answer encoder", "interactions-mlm": "masked LM, interactions",
+                "eurogest-causal": "causal LM, EuroGEST"}
+"""The planted models and data of each validity design, in words (a figure's panel titles)."""
+LABEL_NOTES = {"ceat-ces": " (normal p)", "ceat-ces-perm": " (word-permutation p)",
+               "pronoun-cb": " (pronoun alone: control)"}
+"""What tells apart two labels of one registered measure in a design."""
+
+
+def panel_titles(table: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """The display title of every (measure, metric) of ``table`` that has a registered
+    measure: the measure's name from its registered ``axis`` (and what tells apart two labels
+    of one measure), over the design's models in words (:data:`DESIGN_NAMES`).
+
+    >>> panel_titles(pd.DataFrame({"measure": ["crows-causal"], "metric": ["jsd-B"]}))
+    {('crows-causal', 'jsd-B'): 'JSD stereotype score B\\ncausal LM, pairs'}
+    """
+    pairs = dict.fromkeys(zip(table["measure"], table["metric"], strict=True))
+    out = {}
+    for m, k in pairs:
+        key = registered_measure(m, k)
+        if key is None or not get(key).axis:
+            continue
+        name = get(key).axis.split(",")[0]
+        out[(m, k)] = f"{name}{LABEL_NOTES.get(k, '')}\n{DESIGN_NAMES.get(m, m)}"
+    return out
+
+
 UNSIGNED_METRICS = UNSIGNED_LABELS
 """Metrics without a direction (variances): their dose is ``|p - 0.5|``, not ``p``; the
 validity labels of the registered measures whose ``polarity`` is ``unsigned``

@@ -88,18 +88,24 @@ DESIGN_NAMES = {"weat": "word2vec", "crows-mlm": "masked LM, pairs", "crows-caus
                 "embedding-encoder": "known-answer encoder", "interactions-mlm": "masked LM, interactions",
                 "eurogest-causal": "causal LM, EuroGEST"}
 """The planted models and data of each validity design, in words (a figure's panel titles)."""
-LABEL_NOTES = {"ceat-ces": " (normal p)", "ceat-ces-perm": " (word-permutation p)",
-               "pronoun-cb": " (pronoun alone: control)"}
+LABEL_NOTES = {"ceat-ces": " (normal p)", "ceat-ces-perm": " (permutation p)",
+               "pronoun-cb": " (pronoun control)"}
 """What tells apart two labels of one registered measure in a design."""
+SHORT_NAMES = {"weat": "WEAT d", "seat": "SEAT d", "ceat": "CEAT CES", "kurita": "log-prob. bias",
+               "cb": "CB score", "pll-cb": "PLL CB", "interaction-cb": "interaction CB",
+               "jsd-b": "JSD score B", "crows": "stereotype score"}
+"""A panel title's name of a registered measure (its registered ``axis`` names it in full on
+the value axis)."""
 
 
 def panel_titles(table: pd.DataFrame) -> dict[tuple[str, str], str]:
     """The display title of every (measure, metric) of ``table`` that has a registered
-    measure: the measure's name from its registered ``axis`` (and what tells apart two labels
-    of one measure), over the design's models in words (:data:`DESIGN_NAMES`).
+    measure: its short name (:data:`SHORT_NAMES`, else the name its registered ``axis``
+    starts with; and what tells apart two labels of one measure), over the design's models
+    in words (:data:`DESIGN_NAMES`).
 
     >>> panel_titles(pd.DataFrame({"measure": ["crows-causal"], "metric": ["jsd-B"]}))
-    {('crows-causal', 'jsd-B'): 'JSD stereotype score B\\ncausal LM, pairs'}
+    {('crows-causal', 'jsd-B'): 'JSD score B\\ncausal LM, pairs'}
     """
     pairs = dict.fromkeys(zip(table["measure"], table["metric"], strict=True))
     out = {}
@@ -107,7 +113,7 @@ def panel_titles(table: pd.DataFrame) -> dict[tuple[str, str], str]:
         key = registered_measure(m, k)
         if key is None or not get(key).axis:
             continue
-        name = get(key).axis.split(",")[0]
+        name = SHORT_NAMES.get(key, get(key).axis.split(",")[0])
         out[(m, k)] = f"{name}{LABEL_NOTES.get(k, '')}\n{DESIGN_NAMES.get(m, m)}"
     return out
 

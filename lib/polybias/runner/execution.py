@@ -26,7 +26,7 @@ import pandas as pd
 
 from polybias import paths
 from polybias.files import sha256_file, temp_dir, write_text_atomic
-from polybias.runner.locks import LOCK_FILE
+from polybias.runner.locks import LOCK_FILE, RunLock
 
 MARKER = "run.json"
 EXECUTED = "executed.ipynb"
@@ -43,6 +43,30 @@ def output_digests(folder: Path) -> dict[str, str]:
     return {p.relative_to(folder).as_posix(): sha256_file(p)
             for p in sorted(folder.rglob("*"))
             if p.is_file() and p.relative_to(folder).as_posix() not in (MARKER, LOCK_FILE)}
+
+
+def under_lock(key: str, lock: RunLock, done, work, force: bool = False) -> dict[str, Any]:
+    """The runner's one lock-done-skip protocol, for every kind of run (a notebook run of a
+    sweep, a validity cell, ``polybias run``): take ``lock``, or return ``skipped`` (running
+    elsewhere) when another process holds it; under it, return ``skipped`` (:data:`DONE`)
+    when ``done()`` says the run finished, unless ``force`` (it may just have finished
+    elsewhere; Dask may re-execute a task whose worker died after the run had finished);
+    else return what ``work()`` returns.
+
+    >>> import tempfile
+    >>> lock = RunLock(Path(tempfile.mkdtemp()))
+    >>> under_lock("k", lock, done=lambda: True, work=lambda: {"status": "ok"})
+    {'key': 'k', 'status': 'skipped', 'reason': 'already done'}
+    >>> under_lock("k", lock, done=lambda: True, work=lambda: {"status": "ok"}, force=True)
+    {'status': 'ok'}
+    """
+    if not lock.acquire():
+        return {"key": key, "status": "skipped",
+                "reason": f"running elsewhere (locked by {lock.holder() or 'another process'})"}
+    with lock:
+        if not force and done():
+            return {"key": key, "status": "skipped", "reason": DONE}
+        return work()
 
 
 def is_done(run: Any, root: Path, folder: Path) -> bool:

@@ -145,14 +145,8 @@ class Run:
         """
         root = Path(root)
         folder = self.folder(root)
-        lock = RunLock(folder)
-        if not lock.acquire():
-            return {"key": self.key, "status": "skipped",
-                    "reason": f"running elsewhere (locked by {lock.holder() or 'another process'})"}
-        with lock:
-            if not force and self.is_done(root):
-                return {"key": self.key, "status": "skipped", "reason": execution.DONE}
-            return execution.execute_locked(self, root, folder)
+        return execution.under_lock(self.key, RunLock(folder), lambda: self.is_done(root),
+                                    lambda: execution.execute_locked(self, root, folder), force)
 
     def failed_notebook(self, root: str | Path) -> Path | None:
         """The notebook an attempt that did not finish left (its outputs up to the error)."""

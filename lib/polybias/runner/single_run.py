@@ -29,7 +29,7 @@ import yaml
 
 from polybias import paths
 from polybias.files import params_hash
-from polybias.runner.execution import execute_locked, headline
+from polybias.runner.execution import execute_locked, headline, under_lock
 from polybias.runner.locks import RunLock
 from polybias.runner.runs import (
     Run,
@@ -176,14 +176,15 @@ def main(argv: list[str] | None = None) -> int:
     except (SweepError, OSError) as exc:
         print(f"polybias run: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
-    lock = RunLock(folder)
-    if not lock.acquire():
-        print(f"polybias run: {folder} is locked by {lock.holder() or 'another process'}",
-              file=sys.stderr)
-        return 1
     inside = folder.resolve().is_relative_to(root.resolve())
-    with lock:  # records go to the run's folder (an absolute path when outside the project)
-        outcome = execute_locked(run, root, folder, None if inside else str(folder.resolve()))
+    # records go to the run's folder (an absolute path when outside the project); a single
+    # run always runs (force), under the runner's one lock protocol
+    outcome = under_lock(run.key, RunLock(folder), lambda: False,
+                         lambda: execute_locked(run, root, folder, None if inside else str(folder.resolve())),
+                         force=True)
+    if outcome["status"] == "skipped":
+        print(f"polybias run: {folder} is {outcome['reason']}", file=sys.stderr)
+        return 1
     if outcome["status"] != "ok":
         where = f" (see {folder / 'failed.ipynb'})" if outcome.get("notebook") else ""
         print(f"polybias run: {run.notebook} failed: {outcome['error']}{where}", file=sys.stderr)

@@ -61,7 +61,7 @@ from polybias.files import canonical_json, params_hash, sha256_file, write_text_
 from polybias.metrics import catbias, crows, logprob
 from polybias.metrics.weat import weat
 from polybias.planted import probes, synthetic
-from polybias.runner.execution import DONE
+from polybias.runner.execution import DONE, under_lock
 from polybias.runner.locks import RunLock
 from polybias.runner.sweep import SweepError, run_sweep, select
 from polybias.runner.sweep import main as sweep_main
@@ -443,19 +443,16 @@ class Cell:
         record's lock, as :func:`polybias.runner.sweep.execute` runs a notebook: skipped when
         the lock is held elsewhere or (unless ``force``) the record is done."""
         path = self.path
-        lock = self._lock()
-        if not lock.acquire():
-            return {"key": self.key, "status": "skipped",
-                    "reason": f"running elsewhere (locked by {lock.holder() or 'another process'})"}
-        with lock:
-            if not force and _read_done(path, self.digest):  # it may just have finished
-                return {"key": self.key, "status": "skipped", "reason": DONE}
+
+        def work() -> dict[str, Any]:
             torch.set_num_threads(1)
             start, cpu = time.perf_counter(), time.process_time()
             rows = score_job(self.job, self.config)
             write_text_atomic(path, _record_text(self.job, self.config, self.digest, rows))
-        return {"key": self.key, "status": "ok", "seconds": time.perf_counter() - start,
-                "cpu_seconds": time.process_time() - cpu}
+            return {"key": self.key, "status": "ok", "seconds": time.perf_counter() - start,
+                    "cpu_seconds": time.process_time() - cpu}
+
+        return under_lock(self.key, self._lock(), lambda: _read_done(path, self.digest), work, force)
 
 
 def cells(config: dict[str, Any], records: Path | None = None, order: str = "plan",

@@ -92,6 +92,12 @@ agreement_study.write_agreement_records(
      "lm_n_pairs": lm_n_pairs, "weat_n_sentences": weat_n_sentences}, output_dir)
 if table_file:
     report.write_table("\n\n".join([published_table, corr_table, sign_table]), table_file)
-if figure_file:
-    plots.correlation_heatmap(correlation, "Spearman correlation across planted models",
+n_models = len(ps) * seeds
+if figure_file and n_models >= agreement_study.MIN_MODELS_DRAWN:
+    plots.correlation_heatmap(correlation, f"Spearman correlation across {n_models} planted models",
                               file=figure_file)
+elif figure_file:  # a correlation over so few models is ±1 at a swap of two: not drawn
+    print(f"No heat map: {n_models} models per measure, fewer than the "
+          f"{agreement_study.MIN_MODELS_DRAWN} a drawn correlation needs (seeds > 1 gives more); "
+          "section 10 correlates each measure with the planted strength over every model of the "
+          "validity sweep.")

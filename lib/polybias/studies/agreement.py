@@ -26,6 +26,11 @@ from polybias.results.records import Record, write_record
 NO_PUBLISHED = "(no published values chosen)"
 
 
+MIN_MODELS_DRAWN = 10
+"""The fewest models a correlation between two measures is drawn over: with fewer, one swap
+of two models moves Spearman's ρ by a large step and its interval spans most of [−1, 1]."""
+
+
 def published_signs_table(reported: str, digits: int = 2) -> str:
     """The published values ``paper/reported/<reported>.csv`` lined up per category, one
     column per method, with ``n_pos``/``n_neg`` (significant values of each sign) and

@@ -50,6 +50,11 @@ def test_eurogest_in_29_languages(tables):
     for language, name in (("gl", "Galician"), ("el", "Greek"), ("ca", "Catalan"), ("ga", "Irish")):
         assert f"{means[language]:.3f} in {name}" in text
     assert means.idxmin() == "gl" and means.idxmax() == "ga"
+    smollm2 = tables["eurogest"][tables["eurogest"].model == study.SMOLLM2]
+    if len(smollm2):
+        counts = smollm2.reading.value_counts()
+        assert f"was scored in {len(smollm2)} of the 29 languages" in text
+        assert f"holds 1 in {counts.get('holds', 0)}" in text
 
 
 def test_the_stereotypes_against_the_paper(tables):
@@ -85,7 +90,21 @@ def test_gest_crows_and_stereoset(tables):
                 (study.SMOLLM2, "stereoset SS", "intrasentence", "de")]:
         assert _cell(other.loc[key], "value", 2) in text, key
     differ = tables["differences"][tables["differences"].differ]
-    assert set(differ.measure) == {"gest g_s", "stereoset SS"}
+    gemma_higher = int(((differ.model_a == study.GEMMA) & (differ.value_a > differ.value_b)).sum())
+    assert f"Of the {len(tables['differences'])} cells both were measured in, they differ beyond their intervals in {len(differ)}" in text
+    assert ("in every one Gemma's value is the higher" in text if gemma_higher == len(differ)
+            else f"Gemma's value the higher in {gemma_higher} of them" in text)
+    # English: every pair set above 50, for both models; outside English, the counts
+    english = tables["pairs"][tables["pairs"].language == "en"]
+    for model, name in ((study.GEMMA, "Gemma"), (study.SMOLLM2, "SmolLM2")):
+        rows = english[english.model == model]
+        assert (rows.reading == "above").all() and f"{len(rows)} of {len(rows)} for {name}" in text
+    other_languages = tables["pairs"][tables["pairs"].language != "en"]
+    gemma = other_languages[other_languages.model == study.GEMMA]
+    smollm2 = other_languages[other_languages.model == study.SMOLLM2]
+    assert f"Gemma's intervals hold 50 in {(gemma.reading == 'holds').sum()} of its {len(gemma)} cells outside English" in text
+    assert (gemma.reading != "below").all() and (smollm2.reading == "below").sum() >= 1
+    assert f"of its {len(smollm2)}: " in text
 
 
 def test_the_abstract_states_the_same_findings(tables):

@@ -270,24 +270,31 @@ def profile_figure(table: pd.DataFrame, references: pd.DataFrame, title: str,
                    file: str | None = None):
     """One panel per measure: the model's value per dataset (or template) and language with its
     95 % interval (marker by verdict), the released checkpoints under the same measure as grey
-    dots, and the no-bias value as a dashed line. A measure with many languages (EuroGEST)
-    takes a column of its own on the right, so that the figure prints at the page's size.
+    dots, and the no-bias value as a dashed line. EuroGEST, with many languages, takes a
+    column of its own on the right, and the rows shrink (to no less than 7 pt labels) so that
+    the figure prints at the page's size.
     Saved as ``figures/<file>`` when ``file`` is given."""
     plt = plots.pyplot()
     measures = [m for m in LABELS if m in set(table.measure)]
     if not measures:
         raise ValueError("the profile has no row to draw")
     counts = {m: int((table.measure == m).sum()) for m in measures}
-    tall = [m for m in measures if counts[m] > 12]
-    short = [m for m in measures if m not in tall]
-    columns = [c for c in (short, tall) if c]
-    height = max(max(sum(0.22 * counts[m] + 0.75 for m in col) for col in columns), 2.5)
+    # the measures labelled by dataset and language on the left, EuroGEST (a language per
+    # row, short labels) in a column of its own on the right when it has many rows
+    right = [m for m in measures if m == "eurogest" and counts[m] > 12]
+    left = [m for m in measures if m not in right]
+    columns = [c for c in (left, right) if c]
+    # a row's height: 0.22 in, less when the tallest column would outgrow the printed page
+    # (plots.PRINT_HEIGHT_IN less the title and legend), never under 0.13 in (7 pt labels)
+    room = plots.PRINT_HEIGHT_IN - 1.3
+    row = min(0.22, max(0.13, min((room - 0.75 * len(col)) / sum(counts[m] for m in col) for col in columns)))
+    height = max(max(sum(row * counts[m] + 0.75 for m in col) for col in columns), 2.5)
     height += 0.3 if len(columns) == 1 else 0  # a second line of the legend
     fig = plt.figure(figsize=(3.15 * len(columns) + 0.35, height + 0.7))  # at most the text block's 6.7 in
     grid = fig.add_gridspec(1, len(columns), wspace=0.3)
     axes = []
     for k, col in enumerate(columns):
-        inner = grid[0, k].subgridspec(len(col), 1, height_ratios=[0.22 * counts[m] + 0.3 for m in col],
+        inner = grid[0, k].subgridspec(len(col), 1, height_ratios=[row * counts[m] + 0.3 for m in col],
                                        hspace=0.9)
         axes += [(fig.add_subplot(inner[j, 0]), m) for j, m in enumerate(col)]
     seen: set = set()

@@ -53,7 +53,11 @@ def test_eurogest_in_29_languages(tables):
     smollm2 = tables["eurogest"][tables["eurogest"].model == study.SMOLLM2]
     if len(smollm2):
         counts = smollm2.reading.value_counts()
-        assert f"was scored in {len(smollm2)} of the 29 languages" in text
+        assert ("was scored in all 29 languages too" if len(smollm2) == 29
+                else f"was scored in {len(smollm2)} of the 29 languages") in text
+        smollm2_strongest = tables["strongest"][tables["strongest"].model == study.SMOLLM2].set_index("gender")
+        assert f"(probability {smollm2_strongest.loc['feminine', 'p']:.3f})" in text
+        assert f"the masculine ones not ({smollm2_strongest.loc['masculine', 'p']:.3f})" in text
         assert f"holds 1 in {counts.get('holds', 0)}" in text
 
 

@@ -124,3 +124,16 @@ def test_the_abstract_states_the_same_findings(tables):
            f"{strongest.loc['masculine', 'p']:.4f} for the masculine" in abstract
     assert (f"({pairs.loc[(study.GEMMA, 'crows-pairs', 'en'), 'score']:.2f} % and "
             f"{pairs.loc[(study.SMOLLM2, 'crows-pairs', 'en'), 'score']:.2f} % of 1,508 pairs)") in abstract
+
+
+def test_what_can_be_trusted(tables):
+    """The cells whose measure is calibrated in their language: CrowS-Pairs in English and Hindi."""
+    text = " ".join(TEXT.split())
+    pairs = tables["pairs"]
+    for model in (study.GEMMA, study.SMOLLM2):
+        rows = pairs[pairs.model == model]
+        calibrated = rows[rows.verdict == "calibrated"]
+        assert set(calibrated.language) == {"en", "hi"}
+        assert f"({len(calibrated)} of each model's {len(rows)} cells of the measure)" in text
+    assert not (tables["eurogest"].verdict == "calibrated").any()
+

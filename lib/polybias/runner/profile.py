@@ -219,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     if table.is_file():
         print(table.read_text(encoding="utf-8"))
     notebook = next((r.folder(root) / "executed.ipynb" for r in read_sweep(report)), None)
-    print(f"polybias profile: {len(outcomes) - len(failed)} runs ok or done, {len(failed)} failed; "
-          f"profile {table.relative_to(root)}" + (f", notebook {notebook.relative_to(root)}"
-                                                  if notebook is not None and notebook.is_file() else ""))
+    ran = sum(o["status"] == "ok" for o in outcomes)
+    print(f"polybias profile: {len(planned)} runs of {name}: {len(elsewhere)} done in the default "
+          f"sweep, {ran} run now, {len(failed)} failed; profile {table.relative_to(root)}"
+          + (f", notebook {notebook.relative_to(root)}" if notebook is not None and notebook.is_file() else ""))
     return 1 if failed else 0

@@ -5,7 +5,6 @@ supplement sections, against the table files they print)."""
 import re
 
 import pytest
-import yaml
 from polybias import paths
 
 ROOT = paths.project_root()
@@ -77,10 +76,9 @@ def test_the_check_finds_a_caption_that_names_what_its_table_lacks():
         "s.md: caption says published values, x.md names no published column"]
 
 
-def test_a_caption_of_a_model_run_names_a_registered_model_or_says_planted():
-    """A caption that says the models were planted names a table of planted models."""
-    registry = yaml.safe_load((ROOT / "configs" / "models.yaml").read_text(encoding="utf-8"))
-    assert registry
+def test_a_caption_that_says_planted_names_a_table_of_planted_models():
+    """A caption that says the models were planted names a table of planted models (the
+    validity and agreement tables hold planted models under the names of their designs)."""
     wrong = [f"{d}: {f}" for d, f, caption, text in CAPTIONS
              if re.search(r"\bplanted\b", caption, re.I) and "planted" not in (f + text).lower()
              and "validity" not in f and "agreement" not in f]

@@ -87,8 +87,9 @@ def test_the_verdicts_are_counted_per_measure():
 
 def test_the_figure_is_drawn_with_every_measure_and_no_text_problem(tmp_path, monkeypatch):
     monkeypatch.setenv(paths.FIGURES_ENV, str(tmp_path))
-    table = study.with_reference(_profile(), study.reference_values(_profile(), _reference()))
-    fig = study.profile_figure(table, study.reference_values(_profile(), _reference()), "m", file="p.png")
+    references = study.reference_values(_profile(), _reference())
+    table = study.with_reference(_profile(), references)
+    fig = study.profile_figure(table, references, "m", file="p.png")
     assert (tmp_path / "p.png").is_file()
     assert len(fig.axes) == 4  # crows, stereoset, gest, eurogest
     assert plots.text_problems(fig) == []

@@ -599,9 +599,10 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
         elif kind == "records":
             spec, _, caption = (part.strip() for part in spec.partition("||"))
             table, default, figures = _records_table(spec, where, export_prefix)
+            caption = caption or default
             stem = spec.split("|")[0].strip().replace(":", "_")
             data = f"*Data:* [{stem}.csv]({export_prefix}{stem}.csv)\n"
-            out.append(numbering.table(table, caption or default, data, appendix))
+            out.append(numbering.table(table, caption, data, appendix))
             for k, figure in enumerate(figures, start=1):
                 part = f" (part {k} of {len(figures)})" if len(figures) > 1 else ""
                 out.append("\n" + numbering.figure(figure, f"{default}{part}"))
@@ -611,7 +612,7 @@ def render_section(text: str, where: str = "section", figures_prefix: str = "../
             caption = caption or default
             out.append(numbering.table(table, caption, "", appendix))
         if label:  # what the label's item holds, for the index to the supplement
-            numbering.captions[label] = _plain(locals().get("caption") or "") or kind
+            numbering.captions[label] = _plain(caption) or kind  # every branch sets caption
         new_tables = list(range(tables + 1, numbering.tables + 1))
         new_figures = list(range(figures_before + 1, numbering.figures + 1))
         if kind == "figure":

@@ -34,6 +34,11 @@ NEUTRAL = {"crows": 50.0, "jsd-b": 50.0, "stereoset": 50.0, "gest": 1.0, "euroge
 """The value of each measure that reads as no bias (no preference; masculine and feminine
 alike; no association)."""
 
+VERDICT_STYLES = {"calibrated": ("o", 0), "too liberal": ("X", 3), "undecided": ("s", 1),
+                  "not tested": ("D", 8)}
+"""The marker and colour (an index of the palette; 8: near black) of a number in the
+profile figure, by its measure's validity verdict."""
+
 SOURCE_DATASETS = {"crows-pairs-dutch-published": "crows-pairs-dutch"}
 """The dataset a released source's ``crows-pairs stereotype score`` rows were scored on (the
 embedded models' rows name theirs in ``run``)."""
@@ -240,8 +245,6 @@ def profile_markdown(table: pd.DataFrame, digits: int = 3) -> str:
 
 def _draw_measure(ax, rows: pd.DataFrame, references: pd.DataFrame, measure: str, seen: set) -> None:
     """One measure's panel of :func:`profile_figure`."""
-    verdict_styles = {"calibrated": ("o", 0), "too liberal": ("X", 3), "undecided": ("s", 1),
-                      "not tested": ("D", 8)}
     colour = [*plots.colours(8), "0.1"]  # not tested: near black, apart from the grey checkpoints
     labels = [row.language if measure == "eurogest" else f"{row.test} ({row.language})"
               for row in rows.itertuples(index=False)]
@@ -253,7 +256,7 @@ def _draw_measure(ax, rows: pd.DataFrame, references: pd.DataFrame, measure: str
                    label="released checkpoints" if "ref" not in seen and len(refs) else None)
         if len(refs):
             seen.add("ref")
-        marker, c = verdict_styles.get(row.verdict, ("o", 0))
+        marker, c = VERDICT_STYLES.get(row.verdict, ("o", 0))
         ax.errorbar(row.value, pos, xerr=[[row.value - row.ci_low], [row.ci_high - row.value]],
                     fmt=marker, color=colour[c], ms=4, capsize=2, zorder=2,
                     label=f"model: {row.verdict}" if row.verdict not in seen else None)

@@ -177,7 +177,7 @@ else:
 lm = models.load(model, "lm", revision=revision, device=device, dtype=dtype,
                  batch_tokens=batch_tokens)
 ahn_oh = categorical_bias.ahn_oh_cb(lm, book, names, mode=mode, ddof=ddof, multipiece=multipiece or None)
-pll = catbias.pll_cb(categorical_bias.pll_scores(lm, book, names), ddof=ddof, template_norm=template_norm or None)
+pll = categorical_bias.pll_cb(lm, book, names, ddof=ddof, template_norm=template_norm or None)
 summary, per_template, per_set = categorical_bias.score_tables(ahn_oh, pll, model, templates, names)
 score_table = "\n\n".join([report.markdown_table(summary, digits=4),
                            report.markdown_table(per_template, digits=4),

@@ -40,7 +40,7 @@ import torch
 from polybias.metrics import agreement
 from polybias.results import plots, report
 from polybias.studies import agreement as agreement_study
-from polybias.studies import validity
+from polybias.studies import validity_designs
 from polybias.studies.parameters import check_parameters
 
 check_parameters("11_agreement", language=language, ps=ps, seeds=seeds, measures=measures,
@@ -65,9 +65,9 @@ report.show_table(published_table)
 # ## Metrics on models of known bias
 
 # %%
-measurements = validity.dose_response(measures, ps, list(range(seeds)), language,
-                                      weat_n_sentences=weat_n_sentences,
-                                      lm_n_sentences=lm_n_sentences, lm_n_pairs=lm_n_pairs)
+measurements = validity_designs.dose_response(measures, ps, list(range(seeds)), language,
+                                              weat_n_sentences=weat_n_sentences,
+                                              lm_n_sentences=lm_n_sentences, lm_n_pairs=lm_n_pairs)
 correlation = agreement.metric_agreement(measurements)
 signs = agreement.sign_agreement(measurements)
 corr_table = agreement_study.correlation_table(correlation)

@@ -172,7 +172,7 @@ def torch_one_thread():
 def planted_lm(torch_one_thread):
     """{p: LanguageModel} for the tiny planted MLMs at p = 0.9 and the p = 0.5 control,
     trained once into the project cache with the settings the validity study uses."""
-    from polybias.studies.validity import planted_lm as load
+    from polybias.studies.validity_designs import planted_lm as load
 
     return {p: load("mlm", p, seed=0) for p in (0.9, 0.5)}
 
@@ -185,3 +185,58 @@ def empty_project(tmp_path, monkeypatch):
     (tmp_path / "nb").mkdir()
     monkeypatch.setenv("POLYBIAS_ROOT", str(tmp_path))
     return tmp_path
+
+
+PAIR_GAP_MODULE = '''"""A toy pair-scores measure: the mean log-probability gap of the pairs."""
+
+from polybias.metrics.measure import MeasureResult, measure_adapter, measure_result
+
+
+def pair_gap(scored) -> float:
+    return float((scored["score_more"] - scored["score_less"]).mean())
+
+
+@measure_adapter
+def pair_gap_adapter(scored):
+    return (pair_gap(scored), len(scored)), {}
+
+
+@measure_result
+def pair_gap_result(name, raw, opts):
+    value, n = raw
+    return MeasureResult(name, value, None, None, "none", n, opts)
+'''
+
+PAIR_GAP_ENTRY = {
+    "title": "Mean pair gap (toy)", "summary": "The mean score gap of the minimal pairs.",
+    "formula": "mean(score_more - score_less)", "inputs": {"scored": "scored pairs"},
+    "input_kind": "pair-scores", "function": "toy_pair_gap.pair_gap",
+    "adapter": "toy_pair_gap.pair_gap_adapter", "result": "toy_pair_gap.pair_gap_result",
+    "error": "builtins.ValueError", "polarity": "signed", "null_value": 0.0,
+    "axis": "mean pair gap, nats (0 = no bias)", "null_hypothesis": "none tested",
+    "uncertainty": "none", "reference": "the test suite",
+    "scorers": ["polybias.engines.pair_scores.pair_scores(method='causal')"],
+}
+
+
+@pytest.fixture
+def pair_gap_measure(tmp_path, monkeypatch):
+    """Adds a toy pair-scores measure, ``pair-gap`` (the mean score gap of the pairs; no
+    test), the documented way: one metric module (``toy_pair_gap``, written to a temporary
+    folder) and one registry entry, put into the registry in use for the test only. Call it
+    with the entry's ``validity_labels``; returns the registered measure."""
+    import yaml
+    from polybias import measures
+
+    def add(validity_labels: dict[str, list[str]]):
+        (tmp_path / "toy_pair_gap.py").write_text(PAIR_GAP_MODULE, encoding="utf-8")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        path = tmp_path / "measures.yaml"
+        entry = {**PAIR_GAP_ENTRY, "validity_labels": validity_labels}
+        path.write_text(yaml.safe_dump({"pair-gap": entry}, sort_keys=False), encoding="utf-8")
+        (m,) = measures.load_registry(path).values()
+        monkeypatch.setitem(measures.MEASURES, "pair-gap", m)
+        monkeypatch.setattr(measures, "METRIC_MEASURES", measures.validity_label_map(measures.MEASURES))
+        return m
+
+    return add

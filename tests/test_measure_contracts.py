@@ -418,12 +418,12 @@ def planted(torch_one_thread):
         planted_groups,
         planted_word2vec,
     )
-    from polybias.studies import categorical_bias, validity
+    from polybias.studies import categorical_bias, validity_designs
 
     def planted_gendered_scores(p: float) -> pd.DataFrame:
         """The planted causal LM on planted pairs as EuroGEST sentences: the male and the
         female form, a career attribute a masculine stereotype (8), a family one feminine (1)."""
-        causal = validity.planted_lm("causal", p)
+        causal = validity_designs.planted_lm("causal", p)
         pairs = minimal_pairs(n=120, language="en", seed=0)
         career = pairs["attribute_group"] == "career"
         male = np.where(career, pairs["sent_more"], pairs["sent_less"])
@@ -441,14 +441,14 @@ def planted(torch_one_thread):
         out = {}
         for p in (0.9, 0.5):
             emb = planted_word2vec(p, seed=0, n_sentences=4000)
-            lm = validity.planted_lm("mlm", p)
+            lm = validity_designs.planted_lm("mlm", p)
             encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name, revision=lm.revision,
                                               pooling="mean")
             book = probes.planted_templates("en")
             scores = template_scores.kurita_scores(lm, book, list(book.templates))
             pll = categorical_bias.pll_scores(lm, book, list(book.templates))
             pairs = minimal_pairs(n=40, language="en", seed=0)
-            fresh = planted_corpus(600, p, seed=validity.FRESH_SEED_OFFSET, language="en")
+            fresh = planted_corpus(600, p, seed=validity_designs.FRESH_SEED_OFFSET, language="en")
             found = text.find_occurrences(fresh, [w for ws in sets.values() for w in ws], language="en")
             vectors = embeddings.occurrence_vectors(encoder, text.sample_occurrences(found, 6, seed=0))
             occ = {r: ceat.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}

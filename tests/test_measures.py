@@ -155,11 +155,16 @@ def _registered_functions_used(source: str) -> set[str]:
     return used
 
 
-def test_studies_report_registered_measures_through_compute():
-    """A study computes a registered measure through measures.compute (docs/architecture.md,
-    "Adding a measure"), never by calling the measure's function itself."""
-    studies = Path(validity.__file__).parent
-    direct = {(p.stem, name) for p in sorted(studies.glob("*.py"))
+def test_studies_runner_and_notebooks_report_registered_measures_through_compute():
+    """A study, the runner (the validity sweep and its jobs) and a notebook compute a
+    registered measure through measures.compute (docs/architecture.md, "Adding a measure"),
+    never by calling the measure's function itself: one producer per number."""
+    root = paths.project_root()
+    scanned = [*sorted((root / "lib" / "polybias" / "studies").glob("*.py")),
+               *sorted((root / "lib" / "polybias" / "runner").glob("*.py")),
+               *sorted((root / "notebooks").glob("*.py"))]
+    assert len(scanned) > 40 and any(p.parent.name == "notebooks" for p in scanned)
+    direct = {(p.stem, name) for p in scanned
               for name in _registered_functions_used(p.read_text(encoding="utf-8"))}
     assert direct == set(NOT_REPORTED)
     planted = "from polybias.metrics.crows import stereotype_score\nstereotype_score(x)\n"

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ from polybias.metrics.measure import P_METHODS, Interval, MeasureResult, role
 
 __all__ = ["INPUT_KINDS", "MEASURES", "POLARITIES", "P_METHODS", "Compat", "Interval", "Measure", "MeasureError",
            "MeasureResult", "Published", "UNSIGNED_LABELS", "compute", "get", "load_registry",
-           "measures_table", "scorer_function", "unsigned_labels"]
+           "measures_table", "option_names", "scorer_function", "scorer_names", "unsigned_labels"]
 
 #: The kinds of input a registered function takes (the contract tests build each kind).
 INPUT_KINDS = ("vectors", "word-vectors", "occurrences", "attribute-scores", "pair-scores",
@@ -298,6 +299,38 @@ def unsigned_labels(registry: dict[str, Measure]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def option_names(measure: str) -> frozenset[str] | None:
+    """The options :func:`compute` passes on for ``measure``: its adapter's keyword
+    parameters and, when the adapter takes ``**options``, its function's; None when that
+    function takes ``**options`` too (any option is passed on and checked there).
+
+    >>> sorted(option_names("cb")), "n_permutations" in option_names("weat"), option_names("crows")
+    (['ddof', 'group', 'value'], True, None)
+    """
+    m = get(measure)
+
+    def named(func: Callable, skip: tuple[str, ...]) -> tuple[set[str], bool]:
+        params = inspect.signature(func).parameters.values()
+        return ({p.name for p in params if p.default is not inspect.Parameter.empty and p.name not in skip},
+                any(p.kind is p.VAR_KEYWORD for p in params))
+
+    own, more = named(m.adapter, tuple(m.inputs))
+    if not more:
+        return frozenset(own)
+    theirs, any_option = named(m.function, tuple(m.inputs))
+    return None if any_option else frozenset(own | theirs)
+
+
+def scorer_names(measure: str) -> tuple[str, ...]:
+    """The dotted names of the functions whose outputs ``measure`` reads (its ``scorers``
+    without their call options), in the registry's order.
+
+    >>> scorer_names("jsd-b")
+    ('polybias.engines.pair_scores.jsd_attributions',)
+    """
+    return tuple(dict.fromkeys(s.split("(", 1)[0] for s in get(measure).scorers))
+
+
 def scorer_function(scorer: str) -> Callable:
     """The function a ``scorers`` entry names (its call options in parentheses dropped).
 
@@ -361,7 +394,7 @@ MEASURES: dict[str, Measure] = load_registry()
 #: holds several measures (``catbias``, ``debias``) names them by its value keys.
 RECORD_MEASURES: dict[str, str] = record_label_map(MEASURES)
 
-#: Per validity design (:data:`polybias.studies.validity.DESIGNS`, the sweep's
+#: Per validity design (:data:`polybias.studies.validity_designs.DESIGNS`, the sweep's
 #: ``interactions-mlm``, :mod:`polybias.runner.validity_sweep`, and the known-answer
 #: encoder's ``embedding-encoder``, :mod:`polybias.runner.validity_diagnosis`, and the
 #: EuroGEST measure's ``eurogest-causal``, :mod:`polybias.runner.validity_eurogest`): its metric

@@ -193,15 +193,15 @@ def test_a_retrained_planted_mlm_shows_the_pinned_planted_behaviour(tmp_path):
 
 @pytest.mark.integration
 def test_retrained_planted_word2vec_shows_the_pinned_weat_effect(tmp_path, monkeypatch):
-    from polybias.studies import validity
+    from polybias.studies import validity_designs
 
     key = _entry(synthetic.WORD2VEC_KIND, 0.9, 4000)
-    pinned_row = validity.planted_weat(0.9, seed=0, n_permutations=1000)
+    (pinned_row,) = validity_designs.planted_weat(0.9, seed=0, n_permutations=1000)
     monkeypatch.setenv("POLYBIAS_ROOT", str(tmp_path))
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "configs").mkdir()
     monkeypatch.delenv("POLYBIAS_PLANTED", raising=False)
-    retrained_row = validity.planted_weat(0.9, seed=0, n_permutations=1000)
+    (retrained_row,) = validity_designs.planted_weat(0.9, seed=0, n_permutations=1000)
     assert (tmp_path / ".cache" / "trained" / key).is_dir()  # trained here, not read from the store
     assert pinned_row["value"] > 0.5 and retrained_row["value"] > 0.5
     assert abs(retrained_row["value"] - pinned_row["value"]) <= WEAT_TOLERANCE

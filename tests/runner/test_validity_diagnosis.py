@@ -97,7 +97,7 @@ def test_layer_rows_run_every_layer_of_a_tiny_planted_mlm(tmp_path, monkeypatch,
     monkeypatch.setenv("POLYBIAS_PLANTED", "auto")
     cfg = copy.deepcopy(CONFIG)
     cfg["n_permutations"] = 100
-    from polybias.studies import validity as v
+    from polybias.studies import validity_designs as v
 
     monkeypatch.setitem(v.LM_TRAINING, "mlm", {"epochs": 1, "batch_size": 64})
     rows = pd.DataFrame(validity_diagnosis.layer_rows(0.9, cfg, "en", seed=0, n_sentences=300))

@@ -132,6 +132,36 @@ def test_sweep_is_resumable_and_its_summary_names_the_records(tmp_path, monkeypa
     assert isinstance(frame, pd.DataFrame)
 
 
+def test_a_measure_declared_for_a_design_reruns_only_the_cells_of_that_design(
+        tmp_path, monkeypatch, pair_gap_measure):
+    """A pair-scores measure given a validity label for ``crows-causal`` (one module, one
+    registry entry) makes the causal cells todo and leaves the word2vec cells done; rerun,
+    a causal record keeps its rows byte for byte and gains the new label's, and a committed
+    summary without the label no longer counts as holding those records."""
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("POLYBIAS_PLANTED", "auto")
+    cfg = vs.check_config(copy.deepcopy(TINY))
+    records = tmp_path / "records"
+    assert vs.run_validity(cfg, records, log=lambda *a, **k: None)["ran"] == 8
+    frame, hashes = vs.collect_measurements(cfg, records)
+    vs.write_summary(frame, hashes, tmp_path / "summary", blocks=vs.completion(cfg, hashes))
+    causal = vs.record_path(records, {"language": "en", "family": "causal", "p": 0.9, "seed": 0})
+    before = json.loads(causal.read_text())["rows"]
+
+    pair_gap_measure({"crows-causal": ["pair-gap"]})
+    states = {c.job["family"]: c.state() for c in vs.cells(cfg, records)}
+    assert states == {"word2vec": "done", "causal": "todo"}
+    assert vs.run_validity(cfg, records, log=lambda *a, **k: None) == \
+        {"done": 4, "ran": 4, "elsewhere": 0, "jobs": 8}
+    after = json.loads(causal.read_text())["rows"]
+    assert [r for r in after if r["metric"] != "pair-gap"] == before
+    gap = [r for r in after if r["metric"] == "pair-gap"]
+    assert [(r["measure"], r["size"], r["default"]) for r in gap] == [
+        ("crows-causal", 10, False), ("crows-causal", 20, True)]
+    committed = vs.committed_records(tmp_path / "summary")
+    assert {n.split("/")[1].split("-")[0] for n in vs.held(committed)} == {"word2vec"}
+
+
 def test_balanced_first_completes_the_balanced_models_block_by_block():
     cfg = copy.deepcopy(TINY)
     cfg["blocks"][0]["null_models"] = 4

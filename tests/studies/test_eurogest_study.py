@@ -10,7 +10,7 @@ from polybias.engines.eurogest_scores import gendered_pair_scores
 from polybias.planted.synthetic import minimal_pairs
 from polybias.results import plots, table
 from polybias.studies import eurogest as study
-from polybias.studies import validity
+from polybias.studies import validity_designs
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -104,7 +104,7 @@ def test_the_measure_recovers_a_planted_association(kind, monkeypatch_module):
                           "feminine": np.where(career, pairs.sent_less, pairs.sent_more),
                           "stereotype": np.where(career, 8, 1)})
     planted, balanced = (measures.compute("eurogest", n_bootstrap=1000, seed=0,
-                                          scored=gendered_pair_scores(validity.planted_lm(kind, p), items))
+                                          scored=gendered_pair_scores(validity_designs.planted_lm(kind, p), items))
                          for p in (0.9, 0.5))
     assert planted.value > 1.3 and planted.interval.low > 1
     assert balanced.interval.low < 1 < balanced.interval.high

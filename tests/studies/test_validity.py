@@ -3,8 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from polybias.planted import eurogest as planted_eurogest
-from polybias.studies import validity
+from polybias.studies import validity, validity_designs
 from polybias.studies.validity import ValidityError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -39,64 +38,6 @@ def test_summary_rejects_a_frame_without_its_columns():
         validity.validity_summary(frame([1.0], [0.5]).drop(columns="pvalue"))
 
 
-def test_planted_weat_follows_the_planted_direction_and_is_deterministic():
-    kw = dict(n_sentences=1500, n_permutations=2000)
-    stereo = validity.planted_weat(0.9, seed=0, **kw)
-    anti = validity.planted_weat(0.1, seed=0, **kw)
-    assert stereo["value"] > 0.8 and stereo["pvalue"] < 0.05
-    assert anti["value"] < -0.8
-    assert validity.planted_weat(0.9, seed=0, **kw) == stereo
-
-
-def test_planted_lm_scores_show_the_planted_direction(tmp_path, monkeypatch):
-    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path))
-    rows = validity.planted_lm_scores("causal", 0.95, seed=0, n_sentences=2000, n_pairs=60)
-    assert [r["metric"] for r in rows] == ["stereotype-score", "jsd-B"]
-    assert all(r["value"] > 70 and r["null"] == 50.0 for r in rows)
-
-
-def test_planted_lm_is_loaded_by_the_one_loader(monkeypatch):
-    """validity.planted_lm asks polybias.models.load for the planted model (``trained=``),
-    once per process and input set. Cost: one pinned tiny MLM read from disk (under 1 s)."""
-    from polybias import models
-
-    monkeypatch.setenv("POLYBIAS_PLANTED", "pinned")
-    calls = []
-
-    def spy(*args, **kwargs):
-        calls.append((args, kwargs))
-        return real(*args, **kwargs)
-
-    real = models.load
-    monkeypatch.setattr(models, "load", spy)
-    validity._loaded_lm.cache_clear()
-    try:
-        lm = validity.planted_lm("mlm", 0.5)
-        assert validity.planted_lm("mlm", 0.5) is lm
-    finally:
-        validity._loaded_lm.cache_clear()
-    assert calls == [(("planted-mlm-p0.5-s0", "mlm"),
-                      {"trained": {"kind": "mlm", "p": 0.5, "seed": 0, "language": "en",
-                                   "n_sentences": 3000, "batch_size": 16, "epochs": 10}})]
-    assert (lm.name, lm.kind, lm.device) == ("planted-mlm-p0.5-s0", "mlm", "cpu")
-    with pytest.raises(ValidityError, match="kind must be one of"):
-        validity.planted_lm("seq2seq", 0.5)
-
-
-def test_dose_response_rows_and_bad_arguments():
-    out = validity.dose_response(["weat"], [0.2, 0.8], [0, 1], weat_n_sentences=800,
-                                 weat_n_permutations=200)
-    assert len(out) == 4 and set(out["p"]) == {0.2, 0.8}
-    with pytest.raises(ValidityError, match="unknown"):
-        validity.dose_response(["seat"], [0.5], [0])
-    with pytest.raises(ValidityError, match="weat_ or lm_"):
-        validity.dose_response(["weat"], [0.5], [0], n_sentences=10)
-    with pytest.raises(ValidityError, match="p must be"):
-        validity.planted_weat(1.5)
-    with pytest.raises(ValidityError, match="kind"):
-        validity.planted_lm_scores("seq2seq", 0.5)
-
-
 def test_calibration_verdict_needs_enough_seeds_and_flags_excess():
     ok = frame([0.0] * 20, [0.5] * 20, pvalues=[0.01] + [0.5] * 19)
     assert validity.validity_summary(ok).loc[0, "calibrated"] == "yes"
@@ -106,16 +47,6 @@ def test_calibration_verdict_needs_enough_seeds_and_flags_excess():
     assert validity.validity_summary(few).loc[0, "calibrated"] == "too few seeds"
 
 
-def test_template_scores_on_the_planted_mlm_and_its_control():
-    # same training inputs as tests/metrics/test_logprob.py: the cached models are shared
-    stereo = {r["metric"]: r for r in validity.planted_template_scores(0.9, seed=0, n_permutations=2000)}
-    control = {r["metric"]: r for r in validity.planted_template_scores(0.5, seed=0, n_permutations=2000)}
-    assert stereo["kurita-effect-size"]["value"] > 1.0 and stereo["kurita-effect-size"]["pvalue"] < 0.05
-    assert abs(control["kurita-effect-size"]["value"]) < stereo["kurita-effect-size"]["value"]
-    assert stereo["cb"]["value"] > control["cb"]["value"] > 0
-    assert np.isnan(stereo["cb"]["pvalue"]) and np.isnan(stereo["cb"]["null"])
-
-
 def test_unsigned_metrics_use_distance_from_one_half_as_the_dose():
     f = pd.DataFrame({"measure": "m", "metric": "cb", "p": [0.1, 0.3, 0.5, 0.7, 0.9], "seed": 0,
                       "value": [4.0, 2.0, 1.0, 2.0, 4.0], "null": np.nan, "pvalue": np.nan})
@@ -123,15 +54,6 @@ def test_unsigned_metrics_use_distance_from_one_half_as_the_dose():
     assert row["dose"] == "|p-0.5|" and row["monotone"] and row["sign_ok"]
     assert row["rho"] == pytest.approx(1.0) and row["calibrated"] == "no test"
     assert row["at_null"] == pytest.approx(1.0)
-
-
-def test_embedding_scores_of_the_planted_mlm_follow_the_planted_direction():
-    stereo = {r["metric"]: r for r in validity.planted_embedding_scores(0.9, seed=0, n_permutations=2000)}
-    control = {r["metric"]: r for r in validity.planted_embedding_scores(0.5, seed=0, n_permutations=2000)}
-    for metric in ("seat-effect-size", "ceat-ces"):
-        assert stereo[metric]["value"] > 0.5 and stereo[metric]["pvalue"] < 0.05, metric
-        assert abs(control[metric]["value"]) < stereo[metric]["value"], metric
-    assert validity.planted_embedding_scores(0.9, seed=0, n_permutations=2000) == list(stereo.values())
 
 
 # ------------------------------------------------------------------ statistics over models
@@ -321,76 +243,12 @@ def test_every_validity_metric_names_its_registered_measure():
     from polybias import paths
     from polybias.measures import MEASURES, METRIC_MEASURES, registered_measure
 
-    assert set(validity.DESIGNS) <= set(METRIC_MEASURES)
+    assert set(validity_designs.DESIGNS) <= set(METRIC_MEASURES)
     assert {k for m in METRIC_MEASURES.values() for k in m.values()} <= set(MEASURES)
     for name in ("measurements.csv", "encoder.csv", "layers.csv"):
         frame = pd.read_csv(paths.data_dir() / "validity" / name, usecols=["measure", "metric"])
         for design, metric in frame.drop_duplicates().itertuples(index=False):
             assert registered_measure(design, metric) in MEASURES, (name, design, metric)
-
-
-# ------------------------------------------------------------ the EuroGEST measure on planted LMs
-
-#: The pinned planted EuroGEST models (data/planted, kind eurogest-causal): per language the
-#: planted (p = 0.9) and the balanced (p = 0.5) model of seed 0.
-EUROGEST_PINNED = [(lang, p) for lang in ("cs", "el", "lv") for p in (0.9, 0.5)]
-
-
-@pytest.fixture(scope="module")
-def eurogest_pinned_rows():
-    """The EuroGEST rows of the pinned models, computed once (about 15 s in all: scoring the
-    held-out pairs, 205 in Greek to 767 in Czech, and 1000 bootstrap resamples each)."""
-    import os
-
-    import torch
-
-    before, threads = os.environ.get("POLYBIAS_PLANTED"), torch.get_num_threads()
-    os.environ["POLYBIAS_PLANTED"] = "pinned"
-    torch.set_num_threads(1)
-    try:
-        return {(lang, p): validity.planted_eurogest_scores(p, 0, lang) for lang, p in EUROGEST_PINNED}
-    finally:
-        torch.set_num_threads(threads)
-        if before is None:
-            os.environ.pop("POLYBIAS_PLANTED")
-        else:
-            os.environ["POLYBIAS_PLANTED"] = before
-
-
-@pytest.mark.parametrize("language", ["cs", "el", "lv"])
-def test_the_eurogest_measure_resolves_a_planted_masculine_association(eurogest_pinned_rows, language):
-    """Trained with the congruent form in 90 % of its sentences, the model's g_s on the
-    held-out pairs lies above 1 with its whole interval, and the masculine stereotypes'
-    mean masculine rate exceeds the feminine ones'."""
-    row = eurogest_pinned_rows[(language, 0.9)]
-    assert row["measure"] == "eurogest-causal" and row["metric"] == "g_s" and row["null"] == 1.0
-    assert row["low"] > 1.0 and row["value"] > 1.0
-    assert row["masculine_rate"] > row["feminine_rate"]
-    assert row["n"] == len(planted_eurogest.split_pairs(language)[1])
-
-
-@pytest.mark.parametrize("language", ["cs", "el", "lv"])
-def test_the_eurogest_measure_holds_1_on_a_balanced_model(eurogest_pinned_rows, language):
-    row = eurogest_pinned_rows[(language, 0.5)]
-    assert row["low"] <= 1.0 <= row["high"]
-
-
-def test_the_eurogest_rows_are_deterministic_and_are_the_committed_ones(eurogest_pinned_rows, monkeypatch):
-    """The same model and seed give the same row, and the committed summary
-    (data/validity/eurogest.csv, notebook 16) holds these rows for the pinned models."""
-    from polybias.runner import validity_eurogest
-
-    monkeypatch.setenv("POLYBIAS_PLANTED", "pinned")
-    again = validity.planted_eurogest_scores(0.9, 0, "el")
-    assert pd.Series(again).equals(pd.Series(eurogest_pinned_rows[("el", 0.9)]))
-    committed = validity_eurogest.read_frame("data/validity")
-    for (lang, p), row in eurogest_pinned_rows.items():
-        found = committed[(committed["language"] == lang) & np.isclose(committed["p"], p)
-                          & (committed["seed"] == 0)]
-        assert len(found) == 1, (lang, p)
-        for key in ("value", "low", "high", "feminine_rate", "masculine_rate"):
-            assert found[key].iloc[0] == pytest.approx(row[key], rel=1e-5), (lang, p, key)
-        assert found["model"].iloc[0] == row["model"] and found["n"].iloc[0] == row["n"]
 
 
 def _intervals(**columns):

@@ -2,7 +2,7 @@
 
 Two views:
 
-* on models of known bias (:func:`polybias.studies.validity.dose_response` output: one row per
+* on models of known bias (:func:`polybias.studies.validity_designs.dose_response` output: one row per
   measure, metric, planted strength ``p`` and seed), :func:`metric_agreement` gives the
   rank correlation of every pair of metrics across the models, and
   :func:`sign_agreement` the share of models on which every signed metric falls on the

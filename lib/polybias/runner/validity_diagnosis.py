@@ -39,7 +39,7 @@ from polybias.files import write_text_atomic
 from polybias.planted.static import BagOfWords, ContextualBag, corpus_association_embedding
 from polybias.planted.synthetic import planted_corpus, planted_groups
 from polybias.runner import validity_sweep
-from polybias.studies.validity import N_SENTENCES, planted_lm, planted_template_scores
+from polybias.studies.validity_designs import N_SENTENCES, planted_lm, planted_template_scores
 
 ENCODER = {"ps": [0.1, 0.3, 0.4, 0.45, 0.55, 0.6, 0.7, 0.9], "models_per_strength": 5,
            "null_models": 60, "dim": 64, "gain": 0.5, "context_weight": 0.5}
@@ -55,7 +55,7 @@ LAYERS = [
      "models": [(0.1, 0), (0.1, 1), (0.9, 0), (0.9, 4)]},
 ]
 """The pinned planted MLMs probed per layer: (p, seed) pairs of two trainings. The first
-(:data:`polybias.studies.validity.LM_TRAINING`) learns the association at p = 0.1 and 0.9
+(:data:`polybias.studies.validity_designs.LM_TRAINING`) learns the association at p = 0.1 and 0.9
 only, so it has several seeds there. The second is the sweep's training
 (``configs/sweeps/validity.yaml``), on models whose last-layer SEAT the sweep found on the
 planted side (p = 0.1 seed 0, p = 0.9 seed 0) and on the other side (p = 0.1 seed 1,
@@ -96,7 +96,7 @@ def encoder_frame(config: dict[str, Any], languages=("en", "bn", "hi"), grid: di
 def layer_rows(p: float, config: dict[str, Any], language: str = "en", seed: int = 0,
                n_sentences: int = N_SENTENCES, **training: Any) -> list[dict[str, Any]]:
     """SEAT and CEAT at every layer of one planted MLM (``planted_lm("mlm", p, seed)``
-    with :data:`polybias.studies.validity.LM_TRAINING` updated by ``training``, pinned for
+    with :data:`polybias.studies.validity_designs.LM_TRAINING` updated by ``training``, pinned for
     the :data:`LAYERS` grids), and its Kurita effect size (the output distribution), with a ``layer``
     column (0 = input embeddings, L = the last layer; Kurita: ``layer`` = -1)."""
     lm = planted_lm("mlm", p, seed, language, n_sentences, **training)

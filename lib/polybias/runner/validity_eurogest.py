@@ -3,7 +3,7 @@
 Each model of :data:`GRID` is a causal LM trained on one language's own EuroGEST training
 sentences with a planted association of strength ``p``
 (:mod:`polybias.planted.eurogest`; 0.5: none), scored with the EuroGEST measure on the
-held-out pairs (:func:`polybias.studies.validity.planted_eurogest_scores`). Models are
+held-out pairs (:func:`polybias.studies.validity_designs.planted_eurogest_scores`). Models are
 trained once and cached under their training spec (the pinned ones read from
 ``data/planted``), so a rerun only scores them again.
 
@@ -29,7 +29,7 @@ from polybias import paths
 from polybias.files import write_text_atomic
 from polybias.runner import validity_sweep
 from polybias.stats import N_BOOTSTRAP
-from polybias.studies.validity import planted_eurogest_scores
+from polybias.studies.validity_designs import planted_eurogest_scores
 
 GRID = {"languages": ["cs", "el", "lv"], "ps": [0.5, 0.9], "models_per_strength": 5,
         "null_models": 10, "n_bootstrap": N_BOOTSTRAP}
@@ -63,7 +63,7 @@ def plan(grid: dict[str, Any] | None = None) -> list[dict[str, Any]]:
 
 
 def eurogest_rows(job: dict[str, Any], n_bootstrap: int = N_BOOTSTRAP) -> dict[str, Any]:
-    """One model's row: :func:`polybias.studies.validity.planted_eurogest_scores` with the
+    """One model's row: :func:`polybias.studies.validity_designs.planted_eurogest_scores` with the
     job's ``language``, ``p`` and ``seed``, and ``family``."""
     row = planted_eurogest_scores(job["p"], job["seed"], job["language"], n_bootstrap=n_bootstrap)
     return {"language": job["language"], "family": FAMILY, **row}

@@ -49,29 +49,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import torch
 
 from polybias import paths
-from polybias.engines import embeddings, template_scores
-from polybias.engines.pair_scores import jsd_attributions, pair_scores
-from polybias.engines.static import lookup
 from polybias.files import canonical_json, params_hash, sha256_file, write_text_atomic
-from polybias.metrics import catbias, crows, logprob
-from polybias.metrics.weat import weat
-from polybias.planted import probes, synthetic
+from polybias.planted import synthetic
 from polybias.runner.execution import DONE, under_lock
 from polybias.runner.locks import RunLock
 from polybias.runner.sweep import SweepError, run_sweep, select
 from polybias.runner.sweep import main as sweep_main
-from polybias.studies import categorical_bias
-from polybias.studies.validity import planted_embedding_association, planted_lm, word_subset
+from polybias.studies import validity_designs as designs
 
 FAMILIES = ("word2vec", "mlm", "causal")
 SCORING_VERSION = "validity-sweep-2"
 """Bump when a change here changes the scored rows: it is part of every job hash.
 Version 2 adds CEAT's word-permutation p-value (``ceat-ces-perm``) to the masked LMs."""
+
+LABELS_ADDED = {"validity-sweep-2": {("embedding-mlm", "ceat-ces-perm")}}
+"""The (design, label) rows each scoring version added: a record scored under an earlier
+version, carried in a committed summary, lacks them by that version's definition
+(:func:`held`), not because a measure was declared since."""
 
 SIZES = {"weat_words": "words per set", "seat_words": "words per set",
          "ceat_samples": "occurrences per word", "crows_pairs": "pairs",
@@ -255,126 +253,98 @@ def measurement_row(job: dict[str, Any], measure: str, metric: str, size_key: st
             "value": float(value), "null": float(null), "pvalue": float(pvalue)}
 
 
-def _score_word2vec(job, config) -> list[dict[str, Any]]:
-    opts = dict(config["word2vec"])
-    n = opts.pop("n_sentences")
-    emb = synthetic.planted_word2vec(job["p"], job["seed"], job["language"], n, **opts)
-    groups = synthetic.planted_groups(job["language"])
-    sets = [groups["targets"]["male"], groups["targets"]["female"],
-            groups["attributes"]["career"], groups["attributes"]["family"]]
-    rows = []
-    for k in config["sizes"]["weat_words"]:
-        rng = np.random.default_rng([job["seed"], k, 1])
-        vectors = [lookup(emb, word_subset(ws, k, rng), on_missing="raise")[0] for ws in sets]
-        res = weat(*vectors, n_permutations=config["n_permutations"], seed=job["seed"])
-        rows.append(measurement_row(job, "weat", "effect-size", "weat_words", k, config["defaults"],
-                         res.effect_size, 0.0, res.pvalue))
-    return rows
+def _rows(job: dict[str, Any], design: str, config: dict[str, Any],
+          found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [measurement_row(job, design, r["metric"], r["size_key"], r["size"], config["defaults"],
+                            r["value"], r["null"], r["pvalue"]) for r in found]
 
 
 def _lm(job, config):
     opts = dict(config[job["family"]])
     n = opts.pop("n_sentences")
-    return planted_lm(job["family"], job["p"], job["seed"], job["language"], n, **opts)
-
-
-def _score_crows(job, config, lm) -> list[dict[str, Any]]:
-    sizes = config["sizes"]["crows_pairs"]
-    pairs = synthetic.minimal_pairs(max(sizes), language=job["language"], seed=job["seed"])
-    scored = pair_scores(lm, pairs)
-    attributed = jsd_attributions(lm, pairs)
-    rows = []
-    for k in sizes:
-        for metric, table in (("stereotype-score", crows.stereotype_score(scored.iloc[:k], n_bootstrap=0)),
-                              ("jsd-B", crows.jsd_stereotype_score(attributed.iloc[:k], n_bootstrap=0))):
-            overall = table[table["bias_type"] == "all"].iloc[0]
-            rows.append(measurement_row(job, f"crows-{job['family']}", metric, "crows_pairs", k,
-                             config["defaults"], overall["score"], 50.0, overall["binom_p"]))
-    return rows
-
-
-def _score_templates(job, config, lm) -> list[dict[str, Any]]:
-    book = probes.planted_templates(job["language"])
-    names = list(book.templates)
-    scores = template_scores.kurita_scores(lm, book, names)
-    targets = logprob.group_members(book, "targets")
-    attributes = logprob.group_members(book, "attributes")
-    rows = []
-    for k in config["sizes"]["kurita_templates"]:
-        used = names[:k]
-        sub = scores[scores["template"].isin(used)]
-        bias = logprob.attribute_bias(sub, targets["male"], targets["female"])
-        effect = logprob.kurita_effect(bias, attributes["career"], attributes["family"],
-                                       n_permutations=config["n_permutations"], seed=job["seed"])
-        cb = float(catbias.cb_rows(sub, "corrected", ddof=0)["cb"].mean())
-        pll = catbias.pll_cb(categorical_bias.pll_scores(lm, book, used), ddof=0).score
-        d = config["defaults"]
-        rows += [measurement_row(job, "template-mlm", "kurita-effect-size", "kurita_templates", k, d,
-                      effect.effect_size, 0.0, effect.pvalue),
-                 measurement_row(job, "template-mlm", "cb", "kurita_templates", k, d, cb, np.nan, np.nan),
-                 measurement_row(job, "template-mlm", "pll-cb", "kurita_templates", k, d, pll, np.nan, np.nan)]
-    return rows
-
-
-def _score_embeddings(job, config, lm) -> list[dict[str, Any]]:
-    encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name,
-                                      revision=lm.revision, pooling="mean")
-    return embedding_rows(job, config, lambda texts: embeddings.sentence_vectors(
-        encoder, texts, pooling="mean"), encoder)
+    return designs.planted_lm(job["family"], job["p"], job["seed"], job["language"], n, **opts)
 
 
 def embedding_rows(job: dict[str, Any], config: dict[str, Any], sentence_vectors, encoder,
                    measure: str = "embedding-mlm", layer: int = -1) -> list[dict[str, Any]]:
     """SEAT and CEAT rows of one model at every size of ``config``: the job's rows of
-    :func:`polybias.studies.validity.planted_embedding_association` (the one implementation,
-    also behind :func:`polybias.studies.validity.planted_embedding_scores`), with the
+    :func:`polybias.studies.validity_designs.embedding_rows` (design ``measure``), with the
     config's ``seat_words`` and ``ceat_samples`` sizes, CEAT's corpus of
     ``config["mlm"]["n_sentences"]`` sentences and both of CEAT's p-values.
 
     ``sentence_vectors(texts) -> (n, dim)`` embeds SEAT's bleached sentences; ``encoder``
     gives CEAT's occurrence vectors at ``layer``.
     """
-    found = planted_embedding_association(
+    found = designs.embedding_rows(
         encoder, sentence_vectors, job["p"], job["seed"], job["language"],
         config["mlm"]["n_sentences"], seat_words=config["sizes"]["seat_words"],
         ceat_samples=config["sizes"]["ceat_samples"], n_permutations=config["n_permutations"],
-        layer=layer)
-    return [measurement_row(job, measure, r["metric"], r["size_key"], r["size"], config["defaults"],
-                 r["value"], 0.0, r["pvalue"]) for r in found]
-
-
-def _score_interactions(job, config, lm) -> list[dict[str, Any]]:
-    book = probes.planted_interaction_templates(job["language"])
-    out = []
-    for metric, slots in (("interaction-cb", ["pro", "target"]), ("pronoun-cb", ["pro"])):
-        r = categorical_bias.interaction_cb(lm, book, "said", slots, "attribute")
-        out.append({**measurement_row(job, "interactions-mlm", metric, "kurita_templates", 1,
-                           config["defaults"], r.score, np.nan, np.nan),
-                    "size_axis": "templates", "default": True})
-    return out
+        layer=layer, design=measure)
+    return _rows(job, measure, config, found)
 
 
 def score_job(job: dict[str, Any], config: dict[str, Any]) -> list[dict[str, Any]]:
-    """Train (or load) one job's model and score every measure of its family at every
-    size: one row per (measure, metric, size)."""
+    """Train (or load) one job's model and score every design of its family at every size
+    (:mod:`polybias.studies.validity_designs`: every label the registry declares for the
+    design): one row per (design, metric, size). Families: ``word2vec`` (``weat``),
+    ``causal`` (``crows-causal``), ``mlm`` (``crows-mlm``, ``template-mlm``,
+    ``embedding-mlm`` and, in English, ``interactions-mlm``)."""
+    sizes, lang, seed = config["sizes"], job["language"], job["seed"]
     if job["family"] == "word2vec":
-        return _score_word2vec(job, config)
+        opts = dict(config["word2vec"])
+        n = opts.pop("n_sentences")
+        emb = synthetic.planted_word2vec(job["p"], seed, lang, n, **opts)
+        return _rows(job, "weat", config, designs.weat_rows(emb, lang, seed, sizes["weat_words"],
+                                                            config["n_permutations"]))
     lm = _lm(job, config)
-    rows = _score_crows(job, config, lm)
+    design = f"crows-{job['family']}"
+    rows = _rows(job, design, config, designs.pair_rows(lm, design, lang, seed, sizes["crows_pairs"]))
     if job["family"] == "mlm":
-        rows += _score_templates(job, config, lm) + _score_embeddings(job, config, lm)
-        if job["language"] == "en":
-            rows += _score_interactions(job, config, lm)
+        rows += _rows(job, "template-mlm", config, designs.template_rows(
+            lm, lang, seed, sizes["kurita_templates"], config["n_permutations"]))
+        encoder, sentence_vectors = designs.masked_encoder(lm)
+        rows += embedding_rows(job, config, sentence_vectors, encoder)
+        if lang == "en":
+            rows += [{**row, "size_axis": "templates", "default": True}
+                     for row in _rows(job, "interactions-mlm", config, designs.interaction_rows(lm, lang))]
     return rows
 
 
-def _read_done(path: Path, digest: str) -> bool:
+def family_designs(job: dict[str, Any]) -> list[str]:
+    """The validity designs :func:`score_job` runs on a job's model.
+
+    >>> family_designs({"family": "mlm", "language": "bn"})
+    ['crows-mlm', 'template-mlm', 'embedding-mlm']
+    """
+    if job["family"] == "word2vec":
+        return ["weat"]
+    if job["family"] == "causal":
+        return ["crows-causal"]
+    return ["crows-mlm", "template-mlm", "embedding-mlm"] + (["interactions-mlm"] if job["language"] == "en" else [])
+
+
+def covers_declared(job: dict[str, Any], rows: list[dict[str, Any]],
+                    exempt: set[tuple[str, str]] | frozenset = frozenset()) -> bool:
+    """Whether ``rows`` (a record's, or a committed summary's) hold every label the registry
+    declares for the job's designs: a measure given a validity label since they were scored
+    makes the job's cell todo again, and only the cells of the designs it is declared for.
+
+    >>> job = {"family": "causal", "language": "en"}
+    >>> covers_declared(job, [{"measure": "crows-causal", "metric": "stereotype-score"}])
+    False
+    """
+    have = {(r["measure"], r["metric"]) for r in rows} | set(exempt)
+    return all((d, label) in have for d in family_designs(job) for _, label in designs.declared(d))
+
+
+def _read_done(path: Path, digest: str, job: dict[str, Any]) -> bool:
     if not path.is_file():
         return False
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("job_hash") == digest
+        record = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError:
         return False
+    return record.get("job_hash") == digest and covers_declared(job, record.get("rows", []))
 
 
 def _record_text(job: dict[str, Any], config: dict[str, Any], digest: str,
@@ -416,7 +386,7 @@ class Cell:
 
     def is_done(self, root: str | Path | None = None) -> bool:
         """Whether the record is there with this job's hash."""
-        return _read_done(self.path, self.digest)
+        return _read_done(self.path, self.digest, self.job)
 
     def marker(self, root: str | Path | None = None) -> Path:
         """The file whose writing says the cell is done: its record."""
@@ -452,7 +422,7 @@ class Cell:
             return {"key": self.key, "status": "ok", "seconds": time.perf_counter() - start,
                     "cpu_seconds": time.process_time() - cpu}
 
-        return under_lock(self.key, self._lock(), lambda: _read_done(path, self.digest), work, force)
+        return under_lock(self.key, self._lock(), lambda: _read_done(path, self.digest, self.job), work, force)
 
 
 def cells(config: dict[str, Any], records: Path | None = None, order: str = "plan",
@@ -486,7 +456,7 @@ def sweep_units(config: str | Path, options: dict[str, Any]) -> list[Cell]:
         carry = (committed_records(paths.project_root() / cfg["summary_dir"])
                  if options.get("carry_committed") else None)
         return cells(cfg, order=options.get("order") or "plan", first=options.get("first") or None,
-                     skip=set(carry["records"]) if carry else frozenset())
+                     skip=held(carry) if carry else frozenset())
     except ValiditySweepError as exc:
         raise SweepError(str(exc)) from None
 
@@ -538,6 +508,24 @@ def run_validity(config: dict[str, Any], records: Path | None = None, limit: int
             "jobs": len(select(units, picked, shard))}
 
 
+def held(carry: dict[str, Any]) -> set[str]:
+    """The records of a committed summary (:func:`committed_records`) whose rows hold every
+    label the registry now declares for their designs (:func:`covers_declared`), less those
+    added by scoring versions after the one a record was scored under (:data:`LABELS_ADDED`):
+    the cells a sweep carrying that summary skips."""
+    out = set()
+    for name in carry["records"]:
+        language, stem = name.split("/", 1)
+        family = stem.split("-p", 1)[0]
+        version = int(carry["carried"].get(name, carry["version"]).rsplit("-", 1)[1])
+        exempt = {label for v, added in LABELS_ADDED.items() if int(v.rsplit("-", 1)[1]) > version
+                  for label in added}
+        if name in carry["rows"] and covers_declared({"family": family, "language": language},
+                                                     carry["rows"][name], exempt):
+            out.add(name)
+    return out
+
+
 def committed_records(folder: str | Path) -> dict[str, Any]:
     """What a committed summary holds, to carry into a new one: ``{"rows": {record name:
     list of row dicts}, "records": {record name: sha256}, "carried": {record name: scoring
@@ -562,17 +550,19 @@ def collect_measurements(config: dict[str, Any], records: Path | None = None,
                          ) -> tuple[pd.DataFrame, dict[str, str]]:
     """Every planned job's rows as one frame, and ``{record name: sha256}``. A missing or
     stale record raises (naming it) unless ``allow_missing``, or unless ``carry``
-    (:func:`committed_records` of a committed summary) holds it: then its rows and sha256
+    (:func:`committed_records` of a committed summary) holds it with every label now declared
+    for its designs (:func:`held`): then its rows and sha256
     are taken from that summary as they were committed (scored under that summary's
     scoring version), and the returned hashes carry a ``carried`` attribute
     ``{record name: scoring version}`` naming them (:func:`write_summary` writes it)."""
     records = Path(records) if records else paths.output_path(config["records_dir"])
     rows, hashes, missing, carried = [], {}, [], {}
+    carriable = held(carry) if carry is not None else set()
     for job in plan(config):
         path = record_path(records, job)
         name = str(path.relative_to(records))
-        if not _read_done(path, job_hash(job, config)):
-            if carry is not None and name in carry["rows"] and name in carry["records"]:
+        if not _read_done(path, job_hash(job, config), job):
+            if name in carriable:
                 rows.extend(carry["rows"][name])
                 hashes[name] = carry["records"][name]
                 carried[name] = carry["carried"].get(name, carry["version"])

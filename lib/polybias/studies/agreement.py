@@ -1,7 +1,7 @@
 """Do the metrics agree with each other? (notebook 11; seed 000, Table 4).
 
 The agreement measures are :mod:`polybias.metrics.agreement` and the planted models'
-measurements :func:`polybias.studies.validity.dose_response`; this module makes the
+measurements :func:`polybias.studies.validity_designs.dose_response`; this module makes the
 section's tables and writes its run records:
 
 * :func:`published_signs_table` — the published values of several methods per category,

@@ -419,6 +419,16 @@ def pll_scores(lm: scoring.LanguageModel, book: TemplateBook, templates: list[st
     return pd.concat(frames, ignore_index=True)
 
 
+def pll_cb(lm: scoring.LanguageModel, book: TemplateBook, templates: list[str] | str, ddof: int = 0,
+           template_norm: str | None = None) -> catbias.CBResult:
+    """Seed 002's PLL-based CB of ``lm`` on ``templates``: the registered ``pll-cb``
+    (:func:`polybias.measures.compute`, :func:`polybias.metrics.catbias.pll_cb`) of
+    :func:`pll_scores`, with its per-(set, attribute) rows and the scores it read."""
+    scores = pll_scores(lm, book, templates)
+    r = compute("pll-cb", scores=scores, ddof=ddof, template_norm=template_norm)
+    return catbias.CBResult(r.value, r.details, scores, ddof)
+
+
 def attribute_mask_distributions(lm: scoring.LanguageModel, book: TemplateBook, template: str,
                                  targets: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
     """(groups, V) log-distributions over the vocabulary at the attribute mask, one per

@@ -49,7 +49,7 @@ from polybias.models import (
     resolve_model,
 )
 from polybias.planted import synthetic
-from polybias.studies import debiasing, validity
+from polybias.studies import debiasing, validity_designs
 from polybias.studies.template_books import template_book
 
 
@@ -684,7 +684,7 @@ NOTEBOOKS: dict[str, Notebook] = {
                         low=0, high=1, each=True),
         "seeds": _integer("seeds per strength (0 .. seeds-1; {range})", low=1),
         "measures": Parameter("measures compared, among {values}",
-                              values=lambda: validity.DESIGNS, each=True),
+                              values=lambda: validity_designs.DESIGNS, each=True),
         "lm_n_sentences": _integer("corpus size of the masked LMs ({range})", low=1),
         "lm_n_pairs": _integer("minimal pairs per model ({range})", low=1),
         "weat_n_sentences": _integer("corpus size of word2vec ({range})", low=1),

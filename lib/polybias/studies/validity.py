@@ -3,26 +3,14 @@
 None of the source studies checks whether its metric recovers a bias of known size. Here a
 corpus with a planted male–career / female–family association of strength ``p``
 (:func:`polybias.planted.synthetic.planted_corpus`; ``p = 0.5`` plants none, ``p < 0.5`` the
-reverse) trains a model, and each metric is computed on it with the project's defaults:
-
-* :func:`planted_weat` — word2vec on the corpus; WEAT with X = male, Y = female,
-  A = career, B = family terms; effect size (null 0) and one-sided permutation p.
-* :func:`planted_lm_scores` — a tiny masked or causal LM on the corpus; CrowS-style
-  minimal pairs; the stereotype score (Nangia et al. 2020; null 50) and the JSD
-  stereotype score B (Gamboa & Lee 2024; null 50), each with its two-sided binomial p.
-* :func:`planted_template_scores` — the same tiny MLM probed with templates: Kurita et
-  al.'s log-probability bias effect size (null 0, permutation p over attributes) and Ahn
-  & Oh's Categorical Bias score (a variance: no sign and no test; it should grow with
-  ``|p - 0.5|``).
-* :func:`planted_embedding_scores` — the same tiny MLM as an encoder: SEAT (May et al.
-  2019) on bleached sentences and CEAT (Guo & Caliskan 2021) on occurrences of the words
-  in fresh sentences drawn from the same planted distribution; effect sizes (null 0) with
-  their p-values.
-
-:func:`dose_response` runs these designs (:data:`DESIGNS`) over a grid of ``p`` and seeds
-(one row per measurement, labelled by its design, ``measure``, and its ``metric``;
-:data:`polybias.measures.METRIC_MEASURES` names the registered measure behind
-every metric label);
+reverse) trains a model, and each metric is computed on it with the project's defaults by
+the validity designs of :mod:`polybias.studies.validity_designs` (the one producer of those
+numbers: word2vec with WEAT; a tiny masked or causal LM with CrowS-style minimal pairs, the
+stereotype score and the JSD stereotype score B; the masked LM with templates, Kurita's
+log-probability bias and the CB scores; the masked LM as an encoder, SEAT and CEAT; one row
+per measurement, labelled by its design, ``measure``, and its ``metric``;
+:data:`polybias.measures.METRIC_MEASURES` names the registered measure behind every metric
+label). This module holds what is computed from those rows:
 :func:`validity_summary` says, per measure, whether it is monotone in ``p``, whether its
 sign follows the planted direction, how far it sits from its null at ``p = 0.5``, and how
 often it calls a balanced model biased (false-positive rate at level ``alpha``).
@@ -37,39 +25,15 @@ says by how much.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import beta, binomtest, norm, spearmanr, t
-from tqdm.auto import tqdm
 
-from polybias import models, paths
-from polybias.data import text
-from polybias.engines import embeddings, template_scores
-from polybias.engines.eurogest_scores import gendered_pair_scores
-from polybias.engines.pair_scores import jsd_attributions, pair_scores
-from polybias.engines.scoring import wrap_language_model
-from polybias.engines.static import lookup
-from polybias.measures import UNSIGNED_LABELS, compute, get, registered_measure
-from polybias.metrics import ceat, logprob
-from polybias.planted import eurogest as planted_eurogest
-from polybias.planted import probes
-from polybias.planted.synthetic import (
-    N_WORD2VEC_SENTENCES,
-    minimal_pairs,
-    planted_corpus,
-    planted_groups,
-    planted_word2vec,
-)
-from polybias.stats import ALPHA, CONFIDENCE_LEVEL, N_BOOTSTRAP, N_PERMUTATIONS_SHORT
+from polybias.measures import UNSIGNED_LABELS, get, registered_measure
+from polybias.stats import ALPHA, CONFIDENCE_LEVEL
 
-DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
-"""The validity designs :func:`dose_response` knows (a planted model and the probes run
-on it). ``crows-*`` give two rows each: the stereotype score (``metric="stereotype-score"``)
-and the JSD score (``metric="jsd-B"``); ``template-mlm`` gives ``kurita-effect-size`` and
-``cb``; ``embedding-mlm`` gives ``seat-effect-size`` and ``ceat-ces``."""
 
 def axis_titles(table: pd.DataFrame) -> dict[tuple[str, str], str]:
     """The value axis' title of every (measure, metric) of ``table`` (a dose or
@@ -123,17 +87,6 @@ UNSIGNED_METRICS = UNSIGNED_LABELS
 validity labels of the registered measures whose ``polarity`` is ``unsigned``
 (:data:`polybias.measures.UNSIGNED_LABELS`)."""
 
-FRESH_SEED_OFFSET = 10_000
-"""Added to a run's seed to draw the fresh planted corpus that CEAT reads
-(:func:`planted_embedding_association`): sentences the model was not trained on, from the
-same distribution, and a different draw for every seed."""
-
-LM_TRAINING = {"mlm": {"epochs": 10, "batch_size": 16}, "causal": {"epochs": 5, "batch_size": 16}}
-"""Training options of the planted LMs used here: small enough to train in seconds."""
-
-N_SENTENCES = 3000
-"""Sentences of the planted corpus each planted LM of a design is trained on."""
-
 TOO_HIGH = 0.15
 """A false-positive rate a measure must be shown to stay below to be called calibrated
 (:func:`calibration_verdict`)."""
@@ -144,341 +97,6 @@ TARGET_POWER = 0.8
 
 class ValidityError(ValueError):
     """Bad arguments to a validity run."""
-
-
-def _check_p(p: float) -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-        raise ValidityError(f"p must be a number in [0, 1], got {p!r}")
-    return float(p)
-
-
-def planted_weat(
-    p: float,
-    seed: int = 0,
-    language: str = "en",
-    n_sentences: int = N_WORD2VEC_SENTENCES,
-    n_permutations: int = N_PERMUTATIONS_SHORT,
-    **word2vec: Any,
-) -> dict[str, Any]:
-    """WEAT on word2vec trained on a planted corpus of strength ``p``.
-
-    X, Y are the male and female target terms, A, B the career and family attributes of
-    :func:`polybias.planted.synthetic.planted_groups`; the effect size is Caliskan et al.'s
-    (ddof = 1) and the p-value one-sided (``greater``), exact when the number of splits
-    allows it.
-
-    Returns
-    -------
-    dict with ``measure`` ("weat"), ``metric`` ("effect-size"), ``p``, ``seed``,
-    ``value`` (effect size), ``null`` (0.0) and ``pvalue``.
-
-    Examples
-    --------
-    >>> row = planted_weat(0.9, seed=0, n_sentences=1500, n_permutations=1000)
-    >>> row["value"] > 0.5, row == planted_weat(0.9, seed=0, n_sentences=1500, n_permutations=1000)
-    (True, True)
-    """
-    p = _check_p(p)
-    emb = planted_word2vec(p, seed=seed, language=language, n_sentences=n_sentences, **word2vec)
-    groups = planted_groups(language)
-    sets = [groups["targets"]["male"], groups["targets"]["female"],
-            groups["attributes"]["career"], groups["attributes"]["family"]]
-    X, Y, A, B = (lookup(emb, words, on_missing="raise")[0] for words in sets)
-    result = compute("weat", X=X, Y=Y, A=A, B=B, n_permutations=n_permutations, seed=seed)
-    return {"measure": "weat", "metric": "effect-size", "p": p, "seed": seed,
-            "value": result.value, "null": 0.0, "pvalue": result.p_value}
-
-
-def planted_lm(kind: str, p: float, seed: int = 0, language: str = "en",
-               n_sentences: int = N_SENTENCES, **training: Any):
-    """The tiny LM of :func:`planted_lm_scores` as a :class:`polybias.engines.scoring.LanguageModel`,
-    loaded by the one loader (:func:`polybias.models.load` with ``trained=``: trained once
-    per input set, then read from the cache or the pinned store), named
-    ``planted-<kind>-p<p>-s<seed>``. The measures of one model share it: within a process,
-    a model is read from disk once (:func:`_loaded_lm`)."""
-    if kind not in LM_TRAINING:
-        raise ValidityError(f"kind must be one of {tuple(LM_TRAINING)}, got {kind!r}")
-    options = {**LM_TRAINING[kind], **training}
-    return _loaded_lm(kind, _check_p(p), seed, language, n_sentences,
-                      tuple(sorted(options.items())), str(paths.cache_dir()))
-
-
-@functools.lru_cache(maxsize=16)
-def _loaded_lm(kind: str, p: float, seed: int, language: str, n_sentences: int,
-               options: tuple, cache: str):
-    """Load (training first if needed) one planted LM; ``cache`` keys the memo on the
-    cache folder in use. The models are only read (eval mode), so sharing them is safe."""
-    return models.load(f"planted-{kind}-p{p:g}-s{seed}", kind,
-                       trained={"kind": kind, "p": p, "seed": seed, "language": language,
-                                "n_sentences": n_sentences, **dict(options)})
-
-
-def planted_template_scores(
-    p: float,
-    seed: int = 0,
-    language: str = "en",
-    n_sentences: int = N_SENTENCES,
-    n_permutations: int = N_PERMUTATIONS_SHORT,
-    **training: Any,
-) -> list[dict[str, Any]]:
-    """Kurita effect size and Ahn & Oh's CB of the tiny planted MLM, from one set of scores.
-
-    Templates: :func:`polybias.planted.probes.planted_templates` (English: three
-    sentences over the corpus vocabulary). Kurita: corrected log-probabilities (fill minus
-    prior, both at the target mask, whole-word scoring), attribute bias male − female,
-    effect size career vs family with a one-sided split permutation p (null 0). CB:
-    population variance over the target words of the corrected log-probability, mean
-    over (template, attribute) (null: none, the score is ≥ 0; ``pvalue`` NaN).
-
-    Returns two dicts (``metric`` "kurita-effect-size" and "cb"), ``measure``
-    "template-mlm".
-    """
-    lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
-    book = probes.planted_templates(language)
-    scores = template_scores.kurita_scores(lm, book, list(book.templates))
-    targets = logprob.group_members(book, "targets")
-    attributes = logprob.group_members(book, "attributes")
-    effect = compute("kurita", scores=scores, x=targets["male"], y=targets["female"],
-                     a=attributes["career"], b=attributes["family"], n_permutations=n_permutations,
-                     seed=seed)
-    cb = compute("cb", scores=scores, ddof=0)
-    base = {"measure": "template-mlm", "p": float(p), "seed": seed}
-    return [{**base, "metric": "kurita-effect-size", "value": effect.value,
-             "null": 0.0, "pvalue": effect.p_value},
-            {**base, "metric": "cb", "value": cb.value, "null": float("nan"), "pvalue": float("nan")}]
-
-
-BLEACHED = {"en": "the {w} .", "bn": "{w} ।", "hi": "{w} ।"}
-"""The bleached sentence SEAT embeds each planted word in, per corpus language."""
-
-
-def word_subset(words: list[str], k: int | None, rng: np.random.Generator) -> list[str]:
-    """``k`` of ``words`` drawn without replacement by ``rng``, in their order; all of them
-    (and nothing drawn) when ``k`` is None or at least their number.
-
-    >>> word_subset(["a", "b", "c"], 5, np.random.default_rng(0))
-    ['a', 'b', 'c']
-    >>> len(word_subset(["a", "b", "c"], 2, np.random.default_rng(0)))
-    2
-    """
-    if k is None or k >= len(words):
-        return list(words)
-    return [words[i] for i in sorted(rng.choice(len(words), size=k, replace=False))]
-
-
-def planted_embedding_association(encoder, sentence_vectors, p: float, seed: int, language: str,
-                                  n_sentences: int, seat_words: list[int | None],
-                                  ceat_samples: list[int], n_permutations: int, layer: int = -1,
-                                  ceat_permutation: bool = True) -> list[dict[str, Any]]:
-    """SEAT and CEAT of an encoder on the planted groups, at every size asked for.
-
-    SEAT: each group word in its language's bleached sentence (:data:`BLEACHED`), embedded
-    by ``sentence_vectors(texts) -> (n, dim)`` one group at a time; for each ``k`` of
-    ``seat_words``, ``k`` words per set (:func:`word_subset` with the seed ``(seed, k, 2)``;
-    None: every word); WEAT statistics with a one-sided permutation p. CEAT: a fresh planted
-    corpus of strength ``p`` (``planted_corpus(n_sentences, p, seed + FRESH_SEED_OFFSET)``:
-    sentences the model has not seen); for each ``k`` of ``ceat_samples``, ``k`` occurrences per word
-    (seeded), occurrence vectors of ``encoder`` at ``layer``
-    (:func:`polybias.engines.embeddings.occurrence_vectors`), random-effects CES with its normal
-    two-tailed p (``ceat-ces``) and, when ``ceat_permutation``, the same CES with the
-    word-permutation p (``ceat-ces-perm``). X = male, Y = female, A = career, B = family
-    terms of :func:`polybias.planted.synthetic.planted_groups`.
-
-    Returns
-    -------
-    list of dict
-        ``metric``, ``size_key`` (``"seat_words"`` or ``"ceat_samples"``), ``size`` (None:
-        every word), ``value`` and ``pvalue``: the SEAT rows size by size, then per CEAT
-        size ``ceat-ces`` (and ``ceat-ces-perm``).
-    """
-    groups = planted_groups(language)
-    sets = {"X": groups["targets"]["male"], "Y": groups["targets"]["female"],
-            "A": groups["attributes"]["career"], "B": groups["attributes"]["family"]}
-    rows = []
-    vec = {r: dict(zip(ws, sentence_vectors([BLEACHED[language].format(w=w) for w in ws]),
-                       strict=True))
-           for r, ws in sets.items()}
-    for k in seat_words:
-        rng = np.random.default_rng([seed, k, 2]) if k is not None else None
-        chosen = {r: np.stack([vec[r][w] for w in word_subset(ws, k, rng)]) for r, ws in sets.items()}
-        res = compute("seat", **chosen, n_permutations=n_permutations, seed=seed)
-        rows.append({"metric": "seat-effect-size", "size_key": "seat_words", "size": k,
-                     "value": res.value, "pvalue": res.p_value})
-    fresh = planted_corpus(n_sentences, p, seed=seed + FRESH_SEED_OFFSET, language=language)
-    words = [w for ws in sets.values() for w in ws]
-    found = text.find_occurrences(fresh, words, language=language)
-    for k in ceat_samples:
-        samples = text.sample_occurrences(found, k, seed=seed)
-        vectors = embeddings.occurrence_vectors(encoder, samples, layer=layer)
-        stacked = {r: ceat.stack_occurrences(vectors, ws, r) for r, ws in sets.items()}
-        res = compute("ceat", **stacked)
-        rows.append({"metric": "ceat-ces", "size_key": "ceat_samples", "size": k,
-                     "value": res.value, "pvalue": res.p_value})
-        if ceat_permutation:
-            perm = ceat.ceat_permutation(stacked["X"], stacked["Y"], stacked["A"],
-                                                stacked["B"], n_permutations=n_permutations,
-                                                seed=seed)
-            rows.append({"metric": "ceat-ces-perm", "size_key": "ceat_samples", "size": k,
-                         "value": float(perm.ces), "pvalue": float(perm.pvalue)})
-    return rows
-
-
-def planted_embedding_scores(
-    p: float,
-    seed: int = 0,
-    language: str = "en",
-    n_sentences: int = N_SENTENCES,
-    n_samples: int = 20,
-    n_permutations: int = N_PERMUTATIONS_SHORT,
-    **training: Any,
-) -> list[dict[str, Any]]:
-    """SEAT and CEAT of the tiny planted MLM used as an encoder (its last layer).
-
-    :func:`planted_embedding_association` at one size: SEAT on every target and attribute
-    word in its bleached sentence (English: ``"the {word} ."``), sentence vector = mean
-    over the word's tokens (``pooling="mean"``); CEAT on ``n_samples`` occurrences per
-    word of a fresh corpus from the same distribution, word vectors pooled over the
-    word's pieces, random-effects CES with a two-tailed p. The validity sweep
-    (:mod:`polybias.runner.validity_sweep`) scores the same function at several sizes.
-
-    Returns two dicts (``metric`` "seat-effect-size" and "ceat-ces"), ``measure``
-    "embedding-mlm".
-    """
-    lm = planted_lm("mlm", p, seed, language, n_sentences, **training)
-    encoder = embeddings.wrap_encoder(lm.model, lm.tokenizer, name=lm.name,
-                                      revision=lm.revision, pooling="mean")
-    found = planted_embedding_association(
-        encoder, lambda texts: embeddings.sentence_vectors(encoder, texts, pooling="mean"),
-        p, seed, language, n_sentences, seat_words=[None], ceat_samples=[n_samples],
-        n_permutations=n_permutations, ceat_permutation=False)
-    base = {"measure": "embedding-mlm", "p": float(p), "seed": seed, "null": 0.0}
-    return [{**base, "metric": r["metric"], "value": r["value"], "pvalue": r["pvalue"]}
-            for r in found]
-
-
-def planted_lm_scores(
-    kind: str,
-    p: float,
-    seed: int = 0,
-    language: str = "en",
-    n_sentences: int = N_SENTENCES,
-    n_pairs: int = 100,
-    **training: Any,
-) -> list[dict[str, Any]]:
-    """Stereotype score and JSD score B of a tiny LM trained on a planted corpus.
-
-    The model is :func:`polybias.planted.synthetic.cached_planted_model` (``kind`` "mlm" or
-    "causal", trained once per input set and cached) with :data:`LM_TRAINING` unless
-    ``training`` overrides it; the pairs are ``minimal_pairs(n_pairs, language, seed)``
-    whose ``sent_more`` follows the association planted by ``p > 0.5``. Scores are
-    percentages (null 50) with the two-sided exact binomial p of the untied pairs.
-
-    Returns
-    -------
-    list of two dicts (``metric`` "stereotype-score" and "jsd-B"), keys as in
-    :func:`planted_weat`, ``measure`` = ``"crows-" + kind``.
-    """
-    lm = planted_lm(kind, p, seed, language, n_sentences, **training)
-    pairs = minimal_pairs(n_pairs, language=language, seed=seed)
-    stereo = compute("crows", scored=pair_scores(lm, pairs), n_bootstrap=0)
-    jsd = compute("jsd-b", attributed=jsd_attributions(lm, pairs), n_bootstrap=0)
-    return [{"measure": f"crows-{kind}", "metric": metric, "p": p, "seed": seed,
-             "value": r.value, "null": 50.0,
-             "pvalue": float("nan") if r.p_value is None else r.p_value}
-            for metric, r in (("stereotype-score", stereo), ("jsd-B", jsd))]
-
-
-EUROGEST_DESIGN = "eurogest-causal"
-"""The validity design of the EuroGEST measure: a causal LM planted on a language's own
-EuroGEST sentences (:mod:`polybias.planted.eurogest`), the measure on its held-out pairs."""
-
-
-def planted_eurogest_scores(
-    p: float,
-    seed: int = 0,
-    language: str = "cs",
-    n_bootstrap: int = N_BOOTSTRAP,
-    level: float = CONFIDENCE_LEVEL,
-    **training: Any,
-) -> dict[str, Any]:
-    """The EuroGEST measure (``eurogest``: the masculine rate per stereotype and g_s, with
-    the authors' defaults) of a causal LM planted on ``language``'s own EuroGEST sentences
-    (:func:`polybias.planted.eurogest.planted_eurogest_lm`), computed on the held-out pairs
-    (:func:`polybias.planted.eurogest.split_pairs`), which the model never saw.
-
-    ``p > 0.5`` plants a masculine association of the masculine stereotypes (g_s > 1); the
-    measure resolves it when its bootstrap interval at ``level`` lies above 1. The interval
-    resamples the held-out sentences within each stereotype (seed ``seed``), so, as the
-    other measures' own tests, it holds the model fixed.
-
-    Returns
-    -------
-    dict with ``measure`` (:data:`EUROGEST_DESIGN`), ``metric`` ("g_s"), ``p``, ``seed``,
-    ``value`` (g_s), ``null`` (1.0), ``low``, ``high`` and ``level`` (the interval), ``n``
-    (held-out pairs), ``rated`` (stereotypes with a rate), ``feminine_rate`` and
-    ``masculine_rate`` (the mean rate of the feminine and of the masculine stereotypes),
-    ``rate_1`` ... ``rate_16`` (the rate per stereotype) and ``model`` (the model's key).
-    """
-    p = _check_p(p)
-    model, tokenizer, key = planted_eurogest.planted_eurogest_lm(language, p, seed, **training)
-    lm = wrap_language_model(model, tokenizer, name=f"planted-eurogest-{language}-p{p:g}-s{seed}",
-                             kind="causal", revision=f"planted:{key}")
-    _, held = planted_eurogest.split_pairs(language)
-    result = compute("eurogest", scored=gendered_pair_scores(lm, held), n_bootstrap=n_bootstrap,
-                     seed=seed, level=level)
-    rates = result.details.set_index("stereotype")
-    means = rates.groupby("stereotype_gender")["masculine_rate"].mean()
-    iv = result.interval
-    return {"measure": EUROGEST_DESIGN, "metric": "g_s", "p": p, "seed": seed,
-            "value": result.value, "null": 1.0, "low": iv.low if iv else np.nan,
-            "high": iv.high if iv else np.nan, "level": level, "n": result.n,
-            "rated": int(rates["masculine_rate"].notna().sum()),
-            "feminine_rate": float(means.get("feminine", np.nan)),
-            "masculine_rate": float(means.get("masculine", np.nan)),
-            **{f"rate_{s}": float(rates["masculine_rate"].get(s, np.nan)) for s in range(1, 17)},
-            "model": key}
-
-
-def dose_response(
-    designs: list[str] | tuple[str, ...],
-    ps: list[float],
-    seeds: list[int],
-    language: str = "en",
-    progress: bool = False,
-    **options: Any,
-) -> pd.DataFrame:
-    """Every design (:data:`DESIGNS`) at every ``p`` and seed: one row per (measure, metric,
-    p, seed), ``measure`` the design.
-
-    ``options`` go to :func:`planted_weat` (keys ``weat_*`` with the prefix removed) and
-    :func:`planted_lm_scores` (keys ``lm_*``), e.g. ``weat_n_sentences=4000``,
-    ``lm_n_pairs=100``.
-    """
-    unknown = sorted(set(designs) - set(DESIGNS))
-    if unknown or not designs:
-        raise ValidityError(f"unknown or no designs {unknown}; known: {DESIGNS}")
-    if not ps or not seeds:
-        raise ValidityError("ps and seeds must be non-empty")
-    weat_opts = {k[5:]: v for k, v in options.items() if k.startswith("weat_")}
-    lm_opts = {k[3:]: v for k, v in options.items() if k.startswith("lm_")}
-    probe_opts = {k: v for k, v in lm_opts.items() if k != "n_pairs"}  # template/embedding probes
-    other = sorted(k for k in options if not k.startswith(("weat_", "lm_")))
-    if other:
-        raise ValidityError(f"options must start with weat_ or lm_: {other}")
-    jobs = [(m, p, s) for m in designs for p in ps for s in seeds]
-    if progress:
-        jobs = tqdm(jobs, desc="dose-response", unit="model")
-    rows: list[dict[str, Any]] = []
-    for measure, p, seed in jobs:
-        if measure == "weat":
-            rows.append(planted_weat(p, seed, language, **weat_opts))
-        elif measure == "embedding-mlm":
-            rows.extend(planted_embedding_scores(p, seed, language, **probe_opts))
-        elif measure == "template-mlm":
-            rows.extend(planted_template_scores(p, seed, language, **probe_opts))
-        else:
-            rows.extend(planted_lm_scores(measure.split("-", 1)[1], p, seed, language, **lm_opts))
-    return pd.DataFrame(rows)
 
 
 def validity_summary(frame: pd.DataFrame, alpha: float = ALPHA, min_null: int = 10) -> pd.DataFrame:

@@ -112,8 +112,8 @@ planted: env ## retrain the pinned planted models from their stored specs (data/
 
 validity: env ## the validity sweep: train and score the planted models (resumable, cached), then rewrite data/validity (with the planted EuroGEST models)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(VENV)/bin/polybias sweep configs/sweeps/validity.yaml --jobs 1
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 POLYBIAS_PLANTED=pinned $(PY) -m polybias.runner.validity_diagnosis configs/sweeps/validity.yaml
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m polybias.runner.validity_eurogest configs/sweeps/validity.yaml
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 POLYBIAS_PLANTED=pinned $(VENV)/bin/polybias sweep configs/sweeps/validity-diagnosis.yaml --jobs 1
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(VENV)/bin/polybias sweep configs/sweeps/validity-eurogest.yaml --jobs 1
 
 lint: env ## ruff, and the layering contract of lib/polybias (import-linter, [tool.importlinter] in pyproject.toml)
 	$(VENV)/bin/ruff check lib tests notebooks benchmarks

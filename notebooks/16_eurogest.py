@@ -142,8 +142,8 @@ report.show_table(rates_table)
 # none. The measure, with the authors' defaults, is computed on the held-out pairs only,
 # which the model never saw in either form; g_s gets its stratified bootstrap interval
 # (1000 resamples, 95 %). Five planted models and ten balanced ones per language (seeds
-# 0, 1, ...), trained and scored by `python -m polybias.runner.validity_eurogest
-# configs/sweeps/validity.yaml` into the committed summary `data/validity/eurogest.csv`,
+# 0, 1, ...), trained and scored by `polybias sweep configs/sweeps/validity-eurogest.yaml`
+# (part of `make validity`) into the committed summary `data/validity/eurogest.csv`,
 # which this section renders (it trains nothing, so its outputs do not depend on the CPU).
 #
 # The decision rule is the validity study's (notebook 10): a model's 95 % interval that

@@ -4,6 +4,7 @@ answers :data:`polybias.runner.sweep.RUN_INTERFACE` and behaves the same way thr
 first execution, a resume and a forced rerun."""
 
 import copy
+from pathlib import Path
 
 import pytest
 import yaml
@@ -38,15 +39,42 @@ def validity_cell(root):
     return path
 
 
+def diagnosis_cell(root):
+    """The first known-answer encoder of the diagnosis, scored with the sizes of ``TINY``."""
+    scoring = copy.deepcopy(TINY)
+    scoring.update(kind="validity", records_dir="r", summary_dir="s")
+    (root / "validity.yaml").write_text(yaml.safe_dump(scoring))
+    path = root / "diagnosis.yaml"
+    path.write_text(yaml.safe_dump({"kind": "validity-diagnosis", "validity": str(root / "validity.yaml"),
+                                    "records_dir": str(root / "records"), "summary_dir": str(root / "summary")}))
+    return path
+
+
+def eurogest_cell(root):
+    """A pinned balanced Greek EuroGEST model with 50 resamples (the project's data folder
+    linked into the bare root: the model's sentences and the pinned store are read there)."""
+    (root / "data").symlink_to(Path(__file__).resolve().parents[2] / "data")
+    path = root / "eurogest.yaml"
+    path.write_text(yaml.safe_dump({"kind": "validity-eurogest", "records_dir": str(root / "records"),
+                                    "summary_dir": str(root / "summary"),
+                                    "grid": {"languages": ["el"], "ps": [0.5], "models_per_strength": 1,
+                                             "null_models": 1, "n_bootstrap": 50}}))
+    return path
+
+
+MAKERS = {"notebooks": notebook_run, "validity": validity_cell, "validity-diagnosis": diagnosis_cell,
+          "validity-eurogest": eurogest_cell}
+
+
 def test_every_kind_has_a_maker_here():
-    assert set(sweep.KINDS) == {"notebooks", "validity"}, "add the new kind's maker below"
+    assert set(sweep.KINDS) == set(MAKERS), "add the new kind's maker to MAKERS"
 
 
 @pytest.mark.usefixtures("torch_one_thread")
-@pytest.mark.parametrize("make", [notebook_run, validity_cell], ids=["notebooks", "validity"])
+@pytest.mark.parametrize("make", list(MAKERS.values()), ids=list(MAKERS))
 def test_a_run_of_every_kind_keeps_the_runners_contract(make, empty_project, monkeypatch):
     monkeypatch.setenv("POLYBIAS_CACHE", str(empty_project / "cache"))
-    monkeypatch.setenv("POLYBIAS_PLANTED", "auto")
+    monkeypatch.setenv("POLYBIAS_PLANTED", "pinned" if make is eurogest_cell else "auto")
     root = empty_project
     run = sweep.load_sweep(make(root))[0]
     missing = [name for name in sweep.RUN_INTERFACE if not hasattr(run, name)]

@@ -105,3 +105,42 @@ def test_layer_rows_run_every_layer_of_a_tiny_planted_mlm(tmp_path, monkeypatch,
     assert set(rows[rows["layer"] >= 0]["metric"]) == {"seat-effect-size", "ceat-ces", "ceat-ces-perm"}
     assert rows[rows["layer"] == -1]["metric"].tolist() == ["kurita-effect-size"]
     assert rows["value"].notna().all()
+
+
+def test_the_diagnosis_runs_through_the_one_runner(tmp_path, monkeypatch, capsys):
+    """``polybias sweep`` on a ``kind: validity-diagnosis`` YAML (a small encoder grid, no
+    probed models): one record per encoder, ``encoder.csv`` written in plan order with the
+    validity summary's columns and the rows :func:`encoder_rows` gives, ``layers.csv`` left
+    unwritten and said so; rerun, nothing is redone."""
+    import yaml
+    from polybias.runner import sweep, validity_sweep
+
+    monkeypatch.setattr(validity_diagnosis, "ENCODER", {**validity_diagnosis.ENCODER, "ps": [0.1, 0.9],
+                                                        "models_per_strength": 1, "null_models": 1})
+    monkeypatch.setattr(validity_diagnosis, "LAYERS", [])
+    scoring = {**copy.deepcopy(CONFIG), "kind": "validity", "records_dir": "r", "summary_dir": "s",
+               "blocks": [{"language": "en", "family": "word2vec", "ps": [0.5], "models_per_strength": 1,
+                           "null_models": 1}], "alpha": 0.05, "word2vec": {"n_sentences": 100},
+               "causal": {"n_sentences": 100}}
+    scoring["mlm"] = {"n_sentences": 600}
+    (tmp_path / "validity.yaml").write_text(yaml.safe_dump(scoring))
+    config = {"kind": "validity-diagnosis", "validity": str(tmp_path / "validity.yaml"),
+              "records_dir": str(tmp_path / "records"), "summary_dir": str(tmp_path / "summary")}
+    path = tmp_path / "diagnosis.yaml"
+    path.write_text(yaml.safe_dump(config))
+    keys = [u.key for u in sweep.load_sweep(path)]
+    assert keys == [f"encoder/{lang}-p{p}-s0" for lang in ("en", "bn", "hi") for p in ("0.1", "0.9", "0.5")]
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress", "--only", "encoder/hi"]) == 1
+    assert "records missing or stale in every part" in capsys.readouterr().err
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "sweep: 6 ran, 3 skipped" in out and "layers.csv not written" in out
+    frame = validity_diagnosis.read_frame(tmp_path / "summary", validity_diagnosis.ENCODER_FILE)
+    assert frame.columns.tolist() == validity_sweep.COLUMNS and len(frame) == 9 * 3  # SEAT, CEAT, its perm. p
+    grid = validity_diagnosis.ENCODER
+    direct = validity_diagnosis.encoder_rows("bn", 0.9, 0, validity_sweep.check_config(scoring), grid["dim"],
+                                             grid["gain"], grid["context_weight"])
+    got = frame[(frame["language"] == "bn") & (frame["p"] == 0.9)]
+    assert np.allclose(got["value"], [r["value"] for r in direct], rtol=1e-5)
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 0
+    assert "sweep: 0 ran, 9 skipped" in capsys.readouterr().out

@@ -1,6 +1,8 @@
 """The EuroGEST measure on planted causal LMs (polybias.runner.validity_eurogest): the plan,
 the rows of a small grid on the pinned models, and the committed summary."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,19 +25,41 @@ def test_the_plan_has_every_strength_and_the_extra_balanced_models():
         assert sum(p == 0.9 for p, _ in mine) == grid["models_per_strength"]
 
 
-def test_a_small_grid_on_the_pinned_models(monkeypatch, tmp_path):
-    """Two pinned Greek models scored with 200 resamples: one row each, written and read
-    back with 6 significant digits (about 3 s)."""
+def test_a_small_grid_runs_through_the_one_runner(monkeypatch, tmp_path, capsys):
+    """``polybias sweep`` on a ``kind: validity-eurogest`` YAML: two pinned Greek models
+    scored with 200 resamples, one record each; a shard leaves the summary unwritten (exit
+    1, naming what is missing), the whole sweep writes it in plan order, a rerun skips both
+    and the summary reads back with 6 significant digits (about 5 s)."""
+    import yaml
+    from polybias.runner import sweep
+
     monkeypatch.setenv("POLYBIAS_PLANTED", "pinned")
-    grid = {"languages": ["el"], "ps": [0.5, 0.9], "models_per_strength": 1, "null_models": 1,
-            "n_bootstrap": 200}
-    frame = validity_eurogest.eurogest_frame(grid, log=lambda *a, **k: None)
+    config = {"kind": "validity-eurogest", "records_dir": str(tmp_path / "records"),
+              "summary_dir": str(tmp_path / "summary"),
+              "grid": {"languages": ["el"], "models_per_strength": 1, "null_models": 1, "n_bootstrap": 200}}
+    path = tmp_path / "eurogest.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert [u.key for u in sweep.load_sweep(path)] == ["el/eurogest-p0.5-s0", "el/eurogest-p0.9-s0"]
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress", "--shard", "1/2"]) == 1
+    out, err = capsys.readouterr()
+    assert "sweep: 1 ran" in out and "1 of 2 EuroGEST validity records are missing or stale" in err
+    assert not (tmp_path / "summary").exists()
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "sweep: 1 ran, 1 skipped (1 already done), 0 failed" in out
+    assert "EuroGEST validity summary of 2 models" in out
+    frame = validity_eurogest.read_frame(tmp_path / "summary")
+    assert frame.columns.tolist() == validity_eurogest.COLUMNS
     assert frame[["language", "p", "seed"]].values.tolist() == [["el", 0.5, 0], ["el", 0.9, 0]]
     assert (frame["family"] == "eurogest-causal").all() and frame["model"].is_unique
-    path = validity_eurogest.write_frame(frame, tmp_path / "eurogest.csv")
-    back = validity_eurogest.read_frame(tmp_path)
-    assert back.columns.tolist() == frame.columns.tolist()
-    assert np.allclose(back["value"], frame["value"], rtol=1e-5) and path.is_file()
+    record = json.loads((tmp_path / "records" / "el" / "eurogest-p0.9-s0.json").read_text())
+    assert np.isclose(frame["value"].iloc[1], record["rows"][0]["value"], rtol=1e-5)
+    assert sweep.main([str(path), "--jobs", "1", "--no-progress"]) == 0
+    assert "sweep: 0 ran, 2 skipped (2 already done)" in capsys.readouterr().out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({**config, "grid": {"seeds": 3}}))
+    assert sweep.main([str(bad), "--list"]) == 2
+    assert "grid has unknown keys ['seeds']" in capsys.readouterr().err
 
 
 def test_the_committed_summary_has_every_planned_model_and_its_verdicts():

@@ -17,7 +17,10 @@ The modules, each importing only those above it in this list:
   ``kind: validity`` whose runs (one planted model each) the sweep executes like its
   notebooks (the sweep finds it by the kind's dotted name, :data:`polybias.runner.sweep.KINDS`,
   and does not import it);
-* :mod:`~polybias.runner.validity_diagnosis` — the validity study's diagnostic jobs;
+* :mod:`~polybias.runner.validity_diagnosis` — the validity study's diagnostic jobs, a
+  sweep of ``kind: validity-diagnosis``;
 * :mod:`~polybias.runner.validity_eurogest` — the EuroGEST measure on causal LMs planted in
-  three of EuroGEST's languages.
+  three of EuroGEST's languages, a sweep of ``kind: validity-eurogest``;
+* :mod:`~polybias.runner.record_cell` — the run of those three kinds: score one planted
+  model, write its record, under the runner's lock-done-skip protocol.
 """

@@ -164,7 +164,9 @@ the sweep's start."""
 RUN_INTERFACE = ("key", "resources", "sources", "optional_sources", "lacking", "hash_in",
                  "marker", "is_done", "state", "check", "execute", "failed_notebook")
 """What the runner asks of a run of any kind (see the module docstring), and nothing else."""
-KINDS = {"notebooks": None, "validity": "polybias.runner.validity_sweep"}
+KINDS = {"notebooks": None, "validity": "polybias.runner.validity_sweep",
+         "validity-diagnosis": "polybias.runner.validity_diagnosis",
+         "validity-eurogest": "polybias.runner.validity_eurogest"}
 """A sweep YAML's ``kind:`` -> the module that reads its runs (None: notebook runs,
 :func:`polybias.runner.runs.read_sweep`); see the module docstring."""
 KIND_OPTIONS = ("order", "first", "carry_committed", "allow_missing", "summary_only")

@@ -18,16 +18,21 @@ notebook 10 renders, so their checked outputs do not depend on the CPU:
   log-probability effect, which reads the model's output distribution where the
   association was planted.
 
-``python -m polybias.runner.validity_diagnosis configs/sweeps/validity.yaml`` writes
-``encoder.csv`` and ``layers.csv`` beside the sweep's summary (columns of
-:data:`polybias.runner.validity_sweep.COLUMNS`, ``layers.csv`` with ``layer``).
+Both are a sweep kind of the one runner (``kind: validity-diagnosis``):
+``polybias sweep configs/sweeps/validity-diagnosis.yaml`` runs one :class:`Cell` per encoder
+and per probed model (plan order, ``--only encoder`` or ``--only layers``, ``--shard``,
+resume, locks, local or cluster workers: the runner's), each writing its record under the
+config's ``records_dir``; then :func:`finish` writes ``encoder.csv`` and ``layers.csv`` beside
+the validity sweep's summary (columns of :data:`polybias.runner.validity_sweep.COLUMNS`,
+``layers.csv`` with ``layer`` and ``training``), each part once all its records are there.
+The sizes, permutations and CEAT corpus come from the validity sweep's config, which the
+diagnosis config names (``validity``).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +40,13 @@ import pandas as pd
 
 from polybias import paths
 from polybias.engines import embeddings
-from polybias.files import write_text_atomic
+from polybias.files import params_hash, write_text_atomic
 from polybias.planted.static import BagOfWords, ContextualBag, corpus_association_embedding
 from polybias.planted.synthetic import planted_corpus, planted_groups
 from polybias.runner import validity_sweep
+from polybias.runner.record_cell import RecordCell
+from polybias.runner.sweep import SweepError
+from polybias.runner.sweep import main as sweep_main
 from polybias.studies.validity_designs import N_SENTENCES, planted_lm, planted_template_scores
 
 ENCODER = {"ps": [0.1, 0.3, 0.4, 0.45, 0.55, 0.6, 0.7, 0.9], "models_per_strength": 5,
@@ -78,21 +86,6 @@ def encoder_rows(language: str, p: float, seed: int, config: dict[str, Any],
                              measure="embedding-encoder")
 
 
-def encoder_frame(config: dict[str, Any], languages=("en", "bn", "hi"), grid: dict | None = None,
-                  log=print) -> pd.DataFrame:
-    """:func:`encoder_rows` over ``grid`` (default :data:`ENCODER`) in every language."""
-    grid = {**ENCODER, **(grid or {})}
-    rows = []
-    for lang in languages:
-        jobs = [(p, s) for p in grid["ps"] for s in range(grid["models_per_strength"])]
-        jobs += [(0.5, s) for s in range(grid["null_models"])]
-        start = time.perf_counter()
-        for p, seed in jobs:
-            rows += encoder_rows(lang, p, seed, config, grid["dim"], grid["gain"], grid["context_weight"])
-        log(f"encoder {lang}: {len(jobs)} models, {time.perf_counter() - start:.0f}s", flush=True)
-    return pd.DataFrame(rows)
-
-
 def layer_rows(p: float, config: dict[str, Any], language: str = "en", seed: int = 0,
                n_sentences: int = N_SENTENCES, **training: Any) -> list[dict[str, Any]]:
     """SEAT and CEAT at every layer of one planted MLM (``planted_lm("mlm", p, seed)``
@@ -116,16 +109,6 @@ def layer_rows(p: float, config: dict[str, Any], language: str = "en", seed: int
     return rows
 
 
-def layer_frame(config: dict[str, Any], grids: list[dict] | None = None) -> pd.DataFrame:
-    """:func:`layer_rows` over ``grids`` (default :data:`LAYERS`), with a ``training`` column."""
-    rows = []
-    for grid in grids or LAYERS:
-        for p, seed in grid["models"]:
-            rows += [{**r, "training": grid["training"]} for r in layer_rows(
-                p, config, grid["language"], seed, grid["n_sentences"], **grid["options"])]
-    return pd.DataFrame(rows)
-
-
 def write_frame(frame: pd.DataFrame, path: Path) -> Path:
     """Write ``frame`` as CSV, values and p-values rounded to 6 significant digits."""
     out = frame.copy()
@@ -143,20 +126,167 @@ def read_frame(summary_dir: str | Path, name: str) -> pd.DataFrame:
     return pd.read_csv(folder / name)
 
 
+SCORING_VERSION = "validity-diagnosis-1"
+"""Bump when a change here changes the scored rows: it is part of every job hash."""
+
+PARTS = {"encoder": ENCODER_FILE, "layers": LAYERS_FILE}
+"""The diagnosis' two parts and the summary file each writes."""
+
+_KEYS = {"kind", "validity", "records_dir", "summary_dir"}
+
+
+class ValidityDiagnosisError(ValueError):
+    """A malformed diagnosis config, or records missing for its summary."""
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """Read and check a diagnosis sweep YAML (``configs/sweeps/validity-diagnosis.yaml``):
+    ``kind: validity-diagnosis``, ``validity`` (the validity sweep config whose sizes,
+    permutations and CEAT corpus size it uses; relative to the project root),
+    ``records_dir`` and ``summary_dir``. Returns it with that config read as ``scoring``."""
+    path = Path(path)
+    raw = paths.read_yaml(path, error=ValidityDiagnosisError, what="validity diagnosis sweep")
+    if not isinstance(raw, dict) or set(raw) != _KEYS:
+        got = sorted(raw) if isinstance(raw, dict) else raw
+        raise ValidityDiagnosisError(f"{path}: needs exactly the keys {sorted(_KEYS)}, got {got}")
+    if raw["kind"] != "validity-diagnosis":
+        raise ValidityDiagnosisError(f"{path}: kind must be 'validity-diagnosis', got {raw['kind']!r}")
+    scoring = validity_sweep.load_config(paths.project_root() / raw["validity"])
+    return {**raw, "scoring": scoring}
+
+
+def plan(grid: dict[str, Any] | None = None, grids: list[dict] | None = None,
+         languages=("en", "bn", "hi")) -> list[dict[str, Any]]:
+    """The diagnosis' jobs in the order their rows are written: the known-answer encoders
+    language by language (every p of the grid seed by seed, then the balanced ones), then
+    the probed planted MLMs grid by grid (:data:`ENCODER`, :data:`LAYERS`).
+
+    >>> jobs = plan({"ps": [0.1], "models_per_strength": 1, "null_models": 1}, [], ["en"])
+    >>> [(j["part"], j["p"], j["seed"]) for j in jobs]
+    [('encoder', 0.1, 0), ('encoder', 0.5, 0)]
+    """
+    grid = {**ENCODER, **(grid or {})}
+    jobs = []
+    for lang in languages:
+        pairs = [(p, s) for p in grid["ps"] for s in range(grid["models_per_strength"])]
+        pairs += [(0.5, s) for s in range(grid["null_models"])]
+        jobs += [{"part": "encoder", "language": lang, "p": float(p), "seed": s} for p, s in pairs]
+    for i, layers in enumerate(LAYERS if grids is None else grids):
+        jobs += [{"part": "layers", "grid": i, "language": layers["language"], "p": float(p), "seed": s}
+                 for p, s in layers["models"]]
+    return jobs
+
+
+def record_name(job: dict[str, Any]) -> str:
+    """A job's record name without ``.json``.
+
+    >>> record_name({"part": "layers", "grid": 1, "language": "en", "p": 0.9, "seed": 4})
+    'layers/1/en-p0.9-s4'
+    """
+    where = job["language"] if job["part"] == "encoder" else f"{job['grid']}/{job['language']}"
+    return f"{job['part']}/{where}-p{job['p']:g}-s{job['seed']}"
+
+
+def _scoring(config: dict[str, Any]) -> dict[str, Any]:
+    keys = ("n_permutations", "sizes", "defaults", "mlm")
+    return {k: config["scoring"][k] for k in keys}
+
+
+def job_hash(job: dict[str, Any], config: dict[str, Any]) -> str:
+    """Hash of everything a job's record depends on: the job, its grid, the validity
+    sweep's scoring settings and :data:`SCORING_VERSION`."""
+    grid = ENCODER if job["part"] == "encoder" else LAYERS[job["grid"]]
+    return params_hash({"job": job, "grid": grid, "scoring": _scoring(config), "version": SCORING_VERSION})
+
+
+def score(job: dict[str, Any], config: dict[str, Any]) -> list[dict[str, Any]]:
+    """A job's rows: :func:`encoder_rows` of one encoder, or :func:`layer_rows` of one
+    probed model with its grid's ``training``."""
+    scoring = config["scoring"]
+    if job["part"] == "encoder":
+        return encoder_rows(job["language"], job["p"], job["seed"], scoring, ENCODER["dim"],
+                            ENCODER["gain"], ENCODER["context_weight"])
+    grid = LAYERS[job["grid"]]
+    return [{**r, "training": grid["training"]} for r in layer_rows(
+        job["p"], scoring, job["language"], job["seed"], grid["n_sentences"], **grid["options"])]
+
+
+@dataclass(frozen=True, eq=False)
+class Cell(RecordCell):
+    """One encoder or one probed model as a run of the sweep runner (``kind:
+    validity-diagnosis``, :class:`polybias.runner.record_cell.RecordCell`)."""
+
+    def relative(self) -> str:
+        return record_name(self.job) + ".json"
+
+    def score(self) -> list[dict[str, Any]]:
+        return score(self.job, self.config)
+
+    def header(self) -> dict[str, Any]:
+        return {"scoring_version": SCORING_VERSION}
+
+
+def cells(config: dict[str, Any], records: Path | None = None) -> list[Cell]:
+    """The runs of a diagnosis sweep in :func:`plan` order (records: default the config's
+    ``records_dir`` under the output root)."""
+    records = Path(records) if records else paths.output_path(config["records_dir"])
+    return [Cell(record_name(job), job, config, str(records), job_hash(job, config)) for job in plan()]
+
+
+def sweep_units(config: str | Path, options: dict[str, Any]) -> list[Cell]:
+    """The runs of the sweep YAML ``config`` for the sweep runner (:data:`polybias.runner.sweep.KINDS`)."""
+    try:
+        return cells(load_config(config))
+    except (ValidityDiagnosisError, validity_sweep.ValiditySweepError) as exc:
+        raise SweepError(str(exc)) from None
+
+
+def collect(config: dict[str, Any], part: str, records: Path | None = None) -> pd.DataFrame | None:
+    """The rows of one part (``encoder`` or ``layers``) in plan order, or None when one of
+    its records is missing or stale, or it plans no job."""
+    rows = []
+    mine = [cell for cell in cells(config, records) if cell.job["part"] == part]
+    for cell in mine:
+        record = cell.done_record()
+        if record is None:
+            return None
+        rows.extend(record["rows"])
+    if not mine:
+        return None
+    columns = validity_sweep.COLUMNS + (["layer", "training"] if part == "layers" else [])
+    return pd.DataFrame(rows)[columns]
+
+
+def finish(config: str | Path, options: dict[str, Any]) -> str:
+    """After the runs: write each part whose records are all there (``encoder.csv``,
+    ``layers.csv``, :func:`write_frame`) into the config's ``summary_dir``; returns the
+    lines that say so. Raises :class:`ValidityDiagnosisError` (a ``ValueError``) when no
+    part is complete."""
+    cfg = load_config(config)
+    folder = paths.project_root() / cfg["summary_dir"]
+    lines, missing = [], []
+    for part, name in PARTS.items():
+        frame = collect(cfg, part)
+        if frame is None:
+            missing.append(part)
+            continue
+        lines.append(f"diagnosis {part}: {len(frame)} rows: {write_frame(frame, folder / name)}")
+    if not lines:
+        raise ValidityDiagnosisError(f"diagnosis: records missing or stale in every part ({', '.join(missing)})")
+    lines += [f"diagnosis {part}: records missing, {PARTS[part]} not written" for part in missing]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m polybias.runner.validity_diagnosis CONFIG [--only encoder|layers]``."""
-    parser = argparse.ArgumentParser(prog="python -m polybias.runner.validity_diagnosis",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("config")
-    parser.add_argument("--only", choices=["encoder", "layers"], default=None)
-    args = parser.parse_args(argv)
-    config = validity_sweep.load_config(args.config)
-    folder = paths.project_root() / config["summary_dir"]
-    if args.only in (None, "encoder"):
-        print(write_frame(encoder_frame(config), folder / ENCODER_FILE))
-    if args.only in (None, "layers"):
-        print(write_frame(layer_frame(config), folder / LAYERS_FILE))
-    return 0
+    """``python -m polybias.runner.validity_diagnosis CONFIG [options]``: the earlier spelling
+    of ``polybias sweep CONFIG --jobs 1``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not any(a in ("-j", "--jobs") or a.startswith("--jobs=") for a in argv):
+        argv += ["--jobs", "1"]
+    return sweep_main(argv, prog="python -m polybias.runner.validity_diagnosis",
+                      note="This is the earlier spelling of `polybias sweep CONFIG --jobs 1`: the "
+                           "diagnosis is a sweep of the one runner (kind: validity-diagnosis). Use "
+                           "polybias sweep.", kind="validity-diagnosis")
 
 
 if __name__ == "__main__":

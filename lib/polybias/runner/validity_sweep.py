@@ -44,19 +44,17 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import torch
 
 from polybias import paths
 from polybias.files import canonical_json, params_hash, sha256_file, write_text_atomic
 from polybias.planted import synthetic
-from polybias.runner.execution import DONE, under_lock
-from polybias.runner.locks import RunLock
+from polybias.runner.execution import DONE
+from polybias.runner.record_cell import RecordCell, read_record
 from polybias.runner.sweep import SweepError, run_sweep, select
 from polybias.runner.sweep import main as sweep_main
 from polybias.studies import validity_designs as designs
@@ -338,91 +336,38 @@ def covers_declared(job: dict[str, Any], rows: list[dict[str, Any]],
 
 
 def _read_done(path: Path, digest: str, job: dict[str, Any]) -> bool:
-    if not path.is_file():
-        return False
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return False
-    return record.get("job_hash") == digest and covers_declared(job, record.get("rows", []))
-
-
-def _record_text(job: dict[str, Any], config: dict[str, Any], digest: str,
-                 rows: list[dict[str, Any]]) -> str:
-    record = {"job": job, "job_hash": digest, "training": training_spec(job, config),
-              "scoring_version": SCORING_VERSION, "rows": rows}
-    return json.dumps(record, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=True) + "\n"
+    record = read_record(path)
+    return (record is not None and record.get("job_hash") == digest
+            and covers_declared(job, record.get("rows", [])))
 
 
 @dataclass(frozen=True, eq=False)
-class Cell:
+class Cell(RecordCell):
     """One job of the validity sweep as a run of the sweep runner (:mod:`polybias.runner.sweep`,
-    ``kind: validity``): train (or load) one planted model, score it, write its record.
+    ``kind: validity``; :class:`polybias.runner.record_cell.RecordCell`): train (or load) one
+    planted model, score every design of its family, write its record.
 
     ``key`` is the record's name without ``.json`` (``en/mlm-p0.9-s0``), ``records`` the
     records folder, ``digest`` the job's hash (:func:`job_hash`); a cell is done when its
-    record holds that hash. It runs under the runner's file lock on ``<record>.lock``.
+    record holds that hash and every label the registry declares for its designs
+    (:func:`covers_declared`).
     """
 
-    key: str
-    job: dict[str, Any]
-    config: dict[str, Any]
-    records: str
-    digest: str
-    resources: dict[str, float] = field(default_factory=dict)
-    sources: tuple[str, ...] = ()
-    #: a planted model reads no source study's file in part only (see ``Run.optional_sources``)
-    optional_sources: tuple[str, ...] = ()
-    lacking: dict[str, str] = field(default_factory=dict)
+    def relative(self) -> str:
+        """``<language>/<family>-p<p>-s<seed>.json`` (:func:`record_path`)."""
+        return str(record_path(Path(), self.job))
 
-    @property
-    def path(self) -> Path:
-        """The record's path (:func:`record_path`)."""
-        return record_path(Path(self.records), self.job)
+    def score(self) -> list[dict[str, Any]]:
+        """:func:`score_job`."""
+        return score_job(self.job, self.config)
 
-    def hash_in(self, root: str | Path | None = None) -> str:
-        """The job hash: everything the record depends on (the root plays no part)."""
-        return self.digest
+    def header(self) -> dict[str, Any]:
+        """The model's training spec and the scoring version."""
+        return {"training": training_spec(self.job, self.config), "scoring_version": SCORING_VERSION}
 
-    def is_done(self, root: str | Path | None = None) -> bool:
-        """Whether the record is there with this job's hash."""
-        return _read_done(self.path, self.digest, self.job)
-
-    def marker(self, root: str | Path | None = None) -> Path:
-        """The file whose writing says the cell is done: its record."""
-        return Path(root or ".", self.path)
-
-    def check(self, root: str | Path | None = None) -> None:
-        """Nothing to check before it starts: a cell's values were checked when it was read."""
-
-    def failed_notebook(self, root: str | Path | None = None) -> None:
-        """None: a cell executes no notebook (its error is in the outcome)."""
-        return None
-
-    def _lock(self) -> RunLock:
-        return RunLock(self.path.parent, name=self.path.name + ".lock")
-
-    def state(self, root: str | Path | None = None) -> str:
-        """``done``, ``running`` (its lock held elsewhere) or ``todo``, as ``--list`` shows."""
-        if self.is_done():
-            return "done"
-        return "running" if self.path.parent.is_dir() and self._lock().held_elsewhere() else "todo"
-
-    def execute(self, root: str | Path | None = None, force: bool = False) -> dict[str, Any]:
-        """Train and score the job's model and write its record (atomically) under the
-        record's lock, as :func:`polybias.runner.sweep.execute` runs a notebook: skipped when
-        the lock is held elsewhere or (unless ``force``) the record is done."""
-        path = self.path
-
-        def work() -> dict[str, Any]:
-            torch.set_num_threads(1)
-            start, cpu = time.perf_counter(), time.process_time()
-            rows = score_job(self.job, self.config)
-            write_text_atomic(path, _record_text(self.job, self.config, self.digest, rows))
-            return {"key": self.key, "status": "ok", "seconds": time.perf_counter() - start,
-                    "cpu_seconds": time.process_time() - cpu}
-
-        return under_lock(self.key, self._lock(), lambda: _read_done(path, self.digest, self.job), work, force)
+    def complete(self, record: dict[str, Any]) -> bool:
+        """:func:`covers_declared`."""
+        return covers_declared(self.job, record.get("rows", []))
 
 
 def cells(config: dict[str, Any], records: Path | None = None, order: str = "plan",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import inspect
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -213,7 +213,9 @@ PAIR_GAP_ENTRY = {
     "input_kind": "pair-scores", "function": "toy_pair_gap.pair_gap",
     "adapter": "toy_pair_gap.pair_gap_adapter", "result": "toy_pair_gap.pair_gap_result",
     "error": "builtins.ValueError", "polarity": "signed", "null_value": 0.0,
-    "axis": "mean pair gap, nats (0 = no bias)", "null_hypothesis": "none tested",
+    "axis": "mean pair gap, nats (0 = no bias)",
+    "validity_units": {"pair-gap": "nats (0 = no bias; > 0 toward the planted bias)"},
+    "null_hypothesis": "none tested",
     "uncertainty": "none", "reference": "the test suite",
     "scorers": ["polybias.engines.pair_scores.pair_scores(method='causal')"],
 }
@@ -236,7 +238,10 @@ def pair_gap_measure(tmp_path, monkeypatch):
         path.write_text(yaml.safe_dump({"pair-gap": entry}, sort_keys=False), encoding="utf-8")
         (m,) = measures.load_registry(path).values()
         monkeypatch.setitem(measures.MEASURES, "pair-gap", m)
+        # the tables derived from the registry at import, derived again with the toy in it
+        monkeypatch.setattr(measures, "RECORD_MEASURES", measures.record_label_map(measures.MEASURES))
         monkeypatch.setattr(measures, "METRIC_MEASURES", measures.validity_label_map(measures.MEASURES))
+        monkeypatch.setattr(measures, "VALIDITY_UNITS", measures.validity_unit_map(measures.MEASURES))
         return m
 
     return add

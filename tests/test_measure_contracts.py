@@ -44,7 +44,6 @@ from hypothesis import strategies as st
 from polybias import measures
 from polybias.measures import MEASURES, compute
 from polybias.planted import probes
-from polybias.results import cards
 
 NAMES = list(MEASURES)
 SETTINGS = settings(max_examples=8, deadline=None, derandomize=True)
@@ -238,7 +237,7 @@ def _run(name: str, inputs: dict, **options) -> measures.MeasureResult:
 def _accepted(name: str, options: dict) -> dict:
     """The ``options`` the measure takes (a measure without a test, e.g. ``weat-gap``, takes
     no seed)."""
-    accepted = cards.options(MEASURES[name])
+    accepted = measures.option_defaults(name)
     return {k: v for k, v in options.items() if k in accepted}
 
 
@@ -462,44 +461,55 @@ def planted(torch_one_thread):
             targets = logprob.group_members(book, "targets")
             attributes = logprob.group_members(book, "attributes")
             static = {r: lookup(emb, ws, on_missing="raise")[0] for r, ws in sets.items()}
-            out[p] = {
-                "vectors": static,
-                # the male, then the female words scored between career (A) and family (B)
-                "word-vectors": {"W": np.vstack([static["X"], static["Y"]]), "A": static["A"],
-                                 "B": static["B"], "n_first": len(static["X"])},
-                "seat": {r: embeddings.sentence_vectors(encoder, [f"the {w} ." for w in ws], pooling="mean")
-                         for r, ws in sets.items()},
-                "occurrences": occ,
-                "attribute-scores": {"scores": scores, "x": targets["male"], "y": targets["female"],
-                                     "a": attributes["career"], "b": attributes["family"]},
-                "pair-scores": {m: {"scored": pair_scores(lm, pairs, method=m)}
-                                for m in ("nangia", "aul", "aula")},
-                "pair-attributions": {"attributed": jsd_attributions(lm, pairs)},
-                "group-scores": {"scores": scores, "weights": {a: 1.0 + (i % 2) for i, a in
-                                                               enumerate(sorted(set(scores["attribute"])))},
-                                 "identity_columns": ["pro", "target"]},
-                "pll": {"scores": pll},
-                "interaction": {"scores": fill, "identity_columns": ["pro", "target"]},
-                "interaction-score": inter.score,
-                "distributions": {"log_dists": dists, "labels": labels},
-                "gendered-pair-scores": {"scored": planted_gendered_scores(p)},
-            }
-            # StereoSet's aggregation on the planted model's pair scores: the more stereotyping
-            # sentence as the stereotypical candidate, an unrelated candidate scored below both
-            nangia = out[p]["pair-scores"]["nangia"]["scored"]
+            nangia = pair_scores(lm, pairs, method="nangia")
             # GEST's masked score of the planted pairs: the masculine sentence against the
             # feminine one, a career pair as the masculine stereotype "Professional" (10), a
             # family pair as the feminine stereotype "Empathetic" (3)
             career = (pairs["attribute_group"] == "career").to_numpy()
             masculine = np.where(career, pairs["sent_more"], pairs["sent_less"]).tolist()
             feminine = np.where(career, pairs["sent_less"], pairs["sent_more"]).tolist()
-            out[p]["stereotype-scores"] = {"scores": masked_pair_scores(lm, masculine, feminine),
-                                           "stereotypes": np.where(career, 10, 3)}
-            out[p]["item-scores"] = {"scored": pd.DataFrame({
-                "target": nangia["bias_type"].to_numpy(), "bias_type": nangia["bias_type"].to_numpy(),
-                "score_stereotype": nangia["score_more"].to_numpy(float),
-                "score_anti": nangia["score_less"].to_numpy(float),
-                "score_unrelated": np.minimum(nangia["score_more"], nangia["score_less"]).to_numpy(float) - 1.0})}
+            seat = {r: embeddings.sentence_vectors(encoder, [f"the {w} ." for w in ws], pooling="mean")
+                    for r, ws in sets.items()}
+            weights = {a: 1.0 + (i % 2) for i, a in enumerate(sorted(set(scores["attribute"])))}
+            # What each scorer the registry names gives on this model, by the scorer as an
+            # entry's ``scorers`` writes it: a measure reads the first of its scorers found here
+            # (:func:`_planted_inputs`). Static look-ups give both the target sets (WEAT) and the
+            # words of both sets as one list W (per-word measures: the male words, then the
+            # female ones, scored between career A and family B).
+            out[p] = {
+                "polybias.engines.static.lookup": {**static, "W": np.vstack([static["X"], static["Y"]]),
+                                                   "n_first": len(static["X"])},
+                "polybias.studies.debiasing.evaluate": static,
+                "polybias.studies.seat.seat_vectors": seat,
+                "polybias.engines.embeddings.occurrence_vectors": occ,
+                "polybias.engines.template_scores.kurita_scores": {
+                    "scores": scores, "x": targets["male"], "y": targets["female"],
+                    "a": attributes["career"], "b": attributes["family"]},
+                **{f"polybias.engines.pair_scores.pair_scores(method='{m}')":
+                   {"scored": nangia if m == "nangia" else pair_scores(lm, pairs, method=m)}
+                   for m in ("nangia", "aul", "aula")},
+                "polybias.engines.pair_scores.jsd_attributions": {"attributed": jsd_attributions(lm, pairs)},
+                "polybias.studies.categorical_bias.pll_scores": {"scores": pll},
+                "polybias.studies.categorical_bias.interaction_cb(weights=...)": {"scores": scores,
+                                                                                  "weights": weights},
+                "polybias.studies.categorical_bias.interaction_cb": {"scores": fill,
+                                                                     "identity_columns": ["pro", "target"]},
+                "polybias.studies.categorical_bias.attribute_mask_distributions": {"log_dists": dists,
+                                                                                   "labels": labels},
+                "polybias.engines.eurogest_scores.gendered_pair_scores(causal_bos='prepend')":
+                    {"scored": planted_gendered_scores(p)},
+                "polybias.engines.gest_scores.masked_gest_scores": {
+                    "scores": masked_pair_scores(lm, masculine, feminine), "stereotypes": np.where(career, 10, 3)},
+                # StereoSet's aggregation on the planted model's pair scores: the more stereotyping
+                # sentence as the stereotypical candidate, an unrelated candidate scored below both
+                "polybias.studies.stereoset.candidate_scores": {"scored": pd.DataFrame({
+                    "target": nangia["bias_type"].to_numpy(), "bias_type": nangia["bias_type"].to_numpy(),
+                    "score_stereotype": nangia["score_more"].to_numpy(float),
+                    "score_anti": nangia["score_less"].to_numpy(float),
+                    "score_unrelated": np.minimum(nangia["score_more"], nangia["score_less"]).to_numpy(float)
+                    - 1.0})},
+                "interaction-score": inter.score,
+            }
         return out
     finally:
         if before is None:
@@ -509,11 +519,21 @@ def planted(torch_one_thread):
 
 
 def _planted_inputs(name: str, per_model: dict) -> dict:
-    m = MEASURES[name]
-    special = {"seat": per_model["seat"], "crows": per_model["pair-scores"]["nangia"],
-               "aul": per_model["pair-scores"]["aul"], "aula": per_model["pair-scores"]["aula"],
-               "pll-cb": per_model["pll"], "interaction-cb": per_model["interaction"]}
-    return special.get(name, per_model[m.input_kind])
+    """The planted inputs a measure reads: those of the first of its registry ``scorers``
+    the fixture ran, matched as the entry writes it (options included), else by the scorer's
+    dotted name alone (a new measure on ``pair_scores(method='causal')`` reads the masked
+    model's pair scores). Derived from the entry: no table to extend for a new measure."""
+    scorers = MEASURES[name].scorers
+    for scorer in scorers:
+        if scorer in per_model:
+            return per_model[scorer]
+    for scorer in scorers:
+        bare = scorer.split("(", 1)[0]
+        for ran, inputs in per_model.items():
+            if ran.split("(", 1)[0] == bare:
+                return inputs
+    raise KeyError(f"{name}: the planted fixture ran none of its scorers {scorers}; add what one of "
+                   "them gives on the planted models to the fixture")
 
 
 def _planted_direction(name: str, result: measures.MeasureResult, per_model: dict) -> measures.MeasureResult:
@@ -524,7 +544,7 @@ def _planted_direction(name: str, result: measures.MeasureResult, per_model: dic
     words lean towards family)."""
     if MEASURES[name].input_kind != "word-vectors":
         return result
-    first = result.details["item"] < per_model["word-vectors"]["n_first"]
+    first = result.details["item"] < per_model["polybias.engines.static.lookup"]["n_first"]
     score = result.details["association"]
     return dataclasses.replace(result, value=float(score[first].mean() - score[~first].mean()))
 
@@ -760,4 +780,5 @@ def test_the_cultural_interactions_study_reports_the_registered_interaction_cb(p
     registered interaction CB of the scores it returns."""
     # the planted fixture ran interaction_cb on the planted model and kept its scores
     for p in (0.9, 0.5):
-        assert compute("interaction-cb", **planted[p]["interaction"]).value == planted[p]["interaction-score"]
+        inputs = planted[p]["polybias.studies.categorical_bias.interaction_cb"]
+        assert compute("interaction-cb", **inputs).value == planted[p]["interaction-score"]

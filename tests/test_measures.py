@@ -97,11 +97,12 @@ def test_the_labels_stored_records_carry_keep_their_measure():
     sd = "in pooled standard deviations (0 = no bias; > 0 toward the planted bias)"
     pairs = "% of pairs (50 = no preference; > 50 toward the planted stereotype)"
     variance = "variance over groups (0 = no bias; larger = more bias)"
-    assert measures.VALIDITY_UNITS == {  # the validity figures' units, unchanged
+    assert {  # the validity figures' units of the labels stored records carry, unchanged
         "effect-size": sd, "seat-effect-size": sd, "ceat-ces": sd, "kurita-effect-size": sd,
         "stereotype-score": pairs, "jsd-B": pairs, "cb": variance, "pll-cb": variance,
         "interaction-cb": variance, "pronoun-cb": variance,
-        "g_s": "ratio of masculine rates (1 = no difference; > 1 toward the planted association)"}
+        "g_s": "ratio of masculine rates (1 = no difference; > 1 toward the planted association)"
+    }.items() <= measures.VALIDITY_UNITS.items()
 
 
 def test_the_unsigned_validity_labels_come_from_the_entries_polarity(tmp_path):
@@ -309,54 +310,65 @@ def test_a_new_measure_with_an_unmarked_adapter_is_refused(tmp_path, monkeypatch
         measures.load_registry(path)
 
 
-def test_a_new_measure_reaches_records_tables_cards_and_the_validity_sweep(toy, tmp_path, capsys):
-    """The toy measure, added in one module and one registry entry, reported the way a study
-    reports a registered measure: computed through ``measures.compute`` and written with
-    ``records.measure_record``. It comes back from ``polybias results`` and ``polybias
-    export`` (table and figure, its axis from the entry), it has its card, and its validity
-    measurements (label ``median-gap`` of the ``weat`` design, from the entry's
-    ``validity_labels``) reach the validity summaries, a validity record, the results table
-    and the validity figure's axis (the entry's ``validity_units``). No reader, label table
-    or axis table of the library is edited."""
-    def vectors(shift, seed):  # X leans toward A and Y toward B by ``shift``
-        rng = np.random.default_rng(seed)
-        A, B = rng.normal(size=(6, 8)) + 4 * np.eye(8)[0], rng.normal(size=(6, 8)) + 4 * np.eye(8)[1]
-        X = rng.normal(size=(5, 8)) + shift * (A.mean(0) - B.mean(0))
-        Y = rng.normal(size=(5, 8)) - shift * (A.mean(0) - B.mean(0))
-        return {"X": X, "Y": Y, "A": A, "B": B}
+def test_a_new_measure_reaches_a_study_results_export_card_and_the_validity_sweep(
+        pair_gap_measure, tmp_path, monkeypatch, capsys):
+    """A pair-scores measure added the documented way (docs/architecture.md, "Adding a
+    measure"): one metric module and one registry entry (``pair-gap``, tests/conftest.py),
+    with a validity label for the ``crows-causal`` design; nothing else of the library is
+    edited. The CrowS-Pairs study run on two planted causal LMs reports it (a
+    ``measure_record`` each, its value the toy function's on the study's scored pairs);
+    ``polybias results`` and ``polybias export`` show it (table and figure, the axis from the
+    entry); it has its card; a validity sweep of planted causal LMs scores it on every model
+    at every size, and it reaches the validity summaries and, from the sweep's records, the
+    results table."""
+    from polybias.runner import validity_sweep as vs
+    from polybias.studies import crows_pairs, validity_designs
 
+    monkeypatch.setenv("POLYBIAS_PLANTED", "pinned")
+    toy = pair_gap_measure({"crows-causal": ["pair-gap"]})
+    import toy_pair_gap
     results = tmp_path / "results"
-    for model, seed in (("toy-a", 0), ("toy-b", 1)):
-        r = measures.compute("median-gap", **vectors(0.5, seed))
-        write_record(measure_record(r, model=model, language="en", test="T1",
-                                    parameters={"vectors": f"seed {seed}"}), results / "toy" / "run")
+    for p in (0.9, 0.5):
+        lm = validity_designs.planted_lm("causal", p)
+        found = crows_pairs.run_crows(lm, dataset="planted", n_pairs=40, n_bootstrap=0,
+                                      output_dir=str(results / "crows" / f"p{p}"))
+        assert list(found.others) == ["pair-gap"]
+        assert found.others["pair-gap"].value == toy_pair_gap.pair_gap(found.scored)
     frame = table.read_results(results)
-    assert set(frame["metric"]) == {"median-gap"} and len(frame) == 2
-    (record,) = [json.loads(p.read_text()) for p in (results / "toy" / "run").glob("*toy-a*.json")]
-    assert frame.set_index("model").loc["toy-a", "value"] == record["values"]["value"] > 0
-    assert cli(["results", str(results), "--metric", "median-gap"]) == 0
+    gap = frame[frame["metric"] == "pair-gap"].set_index("model")["value"]
+    assert len(gap) == 2 and gap["planted-causal-p0.9-s0"] > gap["planted-causal-p0.5-s0"]
+    assert {"crows", "jsd-b"} <= set(frame["metric"])  # the study's own numbers, as before
+    assert cli(["results", str(results), "--metric", "pair-gap"]) == 0
     shown = capsys.readouterr().out
-    assert "median-gap" in shown and "toy-a" in shown and "toy-b" in shown
+    assert "pair-gap" in shown and "planted-causal-p0.9-s0" in shown
     assert cli(["export", str(results), "--out", str(tmp_path / "export")]) == 0
-    assert "toy-a (en)" in (tmp_path / "export" / "median-gap.md").read_text(encoding="utf-8")
-    assert (tmp_path / "export" / "median-gap.png").stat().st_size > 0
-    assert table.metric_axis("median-gap")[1] == toy.axis
+    assert "planted-causal-p0.9-s0 (en)" in (tmp_path / "export" / "pair-gap.md").read_text(encoding="utf-8")
+    assert (tmp_path / "export" / "pair-gap.png").stat().st_size > 0
+    assert table.metric_axis("pair-gap")[1] == toy.axis
+    assert "# pair-gap: Mean pair gap (toy)" in cards.card("pair-gap")
+    assert cards.generated()["pair-gap.md"] == cards.card("pair-gap")
 
-    assert "# median-gap: Median association gap (toy)" in cards.card("median-gap")
-    assert cards.generated()["median-gap.md"] == cards.card("median-gap")
-
-    measured = pd.DataFrame([
-        {"language": "en", "measure": "weat", "metric": "median-gap", "p": p, "seed": seed,
-         "value": measures.compute("median-gap", **vectors(p - 0.5, seed)).value,
-         "null": toy.null_value, "pvalue": np.nan, "default": True}
-        for p in (0.3, 0.5, 0.7) for seed in range(3)])
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("POLYBIAS_PLANTED", "auto")
+    cfg = vs.check_config({
+        "records_dir": "records", "summary_dir": "summary",
+        "blocks": [{"language": "en", "family": "causal", "ps": [0.1, 0.5, 0.9], "models_per_strength": 2,
+                    "null_models": 2}],
+        "alpha": 0.05, "n_permutations": 100, "word2vec": {"n_sentences": 300}, "mlm": {"n_sentences": 300},
+        "causal": {"n_sentences": 400, "epochs": 2, "batch_size": 64},
+        "sizes": {"weat_words": [8], "seat_words": [8], "ceat_samples": [5], "crows_pairs": [20, 40],
+                  "kurita_templates": [1]},
+        "defaults": {"weat_words": 8, "seat_words": 8, "ceat_samples": 5, "crows_pairs": 40,
+                     "kurita_templates": 1}})
+    records = tmp_path / "validity"
+    assert vs.run_validity(cfg, records, log=lambda *a, **k: None)["ran"] == 6
+    measured, _ = vs.collect_measurements(cfg, records)
+    mine = measured[measured["metric"] == "pair-gap"]
+    assert len(mine) == 6 * 2 and set(mine["measure"]) == {"crows-causal"}
     summary = validity.dose_summary(measured).set_index("metric")
-    assert summary.loc["median-gap", "monotone"] and summary.loc["median-gap", "sign_ok"]
-    assert validity.axis_titles(measured) == {("weat", "median-gap"): toy.axis}
-    dose = validity.dose_table(measured)
-    write_record(Record(metric="validity", model="planted", language="en", test="dose", parameters={},
-                        values={"dose": dose.to_dict("records")}), results / "validity" / "run")
-    rows = table.read_results(results / "validity")
-    assert set(rows["metric"]) == {"validity:weat:median-gap"} and len(rows) == 3
-    assert table.metric_axis("validity:weat:median-gap")[1] == \
-        "median-gap, cosine units (0 = no bias; > 0 toward the planted bias)"
+    assert "pair-gap" in summary.index and summary.loc["pair-gap", "sign_ok"]
+    assert validity.axis_titles(measured)[("crows-causal", "pair-gap")] == toy.axis
+    rows = table.read_results(records)
+    assert (rows["metric"] == "validity:crows-causal:pair-gap").sum() == 12
+    assert table.metric_axis("validity:crows-causal:pair-gap")[1] == \
+        "pair-gap, nats (0 = no bias; > 0 toward the planted bias)"

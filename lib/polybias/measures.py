@@ -47,11 +47,12 @@ import numpy as np  # noqa: F401  (the doctest of compute)
 import pandas as pd
 
 from polybias import paths
+from polybias.metrics.crows import aggregate_pairs
 from polybias.metrics.measure import P_METHODS, Interval, MeasureResult, role
 
 __all__ = ["INPUT_KINDS", "MEASURES", "POLARITIES", "P_METHODS", "Compat", "Interval", "Measure", "MeasureError",
            "MeasureResult", "Published", "UNSIGNED_LABELS", "compute", "get", "load_registry",
-           "measures_table", "option_names", "scorer_function", "scorer_names", "unsigned_labels"]
+           "measures_table", "option_defaults", "reads", "scorer_function", "scorer_names", "unsigned_labels"]
 
 #: The kinds of input a registered function takes (the contract tests build each kind).
 INPUT_KINDS = ("vectors", "word-vectors", "occurrences", "attribute-scores", "pair-scores",
@@ -299,26 +300,61 @@ def unsigned_labels(registry: dict[str, Measure]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def option_names(measure: str) -> frozenset[str] | None:
-    """The options :func:`compute` passes on for ``measure``: its adapter's keyword
-    parameters and, when the adapter takes ``**options``, its function's; None when that
-    function takes ``**options`` too (any option is passed on and checked there).
+def option_defaults(measure: str | Measure) -> dict[str, Any]:
+    """The options :func:`compute` accepts for ``measure``, with their defaults: the
+    adapter's keyword parameters and, when the adapter takes ``**options``, its function's
+    (and, for the share scores of the CrowS-Pairs family whose function passes its own
+    ``**options`` on, :func:`polybias.metrics.crows.aggregate_pairs`'s).
 
-    >>> sorted(option_names("cb")), "n_permutations" in option_names("weat"), option_names("crows")
-    (['ddof', 'group', 'value'], True, None)
+    >>> option_defaults("cb")
+    {'value': 'corrected', 'group': 'target', 'ddof': 0}
+    >>> "n_bootstrap" in option_defaults("crows"), "n_permutations" in option_defaults("weat")
+    (True, True)
     """
-    m = get(measure)
+    m = measure if isinstance(measure, Measure) else get(measure)
 
-    def named(func: Callable, skip: tuple[str, ...]) -> tuple[set[str], bool]:
-        params = inspect.signature(func).parameters.values()
-        return ({p.name for p in params if p.default is not inspect.Parameter.empty and p.name not in skip},
-                any(p.kind is p.VAR_KEYWORD for p in params))
+    def takes_more(func: Callable) -> bool:
+        return any(p.kind is p.VAR_KEYWORD for p in inspect.signature(func).parameters.values())
 
-    own, more = named(m.adapter, tuple(m.inputs))
-    if not more:
-        return frozenset(own)
-    theirs, any_option = named(m.function, tuple(m.inputs))
-    return None if any_option else frozenset(own | theirs)
+    funcs = [m.adapter]
+    if takes_more(m.adapter):
+        funcs.append(m.function)
+        if takes_more(m.function):  # the crows scores pass their remaining options on
+            funcs.append(aggregate_pairs)
+    skip = {*m.inputs, "stereotyped", "bias_type", "ties", "chunk"}
+    out: dict[str, Any] = {}
+    for func in funcs:
+        for name, par in inspect.signature(func).parameters.items():
+            if name in skip or par.kind in (par.VAR_KEYWORD, par.VAR_POSITIONAL):
+                continue
+            if par.default is not inspect.Parameter.empty:
+                out.setdefault(name, par.default)
+    return out
+
+
+def reads(measure: str, supplied) -> str | None:
+    """Which of the ``supplied`` scorers (dotted names, as a ``scorers`` entry writes them,
+    options in parentheses or none) ``measure`` reads: the first of its ``scorers`` that is
+    supplied as written, or whose dotted name is supplied where one of the two names no
+    options (a design that supplies ``pair_scores`` scored the pairs the model's way). None
+    when it reads none of them.
+
+    >>> reads("aula", ["polybias.engines.pair_scores.pair_scores(method='nangia')"]) is None
+    True
+    >>> reads("crows", ["polybias.engines.pair_scores.pair_scores(method='causal')"])
+    "polybias.engines.pair_scores.pair_scores(method='causal')"
+    >>> reads("crows", ["polybias.engines.pair_scores.pair_scores"])
+    'polybias.engines.pair_scores.pair_scores'
+    """
+    given = list(supplied)
+    for scorer in get(measure).scorers:
+        if scorer in given:
+            return scorer
+        bare = scorer.split("(", 1)[0]
+        for name in given:
+            if name.split("(", 1)[0] == bare and (scorer == bare or name == bare):
+                return name
+    return None
 
 
 def scorer_names(measure: str) -> tuple[str, ...]:

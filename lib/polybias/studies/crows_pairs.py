@@ -3,7 +3,8 @@ pairs, scored by a model with one run record (:func:`run_crows`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -13,7 +14,7 @@ from polybias.data.crowspairs import DATASETS, load_crows_pairs
 from polybias.data.minimal_pairs import sample_caption, sample_pairs
 from polybias.engines.pair_scores import alignment_changes, jsd_attributions, pair_scores
 from polybias.engines.scoring import LanguageModel
-from polybias.measures import compute
+from polybias.measures import MEASURES, MeasureResult, compute, get, option_defaults, reads
 from polybias.metrics.crows import (
     METHODS,
     CrowsError,
@@ -21,7 +22,7 @@ from polybias.metrics.crows import (
     gamboa_table3,
 )
 from polybias.planted.synthetic import minimal_pairs
-from polybias.results.records import Record, model_fields, write_record
+from polybias.results.records import Record, measure_record, model_fields, write_record
 from polybias.results.report import load_reported, side_by_side
 from polybias.stats import N_BOOTSTRAP
 
@@ -56,6 +57,32 @@ class CrowsEvaluation:
     attributed: pd.DataFrame
     jsd: pd.DataFrame
     caption: str = ""  # which pairs were scored (all, or the sample; sample_caption)
+    #: every other registered measure of these scored or attributed pairs (:func:`other_measures`)
+    others: dict[str, MeasureResult] = field(default_factory=dict)
+
+
+def other_measures(method: str, scored: pd.DataFrame, attributed: pd.DataFrame,
+                   options: dict[str, Any]) -> dict[str, MeasureResult]:
+    """Every registered measure, beside the share of the scoring ``method``
+    (:func:`share_measure`) and ``jsd-b``, that reads pairs scored by ``method`` or their JSD
+    attributions (:func:`polybias.measures.reads` on its ``scorers``), computed through
+    :func:`polybias.measures.compute` with those of ``options`` it takes. A measure added to
+    the registry on these inputs is reported by the study with no edit here.
+
+    >>> other_measures("nangia", None, None, {})
+    {}
+    """
+    supplied = {f"polybias.engines.pair_scores.pair_scores(method='{method}')": {"scored": scored},
+                "polybias.engines.pair_scores.jsd_attributions": {"attributed": attributed}}
+    out = {}
+    for name in MEASURES:
+        source = reads(name, supplied)
+        if source is None or name in (share_measure(method), "jsd-b"):
+            continue
+        accepted = option_defaults(name)
+        out[name] = compute(name, **{k: supplied[source][k] for k in get(name).inputs},
+                            **{k: v for k, v in options.items() if k in accepted})
+    return out
 
 
 def share_measure(method: str) -> str:
@@ -103,7 +130,9 @@ def run_crows(
     ``max_pairs`` (a registered dataset; 0: all): score a sample of at most that many
     pairs, stratified by bias type and drawn with ``seed``
     (:func:`polybias.data.minimal_pairs.sample_pairs`). Writes two run records (``crows``
-    and ``crows-jsd``) into ``output_dir`` when given.
+    and ``crows-jsd``) into ``output_dir`` when given, and one
+    :func:`polybias.results.records.measure_record` per other registered measure of the same
+    pairs (:func:`other_measures`).
     """
     if method is not None and method not in METHODS:
         raise CrowsError(f"unknown method {method!r}; use one of {METHODS}")
@@ -120,6 +149,7 @@ def run_crows(
     stereo = compute(share_measure(used), scored=scored, n_bootstrap=n_bootstrap, seed=seed).groups
     attributed = jsd_attributions(lm, pairs, compat_fourth_root, **engine)
     jsd = compute("jsd-b", attributed=attributed, n_bootstrap=n_bootstrap, seed=seed).groups
+    others = other_measures(used, scored, attributed, {"n_bootstrap": n_bootstrap, "seed": seed})
     if output_dir is not None:
         params = {"dataset": dataset, "bias_types": bias_types or [], "n_pairs": n_pairs,
                   "n_bootstrap": n_bootstrap, "seed": seed}
@@ -134,7 +164,11 @@ def run_crows(
                 parameters={**params, **extra}, values={"by_bias_type": table.to_dict("records")},
                 **model_fields(lm))
             write_record(record, paths.output_path(output_dir))
-    return CrowsEvaluation(scored, stereo, attributed, jsd, caption)
+        for result in others.values():
+            write_record(measure_record(result, model=model, language=language, test=dataset,
+                                        parameters={**params, **scoring_options}, **model_fields(lm)),
+                         paths.output_path(output_dir))
+    return CrowsEvaluation(scored, stereo, attributed, jsd, caption, others)
 
 
 def alignment_change_counts(model: str = "minilm-l6",

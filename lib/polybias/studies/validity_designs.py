@@ -11,9 +11,9 @@ and ``eurogest-causal`` (a causal LM planted on a language's own EuroGEST senten
 Which numbers a design reports is the registry's to say: every measure whose entry in
 ``data/measures.yaml`` lists ``validity_labels`` for a design is computed on it through
 :func:`polybias.measures.compute` (:func:`registered_rows`), on the output of the first of
-the measure's ``scorers`` that the design runs (:func:`polybias.measures.scorer_names`),
+the measure's ``scorers`` that the design runs (:func:`polybias.measures.reads`),
 with the options the design offers that the measure takes
-(:func:`polybias.measures.option_names`). A measure added with a validity label for a design
+(:func:`polybias.measures.option_defaults`). A measure added with a validity label for a design
 is therefore measured by the validity sweep and the notebooks without an edit here; a label
 that a design cannot produce (its measure reads a scorer the design does not run) is an
 error (:func:`check_produced`), never a missing row. Two labels of one measure for one design
@@ -122,7 +122,7 @@ def registered_rows(design: str, supplied: dict[str, Callable[[], dict[str, Any]
     made: dict[str, dict[str, Any]] = {}
     rows = []
     for name, label in declared(design):
-        source = next((s for s in measures.scorer_names(name) if s in supplied), None)
+        source = measures.reads(name, supplied)
         if source is None:
             continue
         if source not in made:
@@ -133,8 +133,8 @@ def registered_rows(design: str, supplied: dict[str, Callable[[], dict[str, Any]
             raise ValidityError(f"design {design!r}: measure {name!r} (label {label!r}) needs the "
                                 f"inputs {missing}, which the design's {source} does not give "
                                 f"(it gives {sorted(made[source])})")
-        accepted = measures.option_names(name)
-        given = {k: v for k, v in options.items() if accepted is None or k in accepted}
+        accepted = measures.option_defaults(name)
+        given = {k: v for k, v in options.items() if k in accepted}
         r = compute(name, **{k: made[source][k] for k in m.inputs}, **given,
                     **VARIANTS.get(design, {}).get(label, {}))
         tested = m.uncertainty != "none"

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import ast
 import inspect
-import json
 
 import numpy as np
-import pandas as pd
 import pytest
 import test_measure_contracts as contracts
 import yaml
 from polybias import measures, paths
 from polybias.cli import main as cli
 from polybias.results import cards, table
-from polybias.results.records import Record, measure_record, write_record
 from polybias.studies import validity
 
 #: the planted models of the contract tests, for the contract run on a new measure

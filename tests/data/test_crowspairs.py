@@ -260,7 +260,7 @@ def test_registry_names_every_crowspairs_file():
     reg = sources.load_registry()
     names = ["crows-pairs", "crows-pairs-revised-en", "crows-pairs-revised-fr",
              "crows-pairs-gamboa", "gamboa-gpt2-scores", "gamboa-gpt2-summary", "gamboa-semtags"]
-    names += [f"crows-pairs-steinborn-{lang}" for lang in cp.STEINBORN_LANGUAGES]
+    names += [f"crows-pairs-steinborn-{lang}" for lang in cp.DATASETS["crows-pairs-steinborn"]]
     for name in names:
         src = reg[name]
         assert src.url.startswith(f"https://raw.githubusercontent.com/{src.repo}/{src.commit}/")
@@ -273,7 +273,7 @@ def test_registry_names_every_crowspairs_file():
 
 COUNTS = [("crows-pairs", "en", 1508), ("crows-pairs-revised", "en", 1677),
           ("crows-pairs-revised", "fr", 1677), ("crows-pairs-gamboa", "en", 231)]
-COUNTS += [("crows-pairs-steinborn", lang, 212) for lang in cp.STEINBORN_LANGUAGES]
+COUNTS += [("crows-pairs-steinborn", lang, 212) for lang in cp.DATASETS["crows-pairs-steinborn"]]
 
 
 @pytest.mark.parametrize("dataset, language, n", COUNTS)
@@ -324,7 +324,7 @@ def test_revised_french_defects(mirror):
 
 def test_steinborn_ids_are_crows_pairs_gender_rows(mirror):
     crows = cp.load_crows_pairs("crows-pairs", on_invalid="keep").set_index("pair_id")
-    for lang in cp.STEINBORN_LANGUAGES:
+    for lang in cp.DATASETS["crows-pairs-steinborn"]:
         frame = cp.load_crows_pairs("crows-pairs-steinborn", lang, on_invalid="keep")
         assert (frame.bias_type == "gender").all()
         assert frame.direction.value_counts().to_dict() == {"stereo": 122, "antistereo": 90}

@@ -129,16 +129,19 @@ from __future__ import annotations
 import ast
 import csv
 import difflib
+import functools
 import json
 import logging
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from polybias import paths
 from polybias.data import eurogest, gest, sources, stereoset
 from polybias.data.dataset_cards import card_rows, read_card
 
@@ -150,20 +153,51 @@ BIAS_TYPES = (
     "race-color", "gender", "socioeconomic", "nationality", "religion", "age",
     "sexual-orientation", "physical-appearance", "disability", "caste", "other",
 )
-STEINBORN_LANGUAGES = ("ar", "de", "en", "fi", "fr", "id", "ko", "th", "vi", "zh")
-DATASETS: dict[str, tuple[str, ...]] = {
-    "crows-pairs": ("en",),
-    "crows-pairs-revised": ("en", "fr"),
-    "crows-pairs-steinborn": STEINBORN_LANGUAGES,
-    "crows-pairs-gamboa": ("en",),
-    "indibias": ("en", "hi"),
-    "crows-pairs-dutch": ("nl", "en", "fr"),
-    "kaneko2022": ("ja", "ru"),
-    "crows-pairs-maltese": ("mt",),
-    "eurogest": eurogest.GENDERED_LANGUAGES,
-    "eurogest-neutral": eurogest.NEUTRAL_LANGUAGES,
-}
-"""Dataset name -> its languages."""
+
+
+class _RegisteredDatasets(Mapping):
+    """Dataset name -> its languages, read from the dataset cards: every
+    ``data/datasets/<name>.yaml`` with a ``format`` (how its files are read), in the order of
+    their ``registered`` field. A card is the one place a minimal-pair dataset is declared
+    (its languages, format, sources, licence); this mapping, the notebooks' help, ``polybias
+    datasets`` and ``docs/datasets.md`` derive from it. Read once per data folder."""
+
+    def _cards(self) -> dict[str, tuple[str, ...]]:
+        return _pair_datasets(str(paths.data_dir()))
+
+    def __getitem__(self, name: str) -> tuple[str, ...]:
+        return self._cards()[name]
+
+    def __iter__(self):
+        return iter(self._cards())
+
+    def __len__(self) -> int:
+        return len(self._cards())
+
+    def __repr__(self) -> str:
+        return repr(self._cards())
+
+
+@functools.lru_cache(maxsize=8)
+def _pair_datasets(folder: str) -> dict[str, tuple[str, ...]]:
+    found = []
+    for path in sorted((Path(folder) / "datasets").glob("*.yaml")):
+        card = paths.read_yaml(path, CrowsPairsError, "dataset card")
+        if not isinstance(card, dict) or "format" not in card:
+            continue  # a dataset of another kind (GEST, StereoSet)
+        order = card.get("registered")
+        if card.get("name") != path.stem or isinstance(order, bool) or not isinstance(order, int):
+            raise CrowsPairsError(f"{path.name}: a minimal-pair dataset card needs its file's name as "
+                                  "'name' and an integer 'registered' (its place in the listings)")
+        languages = card.get("languages")
+        if not isinstance(languages, list) or not languages or not all(isinstance(x, str) for x in languages):
+            raise CrowsPairsError(f"{path.name}: 'languages' must be a non-empty list of language codes")
+        found.append((order, path.stem, tuple(languages)))
+    return {name: languages for _, name, languages in sorted(found)}
+
+
+DATASETS: Mapping[str, tuple[str, ...]] = _RegisteredDatasets()
+"""Dataset name -> its languages, from the dataset cards (:class:`_RegisteredDatasets`)."""
 DUTCH_SCORE_MODELS: dict[str, str] = {
     "bertje": "nl", "mbert": "nl", "robbert": "nl", "bert": "en", "roberta": "en",
     "camembert": "fr", "flaubert": "fr",
@@ -558,31 +592,49 @@ def problem_counts(invalid: pd.DataFrame) -> dict[str, int]:
 
 # ------------------------------------------------------------------ registered datasets
 
-def _spec(dataset: str, language: str, compat_unicode_escape: bool) -> tuple[str, PairFormat]:
-    if dataset == "crows-pairs":
-        return "crows-pairs", PairFormat()
-    if dataset == "crows-pairs-revised":
-        return f"crows-pairs-revised-{language}", PairFormat(sep="\t")
-    if dataset == "crows-pairs-steinborn":
-        return (f"crows-pairs-steinborn-{language}",
-                PairFormat(sent_more="A_x", sent_less="B_x", pair_id="ID", bias_type=None,
-                           default_bias_type="gender"))
-    if dataset == "indibias":
-        cols = (("modified_eng_sent_more", "modified_eng_sent_less") if language == "en"
-                else ("sent_more_hindi", "sent_less_hindi"))
-        return "indibias", PairFormat(sent_more=cols[0], sent_less=cols[1], pair_id="index")
-    if dataset == "crows-pairs-dutch":
-        return (f"crows-pairs-dutch-{language}",
-                PairFormat(pair_id="id", encoding="mac_roman" if language == "nl" else "utf-8"))
-    if dataset == "kaneko2022":
-        return f"kaneko2022-{language}", _KANEKO_FORMAT
-    if dataset == "crows-pairs-maltese":
-        return "maltese-crows-pairs", PairFormat(empty_bias_type="other")
-    if dataset in ("eurogest", "eurogest-neutral"):
-        return dataset, _KANEKO_FORMAT
-    return ("crows-pairs-gamboa",
-            PairFormat(sent_more="sent_more_bias", sent_less="sent_less_bias", direction=None,
-                       encoding="unicode_escape" if compat_unicode_escape else "utf-8"))
+READERS = ("csv", "json", "eurogest")
+"""How a card's ``format.reader`` reads its files: delimited text (:func:`read_pairs_csv`),
+Kaneko-style JSON (:func:`read_pairs_json`) or the EuroGEST sentences (:mod:`polybias.data.eurogest`)."""
+
+_FORMAT_KEYS = {"reader", "source", "file", "compat_encoding"} | {f.name for f in fields(PairFormat)}
+
+
+def _spec(dataset: str, language: str, compat_unicode_escape: bool) -> tuple[str, str | Path, PairFormat]:
+    """How ``dataset``'s ``language`` is read, from its card's ``format``: the reader, the
+    file (a registered source's name, or a path beside the card) and the columns. A value
+    given per language (a mapping) is that language's."""
+    card = dataset_card(dataset)
+    where = f"{dataset}.yaml"
+    fmt = card["format"]
+    if not isinstance(fmt, dict) or set(fmt) - _FORMAT_KEYS:
+        raise CrowsPairsError(f"{where}: format must be a mapping of {sorted(_FORMAT_KEYS)}")
+
+    def value(key: str, default=None):
+        v = fmt.get(key, default)
+        if isinstance(v, dict):
+            if language not in v:
+                raise CrowsPairsError(f"{where}: format.{key} gives no value for {language!r}")
+            v = v[language]
+        return v
+
+    reader = value("reader", "csv")
+    if reader not in READERS:
+        raise CrowsPairsError(f"{where}: format.reader must be one of {READERS}, got {reader!r}")
+    columns = {f.name: value(f.name, f.default) for f in fields(PairFormat)}
+    if compat_unicode_escape:
+        if "compat_encoding" not in fmt:
+            named = ", ".join(repr(d) for d in DATASETS if "compat_encoding" in dataset_card(d)["format"])
+            raise CrowsPairsError(f"compat_unicode_escape applies to {named} only (a card's "
+                                  f"format.compat_encoding), not {dataset!r}")
+        columns["encoding"] = value("compat_encoding")
+    if reader == "eurogest":
+        return reader, dataset, PairFormat(**columns)
+    if ("source" in fmt) == ("file" in fmt):
+        raise CrowsPairsError(f"{where}: format names its files by 'source' (a registered source) or "
+                              "'file' (beside the card), one of the two")
+    if "source" in fmt:
+        return reader, str(value("source")).format(language=language), PairFormat(**columns)
+    return reader, paths.data_dir() / "datasets" / str(value("file")).format(language=language), PairFormat(**columns)
 
 
 def load_crows_pairs(
@@ -624,20 +676,16 @@ def load_crows_pairs(
     if language not in languages:
         raise CrowsPairsError(f"dataset {dataset!r} has no language {language!r}; "
                               f"known: {', '.join(languages)}")
-    if compat_unicode_escape and dataset != "crows-pairs-gamboa":
-        raise CrowsPairsError("compat_unicode_escape applies to 'crows-pairs-gamboa' only")
-    source, fmt = _spec(dataset, language, compat_unicode_escape)
-    if dataset in ("eurogest", "eurogest-neutral"):
+    reader, where, fmt = _spec(dataset, language, compat_unicode_escape)
+    if reader == "eurogest":
         return _pairs_frame(f"EuroGEST {language}", _eurogest_records(dataset, language), language,
                             fmt, bias_types, on_invalid, max_diff, strict)
-    if dataset == "kaneko2022":
-        return read_pairs_json(sources.fetch(source), language, bias_types=bias_types,
+    path = sources.fetch(where) if isinstance(where, str) else where
+    if reader == "json":
+        return read_pairs_json(path, language, bias_types=bias_types,
                                on_invalid=on_invalid, max_diff=max_diff, strict=strict)
-    return read_pairs_csv(sources.fetch(source), language, fmt, bias_types=bias_types,
+    return read_pairs_csv(path, language, fmt, bias_types=bias_types,
                           on_invalid=on_invalid, max_diff=max_diff, strict=strict)
-
-
-_KANEKO_FORMAT = PairFormat(pair_id="pair_id", direction="direction")
 
 
 def _eurogest_records(dataset: str, language: str):
@@ -651,6 +699,7 @@ def _eurogest_records(dataset: str, language: str):
         more, less = (row.feminine, row.masculine) if feminine else (row.masculine, row.feminine)
         yield k, [str(row.gest_id), more, less, "stereo", "gender"]
 _KANEKO_KEYS = ("direction", "bias_type", "stereotype", "anti-stereotype")
+_KANEKO_FORMAT = PairFormat(pair_id="pair_id", direction="direction")  # the records read_pairs_json makes
 
 
 def read_pairs_json(
@@ -766,24 +815,23 @@ def load_dutch_crows_scores(model: str) -> pd.DataFrame:
 # ------------------------------------------------------------------ dataset cards
 
 CARD_FIELDS = ("name", "title", "languages", "pairs", "bias_types", "licence", "provenance",
-               "sources", "citation", "known_issues")
+               "sources", "citation", "known_issues", "format", "registered")
 """Fields every dataset card (``data/datasets/<name>.yaml``) has."""
 
 
 def dataset_card(dataset: str) -> dict:
     """The card of a registered dataset: ``data/datasets/<dataset>.yaml`` as a dict.
 
-    Fields (:data:`CARD_FIELDS`): ``languages`` (as in :data:`DATASETS`), ``pairs`` (pairs
+    Fields (:data:`CARD_FIELDS`): ``languages`` (what :data:`DATASETS` lists), ``pairs`` (pairs
     per language, as published, before any dropping), ``bias_types``, ``licence``,
     ``provenance`` (per language: native, adapted or translated, and how), ``sources``
-    (names in ``data/sources.yaml``), ``citation`` and ``known_issues`` (a list).
+    (names in ``data/sources.yaml``), ``citation``, ``known_issues`` (a list), ``format``
+    (how its files are read: :func:`load_crows_pairs`) and ``registered`` (its place in
+    the listings).
     """
     if dataset not in DATASETS:
         raise CrowsPairsError(f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
     card = read_card(dataset, CARD_FIELDS, CrowsPairsError)
-    if card["name"] != dataset or tuple(card["languages"]) != DATASETS[dataset]:
-        raise CrowsPairsError(f"{dataset}.yaml: name/languages disagree with the registry "
-                              f"({dataset}: {', '.join(DATASETS[dataset])})")
     if set(card["pairs"]) != set(card["languages"]) or set(card["provenance"]) != set(card["languages"]):
         raise CrowsPairsError(f"{dataset}.yaml: 'pairs' and 'provenance' need one entry per language")
     return card

@@ -64,12 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     cards_parser.add_argument("--check", action="store_true", help="only check that the cards are up to date")
     if argv[:1] == ["results"]:
         # lazy: start-up (see the module docstring)
-        from polybias.results.table import main_results
+        from polybias.results.commands import main_results
 
         return main_results(argv[1:])
     if argv[:1] == ["export"]:
         # lazy: start-up (see the module docstring)
-        from polybias.results.table import main_export
+        from polybias.results.commands import main_export
         from polybias.runner.sweep import run_folders
 
         return main_export(argv[1:], sweep_runs=run_folders)

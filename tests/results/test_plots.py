@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from polybias.measures import MEASURES
-from polybias.results import plots
+from polybias.results import export, plots
 from polybias.results import table as results
 from polybias.studies import (
     categorical_bias,
@@ -94,7 +94,7 @@ def _crows_frame() -> pd.DataFrame:
 
 def test_the_comparison_figure_names_every_row_and_hides_nothing():
     frame = _crows_frame()
-    fig = results.comparison_figure(frame, "crows")
+    fig = export.comparison_figure(frame, "crows")
     assert plots.text_problems(fig) == []
     ax = fig.axes[0]
     labels = [t.get_text().replace("\n", " ") for t in ax.get_yticklabels()]
@@ -115,12 +115,12 @@ def test_the_comparison_figure_names_every_row_and_hides_nothing():
 
 
 def test_the_exported_figure_fits_the_readme_width():
-    fig = results.comparison_figure(_crows_frame(), "crows")
-    assert fig.get_size_inches()[0] * results.EXPORT_DPI <= 800
+    fig = export.comparison_figure(_crows_frame(), "crows")
+    assert fig.get_size_inches()[0] * export.EXPORT_DPI <= 800
 
 
 def test_rows_are_grouped_by_dataset_and_ordered_by_language():
-    fig = results.comparison_figure(_crows_frame(), "crows")
+    fig = export.comparison_figure(_crows_frame(), "crows")
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     first = labels[:4]  # planted · all: the English models, then the Hindi one
     assert first[-1] == "planted-mlm-hi (Hindi)" and all("English" in x for x in first[:-1])
@@ -130,7 +130,7 @@ def test_the_colours_are_the_colour_blind_palette():
     import matplotlib.colors as mcolors
     import seaborn as sns
 
-    fig = results.comparison_figure(_crows_frame(), "crows")
+    fig = export.comparison_figure(_crows_frame(), "crows")
     used = {mcolors.to_hex(line.get_color()) for line in fig.axes[0].get_lines()
             if line.get_marker() not in (None, "None", "")}
     palette = {mcolors.to_hex(c) for c in sns.color_palette("colorblind")}
@@ -148,7 +148,7 @@ def test_every_registered_measure_has_an_axis_with_unit_and_direction():
 
 def test_a_long_export_goes_on_further_figures_and_leaves_nothing_out():
     frame = pd.concat([_crows_frame().assign(test=f"T{i}") for i in range(12)], ignore_index=True)
-    figs = results.comparison_figures(frame, "crows", max_rows=24)
+    figs = export.comparison_figures(frame, "crows", max_rows=24)
     assert len(figs) == -(-len(frame) // 24)
     shown = sum(len(f.axes[0].get_yticklabels()) for f in figs)
     assert shown == len(frame)
@@ -160,7 +160,7 @@ def test_tests_sort_as_numbers_and_a_model_is_named_once():
     frame = pd.DataFrame([dict(test=f"WEAT{i}", subset="", model="w2v", language="en", value=0.1 * i,
                                ci_low=np.nan, ci_high=np.nan) for i in (1, 10, 2, 3)]
                          ).assign(metric="weat", study="weat", p=0.01)
-    fig = results.comparison_figure(frame.sort_values("test"), "weat")
+    fig = export.comparison_figure(frame.sort_values("test"), "weat")
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["WEAT1", "WEAT2", "WEAT3", "WEAT10"]
     headings = [t.get_text() for t in fig.axes[0].texts if t.get_fontweight() == "bold"]

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from polybias.cli import main as cli
 from polybias.metrics import ceat, crows, weat
+from polybias.results import commands, export
 from polybias.results import table as results
 from polybias.results.records import Record, write_record
 
@@ -85,7 +86,7 @@ def test_cross_model_table_has_a_column_per_model_and_language(records):
 
 def test_export_writes_tables_and_figures(records, tmp_path):
     out = tmp_path / "export"
-    written = results.export(results.read_results(records), out)
+    written = export.export(results.read_results(records), out)
     names = sorted(p.name for p in written)
     assert names == sorted(["results.csv", *(f"{m}.{e}" for m in ("ceat", "crows", "weat")
                                              for e in ("csv", "md", "png"))])
@@ -106,9 +107,9 @@ def test_the_figures_are_redrawn_from_the_exported_tables_without_the_records(re
 
     frame = results.read_results(records)
     out = tmp_path / "export"
-    results.export(frame, out, figures=False, tidy=False)
+    export.export(frame, out, figures=False, tidy=False)
     for metric in ("crows", "weat"):
-        back = results.read_cross_model_table(out / f"{metric}.csv")
+        back = export.read_cross_model_table(out / f"{metric}.csv")
         want = frame[frame["metric"] == metric]
         assert len(back) == len(want) and set(back["metric"]) == {metric}
         merged = back.merge(want, on=["model", "language", "study", "test", "subset"])
@@ -117,15 +118,15 @@ def test_the_figures_are_redrawn_from_the_exported_tables_without_the_records(re
             got, exact = merged[f"{column}_x"].to_numpy(float), merged[f"{column}_y"].to_numpy(float)
             assert np.allclose(got, exact, atol=0.005, equal_nan=True), column  # 2 digits
     (out / "weat_7.png").write_bytes(b"a part of an earlier drawing")
-    assert results.main_export(["--redraw", "--out", str(out)]) == 0
+    assert commands.main_export(["--redraw", "--out", str(out)]) == 0
     assert sorted(p.name for p in out.glob("*.png")) == ["ceat.png", "crows.png", "weat.png"]
     assert all(plots.png_font(p.read_bytes()) >= plots.MIN_FONT_PT for p in out.glob("*.png"))
     assert str(out / "weat.png") in capsys.readouterr().out
     (out / "crows.csv").write_text((out / "crows.csv").read_text().replace("[", "<", 1))
-    assert results.main_export(["--redraw", "--out", str(out)]) == 1
+    assert commands.main_export(["--redraw", "--out", str(out)]) == 1
     assert "crows.csv: row 1, column 'm-strong (en)'" in capsys.readouterr().err
-    assert results.main_export([str(records), "--redraw", "--out", str(out)]) == 1
-    assert results.main_export(["--redraw", "--out", str(tmp_path / "empty")]) == 1
+    assert commands.main_export([str(records), "--redraw", "--out", str(out)]) == 1
+    assert commands.main_export(["--redraw", "--out", str(tmp_path / "empty")]) == 1
     assert "no cross-model tables" in capsys.readouterr().err
 
 
@@ -185,23 +186,23 @@ def test_export_of_the_runs_of_one_sweep(records, tmp_path, capsys):
     (out / "old-metric.md").write_text("stale")
     (out / "notes.txt").write_text("kept")
     complete = lambda config: (runs, [])  # noqa: E731
-    assert results.main_export(["--sweep", "s.yaml", "--out", str(out), "--no-figures", "--no-tidy",
+    assert commands.main_export(["--sweep", "s.yaml", "--out", str(out), "--no-figures", "--no-tidy",
                                 "--prune"], sweep_runs=complete) == 0
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "weat.csv", "weat.md"]
     before = (out / "weat.md").read_text()
     # a sweep with runs not done: an error, or with --if-complete a note; nothing written
     partial = lambda config: (runs[:1], ["01_weat__m-weak"])  # noqa: E731
     (out / "weat.md").unlink()
-    assert results.main_export(["--sweep", "s.yaml", "--out", str(out)], sweep_runs=partial) == 1
+    assert commands.main_export(["--sweep", "s.yaml", "--out", str(out)], sweep_runs=partial) == 1
     assert "1 of 2 runs of s.yaml are not done (e.g. 01_weat__m-weak)" in capsys.readouterr().err
-    assert results.main_export(["--sweep", "s.yaml", "--out", str(out), "--if-complete"],
+    assert commands.main_export(["--sweep", "s.yaml", "--out", str(out), "--if-complete"],
                                sweep_runs=partial) == 0
     assert "left as it is" in capsys.readouterr().err
     assert not (out / "weat.md").exists()
-    assert results.main_export(["--sweep", "s.yaml", "--out", str(out), "--no-figures", "--no-tidy"],
+    assert commands.main_export(["--sweep", "s.yaml", "--out", str(out), "--no-figures", "--no-tidy"],
                                sweep_runs=complete) == 0
     assert (out / "weat.md").read_text() == before  # deterministic
-    assert results.main_export([str(records), "--sweep", "s.yaml"], sweep_runs=complete) == 1
+    assert commands.main_export([str(records), "--sweep", "s.yaml"], sweep_runs=complete) == 1
     assert "not both" in capsys.readouterr().err
 
 

@@ -49,7 +49,7 @@ label the file name holds) and the metric cards of the measures it reports
 (:data:`CARDS`, by the file name's first word), where they can be told.
 
 ``records`` tables are the ones ``polybias export`` writes from the records of the sweep
-(``make reproduce`` runs it into ``paper/export/``, :func:`polybias.results.table.export`): one
+(``make reproduce`` runs it into ``paper/export/``, :func:`polybias.results.export.export`): one
 row per study, test and subset, one column per model and language, followed by the
 measure's comparison figure when the table is not filtered. A sweep over other models
 therefore changes these tables without any section being edited.

@@ -56,7 +56,7 @@ from polybias import paths
 from polybias.results import plots, report
 from polybias.results.records import Record, write_record
 from polybias.runner import validity_diagnosis, validity_sweep
-from polybias.studies import validity
+from polybias.studies import validity, validity_statistics
 from polybias.studies.parameters import check_parameters
 
 check_parameters("10_validity", language=language, alpha=alpha, too_high=too_high,
@@ -155,7 +155,7 @@ report.show_table(summary_text)
 
 # %%
 needed = pd.DataFrame({"false_positives": range(6)})
-needed["n_needed"] = [validity.calibration_sample_size(k, too_high) for k in needed["false_positives"]]
+needed["n_needed"] = [validity_statistics.calibration_sample_size(k, too_high) for k in needed["false_positives"]]
 needed_text = report.markdown_table(needed)
 
 # %% tags=["nbval-check-output"]

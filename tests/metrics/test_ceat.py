@@ -273,7 +273,7 @@ def test_normal_p_is_liberal_under_word_level_noise_and_the_permutation_p_is_not
     (null) associations are shared by every sample, which the normal p-value treats as
     fixed. With 300 null replicates the normal p rejects far more than 5%, the
     word-permutation p about 5% (its 95% Clopper-Pearson interval holds 0.05)."""
-    from polybias.studies.validity import binomial_interval
+    from polybias.studies.validity_statistics import binomial_interval
 
     rng = np.random.default_rng(11)
     normal = perm = 0

@@ -9,7 +9,7 @@ import pytest
 from polybias.planted.static import corpus_association_embedding
 from polybias.planted.synthetic import planted_corpus, planted_groups
 from polybias.runner import validity_diagnosis
-from polybias.studies import validity
+from polybias.studies import validity, validity_statistics
 from scipy.stats import spearmanr
 
 CONFIG = {"n_permutations": 500, "mlm": {"n_sentences": 1500},
@@ -86,10 +86,10 @@ def test_calibration_by_size_counts_every_size():
 
 def test_calibration_sample_size_is_the_first_n_that_decides():
     for k in range(4):
-        n = validity.calibration_sample_size(k)
-        assert validity.calibration_verdict(k, n)["verdict"] == "calibrated"
-        assert validity.calibration_verdict(k, n - 1)["verdict"] != "calibrated"
-    assert validity.calibration_verdict(0, 40)["fpr_high"] == pytest.approx(0.0881, abs=1e-4)
+        n = validity_statistics.calibration_sample_size(k)
+        assert validity_statistics.calibration_verdict(k, n)["verdict"] == "calibrated"
+        assert validity_statistics.calibration_verdict(k, n - 1)["verdict"] != "calibrated"
+    assert validity_statistics.calibration_verdict(0, 40)["fpr_high"] == pytest.approx(0.0881, abs=1e-4)
 
 
 def test_layer_rows_run_every_layer_of_a_tiny_planted_mlm(tmp_path, monkeypatch, torch_one_thread):

@@ -40,7 +40,7 @@ GRID = {"languages": ["cs", "el", "lv"], "ps": [0.5, 0.9], "models_per_strength"
 """``models_per_strength`` models (seeds 0, 1, ...) at every ``p`` of ``ps`` and, at
 p = 0.5, as many more as make ``null_models`` balanced models per language; ``n_bootstrap``
 resamples for each model's interval. Zero false positives decide "calibrated" from 23
-balanced models on (:func:`polybias.studies.validity.calibration_sample_size`): 10 per
+balanced models on (:func:`polybias.studies.validity_statistics.calibration_sample_size`): 10 per
 language leave a language's own verdict undecided unless it finds too many, and the 30 of
 the three languages pooled decide it. A sweep config's ``grid`` states only what differs."""
 

@@ -55,7 +55,7 @@ from polybias.planted.synthetic import (
 )
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP, N_PERMUTATIONS_SHORT
 from polybias.studies import categorical_bias
-from polybias.studies.validity import ValidityError
+from polybias.studies.validity_statistics import ValidityError
 
 DESIGNS = ("weat", "crows-mlm", "crows-causal", "template-mlm", "embedding-mlm")
 """The validity designs :func:`dose_response` knows (a planted model and the probes run
@@ -146,12 +146,12 @@ def registered_rows(design: str, supplied: dict[str, Callable[[], dict[str, Any]
 def check_produced(design: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``rows``, after checking that every label the registry declares for ``design``
     (:func:`declared`) is among their ``metric``; a label none produced raises
-    :class:`polybias.studies.validity.ValidityError` naming it and its measure's scorers.
+    :class:`polybias.studies.validity_statistics.ValidityError` naming it and its measure's scorers.
 
     >>> check_produced("crows-causal", [{"metric": "stereotype-score"}])
     Traceback (most recent call last):
     ...
-    polybias.studies.validity.ValidityError: design 'crows-causal' produced no 'jsd-B' (measure 'jsd-b', which reads polybias.engines.pair_scores.jsd_attributions): the design runs none of these scorers
+    polybias.studies.validity_statistics.ValidityError: design 'crows-causal' produced no 'jsd-B' (measure 'jsd-b', which reads polybias.engines.pair_scores.jsd_attributions): the design runs none of these scorers
     """
     produced = {r["metric"] for r in rows}
     for name, label in declared(design):

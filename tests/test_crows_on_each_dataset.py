@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from polybias import models
-from polybias.data import crowspairs as cp
+from polybias.data import published_pair_scores
 from polybias.engines import scoring
 from polybias.metrics import crows
 from polybias.planted import tiny_models
@@ -130,8 +130,8 @@ def test_published_dutch_comparison(mirror, tmp_path):
     assert paired.group.tolist() == ["one per language"] * 3 + ["Dutch"]
     assert (paired.n == 1463).all()
     # paired difference and discordant counts, recomputed from the per-pair decisions
-    a = cp.load_dutch_crows_scores("bert").set_index("pair_id")
-    b = cp.load_dutch_crows_scores("bertje").set_index("pair_id").loc[a.index]
+    a = published_pair_scores.load_dutch_crows_scores("bert").set_index("pair_id")
+    b = published_pair_scores.load_dutch_crows_scores("bertje").set_index("pair_id").loc[a.index]
     da, db = a.score_more > a.score_less, b.score_more > b.score_less
     row = paired[(paired.label_a == "bert (en)") & (paired.label_b == "bertje (nl)")].iloc[0]
     assert row.a_only == int((da & ~db).sum()) and row.b_only == int((~da & db).sum())
@@ -139,7 +139,7 @@ def test_published_dutch_comparison(mirror, tmp_path):
     records = sorted(tmp_path.glob("crows-languages_*.json"))
     assert len(records) == 2
     record = json.loads(records[0].read_text())
-    assert set(record["data_sha256"]) <= {f"crows-pairs-dutch-scores-{m}" for m in cp.DUTCH_SCORE_MODELS}
+    assert set(record["data_sha256"]) <= {f"crows-pairs-dutch-scores-{m}" for m in published_pair_scores.DUTCH_SCORE_MODELS}
     with pytest.raises(crows.CrowsError, match="no published scores for xlmr"):
         crows_languages.published_dutch_comparison({"g": ["bert", "xlmr"]})
     with pytest.raises(crows.CrowsError, match="two or more"):

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from polybias import paths
 from polybias.data import crowspairs as cp
+from polybias.data import published_pair_scores as published
 from polybias.data import sources
 
 GAMBOA = "Gamboa and Lee 2024"
@@ -234,7 +235,7 @@ def test_malformed_score_file(tmp_path):
            "sjsd,biased,bias_attr_sc,sorted_bias-contributing_tokens\n"
     good = "0,gender,A b.,C b.,\"['Ġb', '.']\",0.5,0.6,-0.1,1,\"[-0.1, -0.1]\",\"['Ġb', '.']\"\n"
     path = write(tmp_path, cols + good, "scores.csv")
-    frame = cp.read_gamboa_scores(path)
+    frame = published.read_gamboa_scores(path)
     assert frame.biased.tolist() == [True]
     assert frame.matching_tokens[0] == ["Ġb", "."]
     np.testing.assert_array_equal(frame.bias_attr_sc[0], [-0.1, -0.1])
@@ -249,9 +250,9 @@ def test_malformed_score_file(tmp_path):
         (good.replace("-0.1,1", "n/a,1"), r"row 0, column 'sjsd': not a number: 'n/a'"),
     ]:
         with pytest.raises(cp.CrowsPairsError, match=message):
-            cp.read_gamboa_scores(write(tmp_path, cols + bad, "scores.csv"))
+            published.read_gamboa_scores(write(tmp_path, cols + bad, "scores.csv"))
     with pytest.raises(cp.CrowsPairsError, match="scores.csv: missing column\\(s\\) sjsd"):
-        cp.read_gamboa_scores(write(tmp_path, cols.replace(",sjsd", ",other") + good, "scores.csv"))
+        published.read_gamboa_scores(write(tmp_path, cols.replace(",sjsd", ",other") + good, "scores.csv"))
 
 
 # ------------------------------------------------------------------ registry
@@ -362,8 +363,8 @@ def test_gamboa_subset(mirror):
 # ------------------------------------------------------------------ seed-001 GPT-2 scores (mirror)
 
 def test_gpt2_scores_match_summary(mirror):
-    scores = cp.load_gamboa_gpt2_scores()
-    summary = cp.load_gamboa_gpt2_summary().set_index("bias_type")
+    scores = published.load_gamboa_gpt2_scores()
+    summary = published.load_gamboa_gpt2_summary().set_index("bias_type")
     assert len(scores) == 231 and scores.pair_id.tolist() == [str(i) for i in range(231)]
     assert scores.matching_tokens.map(lambda t: all(isinstance(x, str) for x in t)).all()
     # 'biased' is S_JSD < 0 (eq. 6) and S_JSD is the mean of b(u) (eq. 5)
@@ -395,7 +396,7 @@ def test_gpt2_noise_level_tie_explains_table3(mirror):
     floating-point noise. Counting pairs whose every |b(u)| is at noise level as ties
     gives exactly the paper's numbers.
     """
-    scores = cp.load_gamboa_gpt2_scores()
+    scores = published.load_gamboa_gpt2_scores()
     noise = scores.bias_attr_sc.map(lambda b: np.abs(b).max()) < 1e-5
     assert scores.pair_id[noise].tolist() == ["63", "138", "140", "158", "224"]
     assert scores.pair_id[noise & scores.biased].tolist() == ["158"]

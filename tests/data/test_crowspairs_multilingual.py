@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from polybias.data import crowspairs as cp
+from polybias.data import published_pair_scores as published
 from polybias.data import sources
 from polybias.metrics import crows
 from polybias.studies import crows_languages
@@ -17,7 +18,7 @@ SIZES = {"indibias": 561, "crows-pairs-dutch": 1463, "kaneko2022": 262}
 def test_registry_pins_the_new_files():
     reg = sources.load_registry()
     names = ["indibias"] + [f"crows-pairs-dutch-{lang}" for lang in ("nl", "en", "fr")]
-    names += [f"crows-pairs-dutch-scores-{m}" for m in cp.DUTCH_SCORE_MODELS]
+    names += [f"crows-pairs-dutch-scores-{m}" for m in published.DUTCH_SCORE_MODELS]
     names += ["kaneko2022-ja", "kaneko2022-ru"]
     for name in names:
         src = reg[name]
@@ -128,7 +129,7 @@ def test_unknown_dataset_or_language_lists_what_exists():
     with pytest.raises(cp.CrowsPairsError, match="needs a language, one of ja, ru"):
         cp.load_crows_pairs("kaneko2022")
     with pytest.raises(cp.CrowsPairsError, match="known: bertje"):
-        cp.load_dutch_crows_scores("geitje")
+        published.load_dutch_crows_scores("geitje")
 
 
 # the share of pairs whose sent_more the model scored higher, as the authors' files imply
@@ -148,14 +149,14 @@ def test_dutch_published_scores_reaggregate(mirror):
     assert overall.ties.to_dict() == {"bertje": 0, "mbert": 0, "robbert": 0, "bert": 2,
                                       "roberta": 2, "camembert": 2, "flaubert": 3}
     # BERTje and RobBERT share the overall score by coincidence: their decisions differ
-    b, r = cp.load_dutch_crows_scores("bertje"), cp.load_dutch_crows_scores("robbert")
+    b, r = published.load_dutch_crows_scores("bertje"), published.load_dutch_crows_scores("robbert")
     assert (b.stereotyped != r.stereotyped).sum() == 614
 
 
-@pytest.mark.parametrize("model", list(cp.DUTCH_SCORE_MODELS))
+@pytest.mark.parametrize("model", list(published.DUTCH_SCORE_MODELS))
 def test_dutch_score_files_are_the_dataset_pairs(mirror, model):
-    scores = cp.load_dutch_crows_scores(model)
-    pairs = cp.load_crows_pairs("crows-pairs-dutch", cp.DUTCH_SCORE_MODELS[model], on_invalid="keep",
+    scores = published.load_dutch_crows_scores(model)
+    pairs = cp.load_crows_pairs("crows-pairs-dutch", published.DUTCH_SCORE_MODELS[model], on_invalid="keep",
                                 max_diff=None)
     assert scores.pair_id.tolist() == pairs.pair_id.tolist()
     assert scores.direction.tolist() == pairs.direction.tolist()

@@ -1,6 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from polybias.data import published_pair_scores
 from polybias.engines.pair_scores import (
     alignment_changes,
     jsd_attributions,
@@ -84,11 +85,10 @@ def test_attribution_words_from_attributed_pairs():
 
 
 def test_gamboa_gpt2_table3_reproduction(mirror):
-    from polybias.data import crowspairs
     from polybias.results import report
 
-    scores = crowspairs.load_gamboa_gpt2_scores()
-    summary = crowspairs.load_gamboa_gpt2_summary()
+    scores = published_pair_scores.load_gamboa_gpt2_scores()
+    summary = published_pair_scores.load_gamboa_gpt2_summary()
     ours = crows.gamboa_table3(scores).set_index("bias_type")
     # eq. 6 as written reproduces the summary file shipped with the seed-001 code (61.04 ...)
     for _, row in summary.iterrows():

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from polybias.data import crowspairs
+from polybias.data import published_pair_scores
 from polybias.data import stereoset as ss_data
 from polybias.results import records
 from polybias.results import table as results
@@ -71,7 +71,7 @@ def test_hub_ids_of_the_short_names():
     assert study.stereoset_hub_id("google_mt5-base_mT5LM_ModelNSP_de") == "google/mt5-base"
     assert study.stereoset_hub_id("bert-base-multilingual-cased_BertLM_BertNextSentence_tr") == \
         "bert-base-multilingual-cased"
-    assert set(study.DUTCH_CROWS_HUB_IDS) == set(crowspairs.DUTCH_SCORE_MODELS)
+    assert set(study.DUTCH_CROWS_HUB_IDS) == set(published_pair_scores.DUTCH_SCORE_MODELS)
 
 
 def test_model_values_average_the_runs():

@@ -317,7 +317,7 @@ def gamboa_table3(scores: pd.DataFrame, atol: float = 0.0) -> pd.DataFrame:
     """Seed-001 Table 3 numbers (B per bias type and overall) from a per-pair score file.
 
     ``scores`` is the per-pair output of the seed-001 code (``sjsd`` and ``bias_type``
-    columns, e.g. :func:`polybias.data.crowspairs.load_gamboa_gpt2_scores`); B counts pairs
+    columns, e.g. :func:`polybias.data.published_pair_scores.load_gamboa_gpt2_scores`); B counts pairs
     with S_JSD < 0 (eq. 6); |S_JSD| ≤ ``atol`` counts as a tie.
     """
     frame = scores.assign(bias_type=scores["bias_type"].map(_bias_type_name))

@@ -8,13 +8,9 @@ import pandas as pd
 
 from polybias import models, paths
 from polybias.data import sources
-from polybias.data.crowspairs import (
-    DUTCH_SCORE_MODELS,
-    CrowsPairsError,
-    languages_to_compare,
-    load_dutch_crows_scores,
-)
+from polybias.data.crowspairs import CrowsPairsError, languages_to_compare
 from polybias.data.minimal_pairs import sample_caption, sample_pairs
+from polybias.data.published_pair_scores import DUTCH_SCORE_MODELS, load_dutch_crows_scores
 from polybias.engines.pair_scores import pair_scores
 from polybias.measures import compute
 from polybias.metrics.crows import (
@@ -127,7 +123,7 @@ def published_dutch_comparison(groups: dict[str, list[str]], n_bootstrap: int = 
                                output_dir: str | None = None) -> LanguageComparison:
     """:func:`compare_languages` on the Dutch CrowS-Pairs authors' published per-pair scores.
 
-    ``groups``: name -> models of :data:`polybias.data.crowspairs.DUTCH_SCORE_MODELS` to compare
+    ``groups``: name -> models of :data:`polybias.data.published_pair_scores.DUTCH_SCORE_MODELS` to compare
     over the shared pair ids (e.g. ``["bert", "camembert", "bertje"]``: one monolingual
     model per language; ``["mbert", "bertje"]``: two models on the Dutch pairs). Each model
     is labelled ``"<model> (<language>)"``. Returns one :class:`LanguageComparison` over all

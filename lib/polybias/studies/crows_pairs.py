@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from polybias import models, paths
-from polybias.data import crowspairs, semantics, sources
+from polybias.data import published_pair_scores, semantics, sources
 from polybias.data.crowspairs import DATASETS, load_crows_pairs
 from polybias.data.minimal_pairs import sample_caption, sample_pairs
 from polybias.engines.pair_scores import alignment_changes, jsd_attributions, pair_scores
@@ -237,10 +237,10 @@ def gamboa_gpt2_unavailable() -> str | None:
 
 def gamboa_gpt2_reproduction() -> pd.DataFrame:
     """Seed 001's GPT-2 row of Table 3 re-aggregated from its published per-pair S_JSD
-    (:func:`polybias.data.crowspairs.load_gamboa_gpt2_scores`, eq. 6:
+    (:func:`polybias.data.published_pair_scores.load_gamboa_gpt2_scores`, eq. 6:
     :func:`polybias.metrics.crows.gamboa_table3`) beside the paper's values, twice: eq. 6
     as written, and with |S_JSD| ≤ 1e-5 counted as a tie (column ``aggregation``)."""
-    scores = crowspairs.load_gamboa_gpt2_scores()
+    scores = published_pair_scores.load_gamboa_gpt2_scores()
     paper = load_reported("gamboa2024_table3", model="gpt2").rename(columns={"value": "score"})
     rows = []
     for label, atol in (("eq. 6 as written", 0.0), ("|S_JSD| <= 1e-5 is a tie", 1e-5)):

@@ -11,7 +11,7 @@ import pytest
 import zoo
 from polybias import models
 from polybias.engines import embeddings, scoring
-from polybias.models import loading, normalisers
+from polybias.models import errors, loading, normalisers
 
 
 def _fake():
@@ -125,7 +125,7 @@ def test_upstream_package_is_used_when_installed(folder, monkeypatch):
                                  "implementation": "normalizer.normalize (csebuetnlp)",
                                  "version": "0.0.1"}
     fake.normalize = lambda text: text  # another package of the same name
-    with pytest.raises(loading.NormaliserError, match="not the csebuetnlp one"):
+    with pytest.raises(errors.NormaliserError, match="not the csebuetnlp one"):
         loading.get_normaliser("banglabert-upstream")
 
 

@@ -11,7 +11,8 @@ import pytest
 import torch
 import zoo
 from polybias.engines import embeddings, scoring
-from polybias.models.loading import NotCachedError, PickleError, RemoteCodeError, load_checkpoint
+from polybias.models.errors import NotCachedError, PickleError, RemoteCodeError
+from polybias.models.loading import load_checkpoint
 
 #: (stand-in, head) → "loads" or the LoadError subclass that refuses it (both formats).
 EXPECTED = {

@@ -334,7 +334,8 @@ def _silence_warnings() -> None:
 def run_zoo(root: Path, families: tuple[Family, ...] = FAMILIES, device: str = "cpu",
             dtype: str = "auto") -> list[Outcome]:
     """Build every stand-in under ``root`` and load it with each of its heads."""
-    from polybias.models.loading import LoadError, load_checkpoint
+    from polybias.models.errors import LoadError
+    from polybias.models.loading import load_checkpoint
 
     out = []
     for fam in families:

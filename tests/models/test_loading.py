@@ -9,8 +9,8 @@ import sys
 import pytest
 import torch
 from polybias import models
-from polybias.models import ModelError, loading
-from polybias.models.loading import (
+from polybias.models import ModelError, hub, loading, placement, safety
+from polybias.models.errors import (
     CheckpointError,
     DeviceError,
     LoadError,
@@ -18,9 +18,9 @@ from polybias.models.loading import (
     NormaliserError,
     NotCachedError,
     WeightsError,
-    check_loading_report,
-    load_checkpoint,
 )
+from polybias.models.loading import load_checkpoint
+from polybias.models.safety import check_loading_report
 from polybias.planted.tiny_models import build_tiny_model
 
 
@@ -57,16 +57,16 @@ def test_paths_that_are_not_model_directories(tmp_path):
 def test_weights_files_rules(tmp_path):
     (tmp_path / "tf_model.h5").write_bytes(b"")
     with pytest.raises(CheckpointError, match=r"no PyTorch weights .* \(found only tf_model.h5\)"):
-        loading.weights_files(tmp_path, "model 'x'")
+        safety.weights_files(tmp_path, "model 'x'")
     (tmp_path / "pytorch_model.bin.index.json").write_text(json.dumps(
         {"weight_map": {"a": "pytorch_model-00001-of-00002.bin", "b": "pytorch_model-00002-of-00002.bin"}}))
     with pytest.raises(CheckpointError, match="names shard.* pytorch_model-00001-of-00002.bin"):
-        loading.weights_files(tmp_path, "model 'x'")
+        safety.weights_files(tmp_path, "model 'x'")
     for i in (1, 2):
         (tmp_path / f"pytorch_model-0000{i}-of-00002.bin").write_bytes(b"")
-    assert loading.weights_files(tmp_path, "x")[0] == "bin"
+    assert safety.weights_files(tmp_path, "x")[0] == "bin"
     (tmp_path / "model.safetensors").write_bytes(b"")
-    fmt, files = loading.weights_files(tmp_path, "x")
+    fmt, files = safety.weights_files(tmp_path, "x")
     assert fmt == "safetensors" and [f.name for f in files] == ["model.safetensors"]
 
 
@@ -93,34 +93,34 @@ def test_an_unreachable_hub_advises_the_cache_only_when_it_holds_the_model(tmp_p
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     monkeypatch.setattr(huggingface_hub.HfApi, "model_info", unreachable)
     with pytest.raises(NotCachedError) as err:
-        loading.resolve_commit("org/absent")
+        hub.resolve_commit("org/absent")
     assert "HF_HUB_OFFLINE" not in str(err.value)
     assert "not in the local cache" in str(err.value) and "hf download org/absent" in str(err.value)
     (tmp_path / "models--org--absent" / "snapshots" / ("0" * 40)).mkdir(parents=True)
     with pytest.raises(NotCachedError, match="set HF_HUB_OFFLINE=1 to use its copy in the local cache"):
-        loading.resolve_commit("org/absent")
+        hub.resolve_commit("org/absent")
 
 
 def test_hub_cache_dir_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
     monkeypatch.setenv("HF_HOME", str(tmp_path))
-    assert loading.hub_cache_dir() == tmp_path / "hub"
+    assert hub.hub_cache_dir() == tmp_path / "hub"
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "elsewhere"))
-    assert loading.hub_cache_dir() == tmp_path / "elsewhere"
+    assert hub.hub_cache_dir() == tmp_path / "elsewhere"
 
 
 # ---------------------------------------------------------------- device and dtype
 
 def test_device_rules(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert loading.resolve_device("auto") == "cpu"
+    assert placement.resolve_device("auto") == "cpu"
     with pytest.raises(DeviceError, match="device 'cuda' asked for, but CUDA is not available"):
-        loading.resolve_device("cuda", "model 'm'")
+        placement.resolve_device("cuda", "model 'm'")
     with pytest.raises(DeviceError, match="unknown device 'gpu0'"):
-        loading.resolve_device("gpu0")
+        placement.resolve_device("gpu0")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert loading.resolve_device("auto") == "cuda"
+    assert placement.resolve_device("auto") == "cuda"
 
 
 def test_cuda_without_cuda_refused_before_loading(tiny_bert, monkeypatch):
@@ -131,23 +131,23 @@ def test_cuda_without_cuda_refused_before_loading(tiny_bert, monkeypatch):
 
 def test_dtype_rules(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
-    assert loading.resolve_dtype("auto", "cpu", "llama") == torch.float32
-    assert loading.resolve_dtype("auto", "cuda", "llama") == torch.bfloat16
-    assert loading.resolve_dtype("auto", "cuda", "qwen2") == torch.bfloat16
-    assert loading.resolve_dtype("auto", "cuda", "bert") == torch.float32
-    assert loading.resolve_dtype("auto", "cuda", "gpt2") == torch.float32
-    assert loading.resolve_dtype("auto", "cuda", "bert", stored="bfloat16") == torch.bfloat16
-    assert loading.resolve_dtype("auto", "cpu", "bert", stored="float64") == torch.float64
-    assert loading.resolve_dtype("auto", "cuda", "bert", stored="float64") == torch.float64
-    assert loading.resolve_dtype("float32", "cpu", "bert", stored="float64") == torch.float32
-    assert loading.resolve_dtype("bfloat16", "cpu") == torch.bfloat16
-    assert loading.resolve_dtype(torch.float16, "cuda:0") == torch.float16
+    assert placement.resolve_dtype("auto", "cpu", "llama") == torch.float32
+    assert placement.resolve_dtype("auto", "cuda", "llama") == torch.bfloat16
+    assert placement.resolve_dtype("auto", "cuda", "qwen2") == torch.bfloat16
+    assert placement.resolve_dtype("auto", "cuda", "bert") == torch.float32
+    assert placement.resolve_dtype("auto", "cuda", "gpt2") == torch.float32
+    assert placement.resolve_dtype("auto", "cuda", "bert", stored="bfloat16") == torch.bfloat16
+    assert placement.resolve_dtype("auto", "cpu", "bert", stored="float64") == torch.float64
+    assert placement.resolve_dtype("auto", "cuda", "bert", stored="float64") == torch.float64
+    assert placement.resolve_dtype("float32", "cpu", "bert", stored="float64") == torch.float32
+    assert placement.resolve_dtype("bfloat16", "cpu") == torch.bfloat16
+    assert placement.resolve_dtype(torch.float16, "cuda:0") == torch.float16
     with pytest.raises(DeviceError, match="float16 is supported on CUDA only, not on 'cpu'"):
-        loading.resolve_dtype("float16", "cpu")
+        placement.resolve_dtype("float16", "cpu")
     with pytest.raises(DeviceError, match="unknown dtype 'int8'"):
-        loading.resolve_dtype("int8", "cpu")
+        placement.resolve_dtype("int8", "cpu")
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
-    assert loading.resolve_dtype("auto", "cuda", "llama") == torch.float32
+    assert placement.resolve_dtype("auto", "cuda", "llama") == torch.float32
 
 
 def test_loads_in_bfloat16_when_asked(tiny_bert):
@@ -159,10 +159,10 @@ def test_loads_in_bfloat16_when_asked(tiny_bert):
 
 def test_memory_estimate_counts_the_parameters(tiny_bert):
     folder, model = tiny_bert
-    fmt, files = loading.weights_files(folder, "x")
+    fmt, files = safety.weights_files(folder, "x")
     saved = {p.data_ptr(): p.numel() for p in model.state_dict().values()}  # tied stored once
-    assert loading.estimate_weight_bytes(files, fmt, 4, None) == 4 * sum(saved.values())
-    assert loading.estimate_weight_bytes(files, fmt, 2, None) == 2 * sum(saved.values())
+    assert placement.estimate_weight_bytes(files, fmt, 4, None) == 4 * sum(saved.values())
+    assert placement.estimate_weight_bytes(files, fmt, 2, None) == 2 * sum(saved.values())
 
 
 def test_too_large_for_memory_is_refused(tiny_bert):
@@ -175,15 +175,15 @@ def test_too_large_for_memory_is_refused(tiny_bert):
 
 def test_available_memory_falls_back_to_meminfo(monkeypatch):
     monkeypatch.setitem(sys.modules, "psutil", None)  # import fails
-    free = loading.available_memory("cpu")
+    free = placement.available_memory("cpu")
     assert 0 < free < 1 << 62
 
 
 def test_memory_fraction_of_available(monkeypatch):
-    monkeypatch.setattr(loading, "available_memory", lambda device: 1000)
-    loading.check_memory(600, "cpu", "m", max_memory_fraction=0.8)  # 720 <= 800
+    monkeypatch.setattr(placement, "available_memory", lambda device: 1000)
+    placement.check_memory(600, "cpu", "m", max_memory_fraction=0.8)  # 720 <= 800
     with pytest.raises(MemoryBudgetError, match="80% of the 0.00 GiB of available RAM"):
-        loading.check_memory(700, "cpu", "m", max_memory_fraction=0.8)  # 840 > 800
+        placement.check_memory(700, "cpu", "m", max_memory_fraction=0.8)  # 840 > 800
 
 
 # ---------------------------------------------------------------- the loading report rule
@@ -248,7 +248,7 @@ def test_load_info_of_a_local_directory(tiny_bert):
     assert tok.is_fast and info.report["missing"] == []
     rec = info.to_record()
     assert rec["model_revision"] is None and rec["weights_format"] == "safetensors"
-    assert loading.read_config(tiny_bert[0])["architectures"] == ["BertForMaskedLM"]
+    assert hub.read_config(tiny_bert[0])["architectures"] == ["BertForMaskedLM"]
 
 
 # ---------------------------------------------------------------- normalisers

@@ -1,5 +1,5 @@
 """models.load as the one resolver: every kind by name, clear errors for bad names, and
-the device decided once (loading.resolve_device) with the model moved once."""
+the device decided once (placement.resolve_device) with the model moved once."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from polybias.engines.common import LoadedModel
 from polybias.engines.embeddings import EmbeddingError, Encoder, wrap_encoder
 from polybias.engines.scoring import LanguageModel, ScoringError, wrap_language_model
 from polybias.engines.static import StaticEmbeddings
-from polybias.models import loading
+from polybias.models import errors, placement
 from polybias.planted import probes
 from polybias.planted import static as planted_static
 from polybias.planted.tiny_models import build_tiny_encoder, build_tiny_model
@@ -136,14 +136,14 @@ def test_planted_options_are_ignored_for_other_models(tiny_dir):
 @pytest.fixture
 def device_calls(monkeypatch):
     """Every call of the one deciding function, (device given, embedded, device decided)."""
-    calls, decide = [], loading.resolve_device
+    calls, decide = [], placement.resolve_device
 
     def spy(device, label="model", embedded=False):
         decided = decide(device, label, embedded)
         calls.append((device, embedded, decided))
         return decided
 
-    monkeypatch.setattr(loading, "resolve_device", spy)
+    monkeypatch.setattr(placement, "resolve_device", spy)
     return calls
 
 
@@ -160,9 +160,9 @@ def test_auto_is_decided_once_by_resolve_device(device_calls, tiny_dir, name, ki
 
 def test_an_embedded_model_runs_on_the_cpu_under_auto_even_with_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert loading.resolve_device("auto", embedded=True) == "cpu"
-    assert loading.resolve_device("auto") == "cuda"
-    assert loading.resolve_device("", embedded=False) == "cuda"
+    assert placement.resolve_device("auto", embedded=True) == "cpu"
+    assert placement.resolve_device("auto") == "cuda"
+    assert placement.resolve_device("", embedded=False) == "cuda"
 
 
 def test_the_model_is_moved_once(monkeypatch, tiny_dir):
@@ -196,8 +196,8 @@ def test_the_wrappers_check_where_the_model_is_and_its_precision():
         wrap_encoder(enc_model, enc_tok, name="tiny", device="cuda")
     with pytest.raises(ScoringError, match=r"\(float16 weights\): float16 is supported on CUDA only"):
         wrap_language_model(model.half(), tok, "tiny-half")
-    with pytest.raises(loading.DeviceError, match="float16 is supported on CUDA only"):
-        loading.resolve_dtype("float16", "cpu", label="model 'm'")
+    with pytest.raises(errors.DeviceError, match="float16 is supported on CUDA only"):
+        placement.resolve_dtype("float16", "cpu", label="model 'm'")
 
 
 def test_one_base_one_name_per_setting():

@@ -4,7 +4,7 @@ registered name, a local path, a hub id, or a planted model's name (``planted``,
 ``planted-analytic``, ``planted-static``) with what it is built from (:class:`Planted`).
 Studies and notebooks only name a model and call :func:`load`.
 
-The device is decided once per load (:func:`polybias.models.loading.resolve_device`, the
+The device is decided once per load (:func:`polybias.models.placement.resolve_device`, the
 one place ``auto`` is read: CUDA when available, the CPU for embedded and planted
 models) and the model is moved there once (by the checkpoint loader, or by :func:`load`
 for a planted model read from disk); the engines only check where it is.
@@ -32,7 +32,7 @@ from polybias.engines.embeddings import wrap_encoder
 from polybias.engines.scoring import wrap_language_model
 from polybias.engines.static import normalize_vocabulary
 from polybias.files import sha256_file
-from polybias.models import _gguf, _planted, _static, _transformers, loading
+from polybias.models import _gguf, _planted, _static, _transformers, errors, loading, placement
 from polybias.models._planted import Planted
 from polybias.planted.synthetic import cached_planted_model
 
@@ -275,13 +275,13 @@ def registry_rows(registry: dict[str, dict[str, Any]] | None = None) -> list[dic
 
 def _device(device: str | None, name: str, entry: dict[str, Any]) -> str:
     """The device model ``name`` runs on, decided once per load by
-    :func:`polybias.models.loading.resolve_device`: an embedded model (planted, analytic or
+    :func:`polybias.models.placement.resolve_device`: an embedded model (planted, analytic or
     package-shipped) runs on the CPU under ``auto``, so its checked outputs are the same on
     every machine."""
     embedded = "trained" in entry or "package" in entry or bool(entry.get("embedded"))
     try:
-        return loading.resolve_device(device, f"model {name!r}", embedded=embedded)
-    except loading.LoadError as exc:
+        return placement.resolve_device(device, f"model {name!r}", embedded=embedded)
+    except errors.LoadError as exc:
         raise ModelError(str(exc)) from exc
 
 
@@ -324,7 +324,7 @@ def load(model: str, kind: str | None = None, *, revision: str | None = None,
         their checked outputs do not depend on the machine), ``cpu``, ``cuda``, ``cuda:N``.
     dtype : ``auto``, ``float32``, ``bfloat16``, ``float16`` (CUDA only).
     batch_tokens : the engines' default token budget (None or 0: auto,
-        :func:`polybias.models.loading.batch_tokens_for`: 8192 on the CPU, from free
+        :func:`polybias.models.placement.batch_tokens_for`: 8192 on the CPU, from free
         memory on CUDA).
     registry : a registry mapping used instead of the project's.
     trained : a planted model not in the registry: the keyword arguments of
@@ -436,8 +436,8 @@ def _load_static(name: str, entry: dict[str, Any], revision, options: dict[str, 
 
 def _budget(model, device: str, head: str, batch_tokens: int | None) -> int:
     try:
-        return loading.batch_tokens_for(model, device, head, batch_tokens)
-    except loading.LoadError as exc:
+        return placement.batch_tokens_for(model, device, head, batch_tokens)
+    except errors.LoadError as exc:
         raise ModelError(str(exc)) from exc
 
 
@@ -522,7 +522,7 @@ def _load_checkpoint(name, entry, group, wanted, revision, device, dtype, batch_
     normaliser_name = opts.pop("normaliser", None)
     try:  # before loading: a missing normaliser refuses at once
         normaliser = loading.get_normaliser(normaliser_name, name)
-    except loading.LoadError as exc:
+    except errors.LoadError as exc:
         raise ModelError(str(exc)) from exc
     source = opts.pop("source")
     opts["revision"] = revision or opts["revision"]

@@ -2,7 +2,7 @@
 
 Every checkpoint goes through :func:`polybias.models.loading.load_checkpoint` (resolved
 commit, ``.bin`` weights through the safe weights-only reader, checked loading report,
-device, dtype and memory rules); a :class:`~polybias.models.loading.LoadError` becomes the
+device, dtype and memory rules); a :class:`~polybias.models.errors.LoadError` becomes the
 caller's error with the same one-line message.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from polybias.engines.embeddings import Encoder, wrap_encoder
 from polybias.engines.scoring import KINDS, LanguageModel, kind_of_class, wrap_language_model
-from polybias.models import loading
+from polybias.models import errors, hub, loading, placement
 
 
 def language_model(source: str, error: type[Exception], kind: str | None = None, revision=None,
@@ -27,14 +27,14 @@ def language_model(source: str, error: type[Exception], kind: str | None = None,
     ``kind`` is read from the config's ``architectures`` when None (a pre-training class,
     BERT/ALBERT with MLM + NSP/SOP heads, is read as an MLM; an ELECTRA discriminator then
     fails the loading check). ``batch_tokens``: the engines' default token budget (None or
-    0: auto, :func:`polybias.models.loading.batch_tokens_for`).
+    0: auto, :func:`polybias.models.placement.batch_tokens_for`).
     """
     if kind is not None and kind not in KINDS:
         raise error(f"kind must be one of {KINDS}, got {kind!r}")
     label = name or str(source)
     try:
         if kind is None:
-            archs = list(loading.read_config(source, revision, name=label)
+            archs = list(hub.read_config(source, revision, name=label)
                          .get("architectures") or [])
             kinds = {k for k in (kind_of_class(a) or ("mlm" if a.endswith("ForPreTraining")
                                                       else None) for a in archs) if k}
@@ -46,9 +46,9 @@ def language_model(source: str, error: type[Exception], kind: str | None = None,
             source, kind, revision=revision, device=device, dtype=dtype,
             trust_remote_code=trust_remote_code,
             allow_pickle=allow_pickle, memory_limit=memory_limit, name=label)
-        budget = loading.batch_tokens_for(model, info.device, kind, batch_tokens)
-    except loading.LoadError as exc:
-        raise error(loading._first_line(exc)) from exc
+        budget = placement.batch_tokens_for(model, info.device, kind, batch_tokens)
+    except errors.LoadError as exc:
+        raise error(errors.first_line(exc)) from exc
     lm = wrap_language_model(model, tokenizer, name=label, kind=kind,
                              revision=info.commit or revision, device=info.device)
     lm.load_info = info
@@ -133,9 +133,9 @@ def encoder(source: Path | str, name: str, error: type[Exception], revision: str
             source, "encoder", revision=revision or None, device=device, dtype=dtype,
             trust_remote_code=trust_remote_code,
             allow_pickle=allow_pickle, memory_limit=memory_limit, name=name)
-        budget = loading.batch_tokens_for(model, info.device, "encoder", batch_tokens)
-    except loading.LoadError as exc:
-        raise error(loading._first_line(exc)) from exc
+        budget = placement.batch_tokens_for(model, info.device, "encoder", batch_tokens)
+    except errors.LoadError as exc:
+        raise error(errors.first_line(exc)) from exc
     finally:
         if bars:
             transformers.logging.enable_progress_bar()

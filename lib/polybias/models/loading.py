@@ -6,6 +6,13 @@ tokenizer and a :class:`LoadInfo` (resolved commit, weights format, device, dtyp
 loading report). Every refusal is a :class:`LoadError` (one subclass per cause) whose
 message names the model and the cause on one line.
 
+The rules below live in one module each: where a checkpoint comes from
+(:mod:`polybias.models.hub`: "Source"), what is checked before and after it loads
+(:mod:`polybias.models.safety`: "Weights", "Repository code", the loading report), where
+and in what precision it runs and whether it fits (:mod:`polybias.models.placement`:
+"Device and dtype", "Memory"), and why it is refused (:mod:`polybias.models.errors`); this
+module loads it and names its text normaliser.
+
 Rules
 -----
 Source
@@ -87,11 +94,8 @@ Text normalisers
 from __future__ import annotations
 
 import inspect
-import json
 import os
-import pickle
 import re
-import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,71 +103,27 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from polybias.engines.common import auto_batch_tokens, check_half
 from polybias.engines.normalising import normaliser_fields
-from polybias.models import normalisers
-
-HEADS = ("mlm", "causal", "encoder")
-
-#: transformers' Auto class per head.
-AUTO_CLASSES = {"mlm": "AutoModelForMaskedLM", "causal": "AutoModelForCausalLM",
-                "encoder": "AutoModel"}
-
-#: ``model_type``s that ``dtype="auto"`` runs in bfloat16 on CUDA: decoder families trained
-#: and published in bfloat16. Others (BERT, RoBERTa, XLM-R, ALBERT, ELECTRA, GPT-2…) stay in
-#: float32 unless the checkpoint itself is stored in bfloat16.
-BF16_FAMILIES = frozenset({
-    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
-    "gemma2", "gemma3", "gemma3_text", "mpt", "falcon", "gpt_neox", "olmo", "olmo2", "phi3",
-    "stablelm", "starcoder2", "cohere",
-})
-
-#: Memory needed per byte of weights (activations, buffers, tokenizer, allocator slack).
-MEMORY_OVERHEAD = 1.2
-
-_HEX40 = re.compile(r"^[0-9a-f]{40}$")
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
-_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8,
-                "F32": 4, "F16": 2, "BF16": 2, "F64": 8, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
-                "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}
-
+from polybias.models import normalisers, placement
+from polybias.models.errors import (
+    CheckpointError,
+    LoadError,
+    NormaliserError,
+    PickleError,
+    first_line,
+)
+from polybias.models.hub import _read_json, resolve_source
+from polybias.models.safety import (
+    AUTO_CLASSES,
+    HEADS,
+    _check_remote_code,
+    _is_unpickling_error,
+    _pickle_state_dict,
+    check_loading_report,
+    weights_files,
+)
 
 # ---------------------------------------------------------------- errors
-
-class LoadError(RuntimeError):
-    """A checkpoint that cannot be loaded correctly; the message names model and cause."""
-
-
-class NotCachedError(LoadError):
-    """A hub id that is not in the offline cache (or cannot be resolved online)."""
-
-
-class CheckpointError(LoadError):
-    """Not a model directory, no PyTorch weights, or a config/tokenizer that cannot be read."""
-
-
-class RemoteCodeError(LoadError):
-    """Repository code is needed but not allowed, or allowed without a pinned commit."""
-
-
-class PickleError(LoadError):
-    """A ``.bin`` pickle with content beyond tensors, without ``allow_pickle``."""
-
-
-class WeightsError(LoadError):
-    """Weights the measure uses are not in the checkpoint, or checkpoint weights are dropped."""
-
-
-class DeviceError(LoadError):
-    """An unknown or unavailable device, or a dtype the device does not support."""
-
-
-class MemoryBudgetError(LoadError):
-    """The model does not fit in the memory available."""
-
-
-class NormaliserError(LoadError):
-    """A text normaliser that is unknown, or required and not installed."""
 
 
 # ---------------------------------------------------------------- result
@@ -198,430 +158,14 @@ class LoadInfo:
 
 # ---------------------------------------------------------------- small helpers
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    line = text.splitlines()[0].strip()
-    return re.sub(r"\x1b\[[0-9;]*m", "", line)
-
-
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def hub_cache_dir() -> Path:
-    """The Hugging Face hub cache, read from the environment at call time."""
-    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
-        if os.environ.get(var):
-            return Path(os.path.expanduser(os.environ[var]))
-    home = os.environ.get("HF_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface")
-    return Path(os.path.expanduser(home)) / "hub"
-
-
-def _short_keys(keys, limit: int = 6) -> str:
-    """Weight names with layer numbers folded (``layer.*.``), at most ``limit`` shown."""
-    folded = sorted({re.sub(r"\.\d+\.", ".*.", k) for k in keys})
-    shown = ", ".join(folded[:limit])
-    return shown + (f" (+{len(folded) - limit} more)" if len(folded) > limit else "")
-
-
-def _read_json(path: Path, label: str) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"{label}: {path.name} is not valid JSON ({_first_line(exc)})") from exc
-    return value if isinstance(value, dict) else {}
-
 
 # ---------------------------------------------------------------- source
-
-def resolve_source(source: str | os.PathLike, revision: str | None = None,
-                   label: str | None = None) -> tuple[Path, str | None]:
-    """Local directory and resolved commit of ``source`` (a directory or a hub id).
-
-    Offline (``HF_HUB_OFFLINE``) a hub id is looked up in the hub cache only; a hub id not
-    there is a :class:`NotCachedError` saying how to provide it.
-    """
-    label = label or str(source)
-    text = os.path.expanduser(os.fspath(source))
-    path = Path(text)
-    if path.exists():
-        if not path.is_dir():
-            raise CheckpointError(f"{label}: {path} is not a model directory (a folder with "
-                                  "config.json, tokenizer files and weights)")
-        commit = path.name if path.parent.name == "snapshots" and _HEX40.match(path.name) else None
-        if revision and _HEX40.match(revision) and commit and commit != revision:
-            raise CheckpointError(f"{label}: the snapshot's commit {commit} is not the pinned "
-                                  f"revision {revision}")
-        return path, commit
-    if not _HUB_ID.match(text) or text.startswith((".", "/", "~")):
-        raise CheckpointError(f"{label}: no such model directory {text!r}")
-    if _offline():
-        return _from_cache(text, revision, label)
-    return _from_hub(text, revision, label)
-
-
-def _from_cache(repo_id: str, revision: str | None, label: str) -> tuple[Path, str]:
-    cache = hub_cache_dir()
-    repo = cache / ("models--" + repo_id.replace("/", "--"))
-    rev = revision or "main"
-    how = (f"download it once online (hf download {repo_id}"
-           + (f" --revision {revision}" if revision else "")
-           + "), point HF_HOME or HF_HUB_CACHE at a cache that holds it, or pass a local directory")
-    if _HEX40.match(rev):
-        commit = rev
-    else:
-        ref = repo / "refs" / rev
-        if not ref.is_file():
-            where = "is not in" if not repo.is_dir() else f"has no revision {rev!r} in"
-            raise NotCachedError(f"model {repo_id!r} {where} the offline Hugging Face cache "
-                                 f"({cache}); {how}")
-        commit = ref.read_text(encoding="utf-8").strip()
-    snapshot = repo / "snapshots" / commit
-    if not (snapshot / "config.json").is_file():
-        raise NotCachedError(f"model {repo_id!r} at commit {commit} is not in the offline Hugging "
-                             f"Face cache ({cache}); {how}")
-    return snapshot, commit
-
-
-_META_PATTERNS = ["*.json", "*.txt", "*.model", "*.tiktoken", "*.py"]
-
-
-def _from_hub(repo_id: str, revision: str | None, label: str) -> tuple[Path, str]:
-    """Resolve ``revision`` to a commit online and fetch that commit's config, tokenizer
-    and one weights format (safetensors when the repository has them, else ``.bin``)."""
-    try:
-        from huggingface_hub import HfApi, snapshot_download  # lazy: only a hub source needs it
-
-        info = HfApi().model_info(repo_id, revision=revision)
-        files = [s.rfilename for s in (info.siblings or [])]
-        if any(f.endswith(".safetensors") and "/" not in f for f in files):
-            weights = ["*.safetensors", "*.safetensors.index.json"]
-        else:
-            weights = ["pytorch_model*.bin", "pytorch_model.bin.index.json"]
-        path = snapshot_download(repo_id, revision=info.sha, cache_dir=str(hub_cache_dir()),
-                                 allow_patterns=_META_PATTERNS + weights)
-    except Exception as exc:  # network, auth, unknown repository or revision
-        raise NotCachedError(f"model {repo_id!r}: cannot resolve it on the hub "
-                             f"({_first_line(exc)}); {_hub_advice(repo_id)}") from exc
-    return Path(path), str(info.sha)
-
-
-def resolve_commit(repo_id: str, revision: str | None = None) -> str:
-    """The 40-hex commit a hub id's ``revision`` (``main`` when None) names, nothing
-    downloaded: offline (``HF_HUB_OFFLINE``) from the cache's ``refs/`` (and a snapshot that
-    is there), online from the hub. Raises :class:`NotCachedError` naming the hub id."""
-    if _offline():
-        return _from_cache(repo_id, revision, f"model {repo_id!r}")[1]
-    try:
-        from huggingface_hub import HfApi  # lazy: only a hub source needs it
-
-        return str(HfApi().model_info(repo_id, revision=revision).sha)
-    except Exception as exc:  # network, auth, unknown repository or revision
-        raise NotCachedError(f"model {repo_id!r}: cannot resolve it on the hub "
-                             f"({_first_line(exc)}); {_hub_advice(repo_id)}") from exc
-
-
-def _hub_advice(repo_id: str) -> str:
-    """What helps when a hub id cannot be resolved online: the local cache when it holds the
-    model, else the network or a local copy (the cache cannot help when it is empty)."""
-    cached = hub_cache_dir() / f"models--{repo_id.replace('/', '--')}"
-    if (cached / "snapshots").is_dir() and any((cached / "snapshots").iterdir()):
-        return ("check the id and revision, or set HF_HUB_OFFLINE=1 to use its copy in the "
-                f"local cache ({cached})")
-    return (f"check the id and revision; it is not in the local cache ({hub_cache_dir()}) either: "
-            f"download it once where the hub can be reached (hf download {repo_id}), or give a "
-            "model directory")
-
-
-def read_config(source: str | os.PathLike, revision: str | None = None,
-                name: str | None = None) -> dict[str, Any]:
-    """``config.json`` of ``source`` as a dict, resolved as :func:`load_checkpoint` does
-    (e.g. to read ``architectures`` before choosing a head); no code runs."""
-    label = f"model {name or str(source)!r}"
-    path, _commit = resolve_source(source, revision, label)
-    if not (path / "config.json").is_file():
-        raise CheckpointError(f"{label}: {path} has no config.json (not a transformers model "
-                              "directory)")
-    return _read_json(path / "config.json", label)
 
 
 # ---------------------------------------------------------------- checks before loading
 
-def weights_files(path: Path, label: str) -> tuple[str, list[Path]]:
-    """Weights format (``safetensors`` or ``bin``) and files of a model directory."""
-    for fmt, single, index in (("safetensors", "model.safetensors", "model.safetensors.index.json"),
-                               ("bin", "pytorch_model.bin", "pytorch_model.bin.index.json")):
-        if (path / single).is_file():
-            return fmt, [path / single]
-        if (path / index).is_file():
-            shards = sorted(set(_read_json(path / index, label).get("weight_map", {}).values()))
-            missing = [s for s in shards if not (path / s).is_file()]
-            if not shards or missing:
-                raise CheckpointError(f"{label}: {index} names shard(s) that are not there: "
-                                      f"{', '.join(missing) or '(none listed)'}")
-            return fmt, [path / s for s in shards]
-    others = sorted(p.name for p in path.iterdir()
-                    if p.suffix in (".h5", ".msgpack", ".gguf", ".ckpt", ".pt", ".pth"))
-    found = f" (found only {', '.join(others)})" if others else ""
-    raise CheckpointError(f"{label}: no PyTorch weights (model.safetensors or pytorch_model.bin) "
-                          f"in {path}{found}")
-
-
-def remote_code_needs(path: Path, head: str, label: str) -> list[str]:
-    """Why loading ``path`` with ``head`` needs repository code (empty: it does not)."""
-    from transformers import CONFIG_MAPPING  # lazy: only loading needs it
-
-    config = _read_json(path / "config.json", label)
-    tok_config = _read_json(path / "tokenizer_config.json", label)
-    reasons = []
-    auto_map = config.get("auto_map") or {}
-    for key in ("AutoConfig", AUTO_CLASSES[head], "AutoTokenizer"):
-        if key in auto_map:
-            target = auto_map[key]
-            target = next((t for t in target if t), None) if isinstance(target, list) else target
-            reasons.append(f"config.json auto_map {key} -> {target}")
-    tok_map = tok_config.get("auto_map") or {}
-    if isinstance(tok_map, list | tuple):
-        tok_map = {"AutoTokenizer": tok_map}
-    if "AutoTokenizer" in tok_map and not any("AutoTokenizer" in r for r in reasons):
-        target = tok_map["AutoTokenizer"]
-        target = next((t for t in target if t), None) if isinstance(target, list) else target
-        reasons.append(f"tokenizer_config.json auto_map AutoTokenizer -> {target}")
-    model_type = config.get("model_type")
-    if model_type and model_type not in CONFIG_MAPPING:
-        reasons.append(f"model_type {model_type!r} is not in transformers")
-    return reasons
-
-
-def _check_remote_code(path: Path, head: str, commit: str | None, revision: str | None,
-                       trust_remote_code: bool, label: str) -> None:
-    reasons = remote_code_needs(path, head, label)
-    if reasons and not trust_remote_code:
-        raise RemoteCodeError(
-            f"{label}: needs code from its repository ({'; '.join(reasons)}); repository code is "
-            "refused by default: review it, then opt in with trust_remote_code=True and the "
-            "reviewed 40-hex commit as revision")
-    if trust_remote_code:
-        if not revision or not _HEX40.match(revision):
-            raise RemoteCodeError(f"{label}: trust_remote_code needs a pinned 40-hex commit "
-                                  f"revision, got {revision!r}")
-        if commit != revision:
-            raise RemoteCodeError(
-                f"{label}: trust_remote_code needs the snapshot of commit {revision}, but the "
-                + ("directory is not a hub snapshot (load it by hub id from the cache)"
-                   if commit is None else f"source resolves to commit {commit}"))
-
-
-def resolve_device(device: str | None, label: str = "model", embedded: bool = False) -> str:
-    """The device a model runs on: the one place ``auto`` is interpreted.
-
-    ``auto`` (or None, or empty) → ``cuda`` when available, else ``cpu``; for an
-    ``embedded`` model (planted, analytic or package-shipped) ``cpu``, so its checked
-    outputs are the same on every machine. An explicit device is honoured; CUDA asked for
-    but absent is an error.
-
-    >>> resolve_device("auto", embedded=True), resolve_device("cpu")
-    ('cpu', 'cpu')
-    """
-    import torch  # lazy: the registry and its checks import without it
-
-    device = "auto" if device in (None, "") else str(device)
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() and not embedded else "cpu"
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise DeviceError(f"{label}: unknown device {device!r}") from exc
-    if dev.type == "cuda":
-        if not torch.cuda.is_available():
-            raise DeviceError(f"{label}: device {device!r} asked for, but CUDA is not available "
-                              "here (use device='auto' or 'cpu')")
-        if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise DeviceError(f"{label}: device {device!r} asked for, but only "
-                              f"{torch.cuda.device_count()} CUDA device(s) are visible")
-    return device
-
-
-def resolve_dtype(dtype, device: str, model_type: str | None = None,
-                  stored: str | None = None, label: str = "model"):
-    """The torch dtype to load in (see the module's rules); float16 off CUDA is an error."""
-    import torch  # lazy: the registry and its checks import without it
-
-    cuda = torch.device(device).type == "cuda"
-    if dtype in (None, "", "auto"):
-        if stored == "float64":  # the planted analytic models: exact in float64
-            return torch.float64
-        if cuda and (model_type in BF16_FAMILIES or stored == "bfloat16") \
-                and torch.cuda.is_bf16_supported():
-            return torch.bfloat16
-        return torch.float32
-    if isinstance(dtype, str):
-        value = getattr(torch, dtype, None)
-        if not isinstance(value, torch.dtype) or not value.is_floating_point:
-            raise DeviceError(f"{label}: unknown dtype {dtype!r} (use auto, float32, bfloat16 or "
-                              "float16)")
-        dtype = value
-    check_half(dtype, device, label, DeviceError)
-    return dtype
-
-
-def _safetensors_numel(file: Path) -> int | None:
-    """Number of parameters in a safetensors file, from its header (no tensor is read)."""
-    try:
-        with open(file, "rb") as fh:
-            (size,) = struct.unpack("<Q", fh.read(8))
-            header = json.loads(fh.read(size))
-    except (OSError, ValueError, struct.error):
-        return None
-    total = 0
-    for key, meta in header.items():
-        if key == "__metadata__":
-            continue
-        n = 1
-        for d in meta.get("shape", []):
-            n *= int(d)
-        total += n
-    return total
-
-
-def estimate_weight_bytes(files: list[Path], fmt: str, target_bytes: int,
-                          stored_dtype: str | None) -> int:
-    """Bytes the weights take once loaded in a dtype of ``target_bytes`` per parameter."""
-    if fmt == "safetensors":
-        counts = [_safetensors_numel(f) for f in files]
-        if all(c is not None for c in counts):
-            return int(sum(counts) * target_bytes)
-    stored = _DTYPE_BYTES.get(stored_dtype or "float32", 4)
-    return int(sum(f.stat().st_size for f in files) * target_bytes / stored)
-
-
-def available_memory(device: str) -> int:
-    """Free memory in bytes: free CUDA memory, else available RAM (psutil, /proc/meminfo)."""
-    import torch  # lazy: the registry and its checks import without it
-
-    if torch.device(device).type == "cuda":
-        free, _total = torch.cuda.mem_get_info(torch.device(device))
-        return int(free)
-    try:
-        import psutil  # lazy: optional; /proc/meminfo otherwise
-
-        return int(psutil.virtual_memory().available)
-    except ImportError:
-        pass
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 1 << 62  # unknown: do not refuse
-
-
-def _gib(n: float) -> str:
-    return f"{n / 2**30:.2f} GiB"
-
-
-def check_memory(estimate: int, device: str, label: str, max_memory_fraction: float = 0.8,
-                 memory_limit: int | None = None) -> None:
-    """Refuse (:class:`MemoryBudgetError`) when ``MEMORY_OVERHEAD × estimate`` bytes do not
-    fit in ``memory_limit`` (or ``max_memory_fraction`` of the available memory)."""
-    need = int(estimate * MEMORY_OVERHEAD)
-    if memory_limit is not None:
-        budget, where = int(memory_limit), f"the memory limit of {_gib(memory_limit)}"
-    else:
-        free = available_memory(device)
-        budget = int(free * max_memory_fraction)
-        kind = "free GPU memory" if device.startswith("cuda") else "available RAM"
-        where = f"{max_memory_fraction:.0%} of the {_gib(free)} of {kind}"
-    if need > budget:
-        hint = ("use a GPU (device='cuda', dtype bfloat16) or a machine with more memory"
-                if not device.startswith("cuda") else "use a GPU with more memory or bfloat16")
-        raise MemoryBudgetError(f"{label}: needs about {_gib(need)} on {device} (weights "
-                                f"{_gib(estimate)} × {MEMORY_OVERHEAD}), more than {where}; {hint}")
-
 
 # ---------------------------------------------------------------- loading report
-
-_BUFFER = re.compile(r"(^|\.)(position_ids|inv_freq|masked_bias)$|(^|\.)attn\.bias$")
-_UNUSED_HEADS = re.compile(r"(^|\.)(pooler|seq_relationship|sop_classifier)\.")
-
-
-def batch_tokens_for(model, device: str, head: str, batch_tokens: int | None = None, *,
-                     free_bytes: int | None = None, fraction: float = 0.5) -> int:
-    """The engines' token budget (padded tokens per forward pass) for a loaded model.
-
-    ``batch_tokens`` given (a positive integer) is used as it is; None or 0 means *auto*
-    (:func:`polybias.engines.common.auto_batch_tokens`, also what the engines' wrappers
-    pick): 8192 on the CPU (so CPU results do not depend on the machine's memory), and on
-    CUDA ``fraction`` of the free device memory (``free_bytes`` when given) divided by an
-    estimate of the memory one token takes in a forward pass; at least 1024 and at most
-    262144.
-
-    >>> from polybias.planted.tiny_models import build_tiny_model
-    >>> model, _ = build_tiny_model("gpt2")
-    >>> batch_tokens_for(model, "cpu", "causal"), batch_tokens_for(model, "cpu", "causal", 512)
-    (8192, 512)
-    >>> batch_tokens_for(model, "cuda", "causal", free_bytes=2**30)
-    35840
-    """
-    if batch_tokens not in (None, 0):
-        if not isinstance(batch_tokens, int) or isinstance(batch_tokens, bool) or batch_tokens < 1:
-            raise LoadError(f"batch_tokens must be a positive integer or 0 (auto), got "
-                            f"{batch_tokens!r}")
-        return int(batch_tokens)
-    return auto_batch_tokens(model, device, head, free_bytes, fraction)
-
-
-def check_loading_report(info: dict[str, Any], head: str, model, label: str,
-                         architectures: list[str] | None = None) -> dict[str, list[str]]:
-    """Raise :class:`WeightsError` when a weight the measure uses was not loaded from the
-    checkpoint, or a checkpoint weight was dropped (rules in the module docstring).
-
-    ``info`` is transformers' ``output_loading_info`` dict. Returns the tolerated keys.
-    """
-    buffers = {name for name, _ in model.named_buffers()}
-    base = getattr(model, "base_model", model)
-    base_parts = {name for name, _ in base.named_children()}
-    missing = set(info.get("missing_keys") or ())
-    unexpected = set(info.get("unexpected_keys") or ())
-    mismatched = list(info.get("mismatched_keys") or ())
-
-    def harmless_missing(key: str) -> bool:
-        return key in buffers or bool(_BUFFER.search(key)) or (
-            head == "encoder" and (key.startswith("pooler.") or ".pooler." in key))
-
-    def harmless_unexpected(key: str) -> bool:
-        if _BUFFER.search(key) or _UNUSED_HEADS.search(key):
-            return True
-        return head == "encoder" and key.split(".")[0] not in base_parts
-
-    bad_missing = sorted(k for k in missing if not harmless_missing(k))
-    bad_unexpected = sorted(k for k in unexpected if not harmless_unexpected(k))
-    problems = []
-    if mismatched:
-        shapes = [f"{k[0]} {tuple(k[1])} vs {tuple(k[2])}" if isinstance(k, tuple) else str(k)
-                  for k in mismatched]
-        problems.append(f"{len(shapes)} weight(s) of another shape: {', '.join(shapes[:4])}")
-    if bad_missing:
-        problems.append(f"{len(bad_missing)} weight(s) not in the checkpoint (would be random): "
-                        + _short_keys(bad_missing))
-    if bad_unexpected:
-        problems.append(f"{len(bad_unexpected)} checkpoint weight(s) the model would drop: "
-                        + _short_keys(bad_unexpected))
-    if problems:
-        arch = ", ".join(architectures or []) or "unknown"
-        why = ""
-        if head == "mlm" and any(a == "ElectraForPreTraining" for a in architectures or []):
-            why = ("an ELECTRA discriminator has no MLM head (use the generator checkpoint for "
-                   "masked-LM scores, or head 'encoder'); ")
-        raise WeightsError(f"{label}: loaded as {type(model).__name__} ({head}) from a checkpoint "
-                           f"of {arch}: {why}{'; '.join(problems)}")
-    return {"missing": sorted(missing), "unexpected": sorted(unexpected),
-            "mismatched": [str(k) for k in mismatched]}
 
 
 # ---------------------------------------------------------------- load
@@ -653,7 +197,7 @@ def _load_tokenizer(path: Path, label: str, trust_remote_code: bool):
         tok = AutoTokenizer.from_pretrained(str(path), use_fast=True, local_files_only=True,
                                             trust_remote_code=trust_remote_code)
     except Exception as exc:  # transformers raises many types here
-        msg = _first_line(exc)
+        msg = first_line(exc)
         hint = (" (install sentencepiece and protobuf)"
                 if re.search(r"sentencepiece|protobuf", msg, re.I) else "")
         raise CheckpointError(f"{label}: cannot load its tokenizer: {msg}{hint}") from exc
@@ -661,19 +205,6 @@ def _load_tokenizer(path: Path, label: str, trust_remote_code: bool):
         raise CheckpointError(f"{label}: its tokenizer ({type(tok).__name__}) has no fast version; "
                               "the measures need offsets and word ids")
     return tok
-
-
-def _pickle_state_dict(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
-    import torch  # lazy: the registry and its checks import without it
-
-    state, dropped = {}, []
-    for f in files:
-        for key, value in torch.load(f, map_location="cpu", weights_only=False).items():
-            if isinstance(value, torch.Tensor):
-                state[key] = value
-            else:
-                dropped.append(str(key))
-    return state, dropped
 
 
 def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | None = None,
@@ -710,7 +241,7 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
         raise LoadError(f"{label}: head must be one of {', '.join(HEADS)}, got {head!r}")
     if not 0 < max_memory_fraction <= 1:
         raise LoadError(f"{label}: max_memory_fraction must be in (0, 1], got {max_memory_fraction}")
-    device = resolve_device(device, label)
+    device = placement.resolve_device(device, label)
     path, commit = resolve_source(source, revision, label)
     if not (path / "config.json").is_file():
         raise CheckpointError(f"{label}: {path} has no config.json (not a transformers model "
@@ -719,10 +250,10 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
     _check_remote_code(path, head, commit, revision, trust_remote_code, label)
     fmt, files = weights_files(path, label)
     stored = config_json.get("torch_dtype") or config_json.get("dtype")
-    torch_dtype = resolve_dtype(dtype, device, config_json.get("model_type"), stored, label)
+    torch_dtype = placement.resolve_dtype(dtype, device, config_json.get("model_type"), stored, label)
     target = torch.empty((), dtype=torch_dtype).element_size()
-    estimate = estimate_weight_bytes(files, fmt, target, stored)
-    check_memory(estimate, device, label, max_memory_fraction, memory_limit)
+    estimate = placement.estimate_weight_bytes(files, fmt, target, stored)
+    placement.check_memory(estimate, device, label, max_memory_fraction, memory_limit)
 
     import transformers  # lazy: the registry and its checks import without it
 
@@ -733,7 +264,7 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
         try:
             config = transformers.AutoConfig.from_pretrained(str(path), **opts)
         except Exception as exc:
-            raise CheckpointError(f"{label}: cannot read its config: {_first_line(exc)}") from exc
+            raise CheckpointError(f"{label}: cannot read its config: {first_line(exc)}") from exc
         tokenizer = _load_tokenizer(path, label, trust_remote_code)
         archs = list(getattr(config, "architectures", None) or [])
         try:
@@ -747,7 +278,7 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
                 if not allow_pickle:
                     raise PickleError(
                         f"{label}: {files[0].name} holds Python objects beyond tensors, which the "
-                        f"safe weights-only reader refuses ({_first_line(exc)}); load it only from "
+                        f"safe weights-only reader refuses ({first_line(exc)}); load it only from "
                         "a trusted source with allow_pickle=True (or convert it to safetensors)"
                     ) from exc
                 state, dropped = _pickle_state_dict(files)
@@ -757,7 +288,7 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
         except LoadError:
             raise
         except ValueError as exc:
-            msg = _first_line(exc)
+            msg = first_line(exc)
             if "Unrecognized configuration class" in msg:
                 raise CheckpointError(f"{label}: transformers has no {head} class for "
                                       f"{type(config).__name__} (architectures: "
@@ -765,7 +296,7 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
             raise CheckpointError(f"{label}: cannot load its {fmt} weights as {head}: {msg}") from exc
         except Exception as exc:
             raise CheckpointError(f"{label}: cannot load its {fmt} weights as {head}: "
-                                  f"{_first_line(exc)}") from exc
+                                  f"{first_line(exc)}") from exc
     report = check_loading_report(info, head, model, label, archs)
     if dropped:
         report["dropped_non_tensors"] = sorted(dropped)
@@ -776,14 +307,6 @@ def load_checkpoint(source: str | os.PathLike, head: str, *, revision: str | Non
                          weights_format=fmt, device=device, dtype=str(torch_dtype).removeprefix("torch."),
                          trust_remote_code=trust_remote_code, estimated_bytes=estimate, report=report)
     return model, tokenizer, load_info
-
-
-def _is_unpickling_error(exc: BaseException) -> bool:
-    while exc is not None:
-        if isinstance(exc, pickle.UnpicklingError) or "Weights only load failed" in str(exc):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
 
 
 def _concrete_class(auto, config, label: str, head: str):

@@ -39,7 +39,8 @@ import yaml
 from polybias import paths
 from polybias.files import write_text_atomic
 from polybias.models import ModelError, load_registry, resolve_model
-from polybias.models.loading import LoadError, resolve_commit
+from polybias.models.errors import LoadError
+from polybias.models.hub import resolve_commit
 from polybias.runner.runs import Run, SweepError, notebook_parameters, read_sweep
 
 SUFFIX = ".pins.yaml"

@@ -149,7 +149,7 @@ def test_a_measure_declared_for_a_design_reruns_only_the_cells_of_that_design(
     before = json.loads(causal.read_text())["rows"]
 
     pair_gap_measure({"crows-causal": ["pair-gap"]})
-    states = {c.job["family"]: c.state() for c in vs.cells(cfg, records)}
+    states = {c.job["family"]: c.state() for c in vs.model_runs(cfg, records)}
     assert states == {"word2vec": "done", "causal": "todo"}
     assert vs.run_validity(cfg, records, log=lambda *a, **k: None) == \
         {"done": 4, "ran": 4, "elsewhere": 0, "jobs": 8}

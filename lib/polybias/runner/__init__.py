@@ -21,6 +21,6 @@ The modules, each importing only those above it in this list:
   sweep of ``kind: validity-diagnosis``;
 * :mod:`~polybias.runner.validity_eurogest` — the EuroGEST measure on causal LMs planted in
   three of EuroGEST's languages, a sweep of ``kind: validity-eurogest``;
-* :mod:`~polybias.runner.record_cell` — the run of those three kinds: score one planted
+* :mod:`~polybias.runner.record_run` — the run of those three kinds: score one planted
   model, write its record, under the runner's lock-done-skip protocol.
 """

@@ -105,7 +105,7 @@ are reported ``todo``). ``--only`` takes comma-separated pieces of run keys.
 
 Sweeps of other kinds: a sweep YAML with a top-level ``kind:`` other than ``notebooks``
 (the default) names what a run is; :data:`KINDS` maps the kind to the module that reads such
-a YAML into its runs (``sweep_units(config, options)``) and, once they are done, writes what
+a YAML into its runs (``sweep_runs(config, options)``) and, once they are done, writes what
 is made of them (``finish(config, options)``). Their runs go through the same plan, shards,
 locks, resume, Dask or batch workers and summary as the notebook runs. The runner asks the
 same of a run of any kind, and nothing else (a notebook run is
@@ -230,7 +230,7 @@ def load_sweep(config: str | Path, pins: str | Path | bool | None = True,
     config = Path(config)
     kind = (options or {}).get("kind") or sweep_kind(config)
     if KINDS[kind] is not None:
-        return kind_module(kind).sweep_units(config, options or {})
+        return kind_module(kind).sweep_runs(config, options or {})
     runs = read_sweep(config)
     if pins is None or pins is False:
         return runs
@@ -421,7 +421,7 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
               client=None, progress: bool = True,
               pins: str | Path | bool | None = True, shard: tuple[int, int] = (0, 1),
               limit: int | None = None, options: dict[str, Any] | None = None,
-              units: list[Any] | None = None) -> list[dict[str, Any]]:
+              given: list[Any] | None = None) -> list[dict[str, Any]]:
     """Execute every run of ``config`` not yet done; return one outcome dict per run.
 
     The parameter values of the runs to execute are checked against their notebooks'
@@ -432,7 +432,7 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
     ``cluster_config`` and ``gpus`` are ignored). Otherwise see the module docstring.
     ``pins``: the pin file, as :func:`load_sweep` takes it. ``only``, ``shard``: which
     runs (:func:`select`); ``limit``: at most that many runs not yet done execute, the others
-    are ``todo``. ``options``: a sweep kind's own options (:func:`load_sweep`); ``units``:
+    are ``todo``. ``options``: a sweep kind's own options (:func:`load_sweep`); ``given``:
     the runs themselves, already read (then ``config`` and ``pins`` are not read).
 
     Raises
@@ -447,7 +447,7 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
     runs: list[Any] = []
     outcomes: list[dict[str, Any]] = []
     try:  # Ctrl-C while the sweep is read: a summary of what is left, as later
-        runs = select(load_sweep(config, pins, options) if units is None else units, only, shard)
+        runs = select(load_sweep(config, pins, options) if given is None else given, only, shard)
         done = [not force and is_done(r, root) for r in runs]
         outcomes = [{"key": r.key, "status": "skipped", "reason": DONE}
                     for r, d in zip(runs, done, strict=True) if d]

@@ -19,7 +19,7 @@ notebook 10 renders, so their checked outputs do not depend on the CPU:
   association was planted.
 
 Both are a sweep kind of the one runner (``kind: validity-diagnosis``):
-``polybias sweep configs/sweeps/validity-diagnosis.yaml`` runs one :class:`Cell` per encoder
+``polybias sweep configs/sweeps/validity-diagnosis.yaml`` runs one :class:`ModelRun` per encoder
 and per probed model (plan order, ``--only encoder`` or ``--only layers``, ``--shard``,
 resume, locks, local or cluster workers: the runner's), each writing its record under the
 config's ``records_dir``; then :func:`finish` writes ``encoder.csv`` and ``layers.csv`` beside
@@ -44,7 +44,7 @@ from polybias.files import params_hash, write_text_atomic
 from polybias.planted.static import BagOfWords, ContextualBag, corpus_association_embedding
 from polybias.planted.synthetic import planted_corpus, planted_groups
 from polybias.runner import validity_sweep
-from polybias.runner.record_cell import RecordCell
+from polybias.runner.record_run import RecordRun
 from polybias.runner.sweep import SweepError
 from polybias.runner.sweep import main as sweep_main
 from polybias.studies.validity_designs import N_SENTENCES, planted_lm, planted_template_scores
@@ -212,9 +212,9 @@ def score(job: dict[str, Any], config: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @dataclass(frozen=True, eq=False)
-class Cell(RecordCell):
+class ModelRun(RecordRun):
     """One encoder or one probed model as a run of the sweep runner (``kind:
-    validity-diagnosis``, :class:`polybias.runner.record_cell.RecordCell`)."""
+    validity-diagnosis``, :class:`polybias.runner.record_run.RecordRun`)."""
 
     def relative(self) -> str:
         return record_name(self.job) + ".json"
@@ -226,17 +226,17 @@ class Cell(RecordCell):
         return {"scoring_version": SCORING_VERSION}
 
 
-def cells(config: dict[str, Any], records: Path | None = None) -> list[Cell]:
+def model_runs(config: dict[str, Any], records: Path | None = None) -> list[ModelRun]:
     """The runs of a diagnosis sweep in :func:`plan` order (records: default the config's
     ``records_dir`` under the output root)."""
     records = Path(records) if records else paths.output_path(config["records_dir"])
-    return [Cell(record_name(job), job, config, str(records), job_hash(job, config)) for job in plan()]
+    return [ModelRun(record_name(job), job, config, str(records), job_hash(job, config)) for job in plan()]
 
 
-def sweep_units(config: str | Path, options: dict[str, Any]) -> list[Cell]:
+def sweep_runs(config: str | Path, options: dict[str, Any]) -> list[ModelRun]:
     """The runs of the sweep YAML ``config`` for the sweep runner (:data:`polybias.runner.sweep.KINDS`)."""
     try:
-        return cells(load_config(config))
+        return model_runs(load_config(config))
     except (ValidityDiagnosisError, validity_sweep.ValiditySweepError) as exc:
         raise SweepError(str(exc)) from None
 
@@ -245,7 +245,7 @@ def collect(config: dict[str, Any], part: str, records: Path | None = None) -> p
     """The rows of one part (``encoder`` or ``layers``) in plan order, or None when one of
     its records is missing or stale, or it plans no job."""
     rows = []
-    mine = [cell for cell in cells(config, records) if cell.job["part"] == part]
+    mine = [cell for cell in model_runs(config, records) if cell.job["part"] == part]
     for cell in mine:
         record = cell.done_record()
         if record is None:

@@ -8,7 +8,7 @@ held-out pairs (:func:`polybias.studies.validity_designs.planted_eurogest_scores
 are trained once and cached under their training spec (the pinned ones read from
 ``data/planted``).
 
-``polybias sweep configs/sweeps/validity-eurogest.yaml`` runs one :class:`Cell` per model
+``polybias sweep configs/sweeps/validity-eurogest.yaml`` runs one :class:`ModelRun` per model
 (plan order, ``--only``, ``--shard``, ``--limit``, resume, locks, local or cluster workers:
 the runner's), each writing its record ``<records_dir>/<language>/eurogest-p<p>-s<seed>.json``;
 then :func:`finish` writes ``eurogest.csv`` into the config's ``summary_dir`` (``data/validity``,
@@ -29,7 +29,7 @@ import pandas as pd
 from polybias import paths
 from polybias.files import params_hash, write_text_atomic
 from polybias.planted import eurogest as planted_eurogest
-from polybias.runner.record_cell import RecordCell
+from polybias.runner.record_run import RecordRun
 from polybias.runner.sweep import SweepError
 from polybias.runner.sweep import main as sweep_main
 from polybias.stats import N_BOOTSTRAP
@@ -129,9 +129,9 @@ def record_name(job: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class Cell(RecordCell):
+class ModelRun(RecordRun):
     """One planted EuroGEST model as a run of the sweep runner (``kind: validity-eurogest``,
-    :class:`polybias.runner.record_cell.RecordCell`): train (or load) it, score it, write
+    :class:`polybias.runner.record_run.RecordRun`): train (or load) it, score it, write
     its record ``<language>/eurogest-p<p>-s<seed>.json``."""
 
     def relative(self) -> str:
@@ -144,19 +144,19 @@ class Cell(RecordCell):
         return {"scoring_version": SCORING_VERSION}
 
 
-def cells(config: dict[str, Any], records: Path | None = None) -> list[Cell]:
+def model_runs(config: dict[str, Any], records: Path | None = None) -> list[ModelRun]:
     """The runs of a EuroGEST validity sweep, in :func:`plan` order. ``records``: the
     records folder (default: the config's ``records_dir`` under the output root)."""
     records = Path(records) if records else paths.output_path(config["records_dir"])
-    return [Cell(record_name(job), job, config, str(records), job_hash(job, config["grid"]))
+    return [ModelRun(record_name(job), job, config, str(records), job_hash(job, config["grid"]))
             for job in plan(config["grid"])]
 
 
-def sweep_units(config: str | Path, options: dict[str, Any]) -> list[Cell]:
+def sweep_runs(config: str | Path, options: dict[str, Any]) -> list[ModelRun]:
     """The runs of the sweep YAML ``config`` for the sweep runner (:data:`polybias.runner.sweep.KINDS`).
     A malformed config is a :class:`polybias.runner.sweep.SweepError`."""
     try:
-        return cells(load_config(config))
+        return model_runs(load_config(config))
     except ValidityEuroGestError as exc:
         raise SweepError(str(exc)) from None
 
@@ -165,7 +165,7 @@ def collect(config: dict[str, Any], records: Path | None = None) -> pd.DataFrame
     """Every planned model's row, in plan order (columns :data:`COLUMNS`); a record missing,
     stale or not complete raises :class:`ValidityEuroGestError` naming how many and the first."""
     rows, missing = [], []
-    for cell in cells(config, records):
+    for cell in model_runs(config, records):
         record = cell.done_record()
         if record is None:
             missing.append(cell.relative())

@@ -2,7 +2,7 @@
 
 ``make validity`` runs ``polybias sweep configs/sweeps/validity.yaml``: a sweep of the one
 runner (:mod:`polybias.runner.sweep`) of ``kind: validity``, whose runs are this module's
-:class:`Cell` (:func:`sweep_units`) and whose summary :func:`finish` writes; plan order,
+:class:`ModelRun` (:func:`sweep_runs`) and whose summary :func:`finish` writes; plan order,
 ``--only``, ``--shard``, ``--limit``, resume, locks, local or Dask and batch workers, and
 the summary of outcomes are the runner's. ``python -m polybias.runner.validity_sweep
 CONFIG`` is the earlier spelling of ``polybias sweep CONFIG --jobs 1`` (:func:`main`). Each
@@ -54,7 +54,7 @@ from polybias import paths
 from polybias.files import canonical_json, params_hash, sha256_file, write_text_atomic
 from polybias.planted import synthetic
 from polybias.runner.execution import DONE
-from polybias.runner.record_cell import RecordCell, read_record
+from polybias.runner.record_run import RecordRun, read_record
 from polybias.runner.sweep import SweepError, run_sweep, select
 from polybias.runner.sweep import main as sweep_main
 from polybias.studies import validity_designs as designs
@@ -342,9 +342,9 @@ def _read_done(path: Path, digest: str, job: dict[str, Any]) -> bool:
 
 
 @dataclass(frozen=True, eq=False)
-class Cell(RecordCell):
+class ModelRun(RecordRun):
     """One job of the validity sweep as a run of the sweep runner (:mod:`polybias.runner.sweep`,
-    ``kind: validity``; :class:`polybias.runner.record_cell.RecordCell`): train (or load) one
+    ``kind: validity``; :class:`polybias.runner.record_run.RecordRun`): train (or load) one
     planted model, score every design of its family, write its record.
 
     ``key`` is the record's name without ``.json`` (``en/mlm-p0.9-s0``), ``records`` the
@@ -370,9 +370,9 @@ class Cell(RecordCell):
         return covers_declared(self.job, record.get("rows", []))
 
 
-def cells(config: dict[str, Any], records: Path | None = None, order: str = "plan",
+def model_runs(config: dict[str, Any], records: Path | None = None, order: str = "plan",
           first: list[str] | None = None,
-          skip: set[str] | frozenset[str] = frozenset()) -> list[Cell]:
+          skip: set[str] | frozenset[str] = frozenset()) -> list[ModelRun]:
     """The runs of a validity sweep, in the order they run: :func:`plan`'s jobs, or
     :func:`balanced_first`'s for ``order="balanced-first"`` (``first``: the blocks whose
     balanced models go before the others), less the records named in ``skip`` (as
@@ -387,11 +387,11 @@ def cells(config: dict[str, Any], records: Path | None = None, order: str = "pla
     for job in jobs:
         name = str(record_path(Path(), job))
         if name not in skip:
-            out.append(Cell(name.removesuffix(".json"), job, config, str(records), job_hash(job, config)))
+            out.append(ModelRun(name.removesuffix(".json"), job, config, str(records), job_hash(job, config)))
     return out
 
 
-def sweep_units(config: str | Path, options: dict[str, Any]) -> list[Cell]:
+def sweep_runs(config: str | Path, options: dict[str, Any]) -> list[ModelRun]:
     """The runs of the validity sweep YAML ``config`` for the sweep runner (``kind:
     validity``, :data:`polybias.runner.sweep.KINDS`): :func:`cells` with the command's
     ``order``, ``first`` and, with ``carry_committed``, the records the committed summary
@@ -400,7 +400,7 @@ def sweep_units(config: str | Path, options: dict[str, Any]) -> list[Cell]:
         cfg = load_config(config)
         carry = (committed_records(paths.project_root() / cfg["summary_dir"])
                  if options.get("carry_committed") else None)
-        return cells(cfg, order=options.get("order") or "plan", first=options.get("first") or None,
+        return model_runs(cfg, order=options.get("order") or "plan", first=options.get("first") or None,
                      skip=held(carry) if carry else frozenset())
     except ValiditySweepError as exc:
         raise SweepError(str(exc)) from None
@@ -435,11 +435,11 @@ def run_validity(config: dict[str, Any], records: Path | None = None, limit: int
     remaining jobs from the i-th, so that separate processes can share a sweep. ``skip``,
     ``order`` and ``first``: as :func:`cells` takes them. ``log`` gets one line per job
     not already done."""
-    units = cells(config, records, order=order, first=first, skip=skip)
+    planned = model_runs(config, records, order=order, first=first, skip=skip)
     picked = ",".join(f"{b}-" for b in only) if only else None
     try:
         outcomes = run_sweep(None, jobs=1, only=picked, shard=shard, limit=limit, progress=False,
-                             units=units)
+                             given=planned)
     except SweepError as exc:
         raise ValiditySweepError(str(exc)) from None
     for o in outcomes:
@@ -450,7 +450,7 @@ def run_validity(config: dict[str, Any], records: Path | None = None, limit: int
     elsewhere = sum(str(o.get("reason", "")).startswith("running elsewhere") for o in outcomes)
     return {"done": sum(o.get("reason") == DONE for o in outcomes),
             "ran": sum(o["status"] == "ok" for o in outcomes), "elsewhere": elsewhere,
-            "jobs": len(select(units, picked, shard))}
+            "jobs": len(select(planned, picked, shard))}
 
 
 def held(carry: dict[str, Any]) -> set[str]:

@@ -5,13 +5,13 @@ The validity sweep (:mod:`polybias.runner.validity_sweep`), its diagnosis
 (:mod:`polybias.runner.validity_eurogest`) are sweep kinds of the one runner
 (:data:`polybias.runner.sweep.KINDS`): plan order, ``--only``, ``--shard``, ``--limit``,
 resume, locks, local or Dask and batch workers and the summary of outcomes are the runner's.
-Their runs are :class:`RecordCell` s: a cell is *done* when its record exists with the
+Their runs are :class:`RecordRun` s: a cell is *done* when its record exists with the
 cell's hash (everything the record depends on) and holds what the cell must produce
-(:meth:`RecordCell.complete`); it is executed under the runner's lock-done-skip protocol
+(:meth:`RecordRun.complete`); it is executed under the runner's lock-done-skip protocol
 (:func:`polybias.runner.execution.under_lock`, a file lock on ``<record>.lock``), and its
 record is written atomically. A kind says only what is particular to it: where a job's record
-lies (:meth:`RecordCell.relative`), how it is scored (:meth:`RecordCell.score`) and what the
-record holds beside its rows (:meth:`RecordCell.header`).
+lies (:meth:`RecordRun.relative`), how it is scored (:meth:`RecordRun.score`) and what the
+record holds beside its rows (:meth:`RecordRun.header`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def read_record(path: Path) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True, eq=False)
-class RecordCell:
+class RecordRun:
     """One job as a run of the sweep runner: score one planted model, write its record.
 
     ``key`` names the run (the record's path under ``records`` without ``.json``), ``job``

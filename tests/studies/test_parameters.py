@@ -75,6 +75,34 @@ def test_the_help_command_finds_and_rewrites_drifted_help(tmp_path, capsys):
     assert parameters.main([str(source)]) == 0
 
 
+def test_a_declared_default_is_the_library_constant_and_written_from_it(tmp_path, monkeypatch, capsys):
+    """A default declared as a library constant (``Parameter.default``) is the value the
+    parameters cell writes; a cell that states another value, or a constant that changes,
+    is reported, and ``--write`` writes the constant's value."""
+    from polybias import stats
+
+    declared = {(nb, name): p.default for nb, decl in NOTEBOOKS.items()
+                for name, p in decl.parameters.items() if p.default}
+    assert declared[("01_weat", "n_permutations")] == "polybias.stats.N_PERMUTATIONS"
+    assert declared[("16_eurogest", "n_bootstrap")] == "polybias.stats.N_BOOTSTRAP"
+    assert len(declared) >= 15
+    for (nb, name), constant in declared.items():
+        assert parameters.defaults(nb)[name] == NOTEBOOKS[nb].parameters[name].default_value(), (nb, name)
+    source = paths.project_root() / "notebooks" / "05_crows_pairs.py"
+    copy = tmp_path / source.name
+    text = source.read_text(encoding="utf-8")
+    copy.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(stats, "N_BOOTSTRAP", 500)
+    assert parameters.main([str(copy)]) == 1
+    assert ("the default of 'n_bootstrap' is 1000, not polybias.stats.N_BOOTSTRAP (500)"
+            in capsys.readouterr().out)
+    assert parameters.main([str(copy), "--write"]) == 0
+    assert copy.read_text(encoding="utf-8") == text.replace("n_bootstrap: int = 1000", "n_bootstrap: int = 500")
+    assert parameters.defaults("05_crows_pairs")["n_bootstrap"] == 1000  # the project's own cell untouched
+    with pytest.raises(parameters.ParameterError, match="names no library constant"):
+        parameters.Parameter("x", default="polybias.stats.NO_SUCH").default_value()
+
+
 def test_allowed_values_come_from_the_library():
     from polybias.data.crowspairs import DATASETS
     from polybias.metrics import crows

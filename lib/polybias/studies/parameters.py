@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import inspect
 import io
 import math
@@ -84,6 +85,10 @@ class Parameter:
         Whether the value must be an integer (``bool`` is not one).
     open_range : bool
         Whether ``low`` and ``high`` themselves are excluded.
+    default : str, optional
+        The dotted name of the library constant the parameter's default is (e.g.
+        ``"polybias.stats.N_BOOTSTRAP"``): the parameters cell writes its value, checked and
+        rewritten as the help is (:func:`help_differences`), so a default is stated once.
     """
 
     help: str
@@ -94,6 +99,19 @@ class Parameter:
     high: float | None = None
     integer: bool = False
     open_range: bool = False
+    default: str | None = None
+
+    def default_value(self) -> Any:
+        """The value of the library constant :attr:`default` names.
+
+        >>> _integer("x", default="polybias.stats.N_BOOTSTRAP").default_value()
+        1000
+        """
+        module, _, name = (self.default or "").rpartition(".")
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ParameterError(f"the declared default {self.default!r} names no library constant") from exc
 
     @property
     def ruled(self) -> bool:
@@ -192,12 +210,13 @@ def _choice(help: str, values, empty: bool = False) -> Parameter:
     return Parameter(help, values=values, empty=empty)
 
 
-def _integer(help: str, low: float | None = 0, high: float | None = None) -> Parameter:
-    return Parameter(help, low=low, high=high, integer=True)
+def _integer(help: str, low: float | None = 0, high: float | None = None,
+             default: str | None = None) -> Parameter:
+    return Parameter(help, low=low, high=high, integer=True, default=default)
 
 
-def _probability(help: str) -> Parameter:
-    return Parameter(help, low=0, high=1)
+def _probability(help: str, default: str | None = None) -> Parameter:
+    return Parameter(help, low=0, high=1, default=default)
 
 
 def _free(help: str) -> Parameter:
@@ -434,8 +453,8 @@ NOTEBOOKS: dict[str, Notebook] = {
         "ddof": DDOF_WEAT,
         "alternative": ALTERNATIVE,
         "n_permutations": _integer("Monte Carlo draws when exact enumeration is too large "
-                                   "({range})", low=1),
-        "exact_limit": _integer("enumerate all splits when there are at most this many ({range})"),
+                                   "({range})", low=1, default="polybias.stats.N_PERMUTATIONS"),
+        "exact_limit": _integer("enumerate all splits when there are at most this many ({range})", default="polybias.stats.EXACT_LIMIT"),
         "seed": _integer("seed of the Monte Carlo draws ({range})"),
         "on_missing": _choice("words missing from the model's vocabulary: {values}",
                               ("raise", "drop")),
@@ -463,9 +482,9 @@ NOTEBOOKS: dict[str, Notebook] = {
                         "{values}", (1, 0)),
         "alternative": ALTERNATIVE,
         "n_permutations": _integer("Monte Carlo re-splits when exact enumeration is too large "
-                                   "({range})", low=1),
+                                   "({range})", low=1, default="polybias.stats.N_PERMUTATIONS_SHORT"),
         "exact_limit": _integer("enumerate all re-splits when there are at most this many "
-                                "({range})"),
+                                "({range})", default="polybias.stats.EXACT_LIMIT"),
         "seed": _integer("seed of the Monte Carlo draws ({range})"),
         "cache": _free("read/store sentence vectors in the embedding cache"),
         "reported": _free("paper/reported/NAME.csv (one model, keyed by test) to print beside the "
@@ -538,7 +557,7 @@ NOTEBOOKS: dict[str, Notebook] = {
                                "et al.'s code; empty: none",
                                tuple(q for q in template_scores.INDEX_QUIRKS if q), empty=True),
         "n_permutations": _integer("Monte Carlo draws of the permutation test when not exact "
-                                   "({range})", low=1),
+                                   "({range})", low=1, default="polybias.stats.N_PERMUTATIONS_SHORT"),
         "seed": _integer("seed of the permutation test (and of the planted model's training, or "
                          "the analytic model's codes; {range})"),
         "output_dir": OUTPUT_DIR,
@@ -558,7 +577,7 @@ NOTEBOOKS: dict[str, Notebook] = {
         "max_pairs": _integer("a dataset: score a sample of at most this many pairs, stratified "
                               "by bias type and drawn with `seed` ({range}; 0: all)"),
         "n_bootstrap": _integer("bootstrap resamples for the confidence intervals ({range}; 0: "
-                                "none)"),
+                                "none)", default="polybias.stats.N_BOOTSTRAP"),
         "seed": _integer("seed of the pair draw and the bootstrap ({range})"),
         "compat_fourth_root": _free("seed-001 code's extra square root in the JSD"),
         "causal_bos": _choice("causal LMs: {values} (prepend: BOS before every sentence; "
@@ -619,7 +638,7 @@ NOTEBOOKS: dict[str, Notebook] = {
         "cell_feature": _free("attribute feature whose values split the attributes into cells for "
                               "the significance test (e.g. sentiment); empty: one cell"),
         "n_permutations": _integer("draws of the significance test of each interaction against "
-                                   "its base rate ({range})", low=1),
+                                   "its base rate ({range})", low=1, default="polybias.stats.N_PERMUTATIONS_SHORT"),
         "reproduce": _free("seed-004 identity lists and sample sizes from shipped data"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("interactions_planted-mlm")),
@@ -651,7 +670,7 @@ NOTEBOOKS: dict[str, Notebook] = {
         "compare_scope": _free("also run the other scope and show the difference"),
         "ddof": _choice("std degrees of freedom of the WEAT effect size (1 Caliskan, 0 seed-003 "
                         "code): {values}", (1, 0)),
-        "n_permutations": _integer("Monte Carlo draws of the WEAT p-value ({range})", low=1),
+        "n_permutations": _integer("Monte Carlo draws of the WEAT p-value ({range})", low=1, default="polybias.stats.N_PERMUTATIONS_SHORT"),
         "seed": _integer("seed of the p-values, the INLP split and classifiers ({range})"),
         "extra_model": _free("Hindi/Bangla static model: registered name or file path; empty: "
                              "none"),
@@ -668,11 +687,11 @@ NOTEBOOKS: dict[str, Notebook] = {
         "language": _choice("planted-corpus language: {values}", _planted_languages),
         "summary_dir": _free("committed summary of the validity sweep (make validity)"),
         "alpha": Parameter("significance level of the metrics' own tests ({range})", low=0, high=1,
-                           open_range=True),
+                           open_range=True, default="polybias.stats.ALPHA"),
         "too_high": Parameter("a false-positive rate the calibration verdict must be able to rule "
-                              "out ({range}; above alpha)", low=0, high=1, open_range=True),
+                              "out ({range}; above alpha)", low=0, high=1, open_range=True, default="polybias.studies.validity_statistics.TOO_HIGH"),
         "power_target": Parameter("power that defines the minimum detectable bias ({range})",
-                                  low=0, high=1, open_range=True),
+                                  low=0, high=1, open_range=True, default="polybias.studies.validity_statistics.TARGET_POWER"),
         "table_file": _free(TABLE_FILE.format("validity_en")),
         "figure_prefix": _free("figures/<prefix>_dose_response_<language>.png and _mdb_; empty: "
                                "none"),
@@ -711,7 +730,7 @@ NOTEBOOKS: dict[str, Notebook] = {
         "published_groups": _free("published models compared over the shared pairs (model "
                                   "published only)"),
         "n_bootstrap": _integer("bootstrap resamples for the confidence intervals ({range}; 0: "
-                                "none)"),
+                                "none)", default="polybias.stats.N_BOOTSTRAP"),
         "seed": _integer("seed of the pair sample and the bootstrap ({range})"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("crows-languages_published")),
@@ -732,7 +751,7 @@ NOTEBOOKS: dict[str, Notebook] = {
                               "proportion\")", values=census.OUTCOMES, each=True),
         "ddof": _choice("std degrees of freedom of WEFAT (1: sample std): {values}", (1, 0)),
         "confidence": Parameter("level of the Fisher-z intervals ({range})", low=0, high=1,
-                                open_range=True),
+                                open_range=True, default="polybias.stats.CONFIDENCE_LEVEL"),
         "reported": _free("paper/reported/NAME.csv with the published correlations; empty: none"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free("where to write the tables (e.g. paper/tables/external_w2v-gnews.md)"),
@@ -767,7 +786,7 @@ NOTEBOOKS: dict[str, Notebook] = {
         "max_items": _integer("score a sample of at most this many items of each task, "
                               "stratified by bias type and drawn with `seed` ({range}; 0: all)"),
         "n_bootstrap": _integer("bootstrap resamples over items for the intervals ({range}; 0: "
-                                "none)"),
+                                "none)", default="polybias.stats.N_BOOTSTRAP"),
         "seed": _integer("seed of the item sample and the bootstrap ({range})"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("stereoset_published")),
@@ -787,7 +806,7 @@ NOTEBOOKS: dict[str, Notebook] = {
         "interval": _choice("{values} (normal: the authors' bootstrap_ci)", INTERVALS),
         "base": _choice("{values} (e: the authors' np.exp of the mean base-10 score)", BASES),
         "n_bootstrap": _integer("bootstrap resamples within each stereotype for the intervals "
-                                "({range}; 0: none)"),
+                                "({range}; 0: none)", default="polybias.stats.N_BOOTSTRAP"),
         "seed": _integer("seed of the sentence sample and the bootstrap ({range})"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("gest_published")),
@@ -812,14 +831,14 @@ NOTEBOOKS: dict[str, Notebook] = {
         "min_sentences": _integer("a stereotype with fewer sentences gets no rate (the authors' 10; "
                                   "{range})", low=1),
         "n_bootstrap": _integer("bootstrap resamples within each stereotype for the intervals "
-                                "({range}; 0: none)"),
+                                "({range}; 0: none)", default="polybias.stats.N_BOOTSTRAP"),
         "seed": _integer("seed of the bootstrap ({range})"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("eurogest_planted-causal")),
     }, _check_16_eurogest),
     "17_real_models": Notebook({
         "n_bootstrap": _integer("bootstrap resamples for the intervals of g_s, SS and the stereotype "
-                                "score and of the rank correlations ({range}; 0: none)"),
+                                "score and of the rank correlations ({range}; 0: none)", default="polybias.stats.N_BOOTSTRAP"),
         "seed": _integer("seed of every bootstrap ({range})"),
         "method": _choice("rank correlation: {values}", ("spearman", "kendall")),
         "min_models": _integer("fewest shared checkpoints for a rank correlation ({range})", low=2),
@@ -841,7 +860,7 @@ NOTEBOOKS: dict[str, Notebook] = {
                                  "records, or the records kept under paper/records), e.g. "
                                  "configs/sweeps/default.yaml and the sweep polybias profile wrote"),
         "n_bootstrap": _integer("bootstrap resamples for the released checkpoints' intervals "
-                                "({range}; 0: none)"),
+                                "({range}; 0: none)", default="polybias.stats.N_BOOTSTRAP"),
         "seed": _integer("seed of those bootstraps ({range})"),
         "output_dir": OUTPUT_DIR,
         "table_file": _free(TABLE_FILE.format("profile_smollm2-135m-instruct-q4_1")),
@@ -943,9 +962,10 @@ def help_differences(path: str | Path, write: bool = False) -> list[str]:
     Returns
     -------
     list of str
-        One line per difference: a help comment that is not the declared help (rewritten
-        when ``write``), a parameter of the cell that is not declared, or one declared that
-        the cell lacks (neither of these two is fixed by ``write``).
+        One line per difference: a help comment that is not the declared help, or a default
+        that is not the library constant its declaration names (both rewritten when
+        ``write``), a parameter of the cell that is not declared, or one declared that the
+        cell lacks (neither of these two is fixed by ``write``).
     """
     path = Path(path)
     declared = NOTEBOOKS.get(path.stem)
@@ -963,7 +983,20 @@ def help_differences(path: str | Path, write: bool = False) -> list[str]:
         if name not in declared.parameters:
             problems.append(f"{path.name}: parameter {name!r} is not declared")
             continue
-        wanted = declared.parameters[name].render()
+        parameter = declared.parameters[name]
+        if parameter.default is not None:
+            target, _, literal = code.partition("=")
+            value = parameter.default_value()
+            try:
+                given = ast.literal_eval(literal.strip())
+            except (ValueError, SyntaxError):
+                given = None
+            if given != value or type(given) is not type(value):
+                problems.append(f"{path.name}: the default of {name!r} is {literal.strip()}, not "
+                                f"{parameter.default} ({value!r})")
+                code = f"{target.rstrip()} = {value!r}"
+                lines[i] = f"{code}  # {comment}\n" if comment else f"{code}\n"
+        wanted = parameter.render()
         if comment != wanted:
             problems.append(f"{path.name}: help of {name!r} differs from its declaration")
             lines[i] = f"{code}  # {wanted}\n"

@@ -47,8 +47,8 @@ def output_digests(folder: Path) -> dict[str, str]:
 
 def under_lock(key: str, lock: RunLock, done, work, force: bool = False) -> dict[str, Any]:
     """The runner's one lock-done-skip protocol, for every kind of run (a notebook run of a
-    sweep, a validity cell, ``polybias run``): take ``lock``, or return ``skipped`` (running
-    elsewhere) when another process holds it; under it, return ``skipped`` (:data:`DONE`)
+    sweep, a model run of a validity sweep, ``polybias run``): take ``lock``, or return
+    ``skipped`` (running elsewhere) when another process holds it; under it, return ``skipped`` (:data:`DONE`)
     when ``done()`` says the run finished, unless ``force`` (it may just have finished
     elsewhere; Dask may re-execute a task whose worker died after the run had finished);
     else return what ``work()`` returns.

@@ -5,7 +5,7 @@ The validity sweep (:mod:`polybias.runner.validity_sweep`), its diagnosis
 (:mod:`polybias.runner.validity_eurogest`) are sweep kinds of the one runner
 (:data:`polybias.runner.sweep.KINDS`): plan order, ``--only``, ``--shard``, ``--limit``,
 resume, locks, local or Dask and batch workers and the summary of outcomes are the runner's.
-Their runs are :class:`RecordRun` s: a cell is *done* when its record exists with the
+Their runs are :class:`RecordRun` s: a model run is *done* when its record exists with the
 cell's hash (everything the record depends on) and holds what the cell must produce
 (:meth:`RecordRun.complete`); it is executed under the runner's lock-done-skip protocol
 (:func:`polybias.runner.execution.under_lock`, a file lock on ``<record>.lock``), and its

@@ -245,9 +245,9 @@ def collect(config: dict[str, Any], part: str, records: Path | None = None) -> p
     """The rows of one part (``encoder`` or ``layers``) in plan order, or None when one of
     its records is missing or stale, or it plans no job."""
     rows = []
-    mine = [cell for cell in model_runs(config, records) if cell.job["part"] == part]
-    for cell in mine:
-        record = cell.done_record()
+    mine = [run for run in model_runs(config, records) if run.job["part"] == part]
+    for run in mine:
+        record = run.done_record()
         if record is None:
             return None
         rows.extend(record["rows"])

@@ -165,10 +165,10 @@ def collect(config: dict[str, Any], records: Path | None = None) -> pd.DataFrame
     """Every planned model's row, in plan order (columns :data:`COLUMNS`); a record missing,
     stale or not complete raises :class:`ValidityEuroGestError` naming how many and the first."""
     rows, missing = [], []
-    for cell in model_runs(config, records):
-        record = cell.done_record()
+    for run in model_runs(config, records):
+        record = run.done_record()
         if record is None:
-            missing.append(cell.relative())
+            missing.append(run.relative())
             continue
         rows.extend(record["rows"])
     if missing:

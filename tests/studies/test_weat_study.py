@@ -17,7 +17,10 @@ def test_run_weat_writes_one_deterministic_record_per_test(tmp_path, monkeypatch
     files = sorted(out.glob("*.json"))
     assert [f.name for f in files] == ["weat_m-w2v-gnews_l-en_t-weat6.json", "weat_m-w2v-gnews_l-en_t-weat7.json"]
     rec = json.loads(files[0].read_text())
-    assert rec["values"]["effect_size"] == pytest.approx(frame.effect_size[0])
+    # the one record shape: a measure_record of the registered weat measure
+    assert rec["metric"] == "weat" and rec["values"]["value"] == pytest.approx(frame.effect_size[0])
+    assert rec["values"]["p_value"] == pytest.approx(frame.pvalue[0]) and rec["values"]["interval"] is None
+    assert rec["parameters"]["n_permutations"] == 100 and rec["parameters"]["dropped_words"] == {}
     assert rec["model_revision"] and rec["params_hash"] and rec["data_sha256"]
     first = files[0].read_bytes()
     run_weat("w2v-gnews", "en", ["WEAT6"], output_dir=str(rel), n_permutations=100)

@@ -92,6 +92,9 @@ class WeatResult:
     ddof: int
     sizes: dict[str, int]
     dropped: dict[str, list[str]] = field(default_factory=dict)
+    #: the registered measure's result it was read from (:meth:`from_measure`), which a study
+    #: writes as its record (:func:`polybias.results.records.measure_record`)
+    measure: MeasureResult | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_measure(cls, result: MeasureResult, dropped: dict[str, list[str]] | None = None) -> WeatResult:
@@ -110,7 +113,7 @@ class WeatResult:
                    p_method=result.p_method.removeprefix("permutation-"),
                    n_permutations=x["n_permutations"], alternative=result.options["alternative"],
                    ddof=result.options["ddof"], sizes={k: x[f"size_{k}"] for k in "XYAB"},
-                   dropped=dropped or {})
+                   dropped=dropped or {}, measure=result)
 
     def as_dict(self) -> dict:
         return {

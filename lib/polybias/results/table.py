@@ -280,8 +280,16 @@ def _real_models(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
                    language=r["language"], test=r["source"])
 
 
+LEGACY_READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
+    "weat": _weat_like, "seat": _weat_like,
+}
+"""Readers of record shapes no study writes any more (the WEAT and SEAT studies write
+:func:`polybias.results.records.measure_record` s): kept so that records written before
+are still read, and only read (``tests/results/test_table.py`` checks that no study writes
+them)."""
+
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
-    "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows,
+    "crows": _crows, "crows-jsd": _crows,
     "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "validity-model": _validity_model,
@@ -311,6 +319,27 @@ def _measure_result(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
                n=v["n"], ci=(iv["low"], iv["high"]) if iv else None, level=iv["level"] if iv else None)
 
 
+#: The keys of the ``values`` of a :func:`polybias.results.records.measure_record`.
+MEASURE_RECORD_VALUES = frozenset({"value", "interval", "p_value", "p_method", "n", "extra"})
+
+
+def is_measure_record(record: dict[str, Any]) -> bool:
+    """Whether ``record`` has the one record shape, :func:`polybias.results.records.measure_record`'s
+    (a registered measure's ``metric``, ``values`` as
+    :meth:`polybias.metrics.measure.MeasureResult.record_values` gives them), read by the
+    registry alone; other shapes are read by their metric's entry of :data:`READERS`.
+
+    >>> is_measure_record({"metric": "weat", "values": {"value": 1.0, "interval": None, "p_value": 0.1,
+    ...                    "p_method": "permutation-exact", "n": 16, "extra": {}}})
+    True
+    >>> is_measure_record({"metric": "weat", "values": {"effect_size": 1.0}})
+    False
+    """
+    values = record.get("values")
+    return (isinstance(values, dict) and set(values) == MEASURE_RECORD_VALUES
+            and record_measure(str(record.get("metric"))) in MEASURES)
+
+
 def record_reader(metric: str) -> Callable[[dict[str, Any]], Iterator[dict[str, Any]]] | None:
     """The reader of the records whose ``metric`` is ``metric``: its entry of
     :data:`READERS`; else, for a registered measure (a registry key or one of its
@@ -327,6 +356,8 @@ def record_reader(metric: str) -> Callable[[dict[str, Any]], Iterator[dict[str, 
     """
     if metric in READERS:
         return READERS[metric]
+    if metric in LEGACY_READERS:
+        return LEGACY_READERS[metric]
     if metric in NOT_TABULATED:
         return None
     if record_measure(metric) in MEASURES:
@@ -389,7 +420,7 @@ def record_rows(record: dict[str, Any], study: str = "", source: str = "",
         if key not in record:
             raise ResultsError(f"{where}not a run record (no {key!r} field)")
     try:
-        reader = record_reader(record["metric"])
+        reader = (_measure_result if is_measure_record(record) else record_reader(record["metric"]))
     except ResultsError as exc:
         raise ResultsError(f"{where}{exc}") from None
     if reader is None:

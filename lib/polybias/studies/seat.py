@@ -32,7 +32,7 @@ from polybias.metrics.seat import (
 from polybias.metrics.weat import WeatResult, check_weat_options
 from polybias.planted.static import BagOfWords
 from polybias.results.plots import finish_figure, pyplot
-from polybias.results.records import Record, model_fields, write_record
+from polybias.results.records import measure_record, model_fields, write_record
 from polybias.stats import ALPHA, EXACT_LIMIT, N_PERMUTATIONS, Alternative
 
 
@@ -162,13 +162,10 @@ def run_seat(model, tests: list[str] | None = None, pooling: str = "model", laye
         res = seat(encoder, test, pooling=pooling, layer=layer, cache=cache,
                    special_tokens=special_tokens, **options)
         if output_dir is not None:
-            record = Record(
-                metric="seat", model=model, language=language, test=name,
-                parameters={"pooling": pooling, "special_tokens": special_tokens, "layer": layer,
-                            "ddof": res.ddof,
-                            "alternative": res.alternative, **options},
-                values=res.as_dict(), **model_fields(encoder),
-                data_sha256={test.source: registry[test.source].sha256})
+            record = measure_record(
+                res.measure, model=model, language=language, test=name,
+                parameters={"pooling": pooling, "special_tokens": special_tokens, "layer": layer},
+                **model_fields(encoder), data_sha256={test.source: registry[test.source].sha256})
             write_record(record, paths.output_path(output_dir))
         c = test.categories
         rows.append({"test": name, "targets": f"{c['X']} / {c['Y']}", "attributes": f"{c['A']} / {c['B']}",
@@ -229,13 +226,12 @@ def run_templated_seat(model, language: str, tests: list[str] | None = None, fil
         res = seat(encoder, test, pooling=pooling, layer=layer, cache=cache,
                    special_tokens=special_tokens, **options)
         if output_dir is not None:
-            record = Record(
-                metric="seat", model=encoder.name, language=language, test=name,
+            record = measure_record(
+                res.measure, model=encoder.name, language=language, test=name,
                 parameters={"pooling": pooling, "special_tokens": special_tokens, "layer": layer,
-                            "ddof": res.ddof, "alternative": res.alternative,
                             "wordlist_file": file or wordlists.default_file(language),
-                            "template_groups": g, **options},
-                values=res.as_dict(), **model_fields(encoder), data_sha256=data_sha)
+                            "template_groups": g},
+                **model_fields(encoder), data_sha256=data_sha)
             write_record(record, paths.output_path(output_dir))
         c = test.categories
         rows.append({"test": name, "targets": f"{c['X']} / {c['Y']}", "attributes": f"{c['A']} / {c['B']}",

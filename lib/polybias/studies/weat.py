@@ -12,7 +12,7 @@ from polybias.data.wordlists import AssociationTest, data_sha256, default_file, 
 from polybias.engines.static import MissingWordsError, StaticEmbeddings, lookup
 from polybias.measures import compute
 from polybias.metrics.weat import WeatResult, _unit_rows, check_weat_options
-from polybias.results.records import Record, model_fields, write_record
+from polybias.results.records import measure_record, model_fields, write_record
 from polybias.results.report import load_reported, side_by_side
 
 
@@ -31,8 +31,8 @@ def run_weat(
     ``wordlist_file`` may name a collection read from a study's registered files
     (``seed000``) or be empty: the language's default (:func:`polybias.data.wordlists.default_file`).
 
-    Writes one :class:`polybias.results.records.Record` per test into ``output_dir`` (relative
-    to the project root) when given, and returns a DataFrame with one row per test.
+    Writes one :func:`polybias.results.records.measure_record` per test into ``output_dir``
+    (relative to the project root) when given, and returns a DataFrame with one row per test.
     ``options`` (ddof, alternative, n_permutations, exact_limit, seed) go to :func:`polybias.metrics.weat.weat`.
     ``embeddings``: an already loaded table (e.g. :func:`polybias.models.load` of a file
     given by path) used instead of loading the registered ``model``; ``model`` then
@@ -51,13 +51,11 @@ def run_weat(
     rows = []
     for name, res in results.items():
         if output_dir is not None:
-            record = Record(
-                metric="weat", model=model, language=language, test=name,
+            record = measure_record(
+                res.measure, model=model, language=language, test=name,
                 parameters={"wordlist_file": wordlist_file, "on_missing": on_missing,
-                            "ddof": res.ddof, "alternative": res.alternative, **options},
-                values=res.as_dict(), **model_fields(emb),
-                data_sha256=wordlist_sha,
-            )
+                            "dropped_words": res.dropped},
+                **model_fields(emb), data_sha256=wordlist_sha)
             write_record(record, paths.output_path(output_dir))
         rows.append({"test": name, "effect_size": res.effect_size, "pvalue": res.pvalue,
                      "p_method": res.p_method, "n_x": res.sizes["X"], "n_y": res.sizes["Y"],

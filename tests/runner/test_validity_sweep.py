@@ -132,7 +132,7 @@ def test_sweep_is_resumable_and_its_summary_names_the_records(tmp_path, monkeypa
     assert isinstance(frame, pd.DataFrame)
 
 
-def test_a_measure_declared_for_a_design_reruns_only_the_cells_of_that_design(
+def test_a_measure_declared_for_a_design_reruns_only_the_model_runs_of_that_design(
         tmp_path, monkeypatch, pair_gap_measure):
     """A pair-scores measure given a validity label for ``crows-causal`` (one module, one
     registry entry) makes the causal cells todo and leaves the word2vec cells done; rerun,

@@ -45,6 +45,11 @@ def published_signs_table(reported: str, digits: int = 2) -> str:
                                  digits=digits)
 
 
+TABLE_NOTES = {"ceat-ces": ", normal p", "ceat-ces-perm": ", perm. p",
+               "pronoun-cb": ", pronoun only"}
+"""The short forms of :data:`polybias.studies.validity.LABEL_NOTES` a table column takes."""
+
+
 def display_names(labels) -> dict[str, str]:
     """Each ``design:metric`` label of the agreement tables as a reader's name: the
     measure's short name and the planted model it is measured on
@@ -52,8 +57,8 @@ def display_names(labels) -> dict[str, str]:
     ``crows-mlm:jsd-B`` → ``JSD score B (masked LM, pairs)``; a label with no registered
     measure keeps its own name.
 
-    >>> display_names(["weat:effect-size", "p"])
-    {'weat:effect-size': 'WEAT d (word2vec)', 'p': 'p'}
+    >>> display_names(["weat:effect-size", "embedding-mlm:ceat-ces-perm", "p"])
+    {'weat:effect-size': 'WEAT d (word2vec)', 'embedding-mlm:ceat-ces-perm': 'CEAT CES, perm. p (masked LM as encoder)', 'p': 'p'}
     """
     labels = list(labels)
     split = pd.DataFrame([label.split(":", 1) if ":" in label else [label, ""] for label in labels],
@@ -62,7 +67,14 @@ def display_names(labels) -> dict[str, str]:
     out = {}
     for label, (measure, metric) in zip(labels, split.itertuples(index=False), strict=True):
         title = titles.get((measure, metric))
-        out[label] = label if title is None else "{} ({})".format(*title.split("\n", 1))
+        if title is None:
+            out[label] = label
+            continue
+        name, design = title.split("\n", 1)
+        note = validity.LABEL_NOTES.get(metric, "")
+        if note and name.endswith(note):  # a table column is narrow: "CEAT CES, perm. p"
+            name = name[:-len(note)] + TABLE_NOTES.get(metric, note)
+        out[label] = f"{name} ({design})"
     return out
 
 

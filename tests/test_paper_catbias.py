@@ -14,7 +14,7 @@ from polybias.engines import scoring
 from polybias.metrics import catbias
 from polybias.planted.tiny_models import build_tiny_model
 from polybias.runner import sweep
-from polybias.studies import categorical_bias
+from polybias.studies import categorical_bias, parameters
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,9 +49,11 @@ def test_notebook_06_cb_calls_run_for_both_english_categories(monkeypatch, tiny_
     book = templating.load_templates("catbias_en")
     with pytest.raises(catbias.CatBiasError, match="rows without a score for every group"):
         categorical_bias.ahn_oh_cb(tiny_mlm, book, list(book.templates))
+    defaults = parameters.defaults("06_categorical_bias")  # what a run does not state, it takes from here
     for run in [r for r in _catbias_runs(monkeypatch) if r.parameters["templates"] == "catbias_en"]:
-        names, ddof = run.parameters["template_names"], run.parameters["ddof"]
-        ahn_oh = categorical_bias.ahn_oh_cb(tiny_mlm, book, names, mode=run.parameters["mode"], ddof=ddof)
+        given = {**defaults, **run.parameters}
+        names, ddof = given["template_names"], given["ddof"]
+        ahn_oh = categorical_bias.ahn_oh_cb(tiny_mlm, book, names, mode=given["mode"], ddof=ddof)
         pll = catbias.pll_cb(categorical_bias.pll_scores(tiny_mlm, book, names), ddof=ddof)
         groups = len(book.lists[run.parameters["target_list"]].ids)
         assert int(ahn_oh.rows.n_groups.iloc[0]) == groups and ahn_oh.score >= 0 and pll.score >= 0

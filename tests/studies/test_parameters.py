@@ -3,6 +3,8 @@ once, calls the check once, its defaults and every committed sweep run pass, a b
 is a one-line error naming the notebook, the parameter and what it may be, and the help of
 each parameters cell is the declaration's."""
 
+from pathlib import Path
+
 import jupytext
 import pytest
 import yaml
@@ -231,3 +233,20 @@ def test_a_help_shows_its_values_and_range():
     assert Parameter("draws ({range})", low=1, integer=True).render() == "draws (at least 1)"
     assert Parameter("level ({range})", low=0, high=1, open_range=True).render() == \
         "level (in (0, 1))"
+
+
+@pytest.mark.parametrize("config", ["paper.yaml", "multilingual.yaml"])
+def test_a_sweep_states_only_the_parameters_that_differ_from_the_defaults(config):
+    """The sweeps that keep no executed copy and no records (a copy or a kept record is
+    hashed on the parameters its run was given) state a parameter only where it differs
+    from the notebook's default, which is the library's."""
+    import yaml
+
+    raw = yaml.safe_load((paths.project_root() / "configs" / "sweeps" / config).read_text(encoding="utf-8"))
+    assert raw["runs"]
+    for i, run in enumerate(raw["runs"]):
+        assert "executed" not in run and not run.get("keep_records"), (config, i)
+        defaults = parameters.defaults(Path(run["notebook"]).stem)
+        same = [k for k, v in (run.get("parameters") or {}).items()
+                if k in defaults and defaults[k] == v and type(defaults[k]) is type(v)]
+        assert not same, (config, i, run["notebook"], same)

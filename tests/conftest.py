@@ -222,26 +222,39 @@ PAIR_GAP_ENTRY = {
 
 
 @pytest.fixture
-def pair_gap_measure(tmp_path, monkeypatch):
-    """Adds a toy pair-scores measure, ``pair-gap`` (the mean score gap of the pairs; no
-    test), the documented way: one metric module (``toy_pair_gap``, written to a temporary
-    folder) and one registry entry, put into the registry in use for the test only. Call it
-    with the entry's ``validity_labels``; returns the registered measure."""
+def register_measure(tmp_path, monkeypatch):
+    """Registers a measure the documented way, for the test only: ``add(name, module,
+    source, entry)`` writes the metric module ``module`` (its ``source``) to a temporary
+    folder on the path and the registry entry ``entry`` under ``name``, loads it, puts it
+    into the registry in use and derives the registry's label tables again with it in.
+    Returns the registered measure."""
     import yaml
     from polybias import measures
 
-    def add(validity_labels: dict[str, list[str]]):
-        (tmp_path / "toy_pair_gap.py").write_text(PAIR_GAP_MODULE, encoding="utf-8")
+    def add(name: str, module: str, source: str, entry: dict):
+        (tmp_path / f"{module}.py").write_text(source, encoding="utf-8")
         monkeypatch.syspath_prepend(str(tmp_path))
         path = tmp_path / "measures.yaml"
-        entry = {**PAIR_GAP_ENTRY, "validity_labels": validity_labels}
-        path.write_text(yaml.safe_dump({"pair-gap": entry}, sort_keys=False), encoding="utf-8")
+        path.write_text(yaml.safe_dump({name: entry}, sort_keys=False), encoding="utf-8")
         (m,) = measures.load_registry(path).values()
-        monkeypatch.setitem(measures.MEASURES, "pair-gap", m)
-        # the tables derived from the registry at import, derived again with the toy in it
+        monkeypatch.setitem(measures.MEASURES, name, m)
         monkeypatch.setattr(measures, "RECORD_MEASURES", measures.record_label_map(measures.MEASURES))
         monkeypatch.setattr(measures, "METRIC_MEASURES", measures.validity_label_map(measures.MEASURES))
         monkeypatch.setattr(measures, "VALIDITY_UNITS", measures.validity_unit_map(measures.MEASURES))
         return m
+
+    return add
+
+
+@pytest.fixture
+def pair_gap_measure(register_measure):
+    """Adds a toy pair-scores measure, ``pair-gap`` (the mean score gap of the pairs; no
+    test), the documented way: one metric module (``toy_pair_gap``) and one registry entry
+    (:func:`register_measure`). Call it with the entry's ``validity_labels``; returns the
+    registered measure."""
+
+    def add(validity_labels: dict[str, list[str]]):
+        return register_measure("pair-gap", "toy_pair_gap", PAIR_GAP_MODULE,
+                                {**PAIR_GAP_ENTRY, "validity_labels": validity_labels})
 
     return add

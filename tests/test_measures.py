@@ -253,22 +253,12 @@ TOY_ENTRY = {
 
 
 @pytest.fixture
-def toy(tmp_path, monkeypatch):
+def toy(register_measure):
     """A measure added the documented way (docs/architecture.md, "Adding a measure"): one
     metric module with a pure function, its adapter and its result, and one registry
     entry; nothing else of the library is touched. It is put into the registry in use for
-    the test only."""
-    (tmp_path / "toy_median_gap.py").write_text(TOY_MODULE, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    path = tmp_path / "measures.yaml"
-    path.write_text(yaml.safe_dump({"median-gap": TOY_ENTRY}, sort_keys=False), encoding="utf-8")
-    (m,) = measures.load_registry(path).values()
-    monkeypatch.setitem(measures.MEASURES, "median-gap", m)
-    # the tables derived from the registry at import, derived again with the toy in it
-    monkeypatch.setattr(measures, "RECORD_MEASURES", measures.record_label_map(measures.MEASURES))
-    monkeypatch.setattr(measures, "METRIC_MEASURES", measures.validity_label_map(measures.MEASURES))
-    monkeypatch.setattr(measures, "VALIDITY_UNITS", measures.validity_unit_map(measures.MEASURES))
-    return m
+    the test only (tests/conftest.py, ``register_measure``)."""
+    return register_measure("median-gap", "toy_median_gap", TOY_MODULE, TOY_ENTRY)
 
 
 def test_a_new_measure_is_one_module_and_one_registry_entry(toy):

@@ -51,7 +51,7 @@ from polybias.metrics.crows import aggregate_pairs
 from polybias.metrics.measure import P_METHODS, Interval, MeasureResult, role
 
 __all__ = ["INPUT_KINDS", "MEASURES", "POLARITIES", "P_METHODS", "Compat", "Interval", "Measure", "MeasureError",
-           "MeasureResult", "Published", "UNSIGNED_LABELS", "compute", "get", "load_registry",
+           "MeasureResult", "Published", "UNSIGNED_LABELS", "compute", "compute_offered", "get", "load_registry",
            "measures_table", "option_defaults", "reads", "scorer_function", "scorer_names", "unsigned_labels"]
 
 #: The kinds of input a registered function takes (the contract tests build each kind).
@@ -511,6 +511,24 @@ def compute(measure: str, **inputs: Any) -> MeasureResult:
     options = {k: v for k, v in inputs.items() if k not in names}
     raw, opts = m.adapter(*values, **options)
     return m.convert(raw, opts)
+
+
+def compute_offered(measure: str, inputs: dict[str, Any], offered: dict[str, Any],
+                    **options: Any) -> MeasureResult:
+    """:func:`compute` of ``measure`` on the inputs it names taken from ``inputs`` (which may
+    hold more), with those of the ``offered`` options it takes (:func:`option_defaults`) and
+    ``options``: how a study or a validity design runs every measure that reads what it
+    scored (:func:`reads`) without knowing each one's options.
+
+    >>> X = np.array([[1., .1], [1., .2]]); Y = np.array([[.1, 1.], [.2, 1.]])
+    >>> vectors = {"X": X, "Y": Y, "A": np.array([[1., 0.]]), "B": np.array([[0., 1.]]), "W": X}
+    >>> compute_offered("weat-gap", vectors, {"seed": 0}).value == compute("weat-gap", **{
+    ...     k: vectors[k] for k in "XYAB"}).value
+    True
+    """
+    accepted = option_defaults(measure)
+    return compute(measure, **{k: inputs[k] for k in get(measure).inputs},
+                   **{k: v for k, v in offered.items() if k in accepted}, **options)
 
 
 def measures_table() -> pd.DataFrame:

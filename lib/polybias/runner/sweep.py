@@ -851,6 +851,18 @@ def _interrupted_by() -> tuple[int, str]:
     return 128 + int(_Stopping.received), f"terminated ({signal.Signals(_Stopping.received).name})"
 
 
+def earlier_spelling(argv: list[str] | None, module: str, kind: str, what: str) -> int:
+    """``python -m MODULE CONFIG [options]``, the earlier spelling of a sweep kind's command:
+    :func:`main` on ``argv`` (default: the command line) with ``--jobs 1`` unless it names
+    ``--jobs``, the help saying what to use instead (``what``: the sweep, for the note)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not any(a in ("-j", "--jobs") or a.startswith("--jobs=") for a in argv):
+        argv += ["--jobs", "1"]
+    return main(argv, prog=f"python -m {module}",
+                note=f"This is the earlier spelling of `polybias sweep CONFIG --jobs 1`: {what} is a "
+                     f"sweep of the one runner (kind: {kind}). Use polybias sweep.", kind=kind)
+
+
 def main(argv: list[str] | None = None, prog: str = "polybias sweep",
          note: str | None = None, kind: str | None = None) -> int:
     """``polybias sweep``: :func:`_main` with SIGTERM and SIGHUP handled as Ctrl-C (exit

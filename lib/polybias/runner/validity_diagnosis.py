@@ -45,8 +45,7 @@ from polybias.planted.static import BagOfWords, ContextualBag, corpus_associatio
 from polybias.planted.synthetic import planted_corpus, planted_groups
 from polybias.runner import validity_sweep
 from polybias.runner.record_run import RecordRun
-from polybias.runner.sweep import SweepError
-from polybias.runner.sweep import main as sweep_main
+from polybias.runner.sweep import SweepError, earlier_spelling
 from polybias.studies.validity_designs import N_SENTENCES, planted_lm, planted_template_scores
 
 ENCODER = {"ps": [0.1, 0.3, 0.4, 0.45, 0.55, 0.6, 0.7, 0.9], "models_per_strength": 5,
@@ -279,14 +278,8 @@ def finish(config: str | Path, options: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m polybias.runner.validity_diagnosis CONFIG [options]``: the earlier spelling
-    of ``polybias sweep CONFIG --jobs 1``."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not any(a in ("-j", "--jobs") or a.startswith("--jobs=") for a in argv):
-        argv += ["--jobs", "1"]
-    return sweep_main(argv, prog="python -m polybias.runner.validity_diagnosis",
-                      note="This is the earlier spelling of `polybias sweep CONFIG --jobs 1`: the "
-                           "diagnosis is a sweep of the one runner (kind: validity-diagnosis). Use "
-                           "polybias sweep.", kind="validity-diagnosis")
+    of ``polybias sweep CONFIG --jobs 1`` (:func:`polybias.runner.sweep.earlier_spelling`)."""
+    return earlier_spelling(argv, "polybias.runner.validity_diagnosis", "validity-diagnosis", "the diagnosis")
 
 
 if __name__ == "__main__":

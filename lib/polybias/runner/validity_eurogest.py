@@ -30,8 +30,7 @@ from polybias import paths
 from polybias.files import params_hash, write_text_atomic
 from polybias.planted import eurogest as planted_eurogest
 from polybias.runner.record_run import RecordRun
-from polybias.runner.sweep import SweepError
-from polybias.runner.sweep import main as sweep_main
+from polybias.runner.sweep import SweepError, earlier_spelling
 from polybias.stats import N_BOOTSTRAP
 from polybias.studies.validity_designs import EUROGEST_DESIGN, planted_eurogest_scores
 
@@ -208,14 +207,8 @@ def read_frame(summary_dir: str | Path = "data/validity") -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m polybias.runner.validity_eurogest CONFIG [options]``: the earlier spelling
-    of ``polybias sweep CONFIG --jobs 1``."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not any(a in ("-j", "--jobs") or a.startswith("--jobs=") for a in argv):
-        argv += ["--jobs", "1"]
-    return sweep_main(argv, prog="python -m polybias.runner.validity_eurogest",
-                      note="This is the earlier spelling of `polybias sweep CONFIG --jobs 1`: the "
-                           "EuroGEST validity job is a sweep of the one runner (kind: "
-                           "validity-eurogest). Use polybias sweep.", kind="validity-eurogest")
+    of ``polybias sweep CONFIG --jobs 1`` (:func:`polybias.runner.sweep.earlier_spelling`)."""
+    return earlier_spelling(argv, "polybias.runner.validity_eurogest", "validity-eurogest", "the EuroGEST validity job")
 
 
 if __name__ == "__main__":

@@ -54,9 +54,8 @@ from polybias import paths
 from polybias.files import canonical_json, params_hash, sha256_file, write_text_atomic
 from polybias.planted import synthetic
 from polybias.runner.execution import DONE
-from polybias.runner.record_run import RecordRun, read_record
-from polybias.runner.sweep import SweepError, run_sweep, select
-from polybias.runner.sweep import main as sweep_main
+from polybias.runner.record_run import RecordRun
+from polybias.runner.sweep import SweepError, earlier_spelling, run_sweep, select
 from polybias.studies import validity_designs as designs
 
 FAMILIES = ("word2vec", "mlm", "causal")
@@ -335,12 +334,6 @@ def covers_declared(job: dict[str, Any], rows: list[dict[str, Any]],
     return all((d, label) in have for d in family_designs(job) for _, label in designs.declared(d))
 
 
-def _read_done(path: Path, digest: str, job: dict[str, Any]) -> bool:
-    record = read_record(path)
-    return (record is not None and record.get("job_hash") == digest
-            and covers_declared(job, record.get("rows", [])))
-
-
 @dataclass(frozen=True, eq=False)
 class ModelRun(RecordRun):
     """One job of the validity sweep as a run of the sweep runner (:mod:`polybias.runner.sweep`,
@@ -503,10 +496,10 @@ def collect_measurements(config: dict[str, Any], records: Path | None = None,
     records = Path(records) if records else paths.output_path(config["records_dir"])
     rows, hashes, missing, carried = [], {}, [], {}
     carriable = held(carry) if carry is not None else set()
-    for job in plan(config):
-        path = record_path(records, job)
-        name = str(path.relative_to(records))
-        if not _read_done(path, job_hash(job, config), job):
+    for run in model_runs(config, records):
+        path, name = run.path, run.relative()
+        record = run.done_record()
+        if record is None:
             if name in carriable:
                 rows.extend(carry["rows"][name])
                 hashes[name] = carry["records"][name]
@@ -514,7 +507,7 @@ def collect_measurements(config: dict[str, Any], records: Path | None = None,
                 continue
             missing.append(name)
             continue
-        rows.extend(json.loads(path.read_text(encoding="utf-8"))["rows"])
+        rows.extend(record["rows"])
         hashes[name] = sha256_file(path)
     if missing and not allow_missing:
         raise ValiditySweepError(f"{len(missing)} records missing or stale in {records}, "
@@ -614,17 +607,11 @@ def language_summary(summary_dir: str | Path, language: str) -> tuple[pd.DataFra
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m polybias.runner.validity_sweep CONFIG [options]``: the earlier spelling
-    of ``polybias sweep CONFIG --jobs 1`` (one process unless ``--jobs`` says otherwise);
+    of ``polybias sweep CONFIG --jobs 1`` (:func:`polybias.runner.sweep.earlier_spelling`);
     its options (``--limit``, ``--only``, ``--shard``, ``--summary-only``,
     ``--allow-missing``, ``--carry-committed``, ``--order``, ``--first``) are that
     command's."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not any(a in ("-j", "--jobs") or a.startswith("--jobs=") for a in argv):
-        argv += ["--jobs", "1"]
-    return sweep_main(argv, prog="python -m polybias.runner.validity_sweep",
-                      note="This is the earlier spelling of `polybias sweep CONFIG --jobs 1`: the "
-                           "validity sweep is a sweep of the one runner (kind: validity). Use "
-                           "polybias sweep.", kind="validity")
+    return earlier_spelling(argv, "polybias.runner.validity_sweep", "validity", "the validity sweep")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from polybias.data.crowspairs import DATASETS, load_crows_pairs
 from polybias.data.minimal_pairs import sample_caption, sample_pairs
 from polybias.engines.pair_scores import alignment_changes, jsd_attributions, pair_scores
 from polybias.engines.scoring import LanguageModel
-from polybias.measures import MEASURES, MeasureResult, compute, get, option_defaults, reads
+from polybias.measures import MEASURES, MeasureResult, compute, compute_offered, reads
 from polybias.metrics.crows import (
     METHODS,
     CrowsError,
@@ -79,9 +79,7 @@ def other_measures(method: str, scored: pd.DataFrame, attributed: pd.DataFrame,
         source = reads(name, supplied)
         if source is None or name in (share_measure(method), "jsd-b"):
             continue
-        accepted = option_defaults(name)
-        out[name] = compute(name, **{k: supplied[source][k] for k in get(name).inputs},
-                            **{k: v for k, v in options.items() if k in accepted})
+        out[name] = compute_offered(name, supplied[source], options)
     return out
 
 

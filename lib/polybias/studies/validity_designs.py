@@ -133,10 +133,7 @@ def registered_rows(design: str, supplied: dict[str, Callable[[], dict[str, Any]
             raise ValidityError(f"design {design!r}: measure {name!r} (label {label!r}) needs the "
                                 f"inputs {missing}, which the design's {source} does not give "
                                 f"(it gives {sorted(made[source])})")
-        accepted = measures.option_defaults(name)
-        given = {k: v for k, v in options.items() if k in accepted}
-        r = compute(name, **{k: made[source][k] for k in m.inputs}, **given,
-                    **VARIANTS.get(design, {}).get(label, {}))
+        r = measures.compute_offered(name, made[source], options, **VARIANTS.get(design, {}).get(label, {}))
         tested = m.uncertainty != "none"
         rows.append({"metric": label, "value": float(r.value), "null": m.null_value if tested else NAN,
                      "pvalue": NAN if r.p_value is None else float(r.p_value)})

@@ -639,21 +639,65 @@ def _submit_and_collect(client, todo: list[Run], root: Path, force: bool, record
         futures[fut] = r
     pending = set(futures)
     try:
-        while pending:
-            if pool is not None:
-                pool.check(client)
-            try:
-                finished = wait(pending, timeout=POLL, return_when=FIRST_COMPLETED).done
-            except TimeoutError:
-                continue
-            for fut in sorted(finished, key=lambda f: futures[f].key):
-                outcome = _outcome(fut, futures[fut], root)
-                if outcome is not None:
-                    pending.discard(fut)
-                    record(outcome)
+        with _SignalsBetweenCalls() as signals:
+            while pending:
+                signals.stop_if_received()
+                if pool is not None:
+                    pool.check(client)
+                try:
+                    finished = wait(pending, timeout=POLL, return_when=FIRST_COMPLETED).done
+                except TimeoutError:
+                    continue
+                for fut in sorted(finished, key=lambda f: futures[f].key):
+                    outcome = _outcome(fut, futures[fut], root)
+                    if outcome is not None:
+                        pending.discard(fut)
+                        record(outcome)
     except BaseException:
         client.cancel(list(pending))
         raise
+
+
+class _SignalsBetweenCalls:
+    """Ctrl-C and the stop signals (:data:`STOP_SIGNALS`) noted while the sweep waits on
+    Dask, and raised as ``KeyboardInterrupt`` between its calls (:meth:`stop_if_received`).
+
+    A ``KeyboardInterrupt`` raised inside a blocking Dask call (``distributed.utils.sync``)
+    can make Dask's own cancel callback fail with a ``NameError`` traceback on its event
+    loop; noted here, the signal stops the sweep at most :data:`POLL` seconds later, the
+    same way, with nothing printed but the summary. A second Ctrl-C raises at once. Only in
+    the main thread (where signals are delivered); a signal the caller ignores stays ignored.
+    """
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _SignalsBetweenCalls:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, *STOP_SIGNALS):
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    self.previous[sig] = signal.signal(sig, self._note)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, previous in self.previous.items():
+            signal.signal(sig, previous)
+
+    def _note(self, signum, frame) -> None:
+        if self.received is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt  # pressed again: at once
+        if self.received is None:
+            self.received = signum
+
+    def stop_if_received(self) -> None:
+        """Raise ``KeyboardInterrupt`` (with :class:`_Stopping` told which stop signal, if
+        not Ctrl-C) when a signal was noted."""
+        if self.received is None:
+            return
+        if self.received != signal.SIGINT and _Stopping.received is None:
+            _Stopping.received = self.received
+        raise KeyboardInterrupt(signal.Signals(self.received).name)
 
 
 def _outcome(fut, run: Run, root: Path) -> dict[str, Any] | None:

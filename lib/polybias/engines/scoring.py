@@ -70,7 +70,11 @@ REDUCTIONS = ("sum", "mean")
 #: How a causal LM's sentence is conditioned: BOS prepended (every token sees it), or
 #: only the first token conditioned on BOS (bias-bench compat).
 BOS_MODES = ("prepend", "first-token")
-_LOGSOFTMAX_CHUNK = 256  # rows of (rows, V) float32 log-probabilities held at once
+#: Rows of (rows, V) float32 log-probabilities held at once. A few rows (8 MB for Gemma 3's
+#: 262,144-token vocabulary) stay in the allocator's reused memory; 256 rows (268 MB) were
+#: fresh pages every chunk, and cost Gemma's CrowS-Pairs scoring about a fifth of its time
+#: (benchmarks/bench_real_models.py, engine against the bare forwards).
+_LOGSOFTMAX_CHUNK = 8
 
 
 class ScoringError(ValueError):

@@ -2,8 +2,17 @@
 
 import json
 
+import pytest
+
+from polybias import models
 from polybias.files import params_hash, sha256_file
 from polybias.runner import execution, migrations
+
+
+@pytest.fixture
+def causal(torch_one_thread, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_PLANTED", "pinned")
+    return models.load("planted-causal", "lm")
 
 
 def _kept(tmp_path, record):
@@ -37,3 +46,75 @@ def test_other_records_are_left_byte_for_byte(tmp_path):
     folder = _kept(tmp_path, record)
     before = (folder / "r.json").read_bytes()
     assert migrations.migrate_folder(folder) == [] and (folder / "r.json").read_bytes() == before
+
+
+def _rows(record):
+    from polybias.results import table
+
+    return table.record_rows(record, "s")
+
+
+def test_kept_crows_records_become_measure_records_that_read_the_same(planted_lm, tmp_path):
+    """A CrowS-Pairs run's two records written in the shape before the one record shape
+    (``by_bias_type``) migrate to the measure records the study writes now: the table reads
+    the same rows from both, and from the study's own new record but for its parameters'
+    hash (the new record also states the measure's options)."""
+    from polybias.results import table
+    from polybias.studies import crows_pairs
+
+    run = crows_pairs.run_crows(planted_lm[0.9], n_pairs=30, n_bootstrap=100, output_dir=str(tmp_path / "new"))
+    written = {json.loads(p.read_text())["metric"]: json.loads(p.read_text())
+               for p in (tmp_path / "new").rglob("*.json")}
+    assert {"crows", "crows-jsd"} <= set(written)
+    for metric, by_type in (("crows", run.stereotype), ("crows-jsd", run.jsd)):
+        new = written[metric]
+        assert table.is_measure_record(new) and new["values"]["subset"] == "all"
+        assert [g["subset"] for g in new["values"]["groups"]] == by_type.bias_type.tolist()[1:]
+        parameters = {"dataset": "planted", "method": "nangia"}
+        old = {**{k: new[k] for k in ("metric", "model", "language", "test", "run_id", "model_revision")},
+               "parameters": parameters, "params_hash": params_hash(parameters),
+               "values": {"by_bias_type": by_type.to_dict("records")}}
+        folder = _kept(tmp_path / metric, old)
+        assert migrations.migrate_folder(folder) == ["r.json"]
+        migrated = json.loads((folder / "r.json").read_text())
+        assert table.is_measure_record(migrated) and not table.is_measure_record(old)
+        assert migrated["params_hash"] == old["params_hash"]
+        assert _rows(migrated) == _rows(old)
+        drop = ("options_hash", "record")
+        assert [{k: v for k, v in r.items() if k not in drop} for r in _rows(new)] == \
+            [{k: v for k, v in r.items() if k not in drop} for r in _rows(old)]
+        marker = json.loads((folder / execution.MARKER).read_text())
+        assert marker["files"]["r.json"] == sha256_file(folder / "r.json")
+        assert marker["migrated"] == ["crows_measure_records"]
+
+
+def test_a_kept_eurogest_record_becomes_the_measure_record_the_study_writes(mirror, causal, tmp_path):
+    """The EuroGEST study's record rewritten in the shape before the one record shape
+    migrates back to exactly what the study writes now, and the table reads the same rows
+    from both."""
+    import math
+
+    from polybias.results import table
+    from polybias.studies import eurogest as study
+
+    study.run_eurogest("planted-causal", ["cs"], per_stereotype=10, n_bootstrap=50, too_long="skip",
+                       output_dir=str(tmp_path / "new"), lm=causal)
+    (path,) = (tmp_path / "new").rglob("*.json")
+    new = json.loads(path.read_text())
+    v = new["values"]
+    assert table.is_measure_record(new) and v["subset"] == "g_s" and len(v["groups"]) == 16
+    per = [{**g["extra"], "n": g["n"], "masculine_rate": g["value"],
+            "ci_low": g["interval"]["low"] if g["interval"] else None,
+            "ci_high": g["interval"]["high"] if g["interval"] else None} for g in v["groups"]]
+    old = {**new, "values": {"g_s": v["value"], "ci_low": v["interval"]["low"], "ci_high": v["interval"]["high"],
+                             "level": v["interval"]["level"], "n": v["n"], **v["extra"], "per_stereotype": per}}
+    assert not table.is_measure_record(old)
+    folder = _kept(tmp_path, old)
+    assert migrations.migrate_folder(folder) == ["r.json"]
+    migrated = json.loads((folder / "r.json").read_text())
+    assert migrated == new
+    old_rows, new_rows = _rows(old), _rows(migrated)
+    assert len(old_rows) == 17 and all(
+        a.keys() == b.keys() and all(a[k] == b[k] or (isinstance(a[k], float) and math.isnan(a[k])
+                                                      and math.isnan(b[k])) for k in a)
+        for a, b in zip(old_rows, new_rows, strict=True))

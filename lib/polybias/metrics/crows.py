@@ -355,12 +355,45 @@ def share_result(name: str, raw, opts: dict[str, Any]) -> MeasureResult:
     bootstrap interval and binomial p-value; details: one row per pair; groups: the whole
     table of :func:`aggregate_pairs`, overall (``all``) and per bias type."""
     table, per_pair = raw
-    row = table.iloc[0]
-    interval = None if np.isnan(row["ci_low"]) else Interval(float(row["ci_low"]), float(row["ci_high"]),
-                                                             opts["confidence"], "bootstrap-percentile")
-    p = None if np.isnan(row["binom_p"]) else float(row["binom_p"])
+    first = share_row_result(name, table.iloc[0].to_dict(), opts)
+    return MeasureResult(name, first.value, first.interval, first.p_value, first.p_method, first.n,
+                         opts, per_pair, groups=table)
+
+
+def share_row_result(name: str, row: dict[str, Any], opts: dict[str, Any]) -> MeasureResult:
+    """One row of :func:`aggregate_pairs`' table (overall or one bias type) as the
+    :class:`MeasureResult` of measure ``name``: the score with its bootstrap interval (at
+    ``opts["confidence"]``) and binomial p-value, the counts of stereotyped pairs and ties
+    as ``extra``. A run record holds one per row (:func:`share_groups`).
+
+    >>> r = share_row_result("crows", {"bias_type": "gender", "score": 60.0, "ci_low": 50.0, "ci_high": 70.0,
+    ...                                "binom_p": 0.2, "n": 20, "stereotyped": 12, "ties": 0},
+    ...                      {"confidence": 0.95})
+    >>> r.value, r.interval.low, r.p_method, r.n, dict(r.extra)
+    (60.0, 50.0, 'binomial-exact', 20, {'stereotyped': 12, 'ties': 0})
+    """
+    low, p = _finite(row.get("ci_low")), _finite(row.get("binom_p"))
+    interval = None if low is None else Interval(low, float(row["ci_high"]), opts["confidence"],
+                                                 "bootstrap-percentile")
+    extra = {k: int(row[k]) for k in ("stereotyped", "ties") if _finite(row.get(k)) is not None}
     return MeasureResult(name, float(row["score"]), interval, p, "binomial-exact" if p is not None else "none",
-                         int(row["n"]), opts, per_pair, groups=table)
+                         int(row["n"]), opts, extra=extra)
+
+
+def share_groups(name: str, table: pd.DataFrame | list[dict[str, Any]],
+                 opts: dict[str, Any]) -> list[tuple[str, MeasureResult]]:
+    """Every bias type of :func:`aggregate_pairs`' table after the overall row, as
+    ``(bias type, result)`` (:func:`share_row_result`): the groups of a share's run record."""
+    rows = table.to_dict("records") if isinstance(table, pd.DataFrame) else list(table)
+    return [(str(r["bias_type"]), share_row_result(name, r, opts)) for r in rows[1:]]
+
+
+def _finite(value: Any) -> float | None:
+    """``value`` as a float, None when it is missing or NaN."""
+    if value is None:
+        return None
+    value = float(value)
+    return None if np.isnan(value) else value
 
 
 def _share_options(score, options: dict[str, Any]) -> dict[str, Any]:

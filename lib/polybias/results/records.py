@@ -105,8 +105,23 @@ class Record:
         return jsonable(out)
 
 
+def measure_group(subset: str, result: MeasureResult, **over: Any) -> dict[str, Any]:
+    """One subset of a :func:`measure_record` (its ``values["groups"]``): ``subset`` (what
+    the subset is: a bias type, a stereotype, a task and group), the measure when it is
+    another than the record's, and :meth:`MeasureResult.record_values`. ``over`` holds the
+    fields a subset sets apart from its record (``language``, ``model``).
+
+    >>> from polybias.metrics.measure import MeasureResult
+    >>> measure_group("gender", MeasureResult("crows", 60.0, None, 0.2, "binomial-exact", 20))["subset"]
+    'gender'
+    """
+    return {"subset": subset, "measure": result.measure, **result.record_values(), **over}
+
+
 def measure_record(result: MeasureResult, *, model: str, language: str, test: str,
-                   parameters: dict[str, Any] | None = None, **fields: Any) -> Record:
+                   parameters: dict[str, Any] | None = None, subset: str = "",
+                   groups: list[dict[str, Any]] | None = None, metric: str | None = None,
+                   **fields: Any) -> Record:
     """The record of one registered measure's result (:func:`polybias.measures.compute`):
     ``metric`` is the measure's registry key, ``parameters`` the options it ran with (and
     ``parameters``, e.g. the data the inputs came from), ``values``
@@ -119,10 +134,21 @@ def measure_record(result: MeasureResult, *, model: str, language: str, test: st
     ...                      model="m", language="en", test="T", packages={})
     >>> rec.metric, rec.parameters, rec.values["value"], rec.values["interval"]
     ('weat', {'seed': 0}, 1.5, None)
+
+    A result reported overall and per subset (CrowS-Pairs per bias type, EuroGEST's g_s and
+    each stereotype's masculine rate) is one record: ``subset`` names the overall value's
+    subset (e.g. ``all``) and ``groups`` holds the others (:func:`measure_group`), in the
+    order they are reported. ``metric`` is the record's metric when it is one of the
+    measure's ``record_labels`` rather than its key (e.g. ``crows-jsd`` for ``jsd-b``), so
+    that the record keeps its name.
     """
-    return Record(metric=result.measure, model=model, language=language, test=test,
-                  parameters={**result.options, **(parameters or {})},
-                  values=result.record_values(), **fields)
+    values = result.record_values()
+    if subset:
+        values["subset"] = subset
+    if groups:
+        values["groups"] = list(groups)
+    return Record(metric=metric or result.measure, model=model, language=language, test=test,
+                  parameters={**result.options, **(parameters or {})}, values=values, **fields)
 
 
 def write_record(record: Record | dict[str, Any], folder: str | Path) -> Path:

@@ -121,6 +121,8 @@ def _declared(rec: dict[str, Any], subset: str) -> str:
     sample = params.get("max_pairs") or params.get("max_items")
     if sample:
         parts.append(f"sample of {sample} (seed {params.get('seed', 0)})")
+    if params.get("per_stereotype"):
+        parts.append(f"first {params['per_stereotype']} per stereotype")
     return "; ".join(parts)
 
 
@@ -281,21 +283,20 @@ def _real_models(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 LEGACY_READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
-    "weat": _weat_like, "seat": _weat_like,
+    "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows, "eurogest": _eurogest,
 }
-"""Readers of record shapes no study writes any more (the WEAT and SEAT studies write
-:func:`polybias.results.records.measure_record` s): kept so that records written before
-are still read, and only read (``tests/results/test_table.py`` checks that no study writes
-them)."""
+"""Readers of record shapes no study writes any more (the WEAT, SEAT, CrowS-Pairs and
+EuroGEST studies write :func:`polybias.results.records.measure_record` s): kept so that
+records written before are still read, and only read (``tests/results/test_table.py``
+checks that no study writes them; :mod:`polybias.runner.migrations` rewrites the kept ones)."""
 
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
-    "crows": _crows, "crows-jsd": _crows,
     "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "validity-model": _validity_model,
     "external_validity": _external_validity,
     "stereoset": _stereoset, "stereoset-languages": _stereoset_languages,
-    "gest": _gest, "eurogest": _eurogest, "real-models": _real_models,
+    "gest": _gest, "real-models": _real_models,
 }
 """Record metric → reader of its ``values`` into rows, for the records whose study writes
 values of its own shape (see :func:`record_reader`)."""
@@ -310,17 +311,31 @@ with what it holds instead: :func:`record_rows` gives them no rows."""
 
 
 def _measure_result(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The one row of a registered measure's result as
+    """The rows of a registered measure's result as
     :func:`polybias.results.records.measure_record` writes it (``values`` from
-    :meth:`polybias.metrics.measure.MeasureResult.record_values`)."""
+    :meth:`polybias.metrics.measure.MeasureResult.record_values`): the overall value under
+    its ``subset``, then one row per entry of its ``groups`` (their own measure, subset and
+    the fields they set apart, e.g. ``language``); each subset says what sets the record
+    apart from its measure's default run (:func:`_declared`)."""
     v = rec["values"]
+    yield _measure_row(record_measure(rec["metric"]), v, _declared(rec, v.get("subset", "")))
+    for g in v.get("groups", []):
+        over = {k: g[k] for k in GROUP_FIELDS if k in g}
+        yield _measure_row(record_measure(g["measure"]), g, _declared(rec, g["subset"]), **over)
+
+
+def _measure_row(metric: str, v: dict[str, Any], subset: str, **over: Any) -> dict[str, Any]:
     iv = v["interval"]
-    yield _row(record_measure(rec["metric"]), v["value"], p=v["p_value"], p_method=v["p_method"],
-               n=v["n"], ci=(iv["low"], iv["high"]) if iv else None, level=iv["level"] if iv else None)
+    return _row(metric, v["value"], subset=subset, p=v["p_value"], p_method=v["p_method"], n=v["n"],
+                ci=(iv["low"], iv["high"]) if iv else None, level=iv["level"] if iv else None, **over)
 
 
-#: The keys of the ``values`` of a :func:`polybias.results.records.measure_record`.
+#: The keys of the ``values`` of a :func:`polybias.results.records.measure_record`, and
+#: those it has when the result is reported per subset.
 MEASURE_RECORD_VALUES = frozenset({"value", "interval", "p_value", "p_method", "n", "extra"})
+MEASURE_RECORD_SUBSETS = frozenset({"subset", "groups"})
+#: The fields a group of a measure record may set apart from its record.
+GROUP_FIELDS = ("language", "model")
 
 
 def is_measure_record(record: dict[str, Any]) -> bool:
@@ -336,7 +351,8 @@ def is_measure_record(record: dict[str, Any]) -> bool:
     False
     """
     values = record.get("values")
-    return (isinstance(values, dict) and set(values) == MEASURE_RECORD_VALUES
+    return (isinstance(values, dict)
+            and MEASURE_RECORD_VALUES <= set(values) <= MEASURE_RECORD_VALUES | MEASURE_RECORD_SUBSETS
             and record_measure(str(record.get("metric"))) in MEASURES)
 
 

@@ -14,10 +14,16 @@ Migrations:
   forms were counted: ``parameters.identical_forms = "keep"`` (what those runs did: every
   pair scored) and ``values.n_identical``, counted in the language's pinned files
   (:func:`polybias.data.eurogest.eurogest_pairs`).
+* ``crows_measure_records``, ``eurogest_measure_records`` — CrowS-Pairs (``crows``,
+  ``crows-jsd``) and EuroGEST records of the shapes written before the one record shape,
+  rewritten as the measure records their studies write now
+  (:func:`polybias.results.records.measure_record` with ``subset`` and ``groups``); the
+  results table reads the same rows from both (``tests/runner/test_migrations.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Callable
@@ -27,12 +33,18 @@ from typing import Any
 from polybias import paths
 from polybias.data.eurogest import eurogest_pairs
 from polybias.files import params_hash, sha256_file, write_text_atomic
+from polybias.metrics.crows import share_groups, share_row_result
+from polybias.metrics.measure import Interval, MeasureResult
+from polybias.results.records import measure_group, measure_record
 from polybias.runner.execution import KEPT_ROOT, MARKER
+from polybias.stats import CONFIDENCE_LEVEL
+from polybias.studies.eurogest import stereotype_groups
 
 
 def eurogest_identical_forms(record: dict[str, Any]) -> dict[str, Any] | None:
     """Add ``identical_forms`` and ``n_identical`` to a EuroGEST record that lacks them."""
-    if record.get("metric") != "eurogest" or "n_identical" in record.get("values", {}):
+    values = record.get("values", {})
+    if record.get("metric") != "eurogest" or "n_identical" in values or "g_s" not in values:
         return None
     parameters = record["parameters"]
     pairs = eurogest_pairs(record["language"], subsets=tuple(parameters["subsets"]))
@@ -43,21 +55,72 @@ def eurogest_identical_forms(record: dict[str, Any]) -> dict[str, Any] | None:
     return record
 
 
-MIGRATIONS: tuple[Callable[[dict[str, Any]], dict[str, Any] | None], ...] = (eurogest_identical_forms,)
+#: The fields of a record that say where its values came from, carried over as they are.
+_PROVENANCE = ("model_revision", "data_sha256", "packages", "normaliser", "engine")
+
+
+def _as_measure_record(record: dict[str, Any], result, **shape: Any) -> dict[str, Any]:
+    """``record`` rewritten as :func:`polybias.results.records.measure_record` writes it:
+    the same metric, model, language, test, parameters and provenance, ``values`` from
+    ``result`` (whose options are not added to the parameters) and ``shape`` (``subset``,
+    ``groups``)."""
+    result = dataclasses.replace(result, options={})
+    return measure_record(result, model=record["model"], language=record["language"], test=record["test"],
+                          parameters=record["parameters"], metric=record["metric"],
+                          **{k: record[k] for k in _PROVENANCE if k in record}, **shape).to_dict()
+
+
+def crows_measure_records(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``crows`` or ``crows-jsd`` record of the shape written before the one record
+    shape (``values.by_bias_type``: the table of
+    :func:`polybias.metrics.crows.aggregate_pairs`) as the share's measure record
+    (:func:`polybias.studies.crows_pairs.share_record`): the ``all`` row under its subset,
+    one group per bias type; the interval's level the measure's default (95 %)."""
+    if record.get("metric") not in ("crows", "crows-jsd") or "by_bias_type" not in record.get("values", {}):
+        return None
+    rows = record["values"]["by_bias_type"]
+    method = record.get("parameters", {}).get("method")
+    name = "jsd-b" if record["metric"] == "crows-jsd" else (method if method in ("aul", "aula") else "crows")
+    opts = {"confidence": CONFIDENCE_LEVEL}
+    groups = [measure_group(subset, r) for subset, r in share_groups(name, rows, opts)]
+    return _as_measure_record(record, share_row_result(name, rows[0], opts),
+                              subset=str(rows[0]["bias_type"]), groups=groups)
+
+
+def eurogest_measure_records(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``eurogest`` record of the shape written before the one record shape (``g_s``,
+    ``ci_low``, ``ci_high``, ``level``, ``n``, the counts and ``per_stereotype``) as
+    :func:`polybias.studies.eurogest.eurogest_record` writes it."""
+    v = record.get("values", {})
+    if record.get("metric") != "eurogest" or "per_stereotype" not in v:
+        return None
+    level = v.get("level")
+    interval = None if v.get("ci_low") is None else Interval(v["ci_low"], v["ci_high"], level,
+                                                               "bootstrap-percentile")
+    counts = {k: v[k] for k in ("n_too_long", "n_identical", "complete") if k in v}
+    result = MeasureResult("eurogest", v["g_s"], interval, None, "none", int(v["n"]), extra=counts)
+    return _as_measure_record(record, result, subset="g_s",
+                              groups=stereotype_groups(v["per_stereotype"], level))
+
+
+MIGRATIONS: tuple[Callable[[dict[str, Any]], dict[str, Any] | None], ...] = (
+    eurogest_identical_forms, crows_measure_records, eurogest_measure_records)
 
 
 def migrate_folder(folder: Path) -> list[str]:
     """Apply :data:`MIGRATIONS` to the records of one kept folder; returns the files changed
     (the ``run.json``'s digests rewritten to match)."""
     marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
-    changed = []
+    changed, applied = [], set()
     for name in sorted(marker["files"]):
         path = folder / name
         record = json.loads(path.read_text(encoding="utf-8"))
         new = None
         for migration in MIGRATIONS:
             out = migration(new or record)
-            new = out if out is not None else new
+            if out is not None:
+                new = out
+                applied.add(migration.__name__)
         if new is not None:
             write_text_atomic(path, json.dumps(new, sort_keys=True, indent=2, ensure_ascii=False,
                                                allow_nan=False) + "\n")
@@ -65,7 +128,7 @@ def migrate_folder(folder: Path) -> list[str]:
             changed.append(name)
     if changed:
         marker.setdefault("migrated", []).extend(
-            m.__name__ for m in MIGRATIONS if m.__name__ not in marker.get("migrated", []))
+            m.__name__ for m in MIGRATIONS if m.__name__ in applied and m.__name__ not in marker.get("migrated", []))
         write_text_atomic(folder / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
     return changed
 

@@ -20,9 +20,10 @@ from polybias.metrics.crows import (
     CrowsError,
     attribution_words,
     gamboa_table3,
+    share_groups,
 )
 from polybias.planted.synthetic import minimal_pairs
-from polybias.results.records import Record, measure_record, model_fields, write_record
+from polybias.results.records import Record, measure_group, measure_record, model_fields, write_record
 from polybias.results.report import load_reported, side_by_side
 from polybias.stats import N_BOOTSTRAP
 
@@ -59,6 +60,19 @@ class CrowsEvaluation:
     caption: str = ""  # which pairs were scored (all, or the sample; sample_caption)
     #: every other registered measure of these scored or attributed pairs (:func:`other_measures`)
     others: dict[str, MeasureResult] = field(default_factory=dict)
+
+
+def share_record(result: MeasureResult, metric: str | None = None, **fields: Any) -> Record:
+    """The run record of a share of pairs (``crows``, ``aul``, ``aula``, ``jsd-b``; the
+    result of :func:`polybias.measures.compute`): one
+    :func:`~polybias.results.records.measure_record`, the overall share under its subset
+    (``all``) and one group per bias type (:func:`polybias.metrics.crows.share_groups`).
+    ``metric`` keeps a record's name where it is one of the measure's ``record_labels``
+    (``crows-jsd``); ``fields`` go to :func:`~polybias.results.records.measure_record`."""
+    groups = [measure_group(subset, r) for subset, r in share_groups(result.measure, result.groups,
+                                                                     result.options)]
+    return measure_record(result, subset=str(result.groups.iloc[0]["bias_type"]), groups=groups,
+                          metric=metric, **fields)
 
 
 def other_measures(method: str, scored: pd.DataFrame, attributed: pd.DataFrame,
@@ -144,9 +158,10 @@ def run_crows(
     scored = pair_scores(lm, pairs, method, causal_bos=causal_bos, on_unmodified=on_unmodified,
                          alignment=alignment, **engine)
     used = method or ("causal" if lm.kind == "causal" else "nangia")
-    stereo = compute(share_measure(used), scored=scored, n_bootstrap=n_bootstrap, seed=seed).groups
+    share = compute(share_measure(used), scored=scored, n_bootstrap=n_bootstrap, seed=seed)
     attributed = jsd_attributions(lm, pairs, compat_fourth_root, **engine)
-    jsd = compute("jsd-b", attributed=attributed, n_bootstrap=n_bootstrap, seed=seed).groups
+    jsd_share = compute("jsd-b", attributed=attributed, n_bootstrap=n_bootstrap, seed=seed)
+    stereo, jsd = share.groups, jsd_share.groups
     others = other_measures(used, scored, attributed, {"n_bootstrap": n_bootstrap, "seed": seed})
     if output_dir is not None:
         params = {"dataset": dataset, "bias_types": bias_types or [], "n_pairs": n_pairs,
@@ -155,13 +170,11 @@ def run_crows(
             params["max_pairs"] = max_pairs
         scoring_options = {"method": used, "causal_bos": causal_bos, "on_unmodified": on_unmodified,
                            "alignment": alignment}
-        for metric, table, extra in (("crows", stereo, scoring_options),
-                                     ("crows-jsd", jsd, {"compat_fourth_root": compat_fourth_root})):
-            record = Record(
-                metric=metric, model=model, language=language, test=dataset,
-                parameters={**params, **extra}, values={"by_bias_type": table.to_dict("records")},
-                **model_fields(lm))
-            write_record(record, paths.output_path(output_dir))
+        for metric, result, extra in ((None, share, scoring_options),
+                                      ("crows-jsd", jsd_share, {"compat_fourth_root": compat_fourth_root})):
+            write_record(share_record(result, metric, model=model, language=language, test=dataset,
+                                      parameters={**params, **extra}, **model_fields(lm)),
+                         paths.output_path(output_dir))
         for result in others.values():
             write_record(measure_record(result, model=model, language=language, test=dataset,
                                         parameters={**params, **scoring_options}, **model_fields(lm)),

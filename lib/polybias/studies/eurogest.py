@@ -11,6 +11,9 @@ rate per language (rows, ordered by family) and stereotype (columns).
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -25,9 +28,9 @@ from polybias.data.eurogest import (
 )
 from polybias.engines.eurogest_scores import gendered_pair_scores
 from polybias.metrics.eurogest import EuroGestMetricError
-from polybias.metrics.measure import MeasureResult
+from polybias.metrics.measure import Interval, MeasureResult
 from polybias.results.plots import finish_figure, pyplot
-from polybias.results.records import Record, model_fields, write_record
+from polybias.results.records import Record, measure_group, measure_record, model_fields, write_record
 from polybias.stats import N_BOOTSTRAP
 
 #: The registered files a run reads (their sha256 go into its record).
@@ -169,22 +172,63 @@ def run_eurogest(model: str, languages: list[str] | None = None,
                         "feminine_rate": means.get("feminine", np.nan),
                         "masculine_rate": means.get("masculine", np.nan)})
         if output_dir is not None:
-            record = Record(
-                metric="eurogest", model=model, language=language, test="eurogest",
+            counts = {"n_too_long": scored.attrs["n_too_long"], "n_identical": scored.attrs["n_identical"],
+                      "complete": summary[-1]["complete"]}
+            record = eurogest_record(
+                result, per.drop(columns=["language", "family"]).to_dict("records"), counts,
+                model=model, language=language,
                 parameters={"subsets": list(subsets), "per_stereotype": per_stereotype,
                             "causal_bos": causal_bos, "too_long": too_long,
                             "identical_forms": identical_forms, **options},
-                values={"g_s": result.value, "ci_low": iv.low if iv else None,
-                        "ci_high": iv.high if iv else None, "level": iv.level if iv else None,
-                        "n": result.n, "n_too_long": scored.attrs["n_too_long"],
-                        "n_identical": scored.attrs["n_identical"],
-                        "complete": summary[-1]["complete"],
-                        "per_stereotype": per.drop(columns=["language", "family"]).to_dict("records")},
                 data_sha256={s: registry[s].sha256 for s in SOURCES}, **model_fields(lm))
             write_record(record, paths.output_path(output_dir))
     columns = ["language", "family", "stereotype", "label", "stereotype_gender", "n",
                "masculine_rate", "ci_low", "ci_high"]
     return pd.concat(rates, ignore_index=True)[columns], pd.DataFrame(summary)
+
+
+#: The measure of each stereotype's masculine rate in a EuroGEST record's groups.
+STEREOTYPE_MEASURE = "eurogest-masculine-rate"
+
+
+def eurogest_record(result: MeasureResult, per_stereotype: list[dict], counts: dict, *,
+                    model: str, language: str, parameters: dict, **fields) -> Record:
+    """The run record of one language: g_s (``result``, the measure ``eurogest``) under the
+    subset ``g_s``, with the counts of sentences left out (``counts``: ``n_too_long``,
+    ``n_identical``, ``complete``) as its ``extra``, and one group per stereotype
+    (:func:`stereotype_groups`); one :func:`~polybias.results.records.measure_record`."""
+    level = result.interval.level if result.interval is not None else None
+    result = dataclasses.replace(result, extra={**result.extra, **counts})
+    return measure_record(result, model=model, language=language, test="eurogest", parameters=parameters,
+                          subset="g_s", groups=stereotype_groups(per_stereotype, level), **fields)
+
+
+def stereotype_groups(per_stereotype: list[dict], level: float | None) -> list[dict]:
+    """Each stereotype's masculine rate (``masculine_rate`` with its bootstrap interval at
+    ``level``, and ``n``; its id, label and gender as ``extra``) as a group of a
+    :func:`eurogest_record`, subset ``<id> <label>``.
+
+    >>> stereotype_groups([{"stereotype": 1, "label": "Emotional", "stereotype_gender": "feminine",
+    ...                     "n": 4, "masculine_rate": 0.5, "ci_low": 0.25, "ci_high": 0.75}], 0.95)[0]["subset"]
+    '1 Emotional'
+    """
+    groups = []
+    for row in per_stereotype:
+        rate, low = _finite(row.get("masculine_rate")), _finite(row.get("ci_low"))
+        interval = None if low is None or level is None else Interval(
+            low, float(row["ci_high"]), level, "bootstrap-percentile")
+        extra = {k: v for k, v in row.items() if k not in ("masculine_rate", "ci_low", "ci_high", "n")}
+        result = MeasureResult(STEREOTYPE_MEASURE, math.nan if rate is None else rate, interval, None,
+                               "none", int(row.get("n") or 0), extra=extra)
+        groups.append(measure_group(f"{row['stereotype']} {row.get('label', '')}".strip(), result))
+    return groups
+
+
+def _finite(value) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
 
 
 def subset_caption(per_stereotype: int | None, too_long: str = "raise") -> str:

@@ -118,3 +118,29 @@ def test_a_kept_eurogest_record_becomes_the_measure_record_the_study_writes(mirr
         a.keys() == b.keys() and all(a[k] == b[k] or (isinstance(a[k], float) and math.isnan(a[k])
                                                       and math.isnan(b[k])) for k in a)
         for a, b in zip(old_rows, new_rows, strict=True))
+
+
+def test_a_kept_gest_record_becomes_the_measure_record_the_study_writes(tmp_path):
+    """A GEST record rewritten in the shape before the one record shape (``g_s``, its
+    interval, ``r_f``, ``r_m`` and ``rates``) migrates back to exactly what the study writes
+    now; the table reads the same row from both."""
+    import numpy as np
+
+    from polybias.results import table
+    from polybias.studies import gest as study
+
+    rng = np.random.default_rng(0)
+    stereotypes = np.repeat(np.arange(1, 17), 12)
+    scores = {0: rng.normal(0.1 * (stereotypes > 7), 1.0)}
+    summary, rates = study.model_rates(scores, stereotypes, "m", "causal", n_bootstrap=50, seed=0)
+    (path,) = study.write_records(summary, rates, {"n_bootstrap": 50, "seed": 0, "interval": "normal"},
+                                  str(tmp_path / "new"))
+    new = json.loads(path.read_text())
+    v = new["values"]
+    assert table.is_measure_record(new) and v["subset"] == "causal-template1" and len(v["details"]) == 16
+    old = {**new, "values": {"n": v["n"], "g_s": v["value"], "g_s_low": v["interval"]["low"],
+                             "g_s_high": v["interval"]["high"], **v["extra"], "rates": v["details"]}}
+    folder = _kept(tmp_path, old)
+    assert migrations.migrate_folder(folder) == ["r.json"]
+    assert json.loads((folder / "r.json").read_text()) == new
+    assert _rows(old) == _rows(new) and len(_rows(new)) == 1

@@ -284,9 +284,10 @@ def _real_models(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 LEGACY_READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows, "eurogest": _eurogest,
+    "gest": _gest,
 }
-"""Readers of record shapes no study writes any more (the WEAT, SEAT, CrowS-Pairs and
-EuroGEST studies write :func:`polybias.results.records.measure_record` s): kept so that
+"""Readers of record shapes no study writes any more (the WEAT, SEAT, CrowS-Pairs,
+EuroGEST and GEST studies write :func:`polybias.results.records.measure_record` s): kept so that
 records written before are still read, and only read (``tests/results/test_table.py``
 checks that no study writes them; :mod:`polybias.runner.migrations` rewrites the kept ones)."""
 
@@ -296,7 +297,7 @@ READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "hidden-states": _hidden, "validity": _validity, "validity-model": _validity_model,
     "external_validity": _external_validity,
     "stereoset": _stereoset, "stereoset-languages": _stereoset_languages,
-    "gest": _gest, "real-models": _real_models,
+    "real-models": _real_models,
 }
 """Record metric → reader of its ``values`` into rows, for the records whose study writes
 values of its own shape (see :func:`record_reader`)."""
@@ -331,9 +332,9 @@ def _measure_row(metric: str, v: dict[str, Any], subset: str, **over: Any) -> di
 
 
 #: The keys of the ``values`` of a :func:`polybias.results.records.measure_record`, and
-#: those it has when the result is reported per subset.
+#: those it has when the result is reported per subset or keeps rows it does not report.
 MEASURE_RECORD_VALUES = frozenset({"value", "interval", "p_value", "p_method", "n", "extra"})
-MEASURE_RECORD_SUBSETS = frozenset({"subset", "groups"})
+MEASURE_RECORD_SUBSETS = frozenset({"subset", "groups", "details"})
 #: The fields a group of a measure record may set apart from its record.
 GROUP_FIELDS = ("language", "model")
 

@@ -14,8 +14,8 @@ Migrations:
   forms were counted: ``parameters.identical_forms = "keep"`` (what those runs did: every
   pair scored) and ``values.n_identical``, counted in the language's pinned files
   (:func:`polybias.data.eurogest.eurogest_pairs`).
-* ``crows_measure_records``, ``eurogest_measure_records`` — CrowS-Pairs (``crows``,
-  ``crows-jsd``) and EuroGEST records of the shapes written before the one record shape,
+* ``crows_measure_records``, ``eurogest_measure_records``, ``gest_measure_records`` —
+  CrowS-Pairs (``crows``, ``crows-jsd``), EuroGEST and GEST records of the shapes written before the one record shape,
   rewritten as the measure records their studies write now
   (:func:`polybias.results.records.measure_record` with ``subset`` and ``groups``); the
   results table reads the same rows from both (``tests/runner/test_migrations.py``).
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,7 @@ from polybias.results.records import measure_group, measure_record
 from polybias.runner.execution import KEPT_ROOT, MARKER
 from polybias.stats import CONFIDENCE_LEVEL
 from polybias.studies.eurogest import stereotype_groups
+from polybias.studies.gest import gest_record
 
 
 def eurogest_identical_forms(record: dict[str, Any]) -> dict[str, Any] | None:
@@ -103,8 +105,21 @@ def eurogest_measure_records(record: dict[str, Any]) -> dict[str, Any] | None:
                               groups=stereotype_groups(v["per_stereotype"], level))
 
 
+def gest_measure_records(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``gest`` record of the shape written before the one record shape (``g_s``,
+    ``g_s_low``, ``g_s_high``, ``r_f``, ``r_m``, ``n``, ``rates``) as
+    :func:`polybias.studies.gest.gest_record` writes it."""
+    v = record.get("values", {})
+    if record.get("metric") != "gest" or "rates" not in v:
+        return None
+    run = {k: math.nan if v.get(k) is None else v[k] for k in ("n", "r_f", "r_m", "g_s", "g_s_low", "g_s_high")}
+    new = gest_record(run, v["rates"], model=record["model"], test=record["test"],
+                      parameters=record["parameters"], **{k: record[k] for k in _PROVENANCE if k in record})
+    return new.to_dict()
+
+
 MIGRATIONS: tuple[Callable[[dict[str, Any]], dict[str, Any] | None], ...] = (
-    eurogest_identical_forms, crows_measure_records, eurogest_measure_records)
+    eurogest_identical_forms, crows_measure_records, eurogest_measure_records, gest_measure_records)
 
 
 def migrate_folder(folder: Path) -> list[str]:

@@ -25,7 +25,8 @@ from polybias.data.minimal_pairs import sample_pairs, stratified_sample_caption
 from polybias.engines import gest_scores
 from polybias.measures import compute
 from polybias.results import records, report
-from polybias.stats import N_BOOTSTRAP
+from polybias.metrics.measure import Interval, MeasureResult
+from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 
 SUMMARY_COLUMNS = ("kind", "model", "hub_id", "template", "n", "r_f", "r_m", "g_s", "g_s_low", "g_s_high")
 RATE_COLUMNS = ("kind", "model", "hub_id", "template", "stereotype", "name", "group", "n",
@@ -189,19 +190,37 @@ def rank_table(rates: pd.DataFrame) -> str:
 
 def write_records(summary: pd.DataFrame, rates: pd.DataFrame, parameters: dict, output_dir: str | Path,
                   model_revision: str | None = None) -> list[Path]:
-    """One ``gest`` run record per (kind, model, template) run: its g_s with the interval,
-    r_f, r_m, n and the rates of every stereotype; the model under its hub id, the test
-    ``<kind>-template<k>`` (k from 1)."""
+    """One ``gest`` run record per (kind, model, template) run (:func:`gest_record`); the
+    model under its hub id, the test ``<kind>-template<k>`` (k from 1)."""
     out = []
     for run in summary.to_dict("records"):
         part = rates[(rates.kind == run["kind"]) & (rates.model == run["model"])
                      & (rates.template == run["template"])]
-        values = {k: run[k] for k in ("n", "r_f", "r_m", "g_s", "g_s_low", "g_s_high")}
-        values["rates"] = part[["stereotype", "name", "group", "n", "rate", "ci_low", "ci_high", "rank"]] \
-            .replace({np.nan: None}).to_dict("records")
-        record = records.Record(
-            metric="gest", model=run["hub_id"], language="en", test=f"{run['kind']}-template{run['template'] + 1}",
+        record = gest_record(
+            run, part[list(DETAIL_COLUMNS)].replace({np.nan: None}).to_dict("records"),
+            model=run["hub_id"], test=f"{run['kind']}-template{run['template'] + 1}",
             parameters={**parameters, "kind": run["kind"], "template": int(run["template"]) + 1},
-            values=values, model_revision=model_revision)
+            model_revision=model_revision)
         out.append(records.write_record(record, paths.output_path(output_dir)))
     return out
+
+
+#: The columns of a GEST record's ``details``: the rate of every stereotype.
+DETAIL_COLUMNS = ("stereotype", "name", "group", "n", "rate", "ci_low", "ci_high", "rank")
+
+
+def gest_record(run: dict, details: list[dict], *, model: str, test: str, parameters: dict,
+                **fields) -> records.Record:
+    """The run record of one GEST run (``run``: its ``n``, ``r_f``, ``r_m``, ``g_s``,
+    ``g_s_low``, ``g_s_high``): g_s (the measure ``gest``) with its bootstrap interval
+    (the ``interval`` of ``parameters``: normal or percentile, 95 %), under the subset
+    ``test``, r_f and r_m as its ``extra``, and the rate of every stereotype as its
+    ``details`` (:data:`DETAIL_COLUMNS`); one :func:`polybias.results.records.measure_record`."""
+    low = run.get("g_s_low")
+    method = "bootstrap-normal" if parameters.get("interval", "normal") == "normal" else "bootstrap-percentile"
+    interval = None if low is None or np.isnan(low) else Interval(float(low), float(run["g_s_high"]),
+                                                                  CONFIDENCE_LEVEL, method)
+    result = MeasureResult("gest", float(run["g_s"]), interval, None, "none", int(run["n"]),
+                           extra={"r_f": float(run["r_f"]), "r_m": float(run["r_m"])})
+    return records.measure_record(result, model=model, language="en", test=test, parameters=parameters,
+                                  subset=test, details=details, **fields)

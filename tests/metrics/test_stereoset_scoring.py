@@ -137,7 +137,34 @@ def test_run_writes_one_deterministic_record(lms, tmp_path, monkeypatch):
     assert len(files) == 1
     record = json.loads(files[0].read_text())
     assert record["metric"] == "stereoset" and record["parameters"]["seed"] == 1
-    assert {r["task"] for r in record["values"]["scores"]} == {"intrasentence", "intersentence", "overall"}
+    subsets = [record["values"]["subset"]] + [g["subset"] for g in record["values"]["groups"]]
+    assert {s.split(";")[0] for s in subsets} == {"intrasentence", "intersentence", "overall"}
     second = study.run_stereoset(lms["gpt2"], "tiny-gpt2", "en", "results/stereoset", n_bootstrap=50, seed=1)
     pd.testing.assert_frame_equal(first[1], second[1])
     assert json.loads(files[0].read_text())["values"] == record["values"]
+
+
+def test_a_kept_record_of_the_earlier_shape_migrates_to_what_the_study_writes(lms, tmp_path, monkeypatch):
+    """A StereoSet record in the shape before the one record shape (``scores``: the rows
+    of the scores table) migrates to exactly the measure record the study writes now, and
+    the results table reads the same rows from both."""
+    from polybias.files import sha256_file
+    from polybias.results import table
+    from polybias.runner import execution, migrations
+    from polybias.studies import stereoset as study
+
+    monkeypatch.setattr(study, "load_stereoset", lambda language, task=None: _items())
+    monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
+    _, scores = study.run_stereoset(lms["gpt2"], "tiny-gpt2", "en", "results/stereoset", n_bootstrap=50, seed=1)
+    (path,) = (tmp_path / "results" / "stereoset").glob("*.json")
+    new = json.loads(path.read_text())
+    assert table.is_measure_record(new)
+    old = {**new, "values": {"scores": scores.replace({np.nan: None}).to_dict("records")}}
+    folder = tmp_path / "kept" / "14_stereoset__model-m"
+    folder.mkdir(parents=True)
+    (folder / "r.json").write_text(json.dumps(old))
+    (folder / execution.MARKER).write_text(json.dumps({"files": {"r.json": sha256_file(folder / "r.json")}}))
+    assert migrations.migrate_folder(folder) == ["r.json"]
+    assert json.loads((folder / "r.json").read_text()) == new
+    rows = [table.record_rows(r, "stereoset") for r in (old, new)]
+    assert len(rows[0]) == 3 * len(scores) and pd.DataFrame(rows[0]).equals(pd.DataFrame(rows[1]))

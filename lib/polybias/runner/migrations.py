@@ -14,8 +14,9 @@ Migrations:
   forms were counted: ``parameters.identical_forms = "keep"`` (what those runs did: every
   pair scored) and ``values.n_identical``, counted in the language's pinned files
   (:func:`polybias.data.eurogest.eurogest_pairs`).
-* ``crows_measure_records``, ``eurogest_measure_records``, ``gest_measure_records`` —
-  CrowS-Pairs (``crows``, ``crows-jsd``), EuroGEST and GEST records of the shapes written before the one record shape,
+* ``crows_measure_records``, ``eurogest_measure_records``, ``gest_measure_records``,
+  ``stereoset_measure_records`` — CrowS-Pairs (``crows``, ``crows-jsd``), EuroGEST, GEST
+  and StereoSet records of the shapes written before the one record shape,
   rewritten as the measure records their studies write now
   (:func:`polybias.results.records.measure_record` with ``subset`` and ``groups``); the
   results table reads the same rows from both (``tests/runner/test_migrations.py``).
@@ -41,6 +42,7 @@ from polybias.runner.execution import KEPT_ROOT, MARKER
 from polybias.stats import CONFIDENCE_LEVEL
 from polybias.studies.eurogest import stereotype_groups
 from polybias.studies.gest import gest_record
+from polybias.studies.stereoset import stereoset_record
 
 
 def eurogest_identical_forms(record: dict[str, Any]) -> dict[str, Any] | None:
@@ -118,8 +120,20 @@ def gest_measure_records(record: dict[str, Any]) -> dict[str, Any] | None:
     return new.to_dict()
 
 
+def stereoset_measure_records(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``stereoset`` record of the shape written before the one record shape (``scores``:
+    the rows of :func:`polybias.metrics.stereoset.scores_table`) as
+    :func:`polybias.studies.stereoset.stereoset_record` writes it."""
+    if record.get("metric") != "stereoset" or "scores" not in record.get("values", {}):
+        return None
+    return stereoset_record(record["values"]["scores"], model=record["model"], language=record["language"],
+                            parameters=record["parameters"],
+                            **{k: record[k] for k in _PROVENANCE if k in record}).to_dict()
+
+
 MIGRATIONS: tuple[Callable[[dict[str, Any]], dict[str, Any] | None], ...] = (
-    eurogest_identical_forms, crows_measure_records, eurogest_measure_records, gest_measure_records)
+    eurogest_identical_forms, crows_measure_records, eurogest_measure_records, gest_measure_records,
+    stereoset_measure_records)
 
 
 def migrate_folder(folder: Path) -> list[str]:

@@ -13,6 +13,8 @@ as section 12 does for CrowS-Pairs.
 
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +48,7 @@ from polybias.metrics.stereoset import (
     stereoset_template_word,
     workbook_row,
 )
+from polybias.metrics.measure import Interval, MeasureResult
 from polybias.results import records, report
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 
@@ -289,16 +292,48 @@ def run_stereoset(lm, model: str, language: str, output_dir: str | Path, *, task
         t = scores_table(part, by="bias_type", aggregate=aggregate, n_bootstrap=n_bootstrap, seed=seed)
         tables.append(t.assign(task=task))
     scores = pd.concat(tables, ignore_index=True)
-    record = records.Record(
-        metric="stereoset", model=model, language=language, test="stereoset",
+    record = stereoset_record(
+        scores.replace({np.nan: None}).to_dict("records"), model=model, language=language,
         parameters={"tasks": list(tasks), "limit": limit, "intrasentence": intrasentence,
                     "intersentence": intersentence, "aggregate": aggregate,
                     "n_bootstrap": n_bootstrap, "seed": seed,
                     **({"max_items": max_items} if max_items else {})},
-        model_revision=model_revision, data_sha256=data_sha256 or {},
-        values={"scores": scores.replace({np.nan: None}).to_dict("records")})
+        model_revision=model_revision, data_sha256=data_sha256 or {})
     records.write_record(record, paths.output_path(output_dir))
     return dec, scores
+
+
+#: The measures of a StereoSet record, each with its column of :func:`scores_table` (its
+#: interval in ``<column>_low`` and ``<column>_high``).
+SCORE_MEASURES = (("stereoset", "ss"), ("stereoset-lms", "lms"), ("stereoset-icat", "icat"))
+
+
+def stereoset_record(scores: list[dict], *, model: str, language: str, parameters: dict,
+                     **fields) -> records.Record:
+    """The run record of one StereoSet run: for every row of :func:`scores_table` (a task
+    and a group), SS with its bootstrap interval and binomial p-value, LMS and ICAT with
+    theirs, under the subset ``<task>; <group>``; the first row's SS is the record's value,
+    the others its groups, in that order; a row's other columns are its SS's ``extra``. One
+    :func:`polybias.results.records.measure_record`."""
+    entries = []
+    for row in scores:
+        subset = f"{row.get('task', '')}; {row.get('group', 'all')}"
+        used = {"task", "group", "n", "binom_p"} | {f"{c}{end}" for _, c in SCORE_MEASURES
+                                                    for end in ("", "_low", "_high")}
+        for measure, column in SCORE_MEASURES:
+            low, p = row.get(f"{column}_low"), row.get("binom_p") if measure == "stereoset" else None
+            interval = None if low is None else Interval(float(low), float(row[f"{column}_high"]),
+                                                         CONFIDENCE_LEVEL, "bootstrap-percentile")
+            extra = {k: v for k, v in row.items() if k not in used} if measure == "stereoset" else {}
+            value = row.get(column)
+            result = MeasureResult(measure, math.nan if value is None else float(value), interval,
+                                   None if p is None else float(p), "binomial-exact" if p is not None else "none",
+                                   int(row.get("n") or 0), extra=extra)
+            entries.append((subset, result))
+    (subset, first), rest = entries[0], entries[1:]
+    return records.measure_record(first, model=model, language=language, test="stereoset",
+                                  parameters=parameters, subset=subset,
+                                  groups=[records.measure_group(s, r) for s, r in rest], **fields)
 
 
 def sample_items(items: pd.DataFrame, max_items: int, seed: int = 0) -> pd.DataFrame:

@@ -16,7 +16,8 @@ from polybias.data import published_pair_scores
 from polybias.engines import scoring
 from polybias.metrics import crows
 from polybias.planted import tiny_models
-from polybias.results import plots
+from polybias.results import plots, table
+from polybias.runner import migrations
 from polybias.studies import crows_languages, crows_pairs
 
 NEW = {"indibias": ("en", "hi"), "crows-pairs-dutch": ("nl", "en", "fr"), "kaneko2022": ("ja", "ru")}
@@ -97,7 +98,14 @@ def test_run_crows_languages_on_every_aligned_dataset(mirror, stand_in, dataset,
     record = json.loads(next(tmp_path.glob("crows-languages_*.json")).read_text())
     assert record["parameters"]["languages"] == languages
     assert record["parameters"]["language_override"] is True
-    assert len(record["values"]["paired"]) == len(paired)
+    groups = record["values"]["groups"]
+    assert [g["measure"] for g in groups].count("crows-difference") == len(paired)
+    assert [record["values"]["language"]] + [g["language"] for g in groups if "language" in g] == languages
+    # the shape written before the one record shape migrates to exactly this record
+    old = {**record, "values": {"per_language": per.astype(object).where(per.notna(), None).to_dict("records"),
+                                "paired": paired.astype(object).where(paired.notna(), None).to_dict("records")}}
+    assert migrations.crows_languages_measure_records(old) == record
+    assert table.record_rows(old, "crows-languages") == table.record_rows(record, "crows-languages")
 
 
 def test_run_crows_languages_rejects_what_does_not_exist():

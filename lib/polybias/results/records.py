@@ -121,7 +121,8 @@ def measure_group(subset: str, result: MeasureResult, **over: Any) -> dict[str, 
 def measure_record(result: MeasureResult, *, model: str, language: str, test: str,
                    parameters: dict[str, Any] | None = None, subset: str = "",
                    groups: list[dict[str, Any]] | None = None, metric: str | None = None,
-                   details: list[dict[str, Any]] | None = None, **fields: Any) -> Record:
+                   details: list[dict[str, Any]] | None = None,
+                   sets_apart: dict[str, Any] | None = None, **fields: Any) -> Record:
     """The record of one registered measure's result (:func:`polybias.measures.compute`):
     ``metric`` is the measure's registry key, ``parameters`` the options it ran with (and
     ``parameters``, e.g. the data the inputs came from), ``values``
@@ -142,6 +143,8 @@ def measure_record(result: MeasureResult, *, model: str, language: str, test: st
     measure's ``record_labels`` rather than its key (e.g. ``crows-jsd`` for ``jsd-b``), so
     that the record keeps its name. ``details`` are rows the record keeps beside the
     measure's values but the results table does not read (GEST's rate of every stereotype).
+    ``sets_apart`` holds the fields the overall value sets apart from its record, as a
+    group's do (a comparison of languages: the ``language`` of its first score).
     """
     values = result.record_values()
     if subset:
@@ -150,6 +153,7 @@ def measure_record(result: MeasureResult, *, model: str, language: str, test: st
         values["groups"] = list(groups)
     if details:
         values["details"] = list(details)
+    values.update(sets_apart or {})
     return Record(metric=metric or result.measure, model=model, language=language, test=test,
                   parameters={**result.options, **(parameters or {})}, values=values, **fields)
 

@@ -284,15 +284,15 @@ def _real_models(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 LEGACY_READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows, "eurogest": _eurogest,
-    "gest": _gest, "stereoset": _stereoset,
+    "gest": _gest, "stereoset": _stereoset, "crows-languages": _crows_languages,
 }
-"""Readers of record shapes no study writes any more (the WEAT, SEAT, CrowS-Pairs,
-EuroGEST, GEST and StereoSet studies write :func:`polybias.results.records.measure_record` s): kept so that
+"""Readers of record shapes no study writes any more (the WEAT, SEAT, CrowS-Pairs (one
+language or several), EuroGEST, GEST and StereoSet studies write :func:`polybias.results.records.measure_record` s): kept so that
 records written before are still read, and only read (``tests/results/test_table.py``
 checks that no study writes them; :mod:`polybias.runner.migrations` rewrites the kept ones)."""
 
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
-    "crows-languages": _crows_languages, "ceat": _ceat, "catbias": _catbias,
+    "ceat": _ceat, "catbias": _catbias,
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "validity-model": _validity_model,
     "external_validity": _external_validity,
@@ -319,7 +319,8 @@ def _measure_result(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     the fields they set apart, e.g. ``language``); each subset says what sets the record
     apart from its measure's default run (:func:`_declared`)."""
     v = rec["values"]
-    yield _measure_row(record_measure(rec["metric"]), v, _declared(rec, v.get("subset", "")))
+    yield _measure_row(record_measure(rec["metric"]), v, _declared(rec, v.get("subset", "")),
+                       **{k: v[k] for k in GROUP_FIELDS if k in v})
     for g in v.get("groups", []):
         over = {k: g[k] for k in GROUP_FIELDS if k in g}
         yield _measure_row(record_measure(g["measure"]), g, _declared(rec, g["subset"]), **over)
@@ -334,9 +335,9 @@ def _measure_row(metric: str, v: dict[str, Any], subset: str, **over: Any) -> di
 #: The keys of the ``values`` of a :func:`polybias.results.records.measure_record`, and
 #: those it has when the result is reported per subset or keeps rows it does not report.
 MEASURE_RECORD_VALUES = frozenset({"value", "interval", "p_value", "p_method", "n", "extra"})
-MEASURE_RECORD_SUBSETS = frozenset({"subset", "groups", "details"})
-#: The fields a group of a measure record may set apart from its record.
+#: The fields a group of a measure record (or its overall value) may set apart from its record.
 GROUP_FIELDS = ("language", "model")
+MEASURE_RECORD_SUBSETS = frozenset({"subset", "groups", "details", *GROUP_FIELDS})
 
 
 def is_measure_record(record: dict[str, Any]) -> bool:

@@ -15,8 +15,8 @@ Migrations:
   pair scored) and ``values.n_identical``, counted in the language's pinned files
   (:func:`polybias.data.eurogest.eurogest_pairs`).
 * ``crows_measure_records``, ``eurogest_measure_records``, ``gest_measure_records``,
-  ``stereoset_measure_records`` — CrowS-Pairs (``crows``, ``crows-jsd``), EuroGEST, GEST
-  and StereoSet records of the shapes written before the one record shape,
+  ``stereoset_measure_records``, ``crows_languages_measure_records`` — CrowS-Pairs
+  (``crows``, ``crows-jsd``, ``crows-languages``), EuroGEST, GEST and StereoSet records of the shapes written before the one record shape,
   rewritten as the measure records their studies write now
   (:func:`polybias.results.records.measure_record` with ``subset`` and ``groups``); the
   results table reads the same rows from both (``tests/runner/test_migrations.py``).
@@ -40,6 +40,7 @@ from polybias.metrics.measure import Interval, MeasureResult
 from polybias.results.records import measure_group, measure_record
 from polybias.runner.execution import KEPT_ROOT, MARKER
 from polybias.stats import CONFIDENCE_LEVEL
+from polybias.studies.crows_languages import comparison_record
 from polybias.studies.eurogest import stereotype_groups
 from polybias.studies.gest import gest_record
 from polybias.studies.stereoset import stereoset_record
@@ -131,9 +132,22 @@ def stereoset_measure_records(record: dict[str, Any]) -> dict[str, Any] | None:
                             **{k: record[k] for k in _PROVENANCE if k in record}).to_dict()
 
 
+def crows_languages_measure_records(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``crows-languages`` record of the shape written before the one record shape
+    (``per_language`` and ``paired``) as
+    :func:`polybias.studies.crows_languages.comparison_record` writes it."""
+    v = record.get("values", {})
+    if record.get("metric") != "crows-languages" or "per_language" not in v:
+        return None
+    return comparison_record(v["per_language"], v["paired"], model=record["model"],
+                             language=record["language"], test=record["test"],
+                             parameters=record["parameters"],
+                             **{k: record[k] for k in _PROVENANCE if k in record}).to_dict()
+
+
 MIGRATIONS: tuple[Callable[[dict[str, Any]], dict[str, Any] | None], ...] = (
     eurogest_identical_forms, crows_measure_records, eurogest_measure_records, gest_measure_records,
-    stereoset_measure_records)
+    stereoset_measure_records, crows_languages_measure_records)
 
 
 def migrate_folder(folder: Path) -> list[str]:

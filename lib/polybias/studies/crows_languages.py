@@ -4,6 +4,9 @@ scores re-aggregated."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import pandas as pd
 
 from polybias import models, paths
@@ -18,10 +21,12 @@ from polybias.metrics.crows import (
     CrowsError,
     LanguageComparison,
     compare_languages,
+    share_row_result,
 )
+from polybias.metrics.measure import Interval, MeasureResult
 from polybias.models import check_language
-from polybias.results.records import Record, model_fields, write_record
-from polybias.stats import N_BOOTSTRAP
+from polybias.results.records import Record, measure_group, measure_record, model_fields, write_record
+from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 from polybias.studies import crows_pairs
 
 
@@ -29,13 +34,57 @@ def _comparison_record(comparison: LanguageComparison, model: str, languages: li
                        test: str, parameters: dict, output_dir: str, model_revision: str | None = None,
                        data_sha256: dict | None = None, normaliser: dict | None = None,
                        engine: dict | None = None) -> None:
-    record = Record(
-        metric="crows-languages", model=model, language="+".join(languages), test=test,
-        parameters=parameters, model_revision=model_revision, data_sha256=data_sha256 or {},
-        normaliser=normaliser, engine=engine,
-        values={"per_language": comparison.per_language.to_dict("records"),
-                "paired": comparison.paired.to_dict("records")})
-    write_record(record, paths.output_path(output_dir))
+    rows = [frame.astype(object).where(frame.notna(), None).to_dict("records")
+            for frame in (comparison.per_language, comparison.paired)]
+    write_record(comparison_record(*rows, model=model, language="+".join(languages), test=test,
+                                   parameters=parameters, model_revision=model_revision,
+                                   data_sha256=data_sha256 or {}, normaliser=normaliser, engine=engine),
+                 paths.output_path(output_dir))
+
+
+#: The measure of a paired difference of stereotype scores in a comparison's record.
+DIFFERENCE_MEASURE = "crows-difference"
+
+
+def comparison_record(per_language: list[dict], paired: list[dict], *, model: str, language: str,
+                      test: str, parameters: dict, **fields) -> Record:
+    """The run record of a comparison of languages (metric ``crows-languages``, a label of
+    the measure ``crows``): the stereotype score of each language (or each model and group:
+    the rows of :attr:`~polybias.metrics.crows.LanguageComparison.per_language`), the
+    first as the record's value and the others as its groups, each under the language and
+    model it is of; then each paired difference (``crows-difference``, subset
+    ``[<group>: ]<a> − <b>``, McNemar's p) with its counts as ``extra``. One
+    :func:`~polybias.results.records.measure_record`."""
+    opts = {"confidence": CONFIDENCE_LEVEL}
+    entries = []
+    for row in per_language:
+        over = {k: row[k] for k in ("language", "model") if k in row}
+        entries.append((str(row["group"]) if "group" in row else "all",
+                        share_row_result("crows", row, opts), over))
+    for row in paired:
+        a, b = row.get("label_a", row.get("language_a")), row.get("label_b", row.get("language_b"))
+        low, p = _finite(row.get("ci_low")), _finite(row.get("mcnemar_p"))
+        interval = None if low is None else Interval(low, float(row["ci_high"]), CONFIDENCE_LEVEL,
+                                                     "bootstrap-percentile")
+        extra = {k: v for k, v in row.items() if k not in ("diff", "ci_low", "ci_high", "mcnemar_p", "n")}
+        diff = _finite(row.get("diff"))
+        result = MeasureResult(DIFFERENCE_MEASURE, math.nan if diff is None else diff, interval, p,
+                               "binomial-exact" if p is not None else "none", int(row.get("n") or 0),
+                               extra=extra)
+        group = f"{row['group']}: " if "group" in row else ""
+        entries.append((f"{group}{a} − {b}", result, {}))
+    (subset, first, over), rest = entries[0], entries[1:]
+    first = dataclasses.replace(first, options={})  # the record's parameters are the study's
+    return measure_record(first, model=model, language=language, test=test, parameters=parameters,
+                          subset=subset, sets_apart=over, metric="crows-languages",
+                          groups=[measure_group(s, r, **o) for s, r, o in rest], **fields)
+
+
+def _finite(value) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
 
 
 def compared_languages(model: str, dataset: str, languages: list[str] | None = None,

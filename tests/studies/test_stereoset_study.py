@@ -5,6 +5,8 @@ import pandas as pd
 import pytest
 from polybias.data import stereoset as ds
 from polybias.metrics import stereoset as ms
+from polybias.results import table as results
+from polybias.runner import migrations
 from polybias.studies import stereoset as st
 
 
@@ -92,10 +94,18 @@ def test_language_scores_and_comparison_record(tmp_path, monkeypatch):
                                                                  ["de", "intrasentence", 10]]
     assert table.ss.tolist() == [70.0, 30.0] and (table.lms == 100.0).all()
     monkeypatch.setenv("POLYBIAS_OUTPUT_ROOT", str(tmp_path))
-    path = st.comparison_record(st.compare_languages(dec, n_bootstrap=0), "m", ["en", "de"], {"seed": 0},
-                                "results/x")
+    comparison = st.compare_languages(dec, n_bootstrap=0)
+    path = st.comparison_record(comparison, "m", ["en", "de"], {"seed": 0}, "results/x")
     record = json.loads(path.read_text())
-    assert record["metric"] == "stereoset-languages" and record["values"]["paired"][0]["a_only"] == 7
+    (difference,) = [g for g in record["values"]["groups"] if g["measure"] == "stereoset-difference"]
+    assert record["metric"] == "stereoset-languages" and difference["extra"]["a_only"] == 7
+    assert record["values"]["language"] == "en" and difference["subset"] == "en − de"
+    # the shape written before the one record shape reads the same rows, and migrates to this record
+    old = {**record, "values": {k: f.astype(object).where(f.notna(), None).to_dict("records")
+                                for k, f in (("per_language", comparison.per_language),
+                                             ("paired", comparison.paired))}}
+    assert migrations.stereoset_languages_measure_records(old) == record
+    assert results.record_rows(old, "s") == results.record_rows(record, "s")
 
 
 def test_bias_type_scores_per_language():

@@ -15,8 +15,10 @@ Migrations:
   pair scored) and ``values.n_identical``, counted in the language's pinned files
   (:func:`polybias.data.eurogest.eurogest_pairs`).
 * ``crows_measure_records``, ``eurogest_measure_records``, ``gest_measure_records``,
-  ``stereoset_measure_records``, ``crows_languages_measure_records`` — CrowS-Pairs
-  (``crows``, ``crows-jsd``, ``crows-languages``), EuroGEST, GEST and StereoSet records of the shapes written before the one record shape,
+  ``stereoset_measure_records``, ``crows_languages_measure_records``,
+  ``stereoset_languages_measure_records`` — CrowS-Pairs (``crows``, ``crows-jsd``,
+  ``crows-languages``), EuroGEST, GEST and StereoSet (``stereoset``,
+  ``stereoset-languages``) records of the shapes written before the one record shape,
   rewritten as the measure records their studies write now
   (:func:`polybias.results.records.measure_record` with ``subset`` and ``groups``); the
   results table reads the same rows from both (``tests/runner/test_migrations.py``).
@@ -43,7 +45,7 @@ from polybias.stats import CONFIDENCE_LEVEL
 from polybias.studies.crows_languages import comparison_record
 from polybias.studies.eurogest import stereotype_groups
 from polybias.studies.gest import gest_record
-from polybias.studies.stereoset import stereoset_record
+from polybias.studies.stereoset import languages_record, stereoset_record
 
 
 def eurogest_identical_forms(record: dict[str, Any]) -> dict[str, Any] | None:
@@ -145,9 +147,21 @@ def crows_languages_measure_records(record: dict[str, Any]) -> dict[str, Any] | 
                              **{k: record[k] for k in _PROVENANCE if k in record}).to_dict()
 
 
+def stereoset_languages_measure_records(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``stereoset-languages`` record of the shape written before the one record shape
+    (``per_language`` and ``paired``) as :func:`polybias.studies.stereoset.languages_record`
+    writes it."""
+    v = record.get("values", {})
+    if record.get("metric") != "stereoset-languages" or "per_language" not in v:
+        return None
+    return languages_record(v["per_language"], v["paired"], model=record["model"],
+                            language=record["language"], parameters=record["parameters"],
+                            **{k: record[k] for k in _PROVENANCE if k in record}).to_dict()
+
+
 MIGRATIONS: tuple[Callable[[dict[str, Any]], dict[str, Any] | None], ...] = (
     eurogest_identical_forms, crows_measure_records, eurogest_measure_records, gest_measure_records,
-    stereoset_measure_records, crows_languages_measure_records)
+    stereoset_measure_records, crows_languages_measure_records, stereoset_languages_measure_records)
 
 
 def migrate_folder(folder: Path) -> list[str]:

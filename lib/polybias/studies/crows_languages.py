@@ -47,20 +47,28 @@ DIFFERENCE_MEASURE = "crows-difference"
 
 
 def comparison_record(per_language: list[dict], paired: list[dict], *, model: str, language: str,
-                      test: str, parameters: dict, **fields) -> Record:
-    """The run record of a comparison of languages (metric ``crows-languages``, a label of
-    the measure ``crows``): the stereotype score of each language (or each model and group:
-    the rows of :attr:`~polybias.metrics.crows.LanguageComparison.per_language`), the
-    first as the record's value and the others as its groups, each under the language and
-    model it is of; then each paired difference (``crows-difference``, subset
-    ``[<group>: ]<a> − <b>``, McNemar's p) with its counts as ``extra``. One
-    :func:`~polybias.results.records.measure_record`."""
+                      test: str, parameters: dict, metric: str = "crows-languages",
+                      measure: str = "crows", difference: str = DIFFERENCE_MEASURE,
+                      subset_of=None, **fields) -> Record:
+    """The run record of a comparison of languages (``metric``, a label of ``measure``):
+    the score of each language (or each model and group: the rows of
+    :attr:`~polybias.metrics.crows.LanguageComparison.per_language`), the first as the
+    record's value and the others as its groups, each under the language and model it is
+    of and the subset ``subset_of(row)`` (default its group, else ``all``); then each paired
+    difference (``difference``, subset ``[<group>: ]<a> − <b>``, McNemar's p) with its
+    counts as ``extra``. A row's columns the result does not hold go to its ``extra``. One
+    :func:`~polybias.results.records.measure_record`; StereoSet's comparison
+    (:func:`polybias.studies.stereoset.languages_record`) is one too."""
     opts = {"confidence": CONFIDENCE_LEVEL}
+    shared = {"score", "ci_low", "ci_high", "binom_p", "n", "language", "model", "group"}
     entries = []
     for row in per_language:
         over = {k: row[k] for k in ("language", "model") if k in row}
-        entries.append((str(row["group"]) if "group" in row else "all",
-                        share_row_result("crows", row, opts), over))
+        result = share_row_result(measure, row, opts)
+        result = dataclasses.replace(result, extra={**{k: v for k, v in row.items() if k not in shared},
+                                                    **result.extra})
+        subset = subset_of(row) if subset_of else (str(row["group"]) if "group" in row else "all")
+        entries.append((subset, result, over))
     for row in paired:
         a, b = row.get("label_a", row.get("language_a")), row.get("label_b", row.get("language_b"))
         low, p = _finite(row.get("ci_low")), _finite(row.get("mcnemar_p"))
@@ -68,7 +76,7 @@ def comparison_record(per_language: list[dict], paired: list[dict], *, model: st
                                                      "bootstrap-percentile")
         extra = {k: v for k, v in row.items() if k not in ("diff", "ci_low", "ci_high", "mcnemar_p", "n")}
         diff = _finite(row.get("diff"))
-        result = MeasureResult(DIFFERENCE_MEASURE, math.nan if diff is None else diff, interval, p,
+        result = MeasureResult(difference, math.nan if diff is None else diff, interval, p,
                                "binomial-exact" if p is not None else "none", int(row.get("n") or 0),
                                extra=extra)
         group = f"{row['group']}: " if "group" in row else ""
@@ -76,7 +84,7 @@ def comparison_record(per_language: list[dict], paired: list[dict], *, model: st
     (subset, first, over), rest = entries[0], entries[1:]
     first = dataclasses.replace(first, options={})  # the record's parameters are the study's
     return measure_record(first, model=model, language=language, test=test, parameters=parameters,
-                          subset=subset, sets_apart=over, metric="crows-languages",
+                          subset=subset, sets_apart=over, metric=metric,
                           groups=[measure_group(s, r, **o) for s, r, o in rest], **fields)
 
 

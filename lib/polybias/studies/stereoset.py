@@ -51,6 +51,7 @@ from polybias.metrics.stereoset import (
 from polybias.metrics.measure import Interval, MeasureResult
 from polybias.results import records, report
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
+from polybias.studies import crows_languages
 
 RUN_ALIASES = {
     "gpt2__GPT2LM_c_en": "gpt2_GPT2LM_GPT2LM_c_en",
@@ -381,12 +382,22 @@ def language_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-ta
 def comparison_record(comparison: crows.LanguageComparison, model: str, languages: list[str],
                       parameters: dict, output_dir: str | Path) -> Path:
     """Write the cross-language comparison as one ``stereoset-languages`` run record."""
-    record = records.Record(
-        metric="stereoset-languages", model=model, language="+".join(languages), test="stereoset",
-        parameters=parameters,
-        values={"per_language": comparison.per_language.replace({np.nan: None}).to_dict("records"),
-                "paired": comparison.paired.replace({np.nan: None}).to_dict("records")})
+    rows = [frame.astype(object).where(frame.notna(), None).to_dict("records")
+            for frame in (comparison.per_language, comparison.paired)]
+    record = languages_record(*rows, model=model, language="+".join(languages), parameters=parameters)
     return records.write_record(record, paths.output_path(output_dir))
+
+
+def languages_record(per_language: list[dict], paired: list[dict], *, model: str, language: str,
+                     parameters: dict, **fields) -> records.Record:
+    """The run record of StereoSet's comparison of languages over shared items (metric
+    ``stereoset-languages``): each language's SS under the subset ``shared items`` and the
+    paired differences (``stereoset-difference``), as
+    :func:`polybias.studies.crows_languages.comparison_record` writes a CrowS-Pairs one."""
+    return crows_languages.comparison_record(
+        per_language, paired, model=model, language=language, test="stereoset", parameters=parameters,
+        metric="stereoset-languages", measure="stereoset", difference="stereoset-difference",
+        subset_of=lambda row: "shared items", **fields)
 
 
 def bias_type_scores(decisions: dict[str, pd.DataFrame], aggregate: str = "per-target",

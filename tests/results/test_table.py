@@ -277,16 +277,20 @@ def test_validity_records_give_the_mean_per_strength_with_its_interval():
 
 def test_every_record_metric_the_studies_write_has_a_reader():
     """A new study's records must not drop silently out of the table: every metric name
-    written through ``Record(metric="...")`` in the library or the notebooks has a reader
-    (``agreement``'s, for a correlation matrix between measures, gives no rows)."""
+    written through ``Record(metric="...")`` or a measure record's ``metric="..."`` in the
+    library or the notebooks has a reader (``agreement``'s, for a correlation matrix between
+    measures, gives no rows); a measure record named by its measure is read by the registry."""
     import re
 
     from polybias import paths
 
     root = paths.project_root()
-    written = {"crows", "crows-jsd"}  # run_crows writes these two through a loop variable
+    # run_crows writes the share's record under its measure's name and crows-jsd through a
+    # loop variable; crows-languages is comparison_record's default metric
+    written = {"crows", "crows-jsd", "crows-languages"}
     for path in [*(root / "lib" / "polybias").rglob("*.py"), *(root / "notebooks").glob("*.py")]:
-        written |= set(re.findall(r'Record\(\s*metric="([^"]+)"', path.read_text(encoding="utf-8")))
+        written |= set(re.findall(r'(?:Record\(\s*|record\([^)]*?)metric="([^"]+)"',
+                                  path.read_text(encoding="utf-8"), flags=re.S))
     assert len(written) >= 12, written
     assert "agreement" in written
     for metric in written:  # a reader of its own, a registered measure's, or declared untabulated

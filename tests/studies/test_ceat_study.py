@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+
+from polybias.results import table as results
 from polybias.data.wordlists import AssociationTest, WordSet
 
 
@@ -63,8 +65,13 @@ def test_planted_runs_write_one_record_per_test(monkeypatch, tmp_path):
     assert [r.name for r in records] == ["ceat_m-model_l-en_t-c5-p-0.1.json",
                                          "ceat_m-model_l-en_t-c5-p-0.9.json"]
     rec = json.loads(records[1].read_text())
-    assert rec["values"]["rows"][0]["ces"] == pytest.approx(frame["ces"].iloc[0])
-    assert rec["parameters"]["corpus"] == "p=0.9" and min(rec["values"]["occurrence_counts"].values()) > 0
+    assert results.is_measure_record(rec) and rec["values"]["subset"] == "fixed, length 9"
+    assert rec["values"]["value"] == pytest.approx(frame["ces"].iloc[0])
+    assert rec["parameters"]["corpus"] == "p=0.9" and min(d["occurrences"] for d in rec["values"]["details"]) > 0
+    # the shape written before the one record shape reads the same row
+    row = frame[frame.corpus == "p=0.9"].drop(columns="corpus").iloc[0].to_dict()
+    old = {**rec, "values": {"rows": [row]}}
+    assert results.record_rows(old, "ceat") == results.record_rows(rec, "ceat")
 
 
 def _bag_of_words_encoder(monkeypatch, dim=1024):

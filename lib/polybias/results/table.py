@@ -285,15 +285,15 @@ def _real_models(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
 LEGACY_READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
     "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows, "eurogest": _eurogest,
     "gest": _gest, "stereoset": _stereoset, "crows-languages": _crows_languages,
-    "stereoset-languages": _stereoset_languages,
+    "stereoset-languages": _stereoset_languages, "ceat": _ceat,
 }
-"""Readers of record shapes no study writes any more (the WEAT, SEAT, CrowS-Pairs (one
+"""Readers of record shapes no study writes any more (the WEAT, SEAT, CEAT, CrowS-Pairs (one
 language or several), EuroGEST, GEST and StereoSet studies (one language or several) write :func:`polybias.results.records.measure_record` s): kept so that
 records written before are still read, and only read (``tests/results/test_table.py``
 checks that no study writes them; :mod:`polybias.runner.migrations` rewrites the kept ones)."""
 
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
-    "ceat": _ceat, "catbias": _catbias,
+    "catbias": _catbias,
     "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "validity-model": _validity_model,
     "external_validity": _external_validity,

@@ -4,6 +4,8 @@ and figure."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
@@ -13,7 +15,8 @@ from polybias.engines.embeddings import occurrence_vectors
 from polybias.measures import compute
 from polybias.metrics.ceat import CeatAlternative, CeatError, occurrence_sets
 from polybias.results.plots import colours, drop_parts, finish_figure, part_name, pyplot, wrap
-from polybias.results.records import Record, model_fields, write_record
+from polybias.metrics.measure import Interval, MeasureResult
+from polybias.results.records import Record, measure_group, measure_record, model_fields, write_record
 from polybias.results.report import markdown_table
 
 
@@ -172,16 +175,44 @@ def run_segment_study(
         for t in tests:
             rows = frame[frame["test"] == t.name].to_dict(orient="records")
             counts = {w: extraction.counts.get(w, 0) for s in t.sets().values() for w in s.words}
-            record = Record(
-                metric="ceat", model=getattr(encoder, "name", "model"), language=language,
-                test=t.name, parameters={**(parameters or {}), "corpus": label,
-                                         **{k: v for k, v in options.items() if k != "model_key"}},
-                values={"rows": rows, "occurrence_counts": counts,
-                        "n_sentences": extraction.n_sentences},
-                **model_fields(encoder), data_sha256=data_sha256 or {},
-            )
+            record = ceat_record(
+                rows, counts, extraction.n_sentences, model=getattr(encoder, "name", "model"),
+                language=language, test=t.name,
+                parameters={**(parameters or {}), "corpus": label,
+                            **{k: v for k, v in options.items() if k != "model_key"}},
+                **model_fields(encoder), data_sha256=data_sha256 or {})
             write_record(record, paths.output_path(output_dir))
     return pd.concat(frames, ignore_index=True)
+
+
+#: The two-sided normal quantile of a CES's 95 % interval, CES ± z · SE (docs/measures/ceat.md).
+_Z95 = 1.959963984540054
+
+
+def ceat_record(rows: list[dict], occurrence_counts: dict[str, int], n_sentences: int, *, model: str,
+                language: str, test: str, parameters: dict, **fields) -> Record:
+    """The run record of one CEAT test over sample sets and segment lengths: for each row
+    of :func:`segment_length_study` the CES (the measure ``ceat``) with its normal 95 %
+    interval (CES ± 1.96 SE) and p-value, under the subset ``<sample set>, length
+    <length>``, the first as the record's value and the others as its groups; a row's other
+    columns (SE, τ², mean words, dropped words) as its ``extra``; the number of sentences as
+    the record's, and each word's occurrences as its ``details``. One
+    :func:`polybias.results.records.measure_record`."""
+    entries = []
+    for row in rows:
+        ces, se = float(row["ces"]), float(row["se"])
+        interval = None if not np.isfinite(se) else Interval(ces - _Z95 * se, ces + _Z95 * se, 0.95, "normal")
+        p = None if row.get("pvalue") is None or np.isnan(row["pvalue"]) else float(row["pvalue"])
+        extra = {k: v for k, v in row.items() if k not in ("ces", "pvalue", "n_samples", "test")}
+        entries.append((f"{row.get('sample_set', '')}, length {row.get('length', '')}",
+                        MeasureResult("ceat", ces, interval, p, "normal" if p is not None else "none",
+                                      int(row["n_samples"]), extra=extra)))
+    (subset, first), rest = entries[0], entries[1:]
+    first = dataclasses.replace(first, extra={**first.extra, "n_sentences": int(n_sentences)})
+    return measure_record(first, model=model, language=language, test=test, parameters=parameters,
+                          subset=subset, groups=[measure_group(s, r) for s, r in rest],
+                          details=[{"word": w, "occurrences": int(c)} for w, c in occurrence_counts.items()],
+                          **fields)
 
 
 def segment_length_study(

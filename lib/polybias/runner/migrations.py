@@ -125,7 +125,7 @@ def gest_measure_records(record: dict[str, Any]) -> dict[str, Any] | None:
 
 def stereoset_measure_records(record: dict[str, Any]) -> dict[str, Any] | None:
     """A ``stereoset`` record of the shape written before the one record shape (``scores``:
-    the rows of :func:`polybias.metrics.stereoset.scores_table`) as
+    the rows of :func:`polybias.studies.stereoset.scores_table`) as
     :func:`polybias.studies.stereoset.stereoset_record` writes it."""
     if record.get("metric") != "stereoset" or "scores" not in record.get("values", {}):
         return None

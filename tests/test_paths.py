@@ -27,3 +27,18 @@ def test_malformed_yaml_is_named_with_the_line_at_fault(tmp_path):
     with pytest.raises(ValueError, match=r"bad.yaml: malformed YAML: mapping values are not allowed "
                                          r"here\n.*\n    a: b: c\n        \^"):
         paths.read_yaml(bad)
+
+
+def test_a_root_not_found_says_to_set_polybias_root_and_setting_it_finds_the_root(tmp_path, monkeypatch):
+    """Outside the project (package installed elsewhere, working directory elsewhere) the root
+    is an error naming POLYBIAS_ROOT; set to the project's folder, the root is found."""
+    project = paths.project_root()
+    monkeypatch.delenv("POLYBIAS_ROOT", raising=False)
+    monkeypatch.setattr(paths, "__file__", str(tmp_path / "site-packages" / "polybias" / "paths.py"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="pyproject.toml and configs/") as err:
+        paths.project_root()
+    assert "set POLYBIAS_ROOT to that folder" in str(err.value)
+    monkeypatch.setenv("POLYBIAS_ROOT", str(project))
+    assert paths.project_root() == project.resolve()
+    assert paths.configs_dir().is_dir()

@@ -48,8 +48,8 @@ def project_root() -> Path:
             if all((folder / m).exists() for m in _MARKERS):
                 return folder
     raise FileNotFoundError(
-        "cannot find the polybias project root (a folder with pyproject.toml and configs/); "
-        "set POLYBIAS_ROOT"
+        "cannot find the polybias project root (a folder with pyproject.toml and configs/) "
+        "above the package or the working directory; set POLYBIAS_ROOT to that folder"
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
@@ -511,3 +512,15 @@ def test_table6_shares_add_up():
     zero = wide["no_effect_pct"]
     assert zero[zero > 0].index.get_level_values("model").value_counts().to_dict() == {
         "gpt2": 10, "sea-lion-3b": 10, "SeaLLMs-v3-7B-Chat": 10, "bert-base-multilingual-uncased": 1}
+
+
+def test_invalid_pairs_are_read_with_the_options_the_error_names(tmp_path):
+    """``pass on_invalid='drop' or 'keep'``: each reads the file, dropping the 3 invalid pairs
+    (2 left) or keeping them (5 pairs in all)."""
+    path = write(tmp_path, BAD_PAIRS)
+    with pytest.raises(cp.CrowsPairsError) as err:
+        cp.read_pairs_csv(path, language="en")
+    options = re.findall(r"'(\w+)'", str(err.value).rsplit("pass on_invalid=", 1)[1])
+    assert options == ["drop", "keep"]
+    sizes = {o: len(cp.read_pairs_csv(path, language="en", on_invalid=o)) for o in options}
+    assert sizes == {"drop": 2, "keep": 5}

@@ -129,3 +129,13 @@ def test_language_count_and_cli(capsys):
     assert "eurogest-neutral       no   3299" in out and "crows-pairs-maltese    mt   1677" in out
     assert "citation: Rowe" in out and "Pikuliak" in out
     assert out.splitlines()[-1].startswith("38 languages with a likelihood-bias dataset")
+
+
+def test_a_language_without_gendered_pairs_is_read_with_the_subset_its_error_names(mirror):
+    """Danish has no gendered pairs: asked for them, the error names subsets=('neutral',), and
+    that call gives its scaffolded neutral sentences."""
+    with pytest.raises(eg.EuroGestError) as err:
+        eg.eurogest_pairs("da", subsets=("gendered",))
+    assert str(err.value) == "da has no gendered pairs; ask for subsets=('neutral',)"
+    neutral = eg.eurogest_pairs("da", subsets=("neutral",))
+    assert len(neutral) > 0 and set(neutral.condition) == {"P"}

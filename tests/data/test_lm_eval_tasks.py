@@ -121,8 +121,9 @@ def test_cli(tmp_path, capsys, mirror):
     assert "polybias_crows_kaneko2022_ja" in capsys.readouterr().out
     assert (tmp_path / "a" / "polybias_crows_kaneko2022_ja.yaml").is_file()
     assert cli.main(["lm-eval-tasks", "--out", str(tmp_path / "a"), "--dataset", "kaneko2022"]) == 2
+    assert "exists; choose a new folder or pass overwrite=True (--force)" in capsys.readouterr().err
     assert cli.main(["lm-eval-tasks", "--out", str(tmp_path / "a"), "--dataset", "kaneko2022",
-                     "--force"]) == 0
+                     "--force"]) == 0  # as the error says
     assert (tmp_path / "a" / "polybias_crows_kaneko2022_ru.yaml").is_file()
 
 

@@ -1,5 +1,10 @@
+import re
+import sys
+import tomllib
+
 import pandas as pd
 import pytest
+from polybias import paths
 from polybias.data import semantics
 
 
@@ -19,3 +24,18 @@ def test_category_shares_by_hand():
     assert list(semantics.category_shares(words, lex, min_count=2).category) == ["kin"]
     with pytest.raises(ValueError, match="'word' and 'b'"):
         semantics.category_shares(pd.DataFrame({"w": []}), lex)
+
+
+def test_without_empath_the_error_names_the_package_make_env_installs(monkeypatch):
+    installed = sys.modules.get("empath") or __import__("empath")
+    semantics.empath_lexicon.cache_clear()
+    monkeypatch.setitem(sys.modules, "empath", None)  # as if not installed
+    try:
+        with pytest.raises(RuntimeError, match=r"'empath' package is not installed \(pip install empath;"):
+            semantics.empath_lexicon()
+    finally:
+        semantics.empath_lexicon.cache_clear()
+    project = tomllib.loads((paths.project_root() / "pyproject.toml").read_text(encoding="utf-8"))
+    assert any(re.match(r"empath\b", d) for d in project["project"]["dependencies"])
+    monkeypatch.setitem(sys.modules, "empath", installed)
+    assert len(semantics.empath_lexicon()) > 150

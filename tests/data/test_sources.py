@@ -1,9 +1,12 @@
 import hashlib
 import http.server
+import shutil
+import subprocess
 import threading
 from functools import partial
 
 import pytest
+from polybias import paths
 from polybias.data import sources
 
 SHA = "a" * 64
@@ -319,3 +322,54 @@ def test_cli_fetch_prints_one_line_and_exits_1(tmp_path, monkeypatch, capsys):
     assert err[1].startswith("polybias fetch: unknown data source 'nope'; registered: far, gh")
     assert "Traceback" not in captured.err and captured.out == ""
     assert files_under(tmp_path / "cache") == []
+
+
+@pytest.mark.skipif(shutil.which("make") is None,
+                    reason="needs GNU make, which make env itself needs (e.g. apt-get install make)")
+def test_a_corrupt_embedded_wheel_removed_as_the_error_says_is_downloaded_again_by_make_env(
+        tmp_path, monkeypatch):
+    """The advice of a wheel that fails its sha256, "remove it and run make env again": with
+    the wheel gone, make env (a dry run, ``make -n``) downloads the pinned wheels again, though
+    its stamp says the environment was set up; with every wheel there it does nothing."""
+    venv = tmp_path / "venv"
+    folder = venv / "share" / "polybias" / "embedded"
+    folder.mkdir(parents=True)
+    wheel = folder / sources.get_source("wefe-wheel").filename
+    wheel.write_bytes(b"not the pinned wheel")
+    for stamp in (".installed", ".embedded"):  # make env ran before
+        (venv / stamp).touch()
+    monkeypatch.setenv("POLYBIAS_EMBEDDED", str(folder))
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("POLYBIAS_OFFLINE", "1")
+    with pytest.raises(sources.DataError, match=f"{wheel}: sha256 does not match") as err:
+        sources.fetch("wefe-wheel")
+    assert str(err.value).endswith("remove it and run make env again")
+
+    def make_env() -> str:
+        return subprocess.run(["make", "-n", "-C", str(paths.project_root()), f"VENV={venv}", "env"],
+                              capture_output=True, text=True, check=True).stdout
+
+    assert "pip download" not in make_env()
+    wheel.unlink()
+    planned = make_env()
+    assert "pip download" in planned and f"-d {folder}" in planned
+
+
+def test_a_mirror_copy_failing_its_sha256_is_fixed_by_the_file_at_the_url_it_names(tmp_path, monkeypatch):
+    """The advice names the URL of the pinned commit's file; the mirror copy replaced by that
+    file (here: the bytes whose sha256 the registry pins) is then read."""
+    mirror = tmp_path / "mirror"
+    copy = mirror / "o+r" / "d" / "f.txt"
+    copy.parent.mkdir(parents=True)
+    copy.write_text("an older version")
+    pinned = b"the pinned version"
+    reg = sources.load_registry(write_registry(tmp_path / "s.yaml", f"""sources:
+  f: {{repo: o/r, commit: {"1" * 40}, path: d/f.txt, sha256: {hashlib.sha256(pinned).hexdigest()}, licence: MIT}}
+"""))
+    monkeypatch.setenv("POLYBIAS_DATA_MIRROR", str(mirror))
+    with pytest.raises(sources.DataError, match="corrupt or a different version") as err:
+        sources.fetch("f", reg)
+    url = str(err.value).rsplit("replace it with the file at ", 1)[1]
+    assert url == reg["f"].url and f"/o/r/{'1' * 40}/d/f.txt" in url
+    copy.write_bytes(pinned)
+    assert sources.fetch("f", reg) == copy

@@ -543,3 +543,12 @@ def test_bin_weights_load_by_default(tmp_path, monkeypatch, lms):
                                sentence_log_likelihood(lm, TEXTS[:2]), atol=1e-5)
     with pytest.raises(models.ModelError, match="unknown dtype 'float17'"):
         models.load(str(tmp_path), dtype="float17")
+
+
+@pytest.mark.parametrize("family", CAUSAL_FAMILIES)
+def test_the_pll_of_a_causal_lm_advises_sentence_log_likelihood_which_scores_it(lms, family):
+    lm = lms[family]
+    with pytest.raises(ScoringError, match=rf"tiny-{family} is a causal LM; use sentence_log_likelihood"):
+        pseudo_log_likelihood(lm, TEXTS[:2])
+    scores = sentence_log_likelihood(lm, TEXTS[:2])
+    assert scores.shape == (2,) and np.isfinite(scores).all() and (scores < 0).all()

@@ -328,3 +328,14 @@ def test_static_seat_rows(w2v, spec):
         debiasing.evaluate({"original": w2v}, {"IR": (test, "IR")}, seat_groups=groups)
 
 
+
+
+def test_a_non_orthonormal_subspace_is_fixed_by_the_orthonormal_basis_its_error_names():
+    """A Subspace of non-orthonormal rows is refused naming orthonormal_basis; built from that
+    basis, the same span is projected out (nothing of it is left)."""
+    rows = np.array([[2.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
+    vectors = np.array([[1.0, 2.0, 3.0], [-4.0, 0.5, 2.0]])
+    with pytest.raises(DebiasError, match=r"must be orthonormal \(use orthonormal_basis\)"):
+        debias.project_out(vectors, Subspace(rows, "given"))
+    out = debias.project_out(vectors, Subspace(debias.orthonormal_basis(rows), "given"))
+    assert out == pytest.approx(np.array([[0.0, 0.0, 3.0], [0.0, 0.0, 2.0]]))

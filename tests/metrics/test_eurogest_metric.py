@@ -70,3 +70,12 @@ def test_malformed_scores_name_the_problem():
     nan = frame.assign(logprob_masc_whole=np.nan)
     with pytest.raises(eg.EuroGestMetricError, match="NaN log-probabilities"):
         eg.eurogest_scores(nan, differing_only=False)
+
+
+def test_nan_whole_sentence_scores_advise_differing_only_which_then_scores_them():
+    """Masked-LM scores have no whole-sentence part: the advice, differing_only=True, is the
+    call that scores the same frame (the differing part's ratios: 0.4 and 0.6 here)."""
+    nan = _scores({1: 0.4, 8: 0.6}).assign(logprob_masc_whole=np.nan, logprob_fem_whole=np.nan)
+    with pytest.raises(eg.EuroGestMetricError, match=r"no whole-sentence part: use differing_only=True\)"):
+        eg.masculine_ratio(nan, differing_only=False)
+    assert eg.masculine_ratio(nan, differing_only=True) == pytest.approx([0.4] * 12 + [0.6] * 12)

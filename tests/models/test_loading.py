@@ -4,11 +4,15 @@ device and dtype, the memory budget, normalisers and the registry's loading keys
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import sys
+import tomllib
+from importlib import metadata
 
 import pytest
 import torch
-from polybias import models
+from polybias import models, paths
 from polybias.models import ModelError, hub, loading, placement, safety
 from polybias.models.errors import (
     CheckpointError,
@@ -96,9 +100,44 @@ def test_an_unreachable_hub_advises_the_cache_only_when_it_holds_the_model(tmp_p
         hub.resolve_commit("org/absent")
     assert "HF_HUB_OFFLINE" not in str(err.value)
     assert "not in the local cache" in str(err.value) and "hf download org/absent" in str(err.value)
-    (tmp_path / "models--org--absent" / "snapshots" / ("0" * 40)).mkdir(parents=True)
+    snapshot = tmp_path / "models--org--absent" / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)  # a snapshot an offline load cannot read (no config, no ref)
+    with pytest.raises(NotCachedError, match="not in the local cache"):
+        hub.resolve_commit("org/absent")
+    (snapshot / "config.json").write_text("{}")
+    (tmp_path / "models--org--absent" / "refs").mkdir()
+    (tmp_path / "models--org--absent" / "refs" / "main").write_text("0" * 40)
     with pytest.raises(NotCachedError, match="set HF_HUB_OFFLINE=1 to use its copy in the local cache"):
         hub.resolve_commit("org/absent")
+    with pytest.raises(NotCachedError, match="not in the local cache"):  # another revision
+        hub.resolve_commit("org/absent", "v2")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # as the advice says
+    assert hub.resolve_commit("org/absent") == "0" * 40
+
+
+def test_an_id_not_in_the_offline_cache_is_found_where_the_advice_points(tmp_path, monkeypatch):
+    """Offline, not cached: the advice names ``hf download ID``, HF_HOME or HF_HUB_CACHE, or a
+    local directory; a cache that holds the model, named by HF_HUB_CACHE, then resolves it."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    with pytest.raises(NotCachedError) as err:
+        hub.resolve_commit("org/model", "v1")
+    assert "download it once online (hf download org/model --revision v1)" in str(err.value)
+    assert "point HF_HOME or HF_HUB_CACHE at a cache that holds it" in str(err.value)
+    scripts = {ep.name: ep.value for ep in metadata.entry_points(group="console_scripts")}
+    assert scripts.get("hf", "").startswith("huggingface_hub")  # the command the advice names
+    cache = tmp_path / "home" / "hub"
+    repo = cache / "models--org--model"
+    (repo / "snapshots" / ("a" * 40)).mkdir(parents=True)
+    (repo / "snapshots" / ("a" * 40) / "config.json").write_text("{}")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "v1").write_text("a" * 40)
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    assert hub.resolve_commit("org/model", "v1") == "a" * 40
+    monkeypatch.delenv("HF_HUB_CACHE")
+    monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(cache.parent))
+    assert hub.resolve_commit("org/model", "v1") == "a" * 40
 
 
 def test_hub_cache_dir_follows_the_environment(tmp_path, monkeypatch):
@@ -316,3 +355,79 @@ def test_registry_loading_options(tmp_path):
     with pytest.raises(ModelError, match="neither 'hub' nor 'path'"):
         models.loading_options("t", {"t": {"kind": "mlm", "trained": {}}})
     assert models.load_registry()  # the project's registry passes the checks
+
+
+def _dependencies() -> set[str]:
+    """The distributions polybias depends on (pyproject.toml), which make env installs."""
+    project = tomllib.loads((paths.project_root() / "pyproject.toml").read_text(encoding="utf-8"))
+    return {re.match(r"[A-Za-z0-9_.-]+", d)[0].lower() for d in project["project"]["dependencies"]}
+
+
+def test_a_tokenizer_needing_sentencepiece_names_the_packages_that_make_env_installs(tiny_bert, monkeypatch):
+    """A tokenizer that fails for want of SentencePiece: the hint names the pip packages, both
+    dependencies of the project; once they import, the same folder's tokenizer loads."""
+    import transformers
+
+    real = transformers.AutoTokenizer.from_pretrained
+
+    def without_sentencepiece(*args, **kwargs):
+        raise ImportError("LlamaTokenizer requires the SentencePiece library but it was not found")
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", without_sentencepiece)
+    with pytest.raises(CheckpointError, match="cannot load its tokenizer: .*SentencePiece") as err:
+        load_checkpoint(tiny_bert[0], "mlm", device="cpu")
+    packages = re.search(r"pip install ([a-z ]+);", str(err.value))[1].split()
+    assert packages == ["sentencepiece", "protobuf"] and set(packages) <= _dependencies()
+    for package in packages:
+        assert metadata.version(package)  # installed here, as make env installs them
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", real)
+    _model, tokenizer, _info = load_checkpoint(tiny_bert[0], "mlm", device="cpu")
+    assert tokenizer.is_fast
+
+
+def test_the_banglabert_normaliser_without_ftfy_names_the_package_make_env_installs(monkeypatch):
+    installed = sys.modules.get("ftfy") or __import__("ftfy")
+    monkeypatch.setitem(sys.modules, "ftfy", None)  # as if not installed
+    with pytest.raises(NormaliserError, match=r"needs the ftfy package \(pip install ftfy; make env installs it"):
+        loading.get_normaliser("banglabert")
+    assert "ftfy" in _dependencies()
+    monkeypatch.setitem(sys.modules, "ftfy", installed)
+    assert loading.get_normaliser("banglabert")("অা") == "আ"
+
+
+def test_the_device_and_dtype_a_refusal_advises_are_ones_that_load(tiny_bert, monkeypatch):
+    """No CUDA: ``device='cuda'`` advises ``'auto'`` or ``'cpu'``; an unknown dtype lists the
+    valid ones; float16 on the CPU advises float32 or bfloat16. Each advised value loads."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(DeviceError) as err:
+        load_checkpoint(tiny_bert[0], "mlm", device="cuda", name="tiny")
+    devices = re.findall(r"'(\w+)'", str(err.value).rsplit("(use ", 1)[1])
+    assert devices == ["auto", "cpu"]
+    for device in devices:
+        model, _, _ = load_checkpoint(tiny_bert[0], "mlm", device=device)
+        assert next(model.parameters()).device.type == "cpu"
+    with pytest.raises(DeviceError) as err:
+        load_checkpoint(tiny_bert[0], "mlm", device="cpu", dtype="float17")
+    dtypes = re.split(r", | or ", str(err.value).rsplit("(use ", 1)[1].rstrip(")"))
+    assert dtypes == ["auto", "float32", "bfloat16", "float16"]
+    with pytest.raises(DeviceError, match=r"float16 is supported on CUDA only, not on 'cpu' "
+                                          r"\(use float32 or bfloat16\)"):
+        load_checkpoint(tiny_bert[0], "mlm", device="cpu", dtype="float16")
+    for dtype in ("auto", "float32", "bfloat16"):
+        model, _, _ = load_checkpoint(tiny_bert[0], "mlm", device="cpu", dtype=dtype)
+        assert next(model.parameters()).dtype == (torch.float32 if dtype == "auto" else getattr(torch, dtype))
+
+
+def test_a_checkpoint_naming_no_architecture_is_loaded_with_the_kind_its_error_names(tiny_bert, tmp_path):
+    """A config without ``architectures`` cannot say masked or causal: the error names
+    ``kind='mlm' or 'causal'``, and the right one of them loads the model."""
+    folder = tmp_path / "bert"
+    shutil.copytree(tiny_bert[0], folder)
+    config = json.loads((folder / "config.json").read_text())
+    config.pop("architectures", None)
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match=r"cannot tell whether .* is a masked or causal LM "
+                                         r"\(architectures: none\); pass kind='mlm' or 'causal'"):
+        models.load(str(folder), device="cpu")
+    lm = models.load(str(folder), "mlm", device="cpu")
+    assert lm.kind == "mlm"

@@ -1,6 +1,8 @@
+import tomllib
+
 import numpy as np
 import pytest
-from polybias import models
+from polybias import models, paths
 from polybias.data import sources
 from polybias.engines import static
 from polybias.models import ModelError
@@ -262,3 +264,18 @@ def test_static_model_by_path_or_name(tmp_path):
     assert emb.words == ["नर", "नारी"] and emb.dim == 3 and emb.name == "tiny"
     with pytest.raises(models.ModelError, match="unknown model"):
         models.load("no-such-model", "static")
+
+
+def test_a_model_package_not_installed_names_the_pip_install_that_makes_it_load():
+    """An entry whose package is absent: ``pip install PACKAGE``, naming the distribution; the
+    registered embedded encoder's package is a dependency of the project (make env installs
+    it), and the same entry with it installed loads."""
+    entry = dict(models.load_registry()["minilm-l6"])
+    absent = {"m": dict(entry, package="polybias-test-absent-package")}
+    with pytest.raises(ModelError, match=r"package 'polybias-test-absent-package' is not installed "
+                                         r"\(pip install polybias-test-absent-package\)"):
+        models.load("m", kind="encoder", registry=absent)
+    project = tomllib.loads((paths.project_root() / "pyproject.toml").read_text(encoding="utf-8"))
+    assert any(dep.split("==")[0] == entry["package"] for dep in project["project"]["dependencies"])
+    loaded = models.load("m", kind="encoder", registry={"m": entry})
+    assert entry["package"] in loaded.revision

@@ -205,3 +205,22 @@ def test_retrained_planted_word2vec_shows_the_pinned_weat_effect(tmp_path, monke
     assert (tmp_path / ".cache" / "trained" / key).is_dir()  # trained here, not read from the store
     assert pinned_row["value"] > 0.5 and retrained_row["value"] > 0.5
     assert abs(retrained_row["value"] - pinned_row["value"]) <= WEAT_TOLERANCE
+
+
+def test_the_advice_of_pinned_mode_pin_it_or_unset_the_variable_is_what_then_works(empty_project, monkeypatch):
+    """Refused under POLYBIAS_PLANTED=pinned, an unpinned model is trained as the error says:
+    with POLYBIAS_PLANTED unset (into the cache), or with POLYBIAS_PLANTED=pin (into the store,
+    after which POLYBIAS_PLANTED=pinned finds it)."""
+    train = lambda out: _fake_model(out, {"kind": "mlm"})
+    monkeypatch.setenv("POLYBIAS_PLANTED", "pinned")
+    with pytest.raises(model_store.ModelStoreError) as err:
+        model_store.resolve("mlm-456", {"kind": "mlm"}, train)
+    assert str(err.value).endswith("pin it with POLYBIAS_PLANTED=pin, or unset POLYBIAS_PLANTED to "
+                                   "train it locally")
+    monkeypatch.delenv("POLYBIAS_PLANTED")
+    assert model_store.resolve("mlm-456", {"kind": "mlm"}, train) == empty_project / ".cache" / "trained" / "mlm-456"
+    monkeypatch.setenv("POLYBIAS_PLANTED", "pin")
+    pinned = model_store.resolve("mlm-456", {"kind": "mlm"}, train)
+    assert pinned == empty_project / "data" / "planted" / "mlm-456"
+    monkeypatch.setenv("POLYBIAS_PLANTED", "pinned")
+    assert model_store.resolve("mlm-456", {"kind": "mlm"}, lambda out: pytest.fail("retrained")) == pinned

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from polybias import paths
+from polybias import cli, paths
 from polybias.measures import MEASURES
 from polybias.results import cards
 
@@ -68,3 +68,21 @@ def test_measures_help_names_every_registered_measure(capsys):
     shown = " ".join(capsys.readouterr().out.split())
     assert all(f" {name}," in shown or f" {name} " in shown for name in MEASURES)
     assert "wefat" in shown and "relative-norm-distance" in shown
+
+
+def test_a_stale_card_advises_polybias_cards_and_that_command_brings_it_up_to_date(tmp_path, monkeypatch,
+                                                                                  capsys):
+    """``polybias cards --check`` names a stale card and the command to run; run as the
+    advice says (through the command line), the check then passes."""
+    monkeypatch.setattr(cards, "cards_dir", lambda: tmp_path)
+    assert cli.main(["cards"]) == 0
+    stale = tmp_path / f"{next(iter(MEASURES))}.md"
+    stale.write_text("edited by hand\n")
+    capsys.readouterr()
+    assert cli.main(["cards", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert f"docs/measures/{stale.name} is out of date (run polybias cards)" in err
+    advice = err.split("(run ", 1)[1].split(")", 1)[0].split()
+    assert advice == ["polybias", "cards"]
+    assert cli.main(advice[1:]) == 0
+    assert cli.main(["cards", "--check"]) == 0 and stale.read_text() != "edited by hand\n"

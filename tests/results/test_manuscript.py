@@ -1,11 +1,13 @@
 """The manuscript is assembled from section files; every number comes from a generated file."""
 
 import re
+from pathlib import Path
 
 import pytest
 from polybias import paths
 from polybias.results import manuscript
 from polybias.results.manuscript import ManuscriptError
+from polybias.runner.runs import read_sweep
 
 
 def test_table_figure_and_reported_directives_are_replaced(tmp_path):
@@ -301,3 +303,39 @@ def test_the_committed_main_text_is_findings_first_and_short():
     assert len(re.findall(r"(?m)^- (?:Table|Figure)s? S\d+", text)) >= 10
     supplement = (paths.paper_dir() / "supplement.md").read_text(encoding="utf-8")
     assert re.search(r"(?m)^\*\*Table S1\.\*\*", supplement)
+
+
+def _make_lines(makefile: str, target: str) -> str:
+    """``target``'s rule line and recipe in a Makefile's text, as one string."""
+    lines = makefile.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{target}:"))
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("\t")), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def test_a_missing_table_figure_or_export_advises_make_reproduce_which_writes_it(tmp_path, monkeypatch):
+    """In a checkout where nothing was run, a table, figure or records directive is an error
+    ending ``(run make reproduce)``; that target runs the default sweep, whose runs write the
+    paper's tables (table_file) and, as runs with a copy beside the paper, its figures, and
+    exports its records to paper/export."""
+    project = paths.project_root()
+    default = project / "configs/sweeps/default.yaml"
+    runs = read_sweep(default)
+    table = next(r.parameters["table_file"] for r in runs if r.parameters.get("table_file"))
+    assert table.startswith("paper/tables/")
+    empty = tmp_path / "checkout"
+    (empty / "paper").mkdir(parents=True)
+    monkeypatch.setenv("POLYBIAS_ROOT", str(empty))
+    for directive, named in ((f"table: {Path(table).name}", table),
+                             ("figure: weat_w2v-gnews.png", "figures/weat_w2v-gnews.png"),
+                             ("records: weat", "paper/export/weat.csv")):
+        with pytest.raises(ManuscriptError, match="s.md") as err:
+            manuscript.render_section(f"<!-- {directive} -->\n", where="s.md")
+        assert named in str(err.value) and str(err.value).endswith("(run make reproduce)")
+    makefile = (project / "Makefile").read_text(encoding="utf-8")
+    reproduce = _make_lines(makefile, "reproduce")
+    assert "polybias sweep configs/sweeps/default.yaml" in reproduce and "$(EXPORT)" in reproduce
+    assert "polybias.results.manuscript" in reproduce
+    export = next(line for line in makefile.splitlines() if line.startswith("EXPORT "))
+    assert "export --sweep configs/sweeps/default.yaml --out paper/export" in export
+    assert any(r.executed for r in runs)  # runs beside the paper draw into figures/

@@ -129,3 +129,19 @@ def test_the_earlier_names_still_work(config, offline, capsys):
         {r: _sha(r + "-new") for r in ("bert-base-uncased", "gpt2", "org/direct")}))
     assert {r.parameters.get("revision") for r in load_sweep(config)
             if r.parameters["model"] == "gpt2"} == {_sha("gpt2-new")}
+
+
+def test_a_hub_id_missing_from_the_pin_file_is_fixed_by_pinning_again(config, offline, capsys):
+    """The error's advice, ``polybias pin CONFIG``, run as it says: the sweep then loads."""
+    _cache(offline, ["bert-base-uncased", "gpt2", "org/direct"])
+    path = config.with_name("small.pins.yaml")
+    path.write_text(yaml.safe_dump({"bert-base-uncased": _sha("bert-base-uncased"),
+                                    "gpt2": _sha("gpt2")}))
+    with pytest.raises(SweepError, match="hub id org/direct .* is not in the pin file") as err:
+        load_sweep(config)
+    advice = str(err.value).rsplit("pin again: ", 1)[1]
+    assert advice == f"polybias pin {config}"
+    assert cli.main(advice.split()[1:]) == 0
+    capsys.readouterr()
+    pinned = {r.parameters["model"]: r.parameters.get("revision") for r in load_sweep(config)}
+    assert pinned["org/direct"] == _sha("org/direct")

@@ -69,3 +69,24 @@ def test_profile_of_a_planted_causal_lm_runs_and_leaves_nothing_tracked_changed(
     after = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
                            capture_output=True, text=True).stdout
     assert after == before
+
+
+def test_a_model_without_a_kind_is_told_to_pass_kind_and_passing_it_is_accepted(capsys, monkeypatch):
+    """A hub id has no registry entry saying its kind: the error lists ``--kind``'s values, and
+    with ``--kind`` the profile goes on to plan its sweep with that kind (stopped there)."""
+    assert cli.main(["profile", "org/unregistered-model", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "has no registry entry saying its kind; pass --kind" in err
+    kinds = err.rsplit("--kind (", 1)[1].split(")")[0].split(", ")
+    assert kinds == list(profile.KINDS)
+    planned = []
+
+    def stop_at_the_plan(name, kind, languages, folder, root):
+        planned.append((name, kind))
+        raise SweepError("planned (stopped by the test)")
+
+    monkeypatch.setattr(profile, "write_profile_sweep", stop_at_the_plan)
+    for kind in kinds:
+        assert cli.main(["profile", "org/unregistered-model", "--kind", kind, "--dry-run"]) == 2
+        assert "planned (stopped by the test)" in capsys.readouterr().err
+    assert planned == [("org/unregistered-model", kind) for kind in kinds]

@@ -217,3 +217,21 @@ def test_a_run_that_skips_a_part_is_partial_and_says_which(tmp_path, capsys, mon
     assert list(marker["skipped_parts"]) == ["the reproduction of seed 001's GPT-2 row"]
     assert "gamboa-gpt2-scores" in marker["skipped_parts"]["the reproduction of seed 001's GPT-2 row"]
     assert "headline (" in printed  # the rest ran: its numbers are printed
+
+
+def test_the_advice_of_a_refused_output_dir_or_notebook_is_what_then_works(tmp_path, capsys):
+    """``-p output_dir X`` says to use ``--output DIR``: that option puts the run in X. An
+    unknown notebook lists the names to give, or a path: each of those then prepares a run."""
+    out = tmp_path / "chosen"
+    assert cli.main(["run", "01_weat", "-p", "output_dir", str(out)]) == 2
+    assert "(use --output DIR)" in capsys.readouterr().err
+    run, folder = single_run.prepare("01_weat", [], output=str(out))
+    assert folder == out.resolve() and run.notebook == "notebooks/01_weat.py"
+    assert not out.exists()  # prepared, not run
+    assert cli.main(["run", "99_nothing"]) == 2
+    listed = capsys.readouterr().err.rsplit("give a path or one of: ", 1)[1].strip().split(", ")
+    assert "01_weat" in listed and len(listed) > 5
+    for name in listed:
+        assert single_run.resolve_notebook(name, paths.project_root()).stem == name
+    by_path = paths.project_root() / "notebooks" / f"{listed[0]}.py"
+    assert single_run.resolve_notebook(str(by_path), paths.project_root()) == by_path.resolve()

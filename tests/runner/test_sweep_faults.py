@@ -231,7 +231,7 @@ def test_resources_reach_the_runs(project):
 
 
 def test_slurm_config_asks_one_gpu_per_worker(project):
-    pytest.importorskip("dask_jobqueue")
+    pytest.importorskip("dask_jobqueue", reason="needs dask-jobqueue: make env installs it (the dev extra), or pip install dask-jobqueue")
     config = REPO / "configs" / "dask" / "slurm.yaml"
     with sweep.jobqueue_cluster(config, jobs=0) as cluster:  # no job submitted
         script = cluster.job_script()
@@ -247,7 +247,7 @@ def test_slurm_config_asks_one_gpu_per_worker(project):
     ("jobqueue: {slurm: {no_such_option: 1}}", "no_such_option"),
 ])
 def test_malformed_cluster_config(project, body, message):
-    pytest.importorskip("dask_jobqueue")
+    pytest.importorskip("dask_jobqueue", reason="needs dask-jobqueue: make env installs it (the dev extra), or pip install dask-jobqueue")
     path = project / "cluster.yaml"
     path.write_text(body)
     with pytest.raises(sweep.SweepError, match=message):
@@ -364,3 +364,19 @@ def test_a_run_finished_by_a_lost_worker_counts_as_ran(project, monkeypatch):
         assert count(project, run.parameters["x"]) == 1  # computed once
     assert sweep.summary(list(outcomes.values())).startswith(
         "sweep: 2 ran, 1 skipped (1 already done), 0 failed")
+
+
+def test_a_run_asking_for_a_gpu_no_local_worker_offers_is_run_by_the_options_its_error_names(project):
+    """Locally, with no GPU worker, a run declaring ``GPU: 1`` fails at once naming ``--gpus
+    N`` and ``--jobs 1``; each option, as the error says, then runs it."""
+    cfg = write_config(project, [3], resources="    resources: {GPU: 1}\n")
+    [outcome] = sweep.run_sweep(cfg, jobs=2, gpus=0, progress=False)
+    assert outcome["status"] == "failed" and "needs resources {'GPU': 1.0}" in outcome["error"]
+    assert "(locally: --gpus N declares N GPUs; --jobs 1 runs everything in this process" in outcome["error"]
+    assert count(project, 3) == 0
+    [outcome] = sweep.run_sweep(cfg, jobs=1, progress=False)  # --jobs 1
+    assert outcome["status"] == "ok" and count(project, 3) == 1
+    [outcome] = sweep.run_sweep(cfg, jobs=2, gpus=1, force=True, progress=False)  # --gpus 1
+    assert outcome["status"] == "ok" and count(project, 3) == 2
+    options = sweep.parser().parse_args([str(cfg), "--gpus", "1", "--jobs", "1"])
+    assert (options.gpus, options.jobs) == (1, 1)  # the options as the error spells them

@@ -12,6 +12,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
+from polybias import cli, paths
 from polybias.runner import sweep
 from polybias.runner import validity_sweep as vs
 from polybias.runner.locks import RunLock
@@ -329,3 +330,61 @@ def test_the_kind_of_a_sweep_is_checked_and_its_options_kept_to_it(tmp_path, cap
     cfg["kind"] = "notebooks"
     with pytest.raises(ValiditySweepError, match="kind must be 'validity'"):
         vs.check_config(cfg)
+
+
+def _recipe(target: str) -> list[str]:
+    """The recipe lines of ``target`` in the project's Makefile."""
+    lines = (paths.project_root() / "Makefile").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{target}:"))
+    out = []
+    for line in lines[start + 1:]:
+        if not line.startswith("\t"):
+            break
+        out.append(line.strip())
+    return out
+
+
+def test_missing_records_or_languages_advise_make_validity_which_runs_the_validity_sweep(tmp_path):
+    """Records missing from the sweep's records_dir, or a language missing from the committed
+    summary, say ``run make validity``: that target runs the committed validity sweep, whose
+    records_dir and summary_dir are the folders these errors read."""
+    cfg = copy.deepcopy(TINY)
+    cfg["blocks"] = [dict(TINY["blocks"][0], null_models=2)]
+    cfg = vs.check_config(cfg)
+    jobs = vs.plan(cfg)
+    for i, job in enumerate(jobs[1:]):  # the first job's record is missing
+        _fake_record(tmp_path / "records", cfg, job, value=float(i))
+    with pytest.raises(ValiditySweepError, match=r"1 records missing or stale .*\(run make validity\)"):
+        vs.collect_measurements(cfg, tmp_path / "records")
+    frame, hashes = vs.collect_measurements(cfg, tmp_path / "records", allow_missing=True)
+    vs.write_summary(frame, hashes, tmp_path / "summary", blocks=vs.completion(cfg, hashes))
+    with pytest.raises(ValiditySweepError, match=r"no measurements for language 'xx' .*; run make validity"):
+        vs.language_summary(tmp_path / "summary", "xx")
+    assert vs.language_summary(tmp_path / "summary", "en")[0].shape[0] == len(jobs) - 1
+    recipe = " ".join(_recipe("validity"))
+    assert "polybias sweep configs/sweeps/validity.yaml" in recipe
+    shipped = paths.read_yaml(paths.project_root() / "configs/sweeps/validity.yaml")
+    assert shipped["kind"] == "validity" and shipped["summary_dir"] == "data/validity"
+    assert "language_summary(summary_dir" in (paths.project_root() / "notebooks/10_validity.py").read_text()
+
+
+def test_exporting_a_validity_sweep_names_the_folder_polybias_results_reads(tmp_path, capsys):
+    """``polybias export --sweep`` of a validity sweep is one line (no traceback) naming
+    ``polybias results RECORDS_DIR``; that command then reads the sweep's records."""
+    cfg = copy.deepcopy(TINY)
+    cfg["blocks"] = [dict(TINY["blocks"][0], null_models=2)]
+    checked = vs.check_config(copy.deepcopy(cfg))
+    records = tmp_path / "records"
+    jobs = vs.plan(checked)
+    for i, job in enumerate(jobs):
+        _fake_record(records, checked, job, value=float(i))
+    config = tmp_path / "validity.yaml"
+    config.write_text(yaml.safe_dump({"kind": "validity", **cfg, "records_dir": str(records)}))
+    assert cli.main(["export", "--sweep", str(config), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "kind 'validity' has no run folders" in err
+    advice = err.rsplit("are read with ", 1)[1].split()
+    assert advice == ["polybias", "results", str(records)]
+    assert cli.main([*advice[1:], "--csv", str(tmp_path / "all.csv")]) == 0
+    assert len(pd.read_csv(tmp_path / "all.csv")) == len(jobs)
+    assert not (tmp_path / "out").exists()

@@ -9,6 +9,7 @@ from polybias.data import published_pair_scores
 from polybias.data import stereoset as ss_data
 from polybias.results import records
 from polybias.results import table as results
+from polybias.runner import sweep
 from polybias.runner.runs import read_sweep
 from polybias.studies import real_models as study
 
@@ -253,3 +254,22 @@ def test_section_15s_ranking_of_smollm2_holds_in_the_committed_table():
     lowest = {run: part.sort_values("value").name.tolist()[:3] for run, part in causal.groupby("run")}
     assert lowest["causal template 1"][:2] == ["pythia-70m", study.SMOLLM2]
     assert lowest["causal template 2"] == ["phi-1", "pythia-160m", study.SMOLLM2]
+
+
+def test_the_command_a_run_not_done_names_runs_that_run_and_no_other():
+    """``polybias sweep configs/sweeps/default.yaml --only KEY``, the note of a full-set run not
+    done, selects exactly that run of the sweep (not the runs whose keys extend KEY, such as
+    its sample runs or another dataset's); the table's note (--only MODEL,...) selects every
+    full-set run of those models."""
+    default = "configs/sweeps/default.yaml"
+    runs = read_sweep(REPO / default)
+    full = [r for r in runs if study.embedded_full_run(r.parameters)]
+    assert full
+    for run in full:
+        command = study.not_run_command(run.key, default).split()
+        assert command[:3] == ["polybias", "sweep", default]
+        options = sweep.parser().parse_args(command[2:])
+        assert [r.key for r in sweep.select(runs, options.only)] == [run.key]
+    models = sorted({r.parameters["model"] for r in full})
+    selected = {r.key for r in sweep.select(runs, ",".join(models))}
+    assert {r.key for r in full} <= selected

@@ -23,7 +23,8 @@ def empath_lexicon() -> dict[str, frozenset[str]]:
     try:
         text = resources.files("empath").joinpath("data/categories.tsv").read_text(encoding="utf-8")
     except ModuleNotFoundError as exc:  # pragma: no cover - a dependency of the project
-        raise RuntimeError("the 'empath' package is not installed (pip install empath)") from exc
+        raise RuntimeError("the 'empath' package is not installed (pip install empath; make env "
+                           "installs it, a dependency of polybias)") from exc
     lexicon = {}
     for line in text.splitlines():
         name, *words = line.rstrip("\n").split("\t")

@@ -256,7 +256,8 @@ def _local(source: Source) -> Path | None:
             if not _check(candidate, source):
                 raise DataError(
                     f"{candidate}: sha256 does not match the registry entry {source.name!r} "
-                    f"(expected {source.sha256}); the mirror copy is corrupt or a different version"
+                    f"(expected {source.sha256}); the mirror copy is corrupt or a different version: "
+                    f"replace it with the file at {source.url}"
                 )
             return candidate
     if source.mirror_relpath is None:  # a file the environment's set-up put in place

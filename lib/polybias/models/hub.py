@@ -118,7 +118,7 @@ def _from_hub(repo_id: str, revision: str | None, label: str) -> tuple[Path, str
                                  allow_patterns=_META_PATTERNS + weights)
     except Exception as exc:  # network, auth, unknown repository or revision
         raise NotCachedError(f"model {repo_id!r}: cannot resolve it on the hub "
-                             f"({first_line(exc)}); {_hub_advice(repo_id)}") from exc
+                             f"({first_line(exc)}); {_hub_advice(repo_id, revision)}") from exc
     return Path(path), str(info.sha)
 
 
@@ -134,14 +134,19 @@ def resolve_commit(repo_id: str, revision: str | None = None) -> str:
         return str(HfApi().model_info(repo_id, revision=revision).sha)
     except Exception as exc:  # network, auth, unknown repository or revision
         raise NotCachedError(f"model {repo_id!r}: cannot resolve it on the hub "
-                             f"({first_line(exc)}); {_hub_advice(repo_id)}") from exc
+                             f"({first_line(exc)}); {_hub_advice(repo_id, revision)}") from exc
 
 
-def _hub_advice(repo_id: str) -> str:
+def _hub_advice(repo_id: str, revision: str | None = None) -> str:
     """What helps when a hub id cannot be resolved online: the local cache when it holds the
-    model, else the network or a local copy (the cache cannot help when it is empty)."""
+    model at ``revision`` (as an offline load would read it), else the network or a local
+    copy (the cache cannot help when it is empty)."""
     cached = hub_cache_dir() / f"models--{repo_id.replace('/', '--')}"
-    if (cached / "snapshots").is_dir() and any((cached / "snapshots").iterdir()):
+    try:
+        _from_cache(repo_id, revision, f"model {repo_id!r}")
+    except NotCachedError:
+        pass
+    else:
         return ("check the id and revision, or set HF_HUB_OFFLINE=1 to use its copy in the "
                 f"local cache ({cached})")
     return (f"check the id and revision; it is not in the local cache ({hub_cache_dir()}) either: "

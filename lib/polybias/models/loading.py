@@ -198,7 +198,7 @@ def _load_tokenizer(path: Path, label: str, trust_remote_code: bool):
                                             trust_remote_code=trust_remote_code)
     except Exception as exc:  # transformers raises many types here
         msg = first_line(exc)
-        hint = (" (install sentencepiece and protobuf)"
+        hint = (" (pip install sentencepiece protobuf; make env installs both, dependencies of polybias)"
                 if re.search(r"sentencepiece|protobuf", msg, re.I) else "")
         raise CheckpointError(f"{label}: cannot load its tokenizer: {msg}{hint}") from exc
     if not getattr(tok, "is_fast", False):
@@ -349,7 +349,7 @@ def _banglabert() -> Normaliser:
         import ftfy  # noqa: F401  # lazy: banglabert normaliser only
     except ImportError as exc:  # a runtime dependency: only a broken install lacks it
         raise NormaliserError("text normaliser 'banglabert' needs the ftfy package "
-                              "(pip install ftfy)") from exc
+                              "(pip install ftfy; make env installs it, a dependency of polybias)") from exc
     return Normaliser("banglabert", normalisers.banglabert_normalise,
                       "polybias.models.normalisers.banglabert_normalise",
                       f"{normalisers.VERSION} (ftfy {normalisers.ftfy_version()})")

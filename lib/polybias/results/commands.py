@@ -93,7 +93,10 @@ def main_export(argv: list[str] | None = None, sweep_runs: Callable | None = Non
                 raise ResultsError("give a records FOLDER or --sweep CONFIG, not both")
             if sweep_runs is None:
                 raise ResultsError("--sweep needs the sweep module (run it as polybias export)")
-            folders, not_done = sweep_runs(args.sweep)
+            try:
+                folders, not_done = sweep_runs(args.sweep)
+            except ValueError as exc:  # the sweep's own error (malformed, or of another kind)
+                raise ResultsError(str(exc)) from None
             if not_done:
                 message = (f"{len(not_done)} of {len(folders) + len(not_done)} runs of {args.sweep} "
                            f"are not done (e.g. {not_done[0]}); nothing exported")

@@ -101,7 +101,8 @@ the modules load and the sweep file is read.
 ``--shard i/n`` runs every n-th of the selected runs from the i-th (so that separate
 processes, or machines sharing the project folder, split a sweep; the run locks keep them
 apart even when they overlap), and ``--limit N`` stops after N runs not yet done (the others
-are reported ``todo``). ``--only`` takes comma-separated pieces of run keys.
+are reported ``todo``). ``--only`` takes comma-separated pieces of run keys (a whole key
+selects that run alone).
 
 Sweeps of other kinds: a sweep YAML with a top-level ``kind:`` other than ``notebooks``
 (the default) names what a run is; :data:`KINDS` maps the kind to the module that reads such
@@ -267,8 +268,12 @@ def _notebook_runs(config: str | Path) -> list[Run]:
     is a :class:`SweepError` saying where its records are read."""
     kind = sweep_kind(config)
     if KINDS[kind] is not None:
+        raw = paths.read_yaml(Path(config), SweepError, "sweep config")
+        records = raw.get("records_dir") if isinstance(raw, dict) else None
+        folder = (paths.output_path(records) if isinstance(records, str) and records
+                  else "FOLDER (its records_dir)")
         raise SweepError(f"{config}: a sweep of kind {kind!r} has no run folders; its records "
-                         "are read with polybias results FOLDER (its records_dir)")
+                         f"are read with polybias results {folder}")
     return load_sweep(config)
 
 
@@ -400,19 +405,27 @@ def _unplaceable(runs: list[Run], client) -> list[Run]:
 def select(runs: list[Any], only: str | None = None,
            shard: tuple[int, int] = (0, 1)) -> list[Any]:
     """The runs a sweep executes: those whose key contains one of the comma-separated
-    pieces of ``only`` (all when None), then every n-th of them from the i-th for ``shard
-    = (i, n)``.
+    pieces of ``only`` (all when None; a piece that is a whole run key selects that run
+    alone, not the runs whose keys extend it), then every n-th of them from the i-th for
+    ``shard = (i, n)``.
 
     >>> from types import SimpleNamespace as R
     >>> runs = [R(key=k) for k in ("en/mlm-p0.5-s0", "en/mlm-p0.9-s0", "bn/mlm-p0.5-s0")]
     >>> [r.key for r in select(runs, "en/mlm,bn/", (1, 2))]
     ['en/mlm-p0.9-s0']
+    >>> runs = [R(key=k) for k in ("crows__data-cp", "crows__data-cp-gamboa", "crows__data-cp__n-80")]
+    >>> [r.key for r in select(runs, "crows__data-cp")], len(select(runs, "crows__data"))
+    (['crows__data-cp'], 3)
     """
     index, count = shard
     if not 0 <= index < count:
         raise SweepError(f"shard must be i/n with 0 <= i < n, got {index}/{count}")
     pieces = [p for p in (only or "").split(",") if p]
-    return [r for r in runs if not pieces or any(p in r.key for p in pieces)][index::count]
+    keys = {r.key for r in runs}
+    whole = {p for p in pieces if p in keys}
+    parts = [p for p in pieces if p not in keys]
+    return [r for r in runs if not pieces or r.key in whole
+            or any(p in r.key for p in parts)][index::count]
 
 
 def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
@@ -830,7 +843,8 @@ def parser(prog: str = "polybias sweep", note: str | None = None) -> argparse.Ar
     parser.add_argument("--force", action="store_true", help="rerun runs that are already done")
     parser.add_argument("--only", default=None,
                         help="run only keys containing this text (comma-separated: any of them; "
-                             "validity: blocks language/family, e.g. en/mlm,bn/mlm)")
+                             "a whole key: that run alone; validity: blocks language/family, "
+                             "e.g. en/mlm,bn/mlm)")
     parser.add_argument("--shard", default="0/1", metavar="I/N",
                         help="run every N-th of the selected runs from the I-th (0-based)")
     parser.add_argument("--limit", type=int, default=None, metavar="N",

@@ -88,7 +88,8 @@ def test_device_selection(devices, monkeypatch):
         devices.resolve_device("cuda:2")
 
 
-@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a CUDA device is present")
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a CUDA device is present: hide it to run this "
+                    "test (CUDA_VISIBLE_DEVICES= pytest ...)")
 def test_cuda_without_cuda_is_one_line(tmp_path):
     import subprocess
 

@@ -42,7 +42,8 @@ def _cpu_flags() -> set[str]:
 def _unsupported(setting: dict[str, str]) -> str | None:
     """Why this CPU cannot run ``setting``, or None."""
     if setting.get("ATEN_CPU_CAPABILITY") == "avx512" and "avx512f" not in _cpu_flags():
-        return "this CPU has no AVX-512 (no avx512f flag): PyTorch's AVX-512 kernels cannot run here"
+        return ("this CPU has no AVX-512 (no avx512f flag): PyTorch's AVX-512 kernels cannot run here; "
+                "run this test on a CPU that has it (grep avx512f /proc/cpuinfo)")
     return None
 
 

@@ -33,7 +33,8 @@ def copy(tmp_path_factory):
     return lib
 
 
-@pytest.mark.skipif(not LINT.exists(), reason="import-linter not installed (dev extra)")
+@pytest.mark.skipif(not LINT.exists(), reason="import-linter not installed: make env installs it "
+                    "(the dev extra), or pip install import-linter")
 def test_the_library_keeps_its_layers(copy):
     run = _lint(copy, copy.parent)
     assert run.returncode == 0, run.stdout[-3000:]
@@ -62,7 +63,8 @@ VIOLATIONS = [  # module, the line added, what lint-imports must report
 ]
 
 
-@pytest.mark.skipif(not LINT.exists(), reason="import-linter not installed (dev extra)")
+@pytest.mark.skipif(not LINT.exists(), reason="import-linter not installed: make env installs it "
+                    "(the dev extra), or pip install import-linter")
 def test_deliberate_violations_fail(copy):
     originals = {m: (copy / "polybias" / m).read_text() for m, _, _ in VIOLATIONS}
     try:

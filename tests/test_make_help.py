@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine: install GNU make (e.g. apt-get install make)")
 def test_make_help_is_aligned_and_names_polybias_run():
     out = subprocess.run(["make", "-s", "--no-print-directory", "help"], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout.splitlines()

@@ -305,7 +305,8 @@ def _original_scores() -> dict[tuple[str, str, str], float]:
             try:
                 rows = load_reported(name, test_type=test_type, test=test, method="original")
             except FileNotFoundError as err:
-                pytest.skip(str(err))
+                pytest.skip(f"{err}: paper/reported is part of the repository; restore it with "
+                            "git checkout -- paper/reported")
             assert len(rows) == 1, (name, test_type, test)
             out[(test_type, test2, "effect_size")] = float(rows["effect_size"].iloc[0])
             out[(test_type, test2, "pvalue")] = float(rows["pvalue"].iloc[0])

@@ -63,7 +63,8 @@ SETTINGS = {
 }
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).is_file() or shutil.which("make") is None,
-                                reason=f"needs Chromium at {CHROMIUM} (POLYBIAS_CHROMIUM) and make")
+                                reason=f"needs Chromium at {CHROMIUM} and make: apt-get install "
+                                "chromium make, or set POLYBIAS_CHROMIUM to a Chromium binary")
 
 
 def _free_port() -> int:

@@ -123,7 +123,7 @@ def test_hindi_weat_on_a_static_model_given_by_path(tmp_path, rng):
 
 
 def test_weat_notebook_runs_hindi_with_a_model_path(tmp_path, rng):
-    papermill = pytest.importorskip("papermill")
+    papermill = pytest.importorskip("papermill", reason="needs papermill: make env installs it (a dependency of polybias), or pip install papermill")
     import jupytext
 
     path = _toy_hindi_model(tmp_path / "toy.vec", rng)

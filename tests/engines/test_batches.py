@@ -54,7 +54,8 @@ def test_pipeline_finishes_every_item_in_order_one_step_behind():
                       ("launch", 3), ("finish", 2), ("finish", 3)]
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device: run on a machine with an NVIDIA "
+                    "GPU, with the CUDA build of torch")
 def test_to_device_and_fetch_round_trip_on_cuda():
     a, b = to_device([np.arange(6).reshape(2, 3), np.array([7])], "cuda")
     assert a.device.type == "cuda" and a.shape == (2, 3)

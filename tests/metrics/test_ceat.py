@@ -63,7 +63,7 @@ def test_alternatives():
 
 
 def test_matches_statsmodels_dersimonian_laird(rng):
-    meta = pytest.importorskip("statsmodels.stats.meta_analysis")
+    meta = pytest.importorskip("statsmodels.stats.meta_analysis", reason="needs statsmodels: make env installs it (the dev extra), or pip install statsmodels")
     for spread in (0.05, 1.0):  # Q < N − 1 (τ² = 0) and Q > N − 1 (τ² > 0)
         d = rng.normal(0.4, spread, size=40)
         V = rng.uniform(0.5, 1.5, size=40)

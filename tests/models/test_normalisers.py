@@ -150,7 +150,8 @@ def test_agrees_with_the_csebuetnlp_package_where_installed():
         "normalizer", reason="needs csebuetnlp's normalizer, not on the package index: "
         ".venv/bin/pip install git+https://github.com/csebuetnlp/normalizer (where GitHub can be reached)")
     if "unicode_norm" not in inspect.signature(getattr(upstream, "normalize", print)).parameters:
-        pytest.skip("the installed 'normalizer' is not the csebuetnlp package")
+        pytest.skip("the installed 'normalizer' is not the csebuetnlp package: pip uninstall normalizer, "
+                    "then .venv/bin/pip install git+https://github.com/csebuetnlp/normalizer")
     texts = [t for t, _ in DEFAULTS] + random_strings()
     for options in ({}, {"url_replacement": "<u>"}, {"punct_replacement": "<p>"},
                     {"unicode_norm": "NFC"}, {"unicode_norm": "NFKD"}):

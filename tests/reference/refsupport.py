@@ -35,7 +35,8 @@ def reference_file(repo: str, path: str) -> Path:
                     f"holding {repo}/{path} (see data/sources.yaml, sources ref-*)")
     file = Path(root) / repo.replace("/", "+") / path
     if not file.is_file():
-        pytest.skip(f"reference file {repo}/{path} is not in {ENV} ({file.name} absent)")
+        pytest.skip(f"reference file {repo}/{path} is not in {ENV} ({file.name} absent): put it "
+                    f"there as {repo.replace('/', '+')}/{path} (see data/sources.yaml, sources ref-*)")
     return file
 
 

@@ -4,17 +4,20 @@ cluster: tests/cluster, ``make cluster-test``)."""
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
 from polybias.runner import cluster as batch
 from polybias.runner import sweep
 
-pytest.importorskip("dask_jobqueue")
-Client = pytest.importorskip("distributed").Client
+_INSTALL = "make env installs it (the dev extra), or pip install dask-jobqueue (the slurm extra)"
+pytest.importorskip("dask_jobqueue", reason=f"needs dask-jobqueue: {_INSTALL}")
+Client = pytest.importorskip("distributed", reason=f"needs distributed (with dask-jobqueue): {_INSTALL}").Client
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -111,6 +114,22 @@ def test_importing_dask_jobqueue_keeps_the_ctrl_c_handler(ctrl_c_as_in_a_termina
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          preexec_fn=ctrl_c_as_in_a_terminal)
     assert out.stdout.strip() == "True"
+
+
+def test_without_dask_jobqueue_the_advice_names_the_package_that_the_slurm_extra_installs(tmp_path, monkeypatch):
+    """The advice, ``pip install dask-jobqueue``, names the distribution of the project's
+    ``slurm`` extra; with the package importable again the same cluster file is accepted."""
+    path = write(tmp_path, "jobqueue: {slurm: {cores: 1, memory: 1GB, interface: lo}}\n")
+    installed = sys.modules["dask_jobqueue"]
+    monkeypatch.setitem(sys.modules, "dask_jobqueue", None)  # as if not installed
+    with pytest.raises(sweep.SweepError, match="--cluster needs dask-jobqueue") as err:
+        sweep.jobqueue_cluster(path, jobs=0)
+    package = re.search(r"pip install (\S+)$", str(err.value))[1]
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(re.match(rf"{re.escape(package)}\b", req) for req in extras["slurm"])
+    monkeypatch.setitem(sys.modules, "dask_jobqueue", installed)  # installed again
+    with sweep.jobqueue_cluster(path, jobs=0) as cluster:
+        assert "#SBATCH" in cluster.job_script()
 
 
 def test_a_rejected_submission_raises_the_schedulers_message(tmp_path, batch_commands):

@@ -31,6 +31,9 @@ SHOTS = ROOT / "build" / "screenshots"
 MAIN_PAGES = 25
 #: the smallest text in the main text, in points (tables are set at 8 pt)
 MIN_PT = 7.0
+#: how to provide Typst, which the PDF tests render with
+TYPST = ("needs typst, which the site's environment holds: make pdf (docs/requirements-site.txt), "
+         "or .venv/bin/pip install typst")
 
 pypdf = pytest.importorskip("pypdf", reason="needs pypdf, which the site's environment holds: make pdf "
                             "(docs/requirements-site.txt), or .venv/bin/pip install pypdf==7.1.1")
@@ -222,7 +225,7 @@ def test_the_text_inside_the_figures_prints_at_7_pt_or_more():
 def test_screenshots_of_the_first_two_pages(tmp_path):
     """The PDF's first two pages as images (``build/screenshots/pdf_page1.png``, ``..2``),
     rendered by Typst from the same source as the PDF."""
-    typst = pytest.importorskip("typst")
+    typst = pytest.importorskip("typst", reason=TYPST)
     source = STAGED.with_suffix(".typ")
     if not source.is_file():
         pytest.skip("build/site-src/paper/manuscript.typ not written (make pdf)")
@@ -260,8 +263,9 @@ def test_nothing_runs_off_the_page(document, tmp_path):
     """Every page rendered as an image (Typst, from the source of the PDF): no ink in the
     right margin (2 cm, less a hair for anti-aliasing), where a table or word wider than
     the text block would print."""
-    typst = pytest.importorskip("typst")
-    image = pytest.importorskip("PIL.Image", reason="needs pillow, which the site's environment holds")
+    typst = pytest.importorskip("typst", reason=TYPST)
+    image = pytest.importorskip("PIL.Image", reason="needs pillow, which the site's environment holds: make pdf "
+                                "(docs/requirements-site.txt), or .venv/bin/pip install pillow")
     name, pdf, staged, _, pages = document
     source = staged.with_suffix(".typ")
     if not source.is_file():

@@ -32,10 +32,13 @@ SITE = ROOT / "build" / "site"
 SHOTS = ROOT / "build" / "screenshots"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
-playwright = pytest.importorskip("playwright.sync_api")
+playwright = pytest.importorskip("playwright.sync_api", reason="needs Playwright, which the site's "
+                                 "environment holds: make site-test runs these tests there "
+                                 "(docs/requirements-site.txt)")
 pytestmark = [
     pytest.mark.skipif(not (SITE / "index.html").is_file(), reason="build/site not built (make site)"),
-    pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason=f"no chromium at {CHROMIUM}"),
+    pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason=f"no chromium at {CHROMIUM}: apt-get install "
+                       "chromium, or set CHROMIUM to a Chromium binary"),
 ]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]

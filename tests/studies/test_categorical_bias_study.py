@@ -106,7 +106,7 @@ def test_seed004_identity_lists_and_their_empty_entries(mirror, tmp_path):
 
 
 def test_seed004_reproduction_tables_sit_beside_the_published(mirror):
-    pytest.importorskip("vaderSentiment")
+    pytest.importorskip("vaderSentiment", reason="needs vaderSentiment: make env installs it (a dependency of polybias), or pip install vaderSentiment")
     scores, weights, modified = categorical_bias.seed004_reproduction_tables()
     assert {"characteristics", "reproduced", "reported", "ahn_oh"} <= set(scores.columns)
     assert np.allclose(scores["reproduced"], scores["reported"], atol=1e-6)

@@ -17,7 +17,7 @@ def test_gpt2_row_reproduces_table3_when_noise_is_a_tie(mirror):
 
 
 def test_score_summary_and_categories_of_a_run(planted_lm):
-    pytest.importorskip("empath")
+    pytest.importorskip("empath", reason="needs empath: make env installs it (a dependency of polybias), or pip install empath")
     run = crows_pairs.run_crows(planted_lm[0.9], n_pairs=30, n_bootstrap=100)
     summary = crows_pairs.score_summary(run)
     assert summary.columns.tolist() == ["bias_type", "n", "score", "ci_low", "ci_high", "binom_p", "ties", "jsd_B"]

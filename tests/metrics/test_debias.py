@@ -339,3 +339,18 @@ def test_a_non_orthonormal_subspace_is_fixed_by_the_orthonormal_basis_its_error_
         debias.project_out(vectors, Subspace(rows, "given"))
     out = debias.project_out(vectors, Subspace(debias.orthonormal_basis(rows), "given"))
     assert out == pytest.approx(np.array([[0.0, 0.0, 3.0], [0.0, 0.0, 2.0]]))
+
+
+def test_words_in_the_bias_subspace_are_kept_by_adding_them_to_gender_specific_as_advised():
+    """Neutralising words that lie in the bias subspace would leave zero vectors: the error
+    lists them and says to add them to gender_specific; with them added, hard debias runs
+    and neutralises the others."""
+    emb = toy(["he", "she", "him", "doctor"], [[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [2.0, 0.0, 0.0],
+                                               [0.5, 1.0, 0.0]])
+    with pytest.raises(DebiasError, match=r"\(add them to gender_specific\)") as err:
+        debias.hard_debias(emb, [("he", "she")], [("he", "she")], gender_specific=[])
+    listed = str(err.value).split("zero vectors for ", 1)[1].split(":", 1)[0].split(", ")
+    assert sorted(listed) == ["he", "him", "she"]
+    res = debias.hard_debias(emb, [("he", "she")], [("he", "she")], gender_specific=listed)
+    doctor = res.embeddings.vectors[res.embeddings.words.index("doctor")]
+    assert doctor == pytest.approx([0.0, 1.0, 0.0])

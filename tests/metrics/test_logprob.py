@@ -204,3 +204,19 @@ def test_tokenizer_families_score_and_the_prior_ignores_the_masked_attribute(fam
     spread = scores.groupby("target").prior.agg(lambda v: v.max() - v.min())
     assert (spread < 1e-5).all()  # the attribute is masked: its word cannot matter
     assert scores.groupby("target").fill.agg(lambda v: v.max() - v.min()).max() > 1e-6
+
+
+def test_sentences_realised_masked_are_scored_as_the_error_says_written_out_with_masked(planted_lm, book):
+    """Sentences realised with a slot masked are refused, saying to pass them written out and
+    name the slot in ``masked``; done so, the target's log-probabilities come out, one per
+    sentence."""
+    lm = planted_lm[0.9]
+    template = book.template("planted_en_0")
+    target, attribute = template.the("target"), template.the("attribute")
+    masked = templating.expand(book, template, mask=(attribute,))[:4]
+    with pytest.raises(template_scores.LogProbError, match=r"pass sentences with every slot written out "
+                                           rf"\(masked here: \['{attribute}'\]\); use 'masked' to mask slots"):
+        template_scores.target_logprobs(lm, masked, target)
+    written = templating.expand(book, template)[:4]
+    scores = template_scores.target_logprobs(lm, written, target, masked=(attribute,))
+    assert scores.shape == (4,) and np.isfinite(scores).all() and (scores < 0).all()

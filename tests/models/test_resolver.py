@@ -210,3 +210,16 @@ def test_one_base_one_name_per_setting():
     assert {f.name for f in fields(lm)} - shared == {"kind"}
     assert {f.name for f in fields(enc)} - shared == {"pooling", "_fingerprint"}
     assert lm.batch_tokens == enc.batch_tokens
+
+
+def test_the_analytic_model_is_built_from_what_its_refusals_ask_for(tmp_path, monkeypatch):
+    """Without a book: ``pass Planted(book=...)``; without a strength: ``needs Planted(p=...)``;
+    given both, as the two errors ask, the model is built."""
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    book = probes.planted_templates("en")
+    with pytest.raises(models.ModelError, match=r"is built from a template book: pass Planted\(book=\.\.\.\)"):
+        models.load(models.ANALYTIC, "lm", planted=models.Planted(p=0.9))
+    with pytest.raises(models.ModelError, match=r"needs Planted\(p=\.\.\.\), the association strength"):
+        models.load(models.ANALYTIC, "lm", planted=models.Planted(book=book))
+    lm = models.load(models.ANALYTIC, "lm", planted=models.Planted(p=0.9, book=book))
+    assert lm.kind == "mlm" and lm.name == "planted-analytic-p0.9"

@@ -276,6 +276,15 @@ def test_bos_handling(lms):
     np.testing.assert_array_equal(ll.offsets[0], [0, 0])
 
 
+def test_first_token_scoring_refuses_a_tokenizer_with_its_own_bos_and_its_advice_is_the_fix(lms):
+    with pytest.raises(ScoringError, match="add no BOS.*use bos='prepend'"):
+        causal_token_logprobs(lms["llama"], ["He cooked dinner."], bos="first-token")
+    fixed = causal_token_logprobs(lms["llama"], ["He cooked dinner."], bos="prepend")[0]
+    assert not np.isnan(fixed.logprob[1:]).any()
+    assert not np.isnan(causal_token_logprobs(lms["gpt2"], ["He cooked dinner."], bos="first-token")[0]
+                        .logprob[1:]).any()
+
+
 # ------------------------------------------------------------------ (c) batching
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -273,3 +273,18 @@ def test_the_command_a_run_not_done_names_runs_that_run_and_no_other():
     models = sorted({r.parameters["model"] for r in full})
     selected = {r.key for r in sweep.select(runs, ",".join(models))}
     assert {r.key for r in full} <= selected
+
+
+def test_the_advice_for_an_undeclared_model_or_notebook_is_the_fix(monkeypatch):
+    """Declaring what the message asks for (a prefix in STEREOSET_HUB_IDS, a notebook in
+    NOTEBOOK_MEASURES) is all it takes."""
+    with pytest.raises(study.RealModelError, match="add its prefix to STEREOSET_HUB_IDS"):
+        study.stereoset_hub_id("opt-125m_GPT2LM_en")
+    monkeypatch.setitem(study.STEREOSET_HUB_IDS, "opt-125m", "facebook/opt-125m")
+    assert study.stereoset_hub_id("opt-125m_GPT2LM_en") == "facebook/opt-125m"
+    key = f"99_x__model-{SMOL}"
+    with pytest.raises(study.RealModelError, match="add it to NOTEBOOK_MEASURES"):
+        study.embedded_rows({key: None}, "s.yaml")
+    monkeypatch.setitem(study.NOTEBOOK_MEASURES, "99_x", "crows")
+    (row,) = study.embedded_rows({key: None}, "s.yaml").itertuples()
+    assert row.run == key and row.note == f"not run: polybias sweep s.yaml --only {key}"

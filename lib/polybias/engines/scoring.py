@@ -631,7 +631,8 @@ def causal_token_logprobs(
         if bos == "first-token":
             if bos_id is None:
                 raise ScoringError(f"bos='first-token' is for tokenizers that add no BOS; {lm.name}'s "
-                                   f"tokenizer starts text {i} with its own")
+                                   f"tokenizer starts text {i} with its own: use bos='prepend' (its "
+                                   "first token is then the tokenizer's BOS, not scored)")
             bos_id = None  # the sentence is fed as tokenized; its first token is scored below
         rows_ids.append(e.ids if bos_id is None else np.concatenate([[bos_id], e.ids]))
         shift[i] = 0 if bos_id is None else 1

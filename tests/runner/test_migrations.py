@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from polybias import models
 from polybias.files import params_hash, sha256_file
 from polybias.runner import execution, migrations
@@ -125,7 +124,6 @@ def test_a_kept_gest_record_becomes_the_measure_record_the_study_writes(tmp_path
     interval, ``r_f``, ``r_m`` and ``rates``) migrates back to exactly what the study writes
     now; the table reads the same row from both."""
     import numpy as np
-
     from polybias.results import table
     from polybias.studies import gest as study
 

@@ -7,6 +7,7 @@ says how often the run computed.
 """
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from distributed.client import AllExit
 from polybias.runner import sweep
 
 NOTEBOOK = '''# %% tags=["parameters"]
@@ -380,3 +382,16 @@ def test_a_run_asking_for_a_gpu_no_local_worker_offers_is_run_by_the_options_its
     assert outcome["status"] == "ok" and count(project, 3) == 2
     options = sweep.parser().parse_args([str(cfg), "--gpus", "1", "--jobs", "1"])
     assert (options.gpus, options.jobs) == (1, 1)  # the options as the error spells them
+
+
+def test_dask_s_gather_control_flow_is_not_printed_as_a_traceback():
+    """asyncio's report of an unretrieved ``AllExit`` (Dask's gather stopping early when every
+    worker is lost) is dropped; any other exception asyncio reports is kept."""
+    def record(exc):
+        return logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "Task exception was never retrieved",
+                                 None, (type(exc), exc, None))
+
+    assert not sweep._DASK_CONTROL_FLOW.filter(record(AllExit()))
+    assert sweep._DASK_CONTROL_FLOW.filter(record(ValueError("a real error")))
+    assert sweep._DASK_CONTROL_FLOW.filter(logging.LogRecord("asyncio", logging.ERROR, __file__, 1, "no exc",
+                                                             None, None))

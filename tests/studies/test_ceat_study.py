@@ -2,9 +2,8 @@
 
 import numpy as np
 import pytest
-
-from polybias.results import table as results
 from polybias.data.wordlists import AssociationTest, WordSet
+from polybias.results import table as results
 
 
 def _planted_tests(p_words):

@@ -368,10 +368,27 @@ def jobqueue_cluster(config: str | Path, jobs: int):
     return cluster
 
 
+class _DaskControlFlow(logging.Filter):
+    """Drops asyncio's "Task exception was never retrieved" for ``distributed.client.AllExit``,
+    the exception Dask's gather raises to stop waiting early: when the futures' workers are
+    all lost, a task Dask did not await can carry it, and asyncio prints its traceback
+    although nothing went wrong beyond what the sweep reports (every worker job lost)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (exc is not None and type(exc).__name__ == "AllExit"
+                    and type(exc).__module__ == "distributed.client")
+
+
+_DASK_CONTROL_FLOW = _DaskControlFlow()
+
+
 def _connect(jobs: int, scheduler: str | None, cluster_config: str | Path | None, gpus: int):
     """Return (client, what to close: a cluster, a JobPool or None) for the requested place
     of execution."""
     from distributed import Client  # lazy: Dask only for sweeps on workers
+
+    logging.getLogger("asyncio").addFilter(_DASK_CONTROL_FLOW)  # once: a filter is added once
 
     if scheduler:
         if Path(scheduler).is_file():  # a scheduler file (dask scheduler --scheduler-file)

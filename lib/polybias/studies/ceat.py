@@ -14,9 +14,15 @@ from polybias.data import text
 from polybias.engines.embeddings import occurrence_vectors
 from polybias.measures import compute
 from polybias.metrics.ceat import CeatAlternative, CeatError, occurrence_sets
-from polybias.results.plots import colours, drop_parts, finish_figure, part_name, pyplot, wrap
 from polybias.metrics.measure import Interval, MeasureResult
-from polybias.results.records import Record, measure_group, measure_record, model_fields, write_record
+from polybias.results.plots import colours, drop_parts, finish_figure, part_name, pyplot, wrap
+from polybias.results.records import (
+    Record,
+    measure_group,
+    measure_record,
+    model_fields,
+    write_record,
+)
 from polybias.results.report import markdown_table
 
 

@@ -25,7 +25,13 @@ from polybias.metrics.crows import (
 )
 from polybias.metrics.measure import Interval, MeasureResult
 from polybias.models import check_language
-from polybias.results.records import Record, measure_group, measure_record, model_fields, write_record
+from polybias.results.records import (
+    Record,
+    measure_group,
+    measure_record,
+    model_fields,
+    write_record,
+)
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 from polybias.studies import crows_pairs
 

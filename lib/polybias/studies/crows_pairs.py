@@ -23,7 +23,13 @@ from polybias.metrics.crows import (
     share_groups,
 )
 from polybias.planted.synthetic import minimal_pairs
-from polybias.results.records import Record, measure_group, measure_record, model_fields, write_record
+from polybias.results.records import (
+    Record,
+    measure_group,
+    measure_record,
+    model_fields,
+    write_record,
+)
 from polybias.results.report import load_reported, side_by_side
 from polybias.stats import N_BOOTSTRAP
 

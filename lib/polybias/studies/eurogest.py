@@ -30,7 +30,13 @@ from polybias.engines.eurogest_scores import gendered_pair_scores
 from polybias.metrics.eurogest import EuroGestMetricError
 from polybias.metrics.measure import Interval, MeasureResult
 from polybias.results.plots import finish_figure, pyplot
-from polybias.results.records import Record, measure_group, measure_record, model_fields, write_record
+from polybias.results.records import (
+    Record,
+    measure_group,
+    measure_record,
+    model_fields,
+    write_record,
+)
 from polybias.stats import N_BOOTSTRAP
 
 #: The registered files a run reads (their sha256 go into its record).

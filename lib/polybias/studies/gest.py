@@ -24,8 +24,8 @@ from polybias.data import gest, sources
 from polybias.data.minimal_pairs import sample_pairs, stratified_sample_caption
 from polybias.engines import gest_scores
 from polybias.measures import compute
-from polybias.results import records, report
 from polybias.metrics.measure import Interval, MeasureResult
+from polybias.results import records, report
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 
 SUMMARY_COLUMNS = ("kind", "model", "hub_id", "template", "n", "r_f", "r_m", "g_s", "g_s_low", "g_s_high")

@@ -14,7 +14,6 @@ as section 12 does for CrowS-Pairs.
 from __future__ import annotations
 
 import math
-
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +35,7 @@ from polybias.data.stereoset import (
 from polybias.engines import scoring
 from polybias.measures import compute
 from polybias.metrics import crows
+from polybias.metrics.measure import Interval, MeasureResult
 from polybias.metrics.stereoset import (
     INTERSENTENCE,
     INTRASENTENCE,
@@ -48,7 +48,6 @@ from polybias.metrics.stereoset import (
     stereoset_template_word,
     workbook_row,
 )
-from polybias.metrics.measure import Interval, MeasureResult
 from polybias.results import records, report
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 from polybias.studies import crows_languages

@@ -44,6 +44,7 @@ from polybias.metrics.measure import (
     Interval,
     MeasureResult,
     call_options,
+    finite_or_none,
     measure_adapter,
     measure_result,
 )
@@ -372,10 +373,10 @@ def share_row_result(name: str, row: dict[str, Any], opts: dict[str, Any]) -> Me
     >>> r.value, r.interval.low, r.p_method, r.n, dict(r.extra)
     (60.0, 50.0, 'binomial-exact', 20, {'stereotyped': 12, 'ties': 0})
     """
-    low, p = _finite(row.get("ci_low")), _finite(row.get("binom_p"))
+    low, p = finite_or_none(row.get("ci_low")), finite_or_none(row.get("binom_p"))
     interval = None if low is None else Interval(low, float(row["ci_high"]), opts["confidence"],
                                                  "bootstrap-percentile")
-    extra = {k: int(row[k]) for k in ("stereotyped", "ties") if _finite(row.get(k)) is not None}
+    extra = {k: int(row[k]) for k in ("stereotyped", "ties") if finite_or_none(row.get(k)) is not None}
     return MeasureResult(name, float(row["score"]), interval, p, "binomial-exact" if p is not None else "none",
                          int(row["n"]), opts, extra=extra)
 
@@ -386,14 +387,6 @@ def share_groups(name: str, table: pd.DataFrame | list[dict[str, Any]],
     ``(bias type, result)`` (:func:`share_row_result`): the groups of a share's run record."""
     rows = table.to_dict("records") if isinstance(table, pd.DataFrame) else list(table)
     return [(str(r["bias_type"]), share_row_result(name, r, opts)) for r in rows[1:]]
-
-
-def _finite(value: Any) -> float | None:
-    """``value`` as a float, None when it is missing or NaN."""
-    if value is None:
-        return None
-    value = float(value)
-    return None if np.isnan(value) else value
 
 
 def _share_options(score, options: dict[str, Any]) -> dict[str, Any]:

@@ -156,6 +156,18 @@ def call_options(funcs: Callable | tuple[Callable, ...], given: dict[str, Any],
     return out
 
 
+def finite_or_none(value: Any) -> float | None:
+    """``value`` as a float, None when it is missing or NaN (a record's or a table's empty cell).
+
+    >>> finite_or_none(None), finite_or_none(float("nan")), finite_or_none(2)
+    (None, None, 2.0)
+    """
+    if value is None:
+        return None
+    value = float(value)
+    return None if value != value else value
+
+
 def permutation_method(method: str) -> str:
     """The :data:`P_METHODS` name of a permutation test's ``exact`` or ``monte-carlo``."""
     return "permutation-exact" if method == "exact" else "permutation-monte-carlo"

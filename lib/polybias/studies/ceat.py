@@ -24,6 +24,7 @@ from polybias.results.records import (
     write_record,
 )
 from polybias.results.report import markdown_table
+from polybias.stats import CONFIDENCE_LEVEL
 
 
 def extraction_summary(runs: dict) -> pd.DataFrame:
@@ -207,7 +208,7 @@ def ceat_record(rows: list[dict], occurrence_counts: dict[str, int], n_sentences
     entries = []
     for row in rows:
         ces, se = float(row["ces"]), float(row["se"])
-        interval = None if not np.isfinite(se) else Interval(ces - _Z95 * se, ces + _Z95 * se, 0.95, "normal")
+        interval = None if not np.isfinite(se) else Interval(ces - _Z95 * se, ces + _Z95 * se, CONFIDENCE_LEVEL, "normal")
         p = None if row.get("pvalue") is None or np.isnan(row["pvalue"]) else float(row["pvalue"])
         extra = {k: v for k, v in row.items() if k not in ("ces", "pvalue", "n_samples", "test")}
         entries.append((f"{row.get('sample_set', '')}, length {row.get('length', '')}",

@@ -23,7 +23,7 @@ from polybias.metrics.crows import (
     compare_languages,
     share_row_result,
 )
-from polybias.metrics.measure import Interval, MeasureResult
+from polybias.metrics.measure import Interval, MeasureResult, finite_or_none
 from polybias.models import check_language
 from polybias.results.records import (
     Record,
@@ -77,11 +77,11 @@ def comparison_record(per_language: list[dict], paired: list[dict], *, model: st
         entries.append((subset, result, over))
     for row in paired:
         a, b = row.get("label_a", row.get("language_a")), row.get("label_b", row.get("language_b"))
-        low, p = _finite(row.get("ci_low")), _finite(row.get("mcnemar_p"))
+        low, p = finite_or_none(row.get("ci_low")), finite_or_none(row.get("mcnemar_p"))
         interval = None if low is None else Interval(low, float(row["ci_high"]), CONFIDENCE_LEVEL,
                                                      "bootstrap-percentile")
         extra = {k: v for k, v in row.items() if k not in ("diff", "ci_low", "ci_high", "mcnemar_p", "n")}
-        diff = _finite(row.get("diff"))
+        diff = finite_or_none(row.get("diff"))
         result = MeasureResult(difference, math.nan if diff is None else diff, interval, p,
                                "binomial-exact" if p is not None else "none", int(row.get("n") or 0),
                                extra=extra)
@@ -92,13 +92,6 @@ def comparison_record(per_language: list[dict], paired: list[dict], *, model: st
     return measure_record(first, model=model, language=language, test=test, parameters=parameters,
                           subset=subset, sets_apart=over, metric=metric,
                           groups=[measure_group(s, r, **o) for s, r, o in rest], **fields)
-
-
-def _finite(value) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return None if math.isnan(value) else value
 
 
 def compared_languages(model: str, dataset: str, languages: list[str] | None = None,

@@ -28,7 +28,7 @@ from polybias.data.eurogest import (
 )
 from polybias.engines.eurogest_scores import gendered_pair_scores
 from polybias.metrics.eurogest import EuroGestMetricError
-from polybias.metrics.measure import Interval, MeasureResult
+from polybias.metrics.measure import Interval, MeasureResult, finite_or_none
 from polybias.results.plots import finish_figure, pyplot
 from polybias.results.records import (
     Record,
@@ -220,7 +220,7 @@ def stereotype_groups(per_stereotype: list[dict], level: float | None) -> list[d
     """
     groups = []
     for row in per_stereotype:
-        rate, low = _finite(row.get("masculine_rate")), _finite(row.get("ci_low"))
+        rate, low = finite_or_none(row.get("masculine_rate")), finite_or_none(row.get("ci_low"))
         interval = None if low is None or level is None else Interval(
             low, float(row["ci_high"]), level, "bootstrap-percentile")
         extra = {k: v for k, v in row.items() if k not in ("masculine_rate", "ci_low", "ci_high", "n")}
@@ -228,13 +228,6 @@ def stereotype_groups(per_stereotype: list[dict], level: float | None) -> list[d
                                "none", int(row.get("n") or 0), extra=extra)
         groups.append(measure_group(f"{row['stereotype']} {row.get('label', '')}".strip(), result))
     return groups
-
-
-def _finite(value) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return None if math.isnan(value) else value
 
 
 def subset_caption(per_stereotype: int | None, too_long: str = "raise") -> str:

@@ -178,11 +178,11 @@ report.show_table(decision_table)
 # %%
 logprob_context.plot_context_study(per_attribute, f"Prior vs corrected differences, {label}",
                                    file=f"logprob_context_{label}.png", ylabel=f"{x} − {y} (log-probability)")
-record = records.Record(
-    metric="logprob-context", model=label, language=book.language, test=templates,
+record = logprob_context.context_record(
+    summary, per_attribute, a, b, model=label, language=book.language, test=templates,
     parameters={"mode": mode, "x": x, "y": y, "a": a, "b": b, "n_permutations": n_permutations,
                 "seed": seed, "planted_p": planted_p if model in models.STRENGTH_P else None},
-    values={"summary": summary.to_dict("records")}, **records.model_fields(lm))
+    **records.model_fields(lm))
 records.write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join([summary_table, means_table, decision_table]), table_file)

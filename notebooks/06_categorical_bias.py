@@ -247,12 +247,9 @@ else:
           "every category and language.")
 
 # %%
-record = records.Record(
-    metric="catbias", model=model, language=book.language, test=templates,
+record = categorical_bias.catbias_record(
+    ahn_oh, pll, kl, shares, model=model, language=book.language, test=templates,
     parameters={"template_names": names, "mode": mode, "ddof": ddof, "kl_scale": kl_scale},
-    values={"ahn_oh_cb": ahn_oh.score, "pll_cb": pll.score, "max_kl": float(kl.kl.iloc[0]),
-            "max_kl_pair": [kl["from"].iloc[0], kl["to"].iloc[0]],
-            "group_shares": shares.to_dict("records") if shares is not None else None},
     **records.model_fields(lm))
 records.write_record(record, paths.output_path(output_dir))
 if table_file:

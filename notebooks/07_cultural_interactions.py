@@ -139,11 +139,11 @@ report.show_table(score_table)
 # numbers).
 
 # %%
-record = records.Record(
-    metric="interaction-cb", model=model, language=book.language, test=f"{templates}:{template}",
+record = cultural_interactions.interaction_record(
+    results, model=model, language=book.language, test=f"{templates}:{template}",
     parameters={"identity_slots": identity_slots, "attribute_slot": attribute_slot, "attributes": attributes,
                 "neutral_attributes": neutral_attributes, "weighted": weighted, "seed": seed},
-    values={"scores": results.to_dict("records")}, **records.model_fields(lm))
+    **records.model_fields(lm))
 records.write_record(record, paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join(tables), table_file)

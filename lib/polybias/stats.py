@@ -91,6 +91,17 @@ def _exceeds(subset_sums: np.ndarray, total: float, k: int, n: int, observed_sum
     return np.abs(subset_sums - centre) >= abs(observed_sum - centre) - tol
 
 
+def split_permutation_kind(n_x: int, n_y: int, exact_limit: int = EXACT_LIMIT) -> str:
+    """How :func:`split_permutation_test` tests groups of ``n_x`` and ``n_y`` items:
+    ``exact`` (every one of the C(n_x + n_y, n_x) splits) when there are at most
+    ``exact_limit`` splits, else ``monte-carlo``.
+
+    >>> split_permutation_kind(2, 2), split_permutation_kind(40, 40)
+    ('exact', 'monte-carlo')
+    """
+    return "exact" if comb(n_x + n_y, n_x) <= exact_limit else "monte-carlo"
+
+
 def split_permutation_test(
     x: np.ndarray,
     y: np.ndarray,
@@ -126,7 +137,7 @@ def split_permutation_test(
     statistic = float(observed_sum - y.sum())
     tol = 1e-9 * max(1.0, float(np.abs(pooled).sum()))
     n_splits = comb(n, k)
-    if n_splits <= exact_limit:
+    if split_permutation_kind(k, n - k, exact_limit) == "exact":
         hits = 0
         combos = itertools.combinations(range(n), k)
         dtype = np.dtype((np.int64, k))

@@ -396,8 +396,8 @@ def test_a_eurogest_subset_gets_its_own_cell():
 
 
 def test_the_legacy_shapes_are_only_read_and_the_measure_record_reads_the_same():
-    """No study writes a record shape of :data:`LEGACY_READERS` any more: the WEAT and SEAT
-    studies write ``measure_record`` s. An old record of that shape and the measure record
+    """No study, runner module or notebook writes a record shape of :data:`LEGACY_READERS`
+    any more: they write ``measure_record`` s. An old record of that shape and the measure record
     of the same result give the same tidy row."""
     import ast
 
@@ -405,9 +405,11 @@ def test_the_legacy_shapes_are_only_read_and_the_measure_record_reads_the_same()
     from polybias.metrics.weat import WeatResult
     from polybias.results.records import measure_record
 
-    studies = paths.project_root() / "lib" / "polybias" / "studies"
+    root = paths.project_root()
+    sources = [*(root / "lib" / "polybias" / "studies").glob("*.py"),
+               *(root / "lib" / "polybias" / "runner").glob("*.py"), *(root / "notebooks").glob("*.py")]
     written = set()
-    for source in studies.glob("*.py"):
+    for source in sources:
         for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Record":
                 for kw in node.keywords:
@@ -423,3 +425,60 @@ def test_the_legacy_shapes_are_only_read_and_the_measure_record_reads_the_same()
     row_new, row_old = results.record_rows(new, "weat")[0], results.record_rows(old, "weat")[0]
     assert {k: v for k, v in row_new.items() if k != "options_hash"} == \
         {k: v for k, v in row_old.items() if k != "options_hash"}
+
+
+def _rows_without(record: dict, study: str, *drop: str) -> list[dict]:
+    return [{k: v for k, v in row.items() if k not in ("options_hash", "record", *drop)}
+            for row in results.record_rows(record, study)]
+
+
+def test_the_study_records_of_catbias_interactions_context_and_debias_read_as_their_legacy_shapes():
+    """The four studies that wrote shapes of their own (notebooks 04, 06, 07, 09) now write
+    measure records through one builder each; the tidy rows are those of the legacy shape,
+    plus the n and p the legacy readers dropped (CB's and PLL CB's rows, the interaction
+    test's p, each cell's n) and the exact permutation p-method where the split was exact."""
+    from polybias.metrics import catbias as catbias_metrics
+    from polybias.studies import categorical_bias, cultural_interactions, debiasing, logprob_context
+
+    base = {"model": "m", "language": "en", "test": "T", "params_hash": "ab", "parameters": {}}
+    # catbias: CB, PLL CB and the largest KL pair
+    rows = pd.DataFrame({"cb": [0.1, 0.3, 0.2], "n_groups": [2, 2, 2]})
+    cb = catbias_metrics.CBResult(0.2, rows, pd.DataFrame(), 0)
+    kl = pd.DataFrame([{"template": "t", "from": "a", "to": "b", "kl": 0.5, "scale": "sum"}])
+    new = categorical_bias.catbias_record(cb, cb, kl, None, model="m", language="en", test="T",
+                                          parameters={}, packages={}).to_dict()
+    old = {**base, "metric": "catbias", "values": {"ahn_oh_cb": 0.2, "pll_cb": 0.2, "max_kl": 0.5,
+                                                   "max_kl_pair": ["a", "b"]}}
+    assert results.is_measure_record(new) and not results.is_measure_record(old)
+    assert _rows_without(new, "catbias", "n") == _rows_without(old, "catbias", "n")
+    assert [r["n"] for r in results.record_rows(new, "catbias")] == [3, 3, None]
+    # interactions: one row per characteristics and base; sentiment-weighted rows as sentiment-cb
+    scores = pd.DataFrame([{"characteristics": c, "base": "double-mask", "weighted": w, "n_groups": 2,
+                            "n_attributes": 4, "score": s, "T": 1.0, "T_null_mean": 0.5, "p": 0.02,
+                            "significant": True} for c, w, s in (("pro", True, 0.1), ("target", True, 0.3))])
+    new = cultural_interactions.interaction_record(scores, model="m", language="en", test="T",
+                                                   parameters={}, packages={}).to_dict()
+    old = {**base, "metric": "interaction-cb", "values": {"scores": scores.to_dict("records")}}
+    assert _rows_without(new, "i", "p", "p_method") == _rows_without(old, "i", "p", "p_method")
+    assert [(r["metric"], r["p"], r["p_method"]) for r in results.record_rows(new, "i")] == \
+        [("sentiment-cb", 0.02, "permutation-monte-carlo")] * 2
+    # log-probability context: one row per structure, exact p where the split was enumerated
+    summary = pd.DataFrame([{"structure": s, "effect_size": e, "pvalue": 0.1, "corrected_c": 1.0}
+                            for s, e in (("S1", 1.2), ("S2", 0.4))])
+    per = pd.DataFrame({"structure": ["S1"] * 4 + ["S2"] * 4, "attribute_group": ["c", "c", "f", "f"] * 2})
+    new = logprob_context.context_record(summary, per, "c", "f", model="m", language="en", test="T",
+                                         parameters={}, packages={}).to_dict()
+    old = {**base, "metric": "logprob-context", "values": {"summary": summary.to_dict("records")}}
+    assert _rows_without(new, "l", "n", "p_method") == _rows_without(old, "l", "n", "p_method")
+    assert [(r["n"], r["p_method"]) for r in results.record_rows(new, "l")] == [(4, "permutation-exact")] * 2
+    # debias: each cell's WEAT or SEAT effect and its gap, under the cell's test
+    cells = pd.DataFrame([{"method": m, "test_type": t, "kind": "BM", "test": "t1", "effect_size": 1.0,
+                           "pvalue": 0.01, "gap": 0.1, "dropped": "", "n": 16,
+                           "p_method": "permutation-monte-carlo"}
+                          for m, t in (("original", "WEAT"), ("hard", "SEAT"))])
+    new = debiasing.debias_record(cells, {}, model="m", language="en", test="T", parameters={},
+                                  packages={}).to_dict()
+    old = {**base, "metric": "debias", "values": {"cells": cells.to_dict("records")}}
+    assert _rows_without(new, "d", "n") == _rows_without(old, "d", "n")
+    assert [(r["metric"], r["test"], r["n"]) for r in results.record_rows(new, "d")] == \
+        [("weat", "t1", 16), ("weat-gap", "t1", 16), ("seat", "t1", 16), ("weat-gap", "t1", 16)]

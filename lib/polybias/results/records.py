@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from polybias.engines.normalising import normaliser_fields
 from polybias.files import jsonable, params_hash, write_text_atomic
+from polybias.measures import record_measure
 from polybias.metrics.measure import MeasureResult
 
 _PACKAGES = ("polybias", "numpy", "scipy", "pandas", "gensim", "torch", "transformers")
@@ -144,9 +145,13 @@ def measure_record(result: MeasureResult, *, model: str, language: str, test: st
     that the record keeps its name. ``details`` are rows the record keeps beside the
     measure's values but the results table does not read (GEST's rate of every stereotype).
     ``sets_apart`` holds the fields the overall value sets apart from its record, as a
-    group's do (a comparison of languages: the ``language`` of its first score).
+    group's do (a comparison of languages: the ``language`` of its first score). A
+    ``metric`` that is no label of the result's measure (a study's record of several
+    measures, e.g. ``catbias``) keeps the measure in ``values["measure"]``.
     """
     values = result.record_values()
+    if metric and record_measure(metric) != result.measure:
+        values["measure"] = result.measure
     if subset:
         values["subset"] = subset
     if groups:
@@ -156,6 +161,34 @@ def measure_record(result: MeasureResult, *, model: str, language: str, test: st
     values.update(sets_apart or {})
     return Record(metric=metric or result.measure, model=model, language=language, test=test,
                   parameters={**result.options, **(parameters or {})}, values=values, **fields)
+
+
+def measure_results_record(entries: list[tuple[str, MeasureResult, dict[str, Any]]], *, model: str,
+                           language: str, test: str, metric: str,
+                           parameters: dict[str, Any] | None = None,
+                           details: list[dict[str, Any]] | None = None, **fields: Any) -> Record:
+    """The one :func:`measure_record` of results a study reports together (a table of
+    measures, subsets or languages): ``entries`` are ``(subset, result, sets_apart)`` in
+    the order reported; the first is the record's value, the others its groups
+    (:func:`measure_group`). The results' options stay out: ``parameters`` are the
+    study's. ``metric`` names the record (its file name), ``details`` are kept rows the
+    results table does not read.
+
+    >>> from polybias.metrics.measure import MeasureResult
+    >>> rec = measure_results_record(
+    ...     [("S1", MeasureResult("kurita", 0.5, None, 0.01, "permutation-monte-carlo", 8), {}),
+    ...      ("S2", MeasureResult("kurita", 0.2, None, 0.3, "permutation-monte-carlo", 8), {})],
+    ...     model="m", language="en", test="T", metric="logprob-context", packages={})
+    >>> rec.values["subset"], [g["subset"] for g in rec.values["groups"]]
+    ('S1', ['S2'])
+    """
+    if not entries:
+        raise ValueError(f"a {metric!r} record of {model} on {test} needs at least one result")
+    (subset, first, over), rest = entries[0], entries[1:]
+    return measure_record(replace(first, options={}), model=model, language=language, test=test,
+                          parameters=parameters, subset=subset, sets_apart=over, metric=metric,
+                          groups=[measure_group(s, r, **o) for s, r, o in rest], details=details,
+                          **fields)
 
 
 def write_record(record: Record | dict[str, Any], folder: str | Path) -> Path:

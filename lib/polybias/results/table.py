@@ -286,15 +286,17 @@ LEGACY_READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] 
     "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows, "eurogest": _eurogest,
     "gest": _gest, "stereoset": _stereoset, "crows-languages": _crows_languages,
     "stereoset-languages": _stereoset_languages, "ceat": _ceat,
+    "catbias": _catbias, "interaction-cb": _interaction, "logprob-context": _logprob_context,
+    "debias": _debias,
 }
 """Readers of record shapes no study writes any more (the WEAT, SEAT, CEAT, CrowS-Pairs (one
-language or several), EuroGEST, GEST and StereoSet studies (one language or several) write :func:`polybias.results.records.measure_record` s): kept so that
-records written before are still read, and only read (``tests/results/test_table.py``
-checks that no study writes them; :mod:`polybias.runner.migrations` rewrites the kept ones)."""
+language or several), EuroGEST, GEST and StereoSet studies (one language or several), the
+categorical bias, cultural interactions, log-probability context and debiasing studies
+write :func:`polybias.results.records.measure_record` s): kept so that records written
+before are still read, and only read (``tests/results/test_table.py`` checks that no study
+or notebook writes them; :mod:`polybias.runner.migrations` rewrites the kept ones)."""
 
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
-    "catbias": _catbias,
-    "interaction-cb": _interaction, "logprob-context": _logprob_context, "debias": _debias,
     "hidden-states": _hidden, "validity": _validity, "validity-model": _validity_model,
     "external_validity": _external_validity,
     "real-models": _real_models,
@@ -319,7 +321,7 @@ def _measure_result(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     the fields they set apart, e.g. ``language``); each subset says what sets the record
     apart from its measure's default run (:func:`_declared`)."""
     v = rec["values"]
-    yield _measure_row(record_measure(rec["metric"]), v, _declared(rec, v.get("subset", "")),
+    yield _measure_row(v.get("measure") or record_measure(rec["metric"]), v, _declared(rec, v.get("subset", "")),
                        **{k: v[k] for k in GROUP_FIELDS if k in v})
     for g in v.get("groups", []):
         over = {k: g[k] for k in GROUP_FIELDS if k in g}
@@ -336,8 +338,10 @@ def _measure_row(metric: str, v: dict[str, Any], subset: str, **over: Any) -> di
 #: those it has when the result is reported per subset or keeps rows it does not report.
 MEASURE_RECORD_VALUES = frozenset({"value", "interval", "p_value", "p_method", "n", "extra"})
 #: The fields a group of a measure record (or its overall value) may set apart from its record.
-GROUP_FIELDS = ("language", "model")
-MEASURE_RECORD_SUBSETS = frozenset({"subset", "groups", "details", *GROUP_FIELDS})
+GROUP_FIELDS = ("language", "model", "test")
+#: The optional keys of a measure record's ``values``: its subset, groups, kept details, the
+#: measure of its value when the record's metric is no label of it, and the fields it sets apart.
+MEASURE_RECORD_SUBSETS = frozenset({"subset", "groups", "details", "measure", *GROUP_FIELDS})
 
 
 def is_measure_record(record: dict[str, Any]) -> bool:
@@ -355,7 +359,7 @@ def is_measure_record(record: dict[str, Any]) -> bool:
     values = record.get("values")
     return (isinstance(values, dict)
             and MEASURE_RECORD_VALUES <= set(values) <= MEASURE_RECORD_VALUES | MEASURE_RECORD_SUBSETS
-            and record_measure(str(record.get("metric"))) in MEASURES)
+            and (values.get("measure") or record_measure(str(record.get("metric")))) in MEASURES)
 
 
 def record_reader(metric: str) -> Callable[[dict[str, Any]], Iterator[dict[str, Any]]] | None:

@@ -7,6 +7,7 @@ import ast
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,9 @@ from polybias.engines import scoring, template_scores
 from polybias.measures import compute
 from polybias.metrics import catbias, logprob
 from polybias.metrics.catbias import CatBiasError
+from polybias.metrics.measure import MeasureResult
 from polybias.results.plots import finish_figure, pyplot
+from polybias.results.records import Record, measure_results_record
 from polybias.results.report import load_reported, side_by_side
 
 _SEED002_LANGS = ("english", "greek", "persian")
@@ -323,6 +326,40 @@ def score_tables(ahn_oh: catbias.CBResult, pll: catbias.CBResult, model: str, te
                              "pll_cb": pll.score, "n_templates": len(names),
                              "n_groups": int(ahn_oh.rows.n_groups.iloc[0])}])
     return summary, per_template, per_set
+
+
+def catbias_record(ahn_oh: catbias.CBResult, pll: catbias.CBResult, kl: pd.DataFrame,
+                   shares: pd.DataFrame | None, *, model: str, language: str, test: str,
+                   parameters: dict[str, Any], **fields: Any) -> Record:
+    """The run record (metric ``catbias``) of notebook 06's scores of one model on one
+    template file: Ahn & Oh's CB (the registered ``cb``) as its value, the PLL CB
+    (``pll-cb``) and the largest distribution difference (``kl-difference``, subset
+    ``<from> ‖ <to>`` of :func:`largest_kl`'s row) as its groups, each with n its rows
+    (for the KL: none, the row keeps no count); the shares of each target group next to
+    each attribute group (:func:`group_share_tables`) as its details. One
+    :func:`~polybias.results.records.measure_results_record`.
+
+    >>> rows = pd.DataFrame({"cb": [0.1, 0.3], "n_groups": [2, 2]})
+    >>> cb = catbias.CBResult(0.2, rows, pd.DataFrame(), 0)
+    >>> kl = pd.DataFrame([{"template": "t", "from": "a", "to": "b", "kl": 0.5, "scale": "sum"}])
+    >>> rec = catbias_record(cb, cb, kl, None, model="m", language="en", test="T", parameters={},
+    ...                      packages={})
+    >>> rec.values["measure"], [(g["measure"], g["subset"]) for g in rec.values["groups"]]
+    ('cb', [('pll-cb', ''), ('kl-difference', 'a ‖ b')])
+    """
+    top = kl.iloc[0]
+    entries = [
+        ("", MeasureResult("cb", float(ahn_oh.score), None, None, "none", len(ahn_oh.rows)), {}),
+        ("", MeasureResult("pll-cb", float(pll.score), None, None, "none", len(pll.rows)), {}),
+        (f"{top['from']} ‖ {top['to']}",
+         MeasureResult("kl-difference", float(top["kl"]), None, None, "none", None,
+                       extra={"from": top["from"], "to": top["to"], "template": top["template"],
+                              "scale": top["scale"]}), {}),
+    ]
+    return measure_results_record(entries, model=model, language=language, test=test, metric="catbias",
+                                  parameters=parameters,
+                                  details=shares.to_dict("records") if shares is not None else None,
+                                  **fields)
 
 
 def group_share_tables(ahn_oh: catbias.CBResult, book, template: str, target_list: str,

@@ -27,8 +27,7 @@ from polybias.metrics.measure import Interval, MeasureResult, finite_or_none
 from polybias.models import check_language
 from polybias.results.records import (
     Record,
-    measure_group,
-    measure_record,
+    measure_results_record,
     model_fields,
     write_record,
 )
@@ -87,11 +86,8 @@ def comparison_record(per_language: list[dict], paired: list[dict], *, model: st
                                extra=extra)
         group = f"{row['group']}: " if "group" in row else ""
         entries.append((f"{group}{a} − {b}", result, {}))
-    (subset, first, over), rest = entries[0], entries[1:]
-    first = dataclasses.replace(first, options={})  # the record's parameters are the study's
-    return measure_record(first, model=model, language=language, test=test, parameters=parameters,
-                          subset=subset, sets_apart=over, metric=metric,
-                          groups=[measure_group(s, r, **o) for s, r, o in rest], **fields)
+    return measure_results_record(entries, model=model, language=language, test=test,
+                                  parameters=parameters, metric=metric, **fields)
 
 
 def compared_languages(model: str, dataset: str, languages: list[str] | None = None,

@@ -3,11 +3,15 @@ and the two-identity template over the planted vocabulary."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from polybias.data import sources, templating
 from polybias.metrics import catbias
+from polybias.metrics.measure import MeasureResult, finite_or_none
 from polybias.results import report
+from polybias.results.records import Record, measure_results_record
 from polybias.stats import N_PERMUTATIONS_SHORT
 from polybias.studies import capstone2023, categorical_bias
 
@@ -138,3 +142,37 @@ def interaction_scores(lm, book, template: str, identity_slots: list[str], attri
                          "score": r.score, "T": test.statistic, "T_null_mean": test.null_mean,
                          "p": test.pvalue, "significant": test.pvalue < 0.05})
     return pd.DataFrame(rows)
+
+
+#: The columns of :func:`interaction_scores` a record holds as the measure's own numbers;
+#: the others go to each result's ``extra``.
+_SCORE_COLUMNS = ("characteristics", "base", "score", "p", "n_attributes")
+
+
+def interaction_record(scores: pd.DataFrame, *, model: str, language: str, test: str,
+                       parameters: dict[str, Any], **fields: Any) -> Record:
+    """The run record (metric ``interaction-cb``) of notebook 07's rows of
+    :func:`interaction_scores`: each row's score as the registered ``interaction-cb``
+    (``sentiment-cb`` when ``weighted``), subset ``<characteristics>; <base>``, with its
+    permutation p against the base rate and n its attributes; the first row is the
+    record's value, the others its groups. One
+    :func:`~polybias.results.records.measure_results_record`.
+
+    >>> rows = pd.DataFrame([{"characteristics": "pro", "base": "double-mask", "weighted": False,
+    ...                       "n_groups": 2, "n_attributes": 4, "score": 0.1, "T": 1.0,
+    ...                       "T_null_mean": 0.5, "p": 0.02, "significant": True}])
+    >>> rec = interaction_record(rows, model="m", language="en", test="T", parameters={}, packages={})
+    >>> rec.values["subset"], rec.values["p_value"], rec.values["extra"]["n_groups"]
+    ('pro; double-mask', 0.02, 2)
+    """
+    entries = []
+    for row in scores.to_dict("records"):
+        p = finite_or_none(row["p"])
+        measure = "sentiment-cb" if row["weighted"] else "interaction-cb"
+        result = MeasureResult(measure, float(row["score"]), None, p,
+                               "permutation-monte-carlo" if p is not None else "none",
+                               int(row["n_attributes"]),
+                               extra={k: v for k, v in row.items() if k not in _SCORE_COLUMNS})
+        entries.append((f"{row['characteristics']}; {row['base']}", result, {}))
+    return measure_results_record(entries, model=model, language=language, test=test,
+                                  metric="interaction-cb", parameters=parameters, **fields)

@@ -17,7 +17,7 @@ from polybias import paths
 from polybias.data import sources, wordlists
 from polybias.engines.static import StaticEmbeddings, lookup
 from polybias.files import sha256_file
-from polybias.measures import compute
+from polybias.measures import compute, record_measure
 from polybias.metrics.debias import (
     DebiasError,
     DebiasResult,
@@ -33,8 +33,9 @@ from polybias.metrics.debias import (
     pca_subspace,
     static_seat_vectors,
 )
+from polybias.metrics.measure import MeasureResult, finite_or_none
 from polybias.results.plots import colours, finish_figure, pyplot, wrap
-from polybias.results.records import Record, model_fields, write_record
+from polybias.results.records import Record, measure_results_record, model_fields, write_record
 from polybias.results.report import load_reported, markdown_table
 from polybias.studies.seat import load_templates
 from polybias.studies.weat import weat_on_embedding
@@ -416,23 +417,51 @@ def reference_hard_debias(emb: StaticEmbeddings, language: str, table: str, seed
                     **weat_options)
 
 
+def debias_record(frame, results: dict[str, DebiasResult], *, model: str, language: str, test: str,
+                  parameters: dict[str, Any], **fields: Any) -> Record:
+    """The run record (metric ``debias``) of one debiasing table (:func:`evaluate`'s
+    ``frame``): each cell's effect size as the registered ``weat`` or ``seat`` (its
+    ``test_type``) with its permutation p and n, then its unnormalised gap
+    (``weat-gap``, subset ``<method>; <kind>; <test type>``), each under the cell's
+    ``test`` and subset ``<method>; <kind>``; the first cell is the record's value, the
+    others its groups. The details are each method's (``results``): what it changed.
+
+    >>> f = pd.DataFrame([{"method": "original", "test_type": "WEAT", "kind": "BM", "test": "t",
+    ...                    "effect_size": 1.2, "pvalue": 0.01, "gap": 0.1, "dropped": "",
+    ...                    "n": 16, "p_method": "permutation-exact"}])
+    >>> rec = debias_record(f, {}, model="m", language="en", test="T", parameters={}, packages={})
+    >>> rec.values["test"], [(g["measure"], g["subset"]) for g in rec.values["groups"]]
+    ('t', [('weat-gap', 'original; BM; WEAT')])
+    """
+    entries = []
+    for r in frame.to_dict(orient="records"):
+        over, subset = {"test": r["test"]}, f"{r['method']}; {r['kind']}"
+        p = finite_or_none(r["pvalue"])
+        extra = {"method": r["method"], "kind": r["kind"], "dropped": r["dropped"]}
+        entries.append((subset, MeasureResult(record_measure(r["test_type"]), float(r["effect_size"]), None,
+                                              p, r["p_method"] if p is not None else "none", int(r["n"]),
+                                              extra=extra), over))
+        if finite_or_none(r["gap"]) is not None:
+            entries.append((f"{subset}; {r['test_type']}",
+                            MeasureResult("weat-gap", float(r["gap"]), None, None, "none", int(r["n"]),
+                                          extra=extra), over))
+    details = [{"name": name, "method": r.method, "changed_words": r.changed_words,
+                "removed_rank": r.removed.k, "removed_method": r.removed.method,
+                **{k: v for k, v in r.details.items() if k != "equalised"}}
+               for name, r in results.items()]
+    return measure_results_record(entries, model=model, language=language, test=test, metric="debias",
+                                  parameters=parameters, details=details or None, **fields)
+
+
 def record_table(frame, results: dict[str, DebiasResult], emb: StaticEmbeddings, language: str,
                  table: str, parameters: dict[str, Any], output_dir: str | Path,
                  file: str = "debias.yaml") -> Path:
-    """Write one run record for a debiasing table (values: every cell and each method's
-    details) under ``output_dir`` (relative to the project root)."""
+    """Write the run record of a debiasing table (:func:`debias_record`), with the sha256
+    of its word-list file, under ``output_dir`` (relative to the output root)."""
     spec_path = paths.data_dir() / "wordlists" / language / file
-    details = {name: {"method": r.method, "changed_words": r.changed_words,
-                      "removed_rank": r.removed.k, "removed_method": r.removed.method,
-                      **{k: v for k, v in r.details.items() if k != "equalised"}}
-               for name, r in results.items()}
-    record = Record(
-        metric="debias", model=emb.name, language=language, test=table,
-        parameters={"file": file, **parameters},
-        values={"cells": frame.to_dict(orient="records"), "methods": details},
-        **model_fields(emb),
-        data_sha256={f"wordlists/{language}/{file}": sha256_file(spec_path)},
-    )
+    record = debias_record(frame, results, model=emb.name, language=language, test=table,
+                           parameters={"file": file, **parameters}, **model_fields(emb),
+                           data_sha256={f"wordlists/{language}/{file}": sha256_file(spec_path)})
     return write_record(record, paths.output_path(output_dir))
 
 
@@ -518,7 +547,8 @@ def evaluate(
                  for role, ws in test.sets().items()}
             rows.append({"method": method, "test_type": "WEAT", "kind": kind, "test": label,
                          "effect_size": r.effect_size, "pvalue": r.pvalue, "gap": gap_of(M),
-                         "dropped": ", ".join(w for ws in r.dropped.values() for w in ws)})
+                         "dropped": ", ".join(w for ws in r.dropped.values() for w in ws),
+                         "n": r.measure.n, "p_method": r.measure.p_method})
         for label, groups in seat_groups.items():
             test, kind = tests[label]
             M, dropped = {}, []
@@ -530,7 +560,7 @@ def evaluate(
             r = compute("weat", X=M["X"], Y=M["Y"], A=M["A"], B=M["B"], **weat_options)
             rows.append({"method": method, "test_type": "SEAT", "kind": kind, "test": label,
                          "effect_size": r.value, "pvalue": r.p_value, "gap": gap_of(M),
-                         "dropped": ", ".join(dropped)})
+                         "dropped": ", ".join(dropped), "n": r.n, "p_method": r.p_method})
     frame = pd.DataFrame(rows)
     order = {"WEAT": 0, "SEAT": 1}
     return frame.sort_values("test_type", key=lambda c: c.map(order), kind="stable",

@@ -6,11 +6,16 @@ itself is :func:`polybias.metrics.logprob.context_study`."""
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import pandas as pd
 
 from polybias.data import templating
+from polybias.metrics.measure import MeasureResult, finite_or_none, permutation_method
 from polybias.results.plots import MARKERS, colours, finish_figure, pyplot
-from polybias.stats import ALPHA
+from polybias.results.records import Record, measure_results_record
+from polybias.stats import ALPHA, split_permutation_kind
 
 #: Below this absolute size a corrected difference (in nats) counts as zero: far above the
 #: rounding noise of a float64 forward pass (about 1e-14), far below any planted effect.
@@ -111,3 +116,36 @@ def attribute_group_means(per_attribute: pd.DataFrame) -> pd.DataFrame:
     """
     means = per_attribute.groupby(["structure", "attribute_group"], sort=False)[["fill", "prior", "corrected"]].mean()
     return means.reset_index()
+
+
+def context_record(summary: pd.DataFrame, per_attribute: pd.DataFrame, a: str, b: str, *, model: str,
+                   language: str, test: str, parameters: dict[str, Any], **fields: Any) -> Record:
+    """The run record (metric ``logprob-context``, a label of the registered ``kurita``)
+    of notebook 04's study (:func:`polybias.metrics.logprob.context_study`): each
+    structure's effect size between the attribute groups ``a`` and ``b`` with its
+    permutation p (exact or Monte Carlo, as :func:`polybias.stats.split_permutation_kind`
+    decides for its n), subset ``structure <S>``, n the attributes of ``a`` and ``b`` the
+    structure scored; the first structure is the record's value, the others its groups.
+    A summary row's other columns (the group means, the prior spread) go to its ``extra``.
+
+    >>> summary = pd.DataFrame([{"structure": "S1", "effect_size": 1.5, "pvalue": 0.2}])
+    >>> per = pd.DataFrame({"structure": ["S1"] * 3, "attribute_group": ["c", "c", "f"]})
+    >>> rec = context_record(summary, per, "c", "f", model="m", language="bn", test="T",
+    ...                      parameters={}, packages={})
+    >>> rec.values["subset"], rec.values["n"], rec.values["p_method"]
+    ('structure S1', 3, 'permutation-exact')
+    """
+    entries = []
+    for row in summary.to_dict("records"):
+        groups = per_attribute.loc[per_attribute["structure"] == row["structure"], "attribute_group"]
+        n_a, n_b = int((groups == a).sum()), int((groups == b).sum())
+        p = finite_or_none(row["pvalue"])
+        value = finite_or_none(row["effect_size"])
+        result = MeasureResult("kurita", math.nan if value is None else value, None, p,
+                               permutation_method(split_permutation_kind(n_a, n_b)) if p is not None
+                               else "none", n_a + n_b,
+                               extra={k: v for k, v in row.items()
+                                      if k not in ("structure", "effect_size", "pvalue")})
+        entries.append((f"structure {row['structure']}", result, {}))
+    return measure_results_record(entries, model=model, language=language, test=test,
+                                  metric="logprob-context", parameters=parameters, **fields)

@@ -54,7 +54,7 @@ output_dir: str = "results/validity/interactive"  # run record, relative to the 
 import pandas as pd
 from polybias import paths
 from polybias.results import plots, report
-from polybias.results.records import Record, write_record
+from polybias.results.records import write_record
 from polybias.runner import validity_diagnosis, validity_sweep
 from polybias.studies import validity, validity_statistics
 from polybias.studies.parameters import check_parameters
@@ -342,18 +342,13 @@ text = validity.findings(summary, calibration, mdb[mdb["default"]], alpha=alpha,
 print(text)
 
 # %%
-write_record(Record(
-    metric="validity", model="planted", language=language, test="dose-calibration-mdb",
-    parameters={"summary_dir": summary_dir, "alpha": alpha, "too_high": too_high,
-                "power_target": power_target},
-    values={"dose": doses.to_dict("records"), "summary": summary.to_dict("records"),
-            "calibration": calibration.to_dict("records"),
-            "calibration_pooled": pooled.to_dict("records"), "mdb": mdb.to_dict("records"),
-            "ceat_calibration": ceat_mlm.to_dict("records"),
-            "encoder_calibration": ceat_encoder.to_dict("records"),
-            "encoder_summary": encoder_summary.to_dict("records"),
-            "encoder_mdb": encoder_mdb.to_dict("records"),
-            "layers": layers.to_dict("records"), "direction": signed.to_dict("records")},
+write_record(validity.validity_record(
+    doses, {"summary": summary, "calibration": calibration, "calibration_pooled": pooled, "mdb": mdb,
+            "ceat_calibration": ceat_mlm, "encoder_calibration": ceat_encoder,
+            "encoder_summary": encoder_summary, "encoder_mdb": encoder_mdb, "layers": layers,
+            "direction": signed},
+    language=language, parameters={"summary_dir": summary_dir, "alpha": alpha, "too_high": too_high,
+                                   "power_target": power_target},
     data_sha256={"records": records["records_sha256"]}), paths.output_path(output_dir))
 if table_file:
     report.write_table("\n\n".join([

@@ -452,6 +452,40 @@ VALIDITY_UNITS: dict[str, str] = validity_unit_map(MEASURES)
 UNSIGNED_LABELS: tuple[str, ...] = unsigned_labels(MEASURES)
 
 
+#: What a run record may report beside the registered measures: statistics of models or of
+#: measures that are no bias measure of their own, each with what it is. A measure record
+#: (:func:`polybias.results.records.measure_record`) may carry one as its measure; the
+#: results table names it as it is (:func:`is_reported`).
+STATISTICS: dict[str, str] = {
+    "separation": "η² of the identity groups in a 2-D view of an encoder's hidden states "
+                  "(notebook 08, polybias.studies.hidden_states.two_d_views)",
+    "census-pearson": "Pearson's r over occupations of a measure's scores with the census "
+                      "share of women (notebook 13, polybias.studies.external_validity)",
+    "census-spearman": "Spearman's ρ over occupations of a measure's scores with the census "
+                       "share of women (notebook 13, polybias.studies.external_validity)",
+}
+#: The prefix of the validity statistics: ``validity:<design>:<metric>`` is a validity
+#: metric label's mean over the planted models of one strength (notebook 10,
+#: :func:`polybias.studies.validity.dose_table`).
+VALIDITY_STATISTIC = "validity:"
+
+
+def is_reported(label: str) -> bool:
+    """Whether a run record may report ``label``: a registered measure (its key or one of
+    its ``record_labels``) or a statistic (:data:`STATISTICS`, or a validity statistic
+    ``validity:<design>:<metric>`` of a design's metric label, :data:`METRIC_MEASURES`).
+
+    >>> is_reported("weat"), is_reported("crows-jsd"), is_reported("separation")
+    (True, True, True)
+    >>> is_reported("validity:crows-causal:jsd-B"), is_reported("validity:toy:x"), is_reported("toy")
+    (True, False, False)
+    """
+    if record_measure(label) in MEASURES or label in STATISTICS:
+        return True
+    design, _, metric = label.removeprefix(VALIDITY_STATISTIC).partition(":")
+    return label.startswith(VALIDITY_STATISTIC) and metric in METRIC_MEASURES.get(design, {})
+
+
 def record_measure(label: str) -> str:
     """The registry key of a label stored in run records (:data:`RECORD_MEASURES`; a label
     that is a key already is returned as it is).

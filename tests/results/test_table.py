@@ -482,3 +482,81 @@ def test_the_study_records_of_catbias_interactions_context_and_debias_read_as_th
     assert _rows_without(new, "d", "n") == _rows_without(old, "d", "n")
     assert [(r["metric"], r["test"], r["n"]) for r in results.record_rows(new, "d")] == \
         [("weat", "t1", 16), ("weat-gap", "t1", 16), ("seat", "t1", 16), ("weat-gap", "t1", 16)]
+
+
+def test_the_records_of_hidden_states_census_validity_and_real_models_read_as_their_legacy_shapes():
+    """The studies whose numbers are statistics, not measures (:data:`polybias.measures.STATISTICS`
+    and the validity statistics), write measure records too; they read as their legacy shapes."""
+    from polybias.studies import external_validity, hidden_states, real_models, validity
+
+    base = {"model": "m", "language": "en", "test": "T", "params_hash": "ab", "parameters": {}}
+    # hidden states: the separation of each 2-D view
+    sep = pd.DataFrame({"method": ["pca", "tsne"], "eta2": [0.4, 0.6]})
+    anova = pd.DataFrame({"statistic": ["sum"], "F": [3.0], "p": [0.01]})
+    new = hidden_states.hidden_record("m", "en", "T", {}, anova, sep, pd.DataFrame({"layer": [0], "ari": [0.2]}),
+                                      {"h": 1.0}, packages={}).to_dict()
+    old = {**base, "metric": "hidden-states", "values": {"separation": {"pca": 0.4, "tsne": 0.6}}}
+    assert results.is_measure_record(new)
+    assert _rows_without(new, "h") == _rows_without(old, "h")
+    # census correlations: Pearson's and Spearman's per outcome and year
+    corr = pd.DataFrame([{"measure": "wefat", "year": 2015, "outcome": "share", "n": 5, "pearson": 0.5,
+                          "pearson_low": 0.1, "pearson_high": 0.8, "pearson_p": 0.04, "spearman": 0.4,
+                          "spearman_low": np.nan, "spearman_high": np.nan, "spearman_p": 0.1, "no_census": ""}])
+    new = external_validity.external_record("wefat", "m", corr, pd.DataFrame({"occupation": [], "wefat": []}),
+                                            {}, {"confidence": 0.9}, packages={}).to_dict()
+    old = {**base, "metric": "external_validity", "test": "wefat", "parameters": {"confidence": 0.9},
+           "values": {"correlations": corr.replace({np.nan: None}).to_dict("records")}}
+    assert _rows_without(new, "e") == _rows_without(old, "e")
+    # notebook 10: the mean over planted models per strength
+    doses = pd.DataFrame([{"language": "en", "measure": "crows-causal", "metric": "jsd-B", "p": p, "n": 10,
+                           "mean": m, "low": m - 0.1, "high": m + 0.1} for p, m in ((0.5, 0.0), (0.9, 0.4))])
+    new = validity.validity_record(doses, {}, language="en", parameters={}, packages={}).to_dict()
+    old = {**base, "metric": "validity", "model": "planted", "test": "dose-calibration-mdb",
+           "values": {"dose": doses.to_dict("records")}}
+    assert _rows_without(new, "v") == _rows_without(old, "v")
+    assert {r["metric"] for r in results.record_rows(new, "v")} == {"validity:crows-causal:jsd-B"}
+    # the real-model table: each row under its checkpoint's hub id, language and source
+    table = pd.DataFrame([{"hub_id": "gpt2", "source": "gest-published", "name": "gpt2", "run": "causal",
+                           "measure": "gest g_s", "language": "en", "value": 1.2, "ci_low": 1.1,
+                           "ci_high": 1.3, "n": 3565, "note": ""}])
+    new = real_models.real_models_record(table, {}).to_dict()
+    old = {**base, "metric": "real-models", "model": "real checkpoints", "language": "multi", "test": "table",
+           "values": {"rows": real_models.record_rows(table)}}
+    assert _rows_without(new, "r", "revision") == _rows_without(old, "r", "revision")
+    assert [(r["model"], r["test"], r["metric"]) for r in results.record_rows(new, "r")] == \
+        [("gpt2", "gest-published", "gest")]
+
+
+def test_a_record_of_an_unknown_statistic_is_refused():
+    """A measure record may carry a registered measure or a declared statistic, nothing else."""
+    from polybias.metrics.measure import MeasureResult
+    from polybias.results.records import measure_record
+
+    rec = measure_record(MeasureResult("toy-statistic", 1.0, None, None, "none", 3), model="m",
+                         language="en", test="T", metric="hidden-states", packages={}).to_dict()
+    assert not results.is_measure_record(rec)
+    with pytest.raises(results.ResultsError, match="x.json: record 'hidden-states' reports 'toy-statistic': "
+                       "no registered measure .* nor a statistic of polybias.measures.STATISTICS"):
+        results.record_rows(rec, "h", source="x.json")
+
+
+def test_the_diagnosis_and_eurogest_validity_records_are_read_beside_the_sweeps(tmp_path):
+    """``polybias results`` on a folder holding the validity diagnosis' and the EuroGEST
+    validity's records (their jobs have a part or no family) reads them like the validity
+    sweep's: one row per metric, with the layer and size, or the interval and n, they hold."""
+    layers = {"job": {"grid": 0, "language": "en", "p": 0.1, "part": "layers", "seed": 0}, "job_hash": "a",
+              "scoring_version": "validity-diagnosis-1",
+              "rows": [{"family": "mlm", "language": "en", "layer": 2, "measure": "embedding-mlm",
+                        "metric": "seat-effect-size", "p": 0.1, "pvalue": 0.5, "seed": 0, "size": 4,
+                        "size_axis": "words per set", "value": -1.8}]}
+    eurogest = {"job": {"language": "cs", "p": 0.5, "seed": 8}, "job_hash": "b",
+                "scoring_version": "validity-eurogest-1",
+                "rows": [{"family": "eurogest-causal", "measure": "eurogest-causal", "metric": "g_s", "n": 767,
+                          "low": 0.96, "high": 1.05, "level": 0.95, "p": 0.5, "seed": 8, "value": 1.006}]}
+    for name, record in (("diagnosis/layers/en-p0.1-s0-g0.json", layers), ("eurogest/cs/eurogest-p0.5-s8.json", eurogest)):
+        (tmp_path / name).parent.mkdir(parents=True)
+        (tmp_path / name).write_text(json.dumps(record))
+    frame = results.read_results(tmp_path).sort_values("language")
+    assert frame.test.tolist() == ["eurogest-causal-p0.5-s8", "layers-p0.1-s0-g0"]
+    assert frame.subset.tolist() == ["", "layer 2, 4 words per set"]
+    assert frame.iloc[0][["n", "ci_low", "ci_high", "ci_level"]].tolist() == [767, 0.96, 1.05, 0.95]

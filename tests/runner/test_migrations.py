@@ -142,3 +142,32 @@ def test_a_kept_gest_record_becomes_the_measure_record_the_study_writes(tmp_path
     assert migrations.migrate_folder(folder) == ["r.json"]
     assert json.loads((folder / "r.json").read_text()) == new
     assert _rows(old) == _rows(new) and len(_rows(new)) == 1
+
+
+def test_a_sweeps_run_folder_is_migrated_and_stays_done(tmp_path, capsys):
+    """``python -m polybias.runner.migrations results`` rewrites the records of a sweep's run
+    folders (their ``run.json`` lists ``outputs``, the executed notebook among them): the
+    record's digest is rewritten, the notebook's left, so the sweep still counts the run done."""
+    from polybias.results import table
+
+    old = {"metric": "gest", "model": "m", "language": "en", "test": "causal-template1",
+           "parameters": {"n_bootstrap": 50, "seed": 0, "interval": "normal"}, "params_hash": "ab",
+           "values": {"n": 12, "g_s": 1.1, "g_s_low": 1.0, "g_s_high": 1.2, "r_f": 0.4, "r_m": 0.44,
+                      "rates": []}}
+    folder = tmp_path / "results" / "gest" / "15_gest__model-m"
+    folder.mkdir(parents=True)
+    (folder / "r.json").write_text(json.dumps(old, indent=2, sort_keys=True) + "\n")
+    (folder / "executed.ipynb").write_text("{}")
+    marker = {"status": "ok", "key": "15_gest__model-m",
+              "outputs": {name: sha256_file(folder / name) for name in ("r.json", "executed.ipynb")}}
+    (folder / execution.MARKER).write_text(json.dumps(marker))
+    assert migrations.main([str(tmp_path / "results")]) == 0
+    assert "migrated gest/15_gest__model-m/r.json" in capsys.readouterr().out
+    new = json.loads((folder / "r.json").read_text())
+    def same(rows):
+        return [{k: v for k, v in r.items() if k not in ("options_hash", "record")} for r in rows]
+
+    assert table.is_measure_record(new) and same(_rows(new)) == same(_rows(old))
+    digests = json.loads((folder / execution.MARKER).read_text())["outputs"]
+    assert digests == {name: sha256_file(folder / name) for name in ("r.json", "executed.ipynb")}
+    assert migrations.main([str(tmp_path / "no-such")]) == 2

@@ -279,6 +279,13 @@ def test_correlations_records_and_scatter_of_the_study(monkeypatch, tmp_path):
     paths = external_validity.write_external_records(result, table, "toy", {"ddof": 1}, "ext")
     records = {r["test"]: r for r in (json.loads(p.read_text()) for p in paths)}
     assert set(records) == set(result.measures)
-    assert records["logprob_bias"]["model"] == "lm" and records["logprob_bias"]["values"]["missing_words"] == {}
-    assert records["wefat"]["values"]["missing_words"] == result.missing
-    assert len(records["wefat"]["values"]["scores"]) == 6 and len(records["wefat"]["data_sha256"]) == 4
+    def part(record, name):
+        return [{k: v for k, v in r.items() if k != "part"} for r in record["values"]["details"]
+                if r["part"] == name]
+
+    assert records["logprob_bias"]["model"] == "lm" and part(records["logprob_bias"], "missing") == []
+    assert {r["set"]: r["words"] for r in part(records["wefat"], "missing")} == result.missing
+    assert len(part(records["wefat"], "score")) == 6 and len(records["wefat"]["data_sha256"]) == 4
+    wefat = table[table["measure"] == "wefat"].iloc[0]
+    assert (records["wefat"]["values"]["measure"], records["wefat"]["values"]["value"]) == \
+        ("census-pearson", pytest.approx(wefat["pearson"]))

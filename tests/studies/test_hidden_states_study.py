@@ -87,7 +87,12 @@ def test_figure_and_record_are_written_under_the_output_root(tmp_path, monkeypat
     record = json.loads(path.read_text())
     assert (record["metric"], record["model_revision"]) == ("hidden-states", "abc")
     values = record["values"]
-    assert values["anova_sum"] == list(anova.set_index("statistic").loc["sum", ["F", "p"]])
-    assert values["separation"] == separation.set_index("method").eta2.to_dict()
-    assert values["kmeans_ari"] == {str(k): v for k, v in kmeans.set_index("layer").ari.items()}
-    assert values["half_sums"] == halves
+    parts = {}
+    for row in values["details"]:
+        parts.setdefault(row.pop("part"), []).append(row)
+    assert [r for r in parts["anova"] if r["statistic"] == "sum"][0] == \
+        {"statistic": "sum", **anova.set_index("statistic").loc["sum", ["F", "p"]].to_dict()}
+    assert {g["subset"]: g["value"] for g in values["groups"]} | {values["subset"]: values["value"]} == \
+        separation.set_index("method").eta2.to_dict()
+    assert {r["layer"]: r["ari"] for r in parts["kmeans"]} == kmeans.set_index("layer").ari.to_dict()
+    assert parts["half-sums"] == [halves]

@@ -26,7 +26,8 @@ from typing import Any
 import pandas as pd
 
 #: How a p-value was obtained.
-P_METHODS = ("permutation-exact", "permutation-monte-carlo", "normal", "binomial-exact", "none")
+P_METHODS = ("permutation-exact", "permutation-monte-carlo", "normal", "binomial-exact", "none",
+             "pearson-test", "spearman-test")
 #: The roles a function can play for a measure (:func:`measure_adapter`, :func:`measure_result`).
 ROLES = ("adapter", "result")
 _ROLE = "__measure_role__"

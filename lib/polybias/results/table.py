@@ -12,8 +12,10 @@ p, p_method, n, options_hash, run_time, record
 number is one (``weat``, ``seat``, ``ceat``, ``kurita``, ``crows``, ``aul``, ``aula``,
 ``jsd-b``, ``cb``, ``pll-cb``, ``sentiment-cb``, ``interaction-cb``, ``kl-difference``,
 ``weat-gap``, ``stereoset``, ``gest``, ``eurogest``; the labels stored in records are mapped to it by
-:func:`polybias.measures.record_measure`), else a name of the study's own
-(``crows-difference``, ``separation``, ``validity:…``). ``subset`` says which part of a run a row is (a bias type, a segment
+:func:`polybias.measures.record_measure`), else a statistic
+(:data:`polybias.measures.STATISTICS`: ``separation``, ``census-pearson``,
+``census-spearman``; a validity statistic ``validity:…``) or a comparison's difference
+(``crows-difference``, ``stereoset-difference``). ``subset`` says which part of a run a row is (a bias type, a segment
 length and sample set, a sentence structure, a debiasing method). ``run_time`` is the
 time the record file was last written (records carry no timestamp, so that the same
 inputs give byte-identical records).
@@ -28,7 +30,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,15 @@ import numpy as np
 import pandas as pd
 
 from polybias import paths
-from polybias.measures import MEASURES, record_measure, registered_measure, validity_unit
-from polybias.stats import CONFIDENCE_LEVEL
+from polybias.measures import (
+    MEASURES,
+    is_reported,
+    record_measure,
+    registered_measure,
+    validity_unit,
+)
+from polybias.results.legacy import LEGACY_READERS
+from polybias.results.rows import declared_subset, table_row
 
 COLUMNS = ("model", "revision", "language", "study", "test", "subset", "metric", "value",
            "ci_low", "ci_high", "ci_level", "p", "p_method", "n", "options_hash", "run_time",
@@ -50,259 +58,28 @@ class ResultsError(ValueError):
     """A record that cannot be read or tabulated; the message names the file."""
 
 
-def _num(value: Any) -> float:
-    """A record number as float (records write non-finite floats as null / "inf")."""
-    if value is None:
-        return math.nan
-    if isinstance(value, str):
-        return {"inf": math.inf, "-inf": -math.inf}.get(value, math.nan)
-    return float(value)
-
-
-def _row(metric: str, value: Any, *, subset: str = "", p: Any = None, p_method: str = "none",
-         n: Any = None, ci: tuple[Any, Any] | None = None, level: float | None = None,
-         **over: Any) -> dict[str, Any]:
-    has_p = p is not None and not (isinstance(p, float) and math.isnan(p))
-    low, high = (ci if ci is not None else (None, None))
-    has_ci = low is not None and not math.isnan(_num(low))
-    return {"metric": metric, "value": _num(value), "subset": subset,
-            "ci_low": _num(low) if has_ci else math.nan, "ci_high": _num(high) if has_ci else math.nan,
-            "ci_level": level if has_ci else math.nan,
-            "p": _num(p) if has_p else math.nan, "p_method": p_method if has_p else "none",
-            "n": int(n) if n is not None else None, **over}
-
-
-def _permutation(values: dict[str, Any]) -> str:
-    return "permutation-exact" if values.get("p_method") == "exact" else "permutation-monte-carlo"
-
-
-# ------------------------------------------------------------------ one reader per record metric
-
-def _weat_like(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    v = rec["values"]
-    sizes = v.get("sizes", {})
-    yield _row(record_measure(rec["metric"]), v["effect_size"], p=v.get("pvalue"), p_method=_permutation(v),
-               n=sizes.get("X", 0) + sizes.get("Y", 0))
-
-
-def _crows_measure(rec: dict[str, Any]) -> str:
-    """``crows``, ``aul`` or ``aula`` by the scoring method of a ``crows`` record; ``jsd-b``
-    for a ``crows-jsd`` record."""
-    if rec["metric"] != "crows":
-        return record_measure(rec["metric"])
-    method = rec.get("parameters", {}).get("method")
-    return method if method in ("aul", "aula") else "crows"
-
-
-def _share_rows(metric: str, rows: list[dict[str, Any]], level: float = CONFIDENCE_LEVEL,
-                subset_of: Callable[[dict[str, Any]], str] = lambda r: str(r.get("bias_type", "")),
-                **over: Any) -> Iterator[dict[str, Any]]:
-    for r in rows:
-        yield _row(metric, r["score"], subset=subset_of(r), p=r.get("binom_p"),
-                   p_method="binomial-exact", n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")),
-                   level=level, **over)
-
-
-def _declared(rec: dict[str, Any], subset: str) -> str:
-    """``subset`` with what sets a record apart from the default run of its measure on the
-    same test: the ``lm-eval`` scoring method, a declared sample (``max_pairs``,
-    ``max_items``), so that a sample and a full run, or the two causal scorings, give
-    different cells.
-
-    >>> _declared({"parameters": {"method": "lm-eval", "max_pairs": 8, "seed": 0}}, "all")
-    'all; lm-eval; sample of 8 (seed 0)'
-    >>> _declared({"parameters": {"method": "causal"}}, "all")
-    'all'
-    """
-    params = rec.get("parameters", {})
-    parts = [subset] if subset else []
-    if params.get("method") == "lm-eval":
-        parts.append("lm-eval")
-    sample = params.get("max_pairs") or params.get("max_items")
-    if sample:
-        parts.append(f"sample of {sample} (seed {params.get('seed', 0)})")
-    if params.get("per_stereotype"):
-        parts.append(f"first {params['per_stereotype']} per stereotype")
-    return "; ".join(parts)
-
-
-def _crows(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield from _share_rows(_crows_measure(rec), rec["values"]["by_bias_type"],
-                           subset_of=lambda r: _declared(rec, str(r.get("bias_type", ""))))
-
-
-def _crows_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    v = rec["values"]
-    for r in v["per_language"]:
-        over = {"language": r.get("language", rec["language"])}
-        if "model" in r:
-            over["model"] = r["model"]
-        subset = _declared(rec, f"{r['group']}" if "group" in r else "all")
-        yield from _share_rows(record_measure(rec["metric"]), [r], subset_of=lambda _r, s=subset: s, **over)
-    for r in v["paired"]:
-        a, b = r.get("label_a", r.get("language_a")), r.get("label_b", r.get("language_b"))
-        group = f"{r['group']}: " if "group" in r else ""
-        yield _row("crows-difference", r["diff"], subset=_declared(rec, f"{group}{a} − {b}"),
-                   p=r.get("mcnemar_p"),
-                   p_method="binomial-exact", n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")),
-                   level=CONFIDENCE_LEVEL)
-
-
-def _ceat(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    z = 1.959963984540054  # the normal 95 % interval of the CES (docs/measures/ceat.md)
-    for r in rec["values"]["rows"]:
-        ces, se = _num(r["ces"]), _num(r["se"])
-        yield _row("ceat", ces, subset=f"{r.get('sample_set', '')}, length {r.get('length', '')}",
-                   p=r.get("pvalue"), p_method="normal", n=r.get("n_samples"),
-                   ci=(ces - z * se, ces + z * se), level=CONFIDENCE_LEVEL)
-
-
-def _catbias(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    v = rec["values"]
-    for key in ("ahn_oh_cb", "pll_cb", "max_kl"):
-        if v.get(key) is not None:
-            subset = " ‖ ".join(v["max_kl_pair"]) if key == "max_kl" and v.get("max_kl_pair") else ""
-            yield _row(record_measure(key), v[key], subset=subset)
-
-
-def _interaction(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for r in rec["values"]["scores"]:
-        metric = "sentiment-cb" if r.get("weighted") else "interaction-cb"
-        yield _row(metric, r["score"], subset=f"{r.get('characteristics', '')}; {r.get('base', '')}",
-                   n=r.get("n_attributes"))
-
-
-def _logprob_context(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for r in rec["values"]["summary"]:
-        yield _row(record_measure(rec["metric"]), r["effect_size"], subset=f"structure {r['structure']}",
-                   p=r.get("pvalue"), p_method="permutation-monte-carlo")
-
-
-def _debias(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for r in rec["values"]["cells"]:
-        over = {"test": r["test"]}
-        subset = f"{r.get('method', '')}; {r.get('kind', '')}"
-        yield _row(record_measure(str(r.get("test_type", "WEAT"))), r["effect_size"], subset=subset,
-                   p=r.get("pvalue"), p_method="permutation-monte-carlo", **over)
-        if r.get("gap") is not None:
-            yield _row(record_measure("gap"), r["gap"], subset=f"{subset}; {r.get('test_type', 'WEAT')}",
-                       **over)
-
-
-def _hidden(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    v = rec["values"]
-    for method, value in v.get("separation", {}).items():
-        yield _row("separation", value, subset=method)
-
-
-def _validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for r in rec["values"].get("measurements", []):
-        yield _row(f"validity:{r['measure']}:{r['metric']}", r["value"],
-                   subset=f"p={r['p']}, seed={r['seed']}", p=r.get("pvalue"))
-    for r in rec["values"].get("dose", []):  # notebook 10: mean over models per strength
-        yield _row(f"validity:{r['measure']}:{r['metric']}", r["mean"], subset=f"p={r['p']}",
-                   n=r["n"], ci=(r["low"], r["high"]), level=CONFIDENCE_LEVEL)
-
+# ------------------------------------------------------------------ the readers
 
 def _validity_model(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The rows of one planted model of the validity sweep (:func:`as_record`): one per
-    measure, metric and size, as the sweep scored them."""
+    """The rows of one planted model of a validity sweep (:func:`as_record`): one per
+    measure, metric, size and (the diagnosis' per-layer probe) layer, as the sweep scored
+    them, with the interval and n a row holds (the EuroGEST validity's g_s)."""
     for r in rec["values"]["rows"]:
-        yield _row(f"validity:{r['measure']}:{r['metric']}", r["value"],
-                   subset=f"{r['size']} {r['size_axis']}", p=r.get("pvalue"))
+        parts = ([f"layer {r['layer']}"] if "layer" in r else []) + \
+            ([f"{r['size']} {r['size_axis']}"] if "size" in r else [])
+        yield table_row(f"validity:{r['measure']}:{r['metric']}", r["value"], subset=", ".join(parts),
+                        p=r.get("pvalue"), n=r.get("n"), ci=(r.get("low"), r.get("high")),
+                        level=r.get("level"))
 
-
-def _external_validity(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    level = rec.get("parameters", {}).get("confidence", 0.95)
-    for r in rec["values"]["correlations"]:
-        for method in ("pearson", "spearman"):
-            yield _row(f"census-{method}", r[method], subset=f"{r['outcome']}, census {r['year']}",
-                       p=r.get(f"{method}_p"), p_method=f"{method}-test", n=r.get("n"),
-                       ci=(r.get(f"{method}_low"), r.get(f"{method}_high")), level=level)
-
-
-def _stereoset(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """SS (the registered measure ``stereoset``), LMS and ICAT per task and group, with
-    their bootstrap intervals; SS carries its binomial test against 50."""
-    level = rec.get("parameters", {}).get("confidence", 0.95)
-    for r in rec["values"]["scores"]:
-        subset = _declared(rec, f"{r.get('task', '')}; {r.get('group', 'all')}")
-        yield _row("stereoset", r["ss"], subset=subset, p=r.get("binom_p"), p_method="binomial-exact",
-                   n=r.get("n"), ci=(r.get("ss_low"), r.get("ss_high")), level=level)
-        for key, metric in (("lms", "stereoset-lms"), ("icat", "stereoset-icat")):
-            yield _row(metric, r[key], subset=subset, n=r.get("n"),
-                       ci=(r.get(f"{key}_low"), r.get(f"{key}_high")), level=level)
-
-
-def _stereoset_languages(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Per-language SS decisions and the paired differences over shared item ids."""
-    v = rec["values"]
-    for r in v["per_language"]:
-        yield _row(record_measure(rec["metric"]), r["score"], language=r.get("language", rec["language"]),
-                   subset="shared items", p=r.get("binom_p"), p_method="binomial-exact",
-                   n=r.get("n"), ci=(r.get("ci_low"), r.get("ci_high")), level=CONFIDENCE_LEVEL)
-    for r in v["paired"]:
-        yield _row("stereoset-difference", r["diff"], subset=f"{r['language_a']} − {r['language_b']}",
-                   p=r.get("mcnemar_p"), p_method="binomial-exact", n=r.get("n"),
-                   ci=(r.get("ci_low"), r.get("ci_high")), level=CONFIDENCE_LEVEL)
-
-
-def _gest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The masculine rate g_s (the registered measure ``gest``) of one GEST run, with its
-    bootstrap interval; a declared sample of sentences (``max_items``) says so in the subset."""
-    v = rec["values"]
-    level = rec.get("parameters", {}).get("level", 0.95)
-    yield _row("gest", v["g_s"], subset=_declared(rec, rec.get("test", "")), n=v.get("n"),
-               ci=(v.get("g_s_low"), v.get("g_s_high")), level=level)
-
-
-def _eurogest(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """g_s (the registered measure ``eurogest``) with its bootstrap interval, and the
-    masculine rate of each stereotype (``eurogest-masculine-rate``, subset ``<id> <label>``);
-    a declared subset of the sentences (``per_stereotype``) says so in the subset."""
-    v = rec["values"]
-    level = v.get("level") or 0.95
-    first = rec.get("parameters", {}).get("per_stereotype")
-    subset = f"; first {first} per stereotype" if first else ""
-    yield _row("eurogest", v["g_s"], subset=f"g_s{subset}", n=v.get("n"),
-               ci=(v.get("ci_low"), v.get("ci_high")), level=level)
-    for r in v["per_stereotype"]:
-        yield _row("eurogest-masculine-rate", r["masculine_rate"],
-                   subset=f"{r['stereotype']} {r.get('label', '')}".strip() + subset, n=r.get("n"),
-                   ci=(r.get("ci_low"), r.get("ci_high")), level=level)
-
-
-def _real_models(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Each real checkpoint's number of the real-model table (notebook 17,
-    :func:`polybias.studies.real_models.write_record`) under its hub id: the registered
-    measure it reports, test the source (released runs, or this project's), subset its cell."""
-    for r in rec["values"]["rows"]:
-        yield _row(r["metric"], r["value"], subset=r["cell"], n=r.get("n"),
-                   ci=(r.get("ci_low"), r.get("ci_high")), level=0.95, model=r["hub_id"],
-                   language=r["language"], test=r["source"])
-
-
-LEGACY_READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
-    "weat": _weat_like, "seat": _weat_like, "crows": _crows, "crows-jsd": _crows, "eurogest": _eurogest,
-    "gest": _gest, "stereoset": _stereoset, "crows-languages": _crows_languages,
-    "stereoset-languages": _stereoset_languages, "ceat": _ceat,
-    "catbias": _catbias, "interaction-cb": _interaction, "logprob-context": _logprob_context,
-    "debias": _debias,
-}
-"""Readers of record shapes no study writes any more (the WEAT, SEAT, CEAT, CrowS-Pairs (one
-language or several), EuroGEST, GEST and StereoSet studies (one language or several), the
-categorical bias, cultural interactions, log-probability context and debiasing studies
-write :func:`polybias.results.records.measure_record` s): kept so that records written
-before are still read, and only read (``tests/results/test_table.py`` checks that no study
-or notebook writes them; :mod:`polybias.runner.migrations` rewrites the kept ones)."""
 
 READERS: dict[str, Callable[[dict[str, Any]], Iterator[dict[str, Any]]]] = {
-    "hidden-states": _hidden, "validity": _validity, "validity-model": _validity_model,
-    "external_validity": _external_validity,
-    "real-models": _real_models,
+    "validity-model": _validity_model,
 }
-"""Record metric → reader of its ``values`` into rows, for the records whose study writes
-values of its own shape (see :func:`record_reader`)."""
+"""Record metric → reader of its ``values`` into rows, for the records that keep a shape
+of their own: the validity sweep's record of one planted model (:func:`as_record`), whose
+sha256 the committed validity summary holds (``data/validity``). Every study writes
+:func:`polybias.results.records.measure_record` s; the shapes they wrote before are read
+by :data:`polybias.results.legacy.LEGACY_READERS`."""
 
 NOT_TABULATED: dict[str, str] = {
     "agreement": "the correlations between measures and their sign table "
@@ -321,17 +98,17 @@ def _measure_result(rec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     the fields they set apart, e.g. ``language``); each subset says what sets the record
     apart from its measure's default run (:func:`_declared`)."""
     v = rec["values"]
-    yield _measure_row(v.get("measure") or record_measure(rec["metric"]), v, _declared(rec, v.get("subset", "")),
+    yield _measure_row(v.get("measure") or record_measure(rec["metric"]), v, declared_subset(rec, v.get("subset", "")),
                        **{k: v[k] for k in GROUP_FIELDS if k in v})
     for g in v.get("groups", []):
         over = {k: g[k] for k in GROUP_FIELDS if k in g}
-        yield _measure_row(record_measure(g["measure"]), g, _declared(rec, g["subset"]), **over)
+        yield _measure_row(record_measure(g["measure"]), g, declared_subset(rec, g["subset"]), **over)
 
 
 def _measure_row(metric: str, v: dict[str, Any], subset: str, **over: Any) -> dict[str, Any]:
     iv = v["interval"]
-    return _row(metric, v["value"], subset=subset, p=v["p_value"], p_method=v["p_method"], n=v["n"],
-                ci=(iv["low"], iv["high"]) if iv else None, level=iv["level"] if iv else None, **over)
+    return table_row(metric, v["value"], subset=subset, p=v["p_value"], p_method=v["p_method"], n=v["n"],
+                     ci=(iv["low"], iv["high"]) if iv else None, level=iv["level"] if iv else None, **over)
 
 
 #: The keys of the ``values`` of a :func:`polybias.results.records.measure_record`, and
@@ -346,9 +123,9 @@ MEASURE_RECORD_SUBSETS = frozenset({"subset", "groups", "details", "measure", *G
 
 def is_measure_record(record: dict[str, Any]) -> bool:
     """Whether ``record`` has the one record shape, :func:`polybias.results.records.measure_record`'s
-    (a registered measure's ``metric``, ``values`` as
-    :meth:`polybias.metrics.measure.MeasureResult.record_values` gives them), read by the
-    registry alone; other shapes are read by their metric's entry of :data:`READERS`.
+    (a registered measure's or a statistic's ``metric``, :func:`polybias.measures.is_reported`;
+    ``values`` as :meth:`polybias.metrics.measure.MeasureResult.record_values` gives them),
+    read by the registry alone; other shapes are read by their metric's entry of :data:`READERS`.
 
     >>> is_measure_record({"metric": "weat", "values": {"value": 1.0, "interval": None, "p_value": 0.1,
     ...                    "p_method": "permutation-exact", "n": 16, "extra": {}}})
@@ -356,10 +133,18 @@ def is_measure_record(record: dict[str, Any]) -> bool:
     >>> is_measure_record({"metric": "weat", "values": {"effect_size": 1.0}})
     False
     """
+    return _has_measure_shape(record) and is_reported(_reported_label(record))
+
+
+def _has_measure_shape(record: dict[str, Any]) -> bool:
     values = record.get("values")
     return (isinstance(values, dict)
-            and MEASURE_RECORD_VALUES <= set(values) <= MEASURE_RECORD_VALUES | MEASURE_RECORD_SUBSETS
-            and (values.get("measure") or record_measure(str(record.get("metric")))) in MEASURES)
+            and MEASURE_RECORD_VALUES <= set(values) <= MEASURE_RECORD_VALUES | MEASURE_RECORD_SUBSETS)
+
+
+def _reported_label(record: dict[str, Any]) -> str:
+    """What a measure record's value reports: its ``values["measure"]``, else its metric."""
+    return record["values"].get("measure") or str(record.get("metric"))
 
 
 def record_reader(metric: str) -> Callable[[dict[str, Any]], Iterator[dict[str, Any]]] | None:
@@ -382,7 +167,7 @@ def record_reader(metric: str) -> Callable[[dict[str, Any]], Iterator[dict[str, 
         return LEGACY_READERS[metric]
     if metric in NOT_TABULATED:
         return None
-    if record_measure(metric) in MEASURES:
+    if is_reported(metric):
         return _measure_result
     raise ResultsError(
         f"no reader for record metric {metric!r}: it is no registered measure (data/measures.yaml, "
@@ -393,28 +178,33 @@ def record_reader(metric: str) -> Callable[[dict[str, Any]], Iterator[dict[str, 
 
 def as_record(record: Any) -> Any:
     """A record as the run record it is read as: itself, but for the record of one planted
-    model of the validity sweep (:mod:`polybias.runner.validity_sweep`: ``job``,
-    ``job_hash``, ``training``, ``scoring_version`` and ``rows``), which keeps the shape it
-    has always had (its sha256 is in the committed summary, ``data/validity``): that one is
-    the run record of metric ``validity-model`` (model ``planted``, the job's language, test
-    the record's name, ``values`` its rows), read by :data:`READERS` like any other.
+    model of a validity sweep (:mod:`polybias.runner.validity_sweep`, and its diagnosis and
+    EuroGEST kinds: ``job``, ``job_hash``, ``scoring_version`` and ``rows``), which keeps
+    the shape it has always had (its sha256 is in the committed summary, ``data/validity``):
+    that one is the run record of metric ``validity-model`` (model ``planted``, the job's
+    language, test the job's family or part, strength, seed and grid, ``values`` its rows),
+    read by :data:`READERS` like any other.
 
     >>> job = {"language": "en", "family": "mlm", "p": 0.9, "seed": 0}
     >>> rec = as_record({"job": job, "job_hash": "ab", "rows": []})
     >>> rec["metric"], rec["model"], rec["test"], rec["params_hash"]
     ('validity-model', 'planted', 'mlm-p0.9-s0', 'ab')
+    >>> as_record({"job": {"language": "en", "part": "layers", "grid": 1, "p": 0.1, "seed": 0},
+    ...            "job_hash": "cd", "rows": []})["test"]
+    'layers-p0.1-s0-g1'
     >>> as_record({"metric": "weat"})
     {'metric': 'weat'}
     """
     if (not isinstance(record, dict) or "metric" in record
             or not {"job", "job_hash", "rows"} <= set(record) or not isinstance(record["job"], dict)):
         return record
-    job = record["job"]
+    job, rows = record["job"], record["rows"]
     try:
-        test = f"{job['family']}-p{float(job['p']):g}-s{job['seed']}"
+        kind = job.get("family") or job.get("part") or (rows[0]["family"] if rows else "validity")
+        test = f"{kind}-p{float(job['p']):g}-s{job['seed']}" + (f"-g{job['grid']}" if "grid" in job else "")
         return {"metric": "validity-model", "model": "planted", "language": job["language"],
-                "test": test, "params_hash": record["job_hash"], "values": {"rows": record["rows"]}}
-    except (KeyError, TypeError, ValueError):
+                "test": test, "params_hash": record["job_hash"], "values": {"rows": rows}}
+    except (KeyError, TypeError, ValueError, IndexError):
         return record
 
 
@@ -441,6 +231,11 @@ def record_rows(record: dict[str, Any], study: str = "", source: str = "",
     for key in ("metric", "model", "language", "test", "values"):
         if key not in record:
             raise ResultsError(f"{where}not a run record (no {key!r} field)")
+    if _has_measure_shape(record) and not is_reported(_reported_label(record)):
+        raise ResultsError(
+            f"{where}record {record['metric']!r} reports {_reported_label(record)!r}: no registered "
+            "measure (data/measures.yaml, its key or record_labels) nor a statistic of "
+            "polybias.measures.STATISTICS; register it there, or write the record with its measure's key")
     try:
         reader = (_measure_result if is_measure_record(record) else record_reader(record["metric"]))
     except ResultsError as exc:

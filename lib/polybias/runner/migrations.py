@@ -6,7 +6,8 @@ of a record changes (a field added), a migration here rewrites the kept records 
 the new field would have held, derived from the record and the pinned data, and rehashes
 the kept folder's ``run.json``; a record that does not need it is left byte for byte.
 
-    .venv/bin/python -m polybias.runner.migrations     # every kept folder, in place
+    .venv/bin/python -m polybias.runner.migrations          # every kept folder, in place
+    .venv/bin/python -m polybias.runner.migrations results  # a sweep's run folders, in place
 
 Migrations:
 
@@ -165,11 +166,15 @@ MIGRATIONS: tuple[Callable[[dict[str, Any]], dict[str, Any] | None], ...] = (
 
 
 def migrate_folder(folder: Path) -> list[str]:
-    """Apply :data:`MIGRATIONS` to the records of one kept folder; returns the files changed
-    (the ``run.json``'s digests rewritten to match)."""
+    """Apply :data:`MIGRATIONS` to the records of one run folder (a kept one, whose
+    ``run.json`` lists its ``files``, or a sweep's, listing its ``outputs``); returns the
+    files changed (the ``run.json``'s digests rewritten to match)."""
     marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    digests = "files" if "files" in marker else "outputs"
+    if not isinstance(marker.get(digests), dict):  # a run that failed or wrote nothing
+        return []
     changed, applied = [], set()
-    for name in sorted(marker["files"]):
+    for name in sorted(n for n in marker[digests] if n.endswith(".json")):
         path = folder / name
         record = json.loads(path.read_text(encoding="utf-8"))
         new = None
@@ -181,7 +186,7 @@ def migrate_folder(folder: Path) -> list[str]:
         if new is not None:
             write_text_atomic(path, json.dumps(new, sort_keys=True, indent=2, ensure_ascii=False,
                                                allow_nan=False) + "\n")
-            marker["files"][name] = sha256_file(path)
+            marker[digests][name] = sha256_file(path)
             changed.append(name)
     if changed:
         marker.setdefault("migrated", []).extend(
@@ -191,14 +196,23 @@ def migrate_folder(folder: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    root = paths.project_root() / KEPT_ROOT
+    """Migrate every run folder (one with a ``run.json``, at any depth) under the folder given (default:
+    the kept records, ``paper/records``; e.g. ``results`` for a sweep's own copies)."""
+    args = list(argv or [])
+    if len(args) > 1 or any(a.startswith("-") for a in args):
+        print("usage: python -m polybias.runner.migrations [FOLDER]  (default: paper/records)", file=sys.stderr)
+        return 2
+    root = Path(args[0]) if args else paths.project_root() / KEPT_ROOT
+    if not root.is_dir():
+        print(f"migrations: no folder {root}", file=sys.stderr)
+        return 2
     total = 0
-    for marker in sorted(root.glob(f"*/*/{MARKER}")):
+    for marker in sorted(root.rglob(MARKER)):
         changed = migrate_folder(marker.parent)
         total += len(changed)
         for name in changed:
             print(f"migrated {marker.parent.relative_to(root)}/{name}")
-    print(f"{total} record(s) migrated under {KEPT_ROOT}")
+    print(f"{total} record(s) migrated under {root if args else KEPT_ROOT}")
     return 0
 
 

@@ -26,7 +26,9 @@ returned beside the scores.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,8 +43,9 @@ from polybias.engines.static import lookup
 from polybias.engines.template_scores import kurita_scores
 from polybias.measures import compute
 from polybias.metrics.logprob import attribute_bias
+from polybias.metrics.measure import Interval, MeasureResult, finite_or_none
 from polybias.results.plots import finish_figure, pyplot, wrap
-from polybias.results.records import Record, write_record
+from polybias.results.records import Record, measure_results_record, write_record
 from polybias.stats import CONFIDENCE_LEVEL
 
 METHODS = ("pearson", "spearman")
@@ -526,21 +529,57 @@ def joined_by_measure(result: OccupationScores, shares: pd.DataFrame, year: int)
             for m in result.measures}
 
 
+def external_record(measure: str, model: str, correlations: pd.DataFrame, scores: pd.DataFrame,
+                    missing: dict[str, list[str]], parameters: dict[str, Any], **fields: Any) -> Record:
+    """The run record (metric ``external_validity``, test ``measure``) of one measure's
+    occupation scores on ``model`` against the census: for each outcome and year of
+    ``correlations`` (rows of :func:`census_correlations`), Pearson's r and Spearman's ρ
+    (the statistics ``census-pearson`` and ``census-spearman``, subset ``<outcome>, census
+    <year>``) with their Fisher-z interval at ``parameters["confidence"]`` (default
+    :data:`~polybias.stats.CONFIDENCE_LEVEL`), two-sided p and n; the first is the record's
+    value, the others its groups. The details are the scores (``part: score``) and the
+    words the model lacks (``part: missing``, one row per word set). One
+    :func:`~polybias.results.records.measure_results_record`.
+
+    >>> rows = pd.DataFrame([{"measure": "wefat", "year": 2015, "outcome": "share", "n": 5,
+    ...     "pearson": 0.5, "pearson_low": 0.1, "pearson_high": 0.8, "pearson_p": 0.04,
+    ...     "spearman": 0.4, "spearman_low": 0.0, "spearman_high": 0.7, "spearman_p": 0.1,
+    ...     "no_census": ""}])
+    >>> rec = external_record("wefat", "w2v", rows, pd.DataFrame({"occupation": ["a"], "wefat": [0.2]}),
+    ...                       {"women": ["x"]}, {}, packages={})
+    >>> rec.values["measure"], rec.values["subset"], rec.values["interval"]["level"]
+    ('census-pearson', 'share, census 2015', 0.95)
+    >>> [(g["measure"], g["p_value"]) for g in rec.values["groups"]]
+    [('census-spearman', 0.1)]
+    """
+    level = parameters.get("confidence") or CONFIDENCE_LEVEL
+    entries = []
+    for row in correlations.to_dict("records"):
+        for method in ("pearson", "spearman"):
+            low, high, p = (finite_or_none(row[f"{method}_{k}"]) for k in ("low", "high", "p"))
+            interval = None if low is None or high is None else Interval(low, high, level, "fisher-z")
+            value = finite_or_none(row[method])
+            result = MeasureResult(f"census-{method}", math.nan if value is None else value, interval, p,
+                                   f"{method}-test" if p is not None else "none", int(row["n"]),
+                                   extra={"no_census": row["no_census"]})
+            entries.append((f"{row['outcome']}, census {row['year']}", result, {}))
+    details = ([{"part": "score", "occupation": r["occupation"], "score": r[measure]}
+                for r in scores[["occupation", measure]].dropna().to_dict("records")]
+               + [{"part": "missing", "set": k, "words": list(v)} for k, v in missing.items()])
+    return measure_results_record(entries, model=model, language="en", test=measure, metric="external_validity",
+                                  parameters=parameters, details=details, **fields)
+
+
 def write_external_records(result: OccupationScores, table: pd.DataFrame, model: str,
                            parameters: dict, output_dir: str) -> list:
-    """One run record (metric ``external_validity``) per measure under ``output_dir``
-    (relative to the output root): its correlations (rows of ``table``), its scores and,
-    for the measures of the static ``model``, the words that model lacks; with the sha256
-    of the census files. Returns the records' paths."""
+    """One run record (:func:`external_record`) per measure under ``output_dir`` (relative
+    to the output root), with the sha256 of the census files; the words the static ``model``
+    lacks go with its measures' records. Returns the records' paths."""
     data_sha = {name: sources.get_source(name).sha256 for name in
                 (census.OCCUPATIONS, census.SHARES, census.FEMALE_WORDS, census.MALE_WORDS)}
     written = []
     for measure, by in result.model_of.items():
-        record = Record(
-            metric="external_validity", model=by, language="en", test=measure, parameters=parameters,
-            values={"correlations": table[table["measure"] == measure].to_dict("records"),
-                    "scores": result.scores[["occupation", measure]].dropna().to_dict("records"),
-                    "missing_words": result.missing if by == model else {}},
-            data_sha256=data_sha)
+        record = external_record(measure, by, table[table["measure"] == measure], result.scores,
+                                 result.missing if by == model else {}, parameters, data_sha256=data_sha)
         written.append(write_record(record, paths.output_path(output_dir)))
     return written

@@ -23,8 +23,9 @@ import pandas as pd
 
 from polybias import paths
 from polybias.engines import hidden_states
+from polybias.metrics.measure import MeasureResult
 from polybias.results.plots import finish_figure, pyplot
-from polybias.results.records import Record, model_fields, write_record
+from polybias.results.records import Record, measure_results_record, model_fields, write_record
 from polybias.stats import ALPHA
 
 #: The ``layer_view`` that projects every layer's states at once (flattened per occurrence).
@@ -142,18 +143,39 @@ def plot_views(points: dict[str, np.ndarray], groups: list[str], title: str, fil
     return finish_figure(fig, file)
 
 
+def hidden_record(model: str, language: str, test: str, parameters: dict[str, Any], anova: pd.DataFrame,
+                  separation: pd.DataFrame, kmeans: pd.DataFrame, halves: dict[str, Any],
+                  **fields: Any) -> Record:
+    """The run record (metric ``hidden-states``) of one analysis of an encoder's hidden
+    states: the separation η² of each 2-D view (the statistic ``separation``, subset the
+    view's method; the first method is the record's value, the others its groups), and as
+    details the ANOVA's F and p per statistic (``anova``), the adjusted Rand index per layer
+    (``kmeans``) and the half-sums test (``half-sums``). One
+    :func:`~polybias.results.records.measure_results_record`.
+
+    >>> sep = pd.DataFrame({"method": ["pca", "tsne"], "eta2": [0.4, 0.6]})
+    >>> anova = pd.DataFrame({"statistic": ["sum"], "F": [3.0], "p": [0.01]})
+    >>> kmeans = pd.DataFrame({"layer": [0], "ari": [0.2]})
+    >>> rec = hidden_record("m", "en", "T", {}, anova, sep, kmeans, {"h": 1.0}, packages={})
+    >>> rec.values["measure"], rec.values["subset"], rec.values["groups"][0]["value"]
+    ('separation', 'pca', 0.6)
+    >>> [d["part"] for d in rec.values["details"]]
+    ['anova', 'kmeans', 'half-sums']
+    """
+    entries = [(str(row["method"]), MeasureResult("separation", float(row["eta2"]), None, None, "none", None), {})
+               for row in separation.to_dict("records")]
+    details = ([{"part": "anova", **row} for row in anova[["statistic", "F", "p"]].to_dict("records")]
+               + [{"part": "kmeans", **row} for row in kmeans[["layer", "ari"]].to_dict("records")]
+               + [{"part": "half-sums", **halves}])
+    return measure_results_record(entries, model=model, language=language, test=test, metric="hidden-states",
+                                  parameters=parameters, details=details, **fields)
+
+
 def write_hidden_record(encoder, model: str, language: str, test: str, parameters: dict[str, Any],
                         anova: pd.DataFrame, separation: pd.DataFrame, kmeans: pd.DataFrame,
                         halves: dict[str, Any], output_dir: str | Path) -> Path:
-    """Write the run record (metric ``hidden-states``) of one analysis of ``encoder``
-    under ``output_dir`` (relative to the output root): the ANOVA's [F, p] per statistic
-    (``anova_sum``, ``anova_norm``), η² per method, the adjusted Rand index per layer and
-    the half-sums test. Returns the record's path."""
-    fp = anova.set_index("statistic")
-    record = Record(
-        metric="hidden-states", model=model, language=language, test=test, parameters=parameters,
-        values={**{f"anova_{s}": [float(fp.at[s, "F"]), float(fp.at[s, "p"])] for s in fp.index},
-                "separation": separation.set_index("method").eta2.to_dict(),
-                "kmeans_ari": kmeans.set_index("layer").ari.to_dict(), "half_sums": halves},
-        **model_fields(encoder))
+    """Write the run record of one analysis of ``encoder`` (:func:`hidden_record`) under
+    ``output_dir`` (relative to the output root). Returns the record's path."""
+    record = hidden_record(model, language, test, parameters, anova, separation, kmeans, halves,
+                           **model_fields(encoder))
     return write_record(record, paths.output_path(output_dir))

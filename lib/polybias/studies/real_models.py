@@ -29,6 +29,7 @@ from scipy import stats
 
 from polybias import paths
 from polybias.data import sources, stereoset
+from polybias.metrics.measure import Interval, MeasureResult, finite_or_none
 from polybias.metrics.stereoset import item_decisions
 from polybias.results import records, report
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
@@ -486,12 +487,31 @@ def record_rows(table: pd.DataFrame) -> list[dict]:
     return [{k: (None if v is pd.NA else v) for k, v in r.items()} for r in out.to_dict("records")]
 
 
+def real_models_record(table: pd.DataFrame, parameters: dict) -> records.Record:
+    """The one ``real-models`` run record (model ``real checkpoints``, language ``multi``,
+    test ``table``) of the rows of :func:`record_rows`: each row's value as its registered
+    measure (``metric``) under its checkpoint's hub id (``model``), its language and its
+    source (``test``), subset its cell, with its 95 % bootstrap interval and n; the first row
+    is the record's value, the others its groups. The row's other columns (name, run, note)
+    go to its ``extra``. One :func:`~polybias.results.records.measure_results_record`."""
+    entries = []
+    for row in record_rows(table):
+        low, high = finite_or_none(row["ci_low"]), finite_or_none(row["ci_high"])
+        interval = None if low is None or high is None else Interval(low, high, CONFIDENCE_LEVEL, "bootstrap")
+        result = MeasureResult(row["metric"], float(row["value"]), interval, None, "none",
+                               None if row["n"] is None else int(row["n"]),
+                               extra={k: row[k] for k in ("name", "run", "measure", "note")})
+        entries.append((row["cell"], result,
+                        {"model": row["hub_id"], "language": row["language"], "test": row["source"]}))
+    return records.measure_results_record(entries, model="real checkpoints", language="multi", test="table",
+                                          metric="real-models", parameters=parameters)
+
+
 def write_record(table: pd.DataFrame, parameters: dict, output_dir: str | Path) -> Path:
-    """One ``real-models`` run record (model ``real checkpoints``, test ``table``) under
-    ``output_dir`` (relative to the output root) holding :func:`record_rows`: what
-    ``polybias results`` and ``polybias export`` read (:func:`polybias.results.table.record_rows`),
-    each row under its checkpoint's hub id. Returns its path."""
-    record = records.Record(metric="real-models", model="real checkpoints", language="multi",
-                            test="table", parameters=parameters, values={"rows": record_rows(table)})
+    """Write :func:`real_models_record` under ``output_dir`` (relative to the output root):
+    what ``polybias results`` and ``polybias export`` read
+    (:func:`polybias.results.table.record_rows`), each row under its checkpoint's hub id.
+    Returns its path."""
+    record = real_models_record(table, parameters)
     return records.write_record(record, paths.output_path(output_dir))
 

@@ -25,11 +25,16 @@ says by how much.
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest, spearmanr
 
-from polybias.measures import UNSIGNED_LABELS, get, registered_measure
+from polybias.measures import UNSIGNED_LABELS, VALIDITY_STATISTIC, get, registered_measure
+from polybias.metrics.measure import Interval, MeasureResult, finite_or_none
+from polybias.results.records import Record, measure_results_record
 from polybias.stats import ALPHA, CONFIDENCE_LEVEL
 from polybias.studies.validity_statistics import (
     TARGET_POWER,
@@ -194,6 +199,39 @@ def dose_table(frame: pd.DataFrame, level: float = CONFIDENCE_LEVEL) -> pd.DataF
         rows.append({"language": lang, "measure": measure, "metric": metric, "p": float(p),
                      "n": int(g["value"].notna().sum()), "mean": mean, "low": lo, "high": hi})
     return pd.DataFrame(rows).sort_values([*_KEYS, "p"], kind="stable").reset_index(drop=True)
+
+
+def validity_record(doses: pd.DataFrame, tables: dict[str, pd.DataFrame], *, language: str,
+                    parameters: dict[str, Any], level: float = CONFIDENCE_LEVEL, **fields: Any) -> Record:
+    """The run record (metric ``validity``, model ``planted``, test ``dose-calibration-mdb``)
+    of notebook 10 on one language: each row of :func:`dose_table` as the validity
+    statistic ``validity:<design>:<metric>`` (:data:`polybias.measures.VALIDITY_STATISTIC`),
+    subset ``p=<strength>``, value the mean over the planted models with its Student-t
+    interval at ``level`` and n the models; the first row is the record's value, the others
+    its groups. The notebook's other tables (calibration, minimum detectable bias, …) are
+    kept as details, each row under ``table`` its name. One
+    :func:`~polybias.results.records.measure_results_record`.
+
+    >>> doses = pd.DataFrame([{"language": "en", "measure": "weat", "metric": "effect-size", "p": 0.9,
+    ...                        "n": 10, "mean": 1.2, "low": 1.0, "high": 1.4}])
+    >>> rec = validity_record(doses, {"mdb": pd.DataFrame([{"metric": "x", "mdb": 0.7}])},
+    ...                       language="en", parameters={}, packages={})
+    >>> rec.values["measure"], rec.values["subset"], rec.values["interval"]["method"]
+    ('validity:weat:effect-size', 'p=0.9', 'student-t')
+    >>> rec.values["details"]
+    [{'table': 'mdb', 'metric': 'x', 'mdb': 0.7}]
+    """
+    entries = []
+    for row in doses.to_dict("records"):
+        low, high = finite_or_none(row["low"]), finite_or_none(row["high"])
+        interval = None if low is None or high is None else Interval(low, high, level, "student-t")
+        mean = finite_or_none(row["mean"])
+        result = MeasureResult(f"{VALIDITY_STATISTIC}{row['measure']}:{row['metric']}",
+                               math.nan if mean is None else mean, interval, None, "none", int(row["n"]))
+        entries.append((f"p={row['p']}", result, {}))
+    details = [{"table": name, **row} for name, table in tables.items() for row in table.to_dict("records")]
+    return measure_results_record(entries, model="planted", language=language, test="dose-calibration-mdb",
+                                  metric="validity", parameters=parameters, details=details, **fields)
 
 
 def dose_summary(frame: pd.DataFrame, level: float = CONFIDENCE_LEVEL) -> pd.DataFrame:

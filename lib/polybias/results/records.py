@@ -20,7 +20,6 @@ from typing import Any
 
 from polybias.engines.normalising import normaliser_fields
 from polybias.files import jsonable, params_hash, write_text_atomic
-from polybias.measures import record_measure
 from polybias.metrics.measure import MeasureResult
 
 _PACKAGES = ("polybias", "numpy", "scipy", "pandas", "gensim", "torch", "transformers")
@@ -150,8 +149,13 @@ def measure_record(result: MeasureResult, *, model: str, language: str, test: st
     measures, e.g. ``catbias``) keeps the measure in ``values["measure"]``.
     """
     values = result.record_values()
-    if metric and record_measure(metric) != result.measure:
-        values["measure"] = result.measure
+    if metric and metric != result.measure:
+        # lazy: the registry is read from the project's data/measures.yaml, which a notebook
+        # writing plain Records (a project of its own) need not have
+        from polybias.measures import record_measure
+
+        if record_measure(metric) != result.measure:
+            values["measure"] = result.measure
     if subset:
         values["subset"] = subset
     if groups:

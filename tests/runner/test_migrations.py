@@ -171,3 +171,40 @@ def test_a_sweeps_run_folder_is_migrated_and_stays_done(tmp_path, capsys):
     digests = json.loads((folder / execution.MARKER).read_text())["outputs"]
     assert digests == {name: sha256_file(folder / name) for name in ("r.json", "executed.ipynb")}
     assert migrations.main([str(tmp_path / "no-such")]) == 2
+
+
+def test_a_default_stated_or_left_out_names_the_same_run_and_kept_hashes_are_rewritten(tmp_path):
+    """The sweep configs state only what differs from a notebook's defaults: a run's hash
+    leaves out the parameters equal to them (``runs.hashed_parameters``), so stating
+    ``n_bootstrap: 1000`` (15_gest's default) or leaving it out names the same run, while
+    another value is another run. A kept run hashed before (over every stated parameter)
+    gets its hash rewritten once (``rehash_run``) and stays done; a stale one is left stale."""
+    from polybias import paths
+    from polybias.runner.runs import Run
+
+    def run(**params):
+        return Run("notebooks/15_gest.py", "gest", "15_gest__model-m", params, None, "polybias")
+
+    stated, left_out = run(model="smollm2-135m-instruct-q4_1", n_bootstrap=1000, seed=0), \
+        run(model="smollm2-135m-instruct-q4_1")
+    other = run(model="smollm2-135m-instruct-q4_1", n_bootstrap=200)
+    root = paths.project_root()
+    assert stated.kept_hash() == left_out.kept_hash() != other.kept_hash()
+    assert stated.hash_in(root) == left_out.hash_in(root) != other.hash_in(root)
+
+    def kept(name, parameters, digest):
+        folder = tmp_path / "gest" / name
+        folder.mkdir(parents=True)
+        marker = {"status": "kept", "notebook": "notebooks/15_gest.py", "parameters": parameters,
+                  "parameters_hash": digest, "files": {}}
+        (folder / execution.MARKER).write_text(json.dumps(marker))
+        return folder
+
+    before = params_hash({"notebook": "notebooks/15_gest.py", **stated.parameters})  # the scheme before
+    current = kept("current", stated.parameters, before)
+    stale = kept("stale", stated.parameters, params_hash({"notebook": "notebooks/15_gest.py", "x": 1}))
+    assert migrations.rehash_run(current) and not migrations.rehash_run(current)  # once
+    marker = json.loads((current / execution.MARKER).read_text())
+    assert marker["parameters_hash"] == left_out.kept_hash() and marker["migrated"] == [migrations.REHASH]
+    assert not migrations.rehash_run(stale)
+    assert json.loads((stale / execution.MARKER).read_text())["parameters_hash"] != left_out.kept_hash()

@@ -300,3 +300,24 @@ def test_the_sweep_kernel_draws_figures_to_files_only(monkeypatch):
     km = execution._kernel_manager_class()(kernel_name="python3")
     _, kw = asyncio.run(km._async_pre_start_kernel())
     assert kw["env"]["MPLBACKEND"] == "Agg"
+
+
+@pytest.mark.parametrize("config", ["default", "multilingual", "paper"])
+def test_the_sweep_configs_state_only_what_differs_from_the_defaults(config):
+    """A sweep config's ``parameters`` state no value equal to its notebook's declared
+    default (a default lives once, in the notebook's declaration; a run's hash leaves it out,
+    so the configs and the kept runs agree either way)."""
+    from pathlib import Path
+
+    import yaml
+    from polybias import paths
+    from polybias.studies import parameters
+
+    raw = yaml.safe_load((paths.project_root() / "configs" / "sweeps" / f"{config}.yaml").read_text())
+    restated = []
+    for entry in raw["runs"]:
+        name = Path(entry["notebook"]).stem
+        defaults = parameters.defaults(name) if name in parameters.NOTEBOOKS else {}
+        restated += [f"{name}: {k} = {v!r}" for k, v in (entry.get("parameters") or {}).items()
+                     if k in defaults and defaults[k] == v]
+    assert restated == []

@@ -23,6 +23,10 @@ Migrations:
   rewritten as the measure records their studies write now
   (:func:`polybias.results.records.measure_record` with ``subset`` and ``groups``); the
   results table reads the same rows from both (``tests/runner/test_migrations.py``).
+
+And one of the run folders' ``run.json`` (:func:`rehash_run`): ``hash_without_defaults``,
+the run's hash rewritten to leave out the parameters equal to their notebook's defaults, so
+that the sweep configs can state only what differs from them and a kept run stays done.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from polybias.metrics.crows import share_groups, share_row_result
 from polybias.metrics.measure import Interval, MeasureResult
 from polybias.results.records import measure_group, measure_record
 from polybias.runner.execution import KEPT_ROOT, MARKER
+from polybias.runner.runs import hashed_parameters, source_sha
 from polybias.stats import CONFIDENCE_LEVEL
 from polybias.studies.crows_languages import comparison_record
 from polybias.studies.eurogest import stereotype_groups
@@ -195,6 +200,42 @@ def migrate_folder(folder: Path) -> list[str]:
     return changed
 
 
+#: The name a run folder's ``run.json`` lists under ``migrated`` once :func:`rehash_run` rewrote it
+REHASH = "hash_without_defaults"
+
+
+def rehash_run(folder: Path, root: Path | None = None) -> bool:
+    """Rewrite the hash in a run folder's ``run.json`` to the scheme that leaves out the
+    parameters equal to their notebook's defaults
+    (:func:`polybias.runner.runs.hashed_parameters`), when it holds the hash of the scheme
+    before (of every stated parameter): a kept run's ``parameters_hash``
+    (:meth:`~polybias.runner.runs.Run.kept_hash`), a sweep run's ``params_hash`` (with the
+    notebook's source as it is now: a run of an edited notebook stays stale). Returns
+    whether it rewrote it; any other ``run.json`` is left byte for byte."""
+    root = Path(root) if root else paths.project_root()
+    marker_path = folder / MARKER
+    marker = json.loads(marker_path.read_text(encoding="utf-8"))
+    notebook, stated = marker.get("notebook"), marker.get("parameters")
+    if not isinstance(notebook, str) or not isinstance(stated, dict):
+        return False
+    if "parameters_hash" in marker:  # a kept run: its stated parameters
+        field, base = "parameters_hash", {"notebook": notebook}
+    elif (root / notebook).is_file():  # a sweep's run: the executor adds output_dir to them
+        field, base = "params_hash", {"notebook": notebook, "source": source_sha(root / notebook)}
+        stated = {k: v for k, v in stated.items() if k != "output_dir"}
+    else:
+        return False
+    if marker.get(field) != params_hash({**base, **stated}):
+        return False
+    new = params_hash({**base, **hashed_parameters(notebook, stated, root)})
+    if new == marker[field]:
+        return False
+    marker[field] = new
+    marker.setdefault("migrated", []).append(REHASH)
+    write_text_atomic(marker_path, json.dumps(marker, indent=2, sort_keys=True) + "\n")
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Migrate every run folder (one with a ``run.json``, at any depth) under the folder given (default:
     the kept records, ``paper/records``; e.g. ``results`` for a sweep's own copies)."""
@@ -207,12 +248,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"migrations: no folder {root}", file=sys.stderr)
         return 2
     total = 0
+    rehashed = 0
     for marker in sorted(root.rglob(MARKER)):
         changed = migrate_folder(marker.parent)
         total += len(changed)
         for name in changed:
             print(f"migrated {marker.parent.relative_to(root)}/{name}")
-    print(f"{total} record(s) migrated under {root if args else KEPT_ROOT}")
+        if rehash_run(marker.parent):
+            rehashed += 1
+            print(f"rehashed {marker.parent.relative_to(root)}/{MARKER}")
+    print(f"{total} record(s) migrated, {rehashed} run hash(es) rewritten under {root if args else KEPT_ROOT}")
     return 0
 
 

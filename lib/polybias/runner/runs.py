@@ -69,9 +69,11 @@ class Run:
         return self.hash_in(paths.project_root())
 
     def hash_in(self, root: str | Path) -> str:
-        """:attr:`params_hash` with the notebook read from the project at ``root``."""
-        source = _source_sha(Path(root) / self.notebook)
-        return params_hash({"notebook": self.notebook, "source": source, **self.parameters})
+        """:attr:`params_hash` with the notebook read from the project at ``root``: of its
+        source and of the parameters that are not its defaults (:func:`hashed_parameters`)."""
+        source = source_sha(Path(root) / self.notebook)
+        return params_hash({"notebook": self.notebook, "source": source,
+                            **hashed_parameters(self.notebook, self.parameters, root)})
 
     # What the sweep runner asks of any run, whatever its kind (see polybias.runner.sweep):
     # folder/marker, is_done, state, check, execute, failed_notebook.
@@ -92,8 +94,9 @@ class Run:
     def kept_hash(self) -> str:
         """Hash of the notebook's name and the parameters (not of its source): what kept
         records were computed with. A notebook edit leaves them valid (they are migrated,
-        never silently recomputed); a changed parameter makes them stale."""
-        return params_hash({"notebook": self.notebook, **self.parameters})
+        never silently recomputed); a changed parameter makes them stale, a default stated or
+        left out (:func:`hashed_parameters`) does not."""
+        return params_hash({"notebook": self.notebook, **hashed_parameters(self.notebook, self.parameters)})
 
     def is_done(self, root: str | Path) -> bool:
         """True when the run finished before with the same parameters and its files are
@@ -154,7 +157,9 @@ class Run:
         return partial if partial.exists() else None
 
 
-def _source_sha(path: Path) -> str:
+def source_sha(path: Path) -> str:
+    """The sha256 of a notebook's source, what a run's hash holds of it (cached per file
+    version)."""
     stat = path.stat()
     return _source_sha_cached(str(path), stat.st_mtime_ns, stat.st_size)
 
@@ -440,6 +445,32 @@ def _fill(template: str, point: dict[str, Any], where: str) -> str:
         raise SweepError(f"{where}: template {template!r} uses {exc} which is not in the grid") from exc
 
 
+
+
+def hashed_parameters(notebook: str, parameters: dict[str, Any],
+                      root: str | Path | None = None) -> dict[str, Any]:
+    """The parameters a run's hash is taken over: those it states, less any equal to its
+    notebook's declared default (:func:`polybias.studies.parameters.defaults`), so that a
+    sweep config that states a default and one that leaves it out name the same run (the
+    configs state only what differs from the defaults). A notebook outside the project's
+    ``notebooks/``, or one without declarations, keeps them all.
+
+    >>> hashed_parameters("notebooks/15_gest.py", {"model": "smollm2-135m-instruct-q4_1", "n_bootstrap": 1000})
+    {'model': 'smollm2-135m-instruct-q4_1'}
+    >>> hashed_parameters("nb/toy.py", {"n_bootstrap": 1000})
+    {'n_bootstrap': 1000}
+    """
+    root = Path(root) if root else paths.project_root()
+    path = (root / notebook).resolve()
+    if path != (root / "notebooks" / f"{path.stem}.py").resolve():
+        return dict(parameters)
+    # lazy: the declarations read the project's registries (as check_values)
+    from polybias.studies import parameters as declared
+
+    if path.stem not in declared.NOTEBOOKS:
+        return dict(parameters)
+    defaults = declared.defaults(path.stem)
+    return {k: v for k, v in parameters.items() if k not in defaults or defaults[k] != v}
 
 
 def check_values(run: Run, root: str | Path | None = None) -> None:

@@ -3,6 +3,7 @@ or published values names what its table holds (checked on the committed main te
 supplement sections, against the table files they print)."""
 
 import re
+from pathlib import Path
 
 import pytest
 from polybias import paths
@@ -83,3 +84,22 @@ def test_a_caption_that_says_planted_names_a_table_of_planted_models():
              if re.search(r"\bplanted\b", caption, re.I) and "planted" not in (f + text).lower()
              and "validity" not in f and "agreement" not in f]
     assert not wrong, wrong
+
+
+def test_every_table_a_run_wrote_is_sourced_with_what_that_run_declares():
+    """What a table holds (its model, dataset, languages, sample) is not typed in a caption
+    but generated from the run that wrote it: in the committed supplement, every table whose
+    file a run names (``manuscript.table_runs``) is followed by a *Source* line naming that
+    run and its declaration (in the main text too), and a caption naming another run's model
+    is caught above."""
+    from polybias.results import manuscript
+
+    runs = manuscript.table_runs()
+    built = "".join((ROOT / "paper" / f).read_text(encoding="utf-8") for f in ("manuscript.md", "supplement.md"))
+    printed = {file for _, file, _, _ in CAPTIONS if file in runs}
+    assert len(printed) > 40
+    for file in sorted(printed):
+        run = runs[file]
+        declared = manuscript.run_declaration(run)
+        where = Path(run["executed"]).stem if run.get("executed") else Path(run["kept"]).name
+        assert f"{where}" in built and f"with {declared}" in built, file

@@ -1,6 +1,8 @@
 """The manuscript is assembled from section files; every number comes from a generated file."""
 
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -339,3 +341,35 @@ def test_a_missing_table_figure_or_export_advises_make_reproduce_which_writes_it
     export = next(line for line in makefile.splitlines() if line.startswith("EXPORT "))
     assert "export --sweep configs/sweeps/default.yaml --out paper/export" in export
     assert any(r.executed for r in runs)  # runs beside the paper draw into figures/
+
+
+def test_a_tables_source_names_the_run_that_wrote_it_and_what_it_declares(tmp_path, monkeypatch):
+    """The *Source* note of a table is generated from the run that wrote it: the executed
+    notebook whose injected ``table_file`` names it, or the kept run whose ``run.json`` does,
+    with the model, dataset, languages and sample the run set (stated, or its notebook's
+    defaults), so that what a caption says a table holds cannot drift from it."""
+    root = tmp_path / "project"
+    shutil.copytree(paths.project_root() / "notebooks", root / "notebooks")
+    (root / "pyproject.toml").write_text("")
+    paper = root / "paper"
+    (paper / "executed").mkdir(parents=True)
+    injected = ('# Parameters\nmodel = "smollm2-135m-instruct-q4_1"\nmax_items = 80\n'
+                'table_file = "paper/tables/gest_smollm2_80.md"\n')
+    notebook = {"cells": [{"cell_type": "code", "metadata": {"tags": ["injected-parameters"]},
+                           "source": injected.splitlines(keepends=True), "outputs": []}]}
+    (paper / "executed" / "15_gest_smollm2_80.ipynb").write_text(json.dumps(notebook))
+    kept = paper / "records" / "crows-languages" / "12_crows_languages__model-g__dataset-indibias"
+    kept.mkdir(parents=True)
+    (kept / "run.json").write_text(json.dumps({
+        "status": "kept", "notebook": "notebooks/12_crows_languages.py",
+        "parameters": {"model": "gemma-3-270m-q4_k_m", "dataset": "indibias", "method": "causal",
+                       "table_file": "paper/tables/crows-languages_g_indibias.md"}}))
+    monkeypatch.setenv("POLYBIAS_ROOT", str(root))
+    note = manuscript.source_note("gest_smollm2_80.md", "15_gest.md")
+    assert note == ("*Source:* notebook [15_gest_smollm2_80](executed/15_gest_smollm2_80.ipynb) with "
+                    "model = smollm2-135m-instruct-q4_1, max_items = 80, n_bootstrap = 1000, seed = 0\n")
+    note = manuscript.source_note("crows-languages_g_indibias.md", "12_crows_languages.md")
+    assert note.startswith("*Source:* kept run `12_crows_languages__model-g__dataset-indibias` (its records in "
+                           "`paper/records/crows-languages/12_crows_languages__model-g__dataset-indibias`) "
+                           "with model = gemma-3-270m-q4_k_m, dataset = indibias, method = causal, ")
+    assert "max_pairs" not in note  # 0: no sample, every pair

@@ -244,7 +244,8 @@ def test_a_figure_is_shown_below_its_cell_only_in_a_kernel():
 def _ceat_frame(n_tests: int) -> pd.DataFrame:
     rng = np.random.default_rng(0)
     return pd.DataFrame([dict(test=f"religion_adjectives_translated_{t}", sample_set=s, length=n,
-                              ces=1.5 + rng.normal(0, 0.2), pvalue=0.001 if t % 3 else 0.2)
+                              ces=1.5 + rng.normal(0, 0.2), se=0.05, n_samples=1000,
+                              pvalue=0.001 if t % 3 else 0.2)
                          for t in range(n_tests) for s in ("fixed", "random")
                          for n in ("9", "25", "75", ">75")])
 
@@ -342,3 +343,18 @@ def test_the_validity_grids_with_their_long_axis_titles_are_readable():
     assert len(figs) == 2
     for fig in figs:
         assert plots.text_problems(fig) == []
+
+
+def test_the_ceat_segment_figure_draws_each_ces_with_its_interval_and_names_n():
+    """Every CES is drawn with its 95 % interval (CES ± 1.96 SE, the interval its record
+    holds), and the legend names the samples a point is over."""
+    from matplotlib.collections import LineCollection
+
+    frame = _ceat_frame(2)
+    (fig,) = ceat.plot_segment_study(frame, "CEAT, minilm-l6")
+    bars = [c for ax in fig.axes for c in ax.collections if isinstance(c, LineCollection)]
+    assert len(bars) == 4  # 2 tests × (fixed, random)
+    segments = np.concatenate([np.asarray(b.get_segments()) for b in bars])
+    assert np.allclose(segments[:, 1, 1] - segments[:, 0, 1], 2 * 1.959963984540054 * 0.05)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any("95 % interval" in t and "n = 1,000 samples" in t for t in labels)

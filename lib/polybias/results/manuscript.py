@@ -44,8 +44,10 @@ manuscript opens with a title block: the title (the first section's ``#`` headin
 project as author, the version and, when given, the commit and its date.
 
 A table or figure of a section ``NN_*.md`` is followed by a one-line *Source* note
-linking the executed notebook that wrote it (``paper/executed/NN_*.ipynb``, the run whose
-label the file name holds) and the metric cards of the measures it reports
+linking the run that wrote it (the executed notebook ``paper/executed/NN_*.ipynb``, or the
+kept run under ``paper/records/``) with what that run declares the table holds (its model,
+dataset, languages, sample, ...: :func:`run_declaration`, from the run's own parameters, so
+it cannot drift from the table) and the metric cards of the measures it reports
 (:data:`CARDS`, by the file name's first word), where they can be told.
 
 ``records`` tables are the ones ``polybias export`` writes from the records of the sweep
@@ -68,10 +70,14 @@ parentheses double: "(seed 000: Sadhu et al., 2024)", "Kurita et al.'s (2019) sc
 
 from __future__ import annotations
 
+import ast
+import functools
+import json
 import re
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -79,6 +85,7 @@ from polybias import paths
 from polybias.files import write_text_atomic
 from polybias.results.report import load_reported, markdown_table
 from polybias.results.table import metric_axis
+from polybias.studies.parameters import NOTEBOOKS, defaults
 
 DIRECTIVE = re.compile(r"^<!--\s*(table|figure|reported|records):\s*(.*?)\s*-->\s*$")
 #: A directive's label, at the end of its text: ``{#tab:name}`` or ``{#fig:name}``
@@ -125,18 +132,110 @@ def _run_match(label: list[str], stem: list[str]) -> int:
     return best
 
 
+#: The parameters of the run that wrote a table that say what the table holds, in this
+#: order, as its *Source* note states them (:func:`run_declaration`)
+DECLARED = ("model", "profiled", "encoder", "dataset", "language", "languages", "method", "templates",
+            "planted_p", "max_pairs", "max_items", "per_stereotype", "limit", "n_bootstrap",
+            "n_permutations", "seed")
+
+
+#: The declared sample sizes, 0 when the run reads everything
+_SAMPLES = ("max_pairs", "max_items", "per_stereotype", "limit")
+
+
+def _injected(notebook: dict) -> dict[str, Any]:
+    """The parameters papermill injected into an executed notebook (its cell tagged
+    ``injected-parameters``: one ``name = literal`` a line)."""
+    for cell in notebook.get("cells", []):
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            tree = ast.parse("".join(cell["source"]))
+            return {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
+                    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+    return {}
+
+
+def table_runs(paper: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Which run wrote each table of ``paper/tables/`` (file name → ``notebook``, its
+    ``parameters`` as stated, and ``executed``, the executed copy under ``paper/executed/``,
+    or ``kept``, the kept run's folder under ``paper/records/``): read from the executed
+    notebooks' injected parameters and the kept runs' ``run.json``, whose ``table_file``
+    names the table. What the paper says a table holds is generated from this."""
+    paper = Path(paper) if paper else paths.paper_dir()
+    stamps = tuple(f.stat().st_mtime_ns for f in (paper / "executed", paper / "records") if f.is_dir())
+    return _table_runs(paper.resolve(), stamps)
+
+
+@functools.cache
+def _table_runs(paper: Path, stamps: tuple[int, ...]) -> dict[str, dict[str, Any]]:
+    runs: dict[str, dict[str, Any]] = {}
+    for nb in sorted((paper / "executed").glob("*.ipynb")):
+        stated = _injected(json.loads(nb.read_text(encoding="utf-8")))
+        if stated.get("table_file"):
+            notebook = next((n.stem for n in (paths.project_root() / "notebooks").glob("*.py")
+                             if nb.stem == n.stem or nb.stem.startswith(n.stem + "_")), None)
+            runs[Path(stated["table_file"]).name] = {"notebook": notebook, "parameters": stated,
+                                                     "executed": nb.name}
+    for marker in sorted((paper / "records").glob("*/*/run.json")):
+        done = json.loads(marker.read_text(encoding="utf-8"))
+        stated = done.get("parameters") or {}
+        if stated.get("table_file"):
+            runs[Path(stated["table_file"]).name] = {
+                "notebook": Path(done.get("notebook", "")).stem or None, "parameters": stated,
+                "kept": marker.parent.relative_to(paper).as_posix()}
+    return runs
+
+
+def run_declaration(run: dict[str, Any]) -> str:
+    """What a table holds, as the run that wrote it declares it: the :data:`DECLARED`
+    parameters of its notebook's declaration (:func:`polybias.studies.parameters.defaults`)
+    as the run set them, stated or by default; an empty value (every language) and a sample
+    size of 0 (no sample) are left out.
+
+    >>> run_declaration({"notebook": "15_gest", "parameters": {"model": "smollm2-135m-instruct-q4_1",
+    ...                                                        "max_items": 80}})
+    'model = smollm2-135m-instruct-q4_1, max_items = 80, n_bootstrap = 1000, seed = 0'
+    """
+    values = dict(run["parameters"])
+    if run.get("notebook") in NOTEBOOKS:
+        values = {**defaults(run["notebook"]), **values}
+    shown = []
+    for name in DECLARED:
+        value = values.get(name)
+        if value is None or value == "" or value == [] or (name in _SAMPLES and value == 0):
+            continue
+        text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        shown.append(f"{name} = {text}")
+    return ", ".join(shown)
+
+
 def source_note(file: str, section: str) -> str:
     """The *Source* line under a table or figure ``file`` of ``section`` (``NN_*.md``), or ''.
 
-    >>> source_note("weat_w2v-gnews.md", "01_weat.md")
-    '*Source:* notebook [01_weat_w2v-gnews](executed/01_weat_w2v-gnews.ipynb); card [weat](../docs/measures/weat.md)\\n'
-    >>> source_note("weat_w2v-gnews.md", "appendix.md")  # not a numbered section
+    A table written by a run (:func:`table_runs`) names that run and what it declares the
+    table holds (:func:`run_declaration`: model, dataset, languages, sample, ...), generated
+    from the run's parameters so that it cannot drift from the table; a figure names the
+    executed notebook whose run label its file name holds.
+
+    >>> source_note("weat_w2v-gnews.md", "01_weat.md")  # doctest: +NORMALIZE_WHITESPACE
+    '*Source:* notebook [01_weat_w2v-gnews](executed/01_weat_w2v-gnews.ipynb) with model = w2v-gnews,
+     language = en, n_permutations = 100000, seed = 0; card [weat](../docs/measures/weat.md)\\n'
+    >>> source_note("weat_w2v-gnews.png", "appendix.md")  # a figure outside a numbered section
     ''
     """
     number = section.split("_", 1)[0]
-    if not number.isdigit():
-        return ""
     stem = _tokens(Path(file).stem)
+    cards = [c for c in CARDS.get(stem[0].split("-")[0] if stem else "", ())
+             if (paths.project_root() / "docs" / "measures" / f"{c}.md").is_file()]
+    card = "card " + ", ".join(f"[{c}](../docs/measures/{c}.md)" for c in cards) if cards else ""
+    run = table_runs().get(file)
+    if run is None and not number.isdigit():
+        return ""
+    if run is not None:  # the run that wrote the table, exactly, and what it declares
+        where = (f"notebook [{Path(run['executed']).stem}](executed/{run['executed']})" if run.get("executed")
+                 else f"kept run `{Path(run['kept']).name}` (its records in `paper/{run['kept']}`)")
+        declared = run_declaration(run)
+        parts = [where + (f" with {declared}" if declared else ""), card]
+        return f"*Source:* {'; '.join(p for p in parts if p)}\n"
     names = [nb.stem for nb in (paths.project_root() / "notebooks").glob(f"{number}_*.py")]
     candidates = {}
     for nb in sorted((paths.paper_dir() / "executed").glob(f"{number}_*.ipynb")):
@@ -152,10 +251,8 @@ def source_note(file: str, section: str) -> str:
     parts = []
     if best[0] and len(winners) == 1:
         parts.append(f"notebook [{Path(winners[0]).stem}](executed/{winners[0]})")
-    cards = [c for c in CARDS.get(stem[0].split("-")[0] if stem else "", ())
-             if (paths.project_root() / "docs" / "measures" / f"{c}.md").is_file()]
-    if cards:
-        parts.append("card " + ", ".join(f"[{c}](../docs/measures/{c}.md)" for c in cards))
+    if card:
+        parts.append(card)
     return f"*Source:* {'; '.join(parts)}\n" if parts else ""
 
 

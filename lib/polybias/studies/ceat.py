@@ -26,6 +26,9 @@ from polybias.results.records import (
 from polybias.results.report import markdown_table
 from polybias.stats import CONFIDENCE_LEVEL
 
+#: The two-sided normal quantile of a CES's 95 % interval, CES ± z · SE (docs/measures/ceat.md).
+_Z95 = 1.959963984540054
+
 
 def extraction_summary(runs: dict) -> pd.DataFrame:
     """One row per corpus of ``runs`` (label → (tests, :class:`polybias.data.text.Extraction`)):
@@ -99,7 +102,9 @@ def plot_segment_study(frame, title: str, file: str | None = None, alpha: float 
                        ncols: int = 3, max_panels: int = 12) -> list:
     """CES against segment length (seed 000 Fig. 1): one panel per test (so that every
     line is named by its panel's title, however many tests), the fixed sample set as a
-    solid line, the random one dashed; hollow markers are not significant at ``alpha``.
+    solid line, the random one dashed, each CES with its normal 95 % interval (CES ± z · SE,
+    the interval its record holds) and the number of samples it is over named in the
+    legend; hollow markers are not significant at ``alpha``.
     At most ``max_panels`` panels a figure, drawn to print at full size; more tests go on
     further figures, each titled with its part. Saved under ``figures/`` if ``file`` (the
     k-th figure as ``<stem>_k.png``, :func:`polybias.results.plots.part_name`). Returns
@@ -135,6 +140,9 @@ def _segment_figure(frame, title: str, file: str | None, alpha: float, ncols: in
             ces = grp["ces"].to_numpy(float)
             sig = (grp["pvalue"] < alpha).to_numpy()
             c = colour.get(mode, "0.3")
+            shift = -0.06 if mode == "fixed" else 0.06  # the two sets' bars side by side
+            ax.errorbar(xs + shift, ces, yerr=_Z95 * grp["se"].to_numpy(float), fmt="none", ecolor=c,
+                        elinewidth=0.8, capsize=1.5, alpha=0.8)
             ax.plot(xs, ces, ls="-" if mode == "fixed" else "--", color=c, lw=1.2)
             ax.scatter(xs[sig], ces[sig], color=c, s=16, zorder=3)
             ax.scatter(xs[~sig], ces[~sig], facecolors="white", edgecolors=c, s=16, zorder=3)
@@ -151,11 +159,15 @@ def _segment_figure(frame, title: str, file: str | None, alpha: float, ncols: in
         ax.set_xlabel("segment length (words)", fontsize=8)
     for ax in axes[:, 0]:
         ax.set_ylabel("CES, pooled SDs\n(0 = no bias)", fontsize=8)
+    counts = sorted(set(frame["n_samples"].astype(int)))
+    n = f"n = {counts[0]:,} samples" if len(counts) == 1 else f"n = {counts[0]:,}–{counts[-1]:,} samples"
     handles = [Line2D([], [], color=colour["fixed"], ls="-", marker="o", label="fixed samples"),
                Line2D([], [], color=colour["random"], ls="--", marker="o", label="random samples"),
                Line2D([], [], color="0.3", ls="none", marker="o", mfc="white",
-                      label=f"hollow: not significant (p ≥ {alpha:g})")]
-    fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False, fontsize=8)
+                      label=f"hollow: not significant (p ≥ {alpha:g})"),
+               Line2D([], [], color="0.3", ls="none", marker="|", markersize=8,
+                      label=f"bars: 95 % interval (CES ± {_Z95:.2f} SE); {n} a point")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False, fontsize=8)
     fig.suptitle(title, fontsize=10)
     return finish_figure(fig, file)
 
@@ -192,8 +204,6 @@ def run_segment_study(
     return pd.concat(frames, ignore_index=True)
 
 
-#: The two-sided normal quantile of a CES's 95 % interval, CES ± z · SE (docs/measures/ceat.md).
-_Z95 = 1.959963984540054
 
 
 def ceat_record(rows: list[dict], occurrence_counts: dict[str, int], n_sentences: int, *, model: str,

@@ -12,7 +12,7 @@ from polybias.data.crowspairs import DATASETS
 from polybias.metrics import crows
 from polybias.models import ModelError
 from polybias.planted import synthetic
-from polybias.studies import parameters
+from polybias.studies import crows_languages, crows_pairs, eurogest, parameters, stereoset
 from polybias.studies.parameters import NOTEBOOKS, ParameterError, check_parameters
 
 #: Which model kinds each CrowS-Pairs method scores, written out here as the oracle
@@ -31,8 +31,11 @@ def _checked(notebook):
 
 @pytest.fixture(autouse=True)
 def registry_read_once(monkeypatch):
-    """The model registry is read once here (the test does not change it), not per check."""
-    monkeypatch.setattr(parameters, "load_registry", functools.cache(parameters.load_registry))
+    """The model registry is read once here (the test does not change it), not per check:
+    in each study module whose notebook's check reads it."""
+    registry = functools.cache(parameters.load_registry)
+    for study in (crows_pairs, crows_languages, stereoset, eurogest):
+        monkeypatch.setattr(study, "load_registry", registry)
 
 
 def _refusal(notebook, base, **change):

@@ -23,7 +23,17 @@ from polybias import paths
 from polybias.metrics import agreement
 from polybias.results import report
 from polybias.results.records import Record, write_record
-from polybias.studies import validity
+from polybias.studies import validity, validity_designs
+from polybias.studies.notebook_parameters import (
+    OUTPUT_DIR,
+    TABLE_FILE,
+    Notebook,
+    Parameter,
+    choice,
+    free,
+    integer,
+    planted_languages,
+)
 
 #: What :func:`published_signs_table` shows when no published values are chosen.
 NO_PUBLISHED = "(no published values chosen)"
@@ -104,3 +114,23 @@ def write_agreement_records(correlation: pd.DataFrame, signs: pd.DataFrame, lang
                                 parameters=parameters, values={"table": table}),
                          paths.output_path(output_dir))
             for name, table in tables]
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+#: The parameters of notebook 11_agreement: their help and allowed values.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "language": choice("planted-corpus language: {values}", planted_languages),
+    "ps": Parameter("planted strengths (one model per strength and seed; each {range})",
+                    low=0, high=1, each=True),
+    "seeds": integer("seeds per strength (0 .. seeds-1; {range})", low=1),
+    "measures": Parameter("measures compared, among {values}",
+                          values=lambda: validity_designs.DESIGNS, each=True),
+    "lm_n_sentences": integer("corpus size of the masked LMs ({range})", low=1),
+    "lm_n_pairs": integer("minimal pairs per model ({range})", low=1),
+    "weat_n_sentences": integer("corpus size of word2vec ({range})", low=1),
+    "reported": free("published per-category values of several methods; empty: none"),
+    "table_file": free(TABLE_FILE.format("agreement_en")),
+    "figure_file": free("figure under figures/; empty: none"),
+    "output_dir": OUTPUT_DIR,
+})

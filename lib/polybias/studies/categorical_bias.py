@@ -22,6 +22,16 @@ from polybias.metrics.measure import MeasureResult
 from polybias.results.plots import finish_figure, pyplot
 from polybias.results.records import Record, measure_results_record
 from polybias.results.report import load_reported, side_by_side
+from polybias.studies.notebook_parameters import (
+    HUB,
+    OUTPUT_DIR,
+    TABLE_FILE,
+    Notebook,
+    choice,
+    free,
+    integer,
+    model_engine,
+)
 
 _SEED002_LANGS = ("english", "greek", "persian")
 
@@ -592,3 +602,36 @@ def interaction_cb(lm: scoring.LanguageModel, book: TemplateBook, template: str,
     r = compute("interaction-cb", scores=fill.assign(template=template), identity_columns=["group"],
                 value="corrected", ddof=ddof, weights=weights)
     return catbias.CBResult(r.value, r.details, fill, ddof)
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+#: The parameters of notebook 06_categorical_bias: their help and allowed values.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free("registered masked LM (configs/models.yaml or POLYBIAS_MODELS_FILE), "
+                  + HUB),
+    **model_engine(),
+    "templates": free("template file in data/templates (e.g. catbias_el), or planted_<lang>"),
+    "template_names": free("templates to score; empty: all templates of the file"),
+    "target_list": free("word list of the target slot (for group shares)"),
+    "attribute_list": free("word list of the attribute slot (for group shares)"),
+    "group_feature": free("entry feature that names a word's group (group shares)"),
+    "mode": choice("target scoring: {values} (word: whole word; first_piece: Ahn & Oh / "
+                   "Kurita compat)", template_scores.MODES),
+    "ddof": choice("variance over groups: {values} (0: population, the default; 1: sample, "
+                   "Ahn & Oh)", (0, 1)),
+    "multipiece": choice("{values}: multi-piece words scored as Ahn & Oh's code (k masks, "
+                         "every piece at every mask); empty: by mode",
+                         tuple(m for m in catbias.MULTIPIECE if m), empty=True),
+    "template_norm": choice("PLL CB: {values} normalises groups within each template as seed "
+                            "002's code; empty: pooled",
+                            tuple(n for n in catbias.TEMPLATE_NORMS if n), empty=True),
+    "kl_scale": choice("KL: {values} (sum: nats; mean: divided by the vocabulary size, "
+                       "seed-002 code)", catbias.SCALES),
+    "top_k": integer("groups listed per template and attribute ({range})", low=1),
+    "reproduce": free("recompute seed-002 and seed-004 published values from shipped data"),
+    "seed002_all": free("also score every category x language of seed 002's templates on the "
+                        "model (Tables 1-4; minutes on the CPU)"),
+    "output_dir": OUTPUT_DIR,
+    "table_file": free(TABLE_FILE.format("catbias_planted-mlm")),
+})

@@ -11,10 +11,11 @@ import pandas as pd
 
 from polybias import paths
 from polybias.data import text
-from polybias.engines.embeddings import occurrence_vectors
+from polybias.engines.embeddings import WORD_POOLINGS, occurrence_vectors
 from polybias.measures import compute
-from polybias.metrics.ceat import CeatAlternative, CeatError, occurrence_sets
+from polybias.metrics.ceat import ALTERNATIVES, CeatAlternative, CeatError, occurrence_sets
 from polybias.metrics.measure import Interval, MeasureResult
+from polybias.models import PLANTED_STATIC
 from polybias.results.plots import colours, drop_parts, finish_figure, part_name, pyplot, wrap
 from polybias.results.records import (
     Record,
@@ -25,6 +26,17 @@ from polybias.results.records import (
 )
 from polybias.results.report import markdown_table
 from polybias.stats import CONFIDENCE_LEVEL
+from polybias.studies.notebook_parameters import (
+    LANGUAGE_OVERRIDE,
+    Notebook,
+    Parameter,
+    ParameterError,
+    check_model_language,
+    choice,
+    free,
+    integer,
+    model_engine,
+)
 
 #: The two-sided normal quantile of a CES's 95 % interval, CES ± z · SE (docs/measures/ceat.md).
 _Z95 = 1.959963984540054
@@ -303,3 +315,57 @@ def segment_length_study(
                              "tau2": r.extra["tau2"], "n_samples": r.n, "mean_words": mean_words,
                              "dropped": ", ".join(w for ws in dropped.values() for w in ws)})
     return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _check_03_ceat(*, model, language, language_override, lengths, sample_sets, seed, corpus,
+                   planted_p):
+    if model != PLANTED_STATIC:
+        check_model_language(model, language, language_override)
+    for length in lengths:
+        text.parse_length(length)
+    for mode in sample_sets:
+        text.sample_seed(seed, mode)
+    if not corpus and not planted_p:
+        raise ParameterError("give a corpus or at least one planted strength in planted_p")
+
+
+#: The parameters of notebook 03_ceat: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free("registered encoder or MLM (configs/models.yaml or POLYBIAS_MODELS_FILE), "
+                  "a model directory or a hub id; planted-static: an analytic contextual "
+                  "encoder over a table planted from the word lists (bn, hi)"),
+    **model_engine(),
+    "language": free("language of the corpus and word lists"),
+    "language_override": LANGUAGE_OVERRIDE,
+    "corpus": free("text file or folder to extract sentences from; empty: generated planted "
+                   "corpora"),
+    "wordlist_file": free("word lists (used with corpus); empty: the language's default (bn: "
+                          "seed000, the study's own C1-C9; else weat.yaml); weat.yaml: the "
+                          "project's lists"),
+    "tests": free("tests of wordlist_file to run (used with corpus); empty: all"),
+    "planted_p": Parameter("planted association strengths, one generated corpus each (each "
+                           "{range})", low=0, high=1, each=True, empty=True),
+    "n_sentences": integer("sentences per generated corpus ({range})", low=1),
+    "n_words": integer("words per set of the planted test (male, female, career, family; "
+                       "{range})", low=1),
+    "lengths": free("segment lengths in words; \">75\": the whole sentence"),
+    "n_samples": integer("N: occurrences drawn per word and CEAT samples (seed 000 uses 1000 "
+                         "and 5000; {range}: random effects need several samples)", low=2),
+    "sample_sets": free("fixed: same occurrences at every length; random: redrawn"),
+    "strict_lengths": free("draw only sentences with at least L words (more than K for "
+                           "\">K\")"),
+    "max_per_word": integer("occurrences kept per word while streaming the corpus (reservoir; "
+                            "{range})", low=1),
+    "alternative": choice("p-value of CES: {values} (two-sided: seed 000; greater: Guo & "
+                          "Caliskan code)", ALTERNATIVES),
+    "alpha": Parameter("significance level marked in the tables (seed 000; {range})", low=0,
+                       high=1, open_range=True),
+    "layer": integer("hidden layer (-1 last)", low=None),
+    "pooling": choice("word vector over its pieces: {values}", WORD_POOLINGS),
+    "seed": integer("seed of corpora and sample sets ({range})"),
+    "cache": free("read/store vectors in the embedding cache"),
+    "output_dir": free("run records (relative to the project root)"),
+    "table_file": free("where to write the tables (e.g. paper/tables/ceat_minilm-l6.md)"),
+}, _check_03_ceat)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from polybias import models, paths
 from polybias.data import sources
-from polybias.data.crowspairs import CrowsPairsError, languages_to_compare
+from polybias.data.crowspairs import DATASETS, CrowsPairsError, languages_to_compare
 from polybias.data.minimal_pairs import sample_caption, sample_pairs
 from polybias.data.published_pair_scores import DUTCH_SCORE_MODELS, load_dutch_crows_scores
 from polybias.engines.pair_scores import pair_scores
@@ -24,7 +24,7 @@ from polybias.metrics.crows import (
     share_row_result,
 )
 from polybias.metrics.measure import Interval, MeasureResult, finite_or_none
-from polybias.models import check_language
+from polybias.models import check_language, load_registry
 from polybias.results.records import (
     Record,
     measure_results_record,
@@ -33,6 +33,24 @@ from polybias.results.records import (
 )
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 from polybias.studies import crows_pairs
+from polybias.studies.notebook_parameters import (
+    BATCH_TOKENS,
+    DEVICE,
+    DTYPE,
+    LANGUAGE_OVERRIDE,
+    OUTPUT_DIR,
+    SCORED_MODEL,
+    TABLE_FILE,
+    Notebook,
+    ParameterError,
+    check_model_language,
+    choice,
+    crows_method_refusal,
+    free,
+    integer,
+    model_kind,
+    published_only,
+)
 
 
 def _comparison_record(comparison: LanguageComparison, model: str, languages: list[str],
@@ -233,3 +251,55 @@ def dutch_crows_aggregates(n_bootstrap: int = 0, seed: int = 0) -> pd.DataFrame:
         tables.append(table.assign(model=model, language=language, file_score=own))
     out = pd.concat(tables, ignore_index=True)
     return out[["model", "language"] + [c for c in out.columns if c not in ("model", "language")]]
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _aligned_datasets() -> tuple[str, ...]:
+    return tuple(d for d, languages in DATASETS.items() if len(languages) > 1)
+
+
+def _check_12_crows_languages(*, model, dataset, languages, language_override, method, revision,
+                              device, dtype, batch_tokens):
+    published_only(model, revision, device, dtype, batch_tokens)
+    if model == "published":
+        if dataset != "crows-pairs-dutch":
+            raise ParameterError(f"published per-pair scores exist for crows-pairs-dutch only; "
+                                 f"set model to score {dataset}")
+        return
+    try:
+        compared = languages_to_compare(dataset, languages)
+    except CrowsPairsError as err:
+        raise ParameterError(str(err)) from None
+    registry = load_registry()
+    for language in compared:
+        check_model_language(model, language, language_override, registry)
+    refusal = crows_method_refusal(method, model_kind(model, registry))
+    if refusal:
+        raise ParameterError(f"{refusal} ({model})")
+
+
+#: The parameters of notebook 12_crows_languages: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free("published: the Dutch authors' per-pair scores; else a " + SCORED_MODEL),
+    "revision": free("hub branch, tag or 40-hex commit; empty: the registered revision, else "
+                     "main (model not published)"),
+    "device": DEVICE,
+    "dtype": DTYPE,
+    "batch_tokens": BATCH_TOKENS,
+    "dataset": choice("dataset with aligned languages: {values}", _aligned_datasets),
+    "languages": free("languages of the dataset to compare (two or more); empty: all of them"),
+    "language_override": LANGUAGE_OVERRIDE,
+    "subset": free("bias types to keep; empty: all"),
+    "method": choice("{values}; empty: by the model's kind", METHODS, empty=True),
+    "max_pairs": integer("a scored model: score the same sample of at most this many pairs "
+                         "in every language, stratified by bias type and drawn with `seed` "
+                         "({range}; 0: all)"),
+    "published_groups": free("published models compared over the shared pairs (model "
+                             "published only)"),
+    "n_bootstrap": integer("bootstrap resamples for the confidence intervals ({range}; 0: "
+                           "none)", default="polybias.stats.N_BOOTSTRAP"),
+    "seed": integer("seed of the pair sample and the bootstrap ({range})"),
+    "output_dir": OUTPUT_DIR,
+    "table_file": free(TABLE_FILE.format("crows-languages_published")),
+}, _check_12_crows_languages)

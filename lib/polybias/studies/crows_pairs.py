@@ -16,12 +16,17 @@ from polybias.engines.pair_scores import alignment_changes, jsd_attributions, pa
 from polybias.engines.scoring import LanguageModel
 from polybias.measures import MEASURES, MeasureResult, compute, compute_offered, reads
 from polybias.metrics.crows import (
+    ALIGNMENTS,
+    CAUSAL_BOS,
     METHODS,
+    ON_UNMODIFIED,
     CrowsError,
     attribution_words,
     gamboa_table3,
     share_groups,
 )
+from polybias.models import load_registry
+from polybias.planted import synthetic
 from polybias.planted.synthetic import minimal_pairs
 from polybias.results.records import (
     Record,
@@ -32,6 +37,22 @@ from polybias.results.records import (
 )
 from polybias.results.report import load_reported, side_by_side
 from polybias.stats import N_BOOTSTRAP
+from polybias.studies.notebook_parameters import (
+    LANGUAGE_OVERRIDE,
+    OUTPUT_DIR,
+    SCORED_MODEL,
+    TABLE_FILE,
+    Notebook,
+    ParameterError,
+    check_model_language,
+    choice,
+    crows_method_refusal,
+    free,
+    integer,
+    model_engine,
+    model_kind,
+    spoken,
+)
 
 
 def load_pairs(dataset: str, language: str = "en", bias_types: list[str] | None = None,
@@ -281,3 +302,56 @@ def bias_categories(evaluation: CrowsEvaluation, top: int = 10, min_share: float
     least ``min_share`` of the words (and at least one)."""
     words = attribution_words(evaluation.attributed)
     return semantics.category_shares(words, min_count=max(1, round(min_share * len(words)))).head(top)
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _crows_datasets() -> tuple[str, ...]:
+    return ("planted", *DATASETS)
+
+
+def _pair_languages(dataset: str) -> tuple[str, ...]:
+    return synthetic.LANGUAGES if dataset == "planted" else DATASETS[dataset]
+
+
+def _check_05_crows_pairs(*, model, dataset, language, language_override, method):
+    if language not in _pair_languages(dataset):
+        raise ParameterError(f"dataset {dataset} has no language {language!r}; it has "
+                             f"{', '.join(_pair_languages(dataset))}")
+    registry = load_registry()
+    check_model_language(model, language, language_override, registry)
+    refusal = crows_method_refusal(method, model_kind(model, registry))
+    if refusal:
+        raise ParameterError(f"{refusal} ({model})")
+
+
+#: The parameters of notebook 05_crows_pairs: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free(SCORED_MODEL),
+    **model_engine(),
+    "dataset": choice("planted minimal pairs or a registered CrowS-Pairs dataset: {values}",
+                      _crows_datasets),
+    "language": free(f"language of the dataset (planted: {spoken(synthetic.LANGUAGES)}; a "
+                     f"dataset: its own, polybias.data.crowspairs.DATASETS)"),
+    "language_override": LANGUAGE_OVERRIDE,
+    "subset": free("bias types to keep; empty: all"),
+    "method": choice("{values}; empty: by the model's kind", METHODS, empty=True),
+    "n_pairs": integer("number of planted pairs (dataset planted only; {range})", low=1),
+    "max_pairs": integer("a dataset: score a sample of at most this many pairs, stratified "
+                         "by bias type and drawn with `seed` ({range}; 0: all)"),
+    "n_bootstrap": integer("bootstrap resamples for the confidence intervals ({range}; 0: "
+                           "none)", default="polybias.stats.N_BOOTSTRAP"),
+    "seed": integer("seed of the pair draw and the bootstrap ({range})"),
+    "compat_fourth_root": free("seed-001 code's extra square root in the JSD"),
+    "causal_bos": choice("causal LMs: {values} (prepend: BOS before every sentence; "
+                         "first-token: bias-bench compat)", CAUSAL_BOS),
+    "on_unmodified": choice("bias-bench: a pair with no modified token: {values} (skip: "
+                            "bias-bench compat)", ON_UNMODIFIED),
+    "alignment": choice("nangia/bias-bench on masked LMs: {values} (metric.py: the "
+                        "reference's shared tokens; content: special tokens removed, "
+                        "sent_more first)", ALIGNMENTS),
+    "output_dir": OUTPUT_DIR,
+    "reproduce": free("recompute seed 001's GPT-2 Table 3 row from its shipped per-pair "
+                      "scores"),
+    "table_file": free(TABLE_FILE.format("crows_planted-mlm")),
+}, _check_05_crows_pairs)

@@ -14,6 +14,16 @@ from polybias.results import report
 from polybias.results.records import Record, measure_results_record
 from polybias.stats import N_PERMUTATIONS_SHORT
 from polybias.studies import capstone2023, categorical_bias
+from polybias.studies.notebook_parameters import (
+    HUB,
+    OUTPUT_DIR,
+    TABLE_FILE,
+    Notebook,
+    ParameterError,
+    free,
+    integer,
+    model_engine,
+)
 
 SEED004_LISTS = {"Countries": "seed004-countries", "Languages": "seed004-languages", "Food": "seed004-dishes",
                  "Music": "seed004-genres", "Religion": "seed004-religions"}
@@ -176,3 +186,36 @@ def interaction_record(scores: pd.DataFrame, *, model: str, language: str, test:
         entries.append((f"{row['characteristics']}; {row['base']}", result, {}))
     return measure_results_record(entries, model=model, language=language, test=test,
                                   metric="interaction-cb", parameters=parameters, **fields)
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _check_07_cultural_interactions(*, identity_slots):
+    if not identity_slots:
+        raise ParameterError("identity_slots must name at least one slot")
+
+
+#: The parameters of notebook 07_cultural_interactions: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free("registered masked LM (configs/models.yaml or POLYBIAS_MODELS_FILE), "
+                  + HUB),
+    **model_engine(),
+    "templates": free("template file in data/templates, or planted_interactions_en"),
+    "template": free("the template to score"),
+    "identity_slots": free("slots whose combinations form the groups (at least one)"),
+    "attribute_slot": free("the attribute slot"),
+    "attributes": free("attribute entry ids; empty: the whole list (minus neutral ones)"),
+    "neutral_attributes": free("attribute entries used as neutral base rates; empty: double "
+                               "mask only"),
+    "weighted": free("weight attributes by |VADER compound| (needs words with sentiment)"),
+    "n_adjectives": integer("seed-004 adjectives sampled, stratified by sentiment "
+                            "(reproduction; {range})", low=1),
+    "seed": integer("seed of the samples ({range})"),
+    "cell_feature": free("attribute feature whose values split the attributes into cells for "
+                         "the significance test (e.g. sentiment); empty: one cell"),
+    "n_permutations": integer("draws of the significance test of each interaction against "
+                              "its base rate ({range})", low=1, default="polybias.stats.N_PERMUTATIONS_SHORT"),
+    "reproduce": free("seed-004 identity lists and sample sizes from shipped data"),
+    "output_dir": OUTPUT_DIR,
+    "table_file": free(TABLE_FILE.format("interactions_planted-mlm")),
+}, _check_07_cultural_interactions)

@@ -37,6 +37,16 @@ from polybias.metrics.measure import MeasureResult, finite_or_none
 from polybias.results.plots import colours, finish_figure, pyplot, wrap
 from polybias.results.records import Record, measure_results_record, model_fields, write_record
 from polybias.results.report import load_reported, markdown_table
+from polybias.studies.notebook_parameters import (
+    OUTPUT_DIR,
+    STATIC_FILE_FORMATS,
+    TABLE_FILE,
+    Notebook,
+    ParameterError,
+    choice,
+    free,
+    integer,
+)
 from polybias.studies.seat import load_templates
 from polybias.studies.weat import weat_on_embedding
 
@@ -565,3 +575,39 @@ def evaluate(
     order = {"WEAT": 0, "SEAT": 1}
     return frame.sort_values("test_type", key=lambda c: c.map(order), kind="stable",
                              ignore_index=True)
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _check_09_debiasing(*, language, tables):
+    spec = load_spec(language)
+    unknown = [t for t in tables if t not in spec.tables]
+    if unknown:
+        raise ParameterError(f"tables not in {language}/debias.yaml: {unknown}; defined: "
+                             f"{list(spec.tables)}")
+
+
+#: The parameters of notebook 09_debiasing: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free("registered static model (configs/models.yaml) or a file path"),
+    "language": free("word-list folder of the model's language (data/wordlists/)"),
+    "tables": free("experiment tables of debias.yaml to run; empty: all of them"),
+    "scope": choice("{values} (all: debias every word; targets: only the tests' target "
+                    "words, seed-003 code)", ("all", "targets")),
+    "compare_scope": free("also run the other scope and show the difference"),
+    "ddof": choice("std degrees of freedom of the WEAT effect size (1 Caliskan, 0 seed-003 "
+                   "code): {values}", (1, 0)),
+    "n_permutations": integer("Monte Carlo draws of the WEAT p-value ({range})", low=1,
+                              default="polybias.stats.N_PERMUTATIONS_SHORT"),
+    "seed": integer("seed of the p-values, the INLP split and classifiers ({range})"),
+    "extra_model": free("Hindi/Bangla static model: registered name or file path; empty: "
+                        "none"),
+    "extra_language": choice("language of extra_model: {values}", ("hi", "bn")),
+    "extra_format": choice("file format of extra_model: {values}; empty: by suffix",
+                           STATIC_FILE_FORMATS, empty=True),
+    "extra_limit": integer("read only the first N words of extra_model; 0: all"),
+    "reference_lists": free("also hard-debias with the debiaswe lists (needs the data mirror "
+                            "or network)"),
+    "output_dir": OUTPUT_DIR,
+    "table_file": free(TABLE_FILE.format("debias_w2v-gnews")),
+}, _check_09_debiasing)

@@ -26,9 +26,10 @@ from polybias.data.eurogest import (
     STEREOTYPES,
     eurogest_pairs,
 )
-from polybias.engines.eurogest_scores import gendered_pair_scores
+from polybias.engines.eurogest_scores import CAUSAL_BOS, gendered_pair_scores
 from polybias.metrics.eurogest import EuroGestMetricError
 from polybias.metrics.measure import Interval, MeasureResult, finite_or_none
+from polybias.models import load_registry
 from polybias.results.plots import finish_figure, pyplot
 from polybias.results.records import (
     Record,
@@ -38,6 +39,19 @@ from polybias.results.records import (
     write_record,
 )
 from polybias.stats import N_BOOTSTRAP
+from polybias.studies.notebook_parameters import (
+    LANGUAGE_OVERRIDE,
+    OUTPUT_DIR,
+    SCORED_MODEL,
+    TABLE_FILE,
+    Notebook,
+    Parameter,
+    check_model_language,
+    choice,
+    free,
+    integer,
+    model_engine,
+)
 
 #: The registered files a run reads (their sha256 go into its record).
 SOURCES = ("eurogest-gendered", "eurogest-neutral", "eurogest-scaffolds", "eurogest-punctuation",
@@ -272,3 +286,39 @@ def rates_heatmap(rates: pd.DataFrame, title: str, file: str | None = None):
     ax.tick_params(axis="y", labelsize=7)
     ax.set_title(title, fontsize=9)
     return finish_figure(fig, file)
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _check_16_eurogest(*, model, languages, language_override):
+    registry = load_registry()
+    for lang in languages or NEUTRAL_LANGUAGES:  # before the model loads
+        check_model_language(model, lang, language_override, registry)
+
+
+#: The parameters of notebook 16_eurogest: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free(SCORED_MODEL),
+    **model_engine(),
+    "languages": Parameter("EuroGEST languages to score, among {values}; empty: all 29, by "
+                           "family", values=NEUTRAL_LANGUAGES, each=True, empty=True),
+    "language_override": LANGUAGE_OVERRIDE,
+    "subsets": Parameter("sentences to score, among {values} (neutral: in the scaffolds)",
+                         values=("gendered", "neutral"), each=True),
+    "per_stereotype": integer("keep the first `per_stereotype` sentences of each stereotype and "
+                              "subset ({range}; 0: all)"),
+    "too_long": choice("a sentence longer than the model accepts: {values} (counted)",
+                       ("raise", "skip")),
+    "causal_bos": choice("causal LMs: {values} (prepend: every token given BOS; none: the "
+                         "authors' code on a tokenizer without BOS)", CAUSAL_BOS),
+    "normalise": free("mean token log-probability (the authors' default); False: summed"),
+    "differing_only": free("score only the part where the two forms differ (the authors' "
+                           "default); False: whole sentences"),
+    "min_sentences": integer("a stereotype with fewer sentences gets no rate (the authors' 10; "
+                             "{range})", low=1),
+    "n_bootstrap": integer("bootstrap resamples within each stereotype for the intervals "
+                           "({range}; 0: none)", default="polybias.stats.N_BOOTSTRAP"),
+    "seed": integer("seed of the bootstrap ({range})"),
+    "output_dir": OUTPUT_DIR,
+    "table_file": free(TABLE_FILE.format("eurogest_planted-causal")),
+}, _check_16_eurogest)

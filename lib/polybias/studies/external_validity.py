@@ -47,6 +47,15 @@ from polybias.metrics.measure import Interval, MeasureResult, finite_or_none
 from polybias.results.plots import finish_figure, pyplot, wrap
 from polybias.results.records import Record, measure_results_record, write_record
 from polybias.stats import CONFIDENCE_LEVEL
+from polybias.studies.notebook_parameters import (
+    OUTPUT_DIR,
+    Notebook,
+    Parameter,
+    ParameterError,
+    choice,
+    free,
+    integer,
+)
 
 METHODS = ("pearson", "spearman")
 #: Measures :func:`static_occupation_bias` computes (column names of its frame).
@@ -583,3 +592,36 @@ def write_external_records(result: OccupationScores, table: pd.DataFrame, model:
                                  result.missing if by == model else {}, parameters, data_sha256=data_sha)
         written.append(write_record(record, paths.output_path(output_dir)))
     return written
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _check_13_external_validity(*, mlm_women, mlm_men):
+    if len(mlm_women) != len(mlm_men) or not mlm_women:
+        raise ParameterError(f"mlm_women and mlm_men must be non-empty and of equal length, got "
+                             f"{mlm_women}, {mlm_men}")
+
+
+#: The parameters of notebook 13_external_validity: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free("registered static model (configs/models.yaml)"),
+    "encoder": free("registered encoder for the sentence-vector WEFAT; empty: none"),
+    "caliskan_terms": free("also WEFAT with Caliskan et al.'s 8 + 8 gender terms (en/weat.yaml "
+                           "female_terms, male_terms)"),
+    "mlm": free("registered masked LM for Kurita's log-probability bias; empty: none (no "
+                "embedded MLM knows occupations; planted-mlm: a negative control)"),
+    "mlm_women": free("Kurita targets for women (Kurita et al. 2019: he / she)"),
+    "mlm_men": free("Kurita targets for men, in the same order"),
+    "census_year": integer("census year to correlate with; 0: the latest year in the file"),
+    "model_year": integer("census year matching the model's text (Google News word2vec, "
+                          "released 2013); 0: none"),
+    "outcomes": Parameter("among {values}: share of women p, logit(p) (Garg et al.'s \"logit "
+                          "proportion\")", values=census.OUTCOMES, each=True),
+    "ddof": choice("std degrees of freedom of WEFAT (1: sample std): {values}", (1, 0)),
+    "confidence": Parameter("level of the Fisher-z intervals ({range})", low=0, high=1,
+                            open_range=True, default="polybias.stats.CONFIDENCE_LEVEL"),
+    "reported": free("paper/reported/NAME.csv with the published correlations; empty: none"),
+    "output_dir": OUTPUT_DIR,
+    "table_file": free("where to write the tables (e.g. paper/tables/external_w2v-gnews.md)"),
+    "figure_file": free("scatter figure under figures/; empty: none"),
+}, _check_13_external_validity)

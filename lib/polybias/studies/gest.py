@@ -24,9 +24,25 @@ from polybias.data import gest, sources
 from polybias.data.minimal_pairs import sample_pairs, stratified_sample_caption
 from polybias.engines import gest_scores
 from polybias.measures import compute
+from polybias.metrics.gest import BASES, INTERVALS
 from polybias.metrics.measure import Interval, MeasureResult
 from polybias.results import records, report
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
+from polybias.studies.notebook_parameters import (
+    BATCH_TOKENS,
+    DEVICE,
+    DTYPE,
+    OUTPUT_DIR,
+    SCORED_MODEL,
+    TABLE_FILE,
+    Notebook,
+    Parameter,
+    ParameterError,
+    choice,
+    free,
+    integer,
+    published_only,
+)
 
 SUMMARY_COLUMNS = ("kind", "model", "hub_id", "template", "n", "r_f", "r_m", "g_s", "g_s_low", "g_s_high")
 RATE_COLUMNS = ("kind", "model", "hub_id", "template", "stereotype", "name", "group", "n",
@@ -224,3 +240,38 @@ def gest_record(run: dict, details: list[dict], *, model: str, test: str, parame
                            extra={"r_f": float(run["r_f"]), "r_m": float(run["r_m"])})
     return records.measure_record(result, model=model, language="en", test=test, parameters=parameters,
                                   subset=test, details=details, **fields)
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _check_15_gest(*, model, revision, device, dtype, batch_tokens, limit, max_items):
+    published_only(model, revision, device, dtype, batch_tokens)
+    for name, value in (("limit", limit), ("max_items", max_items)):
+        if model == "published" and value:
+            raise ParameterError(f"{name} applies to a model that is scored, not to model=published")
+    if limit and max_items:
+        raise ParameterError("give limit (the first sentences) or max_items (a stratified sample), "
+                             "not both")
+
+
+#: The parameters of notebook 15_gest: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free("published: the authors' released scores; else a " + SCORED_MODEL),
+    "revision": free("hub branch, tag or 40-hex commit; empty: the registered revision, else "
+                     "main (model not published)"),
+    "device": DEVICE,
+    "dtype": DTYPE,
+    "batch_tokens": BATCH_TOKENS,
+    "kinds": Parameter("released runs to aggregate, among {values} (model published)",
+                       values=gest.KINDS, each=True),
+    "limit": integer("score only the first `limit` sentences; 0: all (model not published)"),
+    "max_items": integer("score a sample of at most this many sentences, stratified by stereotype "
+                         "and drawn with `seed` ({range}; 0: all; model not published)"),
+    "interval": choice("{values} (normal: the authors' bootstrap_ci)", INTERVALS),
+    "base": choice("{values} (e: the authors' np.exp of the mean base-10 score)", BASES),
+    "n_bootstrap": integer("bootstrap resamples within each stereotype for the intervals "
+                           "({range}; 0: none)", default="polybias.stats.N_BOOTSTRAP"),
+    "seed": integer("seed of the sentence sample and the bootstrap ({range})"),
+    "output_dir": OUTPUT_DIR,
+    "table_file": free(TABLE_FILE.format("gest_published")),
+}, _check_15_gest)

@@ -12,10 +12,25 @@ from typing import Any
 import pandas as pd
 
 from polybias.data import templating
+from polybias.engines import template_scores
 from polybias.metrics.measure import MeasureResult, finite_or_none, permutation_method
+from polybias.models import ANALYTIC, PLANTED
 from polybias.results.plots import MARKERS, colours, finish_figure, pyplot
 from polybias.results.records import Record, measure_results_record
 from polybias.stats import ALPHA, split_permutation_kind
+from polybias.studies.notebook_parameters import (
+    BATCH_TOKENS,
+    DEVICE,
+    OUTPUT_DIR,
+    REVISION,
+    TABLE_FILE,
+    Notebook,
+    ParameterError,
+    choice,
+    free,
+    integer,
+    probability,
+)
 
 #: Below this absolute size a corrected difference (in nats) counts as zero: far above the
 #: rounding noise of a float64 forward pass (about 1e-14), far below any planted effect.
@@ -149,3 +164,51 @@ def context_record(summary: pd.DataFrame, per_attribute: pd.DataFrame, a: str, b
         entries.append((f"structure {row['structure']}", result, {}))
     return measure_results_record(entries, model=model, language=language, test=test,
                                   metric="logprob-context", parameters=parameters, **fields)
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _check_04_logprob_context(*, model, templates, x, y, a, b):
+    if len({x, y}) != 2 or len({a, b}) != 2:
+        raise ParameterError("the two target groups and the two attribute groups must differ")
+    if model == PLANTED and templates == "seed000_bn":
+        raise ParameterError(f"model {PLANTED!r} (a 64-token window, trained on the planted "
+                             f"sentences) cannot read the study's passages of {templates!r}; use "
+                             f"model={ANALYTIC!r} (built from the book) or a hub model")
+
+
+#: The parameters of notebook 04_logprob_context: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free("registered masked LM, a model directory or a hub id; planted: the trained "
+                  "planted Bangla MLM (polybias.planted.synthetic); planted-analytic: the "
+                  "analytic MLM built from the template book (polybias.planted.analytic)"),
+    "revision": REVISION,
+    "device": DEVICE,
+    "dtype": free("auto (bfloat16 on CUDA for decoder families trained in it, float64 for the "
+                  "planted models, else float32), float32, bfloat16 or float16 (CUDA only)"),
+    "batch_tokens": BATCH_TOKENS,
+    "planted_p": probability("planted association strength when model is planted or "
+                             "planted-analytic (0.5: none; {range})"),
+    "templates": free("template file in data/templates (e.g. logprob_bn), planted_<lang>, or "
+                      "seed000_bn (the study's own S1-S5 trait sentences)"),
+    "target_list": free("word list of the target slot"),
+    "attribute_list": free("word list of the attribute slot"),
+    "group_feature": free("entry feature naming a word's group"),
+    "x": free("first target group"),
+    "y": free("second target group"),
+    "a": free("first attribute group"),
+    "b": free("second attribute group"),
+    "mode": choice("target scoring: {values} (word: whole word; first_piece: Kurita / "
+                   "seed-000 compat)", template_scores.MODES),
+    "prior_at": choice("first_piece: read the prior at the {values} (target: default; "
+                       "attribute: seed 000's code)", template_scores.PRIOR_AT),
+    "index_quirk": choice("first_piece: {values} reads one token before the mask as Kurita "
+                          "et al.'s code; empty: none",
+                          tuple(q for q in template_scores.INDEX_QUIRKS if q), empty=True),
+    "n_permutations": integer("Monte Carlo draws of the permutation test when not exact "
+                              "({range})", low=1, default="polybias.stats.N_PERMUTATIONS_SHORT"),
+    "seed": integer("seed of the permutation test (and of the planted model's training, or "
+                    "the analytic model's codes; {range})"),
+    "output_dir": OUTPUT_DIR,
+    "table_file": free(TABLE_FILE.format("logprob_context_planted")),
+}, _check_04_logprob_context)

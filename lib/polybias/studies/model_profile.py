@@ -20,6 +20,14 @@ import pandas as pd
 from polybias.results import plots
 from polybias.studies import real_model_findings as findings
 from polybias.studies import real_models
+from polybias.studies.notebook_parameters import (
+    OUTPUT_DIR,
+    TABLE_FILE,
+    Notebook,
+    Parameter,
+    free,
+    integer,
+)
 
 COLUMNS = ("measure", "test", "subset", "language", "value", "ci_low", "ci_high", "n", "verdict")
 """The columns of :func:`profile_table`."""
@@ -319,3 +327,20 @@ def profile_figure(table: pd.DataFrame, references: pd.DataFrame, title: str,
 
     fig.set_layout_engine(PlaceHolderLayoutEngine(adjust_compatible=True, colorbar_gridspec=True))
     return plots.finish_figure(fig, file)
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+#: The parameters of notebook 18_profile: their help and allowed values.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "profiled": free("the profiled model: a registered name, a model directory or a hub id, as "
+                     "its runs name it (not `model`: this notebook scores nothing)"),
+    "sweep_files": Parameter("sweeps whose done runs of the model give its numbers (their run "
+                             "records, or the records kept under paper/records), e.g. "
+                             "configs/sweeps/default.yaml and the sweep polybias profile wrote"),
+    "n_bootstrap": integer("bootstrap resamples for the released checkpoints' intervals "
+                           "({range}; 0: none)", default="polybias.stats.N_BOOTSTRAP"),
+    "seed": integer("seed of those bootstraps ({range})"),
+    "output_dir": OUTPUT_DIR,
+    "table_file": free(TABLE_FILE.format("profile_smollm2-135m-instruct-q4_1")),
+})

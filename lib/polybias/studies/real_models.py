@@ -35,6 +35,14 @@ from polybias.results import records, report
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 from polybias.studies import crows_languages
 from polybias.studies.gest import published_rates
+from polybias.studies.notebook_parameters import (
+    OUTPUT_DIR,
+    TABLE_FILE,
+    Notebook,
+    choice,
+    free,
+    integer,
+)
 from polybias.studies.stereoset import RUN_ALIASES, UNREPRODUCED, scores_table
 
 COLUMNS = ("hub_id", "source", "name", "run", "measure", "language", "value", "ci_low", "ci_high", "n", "note")
@@ -515,3 +523,25 @@ def write_record(table: pd.DataFrame, parameters: dict, output_dir: str | Path) 
     record = real_models_record(table, parameters)
     return records.write_record(record, paths.output_path(output_dir))
 
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+#: The parameters of notebook 17_real_models: their help and allowed values.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "n_bootstrap": integer("bootstrap resamples for the intervals of g_s, SS and the stereotype "
+                           "score and of the rank correlations ({range}; 0: none)",
+                           default="polybias.stats.N_BOOTSTRAP"),
+    "seed": integer("seed of every bootstrap ({range})"),
+    "method": choice("rank correlation: {values}", ("spearman", "kendall")),
+    "min_models": integer("fewest shared checkpoints for a rank correlation ({range})", low=2),
+    "sweep_file": free("sweep whose full-set runs of the embedded real models give their rows "
+                       "(their run records, or the records kept under paper/records); empty: "
+                       "none"),
+    "output_dir": OUTPUT_DIR,
+    "table_file": free(TABLE_FILE.format("real-models")),
+    "csv_file": free("where to write the table as CSV, e.g. paper/tables/real-models.csv"),
+    "findings_file": free("where to write the findings' tables (EuroGEST per language, the "
+                          "minimal-pair scores, the two models' differences), e.g. "
+                          "paper/tables/real-model-findings.md; their summary goes beside it "
+                          "(-summary.md)"),
+})

@@ -15,7 +15,7 @@ import pandas as pd
 from polybias import models, paths
 from polybias.data import sources, wordlists
 from polybias.engines import embeddings
-from polybias.engines.embeddings import Encoder
+from polybias.engines.embeddings import SENTENCE_POOLINGS, Encoder
 from polybias.files import sha256_file
 from polybias.measures import compute
 from polybias.metrics.seat import (
@@ -34,6 +34,16 @@ from polybias.planted.static import BagOfWords
 from polybias.results.plots import finish_figure, pyplot
 from polybias.results.records import measure_record, model_fields, write_record
 from polybias.stats import ALPHA, EXACT_LIMIT, N_PERMUTATIONS, Alternative
+from polybias.studies.notebook_parameters import (
+    ALTERNATIVE,
+    PLANTED_STRENGTH,
+    Notebook,
+    ParameterError,
+    choice,
+    free,
+    integer,
+    model_engine,
+)
 
 
 def read_sent_bias(path: str | Path, name: str | None = None) -> SeatTest:
@@ -344,3 +354,45 @@ def seat(encoder, test: SeatTest, pooling: str = "model", layer: int = -1, ddof:
     return WeatResult.from_measure(compute("seat", X=v["X"], Y=v["Y"], A=v["A"], B=v["B"], ddof=ddof,
                                            alternative=alternative, n_permutations=n_permutations,
                                            exact_limit=exact_limit, seed=seed))
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _check_02_seat(*, language, tests):
+    tests = [tests] if isinstance(tests, str) else list(tests)
+    unknown = [t for t in tests if t not in SEAT_TESTS] if language == "en" else []
+    if unknown:
+        raise ParameterError(f"unknown SEAT tests {unknown}; known: {', '.join(SEAT_TESTS)}")
+
+
+#: The parameters of notebook 02_seat: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free("registered encoder or MLM (configs/models.yaml or POLYBIAS_MODELS_FILE), "
+                  "a model directory or a hub id; planted-static: a bag-of-words encoder "
+                  "over a planted table built from the word lists (hi, bn)"),
+    "planted_strength": PLANTED_STRENGTH,
+    **model_engine(),
+    "language": free("en: May et al.'s SEAT files; hi, bn: the language's word lists in "
+                     "data/templates/seat_<lang>.yaml"),
+    "wordlist_file": free("hi/bn word lists (data/wordlists/<lang>/); empty: the language's "
+                          "default"),
+    "tests": free("SEAT test names (polybias.metrics.seat.SEAT_TESTS); empty: all of them"),
+    "pooling": choice("sentence vector: {values}; model: the model's own, mean: non-special "
+                      "tokens, first-piece: sent-bias compat", SENTENCE_POOLINGS),
+    "special_tokens": free("encode with [CLS]/[SEP]; False with first-piece: sent-bias's "
+                           "encoder (compat)"),
+    "layer": integer("hidden layer (-1 last, 0 embeddings)", low=None),
+    "ddof": choice("std degrees of freedom of the effect size (1 Caliskan/May, 0 WEFE): "
+                   "{values}", (1, 0)),
+    "alternative": ALTERNATIVE,
+    "n_permutations": integer("Monte Carlo re-splits when exact enumeration is too large "
+                              "({range})", low=1, default="polybias.stats.N_PERMUTATIONS_SHORT"),
+    "exact_limit": integer("enumerate all re-splits when there are at most this many "
+                           "({range})", default="polybias.stats.EXACT_LIMIT"),
+    "seed": integer("seed of the Monte Carlo draws ({range})"),
+    "cache": free("read/store sentence vectors in the embedding cache"),
+    "reported": free("paper/reported/NAME.csv (one model, keyed by test) to print beside the "
+                     "effect sizes, e.g. sadhu2024_bangla_seat (BanglaBERT); empty: none"),
+    "output_dir": free("run records (relative to the project root)"),
+    "table_file": free("where to write the table (e.g. paper/tables/seat_minilm-l6.md)"),
+}, _check_02_seat)

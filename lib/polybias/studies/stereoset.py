@@ -37,6 +37,7 @@ from polybias.measures import compute
 from polybias.metrics import crows
 from polybias.metrics.measure import Interval, MeasureResult
 from polybias.metrics.stereoset import (
+    AGGREGATES,
     INTERSENTENCE,
     INTRASENTENCE,
     WORD_SOURCES,
@@ -48,9 +49,27 @@ from polybias.metrics.stereoset import (
     stereoset_template_word,
     workbook_row,
 )
+from polybias.models import load_registry
 from polybias.results import records, report
 from polybias.stats import CONFIDENCE_LEVEL, N_BOOTSTRAP
 from polybias.studies import crows_languages
+from polybias.studies.notebook_parameters import (
+    BATCH_TOKENS,
+    DEVICE,
+    DTYPE,
+    HUB,
+    LANGUAGE_OVERRIDE,
+    OUTPUT_DIR,
+    TABLE_FILE,
+    Notebook,
+    Parameter,
+    ParameterError,
+    check_model_language,
+    choice,
+    free,
+    integer,
+    published_only,
+)
 
 RUN_ALIASES = {
     "gpt2__GPT2LM_c_en": "gpt2_GPT2LM_GPT2LM_c_en",
@@ -552,3 +571,54 @@ def candidate_scores(lm, items: pd.DataFrame, intrasentence: str = "stereoset",
                 out.loc[inter.index] = (alone / np.log(2)) / (context_lp / np.log(2))
     return pd.DataFrame({"task": items["task"].to_numpy(), "candidate_id": items["candidate_id"].to_numpy(),
                          "score": out.to_numpy(float)})
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _check_14_stereoset(*, model, language, languages, language_override, published_model,
+                        revision, device, dtype, batch_tokens):
+    published_only(model, revision, device, dtype, batch_tokens)
+    if model == "published":
+        if not published_model:
+            raise ParameterError("published_model must name a published run (without its language)")
+        return
+    registry = load_registry()
+    for lang in languages or [language]:  # before the model loads
+        check_model_language(model, lang, language_override, registry)
+
+
+#: The parameters of notebook 14_stereoset: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free("published: Öztürk et al.'s prediction files; else a registered language "
+                  "model (configs/models.yaml), " + HUB),
+    "revision": free("hub branch, tag or 40-hex commit; empty: the registered revision, else "
+                     "main (model not published)"),
+    "device": DEVICE,
+    "dtype": DTYPE,
+    "batch_tokens": BATCH_TOKENS,
+    "language": choice("language a scored model runs on: {values} (model not published)",
+                       LANGUAGES),
+    "languages": Parameter("languages to compare over shared item ids, among {values}; empty: "
+                           "every language of the published model's runs (published) or only "
+                           "`language`", values=LANGUAGES, each=True,
+                           empty=True),
+    "language_override": LANGUAGE_OVERRIDE,
+    "published_model": free("published run, without its language, compared across "
+                            "languages"),
+    "tasks": Parameter("StereoSet tasks to score, among {values} (a masked LM scores "
+                       "intersentence items only with a next-sentence head)",
+                       values=TASKS, each=True),
+    "intersentence": choice("causal LMs: {values}; empty: conditional",
+                            tuple(i for i in INTERSENTENCE if i != "nsp"),
+                            empty=True),
+    "aggregate": choice("{values} (per-target: Nadeem et al.; micro: pooled over items)",
+                        AGGREGATES),
+    "limit": integer("score only the first `limit` items of each task; 0: all"),
+    "max_items": integer("score a sample of at most this many items of each task, "
+                         "stratified by bias type and drawn with `seed` ({range}; 0: all)"),
+    "n_bootstrap": integer("bootstrap resamples over items for the intervals ({range}; 0: "
+                           "none)", default="polybias.stats.N_BOOTSTRAP"),
+    "seed": integer("seed of the item sample and the bootstrap ({range})"),
+    "output_dir": OUTPUT_DIR,
+    "table_file": free(TABLE_FILE.format("stereoset_published")),
+}, _check_14_stereoset)

@@ -36,6 +36,15 @@ from polybias.measures import UNSIGNED_LABELS, VALIDITY_STATISTIC, get, register
 from polybias.metrics.measure import Interval, MeasureResult, finite_or_none
 from polybias.results.records import Record, measure_results_record
 from polybias.stats import ALPHA, CONFIDENCE_LEVEL
+from polybias.studies.notebook_parameters import (
+    TABLE_FILE,
+    Notebook,
+    Parameter,
+    ParameterError,
+    choice,
+    free,
+    planted_languages,
+)
 from polybias.studies.validity_statistics import (
     TARGET_POWER,
     TOO_HIGH,
@@ -644,3 +653,29 @@ def stereotype_rates(frame: pd.DataFrame) -> pd.DataFrame:
     out.columns = [c.removeprefix("rate_") for c in columns]
     out.insert(0, "models", groups.size())
     return out.reset_index()
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _check_10_validity(*, alpha, too_high):
+    if not alpha < too_high:
+        raise ParameterError(f"need alpha < too_high, got alpha={alpha!r}, too_high={too_high!r}")
+
+
+#: The parameters of notebook 10_validity: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "language": choice("planted-corpus language: {values}", planted_languages),
+    "summary_dir": free("committed summary of the validity sweep (make validity)"),
+    "alpha": Parameter("significance level of the metrics' own tests ({range})", low=0, high=1,
+                       open_range=True, default="polybias.stats.ALPHA"),
+    "too_high": Parameter("a false-positive rate the calibration verdict must be able to rule "
+                          "out ({range}; above alpha)", low=0, high=1, open_range=True,
+                          default="polybias.studies.validity_statistics.TOO_HIGH"),
+    "power_target": Parameter("power that defines the minimum detectable bias ({range})",
+                              low=0, high=1, open_range=True,
+                              default="polybias.studies.validity_statistics.TARGET_POWER"),
+    "table_file": free(TABLE_FILE.format("validity_en")),
+    "figure_prefix": free("figures/<prefix>_dose_response_<language>.png and _mdb_; empty: "
+                          "none"),
+    "output_dir": free("run record, relative to the project root"),
+}, _check_10_validity)

@@ -12,8 +12,21 @@ from polybias.data.wordlists import AssociationTest, data_sha256, default_file, 
 from polybias.engines.static import MissingWordsError, StaticEmbeddings, lookup
 from polybias.measures import compute
 from polybias.metrics.weat import WeatResult, _unit_rows, check_weat_options
+from polybias.models import PLANTED_STATIC
 from polybias.results.records import measure_record, model_fields, write_record
 from polybias.results.report import load_reported, side_by_side
+from polybias.studies.notebook_parameters import (
+    ALTERNATIVE,
+    DDOF_WEAT,
+    LANGUAGE_OVERRIDE,
+    PLANTED_STRENGTH,
+    STATIC_FILE_FORMATS,
+    Notebook,
+    check_model_language,
+    choice,
+    free,
+    integer,
+)
 
 
 def run_weat(
@@ -108,3 +121,43 @@ def weat_on_embedding(
         _unit_rows(M, f"{role} ({test.sets()[role].name})", kept)
     result = compute("weat", **{r: vectors[r][0] for r in ("X", "Y", "A", "B")}, **options)
     return WeatResult.from_measure(result, dropped)
+
+
+# ------------------------------------------------------------------ the notebook's parameters
+
+def _check_01_weat(*, model, model_path, language, language_override, on_missing, ddof,
+                   alternative, n_permutations, exact_limit, seed):
+    check_weat_options(on_missing=on_missing, ddof=ddof, alternative=alternative,
+                       n_permutations=n_permutations, exact_limit=exact_limit, seed=seed)
+    if not model_path and model != PLANTED_STATIC:
+        check_model_language(model, language, language_override)
+
+
+#: The parameters of notebook 01_weat: their help, allowed values and checks.
+NOTEBOOK_PARAMETERS: Notebook = Notebook({
+    "model": free("registered static model (configs/models.yaml), the name of model_path, "
+                  "or planted-static (built from the word lists)"),
+    "planted_strength": PLANTED_STRENGTH,
+    "model_path": free("static embedding file used instead of a registered model; "
+                       "empty: none"),
+    "model_format": choice("format of model_path: {values}; empty: by suffix",
+                           STATIC_FILE_FORMATS, empty=True),
+    "language": free("word-list folder under data/wordlists/"),
+    "language_override": LANGUAGE_OVERRIDE,
+    "tests": free("test names; empty: every test of wordlist_file"),
+    "wordlist_file": free("word lists; empty: the language's default (bn: seed000, the "
+                          "study's own C1-C9; else weat.yaml); weat.yaml: the project's lists"),
+    "variants_file": free("extra list variants to compare; empty: none"),
+    "ddof": DDOF_WEAT,
+    "alternative": ALTERNATIVE,
+    "n_permutations": integer("Monte Carlo draws when exact enumeration is too large "
+                              "({range})", low=1, default="polybias.stats.N_PERMUTATIONS"),
+    "exact_limit": integer("enumerate all splits when there are at most this many ({range})",
+                           default="polybias.stats.EXACT_LIMIT"),
+    "seed": integer("seed of the Monte Carlo draws ({range})"),
+    "on_missing": choice("words missing from the model's vocabulary: {values}",
+                         ("raise", "drop")),
+    "reported": free("paper/reported/NAME.csv; empty: none"),
+    "output_dir": free("run records (relative to the project root)"),
+    "table_file": free("where to write the table (e.g. paper/tables/weat_w2v-gnews.md)"),
+}, _check_01_weat)

@@ -3,6 +3,7 @@ once, calls the check once, its defaults and every committed sweep run pass, a b
 is a one-line error naming the notebook, the parameter and what it may be, and the help of
 each parameters cell is the declaration's."""
 
+import ast
 from pathlib import Path
 
 import jupytext
@@ -12,6 +13,7 @@ from polybias import paths
 from polybias.models import ModelError
 from polybias.runner.runs import notebook_parameters
 from polybias.runner.sweep import load_sweep
+from polybias.studies import notebook_parameters as framework
 from polybias.studies import parameters
 from polybias.studies.parameters import NOTEBOOKS, Parameter, ParameterError, check_parameters
 
@@ -36,6 +38,15 @@ def _checked(name, values=None):
 
 def test_every_notebook_is_declared_and_only_they():
     assert sorted(NOTEBOOKS) == [s.stem for s in SOURCES]
+
+
+def test_the_framework_imports_no_study():
+    """Every study module imports polybias.studies.notebook_parameters to declare its
+    notebook's parameters, so it imports none of them (that would be a cycle)."""
+    tree = ast.parse(Path(framework.__file__).read_text(encoding="utf-8"))
+    imported = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)] + \
+        [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    assert [m for m in imported if m and m.startswith("polybias.studies")] == []
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)

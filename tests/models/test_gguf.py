@@ -147,3 +147,47 @@ def test_dequantizing_without_the_gguf_reader_is_a_clear_error(tmp_path, monkeyp
                                          "make env installs them\\)"):
         _gguf.dequantize(tmp_path / "m.gguf", tmp_path / "out", {}, "model 'm'", ModelError)
     assert not (tmp_path / "out").exists()
+
+
+def _user_registry(tmp_path, monkeypatch, **entries):
+    path = tmp_path / "models.yaml"
+    path.write_text(json.dumps({"models": entries}), encoding="utf-8")  # JSON is YAML
+    monkeypatch.setenv(models.USER_REGISTRY_ENV, str(path))
+
+
+def test_prepare_returns_a_prepared_cache_as_it_is(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    _user_registry(tmp_path, monkeypatch, q={**ENTRY, "sha256": "c" * 64})
+    folder = _fake_cache(_gguf.cache_folder("q", "c" * 64), "c" * 64)
+
+    def dequantize_again(*args):
+        raise AssertionError("a prepared model was prepared again")
+
+    monkeypatch.setattr(_gguf, "dequantized_folder", dequantize_again)
+    assert models.prepare("q") == folder
+
+
+def test_prepare_dequantizes_a_model_not_yet_prepared_and_skips_other_models(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    _user_registry(tmp_path, monkeypatch, q={**ENTRY, "sha256": "d" * 64},
+                   enc={"kind": "encoder", "hub": "org/enc", "revision": "a" * 40})
+    calls = []
+
+    def dequantized_folder(name, entry, error):
+        calls.append((name, entry["sha256"]))
+        return tmp_path / "made", {}
+
+    monkeypatch.setattr(_gguf, "dequantized_folder", dequantized_folder)
+    assert models.prepare("q") == tmp_path / "made"
+    assert calls == [("q", "d" * 64)]
+    assert models.prepare("enc") is None and models.prepare("planted-causal") is None
+    assert calls == [("q", "d" * 64)]
+
+
+def test_prepare_names_a_missing_package(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBIAS_CACHE", str(tmp_path / "cache"))
+    _user_registry(tmp_path, monkeypatch, q={**ENTRY, "package": "polybias-no-such-package"})
+    with pytest.raises(ModelError, match="ships in package 'polybias-no-such-package', which is "
+                                         "not installed"):
+        models.prepare("q")
+    assert not any((tmp_path / "cache").rglob("*"))

@@ -321,3 +321,42 @@ def test_the_sweep_configs_state_only_what_differs_from_the_defaults(config):
         restated += [f"{name}: {k} = {v!r}" for k, v in (entry.get("parameters") or {}).items()
                      if k in defaults and defaults[k] == v]
     assert restated == []
+
+
+MODEL_NOTEBOOK = '''# %% tags=["parameters"]
+model: str = "a"  # a model
+output_dir: str = "results/x"  # where to write
+
+# %%
+import pathlib
+out = pathlib.Path(output_dir); out.mkdir(parents=True, exist_ok=True)
+(out / "model.txt").write_text(model)
+'''
+
+
+def test_the_sweep_prepares_the_models_of_its_runs_before_the_first_run(empty_project, monkeypatch,
+                                                                        caplog):
+    """An embedded model is prepared once, by the sweep, before any notebook starts: never
+    inside a notebook (whose executed copy would print it) nor by two runs side by side. A
+    model that cannot be prepared is left to its runs."""
+    (empty_project / "nb" / "named.py").write_text(MODEL_NOTEBOOK)
+    cfg = empty_project / "sweep.yaml"
+    cfg.write_text("kernel: polybias\nruns:\n  - notebook: nb/named.py\n    section: demo\n"
+                   "    grid:\n      model: [q-gguf, other, q-gguf-2]\n")
+    seen = []
+
+    def prepare(name):
+        seen.append((name, sorted(p.parent.name for p in empty_project.glob("results/demo/*/model.txt"))))
+        if name == "q-gguf-2":
+            raise sweep.models.ModelError("package 'p' is not installed")
+        return None
+
+    monkeypatch.setattr(sweep.models, "prepare", prepare)
+    with caplog.at_level("WARNING", logger="polybias.runner.sweep"):
+        outcomes = sweep.run_sweep(cfg, jobs=1, progress=False)
+    assert seen == [("other", []), ("q-gguf", []), ("q-gguf-2", [])]  # each once, before any run
+    assert [o["status"] for o in outcomes] == ["ok"] * 3
+    assert "model 'q-gguf-2' could not be prepared (ModelError: package 'p' is not installed)" in caplog.text
+    seen.clear()
+    sweep.run_sweep(cfg, jobs=1, progress=False)  # all done: nothing to prepare
+    assert seen == []

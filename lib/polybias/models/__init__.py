@@ -487,6 +487,31 @@ def _load_package(name, entry, group, revision, device, dtype, batch_tokens, opt
                                  batch_tokens=batch_tokens)
 
 
+def prepare(name: str) -> Path | None:
+    """Make registered model ``name`` ready to load offline in seconds, once: an embedded
+    quantized LM (an entry with ``gguf``) has its GGUF file checked against the entry's
+    ``sha256`` and is dequantized, with its converted tokenizer, into the cache
+    (:func:`polybias.models._gguf.dequantized_folder`, progress on stderr). Returns its
+    folder; None for a model with nothing to prepare (any other entry, or a name the
+    registry does not hold). A folder prepared before is returned as it is: every load
+    checks it against its manifest.
+
+    The sweep prepares the models its runs name before the first run starts
+    (:mod:`polybias.runner.sweep`), so no notebook prints the preparation and concurrent
+    runs never prepare a model side by side.
+
+    >>> prepare("no-such-model") is None
+    True
+    """
+    entry = load_registry().get(name)
+    if not isinstance(entry, dict) or "gguf" not in entry or "package" not in entry:
+        return None
+    folder = _gguf.cache_folder(name, str(entry.get("sha256") or ""))
+    if (folder / _gguf.MANIFEST).is_file():
+        return folder
+    return _gguf.dequantized_folder(name, entry, ModelError)[0]
+
+
 def _load_gguf(name, entry, group, revision, device, dtype, batch_tokens, options):
     """A quantized LM shipped as a GGUF file inside an installed package (the embedded
     ``smollm2-135m-instruct-q4_1``): its file checked against the entry's ``sha256``,

@@ -139,7 +139,7 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
-from polybias import paths
+from polybias import models, paths
 from polybias.data import sources
 from polybias.runner import execution
 from polybias.runner.cluster import ClusterConfigError, ClusterError, JobPool, make_cluster
@@ -525,6 +525,7 @@ def run_sweep(config: str | Path, jobs: int | None = None, force: bool = False,
         bar.update()
 
     try:
+        _prepare_models(todo)
         if todo and not distributed:
             for r in todo:  # execute checks is_done again under the run's lock
                 record(execute(r, root, force=force))
@@ -637,6 +638,22 @@ def _with_data(runs: list[Run]) -> tuple[list[Run], list[dict[str, Any]]]:
                     "(each source, and how to provide it, at the end)", len(missing_names),
                     "s" * (len(missing_names) != 1), len(skipped), "s" * (len(skipped) != 1), n_part)
     return ready, skipped
+
+
+def _prepare_models(todo: list[Any]) -> None:
+    """Prepare here, once, the embedded models the runs to execute name
+    (:func:`polybias.models.prepare`: an embedded quantized LM is dequantized into the cache
+    on first use). Otherwise the first run of each would prepare it inside its notebook,
+    whose executed copy then prints the preparation, and concurrent runs would prepare it
+    side by side. A model that cannot be prepared is left to its runs, which fail saying why."""
+    names = sorted({m for r in todo for m in [(getattr(r, "parameters", None) or {}).get("model")]
+                    if isinstance(m, str) and m})
+    for name in names:
+        try:
+            models.prepare(name)
+        except models.ModelError as exc:
+            log.warning("sweep: model %r could not be prepared (%s); its runs will fail saying why",
+                        name, first_line(exc))
 
 
 def _lacking(names) -> str:

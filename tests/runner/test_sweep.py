@@ -356,7 +356,7 @@ def test_the_sweep_prepares_the_models_of_its_runs_before_the_first_run(empty_pr
         outcomes = sweep.run_sweep(cfg, jobs=1, progress=False)
     assert seen == [("other", []), ("q-gguf", []), ("q-gguf-2", [])]  # each once, before any run
     assert [o["status"] for o in outcomes] == ["ok"] * 3
-    assert "model 'q-gguf-2' could not be prepared (ModelError: package 'p' is not installed)" in caplog.text
+    assert "model 'q-gguf-2' not prepared here (ModelError: package 'p' is not installed)" in caplog.text
     seen.clear()
     sweep.run_sweep(cfg, jobs=1, progress=False)  # all done: nothing to prepare
     assert seen == []

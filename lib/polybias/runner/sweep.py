@@ -645,14 +645,15 @@ def _prepare_models(todo: list[Any]) -> None:
     (:func:`polybias.models.prepare`: an embedded quantized LM is dequantized into the cache
     on first use). Otherwise the first run of each would prepare it inside its notebook,
     whose executed copy then prints the preparation, and concurrent runs would prepare it
-    side by side. A model that cannot be prepared is left to its runs, which fail saying why."""
+    side by side. A model that cannot be prepared here is left to its runs (an error there names
+    what is wrong)."""
     names = sorted({m for r in todo for m in [(getattr(r, "parameters", None) or {}).get("model")]
                     if isinstance(m, str) and m})
     for name in names:
         try:
             models.prepare(name)
         except models.ModelError as exc:
-            log.warning("sweep: model %r could not be prepared (%s); its runs will fail saying why",
+            log.warning("sweep: model %r not prepared here (%s); its runs load it themselves",
                         name, first_line(exc))
 
 

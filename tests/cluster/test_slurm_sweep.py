@@ -156,7 +156,7 @@ def running_jobs() -> list[str]:
     return [i for i, s in our_jobs().items() if s == "RUNNING"]
 
 
-def assert_jobs_cancelled(run, what: str = "the worker jobs were not cancelled") -> None:
+def assert_jobs_cancelled(run) -> None:
     """The sweep's jobs were cancelled: within 10 s none is pending, configuring or running
     (a cancelled job shows COMPLETING while Slurm tears it down, longer on a loaded node),
     and within 120 s none is left in the queue at all."""
@@ -165,11 +165,11 @@ def assert_jobs_cancelled(run, what: str = "the worker jobs were not cancelled")
     end = time.monotonic() + 10
     while live() and time.monotonic() < end:
         time.sleep(0.5)
-    assert not live(), (what, live())
+    assert not live(), ("the sweep's jobs were not cancelled", live())
     end = time.monotonic() + 120
     while set(our_jobs()) - run.earlier and time.monotonic() < end:
         time.sleep(1)
-    assert not set(our_jobs()) - run.earlier, (what, "still completing after 120 s", our_jobs())
+    assert not set(our_jobs()) - run.earlier, ("still completing after 120 s", our_jobs())
 
 
 def done_runs(project: Path) -> list[str]:

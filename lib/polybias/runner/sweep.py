@@ -647,9 +647,8 @@ def _prepare_models(todo: list[Any]) -> None:
     whose executed copy then prints the preparation, and concurrent runs would prepare it
     side by side. A model that cannot be prepared here is left to its runs (an error there names
     what is wrong)."""
-    names = sorted({m for r in todo for m in [(getattr(r, "parameters", None) or {}).get("model")]
-                    if isinstance(m, str) and m})
-    for name in names:
+    named = ((getattr(r, "parameters", None) or {}).get("model") for r in todo)
+    for name in sorted({m for m in named if isinstance(m, str) and m}):
         try:
             models.prepare(name)
         except models.ModelError as exc:

@@ -22,8 +22,18 @@ For each model, on the CPU, float32, the threads torch is given:
   prompt per forward pass, the logits at every position, the last read).
 
 Then, per 1,000 pairs, the minutes a user should expect for CrowS-Pairs and EuroGEST, and
-the real-model sweep's CPU time: measured (the ``cpu_seconds`` of the records kept under
-``paper/records/``) and, for the runs not yet done, projected from the rates measured here.
+the real-model sweep's CPU time, measured: the ``cpu_seconds`` of the records kept under
+``paper/records/``.
+
+**The float32 floor.** The multiply-adds the engine's batches ask of the linear layers
+(every unpadded token through the body's linear layers, every scored position through the
+output layer; attention's own products, norms and everything else left out) divided by the
+CPU-seconds of the engine's CrowS-Pairs and EuroGEST runs give the engine's rate in GFLOP/s,
+set against torch's float32 matrix products alone on the same shapes, timed here
+(:func:`sgemm_rate`). Each model's kept CPU-hours times the ratio of the two is what its runs
+would cost if every CPU-second went to float32 matrix products at that rate: a floor no
+float32 engine on this CPU gets under. The same products in bfloat16 are timed beside them
+(not used for reported numbers: ``docs/conventions.md``, precision).
 Sentences come from ``$POLYBIAS_DATA_MIRROR`` (or the network); without them the module
 prints one line saying so and returns no rows.
 """
@@ -34,6 +44,7 @@ import argparse
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +59,96 @@ MODELS = {"smollm2": "smollm2-135m-instruct-q4_1", "gemma": "gemma-3-270m-q4_k_m
 
 def _n_tokens(scored) -> int:
     return int(sum(len(s.input_ids) + 1 for s in scored))
+
+
+def matmul_parameters(model) -> tuple[int, int, list[tuple[int, int]]]:
+    """(weights of the body's linear layers, weights of the output layer, the body's weight
+    shapes as (out, in)): one multiply-add per weight per token."""
+    from transformers.pytorch_utils import Conv1D  # GPT-2's linear layers, weights (in, out)
+
+    head = model.get_output_embeddings()
+    body = [(m.weight.shape[1], m.weight.shape[0]) if isinstance(m, Conv1D) else tuple(m.weight.shape)
+            for m in model.modules() if isinstance(m, torch.nn.Linear | Conv1D) and m is not head]
+    return sum(o * i for o, i in body), head.weight.numel(), body
+
+
+def unpadded_tokens(ids: torch.Tensor, mask: torch.Tensor) -> int:
+    """The tokens of a recorded batch that are not padding: a 2-D mask's ones (its last
+    ``ids.shape[1]`` columns: a continuation's mask also covers its cached prefix); in a 4-D
+    tree mask (:func:`polybias.engines.scoring._tree_inputs`) padding sees only itself, a
+    text's token also the row's first token, which is never padding.
+
+    >>> ids = torch.zeros(2, 3)
+    >>> unpadded_tokens(ids, torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]]))
+    4
+    >>> tree = torch.tensor([[[1, 0, 0], [1, 1, 0], [0, 0, 1]]], dtype=torch.bool)[:, None]
+    >>> unpadded_tokens(ids[:1], tree)
+    2
+    """
+    if mask.dim() == 4:
+        seen = mask[:, 0].sum(-1)
+        return int((seen > 1).sum()) + mask.shape[0]
+    return int(mask[:, -ids.shape[1]:].sum())
+
+
+def batch_flops(batches, body: int, head: int) -> tuple[float, float]:
+    """Floating-point operations (2 per multiply-add) the recorded batches ask of the linear
+    layers, (body, output layer): each unpadded token through the body, each output-layer
+    row through the head.
+
+    >>> ids, mask = torch.zeros(2, 3), torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+    >>> batch_flops([(ids, mask, 2)], body=10, head=100)
+    (80.0, 400.0)
+    """
+    tokens = sum(unpadded_tokens(ids, mask) for ids, mask, _ in batches)
+    rows = sum(int(k) for _, _, k in batches)
+    return 2.0 * tokens * body, 2.0 * rows * head
+
+
+def _cpu() -> float:
+    return time.process_time()
+
+
+def sgemm_rate(shapes: list[tuple[int, int]], rows: int, dtype=torch.float32, reps: int = 2) -> float:
+    """GFLOP per CPU-second of ``torch.nn.functional.linear`` alone: ``rows`` rows through each
+    weight shape (out, in) in turn, in ``dtype``."""
+    weights = [torch.randn(shape).to(dtype) for shape in dict.fromkeys(shapes)]
+    inputs = {w.shape[1]: torch.randn(rows, w.shape[1]).to(dtype) for w in weights}
+    with torch.inference_mode():
+        for w in weights:
+            torch.nn.functional.linear(inputs[w.shape[1]], w)  # warm-up
+        t0 = _cpu()
+        for _ in range(reps):
+            for w in weights:
+                torch.nn.functional.linear(inputs[w.shape[1]], w)
+        used = _cpu() - t0
+    return 2.0 * rows * reps * sum(w.numel() for w in weights) / used / 1e9
+
+
+def float32_floor(lm, jobs: list) -> dict:
+    """The engine's GFLOP per CPU-second on ``jobs`` (callables running the engine) against
+    matrix products alone on the model's shapes (module docstring): ``engine`` and
+    ``float32`` in GFLOP/s (the latter for the same mix of body and output-layer work),
+    ``ratio`` the first over the second, ``bfloat16_speedup`` how much faster the same
+    products run in bfloat16."""
+    body, head, shapes = matmul_parameters(lm.model)
+    head_shape = [tuple(lm.model.get_output_embeddings().weight.shape)]
+    body_flops = head_flops = used = 0.0
+    for job in jobs:
+        t0 = _cpu()
+        _, batches = record_batches(lm, job)
+        used += _cpu() - t0
+        b, h = batch_flops(batches, body, head)
+        body_flops, head_flops = body_flops + b, head_flops + h
+    seconds = {dtype: body_flops / sgemm_rate(shapes, 2048, dtype) / 1e9
+               + head_flops / sgemm_rate(head_shape, 256, dtype) / 1e9
+               for dtype in (torch.float32, torch.bfloat16)}
+    engine = (body_flops + head_flops) / used / 1e9
+    bare = (body_flops + head_flops) / seconds[torch.float32] / 1e9
+    return {"engine": engine, "float32": bare, "ratio": engine / bare, "engine_s": used,
+            "float32_s": seconds[torch.float32],
+            "head_share": head_flops / (body_flops + head_flops),
+            "bfloat16_speedup": seconds[torch.float32] / seconds[torch.bfloat16]}
 
 
 def crows_rates(lm, pairs) -> dict:
@@ -156,7 +257,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:
     pairs = list(zip(crows.sent_more, crows.sent_less, strict=True))[:n_pairs]
     eg_pairs = {"gendered": gendered.head(n_eg).reset_index(drop=True),
                 "neutral": neutral.head(n_eg).reset_index(drop=True)}
-    rows, rates = [], {}
+    rows, rates, floors = [], {}, {}
     print(f"threads: {torch.get_num_threads()}")
     for short in args.models.split(","):
         name = MODELS[short]
@@ -191,6 +292,20 @@ def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:
         rows.append({"benchmark": f"{short}: GEST causal template", "reference":
                      "authors' one prompt per forward", "reference_s": g["loop_s"],
                      "polybias_s": g["engine_s"]})
+        from polybias.engines import scoring
+        from polybias.engines.eurogest_scores import gendered_pair_scores
+
+        more, less = [p[0] for p in pairs], [p[1] for p in pairs]
+        f = float32_floor(lm, [partial(scoring.causal_pair_token_logprobs, lm, more, less, check=False),
+                               partial(gendered_pair_scores, lm, eg_pairs["gendered"], whole=False)])
+        floors[name] = f["ratio"]
+        print(f"{name}: linear layers in the engine {f['engine']:.0f} GFLOP per CPU-second, float32 "
+              f"products alone on the same shapes {f['float32']:.0f} (engine/products {f['ratio']:.2f}; "
+              f"output layer {f['head_share']:.0%} of the FLOPs); the same products in bfloat16 "
+              f"{f['bfloat16_speedup']:.1f}x faster (not used: docs/conventions.md)")
+        rows.append({"benchmark": f"{short}: engine, CrowS-Pairs + EuroGEST (CPU-s)",
+                     "reference": "its float32 linear-layer products alone",
+                     "reference_s": f["float32_s"], "polybias_s": f["engine_s"]})
         r = rates[short]
         print(f"{name}: per 1,000 pairs: CrowS-Pairs {r['crows_pair_s'] * 1000 / 60:.1f} min, "
               f"EuroGEST gendered {r['eurogest_gendered_pair_s'] * 1000 / 60:.1f} min, "
@@ -204,6 +319,11 @@ def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:
           f"{kept['cpu_seconds'] / 3600:.2f} CPU-hours measured ("
           + "; ".join(f"{m}: {v['runs']} runs, {v['cpu_seconds'] / 3600:.2f} h"
                       for m, v in sorted(kept["by_model"].items())) + ")")
+    if floors and all(m in floors for m in kept["by_model"]):
+        floor = sum(v["cpu_seconds"] * floors[m] for m, v in kept["by_model"].items()) / 3600
+        print(f"real-model sweep: float32 floor {floor:.2f} CPU-hours (each model's kept CPU time x "
+              "its engine/products ratio: every CPU-second a float32 matrix product at the rate "
+              "timed here); target 4")
     return rows
 
 

@@ -98,3 +98,55 @@ def test_cuda_without_cuda_is_one_line(tmp_path):
     assert out.returncode != 0 and out.stdout == ""
     assert out.stderr.strip().count("\n") == 0
     assert out.stderr.startswith("--device cuda: CUDA is not available")
+
+
+@pytest.fixture(scope="module")
+def real_models_bench():
+    sys.path.insert(0, str(RUN.parent))
+    spec = importlib.util.spec_from_file_location("bench_real_models", RUN.parent / "bench_real_models.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_the_float32_floor_counts_the_tokens_and_output_rows_the_engine_sends(real_models_bench, family):
+    """The floor's FLOP count, on the batches the engine really ran: a pair's shared prefix
+    counted once (tree rows), padding not at all, one output-layer row per scored token."""
+    from polybias.engines import scoring
+    from polybias.planted.tiny_models import build_tiny_model
+
+    bench = real_models_bench
+    lm = scoring.wrap_language_model(*build_tiny_model(family), name=f"tiny-{family}")
+    more = ["The doctor said that he would come.", "He cooked dinner for everyone tonight."]
+    less = ["The doctor said that she would come.", "She cooked dinner."]
+    (a, b), batches = bench.record_batches(
+        lm, lambda: scoring.causal_pair_token_logprobs(lm, more, less, check=False))
+    ids = [[lm.tokenizer.bos_token_id or 0] + lm.tokenizer(t, add_special_tokens=False)["input_ids"]
+           for t in more + less]
+    shared = [len(bench_prefix(x, y)) for x, y in zip(ids[:2], ids[2:], strict=True)]
+    want_tokens = sum(len(x) for x in ids) - sum(shared)
+    got_tokens = sum(bench.unpadded_tokens(i, m) for i, m, _ in batches)
+    assert got_tokens == want_tokens
+    assert sum(i.numel() for i, _, _ in batches) >= got_tokens  # padding is left out, not added
+    body, head, shapes = bench.matmul_parameters(lm.model)
+    assert head == lm.model.get_output_embeddings().weight.numel()
+    matrices = [p.numel() for n, p in lm.model.named_parameters() if p.dim() == 2
+                and not any(e in n for e in ("embed", "wte", "wpe", "lm_head"))]
+    assert body == sum(matrices) > 0 and len(shapes) == len(matrices)
+    flops_body, flops_head = bench.batch_flops(batches, body, head)
+    # one output-layer row per predicted token (all but BOS), a shared prefix's predicted once
+    predicted = sum(len(x) - 1 for x in ids) - sum(n - 1 for n in shared)
+    assert sum(k for _, _, k in batches) == predicted
+    assert flops_body == 2.0 * want_tokens * body
+    assert flops_head == 2.0 * predicted * head
+    assert len(a) == len(b) == 2
+
+
+def bench_prefix(x, y):
+    out = []
+    for p, q in zip(x, y, strict=False):
+        if p != q:
+            break
+        out.append(p)
+    return out

@@ -31,8 +31,9 @@ output layer; attention's own products, norms and everything else left out) divi
 CPU-seconds of the engine's CrowS-Pairs and EuroGEST runs give the engine's rate in GFLOP/s,
 set against torch's float32 matrix products alone on the same shapes, timed here
 (:func:`sgemm_rate`). Each model's kept CPU-hours times the ratio of the two is what its runs
-would cost if every CPU-second went to float32 matrix products at that rate: a floor no
-float32 engine on this CPU gets under. The same products in bfloat16 are timed beside them
+would cost if every CPU-second went to float32 matrix products at that rate. It is an upper
+estimate of the floor, since the kept time also holds each run's loading, tokenizing and
+bootstrap, which are not matrix products. The same products in bfloat16 are timed beside them
 (not used for reported numbers: ``docs/conventions.md``, precision).
 Sentences come from ``$POLYBIAS_DATA_MIRROR`` (or the network); without them the module
 prints one line saying so and returns no rows.
@@ -323,7 +324,8 @@ def main(quick: bool = False, argv: list[str] | None = None) -> list[dict]:
         floor = sum(v["cpu_seconds"] * floors[m] for m, v in kept["by_model"].items()) / 3600
         print(f"real-model sweep: float32 floor {floor:.2f} CPU-hours (each model's kept CPU time x "
               "its engine/products ratio: every CPU-second a float32 matrix product at the rate "
-              "timed here); target 4")
+              "timed here; an upper estimate, since the runs' loading, tokenizing and bootstrap "
+              "count as engine time); target 4")
     return rows
 
 

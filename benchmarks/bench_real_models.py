@@ -106,10 +106,6 @@ def batch_flops(batches, body: int, head: int) -> tuple[float, float]:
     return 2.0 * tokens * body, 2.0 * rows * head
 
 
-def _cpu() -> float:
-    return time.process_time()
-
-
 def sgemm_rate(shapes: list[tuple[int, int]], rows: int, dtype=torch.float32, reps: int = 2) -> float:
     """GFLOP per CPU-second of ``torch.nn.functional.linear`` alone: ``rows`` rows through each
     weight shape (out, in) in turn, in ``dtype``."""
@@ -118,11 +114,11 @@ def sgemm_rate(shapes: list[tuple[int, int]], rows: int, dtype=torch.float32, re
     with torch.inference_mode():
         for w in weights:
             torch.nn.functional.linear(inputs[w.shape[1]], w)  # warm-up
-        t0 = _cpu()
+        t0 = time.process_time()
         for _ in range(reps):
             for w in weights:
                 torch.nn.functional.linear(inputs[w.shape[1]], w)
-        used = _cpu() - t0
+        used = time.process_time() - t0
     return 2.0 * rows * reps * sum(w.numel() for w in weights) / used / 1e9
 
 
@@ -136,9 +132,9 @@ def float32_floor(lm, jobs: list) -> dict:
     head_shape = [tuple(lm.model.get_output_embeddings().weight.shape)]
     body_flops = head_flops = used = 0.0
     for job in jobs:
-        t0 = _cpu()
+        t0 = time.process_time()
         _, batches = record_batches(lm, job)
-        used += _cpu() - t0
+        used += time.process_time() - t0
         b, h = batch_flops(batches, body, head)
         body_flops, head_flops = body_flops + b, head_flops + h
     seconds = {dtype: body_flops / sgemm_rate(shapes, 2048, dtype) / 1e9

@@ -1,6 +1,7 @@
 """The benchmark runner: its table, scaling exponents and the bench_*.py protocol."""
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -124,7 +125,7 @@ def test_the_float32_floor_counts_the_tokens_and_output_rows_the_engine_sends(re
         lm, lambda: scoring.causal_pair_token_logprobs(lm, more, less, check=False))
     ids = [[lm.tokenizer.bos_token_id or 0] + lm.tokenizer(t, add_special_tokens=False)["input_ids"]
            for t in more + less]
-    shared = [len(bench_prefix(x, y)) for x, y in zip(ids[:2], ids[2:], strict=True)]
+    shared = [len(os.path.commonprefix([x, y])) for x, y in zip(ids[:2], ids[2:], strict=True)]
     want_tokens = sum(len(x) for x in ids) - sum(shared)
     got_tokens = sum(bench.unpadded_tokens(i, m) for i, m, _ in batches)
     assert got_tokens == want_tokens
@@ -142,11 +143,3 @@ def test_the_float32_floor_counts_the_tokens_and_output_rows_the_engine_sends(re
     assert flops_head == 2.0 * predicted * head
     assert len(a) == len(b) == 2
 
-
-def bench_prefix(x, y):
-    out = []
-    for p, q in zip(x, y, strict=False):
-        if p != q:
-            break
-        out.append(p)
-    return out
